@@ -1,0 +1,147 @@
+// Command toolbench measures what toolsift does for a set of tools: how many
+// prompt tokens their schemas cost, how well retrieval finds the right ones,
+// and how fast. Run it without arguments for the usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one toolbench subcommand. run gets the arguments after the
+// subcommand's name. A run that returns errUsage prints the usage and exits 2.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+// env is what a command may touch of the process, so tests can run commands
+// in-process.
+type env struct {
+	stdout, stderr io.Writer
+	// stderrIsTerminal enables progress bars.
+	stderrIsTerminal bool
+	getenv           func(string) string
+}
+
+var commands = map[string]command{}
+
+// register adds a subcommand; each command's file calls it from init.
+func register(c command) { commands[c.name] = c }
+
+// errUsage means the arguments were wrong; the message has been printed.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := &env{
+		stdout:           os.Stdout,
+		stderr:           os.Stderr,
+		stderrIsTerminal: isTerminal(os.Stderr),
+		getenv:           os.Getenv,
+	}
+	os.Exit(run(ctx, e, os.Args[1:]))
+}
+
+// run dispatches args to a subcommand and returns the process exit code.
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		if c, ok := commands[""]; ok {
+			return exitCode(e, "", c.run(ctx, e, nil))
+		}
+		usage(e.stdout)
+		return 0
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		usage(e.stdout)
+		return 0
+	}
+	c, ok := commands[name]
+	if !ok || name == "" {
+		fmt.Fprintf(e.stderr, "toolbench: unknown command %q\n\n", name)
+		usage(e.stderr)
+		return 2
+	}
+	return exitCode(e, name, c.run(ctx, e, args[1:]))
+}
+
+func exitCode(e *env, name string, err error) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		prefix := "toolbench"
+		if name != "" {
+			prefix += " " + name
+		}
+		fmt.Fprintf(e.stderr, "%s: %v\n", prefix, err)
+		return 1
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, `toolbench measures how toolsift shrinks and sharpens the tool list an agent sends.
+
+Usage:
+  toolbench <command> [flags]
+
+Commands:`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+	}
+	if len(names) == 0 {
+		fmt.Fprintln(w, "  (none yet)")
+	}
+	fmt.Fprintln(w, `
+Run "toolbench <command> -h" for a command's flags.`)
+}
+
+// newFlags returns a FlagSet for a subcommand that reports errors instead of
+// exiting, with its usage on e.stderr.
+func newFlags(e *env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: toolbench %s %s\n\nFlags:\n", name, strings.TrimSpace(synopsis))
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args and maps flag errors to errUsage (the flag package
+// has already printed them).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

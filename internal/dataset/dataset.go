@@ -1,0 +1,153 @@
+// Package dataset reads the tool-retrieval dataset format shared by tests,
+// toolbench and the benchmarks: tools.jsonl (one MCP-shaped tool a line) and
+// queries.jsonl (one query with its gold tools a line). Errors name the file
+// and line of the bad record.
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// ErrFormat reports a record that does not follow the dataset format.
+var ErrFormat = errors.New("dataset: bad record")
+
+// Query is one retrieval query and the tools that answer it.
+type Query struct {
+	ID    string   `json:"id"`
+	Query string   `json:"query"`
+	Gold  []string `json:"gold"`
+	// GoldGroups, when present, lists one group per needed step; any member
+	// of a group satisfies it.
+	GoldGroups [][]string `json:"gold_groups,omitempty"`
+}
+
+// Groups returns the gold as groups: GoldGroups when present, otherwise one
+// group per gold name.
+func (q Query) Groups() [][]string {
+	if len(q.GoldGroups) > 0 {
+		return q.GoldGroups
+	}
+	g := make([][]string, len(q.Gold))
+	for i, name := range q.Gold {
+		g[i] = []string{name}
+	}
+	return g
+}
+
+type toolRecord struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	Server       string          `json:"server"`
+	Title        string          `json:"title"`
+	OriginalName string          `json:"original_name"`
+}
+
+// ReadTools reads tools.jsonl records from r. file names the source in
+// errors. Names must be present and unique. Blank lines are skipped.
+func ReadTools(r io.Reader, file string) ([]toolindex.Tool, error) {
+	var tools []toolindex.Tool
+	seen := map[string]int{}
+	err := eachLine(r, file, func(line int, b []byte) error {
+		var rec toolRecord
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return fmt.Errorf("%w: %s:%d: %v", ErrFormat, file, line, err)
+		}
+		if rec.Name == "" {
+			return fmt.Errorf("%w: %s:%d: tool has no name", ErrFormat, file, line)
+		}
+		if prev, ok := seen[rec.Name]; ok {
+			return fmt.Errorf("%w: %s:%d: tool %q already defined on line %d", ErrFormat, file, line, rec.Name, prev)
+		}
+		seen[rec.Name] = line
+		if len(rec.InputSchema) > 0 && !json.Valid(rec.InputSchema) {
+			return fmt.Errorf("%w: %s:%d: tool %q: inputSchema is not valid JSON", ErrFormat, file, line, rec.Name)
+		}
+		orig := rec.OriginalName
+		if orig == "" {
+			orig = rec.Name
+		}
+		t := toolindex.Tool{
+			Name:         rec.Name,
+			Server:       rec.Server,
+			OriginalName: orig,
+			Title:        rec.Title,
+			Description:  rec.Description,
+			InputSchema:  rec.InputSchema,
+		}
+		tools = append(tools, t.WithHash())
+		return nil
+	})
+	return tools, err
+}
+
+// ReadQueries reads queries.jsonl records from r. file names the source in
+// errors. Every query needs an id, a text and at least one gold tool.
+func ReadQueries(r io.Reader, file string) ([]Query, error) {
+	var qs []Query
+	err := eachLine(r, file, func(line int, b []byte) error {
+		var q Query
+		if err := json.Unmarshal(b, &q); err != nil {
+			return fmt.Errorf("%w: %s:%d: %v", ErrFormat, file, line, err)
+		}
+		switch {
+		case q.ID == "":
+			return fmt.Errorf("%w: %s:%d: query has no id", ErrFormat, file, line)
+		case q.Query == "":
+			return fmt.Errorf("%w: %s:%d: query %q has no text", ErrFormat, file, line, q.ID)
+		case len(q.Gold) == 0 && len(q.GoldGroups) == 0:
+			return fmt.Errorf("%w: %s:%d: query %q has no gold tools", ErrFormat, file, line, q.ID)
+		}
+		qs = append(qs, q)
+		return nil
+	})
+	return qs, err
+}
+
+// LoadTools reads a tools.jsonl file.
+func LoadTools(path string) ([]toolindex.Tool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	return ReadTools(f, path)
+}
+
+// LoadQueries reads a queries.jsonl file.
+func LoadQueries(path string) ([]Query, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	return ReadQueries(f, path)
+}
+
+func eachLine(r io.Reader, file string, fn func(line int, b []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		if err := fn(line, b); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("dataset: %s:%d: %w", file, line+1, err)
+	}
+	return nil
+}
