@@ -1,0 +1,25 @@
+package budget
+
+import (
+	"encoding/json"
+
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// Encode exposes the token ids for golden tests.
+func (t *Tokenizer) Encode(s string) []int { return t.encode(s) }
+
+// Compress renders a tool at a tier without counting it, for the tests
+// that check every schema of the catalog (tokenizing 1.2M tokens four times
+// would take minutes with -race).
+func Compress(tool toolindex.Tool, tier Tier) (string, json.RawMessage, error) {
+	return compress(tool, tier)
+}
+
+// SetExactTruncateLimit lowers the size above which Truncate estimates,
+// for a test; it returns a function that restores it.
+func SetExactTruncateLimit(n int) (restore func()) {
+	old := exactTruncateLimit
+	exactTruncateLimit = n
+	return func() { exactTruncateLimit = old }
+}

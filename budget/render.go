@@ -1,0 +1,463 @@
+package budget
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// ErrBadTool reports a tool that cannot be rendered: its input schema is not
+// a JSON object (or boolean) schema.
+var ErrBadTool = errors.New("budget: bad tool")
+
+// Tier is how much of a tool's definition is sent. Every tier is a valid JSON
+// Schema the model can still call: `type`, `required`, `enum` and `const`
+// values and the nesting of objects and arrays are never dropped.
+type Tier int
+
+const (
+	// TierFull is the tool as its server declared it.
+	TierFull Tier = iota
+	// TierNoParamDocs drops the annotations of the parameter schema
+	// (description, title, examples, default, $comment) at every depth,
+	// and $schema (kept only for a draft-07 schema that uses items arrays,
+	// additionalItems or dependencies, which parse differently without it).
+	TierNoParamDocs
+	// TierShortDescription is TierNoParamDocs with the tool description cut
+	// to its first sentence (at most MaxShortDescription runes).
+	TierShortDescription
+	// TierMinimal is the name, a one-line description (at most
+	// MaxMinimalDescription runes) and bare parameter types: only type,
+	// properties, required, items, enum, const, the anyOf/oneOf/allOf
+	// structure and $ref with its $defs are kept.
+	TierMinimal
+)
+
+// NumTiers is the number of tiers; they are 0 (TierFull) to NumTiers-1.
+const NumTiers = 4
+
+// Description length caps of the compressed tiers, in runes.
+const (
+	MaxShortDescription   = 300
+	MaxMinimalDescription = 120
+)
+
+var tierNames = [NumTiers]string{"full", "no-param-docs", "short-description", "minimal"}
+
+// String returns the tier's name: "full", "no-param-docs",
+// "short-description" or "minimal".
+func (t Tier) String() string {
+	if t >= 0 && int(t) < NumTiers {
+		return tierNames[t]
+	}
+	return fmt.Sprintf("Tier(%d)", int(t))
+}
+
+// Quality is how much of a tool's usefulness to the model a tier keeps, from
+// 1 (TierFull) down; Select maximises Σ score × Quality. The values are
+// judgement, not measurement: parameter docs matter for filling arguments,
+// the description for choosing the tool, and a bare schema is still callable.
+func (t Tier) Quality() float64 {
+	switch t {
+	case TierFull:
+		return 1
+	case TierNoParamDocs:
+		return 0.9
+	case TierShortDescription:
+		return 0.75
+	case TierMinimal:
+		return 0.5
+	}
+	return 0
+}
+
+// Overheads that a provider adds to prompt_tokens beyond what Render counts.
+// They are approximations: OpenAI does not send the tools' JSON to the
+// model; it renders them in a TypeScript-like `namespace functions { ... }`
+// block (parameter descriptions as // comments, types as TypeScript types).
+// The compact JSON that Render counts is usually somewhat larger than that
+// rendering (quotes, "type"/"properties" keys), so it is a conservative
+// budget, and it is exact, reproducible and provider-independent. The
+// constants are from OpenAI's published token-counting recipe (the
+// openai-cookbook "How to count tokens with tiktoken", for gpt-4o and gpt-4);
+// other providers differ.
+const (
+	// ToolsRequestOverhead is added once to a request that has any tools
+	// (the namespace wrapper).
+	ToolsRequestOverhead = 12
+	// ToolOverheadO200K is added per tool for o200k_base models.
+	ToolOverheadO200K = 7
+	// ToolOverheadCL100K is added per tool for cl100k_base models.
+	ToolOverheadCL100K = 10
+	// MessageOverhead is added per chat message (role and separators).
+	MessageOverhead = 3
+	// ReplyOverhead primes the assistant's reply, once per request.
+	ReplyOverhead = 3
+)
+
+// Rendered is a tool at one tier: what to send and what it costs.
+type Rendered struct {
+	Tier Tier
+	// Tokens is the token count of the tool as it appears in a Chat
+	// Completions request, compact JSON:
+	// {"type":"function","function":{"name":..,"description":..,"parameters":..}}
+	// ("description" omitted when empty).
+	Tokens int
+	// Description and Parameters are what to send as the function's
+	// description and parameters. Parameters is compact JSON with object
+	// keys sorted, numbers as written and no HTML escaping: decoding it into
+	// a map[string]any and encoding it again (as openai-go does) changes at
+	// most the escaping of <, > and &, which the provider decodes anyway.
+	Description string
+	Parameters  json.RawMessage
+}
+
+// rendered holds the tiers of one tool rendered so far.
+type rendered struct {
+	tiers [NumTiers]Rendered
+	done  [NumTiers]bool
+}
+
+// maxCache bounds the render cache (tools, not tiers); when full it is
+// cleared (a tool list that changes that much is re-rendered on demand).
+const maxCache = 1 << 16
+
+// Render returns tool at tier and its token cost. Results are cached by the
+// tool's content hash (tool.Hash, or toolindex.ContentHash when empty) and
+// tier, so a tool is rendered and counted once per Tokenizer.
+func (t *Tokenizer) Render(tool toolindex.Tool, tier Tier) (Rendered, error) {
+	if tier < 0 || int(tier) >= NumTiers {
+		return Rendered{}, fmt.Errorf("%w: tool %q: no tier %d", ErrBadTool, tool.Name, int(tier))
+	}
+	var all [NumTiers]Rendered
+	if err := t.render(tool, &all, tier); err != nil {
+		return Rendered{}, err
+	}
+	return all[tier], nil
+}
+
+// render fills out with the tool's renderings at the given tiers (all of
+// them when none are given), from the cache when it can: one lookup.
+func (t *Tokenizer) render(tool toolindex.Tool, out *[NumTiers]Rendered, tiers ...Tier) error {
+	if len(tiers) == 0 {
+		tiers = allTiers[:]
+	}
+	h := tool.Hash
+	if h == "" {
+		h = toolindex.ContentHash(tool)
+	}
+	t.mu.Lock()
+	c := t.cache[h]
+	if c != nil {
+		missing := false
+		for _, tier := range tiers {
+			if !c.done[tier] {
+				missing = true
+				break
+			}
+			out[tier] = c.tiers[tier]
+		}
+		if !missing {
+			t.mu.Unlock()
+			return nil
+		}
+	}
+	t.mu.Unlock()
+
+	var fresh rendered
+	for _, tier := range tiers {
+		desc, params, err := compress(tool, tier)
+		if err != nil {
+			return err
+		}
+		r := Rendered{Tier: tier, Description: desc, Parameters: params}
+		r.Tokens = t.Count(string(functionJSON(tool.Name, desc, params)))
+		fresh.tiers[tier], fresh.done[tier] = r, true
+		out[tier] = r
+	}
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c = t.cache[h]
+	if c == nil {
+		if len(t.cache) >= maxCache {
+			clear(t.cache)
+		}
+		c = &rendered{}
+		t.cache[h] = c
+	}
+	for _, tier := range tiers {
+		c.tiers[tier], c.done[tier] = fresh.tiers[tier], true
+	}
+	return nil
+}
+
+var allTiers = [NumTiers]Tier{TierFull, TierNoParamDocs, TierShortDescription, TierMinimal}
+
+// FunctionJSON returns the compact JSON of the tool as it appears in the
+// "tools" array of a Chat Completions request; Render counts these bytes.
+func (r Rendered) FunctionJSON(name string) []byte {
+	return functionJSON(name, r.Description, r.Parameters)
+}
+
+func functionJSON(name, desc string, params json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"function","function":{"name":`)
+	b.Write(marshal(name))
+	if desc != "" {
+		b.WriteString(`,"description":`)
+		b.Write(marshal(desc))
+	}
+	b.WriteString(`,"parameters":`)
+	b.Write(params)
+	b.WriteString(`}}`)
+	return b.Bytes()
+}
+
+// marshal encodes v as compact JSON without HTML escaping: the provider
+// decodes the request, so "<" is what the model sees, not "\u003c".
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only reachable with values json cannot encode; we encode strings
+		// and trees decoded from JSON.
+		panic(err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// emptyParameters is what a tool without an input schema is sent with: the
+// APIs require an object schema.
+var emptyParameters = json.RawMessage(`{"properties":{},"type":"object"}`)
+
+func compress(tool toolindex.Tool, tier Tier) (string, json.RawMessage, error) {
+	desc := strings.TrimSpace(tool.Description)
+	switch tier {
+	case TierShortDescription:
+		desc = firstSentence(desc, MaxShortDescription)
+	case TierMinimal:
+		desc = firstSentence(desc, MaxMinimalDescription)
+	}
+	if len(bytes.TrimSpace(tool.InputSchema)) == 0 {
+		return desc, emptyParameters, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(tool.InputSchema))
+	dec.UseNumber()
+	var root any
+	if err := dec.Decode(&root); err != nil {
+		return "", nil, fmt.Errorf("%w: tool %q: input schema: %v", ErrBadTool, tool.Name, err)
+	}
+	switch root.(type) {
+	case map[string]any, bool:
+	default:
+		return "", nil, fmt.Errorf("%w: tool %q: input schema is a JSON %T, not an object", ErrBadTool, tool.Name, root)
+	}
+	if tier != TierFull {
+		keepDraft := usesDraft7Only(root)
+		root = strip(root, tier == TierMinimal)
+		if m, ok := root.(map[string]any); ok && !keepDraft {
+			// $schema changes nothing the model sees. It is kept only when
+			// removing it would change how a draft-07 schema parses.
+			delete(m, "$schema")
+		}
+	}
+	return desc, marshal(root), nil
+}
+
+// annotations are schema keywords that describe but do not constrain.
+var annotations = map[string]bool{
+	"description": true, "title": true, "examples": true, "example": true,
+	"default": true, "$comment": true, "markdownDescription": true,
+	"enumDescriptions": true, "markdownEnumDescriptions": true,
+}
+
+// minimalKeep are the keywords TierMinimal keeps: the shape of the value.
+var minimalKeep = map[string]bool{
+	"type": true, "properties": true, "required": true, "items": true,
+	"prefixItems": true, "enum": true, "const": true, "anyOf": true,
+	"oneOf": true, "allOf": true, "$ref": true, "$defs": true,
+	"definitions": true, "$id": true, "$anchor": true, "$dynamicRef": true,
+	"$dynamicAnchor": true, "$schema": true, "additionalProperties": true,
+}
+
+// Keywords whose values are schemas, maps of schemas or arrays of schemas.
+var (
+	schemaKeys    = map[string]bool{"additionalProperties": true, "additionalItems": true, "contains": true, "propertyNames": true, "not": true, "if": true, "then": true, "else": true, "unevaluatedProperties": true, "unevaluatedItems": true, "items": true}
+	schemaMapKeys = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true}
+	schemaArrKeys = map[string]bool{"anyOf": true, "oneOf": true, "allOf": true, "prefixItems": true}
+)
+
+// strip returns a copy of the schema node without annotations, and when
+// minimal, with only the keywords in minimalKeep. It walks only schema
+// positions, so a property named "description" is kept.
+func strip(node any, minimal bool) any {
+	m, ok := node.(map[string]any)
+	if !ok {
+		return node // true/false schemas, or malformed nodes left as they are
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if annotations[k] {
+			continue
+		}
+		if minimal && !minimalKeep[k] {
+			continue
+		}
+		switch {
+		case schemaMapKeys[k]:
+			if sm, ok := v.(map[string]any); ok {
+				cp := make(map[string]any, len(sm))
+				for name, s := range sm {
+					cp[name] = strip(s, minimal)
+				}
+				v = cp
+			}
+		case schemaArrKeys[k] || (k == "items" && isArray(v)):
+			if arr, ok := v.([]any); ok {
+				cp := make([]any, len(arr))
+				for i, s := range arr {
+					cp[i] = strip(s, minimal)
+				}
+				v = cp
+			}
+		case k == "additionalProperties" && minimal:
+			// A boolean additionalProperties is a constraint; a schema
+			// value is the type of a map's values, which is shape.
+			if _, isBool := v.(bool); isBool {
+				continue
+			}
+			v = strip(v, minimal)
+		case schemaKeys[k]:
+			v = strip(v, minimal)
+		case k == "dependencies":
+			if dm, ok := v.(map[string]any); ok {
+				cp := make(map[string]any, len(dm))
+				for name, s := range dm {
+					cp[name] = strip(s, minimal) // string arrays pass through
+				}
+				v = cp
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func isArray(v any) bool { _, ok := v.([]any); return ok }
+
+// usesDraft7Only reports whether a schema that declares draft-07 uses a
+// keyword form that parses differently without the declaration (draft
+// 2020-12 is the default): items as an array, additionalItems, dependencies.
+func usesDraft7Only(root any) bool {
+	m, ok := root.(map[string]any)
+	if !ok {
+		return false
+	}
+	s, _ := m["$schema"].(string)
+	if !strings.Contains(s, "draft-07") && !strings.Contains(s, "draft-06") && !strings.Contains(s, "draft-04") {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(n any) bool {
+		switch n := n.(type) {
+		case map[string]any:
+			if isArray(n["items"]) || n["additionalItems"] != nil || n["dependencies"] != nil {
+				return true
+			}
+			for _, v := range n {
+				if walk(v) {
+					return true
+				}
+			}
+		case []any:
+			for _, v := range n {
+				if walk(v) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(root)
+}
+
+// abbreviations end in a period without ending a sentence.
+var abbreviations = map[string]bool{
+	"e.g.": true, "i.e.": true, "etc.": true, "vs.": true, "approx.": true,
+	"incl.": true, "eg.": true, "ie.": true, "mr.": true, "ms.": true,
+	"dr.": true, "no.": true, "cf.": true, "resp.": true,
+}
+
+// firstSentence returns the first sentence of s on one line: up to the first
+// '.', '!' or '?' followed by white space, or the first line break,
+// whichever comes first; then at most max runes, cut at a word boundary
+// with "…".
+func firstSentence(s string, max int) string {
+	s = strings.TrimSpace(s)
+	end := len(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		end = i
+	}
+	for i := 0; i < end; {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		next := i + size
+		switch r {
+		case '.', '!', '?':
+			if next >= end || isSpaceAt(s, next) {
+				if r != '.' || !abbreviations[strings.ToLower(lastWord(s[:next]))] {
+					end = next
+				}
+			}
+		case '。', '！', '？':
+			end = next
+		}
+		i = next
+	}
+	one := strings.TrimSpace(s[:end])
+	// An empty first line ("\n\nDoes X") falls back to the next text.
+	if one == "" && end < len(s) {
+		return firstSentence(s[end:], max)
+	}
+	return capRunes(one, max)
+}
+
+func isSpaceAt(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return unicode.IsSpace(r)
+}
+
+func lastWord(s string) string {
+	if i := strings.LastIndexFunc(s, unicode.IsSpace); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// capRunes cuts s to at most max runes (including the "…" it appends), at a
+// word boundary when there is one in the last third.
+func capRunes(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	cut, n := 0, 0
+	for i := range s {
+		if n == max-1 {
+			cut = i
+			break
+		}
+		n++
+	}
+	head := s[:cut]
+	if i := strings.LastIndexFunc(head, unicode.IsSpace); i > len(head)*2/3 {
+		head = head[:i]
+	}
+	return strings.TrimRightFunc(head, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) + "…"
+}

@@ -1,0 +1,279 @@
+package budget_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+const catalogPath = "../../shared/mcp/catalog.jsonl"
+
+func exampleTool() toolindex.Tool {
+	return toolindex.Tool{
+		Name:        "get_weather",
+		Description: "Get the current weather for a city. Returns temperature and conditions.\nUse metric units unless told otherwise.",
+		InputSchema: json.RawMessage(`{
+			"$schema": "http://json-schema.org/draft-07/schema#",
+			"type": "object",
+			"title": "Weather input",
+			"properties": {
+				"city": {"type": "string", "description": "City name, e.g. Paris", "examples": ["Paris"]},
+				"units": {"type": "string", "enum": ["metric", "imperial"], "default": "metric", "description": "Unit system"},
+				"description": {"type": "boolean", "description": "A parameter that happens to be called description"},
+				"days": {"type": "array", "items": {"type": "integer", "minimum": 1, "description": "day offset"}, "maxItems": 7},
+				"location": {"anyOf": [{"type": "string", "format": "uri"}, {"type": "object", "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}}, "required": ["lat", "lon"]}]}
+			},
+			"required": ["city"],
+			"additionalProperties": false
+		}`),
+	}.WithHash()
+}
+
+// TestRenderGolden pins each tier of one tool: the JSON sent and its count.
+// The counts are tiktoken's for the bytes FunctionJSON returns (checked
+// against TestGoldenTokens' ids, so a count changes only if the rendering
+// does).
+func TestRenderGolden(t *testing.T) {
+	tok := mustTokenizer(t, "o200k_base")
+	tool := exampleTool()
+	tests := []struct {
+		tier budget.Tier
+		json string
+	}{
+		{budget.TierFull, `{"type":"function","function":{"name":"get_weather","description":"Get the current weather for a city. Returns temperature and conditions.\nUse metric units unless told otherwise.","parameters":{"$schema":"http://json-schema.org/draft-07/schema#","additionalProperties":false,"properties":{"city":{"description":"City name, e.g. Paris","examples":["Paris"],"type":"string"},"days":{"items":{"description":"day offset","minimum":1,"type":"integer"},"maxItems":7,"type":"array"},"description":{"description":"A parameter that happens to be called description","type":"boolean"},"location":{"anyOf":[{"format":"uri","type":"string"},{"properties":{"lat":{"type":"number"},"lon":{"type":"number"}},"required":["lat","lon"],"type":"object"}]},"units":{"default":"metric","description":"Unit system","enum":["metric","imperial"],"type":"string"}},"required":["city"],"title":"Weather input","type":"object"}}}`},
+		{budget.TierNoParamDocs, `{"type":"function","function":{"name":"get_weather","description":"Get the current weather for a city. Returns temperature and conditions.\nUse metric units unless told otherwise.","parameters":{"additionalProperties":false,"properties":{"city":{"type":"string"},"days":{"items":{"minimum":1,"type":"integer"},"maxItems":7,"type":"array"},"description":{"type":"boolean"},"location":{"anyOf":[{"format":"uri","type":"string"},{"properties":{"lat":{"type":"number"},"lon":{"type":"number"}},"required":["lat","lon"],"type":"object"}]},"units":{"enum":["metric","imperial"],"type":"string"}},"required":["city"],"type":"object"}}}`},
+		{budget.TierShortDescription, `{"type":"function","function":{"name":"get_weather","description":"Get the current weather for a city.","parameters":{"additionalProperties":false,"properties":{"city":{"type":"string"},"days":{"items":{"minimum":1,"type":"integer"},"maxItems":7,"type":"array"},"description":{"type":"boolean"},"location":{"anyOf":[{"format":"uri","type":"string"},{"properties":{"lat":{"type":"number"},"lon":{"type":"number"}},"required":["lat","lon"],"type":"object"}]},"units":{"enum":["metric","imperial"],"type":"string"}},"required":["city"],"type":"object"}}}`},
+		{budget.TierMinimal, `{"type":"function","function":{"name":"get_weather","description":"Get the current weather for a city.","parameters":{"properties":{"city":{"type":"string"},"days":{"items":{"type":"integer"},"type":"array"},"description":{"type":"boolean"},"location":{"anyOf":[{"type":"string"},{"properties":{"lat":{"type":"number"},"lon":{"type":"number"}},"required":["lat","lon"],"type":"object"}]},"units":{"enum":["metric","imperial"],"type":"string"}},"required":["city"],"type":"object"}}}`},
+	}
+	golden := map[budget.Tier]int{budget.TierFull: 209, budget.TierNoParamDocs: 149, budget.TierShortDescription: 136, budget.TierMinimal: 118}
+	prev := 1 << 30
+	for _, tt := range tests {
+		t.Run(tt.tier.String(), func(t *testing.T) {
+			r, err := tok.Render(tool, tt.tier)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.json, string(r.FunctionJSON(tool.Name))); diff != "" {
+				t.Errorf("JSON (-want +got):\n%s", diff)
+			}
+			if want := tok.Count(tt.json); r.Tokens != want {
+				t.Errorf("Tokens = %d, Count(JSON) = %d", r.Tokens, want)
+			}
+			if r.Tokens != golden[tt.tier] {
+				t.Errorf("Tokens = %d, golden %d", r.Tokens, golden[tt.tier])
+			}
+			if r.Tokens > prev {
+				t.Errorf("tier %v costs %d, more than the tier before (%d)", tt.tier, r.Tokens, prev)
+			}
+			prev = r.Tokens
+		})
+	}
+}
+
+func TestRenderEdgeCases(t *testing.T) {
+	tok := mustTokenizer(t, "cl100k_base")
+	tests := []struct {
+		name   string
+		tool   toolindex.Tool
+		tier   budget.Tier
+		desc   string
+		params string
+	}{
+		{"no schema", toolindex.Tool{Name: "ping"}, budget.TierFull, "", `{"properties":{},"type":"object"}`},
+		{"no html escaping", toolindex.Tool{Name: "cmp", Description: "a < b && c > d", InputSchema: json.RawMessage(`{"type":"object"}`)}, budget.TierFull, "a < b && c > d", `{"type":"object"}`},
+		{"abbreviation is not a sentence end", toolindex.Tool{Name: "x", Description: "Find files, e.g. logs. Then more."}, budget.TierShortDescription, "Find files, e.g. logs.", `{"properties":{},"type":"object"}`},
+		{"version number is not a sentence end", toolindex.Tool{Name: "x", Description: "Uses API v1.2 only! Other text."}, budget.TierShortDescription, "Uses API v1.2 only!", `{"properties":{},"type":"object"}`},
+		{"leading blank line", toolindex.Tool{Name: "x", Description: "\n\n  Does a thing\nand more"}, budget.TierMinimal, "Does a thing", `{"properties":{},"type":"object"}`},
+		{"long first sentence is capped", toolindex.Tool{Name: "x", Description: strings.Repeat("word ", 60)}, budget.TierMinimal, strings.TrimSpace(strings.Repeat("word ", 23)) + "…", `{"properties":{},"type":"object"}`},
+		{"draft-07 items array keeps $schema", toolindex.Tool{Name: "x", InputSchema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"p":{"type":"array","items":[{"type":"string","description":"d"}]}}}`)}, budget.TierMinimal, "",
+			`{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"p":{"items":[{"type":"string"}],"type":"array"}},"type":"object"}`},
+		{"refs keep their defs", toolindex.Tool{Name: "x", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"type":"object","description":"an A","properties":{"n":{"type":"integer","maximum":3}},"additionalProperties":{"type":"string","pattern":"x"}}}}`)}, budget.TierMinimal, "",
+			`{"$defs":{"A":{"additionalProperties":{"type":"string"},"properties":{"n":{"type":"integer"}},"type":"object"}},"properties":{"a":{"$ref":"#/$defs/A"}},"type":"object"}`},
+		{"big numbers stay exact", toolindex.Tool{Name: "x", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","enum":[12345678901234567890, 1.50]}}}`)}, budget.TierMinimal, "",
+			`{"properties":{"n":{"enum":[12345678901234567890,1.50],"type":"integer"}},"type":"object"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := tok.Render(tt.tool, tt.tier)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Description != tt.desc {
+				t.Errorf("Description = %q, want %q", r.Description, tt.desc)
+			}
+			if string(r.Parameters) != tt.params {
+				t.Errorf("Parameters = %s\nwant         %s", r.Parameters, tt.params)
+			}
+		})
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	tok := mustTokenizer(t, "o200k_base")
+	for _, schema := range []string{`{"type":`, `[1,2]`, `"string"`} {
+		_, err := tok.Render(toolindex.Tool{Name: "broken", InputSchema: json.RawMessage(schema)}, budget.TierFull)
+		if !errors.Is(err, budget.ErrBadTool) || !strings.Contains(err.Error(), `"broken"`) {
+			t.Errorf("schema %s: error = %v, want ErrBadTool naming the tool", schema, err)
+		}
+	}
+	if _, err := tok.Render(exampleTool(), budget.Tier(9)); !errors.Is(err, budget.ErrBadTool) {
+		t.Errorf("tier 9: error = %v, want ErrBadTool", err)
+	}
+}
+
+// catalogTool is one line of the MCP catalog.
+type catalogTool struct {
+	Server      string          `json:"server"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+func loadCatalog(t testing.TB) []catalogTool {
+	t.Helper()
+	f, err := os.Open(catalogPath)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("%s not found: the real MCP catalog lives in the shared data folder next to the repo", catalogPath)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var tools []catalogTool
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		var c catalogTool
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("%s:%d: %v", catalogPath, line, err)
+		}
+		tools = append(tools, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
+// TestTiersStayValidSchemas resolves every tier of every tool of the real
+// MCP catalog with jsonschema-go (the schema library of the go-sdk), and
+// checks that compression kept every type, required, enum and const value of
+// the value's shape (properties, items, anyOf/oneOf/allOf, $defs).
+func TestTiersStayValidSchemas(t *testing.T) {
+	catalog := loadCatalog(t)
+	// Under -race (about 5x slower) or -short, check a fixed 1-in-5 sample;
+	// a plain `go test` checks every tool.
+	stride := 1
+	if raceEnabled || testing.Short() {
+		stride = 5
+		t.Logf("-race or -short: checking every %dth tool", stride)
+	}
+	invalidFull, checked := 0, 0
+	for i, c := range catalog {
+		if i%stride != 0 {
+			continue
+		}
+		checked++
+		tool := toolindex.Tool{Name: c.Server + "_" + c.Name, Description: c.Description, InputSchema: c.InputSchema}
+		_, full, err := budget.Compress(tool, budget.TierFull)
+		if err != nil {
+			t.Errorf("%s: %v", tool.Name, err)
+			continue
+		}
+		want := shape(t, full)
+		var prev []byte
+		for tier := budget.TierNoParamDocs; tier < budget.NumTiers; tier++ {
+			desc, params, err := budget.Compress(tool, tier)
+			if err != nil {
+				t.Errorf("%s at %v: %v", tool.Name, tier, err)
+				continue
+			}
+			if tier >= budget.TierShortDescription && strings.ContainsAny(desc, "\r\n") {
+				t.Errorf("%s at %v: description has a line break: %q", tool.Name, tier, desc)
+			}
+			if bytes.Equal(params, prev) {
+				continue // same schema as the tier before (only the description changed)
+			}
+			prev = params
+			if got := shape(t, params); !maps.Equal(want, got) {
+				t.Errorf("%s at %v lost type/required/enum (-full +tier):\n%s", tool.Name, tier, cmp.Diff(want, got))
+			}
+			if err := resolveErr(params); err != nil {
+				if fullErr := resolveErr(full); fullErr != nil {
+					// The server's own schema; nothing to keep valid.
+					invalidFull++
+					t.Logf("%s: the server's schema does not resolve: %v", tool.Name, fullErr)
+					break
+				}
+				t.Errorf("%s at %v does not resolve: %v\n%s", tool.Name, tier, err, params)
+			}
+		}
+	}
+	t.Logf("%d of %d tools checked, %d with a server schema that does not resolve", checked, len(catalog), invalidFull)
+	if checked == 0 || invalidFull > checked/100 {
+		t.Errorf("%d of %d server schemas do not resolve: the check is not testing much", invalidFull, checked)
+	}
+}
+
+func resolveErr(params []byte) error {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(params, &s); err != nil {
+		return fmt.Errorf("unmarshal: %w", err)
+	}
+	_, err := s.Resolve(nil)
+	return err
+}
+
+// shape collects, by JSON path, every "type", "required", "enum" and
+// "const" value of the schemas that make up a value's shape: what every
+// tier must keep.
+func shape(t *testing.T, params []byte) map[string]string {
+	var root any
+	if err := json.Unmarshal(params, &root); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		for k, c := range m {
+			p := path + "/" + k
+			switch k {
+			case "type", "required", "enum", "const":
+				b, _ := json.Marshal(c)
+				out[p] = string(b)
+			case "properties", "$defs", "definitions":
+				if cm, ok := c.(map[string]any); ok {
+					for name, s := range cm {
+						walk(p+"/"+name, s)
+					}
+				}
+			case "items", "additionalProperties":
+				walk(p, c)
+				fallthrough
+			case "anyOf", "oneOf", "allOf", "prefixItems":
+				if arr, ok := c.([]any); ok {
+					for i, s := range arr {
+						walk(fmt.Sprintf("%s/%d", p, i), s)
+					}
+				}
+			}
+		}
+	}
+	walk("", root)
+	return out
+}

@@ -1,0 +1,167 @@
+package budget
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+)
+
+// Encoding names accepted by NewTokenizer.
+const (
+	EncodingO200K  = "o200k_base"  // gpt-4o, gpt-4.1, gpt-4.5, gpt-5, o1, o3, o4
+	EncodingCL100K = "cl100k_base" // gpt-4, gpt-3.5-turbo, text-embedding-3-*, text-embedding-ada-002
+	EncodingP50K   = "p50k_base"   // legacy completion and code models
+	EncodingP50KEd = "p50k_edit"   // legacy edit models
+	EncodingR50K   = "r50k_base"   // legacy GPT-3 models
+
+	// DefaultEncoding is used for a model NewTokenizer does not recognise.
+	// Current OpenAI models and most OpenAI-compatible servers that copy
+	// their naming use o200k_base; for a model with its own tokenizer (Llama,
+	// Qwen, Claude...) every tiktoken count is an estimate anyway, and
+	// o200k_base's larger vocabulary is the closer one for modern models.
+	DefaultEncoding = EncodingO200K
+)
+
+var (
+	// ErrUnknownEncoding reports an encoding name that tiktoken-go cannot
+	// load offline.
+	ErrUnknownEncoding = errors.New("budget: unknown encoding")
+)
+
+// encodings are the BPE tables the offline loader embeds. Each loads on first
+// use and is then shared by every Tokenizer in the process.
+var encodings = map[string]*encoding{
+	EncodingO200K:  {},
+	EncodingCL100K: {},
+	EncodingP50K:   {},
+	EncodingP50KEd: {},
+	EncodingR50K:   {},
+}
+
+type encoding struct {
+	once sync.Once
+	tk   *tiktoken.Tiktoken
+	err  error
+}
+
+var offline sync.Once
+
+// loadEncoding returns the named encoding, loading it from the tables
+// embedded in tiktoken-go-loader the first time. tiktoken-go's default loader
+// downloads the tables from openaipublic.blob.core.windows.net; the loader is
+// a process-wide setting in tiktoken-go, so budget installs the offline one
+// (once) before its first load. Code elsewhere in the process that calls
+// tiktoken.SetBpeLoader concurrently with a first load races with it.
+func loadEncoding(name string) (*tiktoken.Tiktoken, error) {
+	e, ok := encodings[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownEncoding, name, strings.Join(Encodings(), ", "))
+	}
+	offline.Do(func() { tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader()) })
+	e.once.Do(func() {
+		e.tk, e.err = tiktoken.GetEncoding(name)
+		if e.err != nil {
+			e.err = fmt.Errorf("budget: load encoding %s: %w", name, e.err)
+		}
+	})
+	return e.tk, e.err
+}
+
+// Encodings returns the names of the encodings NewTokenizer accepts, sorted.
+func Encodings() []string {
+	names := make([]string, 0, len(encodings))
+	for n := range encodings {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// EncodingForModel returns the encoding of an OpenAI model and whether the
+// model was recognised; for an unrecognised model it returns DefaultEncoding
+// and false. A provider prefix ("openai/gpt-4o") and date or size suffixes
+// ("gpt-4o-2024-08-06", "gpt-4.1-mini") are accepted.
+func EncodingForModel(model string) (string, bool) {
+	m := strings.ToLower(strings.TrimSpace(model))
+	m = path.Base(m) // "openai/gpt-4o" -> "gpt-4o"
+	family := func(prefixes ...string) bool {
+		for _, p := range prefixes {
+			if m == p || strings.HasPrefix(m, p+"-") {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case m == "" || m == "." || m == "/":
+		return DefaultEncoding, false
+	case family("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss"),
+		strings.HasPrefix(m, "gpt-5"): // gpt-5, gpt-5.1, gpt-5-mini, ...
+		return EncodingO200K, true
+	case family("gpt-4", "gpt-3.5-turbo", "gpt-35-turbo", "gpt-3.5", "text-embedding-3-small",
+		"text-embedding-3-large", "text-embedding-ada-002"):
+		return EncodingCL100K, true
+	}
+	if enc, ok := tiktoken.MODEL_TO_ENCODING[m]; ok {
+		if _, loadable := encodings[enc]; loadable {
+			return enc, true
+		}
+	}
+	return DefaultEncoding, false
+}
+
+// Tokenizer counts tokens exactly as tiktoken does for one encoding, and
+// caches the cost of tools (see Tokenizer.Render). It never touches the
+// network: the BPE tables are embedded in the binary. A Tokenizer is safe for
+// concurrent use.
+type Tokenizer struct {
+	name string
+	tk   *tiktoken.Tiktoken
+
+	mu    sync.Mutex
+	cache map[string]*rendered // by content hash
+}
+
+// NewTokenizer returns a Tokenizer for model, or for encoding when it is not
+// empty (the explicit encoding wins). An unknown model gets DefaultEncoding
+// (o200k_base); use EncodingForModel to find out whether a model is known.
+// An unknown encoding is an ErrUnknownEncoding.
+//
+// The first Tokenizer for an encoding loads its table (about 0.3 s and
+// 100 MB for o200k_base); later ones share it.
+func NewTokenizer(model, encoding string) (*Tokenizer, error) {
+	name := strings.TrimSpace(encoding)
+	if name == "" {
+		name, _ = EncodingForModel(model)
+	}
+	tk, err := loadEncoding(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Tokenizer{name: name, tk: tk, cache: map[string]*rendered{}}, nil
+}
+
+// Encoding returns the name of the tokenizer's encoding, e.g. "o200k_base".
+func (t *Tokenizer) Encoding() string { return t.name }
+
+// Count returns the number of tokens in s. Special-token text such as
+// "<|endoftext|>" is counted as ordinary text, as the APIs do for message
+// content. Invalid UTF-8 counts as U+FFFD.
+func (t *Tokenizer) Count(s string) int {
+	if s == "" {
+		return 0
+	}
+	return len(t.tk.EncodeOrdinary(s))
+}
+
+// encode returns the tokens of s (ordinary text, as Count).
+func (t *Tokenizer) encode(s string) []int { return t.tk.EncodeOrdinary(s) }
+
+// decode returns the text of tokens.
+func (t *Tokenizer) decode(tokens []int) string { return t.tk.Decode(tokens) }
