@@ -1,0 +1,135 @@
+package dataset_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+func TestReadTools(t *testing.T) {
+	in := `{"name": "get_weather", "description": "Weather now.", "inputSchema": {"type":"object","properties":{"city":{"type":"string"}}}, "server": "wx"}
+
+{"name": "math.factorial", "description": "n!", "original_name": "factorial"}
+`
+	got, err := dataset.ReadTools(strings.NewReader(in), "tools.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("got %d tools, want 2", len(got))
+	}
+	want := toolindex.Tool{
+		Name: "get_weather", Server: "wx", OriginalName: "get_weather", Description: "Weather now.",
+		InputSchema: []byte(`{"type":"object","properties":{"city":{"type":"string"}}}`),
+	}
+	want.Hash = toolindex.ContentHash(want)
+	if diff := cmp.Diff(want, got[0]); diff != "" {
+		t.Errorf("tool 0 (-want +got):\n%s", diff)
+	}
+	if got[1].OriginalName != "factorial" {
+		t.Errorf("OriginalName = %q, want factorial", got[1].OriginalName)
+	}
+}
+
+func TestReadToolsErrorsNameFileAndLine(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"bad json", "{\"name\":\"a\"}\n{oops\n", "t.jsonl:2:"},
+		{"no name", "{\"description\":\"x\"}\n", "t.jsonl:1: tool has no name"},
+		{"duplicate", "{\"name\":\"a\"}\n\n{\"name\":\"a\"}\n", `t.jsonl:3: tool "a" already defined on line 1`},
+		{"bad schema", "{\"name\":\"a\",\"inputSchema\":\"x\"}\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := dataset.ReadTools(strings.NewReader(tt.in), "t.jsonl")
+			if tt.want == "" {
+				// A string schema is valid JSON; the reader does not judge
+				// JSON Schema semantics.
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, dataset.ErrFormat) {
+				t.Fatalf("err = %v, want ErrFormat containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadQueries(t *testing.T) {
+	in := `{"id":"q1","query":"weather in Paris","gold":["get_weather"]}
+{"id":"q2","query":"two steps","gold":["a","b"],"gold_groups":[["a","a2"],["b"]]}
+`
+	qs, err := dataset.ReadQueries(strings.NewReader(in), "q.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]string{{"get_weather"}}, qs[0].Groups()); diff != "" {
+		t.Errorf("q1 groups (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([][]string{{"a", "a2"}, {"b"}}, qs[1].Groups()); diff != "" {
+		t.Errorf("q2 groups (-want +got):\n%s", diff)
+	}
+
+	for in, want := range map[string]string{
+		`{"query":"x","gold":["a"]}`:             "q.jsonl:1: query has no id",
+		`{"id":"z","gold":["a"]}`:                `q.jsonl:1: query "z" has no text`,
+		`{"id":"z","query":"x","gold":[]}`:       `q.jsonl:1: query "z" has no gold tools`,
+		"\n" + `{"id":"z","query":"x","gold":1}`: "q.jsonl:2:",
+	} {
+		_, err := dataset.ReadQueries(strings.NewReader(in), "q.jsonl")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadQueries(%q) err = %v, want it to contain %q", in, err, want)
+		}
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := dataset.LoadTools(filepath.Join(t.TempDir(), "nope.jsonl"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("err = %v, want ErrNotExist", err)
+	}
+}
+
+// TestSharedDatasets reads the shared datasets when they are beside the
+// checkout, and checks that every gold tool exists.
+func TestSharedDatasets(t *testing.T) {
+	for _, name := range []string{"bfcl", "sealtools"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("..", "..", "..", "shared", "datasets", name)
+			if _, err := os.Stat(dir); err != nil {
+				t.Skipf("shared dataset %s not present: %v", dir, err)
+			}
+			tools, err := dataset.LoadTools(filepath.Join(dir, "tools.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			qs, err := dataset.LoadQueries(filepath.Join(dir, "queries.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := map[string]bool{}
+			for _, tl := range tools {
+				names[tl.Name] = true
+			}
+			for _, q := range qs {
+				for _, g := range q.Groups() {
+					for _, n := range g {
+						if !names[n] {
+							t.Errorf("query %s: gold %q not in tools", q.ID, n)
+						}
+					}
+				}
+			}
+			t.Logf("%s: %d tools, %d queries", name, len(tools), len(qs))
+		})
+	}
+}

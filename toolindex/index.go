@@ -1,0 +1,552 @@
+package toolindex
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"reflect"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/philippgille/chromem-go"
+)
+
+// Options configure an Index. The zero value (or nil) means defaults.
+type Options struct {
+	// BatchSize is the number of tool documents sent to the Embedder per
+	// Embed call. Default 128.
+	BatchSize int
+
+	// Concurrency is the number of Embed calls Upsert runs at a time.
+	// Default: GOMAXPROCS, at most 4.
+	Concurrency int
+
+	// BM25 tunes the lexical index. Zero fields take their defaults.
+	BM25 BM25
+}
+
+// BM25 are the parameters of the lexical index's BM25F ranking over three
+// fields of a tool: its name, its description and its parameters' text
+// (names, descriptions, enum values).
+type BM25 struct {
+	K1 float64 // term-frequency saturation; default 1.2
+	B  float64 // length normalisation, 0..1; default 0.75
+
+	// Field weights: how much one occurrence of a term in the field counts.
+	// Defaults: name 2, description 1, parameters 0.5.
+	NameWeight, DescriptionWeight, ParamsWeight float64
+}
+
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.BatchSize <= 0 {
+		r.BatchSize = 128
+	}
+	if r.Concurrency <= 0 {
+		r.Concurrency = min(runtime.GOMAXPROCS(0), 4)
+	}
+	b := &r.BM25
+	if b.K1 <= 0 {
+		b.K1 = 1.2
+	}
+	if b.B <= 0 {
+		b.B = 0.75
+	}
+	if b.NameWeight <= 0 {
+		b.NameWeight = 2
+	}
+	if b.DescriptionWeight <= 0 {
+		b.DescriptionWeight = 1
+	}
+	if b.ParamsWeight <= 0 {
+		b.ParamsWeight = 0.5
+	}
+	return r
+}
+
+func (o Options) validate() error {
+	if o.BM25.B > 1 {
+		return fmt.Errorf("toolindex: BM25.B = %v, want 0..1", o.BM25.B)
+	}
+	return nil
+}
+
+// Index holds a set of tools keyed by Name, with one embedding per tool in
+// a chromem-go collection and a BM25F lexical index beside it.
+//
+// An Index is safe for concurrent use. Searches never wait for an embedding
+// call: Upsert embeds outside the lock and swaps the result in. Writers
+// (Upsert, Remove, Apply) run one at a time.
+type Index struct {
+	emb  Embedder
+	opts Options
+
+	writeMu sync.Mutex // serialises writers; held across embedding
+	saveMu  sync.Mutex // serialises Save (it deletes older generations)
+
+	mu     sync.RWMutex // guards everything below
+	dim    int          // vector length; 0 until the first vector
+	tools  map[string]*entry
+	slots  []*entry // by lexical slot; nil when free
+	free   []uint32 // free slots
+	sorted []*entry // by name; nil when stale
+	coll   *chromem.Collection
+	lex    *lexical
+}
+
+// entry is one indexed tool. Entries are immutable once published: an
+// update replaces the entry, so a reader holding one needs no lock.
+type entry struct {
+	tool   Tool
+	vec    []float32 // unit length (or all zero), owned by the entry
+	slot   uint32
+	inColl bool // vec is in the chromem collection (zero vectors are not)
+}
+
+// Hit is one search result. Higher scores are better; scores of different
+// searches (vector vs lexical) are not on the same scale.
+type Hit struct {
+	Tool  Tool
+	Score float64
+}
+
+// UpsertStats tells what an Upsert did.
+type UpsertStats struct {
+	Added     int // new names
+	Changed   int // known names whose content hash changed (re-embedded)
+	Unchanged int // known names with the same hash (not re-embedded)
+	Embedded  int // documents sent to the embedder
+	Batches   int // Embed calls made
+}
+
+// errEmbedFunc is the chromem EmbeddingFunc of our collection: every vector
+// is computed by our Embedder before it reaches chromem, so chromem must
+// never embed anything itself.
+func errEmbedFunc(context.Context, string) ([]float32, error) {
+	return nil, errors.New("toolindex: chromem must not embed; vectors are precomputed")
+}
+
+// New returns an empty Index that embeds tool documents with emb.
+func New(emb Embedder, opts *Options) (*Index, error) {
+	if emb == nil {
+		return nil, errors.New("toolindex: New: nil Embedder")
+	}
+	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	coll, err := chromem.NewDB().CreateCollection("tools", nil, errEmbedFunc)
+	if err != nil {
+		return nil, fmt.Errorf("toolindex: create chromem collection: %w", err)
+	}
+	return &Index{
+		emb:   emb,
+		opts:  o,
+		tools: make(map[string]*entry),
+		coll:  coll,
+		lex:   newLexical(o.BM25),
+	}, nil
+}
+
+// Embedder returns the index's embedder, which retrieval uses to embed
+// queries into the same space.
+func (ix *Index) Embedder() Embedder { return ix.emb }
+
+// Dimension returns the length of the index's vectors, 0 while the index has
+// never held a tool.
+func (ix *Index) Dimension() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.dim
+}
+
+// Len returns the number of tools.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.tools)
+}
+
+// Get returns the tool called name.
+func (ix *Index) Get(name string) (Tool, bool) {
+	ix.mu.RLock()
+	e, ok := ix.tools[name]
+	ix.mu.RUnlock()
+	if !ok {
+		return Tool{}, false
+	}
+	return e.tool, true
+}
+
+// All yields every tool, sorted by name. It walks a snapshot: updates made
+// while iterating are not seen.
+func (ix *Index) All() iter.Seq[Tool] {
+	snap := ix.snapshot()
+	return func(yield func(Tool) bool) {
+		for _, e := range snap {
+			if !yield(e.tool) {
+				return
+			}
+		}
+	}
+}
+
+// snapshot returns the entries sorted by name. The slice is shared and must
+// not be modified.
+func (ix *Index) snapshot() []*entry {
+	ix.mu.RLock()
+	s := ix.sorted
+	ix.mu.RUnlock()
+	if s != nil || ix.Len() == 0 {
+		return s
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.sorted == nil {
+		s := slices.Collect(maps.Values(ix.tools))
+		slices.SortFunc(s, func(a, b *entry) int { return cmp.Compare(a.tool.Name, b.tool.Name) })
+		ix.sorted = s
+	}
+	return ix.sorted
+}
+
+// pending is a tool about to be written, with what was computed for it
+// outside the lock.
+type pending struct {
+	tool  Tool
+	vec   []float32 // nil when the vector is reused from the old entry
+	terms fieldTerms
+}
+
+// Upsert adds tools and replaces the tools with the same names. Only tools
+// whose content hash (Tool.Hash, computed with ContentHash when empty) is
+// new or changed are embedded, in batches of Options.BatchSize, one Embed
+// call per batch, Options.Concurrency calls at a time. A tool whose hash is
+// unchanged keeps its vector (its other fields, such as Title or
+// Annotations, are still updated).
+// When a name occurs twice in tools, the last one wins.
+//
+// Embedding runs without blocking searches; the new state becomes visible
+// at once when everything is embedded. On error nothing is changed.
+func (ix *Index) Upsert(ctx context.Context, tools ...Tool) (UpsertStats, error) {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	return ix.upsertLocked(ctx, tools)
+}
+
+func (ix *Index) upsertLocked(ctx context.Context, tools []Tool) (UpsertStats, error) {
+	var st UpsertStats
+	// Last occurrence of a name wins.
+	last := make(map[string]int, len(tools))
+	for i, t := range tools {
+		if t.Name == "" {
+			return st, fmt.Errorf("%w: tool %d has no name", ErrInvalidTool, i)
+		}
+		last[t.Name] = i
+	}
+	// Writers are serialised by writeMu, so ix.tools cannot change under us
+	// and reading it needs only the read lock.
+	ix.mu.RLock()
+	ps := make([]pending, 0, len(last))
+	var embedIdx []int // index in ps of the tools to embed
+	for i, t := range tools {
+		if last[t.Name] != i {
+			continue
+		}
+		if t.Hash == "" {
+			t = t.WithHash()
+		}
+		old, ok := ix.tools[t.Name]
+		switch {
+		case !ok:
+			st.Added++
+		case old.tool.Hash != t.Hash:
+			st.Changed++
+		default:
+			st.Unchanged++
+			if !sameTool(old.tool, t) {
+				// Same content for the model, other metadata (title,
+				// annotations...): keep the vector, update the rest.
+				ps = append(ps, pending{tool: t})
+			}
+			continue
+		}
+		embedIdx = append(embedIdx, len(ps))
+		ps = append(ps, pending{tool: t})
+	}
+	dim := ix.dim
+	ix.mu.RUnlock()
+
+	texts := make([]string, len(embedIdx))
+	analyzeAll(len(ps)+len(texts), func(i int) {
+		if i < len(ps) {
+			ps[i].terms = analyzeTool(ps[i].tool)
+		} else {
+			j := i - len(ps)
+			texts[j] = documentText(ps[embedIdx[j]].tool)
+		}
+	})
+
+	if len(texts) > 0 {
+		vecs, d, err := embedBatched(ctx, ix.emb, texts, ix.opts.BatchSize, ix.opts.Concurrency, dim)
+		if err != nil {
+			return UpsertStats{}, err
+		}
+		dim = d
+		for j, v := range vecs {
+			ps[embedIdx[j]].vec = normalized(v)
+		}
+		st.Embedded = len(texts)
+		st.Batches = (len(texts) + ix.opts.BatchSize - 1) / ix.opts.BatchSize
+	}
+
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.dim = dim
+	// Take the replaced documents out of the lexical index in one pass.
+	var stale []uint32
+	for _, p := range ps {
+		if old := ix.tools[p.tool.Name]; old != nil {
+			stale = append(stale, old.slot)
+		}
+	}
+	ix.lex.remove(stale...)
+	for _, p := range ps {
+		old := ix.tools[p.tool.Name]
+		vec := p.vec
+		if vec == nil {
+			vec = old.vec
+		}
+		if err := ix.putLocked(ctx, p.tool, vec, p.terms, old); err != nil {
+			return st, err
+		}
+	}
+	if len(ps) > 0 {
+		ix.sorted = nil
+	}
+	return st, nil
+}
+
+// putLocked writes one tool. old is the entry it replaces, or nil; the
+// caller has already removed old from the lexical index.
+func (ix *Index) putLocked(ctx context.Context, t Tool, vec []float32, terms fieldTerms, old *entry) error {
+	var slot uint32
+	if old != nil {
+		slot = old.slot
+		if old.inColl && (len(vec) == 0 || &old.vec[0] != &vec[0]) {
+			if err := ix.coll.Delete(ctx, nil, nil, t.Name); err != nil {
+				return fmt.Errorf("toolindex: remove %s from chromem: %w", t.Name, err)
+			}
+		}
+	} else if n := len(ix.free); n > 0 {
+		slot = ix.free[n-1]
+		ix.free = ix.free[:n-1]
+	} else {
+		slot = uint32(len(ix.slots))
+		ix.slots = append(ix.slots, nil)
+	}
+	e := &entry{tool: t, vec: vec, slot: slot}
+	if old != nil && old.inColl && len(vec) > 0 && &old.vec[0] == &vec[0] {
+		e.inColl = true // same vector, already in the collection
+	} else if !isZero(vec) {
+		// AddDocument, not AddDocuments: the latter starts one goroutine
+		// per document, which for 100k tools costs more than it saves.
+		// The vector is already unit length, so chromem keeps our slice.
+		err := ix.coll.AddDocument(ctx, chromem.Document{ID: t.Name, Embedding: vec})
+		if err != nil {
+			return fmt.Errorf("toolindex: add %s to chromem: %w", t.Name, err)
+		}
+		e.inColl = true
+	}
+	ix.lex.add(slot, terms)
+	ix.slots[slot] = e
+	ix.tools[t.Name] = e
+	return nil
+}
+
+// analyzeAll calls analyze(0..n-1) on up to GOMAXPROCS goroutines: text
+// analysis is most of the cost of indexing a tool whose vector is known.
+func analyzeAll(n int, analyze func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/64+1)
+	if workers <= 1 {
+		for i := range n {
+			analyze(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				analyze(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// sameTool reports whether b would store exactly what a stores.
+func sameTool(a, b Tool) bool {
+	return a.Hash == b.Hash && a.Server == b.Server && a.OriginalName == b.OriginalName &&
+		a.Title == b.Title && bytes.Equal(a.InputSchema, b.InputSchema) &&
+		reflect.DeepEqual(a.Annotations, b.Annotations)
+}
+
+func isZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Remove deletes the named tools and returns how many were present.
+func (ix *Index) Remove(names ...string) int {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	return ix.removeLocked(names)
+}
+
+func (ix *Index) removeLocked(names []string) int {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var gone []uint32
+	var collIDs []string
+	for _, name := range names {
+		e, ok := ix.tools[name]
+		if !ok {
+			continue
+		}
+		delete(ix.tools, name)
+		ix.slots[e.slot] = nil
+		ix.free = append(ix.free, e.slot)
+		gone = append(gone, e.slot)
+		if e.inColl {
+			collIDs = append(collIDs, name)
+		}
+	}
+	if len(gone) == 0 {
+		return 0
+	}
+	ix.lex.remove(gone...)
+	if len(collIDs) > 0 {
+		// Delete with ids only cannot fail in chromem v0.7.0 without
+		// persistence.
+		_ = ix.coll.Delete(context.Background(), nil, nil, collIDs...)
+	}
+	ix.sorted = nil
+	return len(gone)
+}
+
+// Apply applies a change event from mcp.Hub: Removed names are deleted,
+// Added and Changed tools are upserted (only new content is embedded).
+// Removals are applied only if the upsert succeeds.
+func (ix *Index) Apply(ctx context.Context, c Change) error {
+	if c.Empty() {
+		return nil
+	}
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	tools := make([]Tool, 0, len(c.Added)+len(c.Changed))
+	tools = append(tools, c.Added...)
+	tools = append(tools, c.Changed...)
+	if _, err := ix.upsertLocked(ctx, tools); err != nil {
+		return fmt.Errorf("toolindex: apply change of server %q: %w", c.Server, err)
+	}
+	ix.removeLocked(c.Removed)
+	return nil
+}
+
+// SearchVector returns the k tools whose vectors are most similar (cosine)
+// to query, best first, among the tools that filter accepts (nil accepts
+// all). k larger than the index is clamped; a zero query matches nothing.
+// query must have the index's dimension (ErrDimension otherwise).
+func (ix *Index) SearchVector(ctx context.Context, query []float32, k int, filter func(Tool) bool) ([]Hit, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n := ix.coll.Count()
+	if n == 0 {
+		return nil, nil
+	}
+	if len(query) != ix.dim {
+		return nil, fmt.Errorf("%w: query vector has length %d, index has %d", ErrDimension, len(query), ix.dim)
+	}
+	if isZero(query) {
+		return nil, nil
+	}
+	// chromem filters only on metadata, so with a filter ask for more than
+	// k, and for everything if fewer than k of those pass. Without one, still
+	// ask for a few more than k: chromem breaks ties arbitrarily, and the
+	// extra lets equal scores at the cut-off be ordered by name.
+	want := min(n, max(2*k, k+8))
+	if filter != nil {
+		want = min(n, 4*k+16)
+	}
+	for {
+		res, err := ix.coll.QueryEmbedding(ctx, query, want, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("toolindex: vector search: %w", err)
+		}
+		hits := make([]Hit, 0, len(res))
+		for _, r := range res {
+			e := ix.tools[r.ID]
+			if filter != nil && !filter(e.tool) {
+				continue
+			}
+			hits = append(hits, Hit{Tool: e.tool, Score: float64(r.Similarity)})
+		}
+		if len(hits) >= k || want == n {
+			slices.SortFunc(hits, func(a, b Hit) int {
+				if c := cmp.Compare(b.Score, a.Score); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.Tool.Name, b.Tool.Name)
+			})
+			return hits[:min(k, len(hits)):min(k, len(hits))], nil
+		}
+		// Every query scans all vectors whatever want is; one more scan,
+		// over everything, settles it.
+		want = n
+	}
+}
+
+// SearchLexical returns the k tools that best match query under BM25F,
+// best first, among the tools that filter accepts (nil accepts all). The
+// query is analysed like tool documents (internal/textproc.Terms). Tools
+// that share no term with the query are not returned.
+func (ix *Index) SearchLexical(query string, k int, filter func(Tool) bool) []Hit {
+	if k <= 0 {
+		return nil
+	}
+	terms := queryTerms(query)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	top := ix.lex.search(terms, k, func(slot uint32) bool {
+		return filter == nil || filter(ix.slots[slot].tool)
+	}, func(slot uint32) string {
+		return ix.slots[slot].tool.Name
+	})
+	hits := make([]Hit, len(top))
+	for i, s := range top {
+		hits[i] = Hit{Tool: ix.slots[s.slot].tool, Score: s.score}
+	}
+	return hits
+}

@@ -1,0 +1,333 @@
+package toolindex
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The saved form of an Index is a directory:
+//
+//	manifest.json          format, version, embedder ID, dimension, tool count,
+//	                       and the name, size and SHA-256 of the two data files
+//	tools-<gen>.jsonl      one tool (with its Hash; input schema as a string,
+//	                       byte for byte) a line, sorted by name
+//	vectors-<gen>.bin      "TSVEC001", uint32 dimension, uint32 count, then
+//	                       count×dimension little-endian float32, in tool order
+//
+// Data files carry a generation in their name and are never overwritten;
+// manifest.json is replaced last by an atomic rename, so a reader sees the
+// old index or the new one, never a mix, and a crash mid-save leaves the old
+// one intact. The lexical index is not saved: rebuilding it from the tools
+// at Load is cheap (see BenchmarkLoad).
+const (
+	manifestFile   = "manifest.json"
+	manifestFormat = "toolsift-index"
+	formatVersion  = 1
+	vectorMagic    = "TSVEC001"
+)
+
+type manifest struct {
+	Format    string    `json:"format"`
+	Version   int       `json:"version"`
+	Embedder  string    `json:"embedder"`
+	Dimension int       `json:"dimension"`
+	Tools     int       `json:"tools"`
+	Saved     time.Time `json:"saved"`
+	ToolsFile fileInfo  `json:"tools_file"`
+	Vectors   fileInfo  `json:"vectors_file"`
+}
+
+// savedTool is a Tool as saved: the input schema is kept as a string so
+// that its bytes come back exactly (encoding/json would compact a
+// RawMessage), and with it what the model is sent.
+type savedTool struct {
+	Name         string       `json:"name"`
+	Server       string       `json:"server,omitempty"`
+	OriginalName string       `json:"original_name,omitempty"`
+	Title        string       `json:"title,omitempty"`
+	Description  string       `json:"description,omitempty"`
+	InputSchema  *string      `json:"input_schema,omitempty"`
+	Annotations  *Annotations `json:"annotations,omitempty"`
+	Hash         string       `json:"hash"`
+}
+
+func toSaved(t Tool) savedTool {
+	s := savedTool{Name: t.Name, Server: t.Server, OriginalName: t.OriginalName, Title: t.Title,
+		Description: t.Description, Annotations: t.Annotations, Hash: t.Hash}
+	if t.InputSchema != nil {
+		schema := string(t.InputSchema)
+		s.InputSchema = &schema
+	}
+	return s
+}
+
+func (s savedTool) tool() Tool {
+	t := Tool{Name: s.Name, Server: s.Server, OriginalName: s.OriginalName, Title: s.Title,
+		Description: s.Description, Annotations: s.Annotations, Hash: s.Hash}
+	if s.InputSchema != nil {
+		t.InputSchema = json.RawMessage(*s.InputSchema)
+	}
+	return t
+}
+
+type fileInfo struct {
+	Name   string `json:"name"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// Save writes the index to dir, creating it if needed and replacing an
+// index saved there before. Searches and updates may run during Save; it
+// saves the state of one instant. Two Indexes must not save to the same
+// directory at the same time.
+func (ix *Index) Save(dir string) error {
+	ix.saveMu.Lock()
+	defer ix.saveMu.Unlock()
+	snap := ix.snapshot()
+	ix.mu.RLock()
+	dim := ix.dim
+	ix.mu.RUnlock()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("toolindex: save: %w", err)
+	}
+	gen := newGeneration()
+	m := manifest{
+		Format:    manifestFormat,
+		Version:   formatVersion,
+		Embedder:  ix.emb.ID(),
+		Dimension: dim,
+		Tools:     len(snap),
+		Saved:     time.Now().UTC(),
+	}
+	var err error
+	m.ToolsFile, err = writeFile(dir, "tools-"+gen+".jsonl", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for _, e := range snap {
+			if err := enc.Encode(toSaved(e.tool)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	m.Vectors, err = writeFile(dir, "vectors-"+gen+".bin", func(w io.Writer) error {
+		var hdr [16]byte
+		copy(hdr[:8], vectorMagic)
+		binary.LittleEndian.PutUint32(hdr[8:], uint32(dim))
+		binary.LittleEndian.PutUint32(hdr[12:], uint32(len(snap)))
+		if _, err := w.Write(hdr[:]); err != nil {
+			return err
+		}
+		buf := make([]byte, 4*dim)
+		for _, e := range snap {
+			for i, x := range e.vec {
+				binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
+			}
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	mb, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("toolindex: save: %w", err)
+	}
+	if _, err := writeFile(dir, manifestFile, func(w io.Writer) error {
+		_, err := w.Write(append(mb, '\n'))
+		return err
+	}); err != nil {
+		return err
+	}
+	// The new manifest is in place; older generations are garbage.
+	entries, _ := os.ReadDir(dir)
+	for _, de := range entries {
+		n := de.Name()
+		if n != m.ToolsFile.Name && n != m.Vectors.Name && isDataFile(n) {
+			os.Remove(filepath.Join(dir, n))
+		}
+	}
+	return nil
+}
+
+func isDataFile(name string) bool {
+	return (strings.HasPrefix(name, "tools-") && strings.HasSuffix(name, ".jsonl")) ||
+		(strings.HasPrefix(name, "vectors-") && strings.HasSuffix(name, ".bin"))
+}
+
+func newGeneration() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// writeFile writes dir/name atomically (temporary file, fsync, rename) and
+// returns its size and SHA-256.
+func writeFile(dir, name string, write func(io.Writer) error) (fileInfo, error) {
+	path := filepath.Join(dir, name)
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return fileInfo{}, fmt.Errorf("toolindex: save %s: %w", path, err)
+	}
+	defer os.Remove(f.Name()) // no-op once renamed
+	h := sha256.New()
+	cw := &countWriter{w: io.MultiWriter(f, h)}
+	bw := bufio.NewWriterSize(cw, 1<<16)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fileInfo{}, fmt.Errorf("toolindex: save %s: %w", path, err)
+	}
+	return fileInfo{Name: name, Bytes: cw.n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Load reads an index saved by Save from dir. emb must be the embedder the
+// index was built with (same ID), or Load returns an error wrapping
+// ErrEmbedderMismatch; nothing is embedded. Missing, truncated or altered
+// files give errors wrapping ErrCorrupt that name the file. opts are the
+// options of the returned index, as for New.
+func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index, error) {
+	ix, err := New(emb, opts)
+	if err != nil {
+		return nil, err
+	}
+	mpath := filepath.Join(dir, manifestFile)
+	mb, err := os.ReadFile(mpath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, mpath, err)
+		}
+		return nil, fmt.Errorf("toolindex: load: %w", err)
+	}
+	var m manifest
+	if err := json.Unmarshal(mb, &m); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, mpath, err)
+	}
+	switch {
+	case m.Format != manifestFormat:
+		return nil, fmt.Errorf("%w: %s: format %q, want %q", ErrCorrupt, mpath, m.Format, manifestFormat)
+	case m.Version != formatVersion:
+		return nil, fmt.Errorf("%w: %s: format version %d, this build reads %d", ErrCorrupt, mpath, m.Version, formatVersion)
+	case m.Embedder != emb.ID():
+		return nil, fmt.Errorf("%w: %s was built with %q, loading with %q", ErrEmbedderMismatch, dir, m.Embedder, emb.ID())
+	case m.Tools < 0 || m.Dimension < 0 || (m.Tools > 0 && m.Dimension == 0):
+		return nil, fmt.Errorf("%w: %s: %d tools of dimension %d", ErrCorrupt, mpath, m.Tools, m.Dimension)
+	}
+	if !isDataFile(m.ToolsFile.Name) || !isDataFile(m.Vectors.Name) ||
+		filepath.Base(m.ToolsFile.Name) != m.ToolsFile.Name || filepath.Base(m.Vectors.Name) != m.Vectors.Name {
+		return nil, fmt.Errorf("%w: %s: bad data file names %q, %q", ErrCorrupt, mpath, m.ToolsFile.Name, m.Vectors.Name)
+	}
+
+	tb, tpath, err := readChecked(dir, m.ToolsFile)
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]Tool, 0, m.Tools)
+	dec := json.NewDecoder(bytes.NewReader(tb))
+	for line := 1; ; line++ {
+		var st savedTool
+		if err := dec.Decode(&st); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("%w: %s:%d: %w", ErrCorrupt, tpath, line, err)
+		}
+		t := st.tool()
+		if t.Name == "" || t.Hash == "" {
+			return nil, fmt.Errorf("%w: %s:%d: tool without name or hash", ErrCorrupt, tpath, line)
+		}
+		tools = append(tools, t)
+	}
+	if len(tools) != m.Tools {
+		return nil, fmt.Errorf("%w: %s: %d tools, manifest says %d", ErrCorrupt, tpath, len(tools), m.Tools)
+	}
+
+	vb, vpath, err := readChecked(dir, m.Vectors)
+	if err != nil {
+		return nil, err
+	}
+	want := 16 + 4*m.Dimension*m.Tools
+	if len(vb) != want || string(vb[:8]) != vectorMagic ||
+		binary.LittleEndian.Uint32(vb[8:]) != uint32(m.Dimension) ||
+		binary.LittleEndian.Uint32(vb[12:]) != uint32(m.Tools) {
+		return nil, fmt.Errorf("%w: %s: header or size does not match %d vectors of dimension %d", ErrCorrupt, vpath, m.Tools, m.Dimension)
+	}
+	// One allocation for all vectors; entries slice into it.
+	all := make([]float32, m.Dimension*m.Tools)
+	for i := range all {
+		all[i] = math.Float32frombits(binary.LittleEndian.Uint32(vb[16+4*i:]))
+	}
+
+	terms := make([]fieldTerms, len(tools))
+	analyzeAll(len(tools), func(i int) { terms[i] = analyzeTool(tools[i]) })
+	ix.dim = m.Dimension
+	for i, t := range tools {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if _, dup := ix.tools[t.Name]; dup {
+			return nil, fmt.Errorf("%w: %s:%d: duplicate tool %q", ErrCorrupt, tpath, i+1, t.Name)
+		}
+		vec := all[i*m.Dimension : (i+1)*m.Dimension : (i+1)*m.Dimension]
+		if err := ix.putLocked(ctx, t, vec, terms[i], nil); err != nil {
+			return nil, err
+		}
+	}
+	return ix, nil
+}
+
+// readChecked reads a data file named by the manifest and checks its size
+// and SHA-256.
+func readChecked(dir string, fi fileInfo) ([]byte, string, error) {
+	path := filepath.Join(dir, fi.Name)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, path, fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+	}
+	sum := sha256.Sum256(b)
+	if int64(len(b)) != fi.Bytes || hex.EncodeToString(sum[:]) != fi.SHA256 {
+		return nil, path, fmt.Errorf("%w: %s: size or SHA-256 differs from %s", ErrCorrupt, path, manifestFile)
+	}
+	return b, path, nil
+}
