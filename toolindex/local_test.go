@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -176,4 +178,32 @@ func BenchmarkLocalEmbed(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(texts))/b.Elapsed().Seconds(), "texts/s")
+}
+
+func TestLocalEmbedderConcurrent(t *testing.T) {
+	emb, err := toolindex.NewLocalEmbedder(&toolindex.LocalOptions{Dims: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := emb.Embed(context.Background(), []string{"send an email", "read a file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				got, err := emb.Embed(context.Background(), []string{"send an email", "read a file"})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("concurrent Embed differs (-want +got):\n%s", diff)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -1,0 +1,98 @@
+package retrieval_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+func Example() {
+	ctx := context.Background()
+	emb, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ix, err := toolindex.New(emb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = ix.Upsert(ctx,
+		toolindex.Tool{Name: "weather__get_forecast", Server: "weather", Description: "Get the weather forecast for a city."},
+		toolindex.Tool{Name: "github__create_issue", Server: "github", Description: "Create an issue in a GitHub repository."},
+		toolindex.Tool{Name: "mail__send_email", Server: "mail", Description: "Send an email to a recipient."},
+		toolindex.Tool{Name: "fs__read_file", Server: "fs", Description: "Read a file from disk."},
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	r, err := retrieval.New(ix, &retrieval.Options{K: 2, Pinned: []string{"fs__read_file"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	matches, err := r.Retrieve(ctx, retrieval.Query{
+		Task:    "Check tomorrow's weather in Oslo and email it to Kari.",
+		Thought: "I know the forecast. Now I send the email to Kari.",
+		Used:    []string{"weather__get_forecast"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range matches {
+		fmt.Printf("%-22s pinned=%v sticky=%v\n", m.Tool.Name, m.Pinned, m.Sticky)
+	}
+	// Output:
+	// fs__read_file          pinned=true sticky=false
+	// weather__get_forecast  pinned=false sticky=true
+	// mail__send_email       pinned=false sticky=false
+	// github__create_issue   pinned=false sticky=false
+}
+
+func ExampleRetriever_SearchTools() {
+	ctx := context.Background()
+	emb, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ix, err := toolindex.New(emb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = ix.Upsert(ctx,
+		toolindex.Tool{Name: "calendar__create_event", Description: "Create a calendar event. Attendees get an invitation."},
+		toolindex.Tool{Name: "calendar__list_events", Description: "List calendar events between two dates."},
+		toolindex.Tool{Name: "mail__send_email", Description: "Send an email to a recipient."},
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, err := retrieval.New(ix, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The model called search_tools (retrieval.SearchTool()) with these
+	// arguments.
+	answer, found, err := r.SearchTools(ctx, json.RawMessage(`{"query": "create a calendar event", "k": 1}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(answer)
+	fmt.Println(len(found), "tool to add to the next step:", found[0].Tool.Name)
+	// Output:
+	// {"tools":[{"name":"calendar__create_event","description":"Create a calendar event."}]}
+	// 1 tool to add to the next step: calendar__create_event
+}
+
+func ExampleRecall() {
+	ranked := []string{"search_web", "get_weather", "send_email"}
+	gold := [][]string{{"get_weather", "get_forecast"}, {"send_email"}}
+	fmt.Printf("recall@1 %.2f  recall@2 %.2f  recall@3 %.2f  MRR %.2f\n",
+		retrieval.Recall(ranked, gold, 1), retrieval.Recall(ranked, gold, 2),
+		retrieval.Recall(ranked, gold, 3), retrieval.MRR(ranked, gold))
+	// Output:
+	// recall@1 0.00  recall@2 0.50  recall@3 1.00  MRR 0.50
+}

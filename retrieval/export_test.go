@@ -1,0 +1,4 @@
+package retrieval
+
+// Sentences exposes sentences to the tests.
+var Sentences = sentences

@@ -1,0 +1,121 @@
+package retrieval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// SearchToolName is the name of the search_tools meta-tool.
+const SearchToolName = "search_tools"
+
+// ErrSearchArgs reports search_tools arguments that cannot be used (not a
+// JSON object, no query, k out of range).
+var ErrSearchArgs = errors.New("retrieval: bad search_tools arguments")
+
+// maxSearchK bounds the k a model may ask search_tools for.
+const maxSearchK = 20
+
+// SearchTool returns the definition of the search_tools meta-tool: give it
+// to the model beside the retrieved tools so that it can ask for tools the
+// retriever did not offer. Answer its calls with Retriever.SearchTools.
+func SearchTool() toolindex.Tool {
+	t := toolindex.Tool{
+		Name:         SearchToolName,
+		OriginalName: SearchToolName,
+		Title:        "Search tools",
+		Description: "Search the catalog of available tools by what you need to do. " +
+			"Use it when none of the tools you have fits the next step. " +
+			"Returns the names and one-line descriptions of the best matching tools; " +
+			"they become callable in your next step.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"What the tool should do, in a few words (for example: create a calendar event)."},` +
+			`"k":{"type":"integer","description":"How many tools to return (1-20, default 5).","minimum":1,"maximum":20}},` +
+			`"required":["query"],"additionalProperties":false}`),
+	}
+	return t.WithHash()
+}
+
+// SearchArgs are the arguments of a search_tools call.
+type SearchArgs struct {
+	Query string `json:"query"`
+	K     int    `json:"k,omitempty"`
+}
+
+// FoundTool is one entry of a search_tools answer.
+type FoundTool struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// SearchTools answers a search_tools call: args is the JSON arguments the
+// model sent. It returns the answer for the model (a compact JSON object
+// {"tools":[{"name","description"}...]} with one-line descriptions) and the
+// matches, which the caller adds to the tools of the next step. K defaults
+// to 5. The query is searched as one text (no sentence split: the model
+// writes one need). Mode, Fusion, Servers and MinScore apply as in
+// Retrieve; Pinned and sticky tools get no special treatment (the caller
+// already offers them), and search_tools never finds itself.
+//
+// Bad arguments give an error wrapping ErrSearchArgs, whose text is meant
+// to be shown to the model.
+func (r *Retriever) SearchTools(ctx context.Context, args json.RawMessage) (string, []Match, error) {
+	var a SearchArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return "", nil, fmt.Errorf("%w: %v", ErrSearchArgs, err)
+	}
+	a.Query = strings.TrimSpace(a.Query)
+	switch {
+	case a.Query == "":
+		return "", nil, fmt.Errorf("%w: query is empty", ErrSearchArgs)
+	case a.K < 0 || a.K > maxSearchK:
+		return "", nil, fmt.Errorf("%w: k = %d, want 1..%d", ErrSearchArgs, a.K, maxSearchK)
+	case a.K == 0:
+		a.K = 5
+	}
+	ranked, err := r.rank(ctx, []part{{clip(a.Query, maxPartRunes), thoughtWeight, 0}}, a.K+1)
+	if err != nil {
+		return "", nil, err
+	}
+	var matches []Match
+	found := []FoundTool{}
+	for _, m := range ranked {
+		if len(matches) == a.K || m.Score < r.opts.MinScore {
+			break
+		}
+		if m.Tool.Name == SearchToolName {
+			continue
+		}
+		matches = append(matches, m)
+		found = append(found, FoundTool{Name: m.Tool.Name, Description: OneLine(m.Tool.Description, 160)})
+	}
+	b, err := json.Marshal(struct {
+		Tools []FoundTool `json:"tools"`
+	}{found})
+	if err != nil {
+		return "", nil, fmt.Errorf("retrieval: encode search_tools answer: %w", err)
+	}
+	return string(b), matches, nil
+}
+
+// OneLine returns the first sentence of a description, on one line and at
+// most n runes long (cut at a word boundary, with "…" when cut).
+func OneLine(desc string, n int) string {
+	s := strings.Join(strings.Fields(desc), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := string(r[:n])
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
+}
