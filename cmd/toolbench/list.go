@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolsift/toolsift/mcp"
+)
+
+func init() {
+	register(command{name: "list", summary: "connect to the MCP servers of a config file and list their tools", run: runList})
+}
+
+// listedTool is one line of `list --json`.
+type listedTool struct {
+	Server        string          `json:"server"`
+	Name          string          `json:"name"`
+	QualifiedName string          `json:"qualified_name"`
+	Description   string          `json:"description"`
+	InputSchema   json.RawMessage `json:"input_schema"`
+}
+
+func runList(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "list", "--config mcp.json [--json] [--timeout 30s] [--protocol-version V]")
+	config := fs.String("config", "", "mcpServers config `file` (required)")
+	asJSON := fs.Bool("json", false, "print one JSON object per tool on stdout (server statuses go to stderr)")
+	timeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
+	version := fs.String("protocol-version", "", "MCP revision to request from servers whose config sets none (default "+mcp.DefaultProtocolVersion+`; "latest" probes with server/discover)`)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *config == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	cfg, err := mcp.LoadConfig(*config)
+	if err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
+	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1})
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	connectErr := hub.Connect(ctx)
+	elapsed := time.Since(start)
+	statuses := hub.Status()
+	tools := hub.Tools()
+	if err := hub.Close(); err != nil {
+		return err
+	}
+	if connectErr != nil {
+		return connectErr // interrupted
+	}
+
+	report := e.stdout
+	if *asJSON {
+		report = e.stderr
+		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false)
+		for _, t := range tools {
+			if err := enc.Encode(listedTool{Server: t.Server, Name: t.OriginalName, QualifiedName: t.Name, Description: t.Description, InputSchema: t.InputSchema}); err != nil {
+				return err
+			}
+		}
+	}
+	writeStatuses(report, statuses, elapsed)
+	return nil
+}
+
+// writeStatuses prints one line per server, the failures' reasons and
+// stderr tails, and a total.
+func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Duration) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATUS\tTOOLS\tTIME\tPROTOCOL\tSERVER INFO")
+	ok, failed, disabled, total := 0, 0, 0, 0
+	for _, st := range statuses {
+		status := "ok"
+		switch st.State {
+		case mcp.StateReady:
+			ok++
+			total += st.Tools
+		case mcp.StateDisabled:
+			disabled++
+			status = "disabled"
+		default:
+			failed++
+			status = "FAILED"
+		}
+		info := strings.TrimSpace(st.ServerName + " " + st.ServerVersion)
+		tools := fmt.Sprint(st.Tools)
+		if st.Disabled > 0 {
+			tools += fmt.Sprintf(" (+%d filtered)", st.Disabled)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, status, tools, st.ConnectTime.Round(time.Millisecond), st.ProtocolVersion, info)
+	}
+	tw.Flush()
+	for _, st := range statuses {
+		if st.State == mcp.StateReady || st.State == mcp.StateDisabled {
+			for _, warn := range st.Warnings {
+				fmt.Fprintf(w, "\n%s: warning: %s", st.Name, warn)
+			}
+			continue
+		}
+		fmt.Fprintf(w, "\n%s failed: %v\n", st.Name, st.Err)
+		if st.Stderr != "" {
+			fmt.Fprintf(w, "  stderr (tail):\n%s\n", indent(lastLines(st.Stderr, 10), "    "))
+		}
+	}
+	fmt.Fprintf(w, "\n%d servers: %d ok, %d failed", len(statuses), ok, failed)
+	if disabled > 0 {
+		fmt.Fprintf(w, ", %d disabled", disabled)
+	}
+	fmt.Fprintf(w, "; %d tools; %.1fs\n", total, elapsed.Seconds())
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}

@@ -1,0 +1,200 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Result is a tool call's outcome, rendered for a model.
+type Result struct {
+	// Content is the result as text: text blocks joined by newlines,
+	// structuredContent as JSON (unless a text block already carries it),
+	// and one summary line per image, audio clip or resource (type, MIME
+	// type, size, URI — never the data itself).
+	Content string
+	// IsError is set when the tool itself reported a failure (MCP isError)
+	// or the server answered the call with an error: the model should see
+	// it and may try again differently.
+	IsError bool
+	// Structured is the result's structuredContent, if any.
+	Structured json.RawMessage
+}
+
+// Call calls the tool with the given qualified name (see Tools) with args,
+// a JSON object (nil or empty means {}). A tool's own failure is a Result
+// with IsError set, not an error. The error wraps ErrUnknownTool,
+// ErrToolDisabled, ErrServerUnavailable, ErrInvalidArguments, ErrClosed or
+// ctx's error, and names the tool and server.
+//
+// The call is bounded by ctx and, when the server's config sets one, its
+// Timeout.
+func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (Result, error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return Result{}, fmt.Errorf("call %s: %w", name, ErrClosed)
+	}
+	s, ok := h.routes[name]
+	if !ok {
+		h.mu.Unlock()
+		return Result{}, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+	}
+	if orig, ok := s.disabled[name]; ok {
+		h.mu.Unlock()
+		return Result{}, fmt.Errorf("%w: %s (tool %q of server %s is filtered out by its config)", ErrToolDisabled, name, orig, s.name)
+	}
+	orig := s.originals[name]
+	cs, state, why := s.session, s.state, s.err
+	h.mu.Unlock()
+
+	if cs == nil || state != StateReady {
+		if why != nil {
+			return Result{}, fmt.Errorf("%w: call %s: server %s is %s: %w", ErrServerUnavailable, name, s.name, state, why)
+		}
+		return Result{}, fmt.Errorf("%w: call %s: server %s is %s", ErrServerUnavailable, name, s.name, state)
+	}
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = json.RawMessage("{}")
+	}
+	if args[0] != '{' || !json.Valid(args) {
+		return Result{}, fmt.Errorf("%w: call %s (server %s): got %.80s", ErrInvalidArguments, name, s.name, args)
+	}
+	if s.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.Timeout)
+		defer cancel()
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: orig, Arguments: args})
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, ctx.Err())
+		}
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) {
+			// The server answered, with an error instead of a result
+			// (unknown arguments, a thrown exception): data for the model.
+			return Result{Content: "error: " + rpcErr.Message, IsError: true}, nil
+		}
+		return Result{}, fmt.Errorf("%w: call %s (server %s): %w", ErrServerUnavailable, name, s.name, err)
+	}
+	return render(res), nil
+}
+
+// render turns an MCP tool result into a Result.
+func render(res *sdk.CallToolResult) Result {
+	out := Result{IsError: res.IsError}
+	var parts []string
+	var texts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			parts = append(parts, c.Text)
+			texts = append(texts, c.Text)
+		case *sdk.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image: %s, %s]", orUnknown(c.MIMEType), size(len(c.Data))))
+		case *sdk.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio: %s, %s]", orUnknown(c.MIMEType), size(len(c.Data))))
+		case *sdk.ResourceLink:
+			desc := []string{"resource link: " + c.URI}
+			if c.Name != "" {
+				desc = append(desc, "name "+c.Name)
+			}
+			if c.MIMEType != "" {
+				desc = append(desc, c.MIMEType)
+			}
+			if c.Size != nil {
+				desc = append(desc, size(int(*c.Size)))
+			}
+			parts = append(parts, "["+strings.Join(desc, ", ")+"]")
+		case *sdk.EmbeddedResource:
+			r := c.Resource
+			if r == nil {
+				parts = append(parts, "[resource]")
+				continue
+			}
+			if r.Blob != nil {
+				parts = append(parts, fmt.Sprintf("[resource: %s, %s, %s]", r.URI, orUnknown(r.MIMEType), size(len(r.Blob))))
+				continue
+			}
+			// A text resource is content the model can read.
+			parts = append(parts, fmt.Sprintf("[resource: %s, %s, %s]\n%s", r.URI, orUnknown(r.MIMEType), size(len(r.Text)), r.Text))
+		default:
+			b, _ := json.Marshal(c)
+			parts = append(parts, fmt.Sprintf("[content: %s]", summariseJSON(b)))
+		}
+	}
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			out.Structured = b
+			if !textCarries(texts, b) {
+				parts = append(parts, string(b))
+			}
+		}
+	}
+	out.Content = strings.Join(parts, "\n")
+	return out
+}
+
+// textCarries reports whether one of the text blocks is the same JSON value
+// as structured (servers often send both, for older clients).
+func textCarries(texts []string, structured []byte) bool {
+	want := canonical(structured)
+	for _, t := range texts {
+		if want != "" && canonical([]byte(t)) == want {
+			return true
+		}
+	}
+	return false
+}
+
+func canonical(b []byte) string {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+// summariseJSON keeps an unknown content block readable without dumping
+// large base64 fields.
+func summariseJSON(b []byte) string {
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return fmt.Sprintf("%d bytes", len(b))
+	}
+	for k, v := range m {
+		if s, ok := v.(string); ok && len(s) > 256 {
+			if _, err := base64.StdEncoding.DecodeString(s); err == nil {
+				m[k] = fmt.Sprintf("<%s>", size(len(s)*3/4))
+			} else {
+				m[k] = s[:256] + "…"
+			}
+		}
+	}
+	out, _ := json.Marshal(m)
+	return string(out)
+}
+
+func size(n int) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func orUnknown(mime string) string {
+	if mime == "" {
+		return "unknown type"
+	}
+	return mime
+}

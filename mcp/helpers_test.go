@@ -1,0 +1,197 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// waitLimit bounds every wait in these tests; it is a hang guard, not a
+// timing assertion.
+const waitLimit = 20 * time.Second
+
+// memServer serves srv to the Hub over in-memory transports, one fresh pair
+// per connection attempt.
+func memServer(srv *sdk.Server) mcp.ServerConfig {
+	return mcp.ServerConfig{Transport: func(ctx context.Context) (sdk.Transport, error) {
+		serverSide, clientSide := sdk.NewInMemoryTransports()
+		if _, err := srv.Connect(ctx, serverSide, nil); err != nil {
+			return nil, err
+		}
+		return clientSide, nil
+	}}
+}
+
+// newServer returns a go-sdk server with a text tool per name; each answers
+// "<server>:<tool>".
+func newServer(name string, opts *sdk.ServerOptions, tools ...string) *sdk.Server {
+	srv := sdk.NewServer(&sdk.Implementation{Name: name, Version: "1.0.0"}, opts)
+	for _, tool := range tools {
+		addTextTool(srv, tool, "Tool "+tool+" of "+name+".", name+":"+tool)
+	}
+	return srv
+}
+
+func addTextTool(srv *sdk.Server, name, description, answer string) {
+	srv.AddTool(&sdk.Tool{Name: name, Description: description, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: answer}}}, nil
+		})
+}
+
+// changes collects what a Hub emits through OnChange.
+type changes chan toolindex.Change
+
+func (c changes) onChange(ch toolindex.Change) { c <- ch }
+
+// next returns the next change, failing the test if none comes.
+func (c changes) next(t *testing.T) toolindex.Change {
+	t.Helper()
+	select {
+	case ch := <-c:
+		return ch
+	case <-time.After(waitLimit):
+		t.Fatal("no change event arrived")
+		return toolindex.Change{}
+	}
+}
+
+// summary reduces a change to names, for cmp.Diff.
+type changeSummary struct {
+	Server                  string
+	Added, Changed, Removed []string
+}
+
+func summarize(ch toolindex.Change) changeSummary {
+	s := changeSummary{Server: ch.Server, Removed: ch.Removed}
+	for _, t := range ch.Added {
+		s.Added = append(s.Added, t.Name)
+	}
+	for _, t := range ch.Changed {
+		s.Changed = append(s.Changed, t.Name)
+	}
+	return s
+}
+
+func toolNames(tools []toolindex.Tool) []string {
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func startHub(t *testing.T, cfg *mcp.Config, opts *mcp.HubOptions) *mcp.Hub {
+	t.Helper()
+	hub, err := mcp.NewHub(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := hub.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := hub.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return hub
+}
+
+func statusOf(t *testing.T, hub *mcp.Hub, server string) mcp.ServerStatus {
+	t.Helper()
+	for _, st := range hub.Status() {
+		if st.Name == server {
+			return st
+		}
+	}
+	t.Fatalf("no status for server %s", server)
+	return mcp.ServerStatus{}
+}
+
+// checkGoroutines fails the test if goroutines started during it are still
+// running after its cleanups (the Hub's Close included). Call it first, so
+// that its cleanup runs last. Tests using it must not run in parallel.
+func checkGoroutines(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(waitLimit)
+		for runtime.NumGoroutine() > before {
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<20)
+				buf = buf[:runtime.Stack(buf, true)]
+				t.Errorf("goroutine leak: %d before the test, %d after\n%s", before, runtime.NumGoroutine(), buf)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+// children lists this process's child processes, zombies included, as
+// "pid state command". Linux only: elsewhere it skips the check.
+func children(t *testing.T) []string {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("child process check reads /proc (linux only)")
+	}
+	me := os.Getpid()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []string
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parens.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(s[i+1:])
+		if len(fields) < 2 {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(fields[1]); ppid == me {
+			out = append(out, fmt.Sprintf("%s %s %s", strings.Fields(s)[0], fields[0], s[strings.IndexByte(s, '(')+1:i]))
+		}
+	}
+	return out
+}
+
+// checkNoChildren fails the test if child processes are left (running or
+// zombie) once its cleanups have run. Call it first.
+func checkNoChildren(t *testing.T) {
+	t.Helper()
+	before := len(children(t))
+	t.Cleanup(func() {
+		deadline := time.Now().Add(waitLimit)
+		for {
+			left := children(t)
+			if len(left) <= before {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("child processes left after Close: %v", left)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}

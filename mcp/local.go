@@ -1,0 +1,95 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// LocalTool is a plain Go function served as a tool.
+type LocalTool struct {
+	Name        string
+	Title       string
+	Description string
+	// InputSchema is a JSON Schema with "type": "object"; nil means any
+	// object.
+	InputSchema json.RawMessage
+	Annotations *toolindex.Annotations
+	// Handler gets the call's arguments (a JSON object) and returns the
+	// text for the model. An error is the tool's own failure: the caller
+	// gets it as a Result with IsError set. It must be safe for concurrent
+	// use.
+	Handler func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+// LocalServer returns a server config that serves tools from this process
+// over an in-memory MCP connection, so local and remote tools share one Hub:
+// the same names, change events, call path and result rendering. Add it to
+// Config.Servers under the name its tools should be qualified with.
+func LocalServer(tools ...LocalTool) (ServerConfig, error) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "toolsift-local", Version: "0.1.0"}, nil)
+	seen := map[string]bool{}
+	for _, lt := range tools {
+		if lt.Name == "" {
+			return ServerConfig{}, fmt.Errorf("%w: local tool with an empty name", ErrConfig)
+		}
+		if seen[lt.Name] {
+			return ServerConfig{}, fmt.Errorf("%w: local tool %q defined twice", ErrConfig, lt.Name)
+		}
+		seen[lt.Name] = true
+		if lt.Handler == nil {
+			return ServerConfig{}, fmt.Errorf("%w: local tool %q has no Handler", ErrConfig, lt.Name)
+		}
+		schema := lt.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		var obj struct {
+			Type any `json:"type"`
+		}
+		if err := json.Unmarshal(schema, &obj); err != nil || obj.Type != "object" {
+			return ServerConfig{}, fmt.Errorf(`%w: local tool %q: InputSchema must be a JSON object with "type": "object"`, ErrConfig, lt.Name)
+		}
+		t := &sdk.Tool{Name: lt.Name, Title: lt.Title, Description: lt.Description, InputSchema: schema}
+		if a := lt.Annotations; a != nil {
+			t.Annotations = &sdk.ToolAnnotations{
+				DestructiveHint: a.DestructiveHint,
+				OpenWorldHint:   a.OpenWorldHint,
+				ReadOnlyHint:    a.ReadOnlyHint != nil && *a.ReadOnlyHint,
+				IdempotentHint:  a.IdempotentHint != nil && *a.IdempotentHint,
+			}
+		}
+		handler := lt.Handler
+		srv.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					res, err = errorResult(fmt.Sprintf("tool %s panicked: %v", t.Name, p)), nil
+				}
+			}()
+			args := req.Params.Arguments
+			if len(args) == 0 {
+				args = json.RawMessage("{}")
+			}
+			text, herr := handler(ctx, args)
+			if herr != nil {
+				return errorResult(herr.Error()), nil
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+		})
+	}
+	return ServerConfig{Transport: func(ctx context.Context) (sdk.Transport, error) {
+		serverSide, clientSide := sdk.NewInMemoryTransports()
+		if _, err := srv.Connect(ctx, serverSide, nil); err != nil {
+			return nil, err
+		}
+		return clientSide, nil
+	}}, nil
+}
+
+func errorResult(msg string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: msg}}}
+}

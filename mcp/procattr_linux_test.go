@@ -1,0 +1,12 @@
+package mcp_test
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// dieWithTest kills cmd if the test binary dies first (a panic on timeout
+// skips cleanups).
+func dieWithTest(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}

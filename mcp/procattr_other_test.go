@@ -1,0 +1,7 @@
+//go:build !linux
+
+package mcp_test
+
+import "os/exec"
+
+func dieWithTest(*exec.Cmd) {}

@@ -1,0 +1,69 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/mcp"
+)
+
+func TestCallRendersContent(t *testing.T) {
+	checkGoroutines(t)
+	png := []byte(strings.Repeat("\x89PNG", 100)) // 400 bytes
+	size := int64(2048)
+	results := map[string]*sdk.CallToolResult{
+		"texts":   {Content: []sdk.Content{&sdk.TextContent{Text: "first"}, &sdk.TextContent{Text: "second"}}},
+		"image":   {Content: []sdk.Content{&sdk.TextContent{Text: "a chart:"}, &sdk.ImageContent{Data: png, MIMEType: "image/png"}}},
+		"audio":   {Content: []sdk.Content{&sdk.AudioContent{Data: []byte("RIFF...."), MIMEType: "audio/wav"}}},
+		"link":    {Content: []sdk.Content{&sdk.ResourceLink{URI: "file:///tmp/report.pdf", Name: "report.pdf", MIMEType: "application/pdf", Size: &size}}},
+		"blob":    {Content: []sdk.Content{&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://blob", MIMEType: "application/zip", Blob: png}}}},
+		"textres": {Content: []sdk.Content{&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://notes", MIMEType: "text/plain", Text: "remember the milk"}}}},
+		"structured": {
+			Content:           []sdk.Content{&sdk.TextContent{Text: `{"temp": 21, "city": "Oslo"}`}},
+			StructuredContent: map[string]any{"city": "Oslo", "temp": 21},
+		},
+		"structured-only": {Content: []sdk.Content{}, StructuredContent: map[string]any{"ok": true}},
+		"failed":          {IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "file not found"}}},
+	}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "r", Version: "1"}, nil)
+	for name, res := range results {
+		srv.AddTool(&sdk.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return res, nil })
+	}
+	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"r": memServer(srv)}}, nil)
+
+	tests := []struct {
+		tool string
+		want mcp.Result
+	}{
+		{"texts", mcp.Result{Content: "first\nsecond"}},
+		{"image", mcp.Result{Content: "a chart:\n[image: image/png, 400 bytes]"}},
+		{"audio", mcp.Result{Content: "[audio: audio/wav, 8 bytes]"}},
+		{"link", mcp.Result{Content: "[resource link: file:///tmp/report.pdf, name report.pdf, application/pdf, 2048 bytes]"}},
+		{"blob", mcp.Result{Content: "[resource: mem://blob, application/zip, 400 bytes]"}},
+		{"textres", mcp.Result{Content: "[resource: mem://notes, text/plain, 17 bytes]\nremember the milk"}},
+		{"structured", mcp.Result{Content: `{"temp": 21, "city": "Oslo"}`, Structured: json.RawMessage(`{"city":"Oslo","temp":21}`)}},
+		{"structured-only", mcp.Result{Content: `{"ok":true}`, Structured: json.RawMessage(`{"ok":true}`)}},
+		{"failed", mcp.Result{Content: "file not found", IsError: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			got, err := hub.Call(context.Background(), "r__"+tt.tool, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Call (-want +got):\n%s", diff)
+			}
+			if b64 := base64.StdEncoding.EncodeToString(png)[:40]; strings.Contains(got.Content, b64) {
+				t.Errorf("rendered content holds base64 data: %q", got.Content)
+			}
+		})
+	}
+}
