@@ -1,0 +1,346 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"time"
+
+	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// Errors of this package. Provider errors are wrapped in ErrModel.
+var (
+	// ErrMaxSteps: the model still asked for tools after Options.MaxSteps
+	// steps. The Result holds the transcript so far.
+	ErrMaxSteps = errors.New("agent: max steps reached")
+	// ErrOptions reports invalid Options or Tools given to New.
+	ErrOptions = errors.New("agent: invalid options")
+)
+
+// Catalog is every tool the agent may call, by qualified name.
+// *toolindex.Index implements it. It must be safe for concurrent use.
+type Catalog interface {
+	Get(name string) (toolindex.Tool, bool)
+	// All yields every tool, in a stable order.
+	All() iter.Seq[toolindex.Tool]
+}
+
+// Retriever ranks the catalog's tools for one step, and answers the
+// search_tools meta-tool. *retrieval.Retriever implements it. It must be
+// safe for concurrent use.
+type Retriever interface {
+	Retrieve(ctx context.Context, q retrieval.Query) ([]retrieval.Match, error)
+	// SearchTools answers a search_tools call (args is its JSON arguments):
+	// the text for the model and the tools found. Bad arguments give an
+	// error wrapping retrieval.ErrSearchArgs, whose text the model sees.
+	SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error)
+}
+
+// Caller runs a tool by qualified name. *mcp.Hub implements it. A tool's
+// own failure is a Result with IsError set; an error means the call could
+// not be made (and is shown to the model too). It must be safe for
+// concurrent use and honour ctx's deadline.
+type Caller interface {
+	Call(ctx context.Context, name string, args json.RawMessage) (mcp.Result, error)
+}
+
+var (
+	_ Catalog   = (*toolindex.Index)(nil)
+	_ Retriever = (*retrieval.Retriever)(nil)
+	_ Caller    = (*mcp.Hub)(nil)
+)
+
+// Tools is what the agent chooses from and calls through. All three are
+// required; typically an mcp.Hub, a toolindex.Index holding hub.Tools()
+// (kept current with HubOptions.OnChange → Index.Apply) and a
+// retrieval.Retriever over that index.
+type Tools struct {
+	Catalog   Catalog
+	Retriever Retriever
+	Caller    Caller
+}
+
+// SearchMode says when the search_tools meta-tool is offered.
+type SearchMode int
+
+const (
+	// SearchAuto offers search_tools when offering every tool would cost
+	// more than Options.ToolBudget, i.e. when some tools are left out.
+	SearchAuto SearchMode = iota
+	// SearchAlways offers search_tools at every step.
+	SearchAlways
+	// SearchNever never offers it.
+	SearchNever
+)
+
+// Defaults of Options.
+const (
+	DefaultToolBudget        = 4000
+	DefaultObservationBudget = 2000
+	DefaultMaxSteps          = 10
+	DefaultToolTimeout       = 60 * time.Second
+	DefaultMaxParallel       = 4
+	// DefaultMaxTools is the most tools offered in one request (OpenAI
+	// rejects more than 128).
+	DefaultMaxTools = 128
+)
+
+// Options configure an Agent. The zero value (or nil) gives the defaults.
+type Options struct {
+	// System is the system prompt. Empty means a short default that tells
+	// the model its tools change at every step (and about search_tools).
+	System string
+
+	// ToolBudget is the most tokens the tool definitions offered at one step
+	// may cost, as budget.Tokenizer.Render counts them. Default 4000.
+	ToolBudget int
+	// MinTools and MaxTools bound the number of tools offered at one step
+	// (besides search_tools). Defaults 0 and DefaultMaxTools.
+	MinTools, MaxTools int
+	// ObservationBudget is the most tokens of one tool result the model
+	// sees; longer results are cut with a note. Default 2000.
+	ObservationBudget int
+
+	// MaxSteps is the most model calls in one Run or Continue. Default 10.
+	MaxSteps int
+	// ToolTimeout bounds each tool call; a call that takes longer is
+	// cancelled and the model is told. Default 60s.
+	ToolTimeout time.Duration
+	// MaxParallel is how many tool calls of one step run at once.
+	// Default 4.
+	MaxParallel int
+
+	// SearchTools says when to offer the search_tools meta-tool. Its
+	// results join the next step's tools.
+	SearchTools SearchMode
+
+	// Tokenizer counts tokens for the budgets; nil means o200k_base.
+	Tokenizer *budget.Tokenizer
+	// Logger receives one record per event (Debug for tool calls, Info for
+	// steps and answers); nil discards them.
+	Logger *slog.Logger
+	// OnEvent, if set, receives every Event as it happens. Calls are made
+	// one at a time (never concurrently) for one Run; tool events of one
+	// step may come from different goroutines.
+	OnEvent func(Event)
+}
+
+// Agent is a ReAct loop that picks its tools afresh at every Think step.
+// It holds no conversation state: Run and Continue may be called
+// concurrently.
+type Agent struct {
+	model Model
+	tools Tools
+	opts  Options
+	tok   *budget.Tokenizer
+	log   *slog.Logger
+}
+
+// New returns an Agent that asks model and runs tools.
+func New(model Model, tools Tools, opts *Options) (*Agent, error) {
+	if model == nil {
+		return nil, fmt.Errorf("%w: nil Model", ErrOptions)
+	}
+	if tools.Catalog == nil || tools.Retriever == nil || tools.Caller == nil {
+		return nil, fmt.Errorf("%w: Tools needs a Catalog, a Retriever and a Caller", ErrOptions)
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case o.ToolBudget < 0, o.ObservationBudget < 0, o.MaxSteps < 0, o.ToolTimeout < 0, o.MaxParallel < 0, o.MinTools < 0, o.MaxTools < 0:
+		return nil, fmt.Errorf("%w: negative value in %+v", ErrOptions, o)
+	case o.MaxTools > 0 && o.MinTools > o.MaxTools:
+		return nil, fmt.Errorf("%w: MinTools %d > MaxTools %d", ErrOptions, o.MinTools, o.MaxTools)
+	case o.SearchTools < SearchAuto || o.SearchTools > SearchNever:
+		return nil, fmt.Errorf("%w: SearchTools = %d", ErrOptions, o.SearchTools)
+	}
+	if o.ToolBudget == 0 {
+		o.ToolBudget = DefaultToolBudget
+	}
+	if o.MaxTools == 0 {
+		o.MaxTools = DefaultMaxTools
+	}
+	if o.ObservationBudget == 0 {
+		o.ObservationBudget = DefaultObservationBudget
+	}
+	if o.MaxSteps == 0 {
+		o.MaxSteps = DefaultMaxSteps
+	}
+	if o.ToolTimeout == 0 {
+		o.ToolTimeout = DefaultToolTimeout
+	}
+	if o.MaxParallel == 0 {
+		o.MaxParallel = DefaultMaxParallel
+	}
+	a := &Agent{model: model, tools: tools, opts: o, tok: o.Tokenizer, log: o.Logger}
+	if a.tok == nil {
+		tok, err := budget.NewTokenizer("", "")
+		if err != nil {
+			return nil, fmt.Errorf("%w: tokenizer: %w", ErrOptions, err)
+		}
+		a.tok = tok
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	return a, nil
+}
+
+// Result is the outcome of Run or Continue, complete or partial.
+type Result struct {
+	// Answer is the model's final message content; empty unless the run
+	// ended with an answer.
+	Answer string `json:"answer"`
+	// Messages is the whole conversation: system prompt, earlier turns,
+	// and this turn's messages. Every assistant tool call in it is answered
+	// by a tool message, even when the run was cut short, so a Result can
+	// always be continued.
+	Messages []Message `json:"messages"`
+	// Steps are this turn's steps, one per model call.
+	Steps []Step `json:"steps"`
+	// Used names the tools called so far in the conversation, in order of
+	// first use; they stay available (sticky) in later steps.
+	Used []string `json:"used"`
+	// Usage sums the provider's usage over Steps.
+	Usage Usage `json:"usage"`
+	// ToolTokens sums the tool-definition tokens offered over Steps;
+	// AllToolsTokens what offering every tool at every step would have
+	// cost.
+	ToolTokens     int `json:"tool_tokens"`
+	AllToolsTokens int `json:"all_tools_tokens"`
+}
+
+// Step is one Think → Act → Observe round.
+type Step struct {
+	// N counts steps from 1 within a Run or Continue.
+	N int `json:"n"`
+	// Query is what the retriever was asked.
+	Query retrieval.Query `json:"query"`
+	// Offered are the tools sent to the model, in request order.
+	Offered []OfferedTool `json:"offered"`
+	// ToolTokens is the cost of Offered; AllToolsTokens the cost of every
+	// tool in the catalog at full tier (AllTools of them), what a plain
+	// agent would send.
+	ToolTokens     int `json:"tool_tokens"`
+	AllToolsTokens int `json:"all_tools_tokens"`
+	AllTools       int `json:"all_tools"`
+	// Usage is what the provider reported for this step's model call
+	// (PromptTokens includes the tools).
+	Usage Usage `json:"usage"`
+	// Message is the model's answer.
+	Message Message `json:"message"`
+	// Calls are the tool calls of Message with their outcomes, in order.
+	Calls []Call `json:"calls,omitempty"`
+	// Latency per phase.
+	Latency Latency `json:"latency"`
+}
+
+// Latency is how long each phase of a step took.
+type Latency struct {
+	// Retrieve is ranking the tools; Select fitting them into the budget;
+	// Model the model call; Tools running the step's tool calls
+	// (concurrently, so at most the sum of the calls' latencies).
+	Retrieve time.Duration `json:"retrieve"`
+	Select   time.Duration `json:"select"`
+	Model    time.Duration `json:"model"`
+	Tools    time.Duration `json:"tools"`
+}
+
+// Why a tool was offered.
+const (
+	ReasonRetrieved = "retrieved" // ranked by the retriever for this step
+	ReasonPinned    = "pinned"    // retrieval.Options.Pinned
+	ReasonSticky    = "sticky"    // used earlier in the conversation
+	ReasonFound     = "found"     // found by search_tools or offered as a close match last step
+	ReasonMeta      = "meta"      // the search_tools meta-tool
+)
+
+// OfferedTool is one tool of a step's request.
+type OfferedTool struct {
+	Name   string      `json:"name"`
+	Tokens int         `json:"tokens"`
+	Tier   budget.Tier `json:"tier"`
+	Score  float64     `json:"score"`
+	// Reason is one of the Reason constants.
+	Reason string `json:"reason"`
+}
+
+// Outcome of a tool call.
+type Outcome string
+
+// Outcomes of a tool call. Every outcome but OutcomeOK and OutcomeSearch
+// reaches the model as an error observation.
+const (
+	OutcomeOK          Outcome = "ok"
+	OutcomeToolError   Outcome = "tool_error"        // the tool reported a failure
+	OutcomeCallError   Outcome = "call_error"        // the call could not be made (server down, ...)
+	OutcomeInvalidArgs Outcome = "invalid_arguments" // not JSON, or not an object
+	OutcomeUnknownTool Outcome = "unknown_tool"      // no such tool: close matches were offered
+	OutcomeTimeout     Outcome = "timeout"           // cancelled at Options.ToolTimeout
+	OutcomeCancelled   Outcome = "cancelled"         // the run's ctx ended
+	OutcomeSearch      Outcome = "search"            // a search_tools call
+)
+
+// Call is one executed tool call.
+type Call struct {
+	ToolCall
+	// Offered is false when the model called a tool it was not offered at
+	// this step (run anyway when the catalog has it).
+	Offered bool    `json:"offered"`
+	Outcome Outcome `json:"outcome"`
+	// Observation is the tool message content the model gets, truncated to
+	// Options.ObservationBudget.
+	Observation string `json:"observation"`
+	// Tokens is the observation's size; RawTokens the result's before
+	// truncation.
+	Tokens    int `json:"tokens"`
+	RawTokens int `json:"raw_tokens"`
+	// Found names the tools a search_tools call found, or the close
+	// matches of an unknown tool; they join the next step.
+	Found   []string      `json:"found,omitempty"`
+	Latency time.Duration `json:"latency"`
+}
+
+// EventKind says what happened.
+type EventKind string
+
+// Event kinds, in the order they happen within a step.
+const (
+	// EventThink: the step's tools are chosen. Query, Offered, ToolTokens,
+	// AllToolsTokens, AllTools; Latency is retrieval plus selection.
+	EventThink EventKind = "think"
+	// EventModel: the model answered. Message, Usage; Latency is the call.
+	EventModel EventKind = "model"
+	// EventToolCall: a tool call starts. Call (without outcome).
+	EventToolCall EventKind = "tool_call"
+	// EventToolResult: a tool call ended. Call; Latency is the call.
+	EventToolResult EventKind = "tool_result"
+	// EventAnswer: the run ended with an answer. Message.
+	EventAnswer EventKind = "answer"
+)
+
+// Event is a trace record. Fields not listed for its Kind are zero.
+type Event struct {
+	Kind EventKind
+	Step int
+
+	Query                                retrieval.Query
+	Offered                              []OfferedTool
+	ToolTokens, AllToolsTokens, AllTools int
+
+	Message Message
+	Usage   Usage
+
+	Call Call
+
+	Latency time.Duration
+}

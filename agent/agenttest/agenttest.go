@@ -1,0 +1,382 @@
+// Package agenttest provides a scripted Chat Completions server for tests of
+// code built on agent: an httptest server that speaks the real wire format
+// (JSON, and server-sent events when the request asks to stream), answers
+// with the replies of a script and records every request, so a test can
+// assert which tools were offered at each step.
+//
+//	srv := agenttest.NewServer(
+//		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "echo", Arguments: `{"text":"hi"}`}}},
+//		agenttest.Reply{Content: "done"},
+//	)
+//	defer srv.Close()
+//	model, _ := agent.NewOpenAI("test-model", &agent.OpenAIOptions{BaseURL: srv.URL, APIKey: "test"})
+package agenttest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolsift/toolsift/agent"
+)
+
+// Reply is one scripted answer.
+type Reply struct {
+	// Content of the assistant message.
+	Content string
+	// ToolCalls requested by the assistant. An empty ID becomes "call_<n>".
+	// Arguments are sent verbatim, valid JSON or not.
+	ToolCalls []agent.ToolCall
+	// Usage to report; nil reports PromptTokens = request bytes / 4.
+	Usage *agent.Usage
+
+	// ChunkSize is the number of bytes of content or of tool-call arguments
+	// per streamed delta; zero means 3, which splits JSON mid-token.
+	ChunkSize int
+	// Interleave streams the argument deltas of parallel tool calls round
+	// robin instead of one call after the other.
+	Interleave bool
+
+	// Status, when not zero, answers with this HTTP status and an OpenAI
+	// error body instead of a completion.
+	Status int
+	// Hang blocks until the client gives up (its context ends).
+	Hang bool
+}
+
+// Request is one recorded request, decoded from the wire.
+type Request struct {
+	Model    string
+	Stream   bool
+	Messages []agent.Message
+	Tools    []agent.ToolDef
+	// Body is the raw request body.
+	Body json.RawMessage
+}
+
+// ToolNames returns the names of the tools offered, in request order.
+func (r Request) ToolNames() []string {
+	names := make([]string, len(r.Tools))
+	for i, t := range r.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Server is a scripted Chat Completions endpoint. Its methods are safe for
+// concurrent use.
+type Server struct {
+	// URL is the base URL to configure clients with (it ends in /v1).
+	URL string
+
+	srv     *httptest.Server
+	respond func(Request) Reply
+
+	mu       sync.Mutex
+	requests []Request
+}
+
+// NewServer answers the n-th request with replies[n]; a request past the end
+// of the script gets HTTP 500 "script exhausted".
+func NewServer(replies ...Reply) *Server {
+	var mu sync.Mutex
+	next := 0
+	return NewServerFunc(func(Request) Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= len(replies) {
+			return Reply{Status: http.StatusInternalServerError, Content: "agenttest: script exhausted"}
+		}
+		next++
+		return replies[next-1]
+	})
+}
+
+// NewServerFunc answers each request with respond's reply.
+func NewServerFunc(respond func(Request) Reply) *Server {
+	s := &Server{respond: respond}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.handle)
+	s.srv = httptest.NewServer(mux)
+	s.URL = s.srv.URL + "/v1"
+	return s
+}
+
+// Close shuts the server down.
+func (s *Server) Close() { s.srv.Close() }
+
+// Requests returns the requests received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// OfferedTools returns, for each request received, the names of the tools
+// offered in it.
+func (s *Server) OfferedTools() [][]string {
+	var out [][]string
+	for _, r := range s.Requests() {
+		out = append(out, r.ToolNames())
+	}
+	return out
+}
+
+// wire types of the Chat Completions API.
+type (
+	wireRequest struct {
+		Model         string        `json:"model"`
+		Stream        bool          `json:"stream"`
+		Messages      []wireMessage `json:"messages"`
+		Tools         []wireTool    `json:"tools"`
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	wireMessage struct {
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content,omitempty"`
+		ToolCalls  []wireToolCall  `json:"tool_calls,omitempty"`
+		ToolCallID string          `json:"tool_call_id,omitempty"`
+	}
+	wireToolCall struct {
+		Index    *int   `json:"index,omitempty"`
+		ID       string `json:"id,omitempty"`
+		Type     string `json:"type,omitempty"`
+		Function struct {
+			Name      string `json:"name,omitempty"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	wireTool struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+)
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	var wr wireRequest
+	if err := json.Unmarshal(body, &wr); err != nil {
+		writeError(w, http.StatusBadRequest, "agenttest: bad request body: "+err.Error())
+		return
+	}
+	req := Request{Model: wr.Model, Stream: wr.Stream, Body: body}
+	for _, m := range wr.Messages {
+		req.Messages = append(req.Messages, fromWireMessage(m))
+	}
+	for _, t := range wr.Tools {
+		req.Tools = append(req.Tools, agent.ToolDef{
+			Name:        t.Function.Name,
+			Description: t.Function.Description,
+			Parameters:  t.Function.Parameters,
+		})
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	n := len(s.requests)
+	s.mu.Unlock()
+
+	reply := s.respond(req)
+	if reply.Hang {
+		<-r.Context().Done()
+		return
+	}
+	if reply.Status != 0 {
+		writeError(w, reply.Status, reply.Content)
+		return
+	}
+	calls := append([]agent.ToolCall(nil), reply.ToolCalls...)
+	for i := range calls {
+		if calls[i].ID == "" {
+			calls[i].ID = fmt.Sprintf("call_%d_%d", n, i)
+		}
+	}
+	usage := agent.Usage{PromptTokens: len(body) / 4, CompletionTokens: 1}
+	if reply.Usage != nil {
+		usage = *reply.Usage
+	}
+	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
+	finish := "stop"
+	if len(calls) > 0 {
+		finish = "tool_calls"
+	}
+	id := fmt.Sprintf("chatcmpl-%d", n)
+	if wr.Stream {
+		includeUsage := wr.StreamOptions != nil && wr.StreamOptions.IncludeUsage
+		s.stream(w, id, wr.Model, reply, calls, finish, usage, includeUsage)
+		return
+	}
+	msg := map[string]any{"role": "assistant", "content": nil}
+	if reply.Content != "" {
+		msg["content"] = reply.Content
+	}
+	if len(calls) > 0 {
+		var wc []wireToolCall
+		for _, c := range calls {
+			var x wireToolCall
+			x.ID, x.Type = c.ID, "function"
+			x.Function.Name, x.Function.Arguments = c.Name, c.Arguments
+			wc = append(wc, x)
+		}
+		msg["tool_calls"] = wc
+	}
+	writeJSON(w, map[string]any{
+		"id":      id,
+		"object":  "chat.completion",
+		"created": time.Now().Unix(),
+		"model":   wr.Model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
+		"usage":   wireUsage(usage),
+	})
+}
+
+func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []agent.ToolCall, finish string, usage agent.Usage, includeUsage bool) {
+	size := reply.ChunkSize
+	if size <= 0 {
+		size = 3
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	created := time.Now().Unix()
+	send := func(delta map[string]any, finishReason any, withUsage bool) {
+		chunk := map[string]any{
+			"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+			"choices": []any{},
+		}
+		if delta != nil {
+			chunk["choices"] = []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finishReason, "logprobs": nil}}
+		}
+		if withUsage {
+			chunk["usage"] = wireUsage(usage)
+		} else if includeUsage {
+			chunk["usage"] = nil
+		}
+		b, _ := json.Marshal(chunk)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	send(map[string]any{"role": "assistant", "content": ""}, nil, false)
+	for _, part := range split(reply.Content, size) {
+		send(map[string]any{"content": part}, nil, false)
+	}
+	// The first delta of each call carries its id and name; the arguments
+	// follow in fragments.
+	frags := make([][]string, len(calls))
+	for i, c := range calls {
+		frags[i] = split(c.Arguments, size)
+	}
+	toolDelta := func(i int, first bool, args string) map[string]any {
+		tc := map[string]any{"index": i, "function": map[string]any{"arguments": args}}
+		if first {
+			tc["id"], tc["type"] = calls[i].ID, "function"
+			tc["function"].(map[string]any)["name"] = calls[i].Name
+		}
+		return map[string]any{"tool_calls": []any{tc}}
+	}
+	if reply.Interleave {
+		for i := range calls {
+			send(toolDelta(i, true, ""), nil, false)
+		}
+		for more := true; more; {
+			more = false
+			for i := range calls {
+				if len(frags[i]) > 0 {
+					send(toolDelta(i, false, frags[i][0]), nil, false)
+					frags[i] = frags[i][1:]
+					more = true
+				}
+			}
+		}
+	} else {
+		for i := range calls {
+			send(toolDelta(i, true, ""), nil, false)
+			for _, f := range frags[i] {
+				send(toolDelta(i, false, f), nil, false)
+			}
+		}
+	}
+	send(map[string]any{}, finish, false)
+	if includeUsage {
+		send(nil, nil, true)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+// split cuts s into pieces of about size bytes, never inside a rune: a
+// delta is a JSON string, so servers only split between characters.
+func split(s string, size int) []string {
+	var out []string
+	for len(s) > size {
+		n := size
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n++
+		}
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func fromWireMessage(m wireMessage) agent.Message {
+	msg := agent.Message{Role: agent.Role(m.Role), ToolCallID: m.ToolCallID}
+	content := bytes.TrimSpace(m.Content)
+	switch {
+	case len(content) == 0 || bytes.Equal(content, []byte("null")):
+	case content[0] == '"':
+		_ = json.Unmarshal(content, &msg.Content)
+	default: // an array of content parts
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal(content, &parts)
+		for _, p := range parts {
+			msg.Content += p.Text
+		}
+	}
+	for _, c := range m.ToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+	}
+	return msg
+}
+
+func wireUsage(u agent.Usage) map[string]any {
+	return map[string]any{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.TotalTokens}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"error": map[string]any{"message": msg, "type": "invalid_request_error", "param": nil, "code": nil},
+	})
+}

@@ -1,0 +1,128 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// Example wires the whole stack: Go functions served as MCP tools through an
+// mcp.Hub, indexed and ranked per step, and a chat model (here a scripted
+// stand-in; point BaseURL at any OpenAI-compatible endpoint instead).
+func Example() {
+	ctx := context.Background()
+
+	tool := func(name, desc string, answer func(args map[string]any) string) mcp.LocalTool {
+		return mcp.LocalTool{
+			Name: name, Description: desc,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
+			Handler: func(_ context.Context, raw json.RawMessage) (string, error) {
+				var args map[string]any
+				if err := json.Unmarshal(raw, &args); err != nil {
+					return "", err
+				}
+				return answer(args), nil
+			},
+		}
+	}
+	local, err := mcp.LocalServer(
+		tool("get_weather", "Get the current weather for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": sunny, 21°C") }),
+		tool("get_forecast", "Get the weather forecast for the next days for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": rain tomorrow") }),
+		tool("book_hotel", "Book a hotel room in a city.", func(a map[string]any) string { return "booked" }),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	hub, err := mcp.NewHub(&mcp.Config{Servers: map[string]mcp.ServerConfig{"city": local}}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer hub.Close()
+	if err := hub.Connect(ctx); err != nil {
+		log.Fatal(err)
+	}
+	emb, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ix, err := toolindex.New(emb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := ix.Upsert(ctx, hub.Tools()...); err != nil {
+		log.Fatal(err)
+	}
+	ret, err := retrieval.New(ix, &retrieval.Options{K: 1}) // one tool per step, plus sticky ones
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	srv := agenttest.NewServer(
+		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+		agenttest.Reply{Content: "It is sunny in Bern."},
+	)
+	defer srv.Close()
+	model, err := agent.NewOpenAI("gpt-4o-mini", &agent.OpenAIOptions{BaseURL: srv.URL, APIKey: "sk-test", Stream: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	a, err := agent.New(model, agent.Tools{Catalog: ix, Retriever: ret, Caller: hub}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := a.Run(ctx, "What is the weather in Bern?")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, st := range res.Steps {
+		var names []string
+		for _, o := range st.Offered {
+			names = append(names, o.Name+" ("+o.Reason+")")
+		}
+		fmt.Printf("step %d offers %s\n", st.N, strings.Join(names, ", "))
+		for _, c := range st.Calls {
+			fmt.Printf("  %s %s -> %s\n", c.Name, c.Arguments, c.Observation)
+		}
+	}
+	fmt.Println(res.Answer)
+	// Output:
+	// step 1 offers city__get_weather (retrieved)
+	//   city__get_weather {"city":"Bern"} -> Bern: sunny, 21°C
+	// step 2 offers city__get_forecast (retrieved), city__get_weather (sticky)
+	// It is sunny in Bern.
+}
+
+// ExampleNewOpenAI asks an OpenAI-compatible endpoint for one completion.
+func ExampleNewOpenAI() {
+	srv := agenttest.NewServer(agenttest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Bern"}`}}})
+	defer srv.Close()
+
+	// Empty BaseURL and APIKey mean OPENAI_BASE_URL and OPENAI_API_KEY.
+	model, err := agent.NewOpenAI("gpt-4o-mini", &agent.OpenAIOptions{BaseURL: srv.URL, APIKey: "sk-test", Stream: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := model.Complete(context.Background(), agent.Request{
+		Messages: []agent.Message{{Role: agent.RoleUser, Content: "Weather in Bern?"}},
+		Tools:    []agent.ToolDef{{Name: "get_weather", Description: "Current weather for a city."}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range resp.Message.ToolCalls {
+		fmt.Println(c.ID, c.Name, c.Arguments)
+	}
+	fmt.Println(resp.FinishReason)
+	// Output:
+	// call_1 get_weather {"city":"Bern"}
+	// tool_calls
+}

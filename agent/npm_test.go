@@ -1,0 +1,93 @@
+package agent_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// npmServer returns the entry point of a reference MCP server installed in
+// mcp/testdata/npm by .ci/run (npm ci). Without it the test is skipped,
+// except in CI, where it must be there.
+func npmServer(t *testing.T, pkg, entry string) string {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("..", "mcp", "testdata", "npm", "node_modules", "@modelcontextprotocol", pkg, entry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, statErr := os.Stat(path)
+	_, nodeErr := exec.LookPath("node")
+	if statErr == nil && nodeErr == nil {
+		return path
+	}
+	msg := "reference MCP server " + pkg + " not installed (run: cd mcp/testdata/npm && npm ci)"
+	if nodeErr != nil {
+		msg = "node is not installed"
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s; CI must install it", msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// TestRunNPMServer runs the agent against the real "everything" reference
+// server over stdio.
+func TestRunNPMServer(t *testing.T) {
+	entry := npmServer(t, "server-everything", filepath.Join("dist", "index.js"))
+	hub, err := mcp.NewHub(&mcp.Config{Servers: map[string]mcp.ServerConfig{
+		"everything": {Command: "node", Args: []string{entry, "stdio"}, Timeout: waitLimit},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := hub.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tools := hub.Tools()
+	if len(tools) == 0 {
+		t.Fatalf("no tools from server-everything: %+v", hub.Status())
+	}
+	ix, ret := index(t, tools, 3)
+
+	srv := agenttest.NewServer(
+		agenttest.Reply{ToolCalls: calls("everything__get-sum", `{"a":2,"b":3}`, "everything__echo", `{"message":"héllo"}`)},
+		agenttest.Reply{Content: "2 + 3 = 5"},
+	)
+	defer srv.Close()
+	a, err := agent.New(newOpenAI(t, srv.URL, true), agent.Tools{Catalog: ix, Retriever: ret, Caller: hub},
+		&agent.Options{Tokenizer: tokenizer(t), ToolBudget: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Run(ctx, "Get the sum of the numbers 2 and 3, then echo héllo.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	offered := srv.OfferedTools()
+	if len(offered) != 2 || !slices.Contains(offered[0], "everything__get-sum") || !slices.Contains(offered[0], "everything__echo") {
+		t.Errorf("offered %q, want get-sum and echo at step 1", offered)
+	}
+	if len(offered[0]) >= len(tools) {
+		t.Errorf("step 1 offered %d of %d tools; want fewer", len(offered[0]), len(tools))
+	}
+	c := res.Steps[0].Calls
+	if len(c) != 2 || c[0].Outcome != agent.OutcomeOK || !strings.Contains(c[0].Observation, "5") ||
+		c[1].Outcome != agent.OutcomeOK || !strings.Contains(c[1].Observation, "héllo") {
+		t.Errorf("calls: %+v", c)
+	}
+	if res.Answer != "2 + 3 = 5" {
+		t.Errorf("answer %q", res.Answer)
+	}
+}

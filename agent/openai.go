@@ -1,0 +1,320 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// ErrModel wraps every error a Model returns: the provider's own error
+// (for OpenAI an *openai.Error with the HTTP status) stays reachable with
+// errors.As.
+var ErrModel = errors.New("agent: model")
+
+// OpenAIOptions configure an OpenAI-compatible Chat Completions model.
+type OpenAIOptions struct {
+	// BaseURL of the API, e.g. "http://localhost:11434/v1". Empty means
+	// OPENAI_BASE_URL from the environment, else https://api.openai.com/v1.
+	BaseURL string
+	// APIKey sent as a bearer token. Empty means OPENAI_API_KEY from the
+	// environment; local servers usually accept any value.
+	APIKey string
+	// Stream requests server-sent events and accumulates the deltas
+	// (content and tool-call arguments, including parallel calls).
+	Stream bool
+	// HTTPClient replaces http.DefaultClient.
+	HTTPClient *http.Client
+	// MaxRetries on connection errors, 408, 409, 429 and 5xx. Zero means the
+	// openai-go default (2); a negative value disables retries.
+	MaxRetries int
+	// Temperature, when not nil, is sent as is.
+	Temperature *float64
+}
+
+// OpenAI is a Model speaking the Chat Completions API of OpenAI or of any
+// compatible server (vLLM, Ollama, llama.cpp, LiteLLM, ...), streaming or
+// not. It is safe for concurrent use.
+type OpenAI struct {
+	client      openai.Client
+	model       string
+	stream      bool
+	temperature *float64
+}
+
+var _ Model = (*OpenAI)(nil)
+
+// NewOpenAI returns a Chat Completions model named model (e.g. "gpt-4o-mini").
+// Nil opts mean non-streaming with the environment's endpoint.
+func NewOpenAI(model string, opts *OpenAIOptions) (*OpenAI, error) {
+	if model == "" {
+		return nil, fmt.Errorf("%w: no model name", ErrModel)
+	}
+	if opts == nil {
+		opts = &OpenAIOptions{}
+	}
+	var ro []option.RequestOption
+	if opts.BaseURL != "" {
+		ro = append(ro, option.WithBaseURL(opts.BaseURL))
+	}
+	if opts.APIKey != "" {
+		ro = append(ro, option.WithAPIKey(opts.APIKey))
+	}
+	if opts.HTTPClient != nil {
+		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
+	}
+	switch {
+	case opts.MaxRetries < 0:
+		ro = append(ro, option.WithMaxRetries(0))
+	case opts.MaxRetries > 0:
+		ro = append(ro, option.WithMaxRetries(opts.MaxRetries))
+	}
+	return &OpenAI{
+		client:      openai.NewClient(ro...),
+		model:       model,
+		stream:      opts.Stream,
+		temperature: opts.Temperature,
+	}, nil
+}
+
+// Complete implements Model.
+func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
+	params, err := m.params(req)
+	if err != nil {
+		return Response{}, err
+	}
+	var resp Response
+	if m.stream {
+		resp, err = m.completeStream(ctx, params)
+	} else {
+		resp, err = m.complete(ctx, params)
+	}
+	if err != nil {
+		return Response{}, fmt.Errorf("%w: %s: %w", ErrModel, m.model, err)
+	}
+	return resp, nil
+}
+
+func (m *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
+	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(m.model)}
+	if m.temperature != nil {
+		p.Temperature = openai.Float(*m.temperature)
+	}
+	for _, msg := range req.Messages {
+		p.Messages = append(p.Messages, toOpenAIMessage(msg))
+	}
+	for _, t := range req.Tools {
+		fn := shared.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fn.Description = openai.String(t.Description)
+		}
+		params, err := toFunctionParameters(t.Parameters)
+		if err != nil {
+			return p, fmt.Errorf("%w: tool %s: parameters: %w", ErrModel, t.Name, err)
+		}
+		fn.Parameters = params
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
+	}
+	return p, nil
+}
+
+// toFunctionParameters decodes a JSON Schema into the SDK's map. A missing
+// schema becomes an empty object schema: some servers reject tools without
+// parameters.
+func toFunctionParameters(raw json.RawMessage) (shared.FunctionParameters, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return shared.FunctionParameters{"type": "object", "properties": map[string]any{}}, nil
+	}
+	var params shared.FunctionParameters
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return nil, err
+	}
+	return params, nil
+}
+
+func toOpenAIMessage(msg Message) openai.ChatCompletionMessageParamUnion {
+	switch msg.Role {
+	case RoleSystem:
+		return openai.SystemMessage(msg.Content)
+	case RoleTool:
+		return openai.ToolMessage(msg.Content, msg.ToolCallID)
+	case RoleAssistant:
+		var a openai.ChatCompletionAssistantMessageParam
+		if msg.Content != "" || len(msg.ToolCalls) == 0 {
+			a.Content.OfString = openai.String(msg.Content)
+		}
+		for _, c := range msg.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID: c.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+						Name:      c.Name,
+						Arguments: c.Arguments,
+					},
+				},
+			})
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+	default:
+		return openai.UserMessage(msg.Content)
+	}
+}
+
+func (m *OpenAI) complete(ctx context.Context, p openai.ChatCompletionNewParams) (Response, error) {
+	cc, err := m.client.Chat.Completions.New(ctx, p)
+	if err != nil {
+		return Response{}, err
+	}
+	if len(cc.Choices) == 0 {
+		return Response{}, errors.New("response has no choices")
+	}
+	ch := cc.Choices[0]
+	msg := Message{Role: RoleAssistant, Content: ch.Message.Content}
+	if msg.Content == "" {
+		msg.Content = ch.Message.Refusal
+	}
+	for _, tc := range ch.Message.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			continue
+		}
+		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	fillCallIDs(msg.ToolCalls)
+	return Response{
+		Message:      msg,
+		FinishReason: ch.FinishReason,
+		Usage:        fromOpenAIUsage(cc.Usage),
+		Model:        cc.Model,
+	}, nil
+}
+
+func (m *OpenAI) completeStream(ctx context.Context, p openai.ChatCompletionNewParams) (Response, error) {
+	p.StreamOptions.IncludeUsage = openai.Bool(true)
+	stream := m.client.Chat.Completions.NewStreaming(ctx, p)
+	defer stream.Close()
+	var acc streamAccumulator
+	for stream.Next() {
+		acc.add(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		return Response{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	if !acc.choices {
+		return Response{}, errors.New("stream ended without a choice")
+	}
+	return acc.response(), nil
+}
+
+func fromOpenAIUsage(u openai.CompletionUsage) Usage {
+	return Usage{
+		PromptTokens:     int(u.PromptTokens),
+		CompletionTokens: int(u.CompletionTokens),
+		TotalTokens:      int(u.TotalTokens),
+	}
+}
+
+// streamAccumulator assembles the first choice of a streamed completion.
+//
+// We accumulate ourselves rather than with openai.ChatCompletionAccumulator:
+// that one rejects a whole chunk when a provider changes the completion id
+// mid-stream, and it merges calls that compatible servers (some Gemini and
+// vLLM versions) send in parallel under one index with distinct ids. Here a
+// call is keyed by its index; a delta that carries a new id for an index
+// whose call already has one starts a new call.
+type streamAccumulator struct {
+	content strings.Builder
+	refusal strings.Builder
+	choices bool // a chunk carried the first choice
+	calls   []*callBuilder
+	byIndex map[int64]*callBuilder
+	finish  string
+	usage   Usage
+	model   string
+}
+
+type callBuilder struct {
+	id   string
+	name strings.Builder
+	args strings.Builder
+}
+
+func (a *streamAccumulator) add(chunk openai.ChatCompletionChunk) {
+	if chunk.Model != "" {
+		a.model = chunk.Model
+	}
+	if chunk.JSON.Usage.Valid() && (chunk.Usage.TotalTokens > 0 || chunk.Usage.PromptTokens > 0) {
+		a.usage = fromOpenAIUsage(chunk.Usage)
+	}
+	for _, ch := range chunk.Choices {
+		if ch.Index != 0 {
+			continue // we ask for one choice
+		}
+		a.choices = true
+		if ch.FinishReason != "" {
+			a.finish = ch.FinishReason
+		}
+		d := ch.Delta
+		a.content.WriteString(d.Content)
+		a.refusal.WriteString(d.Refusal)
+		for _, tc := range d.ToolCalls {
+			if tc.Type != "" && tc.Type != "function" {
+				continue
+			}
+			idx := tc.Index
+			if idx < 0 {
+				idx = 0 // some servers send -1 for a single call
+			}
+			if a.byIndex == nil {
+				a.byIndex = make(map[int64]*callBuilder)
+			}
+			b := a.byIndex[idx]
+			if b == nil || (tc.ID != "" && b.id != "" && tc.ID != b.id) {
+				b = &callBuilder{}
+				a.byIndex[idx] = b
+				a.calls = append(a.calls, b)
+			}
+			if b.id == "" {
+				b.id = tc.ID
+			}
+			b.name.WriteString(tc.Function.Name)
+			b.args.WriteString(tc.Function.Arguments)
+		}
+	}
+}
+
+func (a *streamAccumulator) response() Response {
+	msg := Message{Role: RoleAssistant, Content: a.content.String()}
+	if msg.Content == "" {
+		msg.Content = a.refusal.String()
+	}
+	for _, b := range a.calls {
+		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: b.id, Name: b.name.String(), Arguments: b.args.String()})
+	}
+	fillCallIDs(msg.ToolCalls)
+	return Response{Message: msg, FinishReason: a.finish, Usage: a.usage, Model: a.model}
+}
+
+// fillCallIDs gives an id to calls a server sent without one, so that tool
+// messages can answer them.
+func fillCallIDs(calls []ToolCall) {
+	for i := range calls {
+		if calls[i].ID == "" {
+			id := fmt.Sprintf("call_%d", i)
+			for slices.ContainsFunc(calls, func(c ToolCall) bool { return c.ID == id }) {
+				id += "_"
+			}
+			calls[i].ID = id
+		}
+	}
+}

@@ -1,0 +1,472 @@
+package agent
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/retrieval"
+)
+
+// DefaultSystem is the system prompt used when Options.System is empty.
+const DefaultSystem = "You are a capable assistant. Complete the user's task, calling the tools you are given when they help. " +
+	"The tools on offer change at every step to fit what you are doing: call only tools that are offered now. " +
+	"If no offered tool fits the next step and search_tools is offered, call it to find one. " +
+	"When the task is done, answer the user without calling tools."
+
+// Run starts a conversation with task and runs it until the model answers
+// without tool calls, Options.MaxSteps is reached (ErrMaxSteps) or ctx
+// ends. The Result is never nil: on error it holds the transcript so far.
+func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
+	system := a.opts.System
+	if system == "" {
+		system = DefaultSystem
+	}
+	msgs := []Message{{Role: RoleSystem, Content: system}, {Role: RoleUser, Content: task}}
+	return a.loop(ctx, msgs, nil)
+}
+
+// Continue adds msg as the user's next message to the conversation in
+// prev and runs it like Run. Tools used in prev stay sticky. prev is not
+// modified; nil prev is the same as Run(ctx, msg).
+func (a *Agent) Continue(ctx context.Context, prev *Result, msg string) (*Result, error) {
+	if prev == nil {
+		return a.Run(ctx, msg)
+	}
+	msgs := append(slices.Clone(prev.Messages), Message{Role: RoleUser, Content: msg})
+	return a.loop(ctx, msgs, slices.Clone(prev.Used))
+}
+
+// run is the state of one Run or Continue.
+type run struct {
+	a   *Agent
+	res *Result
+	// found are tools that join the next step only (search results, close
+	// matches of an unknown name).
+	found []retrieval.Match
+
+	emitMu sync.Mutex
+}
+
+func (a *Agent) loop(ctx context.Context, msgs []Message, used []string) (*Result, error) {
+	r := &run{a: a, res: &Result{Messages: msgs, Used: used}}
+	for n := 1; ; n++ {
+		done, err := r.step(ctx, n)
+		if err != nil || done {
+			return r.res, err
+		}
+		if n == a.opts.MaxSteps {
+			return r.res, fmt.Errorf("%w: %d steps without an answer", ErrMaxSteps, n)
+		}
+	}
+}
+
+// step runs step n and reports whether the model answered.
+func (r *run) step(ctx context.Context, n int) (bool, error) {
+	a := r.a
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("agent: step %d: %w", n, err)
+	}
+	st := Step{N: n, Query: r.query()}
+
+	// Think: rank, then fit into the budget.
+	t0 := time.Now()
+	matches, err := a.tools.Retriever.Retrieve(ctx, st.Query)
+	if err != nil {
+		return false, fmt.Errorf("agent: step %d: retrieve: %w", n, err)
+	}
+	t1 := time.Now()
+	st.Latency.Retrieve = t1.Sub(t0)
+	st.AllToolsTokens, st.AllTools = a.catalogCost()
+	search := a.opts.SearchTools == SearchAlways || (a.opts.SearchTools == SearchAuto && st.AllToolsTokens > a.opts.ToolBudget)
+	if _, clash := a.tools.Catalog.Get(retrieval.SearchToolName); clash {
+		search = false // a real tool has the name: never shadow it
+	}
+	offered, defs, err := r.choose(matches, search)
+	if err != nil {
+		return false, fmt.Errorf("agent: step %d: %w", n, err)
+	}
+	r.found = nil
+	st.Offered = offered
+	// The step is recorded however it ends, so a failed run shows what it
+	// offered.
+	defer func() {
+		r.res.Steps = append(r.res.Steps, st)
+		r.res.Usage = r.res.Usage.Add(st.Usage)
+		r.res.ToolTokens += st.ToolTokens
+		r.res.AllToolsTokens += st.AllToolsTokens
+	}()
+	for _, o := range offered {
+		st.ToolTokens += o.Tokens
+	}
+	st.Latency.Select = time.Since(t1)
+	r.emit(ctx, Event{Kind: EventThink, Step: n, Query: st.Query, Offered: offered,
+		ToolTokens: st.ToolTokens, AllToolsTokens: st.AllToolsTokens, AllTools: st.AllTools, Latency: st.Latency.Retrieve + st.Latency.Select})
+
+	// The model.
+	t2 := time.Now()
+	resp, err := a.model.Complete(ctx, Request{Messages: slices.Clone(r.res.Messages), Tools: defs})
+	st.Latency.Model = time.Since(t2)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
+		}
+		return false, fmt.Errorf("agent: step %d: %w", n, err)
+	}
+	msg := resp.Message
+	msg.Role, msg.ToolCallID = RoleAssistant, ""
+	msg.ToolCalls = slices.Clone(msg.ToolCalls)
+	fillCallIDs(msg.ToolCalls)
+	st.Message, st.Usage = msg, resp.Usage
+	r.res.Messages = append(r.res.Messages, msg)
+	r.emit(ctx, Event{Kind: EventModel, Step: n, Message: msg, Usage: resp.Usage, Latency: st.Latency.Model})
+
+	if len(msg.ToolCalls) == 0 {
+		r.res.Answer = msg.Content
+		r.emit(ctx, Event{Kind: EventAnswer, Step: n, Message: msg})
+		return true, nil
+	}
+
+	// Act and observe.
+	t3 := time.Now()
+	st.Calls = r.act(ctx, n, msg.ToolCalls, offered)
+	st.Latency.Tools = time.Since(t3)
+	for _, c := range st.Calls {
+		r.res.Messages = append(r.res.Messages, Message{Role: RoleTool, ToolCallID: c.ID, Content: c.Observation})
+	}
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("agent: step %d: %w", n, err)
+	}
+	return false, nil
+}
+
+// query describes the conversation's state for the retriever: the latest
+// user message, the model's latest message (text and tool calls) after it,
+// the tool results that followed, and the tools used so far.
+func (r *run) query() retrieval.Query {
+	q := retrieval.Query{Used: slices.Clone(r.res.Used)}
+	msgs := r.res.Messages
+	i := len(msgs) - 1
+	var obs []string
+	for ; i >= 0 && msgs[i].Role == RoleTool; i-- {
+		obs = append(obs, msgs[i].Content)
+	}
+	slices.Reverse(obs)
+	if i >= 0 && msgs[i].Role == RoleAssistant {
+		q.Observations = obs
+		var b strings.Builder
+		b.WriteString(msgs[i].Content)
+		for _, c := range msgs[i].ToolCalls {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "%s %s", c.Name, c.Arguments)
+		}
+		q.Thought = b.String()
+	}
+	for ; i >= 0; i-- {
+		if msgs[i].Role == RoleUser {
+			q.Task = msgs[i].Content
+			break
+		}
+	}
+	return q
+}
+
+// catalogCost is what sending every tool at full tier would cost.
+func (a *Agent) catalogCost() (tokens, n int) {
+	for t := range a.tools.Catalog.All() {
+		n++
+		if rd, err := a.tok.Render(t, budget.TierFull); err == nil {
+			tokens += rd.Tokens
+		}
+	}
+	return tokens, n
+}
+
+// choose picks the step's tools: the retrieved matches, the tools found at
+// the last step and the meta-tool, fitted into the budget. Pinned, sticky
+// and found tools are kept first; if they do not all fit, they compete on
+// score like the others. The request order is by name, search_tools last,
+// so the same set always gives the same request.
+func (r *run) choose(matches []retrieval.Match, search bool) ([]OfferedTool, []ToolDef, error) {
+	a := r.a
+	reason := map[string]string{}
+	var cands []budget.Candidate
+	add := func(m retrieval.Match, why string) {
+		if _, ok := reason[m.Tool.Name]; ok {
+			return
+		}
+		reason[m.Tool.Name] = why
+		cands = append(cands, budget.Candidate{Tool: m.Tool, Score: m.Score, Pinned: why != ReasonRetrieved})
+	}
+	if search {
+		add(retrieval.Match{Tool: retrieval.SearchTool(), Score: 1}, ReasonMeta)
+	}
+	for _, m := range matches {
+		switch {
+		case m.Pinned:
+			add(m, ReasonPinned)
+		case m.Sticky:
+			add(m, ReasonSticky)
+		}
+	}
+	for _, m := range r.found {
+		add(m, ReasonFound)
+	}
+	for _, m := range matches {
+		add(m, ReasonRetrieved)
+	}
+	b := budget.Budget{Tokens: a.opts.ToolBudget, MinTools: a.opts.MinTools, MaxTools: a.opts.MaxTools}
+	if search {
+		b.MaxTools++
+		b.MinTools = min(b.MinTools+1, b.MaxTools)
+	}
+	sel, err := budget.Select(a.tok, cands, b)
+	if errors.Is(err, budget.ErrBudgetTooSmall) {
+		// Too many must-haves: keep the meta-tool, let the others compete
+		// with the best retrieved score.
+		for i := range cands {
+			if why := reason[cands[i].Tool.Name]; why != ReasonMeta && why != ReasonRetrieved {
+				cands[i].Pinned = false
+				cands[i].Score = max(cands[i].Score, 1)
+			}
+		}
+		sel, err = budget.Select(a.tok, cands, b)
+	}
+	if errors.Is(err, budget.ErrBudgetTooSmall) && search {
+		// Not even the meta-tool fits: go without it.
+		cands = slices.DeleteFunc(cands, func(c budget.Candidate) bool { return reason[c.Tool.Name] == ReasonMeta })
+		b.MaxTools--
+		b.MinTools = min(a.opts.MinTools, b.MaxTools)
+		sel, err = budget.Select(a.tok, cands, b)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("select tools (budget %d tokens): %w", a.opts.ToolBudget, err)
+	}
+	picked := slices.Clone(sel.Tools)
+	slices.SortFunc(picked, func(x, y budget.Selected) int {
+		mx, my := reason[x.Tool.Name] == ReasonMeta, reason[y.Tool.Name] == ReasonMeta
+		if mx != my {
+			if mx {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(x.Tool.Name, y.Tool.Name)
+	})
+	offered := make([]OfferedTool, len(picked))
+	defs := make([]ToolDef, len(picked))
+	for i, s := range picked {
+		offered[i] = OfferedTool{Name: s.Tool.Name, Tokens: s.Tokens, Tier: s.Tier, Score: s.Score, Reason: reason[s.Tool.Name]}
+		defs[i] = ToolDef{Name: s.Tool.Name, Description: s.Description, Parameters: s.Parameters}
+	}
+	return offered, defs, nil
+}
+
+// act runs the step's tool calls, at most MaxParallel at once, and returns
+// them in call order. It always waits for every call it started.
+func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []OfferedTool) []Call {
+	a := r.a
+	isOffered := map[string]bool{}
+	for _, o := range offered {
+		isOffered[o.Name] = true
+	}
+	out := make([]Call, len(calls))
+	sem := make(chan struct{}, a.opts.MaxParallel)
+	var wg sync.WaitGroup
+	for i, tc := range calls {
+		tc.Name = r.resolve(tc.Name)
+		out[i] = Call{ToolCall: tc, Offered: isOffered[tc.Name]}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			out[i].Outcome, out[i].Observation = OutcomeCancelled, "error: the run was cancelled before this call started"
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r.emit(ctx, Event{Kind: EventToolCall, Step: n, Call: out[i]})
+			start := time.Now()
+			r.exec(ctx, &out[i])
+			out[i].Latency = time.Since(start)
+			out[i].RawTokens = a.tok.Count(out[i].Observation)
+			out[i].Observation = budget.Truncate(a.tok, out[i].Observation, a.opts.ObservationBudget)
+			out[i].Tokens = a.tok.Count(out[i].Observation)
+			r.emit(ctx, Event{Kind: EventToolResult, Step: n, Call: out[i], Latency: out[i].Latency})
+		}()
+	}
+	wg.Wait()
+	for _, c := range out {
+		switch {
+		case c.Outcome == OutcomeSearch || c.Outcome == OutcomeUnknownTool:
+			for _, name := range c.Found {
+				if t, ok := a.tools.Catalog.Get(name); ok {
+					r.found = append(r.found, retrieval.Match{Tool: t})
+				}
+			}
+		case !slices.Contains(r.res.Used, c.Name):
+			if _, ok := a.tools.Catalog.Get(c.Name); ok {
+				r.res.Used = append(r.res.Used, c.Name)
+			}
+		}
+	}
+	return out
+}
+
+// exec runs one call and fills in its outcome and observation.
+func (r *run) exec(ctx context.Context, c *Call) {
+	a := r.a
+	_, inCatalog := a.tools.Catalog.Get(c.Name)
+	isSearch := c.Name == retrieval.SearchToolName && !inCatalog && a.opts.SearchTools != SearchNever
+	if !inCatalog && !isSearch {
+		c.Outcome = OutcomeUnknownTool
+		c.Observation, c.Found = r.closeMatches(ctx, c.Name)
+		return
+	}
+	args, err := objectArgs(c.Arguments)
+	if err != nil {
+		c.Outcome = OutcomeInvalidArgs
+		c.Observation = fmt.Sprintf("error: the arguments of %s %v. Call it again with a JSON object that matches its parameters.", c.Name, err)
+		return
+	}
+	if isSearch {
+		text, found, err := a.tools.Retriever.SearchTools(ctx, args)
+		if err != nil {
+			c.Outcome, c.Observation = OutcomeInvalidArgs, "error: "+err.Error()
+			if !errors.Is(err, retrieval.ErrSearchArgs) {
+				c.Outcome = OutcomeCallError
+			}
+			return
+		}
+		c.Outcome, c.Observation = OutcomeSearch, text
+		for _, m := range found {
+			c.Found = append(c.Found, m.Tool.Name)
+		}
+		return
+	}
+	callCtx, cancel := context.WithTimeout(ctx, a.opts.ToolTimeout)
+	defer cancel()
+	res, err := a.tools.Caller.Call(callCtx, c.Name, args)
+	switch {
+	case ctx.Err() != nil:
+		c.Outcome, c.Observation = OutcomeCancelled, "error: the run was cancelled during this call"
+	case err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded):
+		c.Outcome = OutcomeTimeout
+		c.Observation = fmt.Sprintf("error: %s did not answer within %s and was cancelled. Try a smaller request or another tool.", c.Name, a.opts.ToolTimeout)
+	case errors.Is(err, mcp.ErrInvalidArguments):
+		c.Outcome, c.Observation = OutcomeInvalidArgs, "error: "+err.Error()
+	case err != nil:
+		c.Outcome, c.Observation = OutcomeCallError, "error: "+err.Error()
+	case res.IsError:
+		c.Outcome, c.Observation = OutcomeToolError, res.Content
+		if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(res.Content)), "error") {
+			c.Observation = "error: " + res.Content
+		}
+	default:
+		c.Outcome, c.Observation = OutcomeOK, res.Content
+		if strings.TrimSpace(res.Content) == "" {
+			c.Observation = "(no output)"
+		}
+	}
+}
+
+// resolve maps a name the model wrote to the catalog's spelling when it
+// differs only by white space or by a "functions." prefix, as some open
+// models write them.
+func (r *run) resolve(name string) string {
+	trimmed := strings.TrimSpace(name)
+	for _, n := range []string{trimmed, strings.TrimPrefix(trimmed, "functions.")} {
+		if _, ok := r.a.tools.Catalog.Get(n); ok || n == retrieval.SearchToolName {
+			return n
+		}
+	}
+	return name
+}
+
+// objectArgs checks that the model's arguments are a JSON object; empty
+// arguments mean {}.
+func objectArgs(s string) (json.RawMessage, error) {
+	b := bytes.TrimSpace([]byte(s))
+	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
+		return json.RawMessage("{}"), nil
+	}
+	if !json.Valid(b) {
+		var v any
+		err := json.Unmarshal(b, &v)
+		return nil, fmt.Errorf("are not valid JSON (%v)", err)
+	}
+	if b[0] != '{' {
+		return nil, fmt.Errorf("are not a JSON object (got %.40s)", b)
+	}
+	return json.RawMessage(b), nil
+}
+
+// closeMatches answers a call to a tool that does not exist with the tools
+// whose name or purpose is closest; they join the next step.
+func (r *run) closeMatches(ctx context.Context, name string) (string, []string) {
+	q := strings.NewReplacer("__", " ", "_", " ", "-", " ", ".", " ").Replace(name)
+	args, _ := json.Marshal(retrieval.SearchArgs{Query: q, K: 3})
+	var found []string
+	var lines []string
+	if _, matches, err := r.a.tools.Retriever.SearchTools(ctx, args); err == nil {
+		for _, m := range matches {
+			found = append(found, m.Tool.Name)
+			line := "- " + m.Tool.Name
+			if d := retrieval.OneLine(m.Tool.Description, 120); d != "" {
+				line += ": " + d
+			}
+			lines = append(lines, line)
+		}
+	}
+	if len(found) == 0 {
+		return fmt.Sprintf("error: there is no tool named %q, and no similar one.", name), nil
+	}
+	return fmt.Sprintf("error: there is no tool named %q. Similar tools, which you can call at your next step:\n%s",
+		name, strings.Join(lines, "\n")), found
+}
+
+// emit logs ev and passes it to OnEvent, one event at a time.
+func (r *run) emit(ctx context.Context, ev Event) {
+	a := r.a
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
+	switch ev.Kind {
+	case EventThink:
+		names := make([]string, len(ev.Offered))
+		for i, o := range ev.Offered {
+			names[i] = o.Name
+		}
+		a.log.LogAttrs(ctx, slog.LevelInfo, "agent think", slog.Int("step", ev.Step),
+			slog.Any("tools", names), slog.Int("tool_tokens", ev.ToolTokens),
+			slog.Int("all_tools_tokens", ev.AllToolsTokens), slog.Duration("latency", ev.Latency))
+	case EventModel:
+		a.log.LogAttrs(ctx, slog.LevelInfo, "agent model", slog.Int("step", ev.Step),
+			slog.Int("prompt_tokens", ev.Usage.PromptTokens), slog.Int("completion_tokens", ev.Usage.CompletionTokens),
+			slog.Int("tool_calls", len(ev.Message.ToolCalls)), slog.Duration("latency", ev.Latency))
+	case EventToolCall:
+		a.log.LogAttrs(ctx, slog.LevelDebug, "agent tool call", slog.Int("step", ev.Step),
+			slog.String("tool", ev.Call.Name), slog.String("id", ev.Call.ID), slog.Bool("offered", ev.Call.Offered))
+	case EventToolResult:
+		a.log.LogAttrs(ctx, slog.LevelDebug, "agent tool result", slog.Int("step", ev.Step),
+			slog.String("tool", ev.Call.Name), slog.String("outcome", string(ev.Call.Outcome)),
+			slog.Int("tokens", ev.Call.Tokens), slog.Int("raw_tokens", ev.Call.RawTokens), slog.Duration("latency", ev.Latency))
+	case EventAnswer:
+		a.log.LogAttrs(ctx, slog.LevelInfo, "agent answer", slog.Int("step", ev.Step), slog.Int("chars", len(ev.Message.Content)))
+	}
+	if a.opts.OnEvent != nil {
+		a.opts.OnEvent(ev)
+	}
+}

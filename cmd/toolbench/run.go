@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+func init() {
+	register(command{name: "run", summary: "run the agent on a task with the tools of an MCP config, printing every step", run: runAgent})
+}
+
+// errNoEndpoint explains how to configure the chat model.
+var errNoEndpoint = errors.New(`no chat model endpoint configured. Set one of:
+  OPENAI_API_KEY=sk-...                      to use api.openai.com
+  OPENAI_BASE_URL=http://localhost:11434/v1  (or --base-url) for any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LiteLLM);
+                                             OPENAI_API_KEY is then optional
+and pick the model with --model (default gpt-4o-mini)`)
+
+func runAgent(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "run", `--config mcp.json [--model M] [--base-url U] [--budget N] [--max-steps N] [flags] "task"`)
+	config := fs.String("config", "", "mcpServers config `file` (required)")
+	model := fs.String("model", "gpt-4o-mini", "chat `model` name")
+	baseURL := fs.String("base-url", "", "OpenAI-compatible API base `URL` (default $OPENAI_BASE_URL, else https://api.openai.com/v1)")
+	toolBudget := fs.Int("budget", agent.DefaultToolBudget, "tool-definition `tokens` offered per step")
+	maxSteps := fs.Int("max-steps", agent.DefaultMaxSteps, "most model calls before giving up")
+	k := fs.Int("k", 10, "tools retrieved per step (besides sticky and found ones)")
+	obsBudget := fs.Int("observation-budget", agent.DefaultObservationBudget, "most `tokens` of one tool result shown to the model")
+	toolTimeout := fs.Duration("tool-timeout", agent.DefaultToolTimeout, "`timeout` of each tool call")
+	connectTimeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
+	stream := fs.Bool("stream", true, "stream the model's responses")
+	search := fs.String("search-tools", "auto", "offer the search_tools meta-tool: auto (when all tools exceed the budget), always or never")
+	asJSON := fs.Bool("json", false, "print the Result as JSON on stdout instead of the steps")
+	verbose := fs.Bool("v", false, "log the agent's and the servers' diagnostics to stderr")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if *config == "" || task == "" {
+		fs.Usage()
+		return errUsage
+	}
+	searchMode, ok := map[string]agent.SearchMode{"auto": agent.SearchAuto, "always": agent.SearchAlways, "never": agent.SearchNever}[*search]
+	if !ok {
+		return fmt.Errorf("--search-tools %q: want auto, always or never", *search)
+	}
+
+	// The endpoint is checked first: no point starting servers without it.
+	base, key := *baseURL, e.getenv("OPENAI_API_KEY")
+	if base == "" {
+		base = e.getenv("OPENAI_BASE_URL")
+	}
+	if base == "" && key == "" {
+		return errNoEndpoint
+	}
+	if base == "" {
+		base = "https://api.openai.com/v1"
+	}
+	if key == "" {
+		key = "unused" // local servers ignore it; the SDK wants one
+	}
+	chat, err := agent.NewOpenAI(*model, &agent.OpenAIOptions{BaseURL: base, APIKey: key, Stream: *stream})
+	if err != nil {
+		return err
+	}
+
+	logger := slog.New(slog.DiscardHandler)
+	if *verbose {
+		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	cfg, err := mcp.LoadConfig(*config)
+	if err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
+	emb, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		return err
+	}
+	ix, err := toolindex.New(emb, nil)
+	if err != nil {
+		return err
+	}
+	// Changes after the first listing (tools/list_changed, restarts) keep
+	// the index current while the agent runs.
+	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{
+		Timeout: *connectTimeout,
+		Logger:  logger,
+		OnChange: func(c toolindex.Change) {
+			if err := ix.Apply(context.WithoutCancel(ctx), c); err != nil {
+				fmt.Fprintf(e.stderr, "warning: index %s: %v\n", c.Server, err)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer hub.Close()
+	start := time.Now()
+	if err := hub.Connect(ctx); err != nil {
+		return err
+	}
+	statuses := hub.Status()
+	if _, err := ix.Upsert(ctx, hub.Tools()...); err != nil {
+		return err
+	}
+	for _, st := range statuses {
+		if st.State != mcp.StateReady && st.State != mcp.StateDisabled {
+			fmt.Fprintf(e.stderr, "warning: server %s is %s: %v\n", st.Name, st.State, st.Err)
+		}
+	}
+	if ix.Len() == 0 {
+		return fmt.Errorf("no tools: none of the %d servers in %s is ready", len(statuses), *config)
+	}
+	ret, err := retrieval.New(ix, &retrieval.Options{K: *k})
+	if err != nil {
+		return err
+	}
+	tok, err := budget.NewTokenizer(*model, "")
+	if err != nil {
+		return err
+	}
+
+	p := &stepPrinter{w: e.stdout}
+	opts := &agent.Options{
+		ToolBudget:        *toolBudget,
+		MaxSteps:          *maxSteps,
+		ObservationBudget: *obsBudget,
+		ToolTimeout:       *toolTimeout,
+		SearchTools:       searchMode,
+		Tokenizer:         tok,
+		Logger:            logger,
+	}
+	if !*asJSON {
+		opts.OnEvent = p.event
+		fmt.Fprintf(e.stdout, "%s from %s in %.1fs · model %s at %s · budget %d tokens\n",
+			runPlural(ix.Len(), "tool"), runPlural(len(statuses), "server"), time.Since(start).Seconds(), *model, base, *toolBudget)
+	}
+	a, err := agent.New(chat, agent.Tools{Catalog: ix, Retriever: ret, Caller: hub}, opts)
+	if err != nil {
+		return err
+	}
+	runStart := time.Now()
+	res, runErr := a.Run(ctx, task)
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		p.summary(res, time.Since(runStart))
+	}
+	return runErr
+}
+
+// stepPrinter prints agent events as they come.
+type stepPrinter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (p *stepPrinter) event(ev agent.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.w
+	switch ev.Kind {
+	case agent.EventThink:
+		fmt.Fprintf(w, "\nstep %d · offered %s · %d tokens (all %s: %d tokens) · %s\n",
+			ev.Step, runPlural(len(ev.Offered), "tool"), ev.ToolTokens, runPlural(ev.AllTools, "tool"), ev.AllToolsTokens, ev.Latency.Round(time.Millisecond))
+		for _, o := range ev.Offered {
+			fmt.Fprintf(w, "  %-40s %5d tok  %-17s %.2f  %s\n", o.Name, o.Tokens, o.Tier, o.Score, o.Reason)
+		}
+	case agent.EventModel:
+		fmt.Fprintf(w, "  model: %d prompt + %d completion tokens, %s, %s\n",
+			ev.Usage.PromptTokens, ev.Usage.CompletionTokens, runPlural(len(ev.Message.ToolCalls), "tool call"), ev.Latency.Round(time.Millisecond))
+		if ev.Message.Content != "" && len(ev.Message.ToolCalls) > 0 {
+			fmt.Fprintf(w, "  thought: %s\n", runLine(ev.Message.Content, 200))
+		}
+	case agent.EventToolResult:
+		c := ev.Call
+		note := ""
+		if !c.Offered {
+			note = " (not offered)"
+		}
+		fmt.Fprintf(w, "  call %s %s%s → %s, %d tokens", c.Name, runLine(c.Arguments, 120), note, c.Outcome, c.Tokens)
+		if c.RawTokens > c.Tokens {
+			fmt.Fprintf(w, " (cut from %d)", c.RawTokens)
+		}
+		fmt.Fprintf(w, ", %s\n    %s\n", c.Latency.Round(time.Millisecond), runLine(c.Observation, 200))
+	}
+}
+
+func (p *stepPrinter) summary(res *agent.Result, elapsed time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.w
+	if res == nil {
+		return
+	}
+	if res.Answer != "" {
+		fmt.Fprintf(w, "\nanswer:\n%s\n", res.Answer)
+	}
+	saved := ""
+	if res.AllToolsTokens > 0 {
+		saved = fmt.Sprintf(" (%.0f%% less)", 100*(1-float64(res.ToolTokens)/float64(res.AllToolsTokens)))
+	}
+	fmt.Fprintf(w, "\n%s · tool tokens offered %d vs %d for all tools%s · %d prompt + %d completion tokens · %.1fs\n",
+		runPlural(len(res.Steps), "step"), res.ToolTokens, res.AllToolsTokens, saved, res.Usage.PromptTokens, res.Usage.CompletionTokens, elapsed.Seconds())
+}
+
+// runLine squeezes s onto one line of at most n runes.
+func runLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// runPlural returns "1 tool", "2 tools".
+func runPlural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

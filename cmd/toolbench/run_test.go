@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift/agent/agenttest"
+)
+
+// runTestServerEnv makes the test binary an MCP stdio server (see init), so
+// that the run command's tests start a real stdio server without building
+// one.
+const runTestServerEnv = "TOOLBENCH_RUN_TEST_MCP_SERVER"
+
+func init() {
+	if os.Getenv(runTestServerEnv) != "1" {
+		return
+	}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "toolbench-run-test", Version: "1.0.0"}, nil)
+	tool := func(name, desc string, answer func(args map[string]any) string) {
+		srv.AddTool(&sdk.Tool{Name: name, Description: desc,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"City name"}},"required":["city"]}`)},
+			func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				var args map[string]any
+				_ = json.Unmarshal(req.Params.Arguments, &args)
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: answer(args)}}}, nil
+			})
+	}
+	tool("get_weather", "Get the current weather for a city.", func(a map[string]any) string { return a["city"].(string) + ": sunny, 21°C" })
+	tool("get_forecast", "Get the weather forecast for the next days for a city.", func(a map[string]any) string { return "rain tomorrow" })
+	tool("book_hotel", "Book a hotel room in a city for tonight.", func(a map[string]any) string { return "booked" })
+	tool("find_restaurants", "Find restaurants in a city, with their cuisine and rating.", func(a map[string]any) string { return "none" })
+	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// runConfig writes an mcp.json whose one server, "city", is this test
+// binary serving four tools over stdio.
+func runConfig(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"city": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{runTestServerEnv: "1"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runWithEnv runs toolbench in-process with the given environment.
+func runWithEnv(t *testing.T, environ map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, getenv: func(k string) string { return environ[k] }}
+	code = run(context.Background(), e, args)
+	return code, out.String(), errb.String()
+}
+
+func TestRunCommand(t *testing.T) {
+	config := runConfig(t)
+	srv := agenttest.NewServer(
+		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+		agenttest.Reply{Content: "It is sunny in Bern."},
+	)
+	defer srv.Close()
+
+	code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL},
+		"run", "--config", config, "--model", "test-model", "--budget", "300", "--k", "1", "What is the weather in Bern?")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		`4 tools from 1 server in`,
+		`step 1 · offered 1 tool · \d+ tokens \(all 4 tools: \d+ tokens\)`,
+		`city__get_weather +\d+ tok  full +[0-9.]+  retrieved`,
+		`model: \d+ prompt \+ 1 completion tokens, 1 tool call,`,
+		`call city__get_weather \{"city":"Bern"\} → ok, \d+ tokens,`,
+		`Bern: sunny, 21°C`,
+		`step 2 · offered 2 tools`,
+		`city__get_weather +\d+ tok  \S+ +[0-9.]+  sticky`,
+		`answer:\nIt is sunny in Bern.`,
+		`2 steps · tool tokens offered \d+ vs \d+ for all tools \(\d+% less\) · \d+ prompt \+ 2 completion tokens`,
+	} {
+		if !regexp.MustCompile(want).MatchString(stdout) {
+			t.Errorf("stdout does not match %q:\n%s", want, stdout)
+		}
+	}
+	want := [][]string{{"city__get_weather"}, {"city__get_forecast", "city__get_weather"}}
+	if diff := cmp.Diff(want, srv.OfferedTools()); diff != "" {
+		t.Errorf("tools offered per request (-want +got):\n%s", diff)
+	}
+	if reqs := srv.Requests(); len(reqs) == 0 || reqs[0].Model != "test-model" || !reqs[0].Stream {
+		t.Errorf("requests: %+v", reqs)
+	}
+}
+
+func TestRunCommandJSON(t *testing.T) {
+	config := runConfig(t)
+	srv := agenttest.NewServer(agenttest.Reply{Content: "Hello."})
+	defer srv.Close()
+	code, stdout, stderr := runWithEnv(t, nil, "run", "--config", config, "--base-url", srv.URL, "--json", "--stream=false", "Say hello")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+	}
+	var res agent.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("stdout is not a Result: %v\n%s", err, stdout)
+	}
+	if res.Answer != "Hello." || len(res.Steps) != 1 || res.Steps[0].AllTools != 4 {
+		t.Errorf("result: %+v", res)
+	}
+}
+
+func TestRunCommandErrors(t *testing.T) {
+	config := runConfig(t)
+	srv := agenttest.NewServer(
+		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+	)
+	defer srv.Close()
+	tests := []struct {
+		name     string
+		environ  map[string]string
+		args     []string
+		wantCode int
+		want     []string // in stderr
+	}{
+		{"no endpoint", nil, []string{"run", "--config", config, "task"}, 1,
+			[]string{"no chat model endpoint configured", "OPENAI_API_KEY", "OPENAI_BASE_URL", "--base-url", "--model"}},
+		{"no task", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config}, 2, []string{"Usage: toolbench run"}},
+		{"no config", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "task"}, 2, []string{"Usage: toolbench run"}},
+		{"bad search mode", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config, "--search-tools", "maybe", "task"}, 1, []string{"--search-tools"}},
+		{"missing config file", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", filepath.Join(t.TempDir(), "nope.json"), "task"}, 1, []string{"nope.json"}},
+		{"max steps", map[string]string{"OPENAI_BASE_URL": srv.URL}, []string{"run", "--config", config, "--max-steps", "1", "weather in Bern?"}, 1, []string{"max steps"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runWithEnv(t, tt.environ, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
