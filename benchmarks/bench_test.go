@@ -1,0 +1,324 @@
+package benchmarks_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/philippgille/chromem-go"
+	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+var sizes = []int{1000, 10000, 100000}
+
+const (
+	seed        = 42
+	thinkBudget = 2000 // tool-schema tokens per Think step
+)
+
+// corpus is one size's synthetic tools, their vectors and a built index,
+// made once per process and shared by the benchmarks that only read them.
+type corpus struct {
+	tools   []toolindex.Tool
+	vectors [][]float32
+	ix      *toolindex.Index
+}
+
+var (
+	corporaMu sync.Mutex
+	corpora   = map[int]*corpus{}
+)
+
+func localEmbedder(b *testing.B) *toolindex.LocalEmbedder {
+	emb, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return emb
+}
+
+func getCorpus(b *testing.B, n int) *corpus {
+	corporaMu.Lock()
+	defer corporaMu.Unlock()
+	if c, ok := corpora[n]; ok {
+		return c
+	}
+	ctx := context.Background()
+	emb := localEmbedder(b)
+	c := &corpus{tools: synthTools(n, seed)}
+	docs := make([]string, n)
+	for i, t := range c.tools {
+		docs[i] = toolindex.Document(t)
+	}
+	var err error
+	if c.vectors, err = emb.Embed(ctx, docs); err != nil {
+		b.Fatal(err)
+	}
+	if c.ix, err = toolindex.New(emb, nil); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.ix.Upsert(ctx, c.tools...); err != nil {
+		b.Fatal(err)
+	}
+	corpora[n] = c
+	return c
+}
+
+func tokenizer(b *testing.B) *budget.Tokenizer {
+	tok, err := budget.NewTokenizer("gpt-4o", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tok
+}
+
+// BenchmarkRetrieve is one Think step's tool selection: embed the step's
+// query with the local embedder, hybrid search, fit the best into the
+// token budget.
+func BenchmarkRetrieve(b *testing.B) {
+	tok := tokenizer(b)
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			c := getCorpus(b, n)
+			r, err := retrieval.New(c.ix, &retrieval.Options{K: 20})
+			if err != nil {
+				b.Fatal(err)
+			}
+			queries := synthQueries(256, seed)
+			ctx := context.Background()
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				ms, err := r.Retrieve(ctx, retrieval.Query{Task: queries[i%len(queries)]})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cands := make([]budget.Candidate, len(ms))
+				for j, m := range ms {
+					cands[j] = budget.Candidate{Tool: m.Tool, Score: m.Score}
+				}
+				if _, err := budget.Select(tok, cands, budget.Budget{Tokens: thinkBudget}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkChromemQuery is plain chromem-go QueryEmbedding on the same
+// vectors, top 20, with the query embedded outside the loop: the floor
+// under BenchmarkRetrieve.
+func BenchmarkChromemQuery(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			c := getCorpus(b, n)
+			db := chromem.NewDB()
+			col, err := db.CreateCollection("tools", nil, func(context.Context, string) ([]float32, error) {
+				return nil, fmt.Errorf("no embedding at query time")
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			docs := make([]chromem.Document, n)
+			for i, t := range c.tools {
+				docs[i] = chromem.Document{ID: t.Name, Embedding: c.vectors[i]}
+			}
+			if err := col.AddDocuments(ctx, docs, 4); err != nil {
+				b.Fatal(err)
+			}
+			qv, err := localEmbedder(b).Embed(ctx, synthQueries(256, seed))
+			if err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := col.QueryEmbedding(ctx, qv[i%len(qv)], 20, nil, nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkIndexBuild embeds and indexes n tools from scratch.
+func BenchmarkIndexBuild(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			tools := synthTools(n, seed)
+			emb := localEmbedder(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				ix, err := toolindex.New(emb, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ix.Upsert(ctx, tools...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tools/s")
+		})
+	}
+}
+
+// BenchmarkWarmStart loads a persisted index of n tools: what a restart
+// costs instead of re-embedding.
+func BenchmarkWarmStart(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			c := getCorpus(b, n)
+			dir := b.TempDir()
+			if err := c.ix.Save(dir); err != nil {
+				b.Fatal(err)
+			}
+			emb := localEmbedder(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				ix, err := toolindex.Load(ctx, dir, emb, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if ix.Len() != n {
+					b.Fatalf("loaded %d tools, want %d", ix.Len(), n)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTokenize counts the tokens of real tool schemas.
+func BenchmarkTokenize(b *testing.B) {
+	tok := tokenizer(b)
+	var texts []string
+	var bytes int64
+	for _, t := range synthTools(200, seed) {
+		s := t.Description + " " + string(t.InputSchema)
+		texts = append(texts, s)
+		bytes += int64(len(s))
+	}
+	b.SetBytes(bytes)
+	b.ReportAllocs()
+	tokens := 0
+	for b.Loop() {
+		tokens = 0
+		for _, s := range texts {
+			tokens += tok.Count(s)
+		}
+	}
+	b.ReportMetric(float64(tokens)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkSelect fits ranked candidates into the budget.
+func BenchmarkSelect(b *testing.B) {
+	tok := tokenizer(b)
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("candidates=%d", n), func(b *testing.B) {
+			tools := synthTools(n, seed)
+			cands := make([]budget.Candidate, n)
+			for i, t := range tools {
+				cands[i] = budget.Candidate{Tool: t, Score: 1 / float64(i+1)}
+			}
+			if _, err := budget.Select(tok, cands, budget.Budget{Tokens: thinkBudget}); err != nil {
+				b.Fatal(err) // also warms the render cache, as a running agent has it
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := budget.Select(tok, cands, budget.Budget{Tokens: thinkBudget}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRecall reports retrieval quality on the shared datasets as
+// benchmark metrics: recall@5 and nDCG@10 of the default hybrid retriever,
+// the gold recall kept within the token budget, and the token reduction
+// against offering every tool. ns/op is per query.
+func BenchmarkRecall(b *testing.B) {
+	for _, name := range []string{"bfcl", "sealtools"} {
+		b.Run("dataset="+name, func(b *testing.B) {
+			dir := filepath.Join("..", "..", "shared", "datasets", name)
+			if _, err := os.Stat(dir); err != nil {
+				b.Skipf("dataset %s not present beside the checkout: %v", dir, err)
+			}
+			tools, err := dataset.LoadTools(filepath.Join(dir, "tools.jsonl"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			queries, err := dataset.LoadQueries(filepath.Join(dir, "queries.jsonl"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			ix, err := toolindex.New(localEmbedder(b), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := ix.Upsert(ctx, tools...); err != nil {
+				b.Fatal(err)
+			}
+			tok := tokenizer(b)
+			all := 0
+			for _, t := range tools {
+				r, err := tok.Render(t, budget.TierFull)
+				if err != nil {
+					b.Fatal(err)
+				}
+				all += r.Tokens
+			}
+			r, err := retrieval.New(ix, &retrieval.Options{K: 20})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var recall5, ndcg, kept, selTokens float64
+			n := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				q := queries[n%len(queries)]
+				ms, err := r.Retrieve(ctx, retrieval.Query{Task: q.Query})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ranked := make([]string, len(ms))
+				cands := make([]budget.Candidate, len(ms))
+				for i, m := range ms {
+					ranked[i] = m.Tool.Name
+					cands[i] = budget.Candidate{Tool: m.Tool, Score: m.Score}
+				}
+				sel, err := budget.Select(tok, cands, budget.Budget{Tokens: thinkBudget})
+				if err != nil {
+					b.Fatal(err)
+				}
+				selected := make([]string, len(sel.Tools))
+				for i, s := range sel.Tools {
+					selected[i] = s.Tool.Name
+				}
+				g := q.Groups()
+				recall5 += retrieval.Recall(ranked, g, 5)
+				ndcg += retrieval.NDCG(ranked, g, 10)
+				kept += retrieval.Recall(selected, g, len(selected))
+				selTokens += float64(sel.Tokens)
+				n++
+			}
+			f := float64(n)
+			b.ReportMetric(recall5/f, "recall@5")
+			b.ReportMetric(ndcg/f, "nDCG@10")
+			b.ReportMetric(kept/f, "budget-recall")
+			b.ReportMetric(selTokens/f, "tokens/step")
+			b.ReportMetric(100*(1-selTokens/f/float64(all)), "%reduction")
+		})
+	}
+}

@@ -1,0 +1,588 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// The embedded default dataset: BFCL v4 pooled (Apache-2.0; see
+// data/bfcl/NOTICE and data/bfcl/LICENSE).
+//
+//go:embed data/bfcl
+var defaultData embed.FS
+
+const defaultDataName = "BFCL v4 (embedded; Apache-2.0, see cmd/toolbench/data/bfcl/NOTICE)"
+
+func init() {
+	register(command{name: "eval", summary: "measure retrieval quality and prompt tokens on a tools + queries dataset", run: runEval})
+	register(command{name: "", summary: "evaluate the embedded default dataset", run: runDefault})
+}
+
+// evalOptions is everything eval needs, whichever way it was started.
+type evalOptions struct {
+	toolsPath, queriesPath, configPath string
+	ks                                 []int
+	budget                             int
+	embedder                           string
+	embedModel, embedBaseURL           string
+	modes                              []retrieval.Mode
+	encoding, model                    string
+	rankingsPath, plotPath             string
+	json, quiet                        bool
+	timeout                            time.Duration
+}
+
+// runDefault is toolbench without arguments: the embedded dataset, the
+// default embedder, every mode side by side.
+func runDefault(ctx context.Context, e *env, _ []string) error {
+	return evaluate(ctx, e, evalOptions{
+		ks:       []int{1, 3, 5, 10},
+		budget:   defaultBudget,
+		embedder: "local",
+		modes:    []retrieval.Mode{retrieval.Hybrid, retrieval.Vector, retrieval.Lexical},
+	})
+}
+
+const defaultBudget = 2000
+
+func runEval(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "eval", `[--tools T.jsonl --queries Q.jsonl | --config mcp.json --queries Q.jsonl] [flags]
+
+Without --tools and --config, eval uses the embedded BFCL dataset.`)
+	var o evalOptions
+	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file` (format: ../shared/datasets/README.md)")
+	fs.StringVar(&o.queriesPath, "queries", "", "queries.jsonl `file` with gold tool names")
+	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, as `toolbench list --json` prints them)")
+	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
+	fs.IntVar(&o.budget, "budget", defaultBudget, "tool-schema token `budget` for the selection step")
+	fs.StringVar(&o.embedder, "embedder", "local", "embedder: local (offline, default) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
+	fs.StringVar(&o.embedModel, "embed-model", "text-embedding-3-small", "embedding `model` for --embedder openai")
+	fs.StringVar(&o.embedBaseURL, "embed-base-url", "", "OpenAI-compatible base `URL` for --embedder openai (default $OPENAI_BASE_URL, else api.openai.com)")
+	modes := fs.String("mode", "hybrid", "ranking `mode`: hybrid, vector or lexical; a comma-separated list compares them")
+	fs.StringVar(&o.encoding, "encoding", "", "tiktoken `encoding` for token counts (default: from --model)")
+	fs.StringVar(&o.model, "model", "gpt-4o", "chat `model` whose tokenizer counts the tokens")
+	fs.StringVar(&o.rankingsPath, "rankings", "", "write one JSON line per query to `file`: id, ranked, selected, selected_tokens")
+	fs.StringVar(&o.plotPath, "plot", "", "write an SVG `file`: recall@k and tool tokens against k")
+	fs.BoolVar(&o.json, "json", false, "print the results as one JSON object")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "per-server connect `timeout` with --config")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.stderr, "toolbench eval: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	var err error
+	if o.ks, err = parseKs(*ks); err != nil {
+		return fmt.Errorf("--k: %w", err)
+	}
+	if o.modes, err = parseModes(*modes); err != nil {
+		return fmt.Errorf("--mode: %w", err)
+	}
+	switch {
+	case o.toolsPath != "" && o.configPath != "":
+		return errors.New("--tools and --config are exclusive: tools come from a file or from live servers")
+	case (o.toolsPath != "" || o.configPath != "") && o.queriesPath == "":
+		return errors.New("--queries is required with --tools or --config")
+	case o.toolsPath == "" && o.configPath == "" && o.queriesPath != "":
+		return errors.New("--queries needs --tools or --config (the embedded dataset has its own queries)")
+	case o.budget <= 0:
+		return fmt.Errorf("--budget %d: want a positive number of tokens", o.budget)
+	}
+	return evaluate(ctx, e, o)
+}
+
+func parseKs(s string) ([]int, error) {
+	var ks []int
+	for _, f := range strings.Split(s, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k <= 0 {
+			return nil, fmt.Errorf("%q is not a positive whole number", f)
+		}
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return slices.Compact(ks), nil
+}
+
+func parseModes(s string) ([]retrieval.Mode, error) {
+	var modes []retrieval.Mode
+	for _, f := range strings.Split(s, ",") {
+		var m retrieval.Mode
+		switch strings.TrimSpace(f) {
+		case "hybrid":
+			m = retrieval.Hybrid
+		case "vector":
+			m = retrieval.Vector
+		case "lexical":
+			m = retrieval.Lexical
+		default:
+			return nil, fmt.Errorf("unknown mode %q (want hybrid, vector or lexical)", f)
+		}
+		if !slices.Contains(modes, m) {
+			modes = append(modes, m)
+		}
+	}
+	return modes, nil
+}
+
+// evalReport is the whole result, as printed by --json.
+type evalReport struct {
+	Dataset        string      `json:"dataset"`
+	Tools          int         `json:"tools"`
+	Queries        int         `json:"queries"`
+	Skipped        []skipped   `json:"skipped,omitempty"`
+	Embedder       string      `json:"embedder"`
+	Encoding       string      `json:"encoding"`
+	IndexBuildMS   float64     `json:"index_build_ms"`
+	AllToolsTokens int         `json:"all_tools_tokens"`
+	Budget         int         `json:"budget"`
+	Runs           []modeStats `json:"runs"`
+}
+
+type skipped struct {
+	ID      string   `json:"id"`
+	Missing []string `json:"missing"`
+}
+
+type modeStats struct {
+	Mode    string   `json:"mode"`
+	AtK     []atK    `json:"at_k"`
+	MRR     float64  `json:"mrr"`
+	NDCG10  float64  `json:"ndcg@10"`
+	Latency latency  `json:"latency_ms"`
+	Select  selStats `json:"selected"`
+}
+
+type atK struct {
+	K        int     `json:"k"`
+	Recall   float64 `json:"recall"`
+	Hit      float64 `json:"hit"`
+	Complete float64 `json:"complete"`
+	// Tokens is the mean full-schema cost of the top k tools.
+	Tokens float64 `json:"tokens"`
+}
+
+type latency struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+}
+
+// selStats describes what budget.Select kept within the budget.
+type selStats struct {
+	MeanTokens float64 `json:"mean_tokens"`
+	MeanTools  float64 `json:"mean_tools"`
+	// Recall is the gold recall of the selected set.
+	Recall float64 `json:"recall"`
+	// Reduction is 1 - MeanTokens/AllToolsTokens.
+	Reduction float64 `json:"reduction"`
+}
+
+type rankingLine struct {
+	ID             string   `json:"id"`
+	Mode           string   `json:"mode"`
+	Ranked         []string `json:"ranked"`
+	Selected       []string `json:"selected"`
+	SelectedTokens int      `json:"selected_tokens"`
+}
+
+func evaluate(ctx context.Context, e *env, o evalOptions) error {
+	showProgress := e.stderrIsTerminal && !o.quiet && !o.json
+
+	tools, queries, name, closeTools, err := loadEvalData(ctx, e, o)
+	if err != nil {
+		return err
+	}
+	defer closeTools()
+	if len(tools) == 0 {
+		return fmt.Errorf("%s: no tools", name)
+	}
+
+	tok, err := budget.NewTokenizer(o.model, o.encoding)
+	if err != nil {
+		return err
+	}
+	emb, err := newEmbedder(e, o)
+	if err != nil {
+		return err
+	}
+
+	rep := evalReport{Dataset: name, Tools: len(tools), Embedder: emb.ID(), Encoding: tok.Encoding(), Budget: o.budget}
+
+	// Queries whose gold is not in the catalog are reported and skipped,
+	// never counted as misses.
+	names := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		names[t.Name] = true
+	}
+	var usable []dataset.Query
+	for _, q := range queries {
+		var missing []string
+		for _, g := range q.Groups() {
+			for _, n := range g {
+				if !names[n] {
+					missing = append(missing, n)
+				}
+			}
+		}
+		if len(missing) > 0 {
+			rep.Skipped = append(rep.Skipped, skipped{ID: q.ID, Missing: missing})
+			continue
+		}
+		usable = append(usable, q)
+	}
+	rep.Queries = len(usable)
+	if len(usable) == 0 {
+		return fmt.Errorf("%s: no query has all its gold tools in the catalog (%d skipped)", name, len(rep.Skipped))
+	}
+
+	// Full-tier cost of every tool: what offering them all would cost.
+	cost := make(map[string]int, len(tools))
+	for _, t := range tools {
+		r, err := tok.Render(t, budget.TierFull)
+		if err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		cost[t.Name] = r.Tokens
+		rep.AllToolsTokens += r.Tokens
+	}
+
+	ix, err := toolindex.New(emb, nil)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	bar := newProgress(e.stderr, showProgress, "indexing", len(tools))
+	const chunk = 256
+	for i := 0; i < len(tools); i += chunk {
+		part := tools[i:min(i+chunk, len(tools))]
+		if _, err := ix.Upsert(ctx, part...); err != nil {
+			bar.Done()
+			return fmt.Errorf("indexing %s: %w", name, err)
+		}
+		bar.Add(len(part))
+	}
+	bar.Done()
+	rep.IndexBuildMS = ms(time.Since(start))
+
+	var rankings *json.Encoder
+	if o.rankingsPath != "" {
+		f, err := os.Create(o.rankingsPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rankings = json.NewEncoder(f)
+		rankings.SetEscapeHTML(false)
+	}
+
+	// Retrieve more than the largest k so that Select has a tail to compress.
+	depth := max(o.ks[len(o.ks)-1], 20)
+	for _, mode := range o.modes {
+		r, err := retrieval.New(ix, &retrieval.Options{K: depth, Mode: mode})
+		if err != nil {
+			return err
+		}
+		st := modeStats{Mode: mode.String(), AtK: make([]atK, len(o.ks))}
+		lat := make([]time.Duration, 0, len(usable))
+		bar := newProgress(e.stderr, showProgress, mode.String(), len(usable))
+		for _, q := range usable {
+			if err := ctx.Err(); err != nil {
+				bar.Done()
+				return err
+			}
+			t0 := time.Now()
+			matches, err := r.Retrieve(ctx, retrieval.Query{Task: q.Query})
+			lat = append(lat, time.Since(t0))
+			if err != nil {
+				bar.Done()
+				return fmt.Errorf("query %s: %w", q.ID, err)
+			}
+			ranked := make([]string, len(matches))
+			cands := make([]budget.Candidate, len(matches))
+			for i, m := range matches {
+				ranked[i] = m.Tool.Name
+				cands[i] = budget.Candidate{Tool: m.Tool, Score: m.Score}
+			}
+			groups := q.Groups()
+			for i, k := range o.ks {
+				st.AtK[i].Recall += retrieval.Recall(ranked, groups, k)
+				st.AtK[i].Hit += retrieval.Hit(ranked, groups, k)
+				st.AtK[i].Complete += retrieval.Complete(ranked, groups, k)
+				for _, n := range ranked[:min(k, len(ranked))] {
+					st.AtK[i].Tokens += float64(cost[n])
+				}
+			}
+			st.MRR += retrieval.MRR(ranked, groups)
+			st.NDCG10 += retrieval.NDCG(ranked, groups, 10)
+
+			sel, err := budget.Select(tok, cands, budget.Budget{Tokens: o.budget})
+			var selected []string
+			if err == nil {
+				for _, s := range sel.Tools {
+					selected = append(selected, s.Tool.Name)
+				}
+			} else if !errors.Is(err, budget.ErrBudgetTooSmall) {
+				bar.Done()
+				return fmt.Errorf("query %s: %w", q.ID, err)
+			}
+			st.Select.MeanTokens += float64(sel.Tokens)
+			st.Select.MeanTools += float64(len(selected))
+			st.Select.Recall += retrieval.Recall(selected, groups, len(selected))
+			if rankings != nil {
+				if err := rankings.Encode(rankingLine{ID: q.ID, Mode: mode.String(), Ranked: ranked, Selected: nonNil(selected), SelectedTokens: sel.Tokens}); err != nil {
+					bar.Done()
+					return err
+				}
+			}
+			bar.Add(1)
+		}
+		bar.Done()
+		n := float64(len(usable))
+		for i := range st.AtK {
+			st.AtK[i].K = o.ks[i]
+			st.AtK[i].Recall /= n
+			st.AtK[i].Hit /= n
+			st.AtK[i].Complete /= n
+			st.AtK[i].Tokens /= n
+		}
+		st.MRR /= n
+		st.NDCG10 /= n
+		st.Select.MeanTokens /= n
+		st.Select.MeanTools /= n
+		st.Select.Recall /= n
+		st.Select.Reduction = 1 - st.Select.MeanTokens/float64(rep.AllToolsTokens)
+		st.Latency = latency{P50: ms(percentile(lat, 0.50)), P95: ms(percentile(lat, 0.95))}
+		rep.Runs = append(rep.Runs, st)
+	}
+
+	if o.plotPath != "" {
+		if err := writePlot(o.plotPath, rep); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printReport(e.stdout, rep)
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(e.stderr, "skipped query %s: gold not in the catalog: %s\n", s.ID, strings.Join(s.Missing, ", "))
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// loadEvalData returns the tools and queries to evaluate, a name for them,
+// and a function that releases live servers.
+func loadEvalData(ctx context.Context, e *env, o evalOptions) ([]toolindex.Tool, []dataset.Query, string, func(), error) {
+	noop := func() {}
+	switch {
+	case o.configPath != "":
+		queries, err := dataset.LoadQueries(o.queriesPath)
+		if err != nil {
+			return nil, nil, "", noop, err
+		}
+		cfg, err := mcp.LoadConfig(o.configPath)
+		if err != nil {
+			return nil, nil, "", noop, err
+		}
+		for _, w := range cfg.Warnings {
+			fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		}
+		hub, err := mcp.NewHub(cfg, &mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1})
+		if err != nil {
+			return nil, nil, "", noop, err
+		}
+		closeHub := func() { hub.Close() }
+		if err := hub.Connect(ctx); err != nil {
+			closeHub()
+			return nil, nil, "", noop, err
+		}
+		for _, st := range hub.Status() {
+			if st.State != mcp.StateReady && st.State != mcp.StateDisabled {
+				fmt.Fprintf(e.stderr, "warning: server %s is not evaluated: %v\n", st.Name, st.Err)
+			}
+		}
+		return hub.Tools(), queries, o.configPath + " (live servers)", closeHub, nil
+	case o.toolsPath != "":
+		tools, err := dataset.LoadTools(o.toolsPath)
+		if err != nil {
+			return nil, nil, "", noop, err
+		}
+		queries, err := dataset.LoadQueries(o.queriesPath)
+		if err != nil {
+			return nil, nil, "", noop, err
+		}
+		return tools, queries, o.toolsPath, noop, nil
+	default:
+		tools, queries, err := loadDefaultData()
+		return tools, queries, defaultDataName, noop, err
+	}
+}
+
+func loadDefaultData() ([]toolindex.Tool, []dataset.Query, error) {
+	open := func(name string) (io.Reader, error) {
+		b, err := defaultData.ReadFile("data/bfcl/" + name)
+		if err != nil {
+			return nil, err
+		}
+		return gzip.NewReader(bytes.NewReader(b))
+	}
+	r, err := open("tools.jsonl.gz")
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded dataset: %w", err)
+	}
+	tools, err := dataset.ReadTools(r, "embedded tools.jsonl")
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err = open("queries.jsonl.gz")
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded dataset: %w", err)
+	}
+	queries, err := dataset.ReadQueries(r, "embedded queries.jsonl")
+	return tools, queries, err
+}
+
+func newEmbedder(e *env, o evalOptions) (toolindex.Embedder, error) {
+	switch o.embedder {
+	case "local", "":
+		return toolindex.NewLocalEmbedder(nil)
+	case "openai":
+		base := o.embedBaseURL
+		if base == "" {
+			base = e.getenv("OPENAI_BASE_URL")
+		}
+		key := e.getenv("OPENAI_API_KEY")
+		if key == "" && base == "" {
+			return nil, errors.New("--embedder openai needs OPENAI_API_KEY (for api.openai.com) or --embed-base-url / OPENAI_BASE_URL (for a local OpenAI-compatible server)")
+		}
+		return toolindex.NewOpenAIEmbedder(o.embedModel, &toolindex.OpenAIOptions{BaseURL: base, APIKey: key})
+	default:
+		return nil, fmt.Errorf("--embedder %q: want local or openai", o.embedder)
+	}
+}
+
+func printReport(w io.Writer, rep evalReport) {
+	fmt.Fprintf(w, "dataset   %s\n", rep.Dataset)
+	fmt.Fprintf(w, "catalog   %d tools, %d queries", rep.Tools, rep.Queries)
+	if len(rep.Skipped) > 0 {
+		fmt.Fprintf(w, " (%d skipped: gold not in catalog)", len(rep.Skipped))
+	}
+	fmt.Fprintf(w, "\nembedder  %s; index built in %s\n\n", rep.Embedder, fmtMS(rep.IndexBuildMS))
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := "mode\t"
+	for _, k := range rep.Runs[0].AtK {
+		header += fmt.Sprintf("recall@%d\t", k.K)
+	}
+	header += "MRR\tnDCG@10\tp50\tp95\t"
+	fmt.Fprintln(tw, header)
+	for _, r := range rep.Runs {
+		line := r.Mode + "\t"
+		for _, k := range r.AtK {
+			line += fmt.Sprintf("%.3f\t", k.Recall)
+		}
+		line += fmt.Sprintf("%.3f\t%.3f\t%s\t%s\t", r.MRR, r.NDCG10, fmtMS(r.Latency.P50), fmtMS(r.Latency.P95))
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\tk\thit@k\tcomplete@k\tmean tokens of top k\t")
+	for _, r := range rep.Runs {
+		for _, k := range r.AtK {
+			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.0f\t\n", r.Mode, k.K, k.Hit, k.Complete, k.Tokens)
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nprompt tokens (%s): all %d tools = %d; selected within a budget of %d:\n", rep.Encoding, rep.Tools, rep.AllToolsTokens, rep.Budget)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\tmean tokens\tmean tools\tgold recall\treduction\t")
+	for _, r := range rep.Runs {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.3f\t%.2f%%\t\n", r.Mode, r.Select.MeanTokens, r.Select.MeanTools, r.Select.Recall, 100*r.Select.Reduction)
+	}
+	tw.Flush()
+}
+
+func writePlot(path string, rep evalReport) error {
+	d := plotData{Title: fmt.Sprintf("%s: recall@k and tool tokens", shortName(rep.Dataset))}
+	for _, k := range rep.Runs[0].AtK {
+		d.Ks = append(d.Ks, k.K)
+		d.Tokens = append(d.Tokens, k.Tokens)
+	}
+	for _, r := range rep.Runs {
+		s := plotSeries{Name: r.Mode}
+		for _, k := range r.AtK {
+			s.Recall = append(s.Recall, k.Recall)
+		}
+		d.Series = append(d.Series, s)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writeSVG(f, d); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func shortName(s string) string {
+	if i := strings.Index(s, " ("); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(i, 0)]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func fmtMS(v float64) string {
+	if v >= 1000 {
+		return fmt.Sprintf("%.2fs", v/1000)
+	}
+	return fmt.Sprintf("%.2fms", v)
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// runCmd runs toolbench in-process and returns its exit code and output.
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	code = run(context.Background(), e, args)
+	return code, out.String(), errb.String()
+}
+
+func TestEvalJSON(t *testing.T) {
+	dir := t.TempDir()
+	rankings := filepath.Join(dir, "rankings.jsonl")
+	plot := filepath.Join(dir, "plot.svg")
+	code, stdout, stderr := runCmd(t, "eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl",
+		"--k", "5,1,3", "--mode", "hybrid,lexical", "--budget", "150", "--json", "--rankings", rankings, "--plot", plot)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	var rep evalReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+	}
+	if rep.Tools != 6 || rep.Queries != 5 {
+		t.Errorf("tools, queries = %d, %d; want 6, 5", rep.Tools, rep.Queries)
+	}
+	if diff := cmp.Diff([]skipped{{ID: "q6", Missing: []string{"book_restaurant"}}}, rep.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if len(rep.Runs) != 2 || rep.Runs[0].Mode != "hybrid" || rep.Runs[1].Mode != "lexical" {
+		t.Fatalf("runs = %+v, want hybrid then lexical", rep.Runs)
+	}
+	for _, r := range rep.Runs {
+		var ks []int
+		for _, a := range r.AtK {
+			ks = append(ks, a.K)
+			if a.Recall < 0 || a.Recall > 1 || a.Hit < a.Complete {
+				t.Errorf("%s@%d: implausible recall %v hit %v complete %v", r.Mode, a.K, a.Recall, a.Hit, a.Complete)
+			}
+		}
+		if diff := cmp.Diff([]int{1, 3, 5}, ks); diff != "" {
+			t.Errorf("%s: k values (-want +got):\n%s", r.Mode, diff)
+		}
+		// Six clearly different tools: every query's gold is in the top 5.
+		if got := r.AtK[2].Recall; got != 1 {
+			t.Errorf("%s recall@5 = %v, want 1", r.Mode, got)
+		}
+		if r.Select.MeanTokens > 150 || r.Select.MeanTokens <= 0 {
+			t.Errorf("%s: mean selected tokens %v, want in (0, 150]", r.Mode, r.Select.MeanTokens)
+		}
+		if r.Select.Reduction <= 0 || r.Select.Reduction >= 1 {
+			t.Errorf("%s: reduction %v", r.Mode, r.Select.Reduction)
+		}
+	}
+	if rep.AllToolsTokens < 200 {
+		t.Errorf("all tools cost %d tokens, implausibly few", rep.AllToolsTokens)
+	}
+
+	b, err := os.ReadFile(rankings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 10 {
+		t.Fatalf("rankings has %d lines, want 10 (5 queries × 2 modes)", len(lines))
+	}
+	var first rankingLine
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if first.ID != "q1" || first.Mode != "hybrid" || len(first.Ranked) != 6 || first.Ranked[0] != "get_weather" || first.SelectedTokens > 150 {
+		t.Errorf("first rankings line = %+v", first)
+	}
+
+	svg, err := os.ReadFile(plot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xml.Unmarshal(svg, new(struct{})); err != nil {
+		t.Errorf("plot is not well-formed XML: %v", err)
+	}
+	if !bytes.Contains(svg, []byte("lexical recall@3")) {
+		t.Errorf("plot lacks the lexical series")
+	}
+}
+
+func TestEvalText(t *testing.T) {
+	code, stdout, stderr := runCmd(t, "eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"recall@1", "recall@10", "nDCG@10", "hybrid", "reduction", "6 tools, 5 queries (1 skipped"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "skipped query q6: gold not in the catalog: book_restaurant") {
+		t.Errorf("stderr does not report the skipped query:\n%s", stderr)
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"name\":\"a\"}\n{\"name\": 3}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"bad line", []string{"eval", "--tools", bad, "--queries", "testdata/queries.jsonl"}, 1, bad + ":2:"},
+		{"missing file", []string{"eval", "--tools", filepath.Join(dir, "nope.jsonl"), "--queries", "testdata/queries.jsonl"}, 1, "nope.jsonl"},
+		{"no queries", []string{"eval", "--tools", "testdata/tools.jsonl"}, 1, "--queries is required"},
+		{"bad k", []string{"eval", "--k", "1,x"}, 1, `--k: "x" is not a positive whole number`},
+		{"bad mode", []string{"eval", "--mode", "semantic"}, 1, `unknown mode "semantic"`},
+		{"bad flag", []string{"eval", "--nope"}, 2, "flag provided but not defined"},
+		{"openai without endpoint", []string{"eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl", "--embedder", "openai"}, 1, "OPENAI_API_KEY"},
+		{"unknown encoding", []string{"eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl", "--encoding", "nope_base"}, 1, "nope_base"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCmd(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+func TestDefaultDataset(t *testing.T) {
+	tools, queries, err := loadDefaultData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// meta.json's counts.
+	if len(tools) != 2574 || len(queries) != 2351 {
+		t.Errorf("embedded dataset has %d tools and %d queries, want 2574 and 2351", len(tools), len(queries))
+	}
+	for _, f := range []string{"data/bfcl/LICENSE", "data/bfcl/NOTICE"} {
+		if _, err := defaultData.ReadFile(f); err != nil {
+			t.Errorf("embedded dataset lacks %s: %v", f, err)
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	code, stdout, _ := runCmd(t, "help")
+	if code != 0 || !strings.Contains(stdout, "eval") {
+		t.Errorf("help: exit %d, output:\n%s", code, stdout)
+	}
+	code, _, stderr := runCmd(t, "frobnicate")
+	if code != 2 || !strings.Contains(stderr, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: exit %d, stderr:\n%s", code, stderr)
+	}
+}
