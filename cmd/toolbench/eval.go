@@ -435,7 +435,7 @@ func loadEvalData(ctx context.Context, e *env, o evalOptions) ([]toolindex.Tool,
 		}
 		return hub.Tools(), queries, o.configPath + " (live servers)", closeHub, nil
 	case o.toolsPath != "":
-		tools, err := dataset.LoadTools(o.toolsPath)
+		tools, err := loadToolsQualified(e, o.toolsPath)
 		if err != nil {
 			return nil, nil, "", noop, err
 		}

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolsift/toolsift/internal/dataset"
 )
 
 // runCmd runs toolbench in-process and returns its exit code and output.
@@ -168,5 +170,37 @@ func TestUsage(t *testing.T) {
 	code, _, stderr := runCmd(t, "frobnicate")
 	if code != 2 || !strings.Contains(stderr, `unknown command "frobnicate"`) {
 		t.Errorf("unknown command: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestCatalogQueries checks the hand-written queries for the real MCP
+// catalog (benchmarks/testdata/catalog_queries.jsonl) against the catalog's
+// qualified names, when the shared catalog is beside the checkout.
+func TestCatalogQueries(t *testing.T) {
+	catalog := filepath.Join("..", "..", "..", "shared", "mcp", "catalog.jsonl")
+	if _, err := os.Stat(catalog); err != nil {
+		t.Skipf("shared MCP catalog not present: %v", err)
+	}
+	e := &env{stdout: io.Discard, stderr: io.Discard}
+	tools, err := loadToolsQualified(e, catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range tools {
+		names[tl.Name] = true
+	}
+	queries, err := dataset.LoadQueries(filepath.Join("..", "..", "benchmarks", "testdata", "catalog_queries.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range queries {
+		for _, g := range q.Groups() {
+			for _, n := range g {
+				if !names[n] {
+					t.Errorf("query %s: gold %q is not a catalog tool", q.ID, n)
+				}
+			}
+		}
 	}
 }

@@ -103,7 +103,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 func loadToolsQualified(e *env, path string) ([]toolindex.Tool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("tokens: %w", err)
+		return nil, fmt.Errorf("dataset: %w", err)
 	}
 	type rec struct{ Server, Name string }
 	seen := map[string]bool{}
@@ -140,7 +140,7 @@ func loadToolsQualified(e *env, path string) ([]toolindex.Tool, error) {
 		out.WriteByte('\n')
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("tokens: %s: %w", path, err)
+		return nil, fmt.Errorf("dataset: %s: %w", path, err)
 	}
 	return dataset.ReadTools(&out, path)
 }
