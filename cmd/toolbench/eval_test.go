@@ -204,3 +204,43 @@ func TestCatalogQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalConfig evaluates against the tools of live MCP servers (the
+// stdio test server of the mcp package), one of which fails to start.
+func TestEvalConfig(t *testing.T) {
+	bin := buildTestServer(t)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp.json")
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"good": map[string]any{"command": bin},
+		"bad":  map[string]any{"command": bin, "args": []string{"-mode", "exit"}},
+	}})
+	queries := filepath.Join(dir, "q.jsonl")
+	qs := `{"id":"e","query":"echo the text hello back to me","gold":["good__echo"]}
+{"id":"w","query":"which working directory is the server in?","gold":["good__where"]}
+{"id":"gone","query":"anything","gold":["bad__echo"]}
+`
+	if err := os.WriteFile(config, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(queries, []byte(qs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd(t, "eval", "--config", config, "--queries", queries, "--k", "1,3", "--json", "--budget", "500")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	var rep evalReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if rep.Tools != 3 || rep.Queries != 2 || len(rep.Skipped) != 1 || rep.Skipped[0].ID != "gone" {
+		t.Errorf("tools %d, queries %d, skipped %+v; want 3, 2, [gone]", rep.Tools, rep.Queries, rep.Skipped)
+	}
+	if got := rep.Runs[0].AtK[1].Recall; got != 1 {
+		t.Errorf("recall@3 over 3 tools = %v, want 1", got)
+	}
+	if !strings.Contains(stderr, "server bad is not evaluated") {
+		t.Errorf("stderr does not report the failed server:\n%s", stderr)
+	}
+}
