@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"encoding/xml"
 	"io"
@@ -15,20 +14,11 @@ import (
 	"github.com/toolsift/toolsift/internal/dataset"
 )
 
-// runCmd runs toolbench in-process and returns its exit code and output.
-func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	e := &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
-	code = run(context.Background(), e, args)
-	return code, out.String(), errb.String()
-}
-
 func TestEvalJSON(t *testing.T) {
 	dir := t.TempDir()
 	rankings := filepath.Join(dir, "rankings.jsonl")
 	plot := filepath.Join(dir, "plot.svg")
-	code, stdout, stderr := runCmd(t, "eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl",
+	code, stdout, stderr := runToolbench(t, "eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl",
 		"--k", "5,1,3", "--mode", "hybrid,lexical", "--budget", "150", "--json", "--rankings", rankings, "--plot", plot)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
@@ -101,7 +91,7 @@ func TestEvalJSON(t *testing.T) {
 }
 
 func TestEvalText(t *testing.T) {
-	code, stdout, stderr := runCmd(t, "eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl")
+	code, stdout, stderr := runToolbench(t, "eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -138,7 +128,7 @@ func TestEvalErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := runCmd(t, tt.args...)
+			code, _, stderr := runToolbench(t, tt.args...)
 			if code != tt.code || !strings.Contains(stderr, tt.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tt.code, tt.want)
 			}
@@ -163,11 +153,11 @@ func TestDefaultDataset(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	code, stdout, _ := runCmd(t, "help")
+	code, stdout, _ := runToolbench(t, "help")
 	if code != 0 || !strings.Contains(stdout, "eval") {
 		t.Errorf("help: exit %d, output:\n%s", code, stdout)
 	}
-	code, _, stderr := runCmd(t, "frobnicate")
+	code, _, stderr := runToolbench(t, "frobnicate")
 	if code != 2 || !strings.Contains(stderr, `unknown command "frobnicate"`) {
 		t.Errorf("unknown command: exit %d, stderr:\n%s", code, stderr)
 	}
@@ -226,7 +216,7 @@ func TestEvalConfig(t *testing.T) {
 	if err := os.WriteFile(queries, []byte(qs), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCmd(t, "eval", "--config", config, "--queries", queries, "--k", "1,3", "--json", "--budget", "500")
+	code, stdout, stderr := runToolbench(t, "eval", "--config", config, "--queries", queries, "--k", "1,3", "--json", "--budget", "500")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}

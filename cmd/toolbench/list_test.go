@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -22,14 +20,6 @@ func buildTestServer(t *testing.T) string {
 		t.Fatalf("go build testserver: %v\n%s", err, out)
 	}
 	return bin
-}
-
-func runToolbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	e := &env{stdout: &out, stderr: &errOut, getenv: os.Getenv}
-	code = run(context.Background(), e, args)
-	return code, out.String(), errOut.String()
 }
 
 func TestList(t *testing.T) {

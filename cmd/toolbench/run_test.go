@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -65,15 +64,6 @@ func runConfig(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// runWithEnv runs toolbench in-process with the given environment.
-func runWithEnv(t *testing.T, environ map[string]string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	e := &env{stdout: &out, stderr: &errb, getenv: func(k string) string { return environ[k] }}
-	code = run(context.Background(), e, args)
-	return code, out.String(), errb.String()
 }
 
 func TestRunCommand(t *testing.T) {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -14,15 +12,6 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/toolindex"
 )
-
-// runTokensCmd runs toolbench in-process and returns its exit code and output.
-func runTokensCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	e := &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
-	code = run(context.Background(), e, args)
-	return code, out.String(), errb.String()
-}
 
 const tokensTestTools = `{"server":"files","name":"read_file","description":"Read a file. Returns its text.","inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"Path of the file to read"}},"required":["path"]}}
 {"server":"files","name":"search","description":"Search files by content.\nLong explanation of the syntax follows here, over several lines.","inputSchema":{"type":"object","properties":{"q":{"type":"string","description":"Query"},"limit":{"type":"integer","default":10,"description":"At most this many"}}}}
@@ -40,7 +29,7 @@ func writeFile(t *testing.T, name, content string) string {
 
 func TestTokensJSON(t *testing.T) {
 	path := writeFile(t, "tools.jsonl", tokensTestTools)
-	code, stdout, stderr := runTokensCmd(t, "tokens", "--tools", path, "--json", "--model", "gpt-4o", "--top", "2")
+	code, stdout, stderr := runToolbench(t, "tokens", "--tools", path, "--json", "--model", "gpt-4o", "--top", "2")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -106,7 +95,7 @@ func TestTokensJSON(t *testing.T) {
 
 func TestTokensText(t *testing.T) {
 	path := writeFile(t, "tools.jsonl", tokensTestTools)
-	code, stdout, stderr := runTokensCmd(t, "tokens", "--tools", path, "--encoding", "cl100k_base")
+	code, stdout, stderr := runToolbench(t, "tokens", "--tools", path, "--encoding", "cl100k_base")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -134,7 +123,7 @@ func TestTokensErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := runTokensCmd(t, tt.args...)
+			code, _, stderr := runToolbench(t, tt.args...)
 			if code != tt.code || !strings.Contains(stderr, tt.inStderr) {
 				t.Errorf("exit %d, stderr %q; want exit %d with %q", code, stderr, tt.code, tt.inStderr)
 			}
@@ -155,7 +144,7 @@ func TestTokensConfig(t *testing.T) {
 		t.Fatalf("building the test server: %v\n%s", err, out)
 	}
 	cfg := writeFile(t, "mcp.json", `{"mcpServers":{"demo":{"command":`+string(mustJSON(t, bin))+`}}}`)
-	code, stdout, stderr := runTokensCmd(t, "tokens", "--config", cfg, "--json")
+	code, stdout, stderr := runToolbench(t, "tokens", "--config", cfg, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
