@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/toolsift/toolsift/internal/textproc"
 )
@@ -12,7 +13,7 @@ import (
 // localVersion changes whenever LocalEmbedder's vectors change for the same
 // settings, so that indexes saved by an older build are refused on Load
 // instead of being compared with incompatible vectors.
-const localVersion = 1
+const localVersion = 2
 
 // LocalOptions configures NewLocalEmbedder. The zero value (or nil) gives
 // the defaults, which are what toolsift was measured with.
@@ -45,6 +46,17 @@ type LocalOptions struct {
 //     marked ("<wea", "weat", ..., "her>") — "calc" meets "calculator",
 //     "weather" meets "weatherforecast", typos and morphology degrade softly.
 //
+// Words made only of digits (and so the values in "a base of 10 and a
+// height of 5", dates, ids) are dropped: a literal value in a request
+// never says which tool is wanted, and a number in a tool's text rarely
+// tells tools apart. The first paragraph of a text that has several (a
+// tool document's name and title, see Document) is its heading: each of
+// its features counts headingWeight times, as the lexical index counts a
+// name term twice, so a tool whose name says what the request says beats
+// one that only mentions it in a long description. A query is usually one
+// paragraph and so all body; a query with a blank line has its first
+// paragraph weighed up, which only shifts it towards its opening.
+//
 // Counts are damped (1+ln tf) so that a word repeated in a long description
 // does not dominate, each bag is normalised to unit length and weighted by
 // the square root of its share, and the sum is normalised again. The cosine
@@ -69,10 +81,12 @@ type LocalOptions struct {
 // For comparison, BM25F alone scores 0.710 / 0.816. The weights are a
 // priori (words first, then subwords, a little word order); no variant
 // wins on both datasets except more dimensions, which cost memory and
-// search time in proportion. In retrieval's default hybrid ranking (with
-// sentence searches), recall@5 is 0.715 / 0.925, against 0.712 / 0.906
-// for BM25F alone and 0.677 / 0.916 for these vectors alone (see package
-// retrieval). Embedding runs at about 17,000 short tool documents a second
+// search time in proportion. The rows above are localVersion 1, which
+// kept digit words and had no heading weight. In retrieval's default
+// hybrid ranking (with sentence searches; cmd/toolbench eval), recall@5 is
+// 0.720 / 0.927 (version 1: 0.715 / 0.926), against 0.712 / 0.906 for
+// BM25F alone and 0.690 / 0.922 (version 1: 0.677 / 0.917) for these
+// vectors alone (see package retrieval). Embedding runs at about 17,000 short tool documents a second
 // on one core (BenchmarkLocalEmbed), 4,500 to 11,000 a second for the
 // datasets' longer documents on a loaded machine.
 //
@@ -120,7 +134,7 @@ func NewLocalEmbedder(opts *LocalOptions) (*LocalEmbedder, error) {
 }
 
 // ID returns "local:v<version>:<dims>:<weights>:<n-gram range>", for
-// example "local:v1:1024:w0.5,b0.15,c0.35:g3-5".
+// example "local:v2:1024:w0.5,b0.15,c0.35:g3-5".
 func (e *LocalEmbedder) ID() string { return e.id }
 
 // Dims returns the vector length.
@@ -144,46 +158,87 @@ func (e *LocalEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 // bag holds the hashed features of one kind, one entry per occurrence.
 type bag []uint64
 
+// headingWeight is how many occurrences a word of a text's heading counts
+// for: the first paragraph of a text that has more than one (a tool
+// document's name and title, see Document). It is the lexical index's
+// default name field weight, so that both sides of hybrid retrieval trust
+// a tool's name alike.
+const headingWeight = 2
+
 // features returns the word, bigram and character n-gram bags of text.
+// The features of a heading occur headingWeight times in its bags.
 func (e *LocalEmbedder) features(text string) (words, bigrams, chars bag) {
 	words, bigrams, chars = make(bag, 0, 32), make(bag, 0, 32), make(bag, 0, 256)
 	var prev uint64
 	havePrev := false
 	var buf []byte
-	for _, w := range textproc.Words(text) {
-		if textproc.IsStopword(w) {
-			continue
+	head, body := splitHeading(text)
+	for seg, part := range [2]string{head, body} {
+		reps := 1
+		if seg == 0 && body != "" {
+			reps = headingWeight
 		}
-		term := textproc.Stem(w)
-		th := fnvString(fnvOffset^'w', term)
-		words = append(words, mix(th))
-		if havePrev {
-			bigrams = append(bigrams, mix(fnvString(prev^'b', term)))
-		}
-		prev, havePrev = th, true
-		if isDigits(w) {
-			continue
-		}
-		// character n-grams of the word with its boundaries marked.
-		buf = append(buf[:0], '<')
-		buf = append(buf, w...)
-		buf = append(buf, '>')
-		if len(buf) == len(w)+2 && isASCII(w) {
-			for n := e.minGram; n <= e.maxGram && n <= len(buf); n++ {
-				for i := 0; i+n <= len(buf); i++ {
-					chars = append(chars, mix(fnvBytes(fnvOffset^'c', buf[i:i+n])))
+		for _, w := range textproc.Words(part) {
+			if textproc.IsStopword(w) || isDigits(w) {
+				continue
+			}
+			term := textproc.Stem(w)
+			th := fnvString(fnvOffset^'w', term)
+			b0, c0 := len(bigrams), len(chars)
+			words = append(words, mix(th))
+			if havePrev {
+				bigrams = append(bigrams, mix(fnvString(prev^'b', term)))
+			}
+			prev, havePrev = th, true
+			// character n-grams of the word with its boundaries marked.
+			buf = append(buf[:0], '<')
+			buf = append(buf, w...)
+			buf = append(buf, '>')
+			if len(buf) == len(w)+2 && isASCII(w) {
+				for n := e.minGram; n <= e.maxGram && n <= len(buf); n++ {
+					for i := 0; i+n <= len(buf); i++ {
+						chars = append(chars, mix(fnvBytes(fnvOffset^'c', buf[i:i+n])))
+					}
+				}
+			} else {
+				runes := []rune(string(buf))
+				for n := e.minGram; n <= e.maxGram && n <= len(runes); n++ {
+					for i := 0; i+n <= len(runes); i++ {
+						chars = append(chars, mix(fnvString(fnvOffset^'c', string(runes[i:i+n]))))
+					}
 				}
 			}
-			continue
-		}
-		runes := []rune(string(buf))
-		for n := e.minGram; n <= e.maxGram && n <= len(runes); n++ {
-			for i := 0; i+n <= len(runes); i++ {
-				chars = append(chars, mix(fnvString(fnvOffset^'c', string(runes[i:i+n]))))
+			nb, nc := len(bigrams)-b0, len(chars)-c0
+			for r := 1; r < reps; r++ {
+				words = append(words, mix(th))
+				bigrams = append(bigrams, bigrams[b0:b0+nb]...)
+				chars = append(chars, chars[c0:c0+nc]...)
 			}
 		}
 	}
 	return words, bigrams, chars
+}
+
+// splitHeading splits text at its first blank line into a heading and a
+// body. A text without a blank line, or with nothing after it, is all
+// heading and has an empty body.
+func splitHeading(text string) (head, body string) {
+	for i := 0; i < len(text); i++ {
+		if text[i] != '\n' {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r') {
+			j++
+		}
+		if j < len(text) && text[j] == '\n' {
+			if rest := strings.TrimSpace(text[j+1:]); rest != "" && strings.TrimSpace(text[:i]) != "" {
+				return text[:i], text[j+1:]
+			}
+			return text, ""
+		}
+	}
+	return text, ""
 }
 
 func (e *LocalEmbedder) embed(text string) []float32 {

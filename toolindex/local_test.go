@@ -119,9 +119,9 @@ func TestNewLocalEmbedder(t *testing.T) {
 		wantID  string
 		wantErr bool
 	}{
-		{name: "defaults", opts: nil, wantID: "local:v1:1024:w0.5,b0.15,c0.35:g3-5"},
-		{name: "zero options", opts: &toolindex.LocalOptions{}, wantID: "local:v1:1024:w0.5,b0.15,c0.35:g3-5"},
-		{name: "custom", opts: &toolindex.LocalOptions{Dims: 256, MinGram: 2, MaxGram: 4, WordWeight: 1}, wantID: "local:v1:256:w1,b0,c0:g2-4"},
+		{name: "defaults", opts: nil, wantID: "local:v2:1024:w0.5,b0.15,c0.35:g3-5"},
+		{name: "zero options", opts: &toolindex.LocalOptions{}, wantID: "local:v2:1024:w0.5,b0.15,c0.35:g3-5"},
+		{name: "custom", opts: &toolindex.LocalOptions{Dims: 256, MinGram: 2, MaxGram: 4, WordWeight: 1}, wantID: "local:v2:256:w1,b0,c0:g2-4"},
 		{name: "dims too small", opts: &toolindex.LocalOptions{Dims: 8}, wantErr: true},
 		{name: "bad grams", opts: &toolindex.LocalOptions{MinGram: 4, MaxGram: 3}, wantErr: true},
 		{name: "negative weight", opts: &toolindex.LocalOptions{WordWeight: -1, CharWeight: 1}, wantErr: true},
@@ -206,4 +206,50 @@ func TestLocalEmbedderConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestLocalEmbedderLiterals checks that words made of digits (the literal
+// values of a request) do not change a vector.
+func TestLocalEmbedderLiterals(t *testing.T) {
+	emb, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs, err := emb.Embed(context.Background(), []string{
+		"area of a triangle with base 10 and height 5 on 2024-01-31",
+		"area of a triangle with base and height on",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cosine(vecs[0], vecs[1]); math.Abs(c-1) > 1e-5 {
+		t.Errorf("cosine with and without numbers = %v, want 1", c)
+	}
+}
+
+// TestLocalEmbedderHeading checks that the first paragraph of a text with
+// several (a tool document's name) weighs more than the same words further
+// down, and that a text of one paragraph is unaffected.
+func TestLocalEmbedderHeading(t *testing.T) {
+	emb, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{
+		"send email\n\nDeliver a message to a recipient; sends an email.",
+		"deliver message\n\nSend email to a recipient; delivers a message.",
+		"send email",
+		"send email\n\n",
+	}
+	vecs, err := emb.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := vecs[2]
+	if named, mentioned := cosine(q, vecs[0]), cosine(q, vecs[1]); named <= mentioned {
+		t.Errorf("cosine to the tool named %q = %v, not above the tool that only mentions it (%v)", texts[2], named, mentioned)
+	}
+	if c := cosine(vecs[2], vecs[3]); math.Abs(c-1) > 1e-5 {
+		t.Errorf("a trailing blank line changed the vector: cosine %v", c)
+	}
 }
