@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/philippgille/chromem-go"
+	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/retrieval"
@@ -19,7 +20,7 @@ var sizes = []int{1000, 10000, 100000}
 
 const (
 	seed        = 42
-	thinkBudget = 2000 // tool-schema tokens per Think step
+	thinkBudget = agent.DefaultToolBudget // tool-schema tokens per Think step
 )
 
 // corpus is one size's synthetic tools, their vectors and a built index,

@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/mcp"
@@ -63,7 +64,8 @@ func runDefault(ctx context.Context, e *env, _ []string) error {
 	})
 }
 
-const defaultBudget = 2000
+// defaultBudget is the agent's, so eval measures what an agent would send.
+const defaultBudget = agent.DefaultToolBudget
 
 func runEval(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "eval", `[--tools T.jsonl --queries Q.jsonl | --config mcp.json --queries Q.jsonl] [flags]

@@ -114,6 +114,8 @@ Commands:`)
 		fmt.Fprintln(w, "  (none yet)")
 	}
 	fmt.Fprintln(w, `
+Without a command, toolbench evaluates the embedded BFCL catalog (2,574 tools,
+2,351 queries) in every ranking mode: no network, no API key.
 Run "toolbench <command> -h" for a command's flags.`)
 }
 
