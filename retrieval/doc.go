@@ -38,22 +38,23 @@
 // On the public datasets in ../shared/datasets (bfcl: 2,574 tools, 2,351
 // queries, many near-identical "__vN" variants of one tool; sealtools:
 // 4,076 tools, 2,054 queries needing 2.7 tools on average), with the local
-// embedder and K = 10:
+// embedder v2 and K = 10:
 //
 //	go test -tags datasets -run Quality ./retrieval/ -v -timeout 30m
 //
 //	dataset   mode               R@1    R@5   R@10  hit@5 cmp@10 nDCG10    MRR
 //	bfcl      lexical (BM25F)  0.414  0.712  0.818  0.728  0.806  0.622  0.568
-//	bfcl      vector (local)   0.405  0.677  0.783  0.691  0.772  0.599  0.550
-//	bfcl      hybrid (default) 0.428  0.715  0.822  0.729  0.810  0.631  0.579
-//	bfcl      hybrid, RRF      0.428  0.707  0.812  0.724  0.799  0.625  0.576
+//	bfcl      vector (local)   0.403  0.689  0.785  0.702  0.773  0.602  0.552
+//	bfcl      hybrid (default) 0.428  0.720  0.823  0.734  0.812  0.632  0.580
+//	bfcl      hybrid, RRF      0.430  0.708  0.817  0.725  0.803  0.628  0.577
 //	sealtools lexical (BM25F)  0.451  0.906  0.949  0.994  0.863  0.921  0.968
-//	sealtools vector (local)   0.453  0.916  0.949  0.994  0.865  0.929  0.972
-//	sealtools hybrid (default) 0.461  0.925  0.960  0.995  0.896  0.941  0.979
-//	sealtools hybrid, RRF      0.456  0.887  0.940  0.994  0.834  0.916  0.976
+//	sealtools vector (local)   0.459  0.919  0.950  0.994  0.868  0.935  0.977
+//	sealtools hybrid (default) 0.461  0.925  0.960  0.995  0.894  0.941  0.979
+//	sealtools hybrid, RRF      0.457  0.890  0.940  0.995  0.833  0.918  0.978
 //
 // A plain BM25 over the same text scores recall@5 0.666 (bfcl) and 0.811
-// (sealtools). What made the difference, each measured on both sets:
+// (sealtools). What made the difference, each measured on both sets (with
+// embedder v1):
 //
 //   - Sentence searches: hybrid recall@5 0.713 → 0.715 (bfcl) and 0.859 →
 //     0.925 (sealtools), complete@10 0.784 → 0.896 on sealtools. Summing
