@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/budget"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -27,9 +27,9 @@ var (
 // Catalog is every tool the agent may call, by qualified name.
 // *toolindex.Index implements it. It must be safe for concurrent use.
 type Catalog interface {
-	Get(name string) (toolindex.Tool, bool)
+	Get(name string) (tool.Tool, bool)
 	// All yields every tool, in a stable order.
-	All() iter.Seq[toolindex.Tool]
+	All() iter.Seq[tool.Tool]
 }
 
 // Retriever ranks the catalog's tools for one step, and answers the
@@ -48,13 +48,12 @@ type Retriever interface {
 // not be made (and is shown to the model too). It must be safe for
 // concurrent use and honour ctx's deadline.
 type Caller interface {
-	Call(ctx context.Context, name string, args json.RawMessage) (mcp.Result, error)
+	Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error)
 }
 
 var (
 	_ Catalog   = (*toolindex.Index)(nil)
 	_ Retriever = (*retrieval.Retriever)(nil)
-	_ Caller    = (*mcp.Hub)(nil)
 )
 
 // Tools is what the agent chooses from and calls through. All three are

@@ -11,8 +11,7 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/dataset"
-	"github.com/toolsift/toolsift/mcp"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // answerModel answers at once, without tool calls: the benchmark measures
@@ -26,11 +25,11 @@ func (answerModel) Complete(context.Context, agent.Request) (agent.Response, err
 // noCaller is never called: the model calls no tools.
 type noCaller struct{}
 
-func (noCaller) Call(context.Context, string, json.RawMessage) (mcp.Result, error) {
-	return mcp.Result{}, nil
+func (noCaller) Call(context.Context, string, json.RawMessage) (tool.Result, error) {
+	return tool.Result{}, nil
 }
 
-func bfclTools(b *testing.B) []toolindex.Tool {
+func bfclTools(b *testing.B) []tool.Tool {
 	b.Helper()
 	path := filepath.Join("..", "cmd", "toolbench", "data", "bfcl", "tools.jsonl.gz")
 	f, err := os.Open(path)

@@ -21,6 +21,7 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -208,7 +209,7 @@ func newFixture(t *testing.T, specs []spec, k int) *fixture {
 }
 
 // index builds an Index and a Retriever over tools.
-func index(t testing.TB, tools []toolindex.Tool, k int) (*toolindex.Index, *retrieval.Retriever) {
+func index(t testing.TB, tools []tool.Tool, k int) (*toolindex.Index, *retrieval.Retriever) {
 	t.Helper()
 	emb, err := toolindex.NewLocalEmbedder(nil)
 	if err != nil {

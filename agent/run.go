@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/budget"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // DefaultSystem is the system prompt used when Options.System is empty.
@@ -366,7 +366,7 @@ func (r *run) exec(ctx context.Context, c *Call) {
 	case err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded):
 		c.Outcome = OutcomeTimeout
 		c.Observation = fmt.Sprintf("error: %s did not answer within %s and was cancelled. Try a smaller request or another tool.", c.Name, a.opts.ToolTimeout)
-	case errors.Is(err, mcp.ErrInvalidArguments):
+	case errors.Is(err, tool.ErrInvalidArguments):
 		c.Outcome, c.Observation = OutcomeInvalidArgs, "error: "+err.Error()
 	case err != nil:
 		c.Outcome, c.Observation = OutcomeCallError, "error: "+err.Error()

@@ -13,6 +13,7 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -26,7 +27,7 @@ const (
 // corpus is one size's synthetic tools, their vectors and a built index,
 // made once per process and shared by the benchmarks that only read them.
 type corpus struct {
-	tools   []toolindex.Tool
+	tools   []tool.Tool
 	vectors [][]float32
 	ix      *toolindex.Index
 }

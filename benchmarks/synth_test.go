@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // Vocabulary for synthetic tools that read like the ones real MCP servers
@@ -43,9 +43,9 @@ var (
 )
 
 // synthTools returns n distinct, seeded synthetic tools.
-func synthTools(n int, seed uint64) []toolindex.Tool {
+func synthTools(n int, seed uint64) []tool.Tool {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	tools := make([]toolindex.Tool, 0, n)
+	tools := make([]tool.Tool, 0, n)
 	seen := make(map[string]bool, n)
 	for i := 0; len(tools) < n; i++ {
 		server := synthServers[r.IntN(len(synthServers))]
@@ -79,7 +79,7 @@ func synthTools(n int, seed uint64) []toolindex.Tool {
 			schema["required"] = required
 		}
 		raw, _ := json.Marshal(schema)
-		t := toolindex.Tool{Name: name, Server: server, OriginalName: strings.TrimPrefix(name, server+"__"), Description: desc, InputSchema: raw}
+		t := tool.Tool{Name: name, Server: server, OriginalName: strings.TrimPrefix(name, server+"__"), Description: desc, InputSchema: raw}
 		tools = append(tools, t.WithHash())
 	}
 	return tools

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolsift/toolsift/budget"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func ExampleNewTokenizer() {
@@ -26,7 +26,7 @@ func ExampleNewTokenizer() {
 
 func ExampleTokenizer_Render() {
 	tok, _ := budget.NewTokenizer("gpt-4o", "")
-	tool := toolindex.Tool{
+	tool := tool.Tool{
 		Name:        "read_file",
 		Description: "Read a file from disk. Returns its content as text.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the file"}},"required":["path"]}`),
@@ -44,8 +44,8 @@ func ExampleTokenizer_Render() {
 
 func ExampleSelect() {
 	tok, _ := budget.NewTokenizer("gpt-4o", "")
-	tool := func(name, desc string) toolindex.Tool {
-		return toolindex.Tool{
+	tool := func(name, desc string) tool.Tool {
+		return tool.Tool{
 			Name:        name,
 			Description: desc,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for, in plain words"}},"required":["query"]}`),

@@ -3,7 +3,7 @@ package budget
 import (
 	"encoding/json"
 
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // Encode exposes the token ids for golden tests.
@@ -12,7 +12,7 @@ func (t *Tokenizer) Encode(s string) []int { return t.encode(s) }
 // Compress renders a tool at a tier without counting it, for the tests
 // that check every schema of the catalog (tokenizing 1.2M tokens four times
 // would take minutes with -race).
-func Compress(tool toolindex.Tool, tier Tier) (string, json.RawMessage, error) {
+func Compress(tool tool.Tool, tier Tier) (string, json.RawMessage, error) {
 	return compress(tool, tier)
 }
 

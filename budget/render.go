@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // ErrBadTool reports a tool that cannot be rendered: its input schema is not
@@ -129,9 +129,9 @@ type rendered struct {
 const maxCache = 1 << 16
 
 // Render returns tool at tier and its token cost. Results are cached by the
-// tool's content hash (tool.Hash, or toolindex.ContentHash when empty) and
+// tool's content hash (tool.Hash, or tool.ContentHash when empty) and
 // tier, so a tool is rendered and counted once per Tokenizer.
-func (t *Tokenizer) Render(tool toolindex.Tool, tier Tier) (Rendered, error) {
+func (t *Tokenizer) Render(tool tool.Tool, tier Tier) (Rendered, error) {
 	if tier < 0 || int(tier) >= NumTiers {
 		return Rendered{}, fmt.Errorf("%w: tool %q: no tier %d", ErrBadTool, tool.Name, int(tier))
 	}
@@ -144,13 +144,13 @@ func (t *Tokenizer) Render(tool toolindex.Tool, tier Tier) (Rendered, error) {
 
 // render fills out with the tool's renderings at the given tiers (all of
 // them when none are given), from the cache when it can: one lookup.
-func (t *Tokenizer) render(tool toolindex.Tool, out *[NumTiers]Rendered, tiers ...Tier) error {
+func (t *Tokenizer) render(tl tool.Tool, out *[NumTiers]Rendered, tiers ...Tier) error {
 	if len(tiers) == 0 {
 		tiers = allTiers[:]
 	}
-	h := tool.Hash
+	h := tl.Hash
 	if h == "" {
-		h = toolindex.ContentHash(tool)
+		h = tool.ContentHash(tl)
 	}
 	t.mu.Lock()
 	c := t.cache[h]
@@ -172,12 +172,12 @@ func (t *Tokenizer) render(tool toolindex.Tool, out *[NumTiers]Rendered, tiers .
 
 	var fresh rendered
 	for _, tier := range tiers {
-		desc, params, err := compress(tool, tier)
+		desc, params, err := compress(tl, tier)
 		if err != nil {
 			return err
 		}
 		r := Rendered{Tier: tier, Description: desc, Parameters: params}
-		r.Tokens = t.Count(string(functionJSON(tool.Name, desc, params)))
+		r.Tokens = t.Count(string(functionJSON(tl.Name, desc, params)))
 		fresh.tiers[tier], fresh.done[tier] = r, true
 		out[tier] = r
 	}
@@ -238,7 +238,7 @@ func marshal(v any) []byte {
 // APIs require an object schema.
 var emptyParameters = json.RawMessage(`{"properties":{},"type":"object"}`)
 
-func compress(tool toolindex.Tool, tier Tier) (string, json.RawMessage, error) {
+func compress(tool tool.Tool, tier Tier) (string, json.RawMessage, error) {
 	desc := strings.TrimSpace(tool.Description)
 	switch tier {
 	case TierShortDescription:

@@ -14,13 +14,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolsift/toolsift/budget"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 const catalogPath = "../../shared/mcp/catalog.jsonl"
 
-func exampleTool() toolindex.Tool {
-	return toolindex.Tool{
+func exampleTool() tool.Tool {
+	return tool.Tool{
 		Name:        "get_weather",
 		Description: "Get the current weather for a city. Returns temperature and conditions.\nUse metric units unless told otherwise.",
 		InputSchema: json.RawMessage(`{
@@ -85,22 +85,22 @@ func TestRenderEdgeCases(t *testing.T) {
 	tok := mustTokenizer(t, "cl100k_base")
 	tests := []struct {
 		name   string
-		tool   toolindex.Tool
+		tool   tool.Tool
 		tier   budget.Tier
 		desc   string
 		params string
 	}{
-		{"no schema", toolindex.Tool{Name: "ping"}, budget.TierFull, "", `{"properties":{},"type":"object"}`},
-		{"no html escaping", toolindex.Tool{Name: "cmp", Description: "a < b && c > d", InputSchema: json.RawMessage(`{"type":"object"}`)}, budget.TierFull, "a < b && c > d", `{"type":"object"}`},
-		{"abbreviation is not a sentence end", toolindex.Tool{Name: "x", Description: "Find files, e.g. logs. Then more."}, budget.TierShortDescription, "Find files, e.g. logs.", `{"properties":{},"type":"object"}`},
-		{"version number is not a sentence end", toolindex.Tool{Name: "x", Description: "Uses API v1.2 only! Other text."}, budget.TierShortDescription, "Uses API v1.2 only!", `{"properties":{},"type":"object"}`},
-		{"leading blank line", toolindex.Tool{Name: "x", Description: "\n\n  Does a thing\nand more"}, budget.TierMinimal, "Does a thing", `{"properties":{},"type":"object"}`},
-		{"long first sentence is capped", toolindex.Tool{Name: "x", Description: strings.Repeat("word ", 60)}, budget.TierMinimal, strings.TrimSpace(strings.Repeat("word ", 23)) + "…", `{"properties":{},"type":"object"}`},
-		{"draft-07 items array keeps $schema", toolindex.Tool{Name: "x", InputSchema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"p":{"type":"array","items":[{"type":"string","description":"d"}]}}}`)}, budget.TierMinimal, "",
+		{"no schema", tool.Tool{Name: "ping"}, budget.TierFull, "", `{"properties":{},"type":"object"}`},
+		{"no html escaping", tool.Tool{Name: "cmp", Description: "a < b && c > d", InputSchema: json.RawMessage(`{"type":"object"}`)}, budget.TierFull, "a < b && c > d", `{"type":"object"}`},
+		{"abbreviation is not a sentence end", tool.Tool{Name: "x", Description: "Find files, e.g. logs. Then more."}, budget.TierShortDescription, "Find files, e.g. logs.", `{"properties":{},"type":"object"}`},
+		{"version number is not a sentence end", tool.Tool{Name: "x", Description: "Uses API v1.2 only! Other text."}, budget.TierShortDescription, "Uses API v1.2 only!", `{"properties":{},"type":"object"}`},
+		{"leading blank line", tool.Tool{Name: "x", Description: "\n\n  Does a thing\nand more"}, budget.TierMinimal, "Does a thing", `{"properties":{},"type":"object"}`},
+		{"long first sentence is capped", tool.Tool{Name: "x", Description: strings.Repeat("word ", 60)}, budget.TierMinimal, strings.TrimSpace(strings.Repeat("word ", 23)) + "…", `{"properties":{},"type":"object"}`},
+		{"draft-07 items array keeps $schema", tool.Tool{Name: "x", InputSchema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"p":{"type":"array","items":[{"type":"string","description":"d"}]}}}`)}, budget.TierMinimal, "",
 			`{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"p":{"items":[{"type":"string"}],"type":"array"}},"type":"object"}`},
-		{"refs keep their defs", toolindex.Tool{Name: "x", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"type":"object","description":"an A","properties":{"n":{"type":"integer","maximum":3}},"additionalProperties":{"type":"string","pattern":"x"}}}}`)}, budget.TierMinimal, "",
+		{"refs keep their defs", tool.Tool{Name: "x", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"type":"object","description":"an A","properties":{"n":{"type":"integer","maximum":3}},"additionalProperties":{"type":"string","pattern":"x"}}}}`)}, budget.TierMinimal, "",
 			`{"$defs":{"A":{"additionalProperties":{"type":"string"},"properties":{"n":{"type":"integer"}},"type":"object"}},"properties":{"a":{"$ref":"#/$defs/A"}},"type":"object"}`},
-		{"big numbers stay exact", toolindex.Tool{Name: "x", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","enum":[12345678901234567890, 1.50]}}}`)}, budget.TierMinimal, "",
+		{"big numbers stay exact", tool.Tool{Name: "x", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","enum":[12345678901234567890, 1.50]}}}`)}, budget.TierMinimal, "",
 			`{"properties":{"n":{"enum":[12345678901234567890,1.50],"type":"integer"}},"type":"object"}`},
 	}
 	for _, tt := range tests {
@@ -122,7 +122,7 @@ func TestRenderEdgeCases(t *testing.T) {
 func TestRenderErrors(t *testing.T) {
 	tok := mustTokenizer(t, "o200k_base")
 	for _, schema := range []string{`{"type":`, `[1,2]`, `"string"`} {
-		_, err := tok.Render(toolindex.Tool{Name: "broken", InputSchema: json.RawMessage(schema)}, budget.TierFull)
+		_, err := tok.Render(tool.Tool{Name: "broken", InputSchema: json.RawMessage(schema)}, budget.TierFull)
 		if !errors.Is(err, budget.ErrBadTool) || !strings.Contains(err.Error(), `"broken"`) {
 			t.Errorf("schema %s: error = %v, want ErrBadTool naming the tool", schema, err)
 		}
@@ -185,7 +185,7 @@ func TestTiersStayValidSchemas(t *testing.T) {
 			continue
 		}
 		checked++
-		tool := toolindex.Tool{Name: c.Server + "_" + c.Name, Description: c.Description, InputSchema: c.InputSchema}
+		tool := tool.Tool{Name: c.Server + "_" + c.Name, Description: c.Description, InputSchema: c.InputSchema}
 		_, full, err := budget.Compress(tool, budget.TierFull)
 		if err != nil {
 			t.Errorf("%s: %v", tool.Name, err)

@@ -8,7 +8,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 var (
@@ -22,7 +22,7 @@ var (
 // Candidate is a tool offered to Select, with its relevance to the current
 // step (higher is better; negative scores count as 0).
 type Candidate struct {
-	Tool  toolindex.Tool
+	Tool  tool.Tool
 	Score float64
 	// Pinned tools are always selected (at the cheapest tier if need be).
 	Pinned bool
@@ -44,7 +44,7 @@ type Budget struct {
 
 // Selected is one chosen tool, rendered at its tier.
 type Selected struct {
-	Tool   toolindex.Tool
+	Tool   tool.Tool
 	Score  float64
 	Pinned bool
 	Rendered

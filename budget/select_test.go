@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/budget"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 var words = strings.Fields("the a file search query user repository issue list create update delete " +
@@ -21,7 +21,7 @@ var words = strings.Fields("the a file search query user repository issue list c
 
 // synthTool makes a tool with nParams documented parameters and a
 // description of nWords words: sizes like the real catalog's, from a seed.
-func synthTool(r *rand.Rand, name string, nParams, nWords int) toolindex.Tool {
+func synthTool(r *rand.Rand, name string, nParams, nWords int) tool.Tool {
 	sentence := func(n int) string {
 		w := make([]string, n)
 		for i := range w {
@@ -47,12 +47,12 @@ func synthTool(r *rand.Rand, name string, nParams, nWords int) toolindex.Tool {
 		schema["required"] = required
 	}
 	raw, _ := json.Marshal(schema)
-	return toolindex.Tool{Name: name, Description: sentence(nWords) + ". " + sentence(nWords/2+1) + ".", InputSchema: raw}.WithHash()
+	return tool.Tool{Name: name, Description: sentence(nWords) + ". " + sentence(nWords/2+1) + ".", InputSchema: raw}.WithHash()
 }
 
-func synthPool(n int, seed uint64) []toolindex.Tool {
+func synthPool(n int, seed uint64) []tool.Tool {
 	r := rand.New(rand.NewPCG(seed, 1))
-	pool := make([]toolindex.Tool, n)
+	pool := make([]tool.Tool, n)
 	for i := range pool {
 		pool[i] = synthTool(r, fmt.Sprintf("tool_%03d", i), r.IntN(8), 3+r.IntN(40))
 	}
@@ -68,7 +68,7 @@ func names(sel budget.Selection) []string {
 }
 
 // cost returns the tokens of tool at tier.
-func cost(t *testing.T, tok *budget.Tokenizer, tool toolindex.Tool, tier budget.Tier) int {
+func cost(t *testing.T, tok *budget.Tokenizer, tool tool.Tool, tier budget.Tier) int {
 	t.Helper()
 	r, err := tok.Render(tool, tier)
 	if err != nil {
@@ -98,7 +98,7 @@ func TestSelectErrors(t *testing.T) {
 		{"pinned do not fit", cands, budget.Budget{Tokens: minCost}, budget.ErrBudgetTooSmall, "the 2 pinned and minimum tools"},
 		{"min tools do not fit", cands[:1], budget.Budget{Tokens: 0, MinTools: 1}, budget.ErrBudgetTooSmall, "0 tokens cannot hold the 1 pinned and minimum tools"},
 		{"more pinned than max", cands, budget.Budget{Tokens: 10000, MaxTools: 1}, budget.ErrBudgetTooSmall, "2 pinned tools but MaxTools is 1"},
-		{"bad schema", []budget.Candidate{{Tool: toolindex.Tool{Name: "bad", InputSchema: json.RawMessage(`[`)}}}, budget.Budget{Tokens: 100}, budget.ErrBadTool, `"bad"`},
+		{"bad schema", []budget.Candidate{{Tool: tool.Tool{Name: "bad", InputSchema: json.RawMessage(`[`)}}}, budget.Budget{Tokens: 100}, budget.ErrBadTool, `"bad"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,22 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/tool"
 )
-
-// Result is a tool call's outcome, rendered for a model.
-type Result struct {
-	// Content is the result as text: text blocks joined by newlines,
-	// structuredContent as JSON (unless a text block already carries it),
-	// and one summary line per image, audio clip or resource (type, MIME
-	// type, size, URI — never the data itself).
-	Content string
-	// IsError is set when the tool itself reported a failure (MCP isError)
-	// or the server answered the call with an error: the model should see
-	// it and may try again differently.
-	IsError bool
-	// Structured is the result's structuredContent, if any.
-	Structured json.RawMessage
-}
 
 // Call calls the tool with the given qualified name (see Tools) with args,
 // a JSON object (nil or empty means {}). A tool's own failure is a Result
@@ -36,20 +22,20 @@ type Result struct {
 //
 // The call is bounded by ctx and, when the server's config sets one, its
 // Timeout.
-func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (Result, error) {
+func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return Result{}, fmt.Errorf("call %s: %w", name, ErrClosed)
+		return tool.Result{}, fmt.Errorf("call %s: %w", name, ErrClosed)
 	}
 	s, ok := h.routes[name]
 	if !ok {
 		h.mu.Unlock()
-		return Result{}, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+		return tool.Result{}, fmt.Errorf("%w: %q", ErrUnknownTool, name)
 	}
 	if orig, ok := s.disabled[name]; ok {
 		h.mu.Unlock()
-		return Result{}, fmt.Errorf("%w: %s (tool %q of server %s is filtered out by its config)", ErrToolDisabled, name, orig, s.name)
+		return tool.Result{}, fmt.Errorf("%w: %s (tool %q of server %s is filtered out by its config)", ErrToolDisabled, name, orig, s.name)
 	}
 	orig := s.originals[name]
 	cs, state, why := s.session, s.state, s.err
@@ -57,16 +43,16 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (Resu
 
 	if cs == nil || state != StateReady {
 		if why != nil {
-			return Result{}, fmt.Errorf("%w: call %s: server %s is %s: %w", ErrServerUnavailable, name, s.name, state, why)
+			return tool.Result{}, fmt.Errorf("%w: call %s: server %s is %s: %w", ErrServerUnavailable, name, s.name, state, why)
 		}
-		return Result{}, fmt.Errorf("%w: call %s: server %s is %s", ErrServerUnavailable, name, s.name, state)
+		return tool.Result{}, fmt.Errorf("%w: call %s: server %s is %s", ErrServerUnavailable, name, s.name, state)
 	}
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = json.RawMessage("{}")
 	}
 	if args[0] != '{' || !json.Valid(args) {
-		return Result{}, fmt.Errorf("%w: call %s (server %s): got %.80s", ErrInvalidArguments, name, s.name, args)
+		return tool.Result{}, fmt.Errorf("%w: call %s (server %s): got %.80s", ErrInvalidArguments, name, s.name, args)
 	}
 	if s.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -76,22 +62,22 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (Resu
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: orig, Arguments: args})
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, ctx.Err())
+			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, ctx.Err())
 		}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			// The server answered, with an error instead of a result
 			// (unknown arguments, a thrown exception): data for the model.
-			return Result{Content: "error: " + rpcErr.Message, IsError: true}, nil
+			return tool.Result{Content: "error: " + rpcErr.Message, IsError: true}, nil
 		}
-		return Result{}, fmt.Errorf("%w: call %s (server %s): %w", ErrServerUnavailable, name, s.name, err)
+		return tool.Result{}, fmt.Errorf("%w: call %s (server %s): %w", ErrServerUnavailable, name, s.name, err)
 	}
 	return render(res), nil
 }
 
 // render turns an MCP tool result into a Result.
-func render(res *sdk.CallToolResult) Result {
-	out := Result{IsError: res.IsError}
+func render(res *sdk.CallToolResult) tool.Result {
+	out := tool.Result{IsError: res.IsError}
 	var parts []string
 	var texts []string
 	for _, c := range res.Content {

@@ -6,14 +6,14 @@
 // protocolVersion per server), the connections (stdio, streamable HTTP, SSE,
 // and in-process Go functions through LocalServer), namespacing, live
 // updates and restarts, and rendering results for a model. It is built on
-// github.com/modelcontextprotocol/go-sdk; its API speaks toolindex.Tool.
+// github.com/modelcontextprotocol/go-sdk; its API speaks tool.Tool.
 //
 // A Hub gives every tool a qualified name, "server__tool", that is unique
 // across servers and a valid OpenAI function name (see QualifiedName). One
 // broken server never takes the others down: Status tells which server
 // failed, why, and the tail of its stderr. When a server sends
 // notifications/tools/list_changed, or its session ends and it is restarted
-// with backoff, the Hub reports the difference as a toolindex.Change through
+// with backoff, the Hub reports the difference as a tool.Change through
 // HubOptions.OnChange, ready for toolindex.Index.Apply.
 //
 // Quick start:
@@ -21,7 +21,7 @@
 //	cfg, err := mcp.LoadConfig("mcp.json")
 //	if err != nil { ... }
 //	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{
-//		OnChange: func(c toolindex.Change) { _ = index.Apply(ctx, c) },
+//		OnChange: func(c tool.Change) { _ = index.Apply(ctx, c) },
 //	})
 //	if err != nil { ... }
 //	defer hub.Close()

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolsift/toolsift/mcp"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // Go functions served as tools mix with MCP servers in one Hub: the same
@@ -46,9 +46,9 @@ func ExampleLocalServer() {
 		log.Fatal(err)
 	}
 	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"calc": calc}}
-	var changes []toolindex.Change // for an index: OnChange: func(c) { ix.Apply(ctx, c) }
+	var changes []tool.Change // for an index: OnChange: func(c) { ix.Apply(ctx, c) }
 	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{
-		OnChange: func(c toolindex.Change) { changes = append(changes, c) },
+		OnChange: func(c tool.Change) { changes = append(changes, c) },
 	})
 	if err != nil {
 		log.Fatal(err)

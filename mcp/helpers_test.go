@@ -15,7 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/mcp"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // waitLimit bounds every wait in these tests; it is a hang guard, not a
@@ -52,19 +52,19 @@ func addTextTool(srv *sdk.Server, name, description, answer string) {
 }
 
 // changes collects what a Hub emits through OnChange.
-type changes chan toolindex.Change
+type changes chan tool.Change
 
-func (c changes) onChange(ch toolindex.Change) { c <- ch }
+func (c changes) onChange(ch tool.Change) { c <- ch }
 
 // next returns the next change, failing the test if none comes.
-func (c changes) next(t *testing.T) toolindex.Change {
+func (c changes) next(t *testing.T) tool.Change {
 	t.Helper()
 	select {
 	case ch := <-c:
 		return ch
 	case <-time.After(waitLimit):
 		t.Fatal("no change event arrived")
-		return toolindex.Change{}
+		return tool.Change{}
 	}
 }
 
@@ -74,7 +74,7 @@ type changeSummary struct {
 	Added, Changed, Removed []string
 }
 
-func summarize(ch toolindex.Change) changeSummary {
+func summarize(ch tool.Change) changeSummary {
 	s := changeSummary{Server: ch.Server, Removed: ch.Removed}
 	for _, t := range ch.Added {
 		s.Added = append(s.Added, t.Name)
@@ -85,7 +85,7 @@ func summarize(ch toolindex.Change) changeSummary {
 	return s
 }
 
-func toolNames(tools []toolindex.Tool) []string {
+func toolNames(tools []tool.Tool) []string {
 	var out []string
 	for _, t := range tools {
 		out = append(out, t.Name)

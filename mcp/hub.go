@@ -17,8 +17,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // DefaultProtocolVersion is the MCP revision a Hub sends in initialize unless
@@ -46,10 +45,13 @@ const (
 // Errors returned by Hub methods. Each is wrapped with the tool and server
 // at fault.
 var (
-	ErrUnknownTool       = errors.New("mcp: unknown tool")
-	ErrToolDisabled      = errors.New("mcp: tool disabled")
-	ErrServerUnavailable = errors.New("mcp: server unavailable")
-	ErrInvalidArguments  = errors.New("mcp: arguments are not a JSON object")
+	// ErrUnknownTool and ErrToolDisabled wrap tool.ErrUnknown,
+	// ErrServerUnavailable tool.ErrUnavailable and ErrInvalidArguments
+	// tool.ErrInvalidArguments, so that consumers need not import mcp.
+	ErrUnknownTool       = fmt.Errorf("mcp: %w", tool.ErrUnknown)
+	ErrToolDisabled      = fmt.Errorf("mcp: tool disabled: %w", tool.ErrUnknown)
+	ErrServerUnavailable = fmt.Errorf("mcp: server unavailable: %w", tool.ErrUnavailable)
+	ErrInvalidArguments  = fmt.Errorf("mcp: %w", tool.ErrInvalidArguments)
 	ErrClosed            = errors.New("mcp: hub closed")
 )
 
@@ -69,7 +71,7 @@ type HubOptions struct {
 	// goes down (all Removed) or comes back. Calls are made one at a time, in
 	// order, from a goroutine of the Hub; a slow OnChange delays later
 	// changes, not the Hub. Close returns after the last call.
-	OnChange func(toolindex.Change)
+	OnChange func(tool.Change)
 
 	// Backoff is the wait before restarting a server whose session ended;
 	// it doubles after each failed restart, up to MaxBackoff. Defaults 500ms
@@ -153,7 +155,7 @@ type Hub struct {
 	mu       sync.Mutex
 	closed   bool
 	routes   map[string]*server // qualified name → owner, incl. servers that are down
-	pending  []toolindex.Change
+	pending  []tool.Change
 	wake     chan struct{} // signals the change dispatcher
 	finished chan struct{} // closed when every supervisor has returned
 	drained  chan struct{} // closed when the dispatcher has returned
@@ -171,9 +173,9 @@ type server struct {
 	err       error
 	session   *sdk.ClientSession
 	stderr    *tailBuffer
-	tools     map[string]toolindex.Tool // allowed tools by qualified name
-	originals map[string]string         // qualified → original name, allowed tools
-	disabled  map[string]string         // qualified → original name, filtered out
+	tools     map[string]tool.Tool // allowed tools by qualified name
+	originals map[string]string    // qualified → original name, allowed tools
+	disabled  map[string]string    // qualified → original name, filtered out
 	version   string
 	info      *sdk.Implementation
 	restarts  int
@@ -306,17 +308,17 @@ func (h *Hub) Connect(ctx context.Context) error {
 
 // Tools returns the tools of every ready server, sorted by qualified name.
 // Tools of a server that is down or restarting are left out.
-func (h *Hub) Tools() []toolindex.Tool {
+func (h *Hub) Tools() []tool.Tool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []toolindex.Tool
+	var out []tool.Tool
 	for _, name := range h.order {
 		s := h.servers[name]
 		if s.state == StateReady {
 			out = slices.AppendSeq(out, maps.Values(s.tools))
 		}
 	}
-	slices.SortFunc(out, func(a, b toolindex.Tool) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b tool.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -607,7 +609,7 @@ func (h *Hub) setDown(s *server, err error, giveUp bool) {
 	}
 	s.removed = true
 	if len(s.tools) > 0 {
-		h.emitLocked(toolindex.Change{Server: s.name, Removed: slices.Sorted(maps.Keys(s.tools))})
+		h.emitLocked(tool.Change{Server: s.name, Removed: slices.Sorted(maps.Keys(s.tools))})
 	}
 }
 
@@ -634,7 +636,7 @@ func (h *Hub) setReady(s *server, cs *sdk.ClientSession, att *attempt, tools []*
 
 // updateTools replaces a ready server's tools and emits what changed.
 func (h *Hub) updateTools(s *server, list []*sdk.Tool) {
-	tools := map[string]toolindex.Tool{}
+	tools := map[string]tool.Tool{}
 	originals := map[string]string{}
 	disabled := map[string]string{}
 	var warnings []string
@@ -666,7 +668,7 @@ func (h *Hub) updateTools(s *server, list []*sdk.Tool) {
 		originals[q] = t.Name
 	}
 
-	var ch toolindex.Change
+	var ch tool.Change
 	ch.Server = s.name
 	for _, q := range slices.Sorted(maps.Keys(tools)) {
 		old, ok := s.tools[q]
@@ -699,7 +701,7 @@ func (h *Hub) updateTools(s *server, list []*sdk.Tool) {
 	}
 }
 
-func sameTool(a, b toolindex.Tool) bool {
+func sameTool(a, b tool.Tool) bool {
 	if a.Hash != b.Hash || a.Title != b.Title {
 		return false
 	}
@@ -709,14 +711,14 @@ func sameTool(a, b toolindex.Tool) bool {
 }
 
 // convertTool turns an SDK tool into ours at the package boundary.
-func convertTool(server, qualified string, t *sdk.Tool) toolindex.Tool {
+func convertTool(server, qualified string, t *sdk.Tool) tool.Tool {
 	schema := json.RawMessage(`{"type":"object"}`)
 	if t.InputSchema != nil {
 		if b, err := json.Marshal(t.InputSchema); err == nil && !bytes.Equal(b, []byte("null")) {
 			schema = b
 		}
 	}
-	out := toolindex.Tool{
+	out := tool.Tool{
 		Name:         qualified,
 		Server:       server,
 		OriginalName: t.Name,
@@ -730,7 +732,7 @@ func convertTool(server, qualified string, t *sdk.Tool) toolindex.Tool {
 		}
 		// The SDK decodes the two non-pointer hints as false when absent,
 		// so only a true value says anything.
-		var ann toolindex.Annotations
+		var ann tool.Annotations
 		if a.ReadOnlyHint {
 			ann.ReadOnlyHint = new(true)
 		}
@@ -739,7 +741,7 @@ func convertTool(server, qualified string, t *sdk.Tool) toolindex.Tool {
 		}
 		ann.DestructiveHint = a.DestructiveHint
 		ann.OpenWorldHint = a.OpenWorldHint
-		if ann != (toolindex.Annotations{}) {
+		if ann != (tool.Annotations{}) {
 			out.Annotations = &ann
 		}
 	}
@@ -747,7 +749,7 @@ func convertTool(server, qualified string, t *sdk.Tool) toolindex.Tool {
 }
 
 // emitLocked queues a change for OnChange. h.mu must be held.
-func (h *Hub) emitLocked(ch toolindex.Change) {
+func (h *Hub) emitLocked(ch tool.Change) {
 	if h.opts.OnChange == nil {
 		return
 	}

@@ -14,7 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/mcp"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func TestHubListsAllPages(t *testing.T) {
@@ -46,11 +46,11 @@ func TestHubConvertsTools(t *testing.T) {
 	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"docs": memServer(srv)}}, nil)
 
 	got := hub.Tools()
-	want := []toolindex.Tool{(toolindex.Tool{
+	want := []tool.Tool{(tool.Tool{
 		Name: "docs__find", Server: "docs", OriginalName: "find", Title: "Find things",
 		Description: "Find things by query.",
 		InputSchema: json.RawMessage(`{"properties":{"q":{"type":"string"}},"required":["q"],"type":"object"}`),
-		Annotations: &toolindex.Annotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
+		Annotations: &tool.Annotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
 	}).WithHash()}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Tools() (-want +got):\n%s", diff)
@@ -244,16 +244,16 @@ func TestHubCall(t *testing.T) {
 
 	tests := []struct {
 		name, tool, args string
-		want             mcp.Result
+		want             tool.Result
 		wantErr          error
 		errMentions      []string
 	}{
-		{name: "ok", tool: "s__sum", args: `{"a":2,"b":3}`, want: mcp.Result{Content: "5"}},
-		{name: "no args", tool: "s__plain", want: mcp.Result{Content: "s:plain"}},
-		{name: "null args", tool: "s__plain", args: "null", want: mcp.Result{Content: "s:plain"}},
-		{name: "tool error", tool: "s__fails", args: `{}`, want: mcp.Result{Content: "quota exceeded", IsError: true}},
-		{name: "handler error", tool: "s__throws", args: `{}`, want: mcp.Result{Content: "error: database is down", IsError: true}},
-		{name: "schema violation", tool: "s__sum", args: `{"a":"x"}`, want: mcp.Result{IsError: true}},
+		{name: "ok", tool: "s__sum", args: `{"a":2,"b":3}`, want: tool.Result{Content: "5"}},
+		{name: "no args", tool: "s__plain", want: tool.Result{Content: "s:plain"}},
+		{name: "null args", tool: "s__plain", args: "null", want: tool.Result{Content: "s:plain"}},
+		{name: "tool error", tool: "s__fails", args: `{}`, want: tool.Result{Content: "quota exceeded", IsError: true}},
+		{name: "handler error", tool: "s__throws", args: `{}`, want: tool.Result{Content: "error: database is down", IsError: true}},
+		{name: "schema violation", tool: "s__sum", args: `{"a":"x"}`, want: tool.Result{IsError: true}},
 		{name: "unknown tool", tool: "s__nope", wantErr: mcp.ErrUnknownTool, errMentions: []string{"s__nope"}},
 		{name: "array args", tool: "s__sum", args: `[1,2]`, wantErr: mcp.ErrInvalidArguments, errMentions: []string{"s__sum", "server s"}},
 		{name: "number args", tool: "s__sum", args: `3`, wantErr: mcp.ErrInvalidArguments},

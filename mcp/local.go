@@ -6,8 +6,7 @@ import (
 	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // LocalTool is a plain Go function served as a tool.
@@ -18,7 +17,7 @@ type LocalTool struct {
 	// InputSchema is a JSON Schema with "type": "object"; nil means any
 	// object.
 	InputSchema json.RawMessage
-	Annotations *toolindex.Annotations
+	Annotations *tool.Annotations
 	// Handler gets the call's arguments (a JSON object) and returns the
 	// text for the model. An error is the tool's own failure: the caller
 	// gets it as a Result with IsError set. It must be safe for concurrent

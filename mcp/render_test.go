@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func TestCallRendersContent(t *testing.T) {
@@ -40,17 +41,17 @@ func TestCallRendersContent(t *testing.T) {
 
 	tests := []struct {
 		tool string
-		want mcp.Result
+		want tool.Result
 	}{
-		{"texts", mcp.Result{Content: "first\nsecond"}},
-		{"image", mcp.Result{Content: "a chart:\n[image: image/png, 400 bytes]"}},
-		{"audio", mcp.Result{Content: "[audio: audio/wav, 8 bytes]"}},
-		{"link", mcp.Result{Content: "[resource link: file:///tmp/report.pdf, name report.pdf, application/pdf, 2048 bytes]"}},
-		{"blob", mcp.Result{Content: "[resource: mem://blob, application/zip, 400 bytes]"}},
-		{"textres", mcp.Result{Content: "[resource: mem://notes, text/plain, 17 bytes]\nremember the milk"}},
-		{"structured", mcp.Result{Content: `{"temp": 21, "city": "Oslo"}`, Structured: json.RawMessage(`{"city":"Oslo","temp":21}`)}},
-		{"structured-only", mcp.Result{Content: `{"ok":true}`, Structured: json.RawMessage(`{"ok":true}`)}},
-		{"failed", mcp.Result{Content: "file not found", IsError: true}},
+		{"texts", tool.Result{Content: "first\nsecond"}},
+		{"image", tool.Result{Content: "a chart:\n[image: image/png, 400 bytes]"}},
+		{"audio", tool.Result{Content: "[audio: audio/wav, 8 bytes]"}},
+		{"link", tool.Result{Content: "[resource link: file:///tmp/report.pdf, name report.pdf, application/pdf, 2048 bytes]"}},
+		{"blob", tool.Result{Content: "[resource: mem://blob, application/zip, 400 bytes]"}},
+		{"textres", tool.Result{Content: "[resource: mem://notes, text/plain, 17 bytes]\nremember the milk"}},
+		{"structured", tool.Result{Content: `{"temp": 21, "city": "Oslo"}`, Structured: json.RawMessage(`{"city":"Oslo","temp":21}`)}},
+		{"structured-only", tool.Result{Content: `{"ok":true}`, Structured: json.RawMessage(`{"ok":true}`)}},
+		{"failed", tool.Result{Content: "file not found", IsError: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -21,10 +22,10 @@ func Example() {
 		log.Fatal(err)
 	}
 	_, err = ix.Upsert(ctx,
-		toolindex.Tool{Name: "weather__get_forecast", Server: "weather", Description: "Get the weather forecast for a city."},
-		toolindex.Tool{Name: "github__create_issue", Server: "github", Description: "Create an issue in a GitHub repository."},
-		toolindex.Tool{Name: "mail__send_email", Server: "mail", Description: "Send an email to a recipient."},
-		toolindex.Tool{Name: "fs__read_file", Server: "fs", Description: "Read a file from disk."},
+		tool.Tool{Name: "weather__get_forecast", Server: "weather", Description: "Get the weather forecast for a city."},
+		tool.Tool{Name: "github__create_issue", Server: "github", Description: "Create an issue in a GitHub repository."},
+		tool.Tool{Name: "mail__send_email", Server: "mail", Description: "Send an email to a recipient."},
+		tool.Tool{Name: "fs__read_file", Server: "fs", Description: "Read a file from disk."},
 	)
 	if err != nil {
 		log.Fatal(err)
@@ -63,9 +64,9 @@ func ExampleRetriever_SearchTools() {
 		log.Fatal(err)
 	}
 	_, err = ix.Upsert(ctx,
-		toolindex.Tool{Name: "calendar__create_event", Description: "Create a calendar event. Attendees get an invitation."},
-		toolindex.Tool{Name: "calendar__list_events", Description: "List calendar events between two dates."},
-		toolindex.Tool{Name: "mail__send_email", Description: "Send an email to a recipient."},
+		tool.Tool{Name: "calendar__create_event", Description: "Create a calendar event. Attendees get an invitation."},
+		tool.Tool{Name: "calendar__list_events", Description: "List calendar events between two dates."},
+		tool.Tool{Name: "mail__send_email", Description: "Send an email to a recipient."},
 	)
 	if err != nil {
 		log.Fatal(err)

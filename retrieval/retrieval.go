@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -121,7 +122,7 @@ type Query struct {
 
 // Match is one retrieved tool.
 type Match struct {
-	Tool toolindex.Tool
+	Tool tool.Tool
 	// Score is the fused score in [0, 1] (see Options.MinScore); 0 for a
 	// pinned or sticky tool that the query did not retrieve.
 	Score float64
@@ -408,11 +409,11 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) ([]Match, error) {
 }
 
 // filter returns the index filter for the Servers option (nil for none).
-func (r *Retriever) filter() func(toolindex.Tool) bool {
+func (r *Retriever) filter() func(tool.Tool) bool {
 	if r.servers == nil {
 		return nil
 	}
-	return func(t toolindex.Tool) bool { return r.servers[t.Server] }
+	return func(t tool.Tool) bool { return r.servers[t.Server] }
 }
 
 // list is one ranked candidate list, its weight in fusion and its group:
@@ -476,7 +477,7 @@ func fuse(lists []list, f Fusion, k int) []Match {
 		group int
 	}
 	contrib := map[key]float64{}
-	tools := map[string]toolindex.Tool{}
+	tools := map[string]tool.Tool{}
 	groupWeight := map[int]float64{}
 	for _, l := range lists {
 		groupWeight[l.group] = max(groupWeight[l.group], l.weight)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -315,7 +316,7 @@ func TestRetrieveDuringUpdate(t *testing.T) {
 		defer wg.Done()
 		for i := range 20 {
 			name := fmt.Sprintf("extra__tool_%d", i)
-			if _, err := ix.Upsert(ctx, toolindex.Tool{Name: name, Description: "Forecast the weather on Mars."}); err != nil {
+			if _, err := ix.Upsert(ctx, tool.Tool{Name: name, Description: "Forecast the weather on Mars."}); err != nil {
 				t.Error(err)
 				return
 			}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // SearchToolName is the name of the search_tools meta-tool.
@@ -23,8 +23,8 @@ const maxSearchK = 20
 // SearchTool returns the definition of the search_tools meta-tool: give it
 // to the model beside the retrieved tools so that it can ask for tools the
 // retriever did not offer. Answer its calls with Retriever.SearchTools.
-func SearchTool() toolindex.Tool {
-	t := toolindex.Tool{
+func SearchTool() tool.Tool {
+	t := tool.Tool{
 		Name:         SearchToolName,
 		OriginalName: SearchToolName,
 		Title:        "Search tools",

@@ -9,12 +9,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/retrieval"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func TestSearchToolDefinition(t *testing.T) {
 	def := retrieval.SearchTool()
-	if def.Name != retrieval.SearchToolName || def.Description == "" || def.Hash != toolindex.ContentHash(def) {
+	if def.Name != retrieval.SearchToolName || def.Description == "" || def.Hash != tool.ContentHash(def) {
 		t.Errorf("SearchTool() = %+v: want name %q, a description and its hash", def, retrieval.SearchToolName)
 	}
 	var schema struct {

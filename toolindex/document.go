@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolsift/toolsift/internal/textproc"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // Fields is a tool's search text split by where it came from, so that a
@@ -41,7 +42,7 @@ const (
 
 // DocumentFields returns t's search text by field. It never fails: an input
 // schema that is not valid JSON or not an object contributes nothing.
-func DocumentFields(t Tool) Fields {
+func DocumentFields(t tool.Tool) Fields {
 	f := Fields{
 		Name:        nameWords(t.Name),
 		Description: strings.TrimSpace(t.Description),
@@ -77,7 +78,7 @@ func DocumentFields(t Tool) Fields {
 //	city: The city name. units: Temperature units. one of: celsius, fahrenheit.
 //
 //	weather server
-func Document(t Tool) string {
+func Document(t tool.Tool) string {
 	f := DocumentFields(t)
 	return joinNonEmpty("\n\n", f.Name, f.Description, f.Params, f.Server)
 }

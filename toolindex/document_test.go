@@ -7,23 +7,24 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
 func TestDocumentFields(t *testing.T) {
 	tests := []struct {
 		name string
-		tool toolindex.Tool
+		tool tool.Tool
 		want toolindex.Fields
 	}{
 		{
 			name: "name only",
-			tool: toolindex.Tool{Name: "getWeatherForecast"},
+			tool: tool.Tool{Name: "getWeatherForecast"},
 			want: toolindex.Fields{Name: "get weather forecast"},
 		},
 		{
 			name: "namespaced with title and server",
-			tool: toolindex.Tool{
+			tool: tool.Tool{
 				Name: "github__create_issue", OriginalName: "createIssue", Server: "github",
 				Title: "Create issue", Description: "  Open a new issue.  ",
 			},
@@ -35,12 +36,12 @@ func TestDocumentFields(t *testing.T) {
 		},
 		{
 			name: "original name adds words",
-			tool: toolindex.Tool{Name: "s1__t", OriginalName: "math.factorial"},
+			tool: tool.Tool{Name: "s1__t", OriginalName: "math.factorial"},
 			want: toolindex.Fields{Name: "s 1 t math factorial"},
 		},
 		{
 			name: "params sorted with enum, nested and items",
-			tool: toolindex.Tool{
+			tool: tool.Tool{
 				Name: "get_weather",
 				InputSchema: json.RawMessage(`{"type":"object","properties":{
 					"units":{"type":"string","description":"Temperature units","enum":["celsius","fahrenheit"]},
@@ -55,12 +56,12 @@ func TestDocumentFields(t *testing.T) {
 		},
 		{
 			name: "anyOf",
-			tool: toolindex.Tool{Name: "x", InputSchema: json.RawMessage(`{"anyOf":[{"properties":{"fileURL":{"description":"URL?"}}}]}`)},
+			tool: tool.Tool{Name: "x", InputSchema: json.RawMessage(`{"anyOf":[{"properties":{"fileURL":{"description":"URL?"}}}]}`)},
 			want: toolindex.Fields{Name: "x", Params: "file url: URL?"},
 		},
 		{
 			name: "invalid schema ignored",
-			tool: toolindex.Tool{Name: "x", InputSchema: json.RawMessage(`[1,2`)},
+			tool: tool.Tool{Name: "x", InputSchema: json.RawMessage(`[1,2`)},
 			want: toolindex.Fields{Name: "x"},
 		},
 	}
@@ -95,7 +96,7 @@ func TestDocumentFieldsBounded(t *testing.T) {
 	if !json.Valid(raw) {
 		t.Fatal("test schema is not valid JSON")
 	}
-	f := toolindex.DocumentFields(toolindex.Tool{Name: "big", InputSchema: raw})
+	f := toolindex.DocumentFields(tool.Tool{Name: "big", InputSchema: raw})
 	if len(f.Params) == 0 || len(f.Params) > 4200 {
 		t.Errorf("len(Params) = %d, want 1..4200", len(f.Params))
 	}
@@ -105,7 +106,7 @@ func TestDocumentFieldsBounded(t *testing.T) {
 }
 
 func ExampleDocument() {
-	tool := toolindex.Tool{
+	tool := tool.Tool{
 		Name:        "weather__getForecast",
 		Server:      "weather",
 		Description: "Get the weather forecast for a city.",

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/philippgille/chromem-go"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // Options configure an Index. The zero value (or nil) means defaults.
@@ -106,7 +107,7 @@ type Index struct {
 // entry is one indexed tool. Entries are immutable once published: an
 // update replaces the entry, so a reader holding one needs no lock.
 type entry struct {
-	tool   Tool
+	tool   tool.Tool
 	vec    []float32 // unit length (or all zero), owned by the entry
 	slot   uint32
 	inColl bool // vec is in the chromem collection (zero vectors are not)
@@ -115,7 +116,7 @@ type entry struct {
 // Hit is one search result. Higher scores are better; scores of different
 // searches (vector vs lexical) are not on the same scale.
 type Hit struct {
-	Tool  Tool
+	Tool  tool.Tool
 	Score float64
 }
 
@@ -177,21 +178,21 @@ func (ix *Index) Len() int {
 }
 
 // Get returns the tool called name.
-func (ix *Index) Get(name string) (Tool, bool) {
+func (ix *Index) Get(name string) (tool.Tool, bool) {
 	ix.mu.RLock()
 	e, ok := ix.tools[name]
 	ix.mu.RUnlock()
 	if !ok {
-		return Tool{}, false
+		return tool.Tool{}, false
 	}
 	return e.tool, true
 }
 
 // All yields every tool, sorted by name. It walks a snapshot: updates made
 // while iterating are not seen.
-func (ix *Index) All() iter.Seq[Tool] {
+func (ix *Index) All() iter.Seq[tool.Tool] {
 	snap := ix.snapshot()
-	return func(yield func(Tool) bool) {
+	return func(yield func(tool.Tool) bool) {
 		for _, e := range snap {
 			if !yield(e.tool) {
 				return
@@ -222,7 +223,7 @@ func (ix *Index) snapshot() []*entry {
 // pending is a tool about to be written, with what was computed for it
 // outside the lock.
 type pending struct {
-	tool  Tool
+	tool  tool.Tool
 	vec   []float32 // nil when the vector is reused from the old entry
 	terms fieldTerms
 }
@@ -237,13 +238,13 @@ type pending struct {
 //
 // Embedding runs without blocking searches; the new state becomes visible
 // at once when everything is embedded. On error nothing is changed.
-func (ix *Index) Upsert(ctx context.Context, tools ...Tool) (UpsertStats, error) {
+func (ix *Index) Upsert(ctx context.Context, tools ...tool.Tool) (UpsertStats, error) {
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
 	return ix.upsertLocked(ctx, tools)
 }
 
-func (ix *Index) upsertLocked(ctx context.Context, tools []Tool) (UpsertStats, error) {
+func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertStats, error) {
 	var st UpsertStats
 	// Last occurrence of a name wins.
 	last := make(map[string]int, len(tools))
@@ -338,7 +339,7 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []Tool) (UpsertStats, e
 
 // putLocked writes one tool. old is the entry it replaces, or nil; the
 // caller has already removed old from the lexical index.
-func (ix *Index) putLocked(ctx context.Context, t Tool, vec []float32, terms fieldTerms, old *entry) error {
+func (ix *Index) putLocked(ctx context.Context, t tool.Tool, vec []float32, terms fieldTerms, old *entry) error {
 	var slot uint32
 	if old != nil {
 		slot = old.slot
@@ -400,7 +401,7 @@ func analyzeAll(n int, analyze func(i int)) {
 }
 
 // sameTool reports whether b would store exactly what a stores.
-func sameTool(a, b Tool) bool {
+func sameTool(a, b tool.Tool) bool {
 	return a.Hash == b.Hash && a.Server == b.Server && a.OriginalName == b.OriginalName &&
 		a.Title == b.Title && bytes.Equal(a.InputSchema, b.InputSchema) &&
 		reflect.DeepEqual(a.Annotations, b.Annotations)
@@ -456,13 +457,13 @@ func (ix *Index) removeLocked(names []string) int {
 // Apply applies a change event from mcp.Hub: Removed names are deleted,
 // Added and Changed tools are upserted (only new content is embedded).
 // Removals are applied only if the upsert succeeds.
-func (ix *Index) Apply(ctx context.Context, c Change) error {
+func (ix *Index) Apply(ctx context.Context, c tool.Change) error {
 	if c.Empty() {
 		return nil
 	}
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
-	tools := make([]Tool, 0, len(c.Added)+len(c.Changed))
+	tools := make([]tool.Tool, 0, len(c.Added)+len(c.Changed))
 	tools = append(tools, c.Added...)
 	tools = append(tools, c.Changed...)
 	if _, err := ix.upsertLocked(ctx, tools); err != nil {
@@ -476,7 +477,7 @@ func (ix *Index) Apply(ctx context.Context, c Change) error {
 // to query, best first, among the tools that filter accepts (nil accepts
 // all). k larger than the index is clamped; a zero query matches nothing.
 // query must have the index's dimension (ErrDimension otherwise).
-func (ix *Index) SearchVector(ctx context.Context, query []float32, k int, filter func(Tool) bool) ([]Hit, error) {
+func (ix *Index) SearchVector(ctx context.Context, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
 	if k <= 0 {
 		return nil, nil
 	}
@@ -532,7 +533,7 @@ func (ix *Index) SearchVector(ctx context.Context, query []float32, k int, filte
 // best first, among the tools that filter accepts (nil accepts all). The
 // query is analysed like tool documents (internal/textproc.Terms). Tools
 // that share no term with the query are not returned.
-func (ix *Index) SearchLexical(query string, k int, filter func(Tool) bool) []Hit {
+func (ix *Index) SearchLexical(query string, k int, filter func(tool.Tool) bool) []Hit {
 	if k <= 0 {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -34,7 +35,7 @@ func datasetDir(tb testing.TB, name string) string {
 	return dir
 }
 
-func loadDataset(tb testing.TB, name string) ([]toolindex.Tool, []dataset.Query) {
+func loadDataset(tb testing.TB, name string) ([]tool.Tool, []dataset.Query) {
 	tb.Helper()
 	dir := datasetDir(tb, name)
 	tools, err := dataset.LoadTools(filepath.Join(dir, "tools.jsonl"))
@@ -220,7 +221,7 @@ func (e randomEmbedder) Embed(_ context.Context, texts []string) ([][]float32, e
 
 // syntheticTools returns n tools whose words follow a Zipf law over a
 // 5,000-word vocabulary, like real catalogs (many rare words, a few common).
-func syntheticTools(n int) ([]toolindex.Tool, []string) {
+func syntheticTools(n int) ([]tool.Tool, []string) {
 	r := rand.New(rand.NewPCG(1, 2))
 	vocab := make([]string, 5000)
 	for i := range vocab {
@@ -237,9 +238,9 @@ func syntheticTools(n int) ([]toolindex.Tool, []string) {
 		}
 		return sb.String()
 	}
-	tools := make([]toolindex.Tool, n)
+	tools := make([]tool.Tool, n)
 	for i := range tools {
-		tools[i] = toolindex.Tool{
+		tools[i] = tool.Tool{
 			Name:        fmt.Sprintf("srv%d__%s_%d", i%97, strings.ReplaceAll(words(2), " ", "_"), i),
 			Description: words(12 + r.IntN(20)),
 			InputSchema: []byte(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string","description":%q}}}`, i%13, words(6))),

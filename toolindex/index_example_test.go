@@ -6,10 +6,11 @@ import (
 	"log"
 	"os"
 
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
-var exampleTools = []toolindex.Tool{
+var exampleTools = []tool.Tool{
 	{Name: "weather__get_forecast", Server: "weather", Description: "Get the weather forecast for a city.",
 		InputSchema: []byte(`{"type":"object","properties":{"city":{"type":"string","description":"City name"}}}`)},
 	{Name: "github__create_issue", Server: "github", Description: "Create a new issue in a repository.",

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -79,7 +80,7 @@ func (e *wordEmbedder) reset() {
 	e.calls, e.texts = 0, nil
 }
 
-var testTools = []toolindex.Tool{
+var testTools = []tool.Tool{
 	{Name: "weather__get_forecast", Server: "weather", Description: "Get the weather forecast for a city.",
 		InputSchema: []byte(`{"type":"object","properties":{"city":{"type":"string","description":"City name"},"days":{"type":"integer"}}}`)},
 	{Name: "weather__get_alerts", Server: "weather", Description: "List active severe weather alerts for a US state.",
@@ -93,7 +94,7 @@ var testTools = []toolindex.Tool{
 	{Name: "math__factorial", Server: "math", Description: "Calculate the factorial of a number."},
 }
 
-func newTestIndex(t *testing.T, emb toolindex.Embedder, opts *toolindex.Options, tools ...toolindex.Tool) *toolindex.Index {
+func newTestIndex(t *testing.T, emb toolindex.Embedder, opts *toolindex.Options, tools ...tool.Tool) *toolindex.Index {
 	t.Helper()
 	ix, err := toolindex.New(emb, opts)
 	if err != nil {
@@ -165,7 +166,7 @@ func TestUpsertEmbedsOnlyNewContent(t *testing.T) {
 	changed.Description = "List active severe weather warnings for a US state."
 	retitled := testTools[2]
 	retitled.Title = "Open a ticket"
-	added := toolindex.Tool{Name: "fs__write_file", Description: "Write a file to disk."}
+	added := tool.Tool{Name: "fs__write_file", Description: "Write a file to disk."}
 	emb.reset()
 	st, err = ix.Upsert(ctx, changed, retitled, added)
 	if err != nil {
@@ -182,7 +183,7 @@ func TestUpsertEmbedsOnlyNewContent(t *testing.T) {
 	if !ok || got.Title != "Open a ticket" {
 		t.Errorf("Get(%q) = %+v, %v; want the new title", retitled.Name, got, ok)
 	}
-	if got.Hash != toolindex.ContentHash(retitled) {
+	if got.Hash != tool.ContentHash(retitled) {
 		t.Errorf("stored Hash = %q, want ContentHash", got.Hash)
 	}
 	if hits := ix.SearchLexical("ticket", 5, nil); !slices.Equal(names(hits), []string{retitled.Name}) {
@@ -259,8 +260,8 @@ func (e *failNth) Embed(ctx context.Context, texts []string) ([][]float32, error
 
 func TestUpsertLastDuplicateWins(t *testing.T) {
 	emb := newWordEmbedder(32)
-	a := toolindex.Tool{Name: "t", Description: "first"}
-	b := toolindex.Tool{Name: "t", Description: "second"}
+	a := tool.Tool{Name: "t", Description: "first"}
+	b := tool.Tool{Name: "t", Description: "second"}
 	ix := newTestIndex(t, emb, nil)
 	st, err := ix.Upsert(context.Background(), a, b)
 	if err != nil {
@@ -332,7 +333,7 @@ func TestUpsertRejectsBadEmbeddings(t *testing.T) {
 	})
 	t.Run("no name", func(t *testing.T) {
 		ix := newTestIndex(t, newWordEmbedder(8), nil)
-		if _, err := ix.Upsert(context.Background(), toolindex.Tool{Description: "x"}); !errors.Is(err, toolindex.ErrInvalidTool) {
+		if _, err := ix.Upsert(context.Background(), tool.Tool{Description: "x"}); !errors.Is(err, toolindex.ErrInvalidTool) {
 			t.Errorf("error = %v, want ErrInvalidTool", err)
 		}
 	})
@@ -364,10 +365,10 @@ func TestRemoveAndApply(t *testing.T) {
 	emb.reset()
 	changed := testTools[0]
 	changed.Description = "Get a ten-day weather forecast for a city."
-	err = ix.Apply(ctx, toolindex.Change{
+	err = ix.Apply(ctx, tool.Change{
 		Server:  "weather",
-		Added:   []toolindex.Tool{{Name: "weather__get_radar", Server: "weather", Description: "Radar image of a region."}},
-		Changed: []toolindex.Tool{changed, testTools[1]}, // the second is not really changed
+		Added:   []tool.Tool{{Name: "weather__get_radar", Server: "weather", Description: "Radar image of a region."}},
+		Changed: []tool.Tool{changed, testTools[1]}, // the second is not really changed
 		Removed: []string{"github__create_issue"},
 	})
 	if err != nil {
@@ -386,10 +387,10 @@ func TestRemoveAndApply(t *testing.T) {
 
 	// A failed Apply changes nothing, removals included.
 	failing := newTestIndex(t, badEmbedder{err: errors.New("down")}, nil)
-	if err := failing.Apply(ctx, toolindex.Change{Server: "s", Added: []toolindex.Tool{{Name: "a"}}}); err == nil || !strings.Contains(err.Error(), `"s"`) {
+	if err := failing.Apply(ctx, tool.Change{Server: "s", Added: []tool.Tool{{Name: "a"}}}); err == nil || !strings.Contains(err.Error(), `"s"`) {
 		t.Errorf("Apply with failing embedder: error %v, want one naming the server", err)
 	}
-	if err := ix.Apply(ctx, toolindex.Change{}); err != nil {
+	if err := ix.Apply(ctx, tool.Change{}); err != nil {
 		t.Errorf("empty Apply: %v", err)
 	}
 }
@@ -403,13 +404,13 @@ func TestSearchVector(t *testing.T) {
 	tests := []struct {
 		name   string
 		k      int
-		filter func(toolindex.Tool) bool
+		filter func(tool.Tool) bool
 		want   []string
 	}{
 		{"top 2", 2, nil, []string{"github__list_pull_requests", "github__create_issue"}},
 		{"k clamped to size", 100, nil, nil}, // checked by length below
-		{"filter", 2, func(t toolindex.Tool) bool { return t.Server == "weather" }, nil},
-		{"filter rejects all", 3, func(toolindex.Tool) bool { return false }, []string{}},
+		{"filter", 2, func(t tool.Tool) bool { return t.Server == "weather" }, nil},
+		{"filter rejects all", 3, func(tool.Tool) bool { return false }, []string{}},
 		{"k zero", 0, nil, nil},
 	}
 	for _, tt := range tests {
@@ -464,12 +465,12 @@ func TestSearchVector(t *testing.T) {
 func TestSearchVectorFilterWidens(t *testing.T) {
 	// 200 tools, only the last-ranked ones pass the filter: the search must
 	// look beyond its first window.
-	var tools []toolindex.Tool
+	var tools []tool.Tool
 	for i := range 200 {
-		tools = append(tools, toolindex.Tool{Name: fmt.Sprintf("tool%03d", i), Description: strings.Repeat("alpha ", 200-i) + fmt.Sprintf("beta w%d", i)})
+		tools = append(tools, tool.Tool{Name: fmt.Sprintf("tool%03d", i), Description: strings.Repeat("alpha ", 200-i) + fmt.Sprintf("beta w%d", i)})
 	}
 	ix := newTestIndex(t, newWordEmbedder(64), nil, tools...)
-	keep := func(t toolindex.Tool) bool { return t.Name >= "tool195" }
+	keep := func(t tool.Tool) bool { return t.Name >= "tool195" }
 	hits, err := ix.SearchVector(context.Background(), wordVector("alpha", 64), 3, keep)
 	if err != nil {
 		t.Fatal(err)
@@ -490,7 +491,7 @@ func TestSearchLexical(t *testing.T) {
 		name   string
 		query  string
 		k      int
-		filter func(toolindex.Tool) bool
+		filter func(tool.Tool) bool
 		want   []string
 	}{
 		{"name beats description", "weather alerts", 3, nil, []string{"weather__get_alerts", "weather__get_forecast"}},
@@ -500,7 +501,7 @@ func TestSearchLexical(t *testing.T) {
 		// "GitHub" analyses to "git hub", so create_issue's description is
 		// longer and scores lower.
 		{"k limits", "repository", 1, nil, []string{"github__list_pull_requests"}},
-		{"filter", "repository", 5, func(t toolindex.Tool) bool { return t.Name != "github__list_pull_requests" }, []string{"github__create_issue"}},
+		{"filter", "repository", 5, func(t tool.Tool) bool { return t.Name != "github__list_pull_requests" }, []string{"github__create_issue"}},
 		{"no known term", "zebra", 3, nil, nil},
 		{"stopwords only", "the of and", 3, nil, nil},
 		{"k zero", "weather", 0, nil, nil},
@@ -527,8 +528,8 @@ func TestSearchLexicalScore(t *testing.T) {
 	//   norm = 1 - 0.75 + 0.75*2/3 = 0.75; tf~ = 1*1/0.75 = 4/3
 	//   score = ln2 * tf~*(k1+1)/(k1+tf~) = ln2 * (4/3*2.2)/(1.2+4/3)
 	ix := newTestIndex(t, newWordEmbedder(8), nil,
-		toolindex.Tool{Name: "alpha", Description: "red blue"},
-		toolindex.Tool{Name: "beta", Description: "blue blue green green"},
+		tool.Tool{Name: "alpha", Description: "red blue"},
+		tool.Tool{Name: "beta", Description: "blue blue green green"},
 	)
 	hits := ix.SearchLexical("red", 5, nil)
 	tf := 4.0 / 3
@@ -560,7 +561,7 @@ func TestConcurrentSearchDuringUpsert(t *testing.T) {
 	emb.mu.Unlock()
 	done := make(chan error)
 	go func() {
-		_, err := ix.Upsert(ctx, toolindex.Tool{Name: "late", Description: "weather forecast late"})
+		_, err := ix.Upsert(ctx, tool.Tool{Name: "late", Description: "weather forecast late"})
 		done <- err
 	}()
 	// Wait until the Upsert is inside Embed, then search: this would
@@ -597,7 +598,7 @@ func TestConcurrentSearchDuringUpsert(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for !stop.Load() {
-				if _, err := ix.SearchVector(ctx, query, 3, func(t toolindex.Tool) bool { return t.Server != "fs" }); err != nil {
+				if _, err := ix.SearchVector(ctx, query, 3, func(t tool.Tool) bool { return t.Server != "fs" }); err != nil {
 					t.Error(err)
 					return
 				}
@@ -617,7 +618,7 @@ func TestConcurrentSearchDuringUpsert(t *testing.T) {
 		}
 	})
 	for i := range 50 {
-		tool := toolindex.Tool{Name: fmt.Sprintf("gen%d", i%7), Description: fmt.Sprintf("generated weather tool version %d", i)}
+		tool := tool.Tool{Name: fmt.Sprintf("gen%d", i%7), Description: fmt.Sprintf("generated weather tool version %d", i)}
 		if _, err := ix.Upsert(ctx, tool); err != nil {
 			t.Fatal(err)
 		}
@@ -638,7 +639,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	ctx := context.Background()
 	before := runtime.NumGoroutine()
 	ix := newTestIndex(t, newWordEmbedder(32), &toolindex.Options{BatchSize: 1, Concurrency: 4}, testTools...)
-	if _, err := ix.SearchVector(ctx, wordVector("weather", 32), 3, func(t toolindex.Tool) bool { return t.Server == "fs" }); err != nil {
+	if _, err := ix.SearchVector(ctx, wordVector("weather", 32), 3, func(t tool.Tool) bool { return t.Server == "fs" }); err != nil {
 		t.Fatal(err)
 	}
 	failing := newTestIndex(t, &failNth{n: 2, err: errors.New("boom")}, &toolindex.Options{BatchSize: 1, Concurrency: 4})

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/toolsift/toolsift/internal/textproc"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // The fields of the lexical index.
@@ -20,7 +21,7 @@ type fieldTerms [numFields][]string
 
 // analyzeTool returns t's lexical terms by field (DocumentFields analysed
 // with textproc.Terms).
-func analyzeTool(t Tool) fieldTerms {
+func analyzeTool(t tool.Tool) fieldTerms {
 	f := DocumentFields(t)
 	var ft fieldTerms
 	ft[fieldName] = textproc.Terms(f.Name)
@@ -33,7 +34,7 @@ func analyzeTool(t Tool) fieldTerms {
 }
 
 // documentText is the text the Embedder embeds for t.
-func documentText(t Tool) string { return Document(t) }
+func documentText(t tool.Tool) string { return Document(t) }
 
 // queryTerms analyses a lexical query like a tool document.
 func queryTerms(q string) []string { return textproc.Terms(q) }

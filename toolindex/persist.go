@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/toolsift/toolsift/tool"
 )
 
 // The saved form of an Index is a directory:
@@ -56,17 +58,17 @@ type manifest struct {
 // that its bytes come back exactly (encoding/json would compact a
 // RawMessage), and with it what the model is sent.
 type savedTool struct {
-	Name         string       `json:"name"`
-	Server       string       `json:"server,omitempty"`
-	OriginalName string       `json:"original_name,omitempty"`
-	Title        string       `json:"title,omitempty"`
-	Description  string       `json:"description,omitempty"`
-	InputSchema  *string      `json:"input_schema,omitempty"`
-	Annotations  *Annotations `json:"annotations,omitempty"`
-	Hash         string       `json:"hash"`
+	Name         string            `json:"name"`
+	Server       string            `json:"server,omitempty"`
+	OriginalName string            `json:"original_name,omitempty"`
+	Title        string            `json:"title,omitempty"`
+	Description  string            `json:"description,omitempty"`
+	InputSchema  *string           `json:"input_schema,omitempty"`
+	Annotations  *tool.Annotations `json:"annotations,omitempty"`
+	Hash         string            `json:"hash"`
 }
 
-func toSaved(t Tool) savedTool {
+func toSaved(t tool.Tool) savedTool {
 	s := savedTool{Name: t.Name, Server: t.Server, OriginalName: t.OriginalName, Title: t.Title,
 		Description: t.Description, Annotations: t.Annotations, Hash: t.Hash}
 	if t.InputSchema != nil {
@@ -76,8 +78,8 @@ func toSaved(t Tool) savedTool {
 	return s
 }
 
-func (s savedTool) tool() Tool {
-	t := Tool{Name: s.Name, Server: s.Server, OriginalName: s.OriginalName, Title: s.Title,
+func (s savedTool) tool() tool.Tool {
+	t := tool.Tool{Name: s.Name, Server: s.Server, OriginalName: s.OriginalName, Title: s.Title,
 		Description: s.Description, Annotations: s.Annotations, Hash: s.Hash}
 	if s.InputSchema != nil {
 		t.InputSchema = json.RawMessage(*s.InputSchema)
@@ -264,7 +266,7 @@ func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index,
 	if err != nil {
 		return nil, err
 	}
-	tools := make([]Tool, 0, m.Tools)
+	tools := make([]tool.Tool, 0, m.Tools)
 	dec := json.NewDecoder(bytes.NewReader(tb))
 	for line := 1; ; line++ {
 		var st savedTool

@@ -9,14 +9,14 @@ import (
 
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/mcp"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // loadToolsQualified reads a tools.jsonl file with dataset.LoadTools. When
 // tool names repeat across servers (as in a catalog of many MCP servers),
 // every tool that has a server is renamed to mcp.QualifiedName(server,
 // name), the name an mcp.Hub would send it under.
-func loadToolsQualified(e *env, path string) ([]toolindex.Tool, error) {
+func loadToolsQualified(e *env, path string) ([]tool.Tool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)

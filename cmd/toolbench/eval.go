@@ -23,6 +23,7 @@ import (
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -406,7 +407,7 @@ func nonNil(s []string) []string {
 
 // loadEvalData returns the tools and queries to evaluate, a name for them,
 // and a function that releases live servers.
-func loadEvalData(ctx context.Context, e *env, o evalOptions) ([]toolindex.Tool, []dataset.Query, string, func(), error) {
+func loadEvalData(ctx context.Context, e *env, o evalOptions) ([]tool.Tool, []dataset.Query, string, func(), error) {
 	noop := func() {}
 	switch {
 	case o.configPath != "":
@@ -452,7 +453,7 @@ func loadEvalData(ctx context.Context, e *env, o evalOptions) ([]toolindex.Tool,
 	}
 }
 
-func loadDefaultData() ([]toolindex.Tool, []dataset.Query, error) {
+func loadDefaultData() ([]tool.Tool, []dataset.Query, error) {
 	open := func(name string) (io.Reader, error) {
 		b, err := defaultData.ReadFile("data/bfcl/" + name)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -100,7 +101,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{
 		Timeout: *connectTimeout,
 		Logger:  logger,
-		OnChange: func(c toolindex.Change) {
+		OnChange: func(c tool.Change) {
 			if err := ix.Apply(context.WithoutCancel(ctx), c); err != nil {
 				fmt.Fprintf(e.stderr, "warning: index %s: %v\n", c.Server, err)
 			}

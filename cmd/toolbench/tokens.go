@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/mcp"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func init() {
@@ -69,7 +69,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var tools []toolindex.Tool
+	var tools []tool.Tool
 	if *toolsPath != "" {
 		tools, err = loadToolsQualified(e, *toolsPath)
 	} else {
@@ -94,7 +94,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 
 // listConfigTools connects to the servers of an mcpServers config and
 // returns the tools they list. Servers that fail are reported on stderr.
-func listConfigTools(ctx context.Context, e *env, config string, timeout time.Duration) ([]toolindex.Tool, error) {
+func listConfigTools(ctx context.Context, e *env, config string, timeout time.Duration) ([]tool.Tool, error) {
 	cfg, err := mcp.LoadConfig(config)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func listConfigTools(ctx context.Context, e *env, config string, timeout time.Du
 }
 
 // measureTokens renders every tool at every tier, on all CPUs.
-func measureTokens(ctx context.Context, tok *budget.Tokenizer, tools []toolindex.Tool, top int) (*tokensReport, error) {
+func measureTokens(ctx context.Context, tok *budget.Tokenizer, tools []tool.Tool, top int) (*tokensReport, error) {
 	costs := make([][budget.NumTiers]int, len(tools))
 	errs := make([]error, len(tools))
 	next := make(chan int)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/budget"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 const tokensTestTools = `{"server":"files","name":"read_file","description":"Read a file. Returns its text.","inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"Path of the file to read"}},"required":["path"]}}
@@ -58,7 +58,7 @@ func TestTokensJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatal(err)
 		}
-		tool := toolindex.Tool{Name: r.Server + "__" + r.Name, Description: r.Description, InputSchema: r.InputSchema}
+		tool := tool.Tool{Name: r.Server + "__" + r.Name, Description: r.Description, InputSchema: r.InputSchema}
 		tt := toolTokens{Name: tool.Name, Server: r.Server, Tiers: map[string]int{}}
 		s := want.Servers[r.Server]
 		if s.Tiers == nil {

@@ -13,7 +13,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // ErrFormat reports a record that does not follow the dataset format.
@@ -53,8 +53,8 @@ type toolRecord struct {
 
 // ReadTools reads tools.jsonl records from r. file names the source in
 // errors. Names must be present and unique. Blank lines are skipped.
-func ReadTools(r io.Reader, file string) ([]toolindex.Tool, error) {
-	var tools []toolindex.Tool
+func ReadTools(r io.Reader, file string) ([]tool.Tool, error) {
+	var tools []tool.Tool
 	seen := map[string]int{}
 	err := eachLine(r, file, func(line int, b []byte) error {
 		var rec toolRecord
@@ -75,7 +75,7 @@ func ReadTools(r io.Reader, file string) ([]toolindex.Tool, error) {
 		if orig == "" {
 			orig = rec.Name
 		}
-		t := toolindex.Tool{
+		t := tool.Tool{
 			Name:         rec.Name,
 			Server:       rec.Server,
 			OriginalName: orig,
@@ -113,7 +113,7 @@ func ReadQueries(r io.Reader, file string) ([]Query, error) {
 }
 
 // LoadTools reads a tools.jsonl file.
-func LoadTools(path string) ([]toolindex.Tool, error) {
+func LoadTools(path string) ([]tool.Tool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/internal/dataset"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func TestReadTools(t *testing.T) {
@@ -24,11 +24,11 @@ func TestReadTools(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("got %d tools, want 2", len(got))
 	}
-	want := toolindex.Tool{
+	want := tool.Tool{
 		Name: "get_weather", Server: "wx", OriginalName: "get_weather", Description: "Weather now.",
 		InputSchema: []byte(`{"type":"object","properties":{"city":{"type":"string"}}}`),
 	}
-	want.Hash = toolindex.ContentHash(want)
+	want.Hash = tool.ContentHash(want)
 	if diff := cmp.Diff(want, got[0]); diff != "" {
 		t.Errorf("tool 0 (-want +got):\n%s", diff)
 	}

@@ -1,19 +1,19 @@
-package toolindex_test
+package tool_test
 
 import (
 	"encoding/json"
 	"testing"
 
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func TestContentHash(t *testing.T) {
-	base := toolindex.Tool{
+	base := tool.Tool{
 		Name:        "wx__get_weather",
 		Description: "Current weather for a city.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
 	}
-	h := toolindex.ContentHash(base)
+	h := tool.ContentHash(base)
 	if len(h) != 64 {
 		t.Fatalf("hash %q is not hex sha256", h)
 	}
@@ -22,24 +22,24 @@ func TestContentHash(t *testing.T) {
 	same.InputSchema = json.RawMessage("{\n \"required\": [\"city\"], \"properties\": {\"city\": {\"type\": \"string\"}}, \"type\": \"object\"}")
 	same.Title = "Weather"
 	same.Server = "other"
-	same.Annotations = &toolindex.Annotations{}
-	if got := toolindex.ContentHash(same); got != h {
+	same.Annotations = &tool.Annotations{}
+	if got := tool.ContentHash(same); got != h {
 		t.Errorf("reordered schema, title, server and annotations changed the hash")
 	}
 
-	for name, mutate := range map[string]func(*toolindex.Tool){
-		"name":        func(t *toolindex.Tool) { t.Name = "wx__get_forecast" },
-		"description": func(t *toolindex.Tool) { t.Description += " More." },
-		"schema":      func(t *toolindex.Tool) { t.InputSchema = json.RawMessage(`{"type":"object"}`) },
-		"no schema":   func(t *toolindex.Tool) { t.InputSchema = nil },
+	for name, mutate := range map[string]func(*tool.Tool){
+		"name":        func(t *tool.Tool) { t.Name = "wx__get_forecast" },
+		"description": func(t *tool.Tool) { t.Description += " More." },
+		"schema":      func(t *tool.Tool) { t.InputSchema = json.RawMessage(`{"type":"object"}`) },
+		"no schema":   func(t *tool.Tool) { t.InputSchema = nil },
 		// The separator keeps name/description boundaries apart.
-		"boundary": func(t *toolindex.Tool) {
+		"boundary": func(t *tool.Tool) {
 			t.Name, t.Description = t.Name+"C", t.Description[1:]
 		},
 	} {
 		changed := base
 		mutate(&changed)
-		if toolindex.ContentHash(changed) == h {
+		if tool.ContentHash(changed) == h {
 			t.Errorf("changing the %s did not change the hash", name)
 		}
 	}
@@ -50,7 +50,7 @@ func TestContentHash(t *testing.T) {
 	// Invalid JSON still hashes, deterministically.
 	bad := base
 	bad.InputSchema = json.RawMessage(`{"type":`)
-	if h1, h2 := toolindex.ContentHash(bad), toolindex.ContentHash(bad); h1 != h2 || h1 == h {
+	if h1, h2 := tool.ContentHash(bad), tool.ContentHash(bad); h1 != h2 || h1 == h {
 		t.Errorf("invalid schema hash is unstable or collides")
 	}
 }

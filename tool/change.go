@@ -1,4 +1,4 @@
-package toolindex
+package tool
 
 // Change describes how one server's tool list changed, as emitted by
 // mcp.Hub after a tools/list_changed notification, a reconnect or a

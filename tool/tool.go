@@ -1,4 +1,4 @@
-package toolindex
+package tool
 
 import (
 	"bytes"
