@@ -46,9 +46,12 @@ func ExampleLocalServer() {
 		log.Fatal(err)
 	}
 	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"calc": calc}}
-	var changes []tool.Change // for an index: OnChange: func(c) { ix.Apply(ctx, c) }
+	var changes []tool.Change // for an index: OnChange: ix.Apply
 	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{
-		OnChange: func(c tool.Change) { changes = append(changes, c) },
+		OnChange: func(_ context.Context, c tool.Change) error {
+			changes = append(changes, c)
+			return nil
+		},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -70,7 +73,7 @@ func ExampleLocalServer() {
 	_, err = hub.Call(ctx, "calc__sqrt", nil)
 	fmt.Println(err)
 
-	// Close waits for the last OnChange call.
+	// Connect returned after the first change was applied.
 	if err := hub.Close(); err != nil {
 		log.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func addTextTool(srv *sdk.Server, name, description, answer string) {
 // changes collects what a Hub emits through OnChange.
 type changes chan tool.Change
 
-func (c changes) onChange(ch tool.Change) { c <- ch }
+func (c changes) onChange(_ context.Context, ch tool.Change) error { c <- ch; return nil }
 
 // next returns the next change, failing the test if none comes.
 func (c changes) next(t *testing.T) tool.Change {

@@ -1,9 +1,7 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,11 +65,16 @@ type HubOptions struct {
 	ProtocolVersion string
 
 	// OnChange, if set, receives every change to the tool list: a server's
-	// tools when it connects, re-lists after notifications/tools/list_changed,
-	// goes down (all Removed) or comes back. Calls are made one at a time, in
-	// order, from a goroutine of the Hub; a slow OnChange delays later
-	// changes, not the Hub. Close returns after the last call.
-	OnChange func(tool.Change)
+	// tools when it connects, re-lists after notifications/tools/list_changed
+	// or Refresh, goes down (all Removed) or comes back. It is called
+	// synchronously, one call at a time, in order for each server, so that
+	// wiring an index is one line (OnChange: ix.Apply): Connect returns after
+	// every connected server's first change has been applied, and a
+	// re-list is applied before the next. ctx ends when the Hub is closed.
+	// An error is kept in that server's ServerStatus.ApplyErr (and logged);
+	// the server stays up. A slow OnChange delays its server's next change,
+	// not the Hub.
+	OnChange func(ctx context.Context, c tool.Change) error
 
 	// Backoff is the wait before restarting a server whose session ended;
 	// it doubles after each failed restart, up to MaxBackoff. Defaults 500ms
@@ -132,6 +135,9 @@ type ServerStatus struct {
 	ConnectTime time.Duration
 	// Warnings are tools dropped for duplicate or clashing names.
 	Warnings []string
+	// ApplyErr is the error HubOptions.OnChange returned for this server's
+	// last change, nil when it succeeded.
+	ApplyErr error
 }
 
 // A Hub connects to many MCP servers at once, exposes all their tools under
@@ -152,13 +158,12 @@ type Hub struct {
 	slots     chan struct{} // connection attempts in progress, up to MaxStarting
 	ownClient *http.Client  // made by NewHub when HubOptions has none
 
-	mu       sync.Mutex
-	closed   bool
-	routes   map[string]*server // qualified name → owner, incl. servers that are down
-	pending  []tool.Change
-	wake     chan struct{} // signals the change dispatcher
-	finished chan struct{} // closed when every supervisor has returned
-	drained  chan struct{} // closed when the dispatcher has returned
+	mu     sync.Mutex
+	closed bool
+	routes map[string]*server // qualified name → owner, incl. servers that are down
+
+	// changeMu makes OnChange calls one at a time.
+	changeMu sync.Mutex
 }
 
 // server is one configured server and what the Hub knows of it. All fields
@@ -166,7 +171,8 @@ type Hub struct {
 type server struct {
 	name   string
 	cfg    ServerConfig
-	relist chan struct{} // tools/list_changed arrived; capacity 1
+	relist  chan struct{}   // tools/list_changed arrived; capacity 1
+	refresh chan chan error // Refresh asks; the supervisor answers when applied
 	ready  chan struct{} // closed after the first connection attempt
 
 	state     State
@@ -181,6 +187,7 @@ type server struct {
 	restarts  int
 	elapsed   time.Duration
 	warnings  []string
+	applyErr  error
 	// removed: consumers were told its tools are gone (it went down), so
 	// its next connection announces them all as added.
 	removed bool
@@ -189,7 +196,7 @@ type server struct {
 // NewHub returns a Hub for the servers in cfg (nil means none). It starts
 // nothing: call Connect.
 func NewHub(cfg *Config, opts *HubOptions) (*Hub, error) {
-	h := &Hub{servers: map[string]*server{}, routes: map[string]*server{}, wake: make(chan struct{}, 1), finished: make(chan struct{}), drained: make(chan struct{})}
+	h := &Hub{servers: map[string]*server{}, routes: map[string]*server{}}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -243,7 +250,7 @@ func NewHub(cfg *Config, opts *HubOptions) (*Hub, error) {
 				return nil, fmt.Errorf("%w: servers %q and %q get the same name prefix %q", ErrConfig, other, name, p)
 			}
 			prefixes[p] = name
-			s := &server{name: name, cfg: sc, relist: make(chan struct{}, 1), ready: make(chan struct{}), state: StateConnecting}
+			s := &server{name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan chan error), ready: make(chan struct{}), state: StateConnecting}
 			if sc.Disabled {
 				s.state = StateDisabled
 				close(s.ready)
@@ -281,11 +288,6 @@ func (h *Hub) Connect(ctx context.Context) error {
 		defer h.mu.Unlock()
 		if h.closed {
 			return
-		}
-		if h.opts.OnChange != nil {
-			go h.dispatch()
-		} else {
-			close(h.drained)
 		}
 		for _, name := range h.order {
 			if s := h.servers[name]; s.state != StateDisabled {
@@ -339,6 +341,7 @@ func (h *Hub) Status() []ServerStatus {
 			Restarts:        s.restarts,
 			ConnectTime:     s.elapsed,
 			Warnings:        slices.Clone(s.warnings),
+			ApplyErr:        s.applyErr,
 		}
 		if s.state != StateReady {
 			st.Tools = 0
@@ -365,429 +368,11 @@ func (h *Hub) Close() error {
 	}
 	h.closed = true
 	h.mu.Unlock()
-	h.start.Do(func() { close(h.drained) }) // never started
+	h.start.Do(func() {}) // never started: nothing may start now
 	h.stop()
 	h.wg.Wait()
-	close(h.finished)
-	<-h.drained
 	if h.ownClient != nil {
 		h.ownClient.CloseIdleConnections()
 	}
 	return nil
-}
-
-// supervise owns one server's connection for the Hub's lifetime: connect,
-// serve re-lists, and restart with backoff when the session ends.
-func (h *Hub) supervise(s *server) {
-	defer h.wg.Done()
-	first := true
-	failures := 0 // failed connection attempts in a row
-	crashes := 0  // sessions in a row that ended soon after they started
-	for {
-		cs, att, tools, info, elapsed, err := h.connectAndList(s)
-		if err != nil {
-			if h.life.Err() != nil {
-				h.setClosed(s, first)
-				return
-			}
-			failures++
-			giveUp := first || h.opts.MaxRestarts < 0 || failures > h.opts.MaxRestarts
-			h.setFailed(s, att, err, elapsed, giveUp)
-			if first {
-				close(s.ready)
-			}
-			if giveUp {
-				return
-			}
-			first = false
-			if !h.sleep(h.backoff(failures)) {
-				h.setClosed(s, false)
-				return
-			}
-			continue
-		}
-		failures = 0
-		readyAt := time.Now()
-		h.setReady(s, cs, att, tools, info, elapsed)
-		if first {
-			close(s.ready)
-			first = false
-		}
-
-		ended := make(chan error, 1)
-		go func() { ended <- cs.Wait() }()
-		var why error
-	serve:
-		for {
-			select {
-			case <-h.life.Done():
-				_ = cs.Close()
-				<-ended
-				if att.cleanup != nil {
-					att.cleanup()
-				}
-				h.setClosed(s, false)
-				return
-			case <-s.relist:
-				ctx, cancel := context.WithTimeout(h.life, h.connectTimeout(s))
-				list, err := listTools(ctx, cs)
-				cancel()
-				if err != nil {
-					h.opts.Logger.Warn("mcp: re-listing tools failed", "server", s.name, "error", err)
-					continue
-				}
-				h.updateTools(s, list)
-			case err := <-ended:
-				why = err
-				break serve
-			}
-		}
-		// The session ended without Close: the server exited or the
-		// connection broke.
-		_ = cs.Close()
-		if att.cleanup != nil {
-			att.cleanup()
-		}
-		if h.life.Err() != nil {
-			h.setClosed(s, false)
-			return
-		}
-		if why == nil {
-			why = errors.New("session ended")
-		}
-		if att.cmd != nil && att.cmd.ProcessState != nil {
-			why = fmt.Errorf("process exited (%s): %w", att.cmd.ProcessState, why)
-		}
-		// A server that keeps dying right after it starts backs off like
-		// one that fails to start.
-		if time.Since(readyAt) > h.opts.MaxBackoff {
-			crashes = 0
-		}
-		crashes++
-		giveUp := h.opts.MaxRestarts < 0 || crashes > h.opts.MaxRestarts
-		h.setDown(s, fmt.Errorf("server %s: connection lost: %w", s.name, why), giveUp)
-		if giveUp {
-			return
-		}
-		failures = crashes
-		if !h.sleep(h.backoff(crashes)) {
-			h.setClosed(s, false)
-			return
-		}
-	}
-}
-
-func (h *Hub) backoff(failures int) time.Duration {
-	d := h.opts.Backoff
-	for i := 1; i < failures && d < h.opts.MaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, h.opts.MaxBackoff)
-}
-
-// sleep waits d or until Close; it reports whether the Hub is still open.
-func (h *Hub) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-h.life.Done():
-		return false
-	}
-}
-
-func (h *Hub) connectTimeout(s *server) time.Duration {
-	if s.cfg.Timeout > 0 {
-		return s.cfg.Timeout
-	}
-	return h.opts.Timeout
-}
-
-// connectAndList makes one connection attempt and lists the server's tools.
-func (h *Hub) connectAndList(s *server) (*sdk.ClientSession, *attempt, []*sdk.Tool, *sdk.InitializeResult, time.Duration, error) {
-	select {
-	case h.slots <- struct{}{}:
-		defer func() { <-h.slots }()
-	case <-h.life.Done():
-		return nil, nil, nil, nil, 0, ErrClosed
-	}
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(h.life, h.connectTimeout(s))
-	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "toolsift", Version: "0.1.0"}, &sdk.ClientOptions{
-		Logger: h.opts.Logger,
-		// No roots: servers such as server-filesystem would otherwise ask
-		// for them and replace their configured folders with ours.
-		Capabilities: &sdk.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			select {
-			case s.relist <- struct{}{}:
-			default:
-			}
-		},
-	})
-	cs, att, keep, err := h.connectSession(ctx, s.name, s.cfg, client)
-	defer keep()
-	if err != nil {
-		return nil, att, nil, nil, time.Since(start), describe(ctx, s, att, "connect", err)
-	}
-	init := cs.InitializeResult()
-	var tools []*sdk.Tool
-	if init == nil || init.Capabilities == nil || init.Capabilities.Tools != nil {
-		tools, err = listTools(ctx, cs)
-		if err != nil {
-			_ = cs.Close()
-			if att.cleanup != nil {
-				att.cleanup()
-			}
-			return nil, att, nil, nil, time.Since(start), describe(ctx, s, att, "tools/list", err)
-		}
-	}
-	return cs, att, tools, init, time.Since(start), nil
-}
-
-// describe wraps a connection error with the server, what failed and a
-// timeout's length.
-func describe(ctx context.Context, s *server, att *attempt, op string, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("server %s: %s: no answer in time: %w", s.name, op, context.DeadlineExceeded)
-	}
-	if att != nil && att.cmd != nil && att.cmd.ProcessState != nil && att.cmd.ProcessState.Exited() {
-		return fmt.Errorf("server %s: %s: process exited (%s): %w", s.name, op, att.cmd.ProcessState, err)
-	}
-	return fmt.Errorf("server %s: %s: %w", s.name, op, err)
-}
-
-func listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) {
-	var out []*sdk.Tool
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-func (h *Hub) setClosed(s *server, first bool) {
-	h.mu.Lock()
-	s.state = StateClosed
-	s.session = nil
-	h.mu.Unlock()
-	if first {
-		close(s.ready)
-	}
-}
-
-func (h *Hub) setFailed(s *server, att *attempt, err error, elapsed time.Duration, giveUp bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s.err = err
-	s.elapsed = elapsed
-	if att != nil && att.stderr != nil {
-		s.stderr = att.stderr
-	}
-	s.session = nil
-	s.state = StateRestarting
-	if giveUp {
-		s.state = StateFailed
-	}
-}
-
-// setDown marks a server whose session ended and emits the removal of its
-// tools. Its routes stay, so that calls report the server, not an unknown
-// tool.
-func (h *Hub) setDown(s *server, err error, giveUp bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s.err = err
-	s.session = nil
-	s.state = StateRestarting
-	if giveUp {
-		s.state = StateFailed
-	}
-	s.removed = true
-	if len(s.tools) > 0 {
-		h.emitLocked(tool.Change{Server: s.name, Removed: slices.Sorted(maps.Keys(s.tools))})
-	}
-}
-
-func (h *Hub) setReady(s *server, cs *sdk.ClientSession, att *attempt, tools []*sdk.Tool, init *sdk.InitializeResult, elapsed time.Duration) {
-	h.mu.Lock()
-	if s.removed { // a restart, not the first connection
-		s.restarts++
-	}
-	s.session = cs
-	s.stderr = att.stderr
-	s.elapsed = elapsed
-	s.state = StateReady
-	if init != nil {
-		s.version = init.ProtocolVersion
-		s.info = init.ServerInfo
-	}
-	if s.removed {
-		s.tools = nil
-		s.removed = false
-	}
-	h.mu.Unlock()
-	h.updateTools(s, tools)
-}
-
-// updateTools replaces a ready server's tools and emits what changed.
-func (h *Hub) updateTools(s *server, list []*sdk.Tool) {
-	tools := map[string]tool.Tool{}
-	originals := map[string]string{}
-	disabled := map[string]string{}
-	var warnings []string
-	seen := map[string]bool{}
-
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if s.state != StateReady {
-		return
-	}
-	for _, t := range list {
-		if t == nil || seen[t.Name] {
-			if t != nil {
-				warnings = append(warnings, fmt.Sprintf("tool %q listed twice; kept the first", t.Name))
-			}
-			continue
-		}
-		seen[t.Name] = true
-		q := QualifiedName(s.name, t.Name)
-		if owner, ok := h.routes[q]; ok && owner != s {
-			warnings = append(warnings, fmt.Sprintf("tool %q: qualified name %q is taken by server %s; dropped", t.Name, q, owner.name))
-			continue
-		}
-		if !s.cfg.toolAllowed(t.Name) {
-			disabled[q] = t.Name
-			continue
-		}
-		tools[q] = convertTool(s.name, q, t)
-		originals[q] = t.Name
-	}
-
-	var ch tool.Change
-	ch.Server = s.name
-	for _, q := range slices.Sorted(maps.Keys(tools)) {
-		old, ok := s.tools[q]
-		switch {
-		case !ok:
-			ch.Added = append(ch.Added, tools[q])
-		case !sameTool(old, tools[q]):
-			ch.Changed = append(ch.Changed, tools[q])
-		}
-	}
-	for _, q := range slices.Sorted(maps.Keys(s.tools)) {
-		if _, ok := tools[q]; !ok {
-			ch.Removed = append(ch.Removed, q)
-		}
-	}
-	for q, owner := range h.routes {
-		if owner == s {
-			delete(h.routes, q)
-		}
-	}
-	for q := range tools {
-		h.routes[q] = s
-	}
-	for q := range disabled {
-		h.routes[q] = s
-	}
-	s.tools, s.originals, s.disabled, s.warnings = tools, originals, disabled, warnings
-	if !ch.Empty() {
-		h.emitLocked(ch)
-	}
-}
-
-func sameTool(a, b tool.Tool) bool {
-	if a.Hash != b.Hash || a.Title != b.Title {
-		return false
-	}
-	ja, _ := json.Marshal(a.Annotations)
-	jb, _ := json.Marshal(b.Annotations)
-	return bytes.Equal(ja, jb)
-}
-
-// convertTool turns an SDK tool into ours at the package boundary.
-func convertTool(server, qualified string, t *sdk.Tool) tool.Tool {
-	schema := json.RawMessage(`{"type":"object"}`)
-	if t.InputSchema != nil {
-		if b, err := json.Marshal(t.InputSchema); err == nil && !bytes.Equal(b, []byte("null")) {
-			schema = b
-		}
-	}
-	out := tool.Tool{
-		Name:         qualified,
-		Server:       server,
-		OriginalName: t.Name,
-		Title:        t.Title,
-		Description:  t.Description,
-		InputSchema:  schema,
-	}
-	if a := t.Annotations; a != nil {
-		if out.Title == "" {
-			out.Title = a.Title
-		}
-		// The SDK decodes the two non-pointer hints as false when absent,
-		// so only a true value says anything.
-		var ann tool.Annotations
-		if a.ReadOnlyHint {
-			ann.ReadOnlyHint = new(true)
-		}
-		if a.IdempotentHint {
-			ann.IdempotentHint = new(true)
-		}
-		ann.DestructiveHint = a.DestructiveHint
-		ann.OpenWorldHint = a.OpenWorldHint
-		if ann != (tool.Annotations{}) {
-			out.Annotations = &ann
-		}
-	}
-	return out.WithHash()
-}
-
-// emitLocked queues a change for OnChange. h.mu must be held.
-func (h *Hub) emitLocked(ch tool.Change) {
-	if h.opts.OnChange == nil {
-		return
-	}
-	h.pending = append(h.pending, ch)
-	h.signal()
-}
-
-func (h *Hub) signal() {
-	select {
-	case h.wake <- struct{}{}:
-	default:
-	}
-}
-
-// dispatch calls OnChange with queued changes, in order, until every
-// supervisor has returned and the queue is empty.
-func (h *Hub) dispatch() {
-	defer close(h.drained)
-	for {
-		h.mu.Lock()
-		batch := h.pending
-		h.pending = nil
-		h.mu.Unlock()
-		for _, ch := range batch {
-			h.opts.OnChange(ch)
-		}
-		if len(batch) > 0 {
-			continue
-		}
-		select {
-		case <-h.wake:
-		case <-h.finished:
-			h.mu.Lock()
-			n := len(h.pending)
-			h.mu.Unlock()
-			if n == 0 {
-				return
-			}
-		}
-	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
-	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -99,13 +98,9 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	// Changes after the first listing (tools/list_changed, restarts) keep
 	// the index current while the agent runs.
 	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{
-		Timeout: *connectTimeout,
-		Logger:  logger,
-		OnChange: func(c tool.Change) {
-			if err := ix.Apply(context.WithoutCancel(ctx), c); err != nil {
-				fmt.Fprintf(e.stderr, "warning: index %s: %v\n", c.Server, err)
-			}
-		},
+		Timeout:  *connectTimeout,
+		Logger:   logger,
+		OnChange: ix.Apply,
 	})
 	if err != nil {
 		return err
@@ -116,9 +111,6 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	statuses := hub.Status()
-	if _, err := ix.Upsert(ctx, hub.Tools()...); err != nil {
-		return err
-	}
 	for _, st := range statuses {
 		if st.State != mcp.StateReady && st.State != mcp.StateDisabled {
 			fmt.Fprintf(e.stderr, "warning: server %s is %s: %v\n", st.Name, st.State, st.Err)

@@ -1,0 +1,72 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Refresh lists the tools of every ready server again, as if each had sent
+// notifications/tools/list_changed, and returns when every change has been
+// applied (HubOptions.OnChange has returned) or ctx ends. Servers that are
+// not ready are left to their own restarts. The error joins each server's
+// failure to re-list; those servers keep the tools they had.
+func (h *Hub) Refresh(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ErrClosed
+	}
+	var ready []*server
+	for _, name := range h.order {
+		if s := h.servers[name]; s.state == StateReady {
+			ready = append(ready, s)
+		}
+	}
+	h.mu.Unlock()
+
+	// A supervisor takes the request between two events of its session;
+	// one whose session ended meanwhile never will, so look again now and
+	// then.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	answers := make([]chan error, len(ready))
+	for i, s := range ready {
+		answers[i] = make(chan error, 1)
+	send:
+		for {
+			select {
+			case s.refresh <- answers[i]:
+				break send
+			case <-ctx.Done():
+				return fmt.Errorf("mcp: refresh: %w", ctx.Err())
+			case <-h.life.Done():
+				return ErrClosed
+			case <-tick.C:
+				h.mu.Lock()
+				up := s.state == StateReady
+				h.mu.Unlock()
+				if !up {
+					answers[i] = nil // went down: its restart lists anew
+					break send
+				}
+			}
+		}
+	}
+	var errs []error
+	for _, a := range answers {
+		if a == nil {
+			continue
+		}
+		select {
+		case err := <-a:
+			errs = append(errs, err)
+		case <-ctx.Done():
+			return fmt.Errorf("mcp: refresh: %w", ctx.Err())
+		case <-h.life.Done():
+			return ErrClosed
+		}
+	}
+	return errors.Join(errs...)
+}
