@@ -169,11 +169,11 @@ type Hub struct {
 // server is one configured server and what the Hub knows of it. All fields
 // after cfg are guarded by Hub.mu.
 type server struct {
-	name   string
-	cfg    ServerConfig
+	name    string
+	cfg     ServerConfig
 	relist  chan struct{}   // tools/list_changed arrived; capacity 1
 	refresh chan chan error // Refresh asks; the supervisor answers when applied
-	ready  chan struct{} // closed after the first connection attempt
+	ready   chan struct{}   // closed after the first connection attempt
 
 	state     State
 	err       error
