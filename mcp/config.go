@@ -102,7 +102,11 @@ func (sc ServerConfig) String() string {
 		b.WriteString("in-process")
 	case sc.Command != "":
 		fmt.Fprintf(&b, "stdio %q", sc.Command)
-		if len(sc.Args) > 0 {
+		switch len(sc.Args) {
+		case 0:
+		case 1:
+			b.WriteString(" with 1 arg")
+		default:
 			fmt.Fprintf(&b, " with %d args", len(sc.Args))
 		}
 		if len(sc.Env) > 0 {

@@ -64,7 +64,7 @@ func stripJSONC(data []byte) ([]byte, error) {
 			blank(i, end)
 			i = end - 1
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-		case (c == ']' || c == '}') && last >= 0 && out[last] == ',' && before >= 0 && !isOpenOrComma(out[before]):
+		case (c == ']' || c == '}') && last >= 0 && out[last] == ',' && before >= 0 && !opensOrSeparates(out[before]):
 			out[last] = ' '
 			last = i // before stays: the comma is gone
 		default:
@@ -74,7 +74,8 @@ func stripJSONC(data []byte) ([]byte, error) {
 	return out, nil
 }
 
-func isOpenOrComma(c byte) bool { return c == '[' || c == '{' || c == ',' || c == ':' }
+// opensOrSeparates reports whether a comma after c follows no value.
+func opensOrSeparates(c byte) bool { return c == '[' || c == '{' || c == ',' || c == ':' }
 
 // lineCol turns a byte offset in text into a 1-based line and column; the
 // column counts characters (UTF-8 sequences), not bytes.

@@ -364,20 +364,19 @@ func (p *configParser) parseServer(m jmember) (ServerConfig, error) {
 
 	// "type" is VS Code's, Cursor's and Claude Code's; "transport" some
 	// others'.
-	for _, f := range []string{"type", "transport"} {
-		s := map[string]string{"type": typ, "transport": transport}[f]
-		if fields[f] == nil {
+	for _, t := range []struct{ field, value string }{{"type", typ}, {"transport", transport}} {
+		if fields[t.field] == nil {
 			continue
 		}
-		switch strings.ToLower(s) {
+		s := ""
+		switch strings.ToLower(t.value) {
 		case "", "stdio":
-			s = ""
 		case "http", "streamable-http", "streamablehttp", "streamable_http":
 			s = "http"
 		case "sse":
 			s = "sse"
 		default:
-			return sc, p.errorf(fields[f].off, fctx(f), "unknown transport %q (want stdio, http or sse)", s)
+			return sc, p.errorf(fields[t.field].off, fctx(t.field), "unknown transport %q (want stdio, http or sse)", t.value)
 		}
 		if sc.Type == "" {
 			sc.Type = s
