@@ -88,7 +88,8 @@ type ServerConfig struct {
 	// Err, when not nil, says why the server cannot be used although the
 	// file is valid: an ${input:ID} without a value, an unreadable envFile.
 	// The server must not be started; the other servers are fine. Err
-	// wraps ErrConfig and never holds a secret.
+	// wraps ErrConfig and never holds a secret. Disabled wins: a disabled
+	// server is not started and not a failure, Err or not.
 	Err error
 }
 

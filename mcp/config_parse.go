@@ -445,9 +445,7 @@ func (p *configParser) parseServer(m jmember) (ServerConfig, error) {
 			return sc, p.errorf(m.off, "", "%v", err)
 		}
 	}
-	if !sc.Disabled {
-		sc.Err = st.err
-	}
+	sc.Err = st.err
 	return sc, nil
 }
 

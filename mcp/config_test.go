@@ -408,7 +408,7 @@ func TestLoadConfigInputs(t *testing.T) {
     "api": {"url": "https://h/mcp/${input:token}", "headers": {"Authorization": "Bearer ${input:token}"}, "args2": 1},
     "cli": {"command": "cli", "args": ["--key=${input:key}", "--env", "${input:env}", "${UNSET_TOOLSIFT_X}"], "env": {"KEY": "${input:key}"}},
     "undeclared": {"command": "x", "env": {"V": "${input:nowhere}"}},
-    "off": {"command": "x", "args": ["${input:key}"], "disabled": true},
+    "off": {"url": "${input:key}", "disabled": true},
     "plain": {"command": "plain"}
   }
 }`
@@ -421,7 +421,7 @@ func TestLoadConfigInputs(t *testing.T) {
 		"api":        {URL: "https://h/mcp/" + secret, Headers: map[string]string{"Authorization": "Bearer " + secret}},
 		"cli":        {Command: "cli", Args: []string{"--key=${input:key}", "--env", "dev", ""}, Env: map[string]string{"KEY": "${input:key}"}},
 		"undeclared": {Command: "x", Env: map[string]string{"V": "${input:nowhere}"}},
-		"off":        {Command: "x", Args: []string{"${input:key}"}, Disabled: true},
+		"off":        {URL: "${input:key}", Disabled: true},
 		"plain":      {Command: "plain"},
 	}
 	if diff := cmp.Diff(want, cfg.Servers, ignoreFuncs); diff != "" {
@@ -430,6 +430,7 @@ func TestLoadConfigInputs(t *testing.T) {
 	wantErr := map[string]string{
 		"cli":        `mcp: invalid config: mcp.json:10:40: server "cli": field "args": input "key" has no value and no default (set LoadOptions.Inputs["key"])`,
 		"undeclared": `mcp: invalid config: mcp.json:11:49: server "undeclared": env "V": input "nowhere" is not in "inputs" and has no value (set LoadOptions.Inputs["nowhere"])`,
+		"off":        `mcp: invalid config: mcp.json:12:20: server "off": field "url": input "key" has no value and no default (set LoadOptions.Inputs["key"])`,
 	}
 	for name, sc := range cfg.Servers {
 		got := ""
@@ -452,6 +453,13 @@ func TestLoadConfigInputs(t *testing.T) {
 	if diff := cmp.Diff(wantWarnings, cfg.Warnings); diff != "" {
 		t.Errorf("Warnings (-want +got):\n%s", diff)
 	}
+
+	// A Hub takes the config as it is: unusable servers are its to report.
+	hub, err := mcp.NewHub(cfg, nil)
+	if err != nil {
+		t.Fatalf("NewHub: %v", err)
+	}
+	hub.Close()
 
 	// The secret must not leak into anything meant for people.
 	var shown []string
