@@ -260,8 +260,7 @@ var quietServerFields = map[string]bool{"autoApprove": true, "alwaysAllow": true
 
 // serverState is what parsing one server collects besides its ServerConfig.
 type serverState struct {
-	name string
-	err  error // the first reason the server is unusable
+	err error // the first reason the server is unusable
 }
 
 func (p *configParser) parseServer(m jmember) (ServerConfig, error) {
@@ -284,7 +283,7 @@ func (p *configParser) parseServer(m jmember) (ServerConfig, error) {
 		}
 		fields[f.key] = f.val
 	}
-	st := &serverState{name: m.key}
+	st := &serverState{}
 	fctx := func(f string) string { return fmt.Sprintf("%s: field %q", sctx, f) }
 
 	var err error
