@@ -1,9 +1,7 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,15 +11,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Config is a set of MCP servers, as read from an mcpServers file by
-// LoadConfig or built in code.
+// Config is a set of MCP servers, as read from a config file by LoadConfig
+// or built in code. docs/config.md describes the files it reads.
 type Config struct {
 	// Servers maps a server's name to how to reach it.
 	Servers map[string]ServerConfig
@@ -32,19 +29,28 @@ type Config struct {
 	Dir string
 
 	// Warnings lists what LoadConfig ignored (unknown fields, undefined
-	// ${VAR}s), each naming the server and field.
+	// ${VAR}s), each as "file:line:col: message" naming the server and
+	// field. They never hold a variable's value.
 	Warnings []string
 }
 
 // ServerConfig is one entry of the mcpServers object. Exactly one of
 // Command, URL or Transport is set.
 type ServerConfig struct {
-	// Command, Args, Env and Cwd start a stdio server. Env is added to the
-	// Hub's own environment. A relative Cwd resolves against Config.Dir.
+	// Command, Args, Env and Cwd start a stdio server. A relative Cwd
+	// resolves against Config.Dir. The server's environment is Env on top
+	// of a small default set of the Hub's variables (HOME, PATH, ...) and
+	// those InheritEnv names; nothing else of the Hub's environment reaches
+	// it. In files, Env also holds what "envFile" sets ("env" wins).
 	Command string
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+
+	// InheritEnv lists more of the Hub's environment variables to pass to a
+	// stdio server: exact names or path.Match globs ("AWS_*"); "*" passes
+	// everything. In files it is "inheritEnv": a list, or true for ["*"].
+	InheritEnv []string
 
 	// URL and Headers reach a remote server. Type selects the transport:
 	// "http" (streamable HTTP), "sse" (the 2024-11-05 HTTP+SSE transport),
@@ -78,17 +84,99 @@ type ServerConfig struct {
 	// "2025-06-18"), or "latest" for the SDK's newest, probed with
 	// server/discover; empty means HubOptions.ProtocolVersion.
 	ProtocolVersion string
+
+	// Err, when not nil, says why the server cannot be used although the
+	// file is valid: an ${input:ID} without a value, an unreadable envFile.
+	// The server must not be started; the other servers are fine. Err
+	// wraps ErrConfig and never holds a secret. Disabled wins: a disabled
+	// server is not started and not a failure, Err or not.
+	Err error
+}
+
+// String describes sc without anything that may be secret: it shows the
+// command, the URL's scheme and host, and the names of the environment
+// variables and headers, never args, values or the rest of the URL.
+func (sc ServerConfig) String() string {
+	var b strings.Builder
+	switch {
+	case sc.Transport != nil:
+		b.WriteString("in-process")
+	case sc.Command != "":
+		fmt.Fprintf(&b, "stdio %q", sc.Command)
+		switch len(sc.Args) {
+		case 0:
+		case 1:
+			b.WriteString(" with 1 arg")
+		default:
+			fmt.Fprintf(&b, " with %d args", len(sc.Args))
+		}
+		if len(sc.Env) > 0 {
+			fmt.Fprintf(&b, ", env %s", strings.Join(slices.Sorted(maps.Keys(sc.Env)), " "))
+		}
+	case sc.URL != "":
+		typ := sc.Type
+		if typ == "" {
+			typ = "http or sse"
+		}
+		host := "?"
+		if u, err := url.Parse(sc.URL); err == nil {
+			host = u.Scheme + "://" + u.Host
+		}
+		fmt.Fprintf(&b, "%s %s", typ, host)
+		if len(sc.Headers) > 0 {
+			fmt.Fprintf(&b, ", headers %s", strings.Join(slices.Sorted(maps.Keys(sc.Headers)), " "))
+		}
+	default:
+		b.WriteString("no transport")
+	}
+	if sc.Disabled {
+		b.WriteString(", disabled")
+	}
+	if sc.Err != nil {
+		fmt.Fprintf(&b, ", unusable: %v", sc.Err)
+	}
+	return b.String()
+}
+
+// LoadOptions are the caller's part of reading a config file. The zero
+// value, or nil, is fine.
+type LoadOptions struct {
+	// Inputs holds the values of VS Code's ${input:ID} variables, by ID:
+	// what the editor would prompt for. A value here beats the input's
+	// "default". A server that needs an input with neither gets
+	// ServerConfig.Err naming the input; the others load. Values are
+	// treated as secrets: no error, warning or String shows them.
+	Inputs map[string]string
+
+	// WorkspaceFolder is what ${workspaceFolder} stands for. Empty means the
+	// config file's folder, or its parent when that folder is .vscode or
+	// .cursor.
+	WorkspaceFolder string
 }
 
 // ErrConfig is wrapped by every error about an invalid configuration.
 var ErrConfig = errors.New("mcp: invalid config")
 
-// LoadConfig reads an mcpServers config file, as used by Claude Desktop,
-// Cursor and VS Code ("servers" is accepted as VS Code's spelling). ${VAR}
-// in env, headers and url expand from the environment. Unknown fields are
-// ignored with a warning in Config.Warnings; invalid entries fail with an
-// error wrapping ErrConfig that names the server and field.
+// LoadConfig reads a config file with default LoadOptions; see
+// LoadConfigWith.
 func LoadConfig(file string) (*Config, error) {
+	return LoadConfigWith(file, nil)
+}
+
+// LoadConfigWith reads a config file of MCP servers as Claude Desktop,
+// Claude Code (.mcp.json), Cursor and VS Code (mcp.json, JSONC with
+// "servers", "inputs" and "envFile") write them; docs/config.md has every
+// accepted form. Variables (${VAR}, ${VAR:-default}, ${env:NAME},
+// ${input:ID}, ${workspaceFolder}, ${userHome}) expand in command, args,
+// env, cwd, url, headers and envFile. Unknown fields and undefined
+// variables are ignored with a warning in Config.Warnings. An invalid file
+// fails with an error wrapping ErrConfig that names file:line:col, the
+// server and the field. A server that is valid but cannot be used (an
+// input without a value, an unreadable envFile) gets ServerConfig.Err.
+func LoadConfigWith(file string, opts *LoadOptions) (*Config, error) {
+	if opts == nil {
+		opts = &LoadOptions{}
+	}
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -97,192 +185,38 @@ func LoadConfig(file string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, file, err)
 	}
-	cfg, err := parseConfig(data, os.LookupEnv)
+	ws := opts.WorkspaceFolder
+	if ws == "" {
+		ws = dir
+		if b := filepath.Base(dir); b == ".vscode" || b == ".cursor" {
+			ws = filepath.Dir(dir)
+		}
+	}
+	p := &configParser{
+		file:      file,
+		dir:       dir,
+		workspace: ws,
+		inputVals: opts.Inputs,
+		lookup:    os.LookupEnv,
+		readFile:  os.ReadFile,
+	}
+	cfg, err := p.parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, file, err)
+		return nil, err
 	}
 	cfg.Dir = dir
 	return cfg, nil
 }
 
-// fileServer is one server as written in a file; fields are decoded one by
-// one so that unknown ones can be reported.
-var knownServerFields = []string{
-	"command", "args", "env", "cwd", "url", "headers", "type", "transport",
-	"allowedTools", "disabledTools", "timeout", "disabled", "protocolVersion",
-}
-
-// Fields other clients write that we understand as no-ops: not worth a
-// warning.
-var quietServerFields = []string{"autoApprove", "alwaysAllow", "description", "envFile"}
-
-func parseConfig(data []byte, lookup func(string) (string, bool)) (*Config, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
-	}
-	cfg := &Config{Servers: map[string]ServerConfig{}}
-	raw, ok := top["mcpServers"]
-	key := "mcpServers"
-	if !ok {
-		raw, ok = top["servers"]
-		key = "servers"
-	}
-	if !ok {
-		return nil, errors.New(`no "mcpServers" object`)
-	}
-	for _, k := range slices.Sorted(maps.Keys(top)) {
-		if k != key && k != "inputs" && k != "$schema" {
-			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("unknown top-level field %q ignored", k))
-		}
-	}
-	var servers map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &servers); err != nil {
-		return nil, fmt.Errorf("%q: not an object: %w", key, err)
-	}
-	for _, name := range slices.Sorted(maps.Keys(servers)) {
-		sc, warns, err := parseServer(name, servers[name], lookup)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Warnings = append(cfg.Warnings, warns...)
-		cfg.Servers[name] = sc
-	}
-	return cfg, nil
-}
-
-func parseServer(name string, raw json.RawMessage, lookup func(string) (string, bool)) (ServerConfig, []string, error) {
-	var sc ServerConfig
-	var warns []string
-	if name == "" {
-		return sc, nil, errors.New("server with an empty name")
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return sc, nil, fmt.Errorf("server %q: not an object: %w", name, err)
-	}
-	field := func(f string, v any) error {
-		r, ok := fields[f]
-		if !ok || bytes.Equal(bytes.TrimSpace(r), []byte("null")) {
-			return nil
-		}
-		if err := json.Unmarshal(r, v); err != nil {
-			return fmt.Errorf("server %q: field %q: %w", name, f, err)
-		}
-		return nil
-	}
-	var typ, transport, timeout json.RawMessage
-	for _, f := range []struct {
-		name string
-		v    any
-	}{
-		{"command", &sc.Command}, {"args", &sc.Args}, {"env", &sc.Env}, {"cwd", &sc.Cwd},
-		{"url", &sc.URL}, {"headers", &sc.Headers}, {"type", &typ}, {"transport", &transport},
-		{"allowedTools", &sc.AllowedTools}, {"disabledTools", &sc.DisabledTools},
-		{"timeout", &timeout}, {"disabled", &sc.Disabled}, {"protocolVersion", &sc.ProtocolVersion},
-	} {
-		if err := field(f.name, f.v); err != nil {
-			return sc, nil, err
-		}
-	}
-	for _, f := range slices.Sorted(maps.Keys(fields)) {
-		if !slices.Contains(knownServerFields, f) && !slices.Contains(quietServerFields, f) {
-			warns = append(warns, fmt.Sprintf("server %q: unknown field %q ignored", name, f))
-		}
-	}
-
-	// "type" is VS Code's and Cursor's; "transport" some others'.
-	for _, r := range []json.RawMessage{typ, transport} {
-		if len(r) == 0 {
-			continue
-		}
-		var s string
-		if err := json.Unmarshal(r, &s); err != nil {
-			return sc, nil, fmt.Errorf("server %q: field \"type\": %w", name, err)
-		}
-		switch strings.ToLower(s) {
-		case "", "stdio":
-			s = ""
-		case "http", "streamable-http", "streamablehttp", "streamable_http":
-			s = "http"
-		case "sse":
-			s = "sse"
-		default:
-			return sc, nil, fmt.Errorf("server %q: field \"type\": unknown transport %q (want stdio, http or sse)", name, s)
-		}
-		if sc.Type == "" {
-			sc.Type = s
-		}
-	}
-
-	if len(timeout) > 0 {
-		d, err := parseTimeout(timeout)
-		if err != nil {
-			return sc, nil, fmt.Errorf("server %q: field \"timeout\": %w", name, err)
-		}
-		sc.Timeout = d
-	}
-
-	// Only ${VAR}: a bare $ stays as written (tokens and passwords hold them).
-	expand := func(f, k, v string) string {
-		return envRef.ReplaceAllStringFunc(v, func(ref string) string {
-			env := ref[2 : len(ref)-1]
-			val, ok := lookup(env)
-			if !ok {
-				warns = append(warns, fmt.Sprintf("server %q: %s %q: ${%s} is not set", name, f, k, env))
-			}
-			return val
-		})
-	}
-	for k, v := range sc.Env {
-		sc.Env[k] = expand("env", k, v)
-	}
-	for k, v := range sc.Headers {
-		sc.Headers[k] = expand("header", k, v)
-	}
-	sc.URL = expand("field", "url", sc.URL)
-
-	if err := sc.validate(name); err != nil {
-		return sc, nil, err
-	}
-	return sc, warns, nil
-}
-
-// parseTimeout accepts a number of seconds or a Go duration string.
-func parseTimeout(r json.RawMessage) (time.Duration, error) {
-	var s string
-	if json.Unmarshal(r, &s) == nil {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			if secs, err2 := strconv.ParseFloat(s, 64); err2 == nil {
-				d, err = time.Duration(secs*float64(time.Second)), nil
-			}
-		}
-		if err != nil {
-			return 0, err
-		}
-		if d < 0 {
-			return 0, fmt.Errorf("negative timeout %q", s)
-		}
-		return d, nil
-	}
-	var secs float64
-	if err := json.Unmarshal(r, &secs); err != nil {
-		return 0, fmt.Errorf("want seconds or a duration string, got %s", r)
-	}
-	if secs < 0 {
-		return 0, fmt.Errorf("negative timeout %v", secs)
-	}
-	return time.Duration(secs * float64(time.Second)), nil
-}
-
 var (
 	protocolVersionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-	envRef            = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
 )
 
 // validate reports the first problem with sc, naming the server and field.
 func (sc ServerConfig) validate(name string) error {
+	if sc.Err != nil {
+		return nil // reported as the server's failure, not the config's
+	}
 	n := 0
 	for _, set := range []bool{sc.Command != "", sc.URL != "", sc.Transport != nil} {
 		if set {
@@ -323,7 +257,7 @@ func (sc ServerConfig) validate(name string) error {
 	for _, list := range []struct {
 		field    string
 		patterns []string
-	}{{"allowedTools", sc.AllowedTools}, {"disabledTools", sc.DisabledTools}} {
+	}{{"allowedTools", sc.AllowedTools}, {"disabledTools", sc.DisabledTools}, {"inheritEnv", sc.InheritEnv}} {
 		for _, p := range list.patterns {
 			if _, err := path.Match(p, ""); err != nil {
 				return fmt.Errorf("server %q: field %q: bad pattern %q: %w", name, list.field, p, err)
@@ -331,7 +265,7 @@ func (sc ServerConfig) validate(name string) error {
 		}
 	}
 	if sc.Timeout < 0 {
-		return fmt.Errorf(`server %q: field "timeout": negative`, name)
+		return fmt.Errorf(`server %q: field "timeout": must not be negative`, name)
 	}
 	if sc.ProtocolVersion != "" && sc.ProtocolVersion != "latest" && !protocolVersionRE.MatchString(sc.ProtocolVersion) {
 		return fmt.Errorf(`server %q: field "protocolVersion": %q is not a YYYY-MM-DD revision`, name, sc.ProtocolVersion)

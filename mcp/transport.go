@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -123,11 +122,8 @@ func (h *Hub) commandTransport(name string, sc ServerConfig) ([]sdk.Transport, *
 		return nil, nil, fmt.Errorf("command %q: %w", sc.Command, cmd.Err)
 	}
 	cmd.Dir = dir
-	env := os.Environ()
-	for _, k := range slices.Sorted(maps.Keys(sc.Env)) {
-		env = append(env, k+"="+sc.Env[k])
-	}
-	cmd.Env = env
+	// Only a default set, the server's InheritEnv and its Env: see environ.
+	cmd.Env = sc.environ(os.Environ())
 	a := &attempt{stderr: &tailBuffer{max: stderrTailSize}, cmd: cmd}
 	cmd.Stderr = a.stderr
 	// Don't wait forever for stderr when a grandchild keeps it open.
