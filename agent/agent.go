@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"time"
 
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
-	"github.com/toolsift/toolsift/toolindex"
 )
 
 // Errors of this package. Provider errors are wrapped in ErrModel.
@@ -24,71 +23,34 @@ var (
 	ErrOptions = errors.New("agent: invalid options")
 )
 
-// Catalog is every tool the agent may call, by qualified name.
-// *toolindex.Index implements it. It must be safe for concurrent use.
-type Catalog interface {
-	Get(name string) (tool.Tool, bool)
-	// All yields every tool, in a stable order.
-	All() iter.Seq[tool.Tool]
-}
-
-// Retriever ranks the catalog's tools for one step, and answers the
-// search_tools meta-tool. *retrieval.Retriever implements it. It must be
+// Tools is what the agent chooses from and calls through:
+// *toolsift.Toolset implements it (toolsift.Open). Implementations must be
 // safe for concurrent use.
-type Retriever interface {
-	Retrieve(ctx context.Context, q retrieval.Query) ([]retrieval.Match, error)
-	// SearchTools answers a search_tools call (args is its JSON arguments):
-	// the text for the model and the tools found. Bad arguments give an
-	// error wrapping retrieval.ErrSearchArgs, whose text the model sees.
+type Tools interface {
+	// Think chooses the tools of one step (think.Thinker.Think).
+	Think(ctx context.Context, req think.Request) (think.Offer, error)
+	// SearchTools answers a search_tools call (args is its JSON
+	// arguments): the text for the model and the tools found. Bad
+	// arguments give an error wrapping retrieval.ErrSearchArgs, whose text
+	// the model sees.
 	SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error)
-}
-
-// Caller runs a tool by qualified name. *mcp.Hub implements it. A tool's
-// own failure is a Result with IsError set; an error means the call could
-// not be made (and is shown to the model too). It must be safe for
-// concurrent use and honour ctx's deadline.
-type Caller interface {
+	// Get returns a tool of the catalog by name.
+	Get(name string) (tool.Tool, bool)
+	// Call runs a tool by name. A tool's own failure is a Result with
+	// IsError set; an error means the call could not be made and wraps
+	// tool.ErrUnknown (no such tool), tool.ErrUnavailable (its server is
+	// down or restarting: the model may try again) or
+	// tool.ErrInvalidArguments. It must honour ctx's deadline.
 	Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error)
 }
 
-var (
-	_ Catalog   = (*toolindex.Index)(nil)
-	_ Retriever = (*retrieval.Retriever)(nil)
-)
-
-// Tools is what the agent chooses from and calls through. All three are
-// required; typically an mcp.Hub, a toolindex.Index holding hub.Tools()
-// (kept current with HubOptions.OnChange → Index.Apply) and a
-// retrieval.Retriever over that index.
-type Tools struct {
-	Catalog   Catalog
-	Retriever Retriever
-	Caller    Caller
-}
-
-// SearchMode says when the search_tools meta-tool is offered.
-type SearchMode int
-
+// Defaults of Options. The tool budget and retrieval depth are the Think
+// step's: think.DefaultBudget and think.DefaultK.
 const (
-	// SearchAuto offers search_tools when offering every tool would cost
-	// more than Options.ToolBudget, i.e. when some tools are left out.
-	SearchAuto SearchMode = iota
-	// SearchAlways offers search_tools at every step.
-	SearchAlways
-	// SearchNever never offers it.
-	SearchNever
-)
-
-// Defaults of Options.
-const (
-	DefaultToolBudget        = 4000
 	DefaultObservationBudget = 2000
 	DefaultMaxSteps          = 10
 	DefaultToolTimeout       = 60 * time.Second
 	DefaultMaxParallel       = 4
-	// DefaultMaxTools is the most tools offered in one request (OpenAI
-	// rejects more than 128).
-	DefaultMaxTools = 128
 )
 
 // Options configure an Agent. The zero value (or nil) gives the defaults.
@@ -97,12 +59,6 @@ type Options struct {
 	// the model its tools change at every step (and about search_tools).
 	System string
 
-	// ToolBudget is the most tokens the tool definitions offered at one step
-	// may cost, as budget.Tokenizer.Render counts them. Default 4000.
-	ToolBudget int
-	// MinTools and MaxTools bound the number of tools offered at one step
-	// (besides search_tools). Defaults 0 and DefaultMaxTools.
-	MinTools, MaxTools int
 	// ObservationBudget is the most tokens of one tool result the model
 	// sees; longer results are cut with a note. Default 2000.
 	ObservationBudget int
@@ -116,11 +72,16 @@ type Options struct {
 	// Default 4.
 	MaxParallel int
 
-	// SearchTools says when to offer the search_tools meta-tool. Its
-	// results join the next step's tools.
-	SearchTools SearchMode
+	// Approve, if set, is asked before a tool call runs: for tools not
+	// marked read-only (annotations readOnlyHint) by default, for every
+	// call with ApproveAll. It gets the tool and the arguments; false (or
+	// an error) denies the call, and the model is told the user denied it.
+	// It may be called from several goroutines at once.
+	Approve func(ctx context.Context, t tool.Tool, args json.RawMessage) (bool, error)
+	// ApproveAll asks Approve for read-only tools too.
+	ApproveAll bool
 
-	// Tokenizer counts tokens for the budgets; nil means o200k_base.
+	// Tokenizer counts the tokens of observations; nil means o200k_base.
 	Tokenizer *budget.Tokenizer
 	// Logger receives one record per event (Debug for tool calls, Info for
 	// steps and answers); nil discards them.
@@ -147,26 +108,22 @@ func New(model Model, tools Tools, opts *Options) (*Agent, error) {
 	if model == nil {
 		return nil, fmt.Errorf("%w: nil Model", ErrOptions)
 	}
-	if tools.Catalog == nil || tools.Retriever == nil || tools.Caller == nil {
-		return nil, fmt.Errorf("%w: Tools needs a Catalog, a Retriever and a Caller", ErrOptions)
+	if tools == nil {
+		return nil, fmt.Errorf("%w: nil Tools", ErrOptions)
 	}
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	switch {
-	case o.ToolBudget < 0, o.ObservationBudget < 0, o.MaxSteps < 0, o.ToolTimeout < 0, o.MaxParallel < 0, o.MinTools < 0, o.MaxTools < 0:
-		return nil, fmt.Errorf("%w: negative value in %+v", ErrOptions, o)
-	case o.MaxTools > 0 && o.MinTools > o.MaxTools:
-		return nil, fmt.Errorf("%w: MinTools %d > MaxTools %d", ErrOptions, o.MinTools, o.MaxTools)
-	case o.SearchTools < SearchAuto || o.SearchTools > SearchNever:
-		return nil, fmt.Errorf("%w: SearchTools = %d", ErrOptions, o.SearchTools)
-	}
-	if o.ToolBudget == 0 {
-		o.ToolBudget = DefaultToolBudget
-	}
-	if o.MaxTools == 0 {
-		o.MaxTools = DefaultMaxTools
+	case o.ObservationBudget < 0:
+		return nil, fmt.Errorf("%w: negative ObservationBudget %d", ErrOptions, o.ObservationBudget)
+	case o.MaxSteps < 0:
+		return nil, fmt.Errorf("%w: negative MaxSteps %d", ErrOptions, o.MaxSteps)
+	case o.ToolTimeout < 0:
+		return nil, fmt.Errorf("%w: negative ToolTimeout %s", ErrOptions, o.ToolTimeout)
+	case o.MaxParallel < 0:
+		return nil, fmt.Errorf("%w: negative MaxParallel %d", ErrOptions, o.MaxParallel)
 	}
 	if o.ObservationBudget == 0 {
 		o.ObservationBudget = DefaultObservationBudget
@@ -256,11 +213,12 @@ type Latency struct {
 
 // Why a tool was offered.
 const (
-	ReasonRetrieved = "retrieved" // ranked by the retriever for this step
-	ReasonPinned    = "pinned"    // retrieval.Options.Pinned
-	ReasonSticky    = "sticky"    // used earlier in the conversation
-	ReasonFound     = "found"     // found by search_tools or offered as a close match last step
-	ReasonMeta      = "meta"      // the search_tools meta-tool
+	ReasonRetrieved = think.ReasonRetrieved // ranked by the retriever for this step
+	ReasonPinned    = think.ReasonPinned    // retrieval.Options.Pinned
+	ReasonSticky    = think.ReasonSticky    // used earlier in the conversation
+	ReasonFound     = think.ReasonFound     // found by search_tools or offered as a close match last step
+	ReasonAll       = think.ReasonAll       // the whole catalog fits the budget
+	ReasonMeta      = think.ReasonMeta      // the search_tools meta-tool
 )
 
 // OfferedTool is one tool of a step's request.
@@ -286,6 +244,8 @@ const (
 	OutcomeUnknownTool Outcome = "unknown_tool"      // no such tool: close matches were offered
 	OutcomeTimeout     Outcome = "timeout"           // cancelled at Options.ToolTimeout
 	OutcomeCancelled   Outcome = "cancelled"         // the run's ctx ended
+	OutcomeUnavailable Outcome = "unavailable"       // the tool's server is down or restarting; may work later
+	OutcomeDenied      Outcome = "denied"            // Options.Approve said no
 	OutcomeSearch      Outcome = "search"            // a search_tools call
 )
 

@@ -19,6 +19,7 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 )
 
 // with returns catalog() with the handlers of the named tools replaced.
@@ -274,7 +275,6 @@ func TestRun(t *testing.T) {
 				srv := agenttest.NewServer(replies...)
 				defer srv.Close()
 				opts := tt.opts
-				opts.ToolBudget = 1000 // less than the catalog's 1289 (search_tools is on), more than a step needs
 				a := newAgent(t, srv, f, stream, &opts)
 
 				res, err := a.Run(context.Background(), tt.task)
@@ -419,11 +419,11 @@ func checkTranscript(t *testing.T, res *agent.Result) {
 // budget package: offered tools cost what Render says, within the budget,
 // and the catalog's full cost is the sum over every tool.
 func TestRunAccounting(t *testing.T) {
-	f := newFixture(t, catalog(), 3)
+	f := newFixtureWith(t, catalog(), think.Options{Budget: 300, Search: think.SearchNever, Retrieval: retrieval.Options{K: 3}})
 	srv := agenttest.NewServer(agenttest.Reply{ToolCalls: calls("t__get_weather", `{"city":"Bern"}`)}, agenttest.Reply{Content: "ok"})
 	defer srv.Close()
 	tk := tokenizer(t)
-	a := newAgent(t, srv, f, false, &agent.Options{ToolBudget: 300, SearchTools: agent.SearchNever})
+	a := newAgent(t, srv, f, false, nil)
 	res, err := a.Run(context.Background(), "What is the weather in Bern?")
 	if err != nil {
 		t.Fatal(err)
@@ -523,7 +523,7 @@ func TestContinue(t *testing.T) {
 		agenttest.Reply{Content: "Sent."},
 	)
 	defer srv.Close()
-	a := newAgent(t, srv, f, false, &agent.Options{ToolBudget: 1000})
+	a := newAgent(t, srv, f, false, nil)
 	first, err := a.Run(context.Background(), "What is the weather in Bern?")
 	if err != nil {
 		t.Fatal(err)
@@ -637,10 +637,11 @@ func TestNewRejects(t *testing.T) {
 		opts  *agent.Options
 	}{
 		{"nil model", nil, f.Tools(), nil},
-		{"no caller", m, agent.Tools{Catalog: f.Index, Retriever: f.Retriever}, nil},
-		{"negative budget", m, f.Tools(), &agent.Options{ToolBudget: -1}},
-		{"min > max tools", m, f.Tools(), &agent.Options{MinTools: 5, MaxTools: 2}},
-		{"bad search mode", m, f.Tools(), &agent.Options{SearchTools: 7}},
+		{"nil tools", m, nil, nil},
+		{"negative observation budget", m, f.Tools(), &agent.Options{ObservationBudget: -1}},
+		{"negative max steps", m, f.Tools(), &agent.Options{MaxSteps: -1}},
+		{"negative tool timeout", m, f.Tools(), &agent.Options{ToolTimeout: -1}},
+		{"negative parallelism", m, f.Tools(), &agent.Options{MaxParallel: -1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -694,11 +695,25 @@ func TestRunMaxParallel(t *testing.T) {
 // TestRunBudget checks how the tool budget bounds each step.
 func TestRunBudget(t *testing.T) {
 	t.Run("too small for any tool", func(t *testing.T) {
-		f := newFixture(t, catalog(), 3)
+		// No tool fits; only the clear first match is offered, beyond the
+		// budget (think's rule for oversized tools), and nothing else.
+		f := newFixtureWith(t, catalog(), think.Options{Budget: 5, Retrieval: retrieval.Options{K: 3}})
+		srv := agenttest.NewServer(agenttest.Reply{Content: "ok"})
+		defer srv.Close()
+		a := newAgent(t, srv, f, false, nil)
+		if _, err := a.Run(context.Background(), "What is the weather in Bern?"); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([][]string{{"t__get_weather"}}, srv.OfferedTools()); diff != "" {
+			t.Errorf("offered (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("too small and nothing clearly wanted", func(t *testing.T) {
+		f := newFixtureWith(t, catalog(), think.Options{Budget: 5, Retrieval: retrieval.Options{K: 3}})
 		srv := agenttest.NewServer()
 		defer srv.Close()
-		a := newAgent(t, srv, f, false, &agent.Options{ToolBudget: 5})
-		_, err := a.Run(context.Background(), "What is the weather in Bern?")
+		a := newAgent(t, srv, f, false, nil)
+		_, err := a.Run(context.Background(), "Do something useful.")
 		if !errors.Is(err, budget.ErrBudgetTooSmall) {
 			t.Fatalf("err = %v, want ErrBudgetTooSmall", err)
 		}
@@ -707,10 +722,10 @@ func TestRunBudget(t *testing.T) {
 		}
 	})
 	t.Run("too small for search_tools", func(t *testing.T) {
-		f := newFixture(t, catalog(), 3)
+		f := newFixtureWith(t, catalog(), think.Options{Budget: 50, Search: think.SearchAlways, Retrieval: retrieval.Options{K: 3}})
 		srv := agenttest.NewServer(agenttest.Reply{Content: "ok"})
 		defer srv.Close()
-		a := newAgent(t, srv, f, false, &agent.Options{ToolBudget: 50, SearchTools: agent.SearchAlways})
+		a := newAgent(t, srv, f, false, nil)
 		res, err := a.Run(context.Background(), "What is the weather in Bern?")
 		if err != nil {
 			t.Fatal(err)
@@ -723,7 +738,7 @@ func TestRunBudget(t *testing.T) {
 		}
 	})
 	t.Run("sticky tools compete when they do not all fit", func(t *testing.T) {
-		f := newFixture(t, catalog(), 3)
+		f := newFixtureWith(t, catalog(), think.Options{Budget: 150, Search: think.SearchNever, Retrieval: retrieval.Options{K: 3}})
 		var replies []agenttest.Reply
 		for _, tool := range []string{"t__send_email", "t__create_event", "t__write_file", "t__create_issue", "t__get_directions"} {
 			replies = append(replies, agenttest.Reply{ToolCalls: calls(tool, `{}`)})
@@ -731,7 +746,7 @@ func TestRunBudget(t *testing.T) {
 		replies = append(replies, agenttest.Reply{Content: "done"})
 		srv := agenttest.NewServer(replies...)
 		defer srv.Close()
-		a := newAgent(t, srv, f, false, &agent.Options{ToolBudget: 150, SearchTools: agent.SearchNever})
+		a := newAgent(t, srv, f, false, nil)
 		res, err := a.Run(context.Background(), "Do many things.")
 		if err != nil {
 			t.Fatal(err)

@@ -1,17 +1,18 @@
 package agent_test
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 )
 
 // answerModel answers at once, without tool calls: the benchmark measures
@@ -22,46 +23,63 @@ func (answerModel) Complete(context.Context, agent.Request) (agent.Response, err
 	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
 }
 
-// noCaller is never called: the model calls no tools.
-type noCaller struct{}
-
-func (noCaller) Call(context.Context, string, json.RawMessage) (tool.Result, error) {
-	return tool.Result{}, nil
+// indexTools is agent.Tools over an index and its Think step, without
+// servers: the model calls no tools here.
+type indexTools struct {
+	ix *toolindex.Index
+	th *think.Thinker
 }
 
-func bfclTools(b *testing.B) []tool.Tool {
-	b.Helper()
-	path := filepath.Join("..", "cmd", "toolbench", "data", "bfcl", "tools.jsonl.gz")
-	f, err := os.Open(path)
-	if err != nil {
-		b.Skipf("BFCL tools not found: %v", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tools, err := dataset.ReadTools(zr, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := range tools {
-		tools[i] = tools[i].WithHash()
-	}
-	return tools
+func (s indexTools) Think(ctx context.Context, req think.Request) (think.Offer, error) {
+	return s.th.Think(ctx, req)
 }
 
-// BenchmarkStep measures one Think step (retrieve, catalog cost, select)
-// plus the bookkeeping of a run, over catalogs of growing size, and reports
-// the tool tokens sent against those of the whole catalog.
+func (s indexTools) SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error) {
+	return s.th.Retriever().SearchTools(ctx, args)
+}
+
+func (s indexTools) Get(name string) (tool.Tool, bool) { return s.ix.Get(name) }
+
+func (s indexTools) Call(context.Context, string, json.RawMessage) (tool.Result, error) {
+	return tool.Result{}, tool.ErrUnknown
+}
+
+// synthTools makes n distinct tools from a seeded vocabulary: a verb and
+// an object per tool, two typed parameters, a sentence of description.
+func synthTools(n int) []tool.Tool {
+	verbs := strings.Fields("get list create update delete search send fetch convert book cancel schedule translate summarize export import archive restore share sync")
+	objects := strings.Fields("weather forecast email invoice order ticket event note file folder contact payment issue repository branch song playlist flight hotel route")
+	domains := strings.Fields("travel finance office media devops crm health retail")
+	r := rand.New(rand.NewPCG(1, 2))
+	out := make([]tool.Tool, n)
+	for i := range out {
+		v, o, d := verbs[r.IntN(len(verbs))], objects[r.IntN(len(objects))], domains[r.IntN(len(domains))]
+		out[i] = tool.Tool{
+			Name:        fmt.Sprintf("%s%d__%s_%s", d, i/50, v, o),
+			Server:      fmt.Sprintf("%s%d", d, i/50),
+			Description: fmt.Sprintf("%s a %s in the %s service (variant %d).", strings.ToUpper(v[:1])+v[1:], o, d, i),
+			InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"%s_id":{"type":"string","description":"The %s to act on."},"limit":{"type":"integer"}},"required":["%s_id"]}`, o, o, o)),
+		}.WithHash()
+	}
+	return out
+}
+
+// BenchmarkStep measures one agent step's own work (the Think step:
+// retrieve, catalog cost, select; plus the run's bookkeeping) over catalogs
+// of 1k, 10k and 100k tools. The catalog's cost is kept per index
+// generation, so a step does no O(catalog) rendering: the step grows with
+// the retriever's scan only.
 func BenchmarkStep(b *testing.B) {
-	all := bfclTools(b)
 	tok := tokenizer(b)
-	for _, n := range []int{100, 1000, len(all)} {
+	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			ix, ret := index(b, all[:n], 10)
-			a, err := agent.New(answerModel{}, agent.Tools{Catalog: ix, Retriever: ret, Caller: noCaller{}},
-				&agent.Options{Tokenizer: tok, ToolBudget: 2000})
+			tools := synthTools(n)
+			ix, _ := index(b, tools, 0)
+			th, err := think.New(ix, &think.Options{Tokenizer: tok})
+			if err != nil {
+				b.Fatal(err)
+			}
+			a, err := agent.New(answerModel{}, indexTools{ix, th}, &agent.Options{Tokenizer: tok})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -7,15 +7,17 @@ import (
 	"log"
 	"strings"
 
+	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/think"
 )
 
-// Example wires the whole stack: Go functions served as MCP tools through an
-// mcp.Hub, indexed and ranked per step, and a chat model (here a scripted
+// Example wires the whole stack: Go functions served as MCP tools, opened
+// as a toolsift.Toolset (indexed, ranked and fitted per step), and a chat
+// model (here a scripted
 // stand-in; point BaseURL at any OpenAI-compatible endpoint instead).
 func Example() {
 	ctx := context.Background()
@@ -41,29 +43,13 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	hub, err := mcp.NewHub(&mcp.Config{Servers: map[string]mcp.ServerConfig{"city": local}}, nil)
+	// A budget too small for all three tools, so each step is chosen.
+	ts, err := toolsift.OpenConfig(ctx, &mcp.Config{Servers: map[string]mcp.ServerConfig{"city": local}},
+		&toolsift.Options{Think: think.Options{Budget: 120, Search: think.SearchNever, Retrieval: retrieval.Options{K: 1}}})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer hub.Close()
-	if err := hub.Connect(ctx); err != nil {
-		log.Fatal(err)
-	}
-	emb, err := toolindex.NewLocalEmbedder(nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	ix, err := toolindex.New(emb, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if _, err := ix.Upsert(ctx, hub.Tools()...); err != nil {
-		log.Fatal(err)
-	}
-	ret, err := retrieval.New(ix, &retrieval.Options{K: 1}) // one tool per step, plus sticky ones
-	if err != nil {
-		log.Fatal(err)
-	}
+	defer ts.Close()
 
 	srv := agenttest.NewServer(
 		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
@@ -75,7 +61,7 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	a, err := agent.New(model, agent.Tools{Catalog: ix, Retriever: ret, Caller: hub}, nil)
+	a, err := agent.New(model, ts, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

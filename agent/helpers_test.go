@@ -16,11 +16,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
@@ -95,10 +97,10 @@ type call struct {
 }
 
 // fixture is a real tool stack: local Go tools served by an MCP server over
-// in-memory transports through an mcp.Hub, indexed by a toolindex.Index
-// with the local embedder and ranked by a retrieval.Retriever.
+// in-memory transports, opened as a toolsift.Toolset (Hub, index, Think
+// step).
 type fixture struct {
-	Hub       *mcp.Hub
+	TS        *toolsift.Toolset
 	Index     *toolindex.Index
 	Retriever *retrieval.Retriever
 
@@ -106,9 +108,7 @@ type fixture struct {
 	calls []call
 }
 
-func (f *fixture) Tools() agent.Tools {
-	return agent.Tools{Catalog: f.Index, Retriever: f.Retriever, Caller: f.Hub}
-}
+func (f *fixture) Tools() agent.Tools { return f.TS }
 
 // Calls returns the handler invocations so far, in order.
 func (f *fixture) Calls() []call {
@@ -164,9 +164,20 @@ func catalog() []spec {
 	}
 }
 
+// fixtureBudget is less than the test catalog's 1289 tokens, so that
+// retrieval decides what is offered, and more than a step needs.
+const fixtureBudget = 1000
+
 // newFixture serves specs (plus extra) as the local server "t" and indexes
-// them; tools are named "t__<name>". K is the retriever's K (0: default).
+// them; tools are named "t__<name>". K is the retriever's K (0: default);
+// the budget is fixtureBudget.
 func newFixture(t *testing.T, specs []spec, k int) *fixture {
+	t.Helper()
+	return newFixtureWith(t, specs, think.Options{Budget: fixtureBudget, Retrieval: retrieval.Options{K: k}})
+}
+
+// newFixtureWith is newFixture with the Think step's options.
+func newFixtureWith(t *testing.T, specs []spec, to think.Options) *fixture {
 	t.Helper()
 	f := &fixture{}
 	var local []mcp.LocalTool
@@ -190,20 +201,17 @@ func newFixture(t *testing.T, specs []spec, k int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub, err := mcp.NewHub(&mcp.Config{Servers: map[string]mcp.ServerConfig{"t": sc}}, nil)
+	to.Tokenizer = tokenizer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	ts, err := toolsift.OpenConfig(ctx, &mcp.Config{Servers: map[string]mcp.ServerConfig{"t": sc}}, &toolsift.Options{Think: to})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = hub.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	if err := hub.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.Hub = hub
-	f.Index, f.Retriever = index(t, hub.Tools(), k)
+	t.Cleanup(func() { _ = ts.Close() })
+	f.TS, f.Index, f.Retriever = ts, ts.Index(), ts.Thinker().Retriever()
 	if f.Index.Len() != len(specs) {
-		t.Fatalf("index has %d tools, want %d (hub status %+v)", f.Index.Len(), len(specs), hub.Status())
+		t.Fatalf("index has %d tools, want %d (status %+v)", f.Index.Len(), len(specs), f.TS.Status())
 	}
 	return f
 }

@@ -9,9 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 )
 
 // npmServer returns the entry point of a reference MCP server installed in
@@ -43,31 +46,26 @@ func npmServer(t *testing.T, pkg, entry string) string {
 // server over stdio.
 func TestRunNPMServer(t *testing.T) {
 	entry := npmServer(t, "server-everything", filepath.Join("dist", "index.js"))
-	hub, err := mcp.NewHub(&mcp.Config{Servers: map[string]mcp.ServerConfig{
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	ts, err := toolsift.OpenConfig(ctx, &mcp.Config{Servers: map[string]mcp.ServerConfig{
 		"everything": {Command: "node", Args: []string{entry, "stdio"}, Timeout: waitLimit},
-	}}, nil)
+	}}, &toolsift.Options{Think: think.Options{Budget: 500, Retrieval: retrieval.Options{K: 3}, Tokenizer: tokenizer(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hub.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	if err := hub.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tools := hub.Tools()
+	defer ts.Close()
+	tools := ts.Tools()
 	if len(tools) == 0 {
-		t.Fatalf("no tools from server-everything: %+v", hub.Status())
+		t.Fatalf("no tools from server-everything: %+v", ts.Status())
 	}
-	ix, ret := index(t, tools, 3)
 
 	srv := agenttest.NewServer(
 		agenttest.Reply{ToolCalls: calls("everything__get-sum", `{"a":2,"b":3}`, "everything__echo", `{"message":"héllo"}`)},
 		agenttest.Reply{Content: "2 + 3 = 5"},
 	)
 	defer srv.Close()
-	a, err := agent.New(newOpenAI(t, srv.URL, true), agent.Tools{Catalog: ix, Retriever: ret, Caller: hub},
-		&agent.Options{Tokenizer: tokenizer(t), ToolBudget: 500})
+	a, err := agent.New(newOpenAI(t, srv.URL, true), ts, &agent.Options{Tokenizer: tokenizer(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -80,24 +80,25 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	st := Step{N: n, Query: r.query()}
 
 	// Think: rank, then fit into the budget.
-	t0 := time.Now()
-	matches, err := a.tools.Retriever.Retrieve(ctx, st.Query)
-	if err != nil {
-		return false, fmt.Errorf("agent: step %d: retrieve: %w", n, err)
+	found := make([]string, len(r.found))
+	for i, m := range r.found {
+		found[i] = m.Tool.Name
 	}
-	t1 := time.Now()
-	st.Latency.Retrieve = t1.Sub(t0)
-	st.AllToolsTokens, st.AllTools = a.catalogCost()
-	search := a.opts.SearchTools == SearchAlways || (a.opts.SearchTools == SearchAuto && st.AllToolsTokens > a.opts.ToolBudget)
-	if _, clash := a.tools.Catalog.Get(retrieval.SearchToolName); clash {
-		search = false // a real tool has the name: never shadow it
-	}
-	offered, defs, err := r.choose(matches, search)
+	off, err := a.tools.Think(ctx, think.Request{Query: st.Query, Found: found})
 	if err != nil {
 		return false, fmt.Errorf("agent: step %d: %w", n, err)
 	}
 	r.found = nil
+	st.Latency.Retrieve, st.Latency.Select = off.Retrieve, off.Select
+	st.AllToolsTokens, st.AllTools = off.AllTokens, off.AllTools
+	offered := make([]OfferedTool, len(off.Tools))
+	defs := make([]ToolDef, len(off.Tools))
+	for i, o := range off.Tools {
+		offered[i] = OfferedTool{Name: o.Tool.Name, Tokens: o.Tokens, Tier: o.Tier, Score: o.Score, Reason: o.Reason}
+		defs[i] = ToolDef{Name: o.Tool.Name, Description: o.Description, Parameters: o.Parameters}
+	}
 	st.Offered = offered
+	st.ToolTokens = off.Tokens
 	// The step is recorded however it ends, so a failed run shows what it
 	// offered.
 	defer func() {
@@ -106,10 +107,6 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 		r.res.ToolTokens += st.ToolTokens
 		r.res.AllToolsTokens += st.AllToolsTokens
 	}()
-	for _, o := range offered {
-		st.ToolTokens += o.Tokens
-	}
-	st.Latency.Select = time.Since(t1)
 	r.emit(ctx, Event{Kind: EventThink, Step: n, Query: st.Query, Offered: offered,
 		ToolTokens: st.ToolTokens, AllToolsTokens: st.AllToolsTokens, AllTools: st.AllTools, Latency: st.Latency.Retrieve + st.Latency.Select})
 
@@ -183,97 +180,6 @@ func (r *run) query() retrieval.Query {
 	return q
 }
 
-// catalogCost is what sending every tool at full tier would cost.
-func (a *Agent) catalogCost() (tokens, n int) {
-	for t := range a.tools.Catalog.All() {
-		n++
-		if rd, err := a.tok.Render(t, budget.TierFull); err == nil {
-			tokens += rd.Tokens
-		}
-	}
-	return tokens, n
-}
-
-// choose picks the step's tools: the retrieved matches, the tools found at
-// the last step and the meta-tool, fitted into the budget. Pinned, sticky
-// and found tools are kept first; if they do not all fit, they compete on
-// score like the others. The request order is by name, search_tools last,
-// so the same set always gives the same request.
-func (r *run) choose(matches []retrieval.Match, search bool) ([]OfferedTool, []ToolDef, error) {
-	a := r.a
-	reason := map[string]string{}
-	var cands []budget.Candidate
-	add := func(m retrieval.Match, why string) {
-		if _, ok := reason[m.Tool.Name]; ok {
-			return
-		}
-		reason[m.Tool.Name] = why
-		cands = append(cands, budget.Candidate{Tool: m.Tool, Score: m.Score, Pinned: why != ReasonRetrieved})
-	}
-	if search {
-		add(retrieval.Match{Tool: retrieval.SearchTool(), Score: 1}, ReasonMeta)
-	}
-	for _, m := range matches {
-		switch {
-		case m.Pinned:
-			add(m, ReasonPinned)
-		case m.Sticky:
-			add(m, ReasonSticky)
-		}
-	}
-	for _, m := range r.found {
-		add(m, ReasonFound)
-	}
-	for _, m := range matches {
-		add(m, ReasonRetrieved)
-	}
-	b := budget.Budget{Tokens: a.opts.ToolBudget, MinTools: a.opts.MinTools, MaxTools: a.opts.MaxTools}
-	if search {
-		b.MaxTools++
-		b.MinTools = min(b.MinTools+1, b.MaxTools)
-	}
-	sel, err := budget.Select(a.tok, cands, b)
-	if errors.Is(err, budget.ErrBudgetTooSmall) {
-		// Too many must-haves: keep the meta-tool, let the others compete
-		// with the best retrieved score.
-		for i := range cands {
-			if why := reason[cands[i].Tool.Name]; why != ReasonMeta && why != ReasonRetrieved {
-				cands[i].Pinned = false
-				cands[i].Score = max(cands[i].Score, 1)
-			}
-		}
-		sel, err = budget.Select(a.tok, cands, b)
-	}
-	if errors.Is(err, budget.ErrBudgetTooSmall) && search {
-		// Not even the meta-tool fits: go without it.
-		cands = slices.DeleteFunc(cands, func(c budget.Candidate) bool { return reason[c.Tool.Name] == ReasonMeta })
-		b.MaxTools--
-		b.MinTools = min(a.opts.MinTools, b.MaxTools)
-		sel, err = budget.Select(a.tok, cands, b)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("select tools (budget %d tokens): %w", a.opts.ToolBudget, err)
-	}
-	picked := slices.Clone(sel.Tools)
-	slices.SortFunc(picked, func(x, y budget.Selected) int {
-		mx, my := reason[x.Tool.Name] == ReasonMeta, reason[y.Tool.Name] == ReasonMeta
-		if mx != my {
-			if mx {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Compare(x.Tool.Name, y.Tool.Name)
-	})
-	offered := make([]OfferedTool, len(picked))
-	defs := make([]ToolDef, len(picked))
-	for i, s := range picked {
-		offered[i] = OfferedTool{Name: s.Tool.Name, Tokens: s.Tokens, Tier: s.Tier, Score: s.Score, Reason: reason[s.Tool.Name]}
-		defs[i] = ToolDef{Name: s.Tool.Name, Description: s.Description, Parameters: s.Parameters}
-	}
-	return offered, defs, nil
-}
-
 // act runs the step's tool calls, at most MaxParallel at once, and returns
 // them in call order. It always waits for every call it started.
 func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []OfferedTool) []Call {
@@ -313,12 +219,12 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 		switch {
 		case c.Outcome == OutcomeSearch || c.Outcome == OutcomeUnknownTool:
 			for _, name := range c.Found {
-				if t, ok := a.tools.Catalog.Get(name); ok {
+				if t, ok := a.tools.Get(name); ok {
 					r.found = append(r.found, retrieval.Match{Tool: t})
 				}
 			}
 		case !slices.Contains(r.res.Used, c.Name):
-			if _, ok := a.tools.Catalog.Get(c.Name); ok {
+			if _, ok := a.tools.Get(c.Name); ok {
 				r.res.Used = append(r.res.Used, c.Name)
 			}
 		}
@@ -329,13 +235,8 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 // exec runs one call and fills in its outcome and observation.
 func (r *run) exec(ctx context.Context, c *Call) {
 	a := r.a
-	_, inCatalog := a.tools.Catalog.Get(c.Name)
-	isSearch := c.Name == retrieval.SearchToolName && !inCatalog && a.opts.SearchTools != SearchNever
-	if !inCatalog && !isSearch {
-		c.Outcome = OutcomeUnknownTool
-		c.Observation, c.Found = r.closeMatches(ctx, c.Name)
-		return
-	}
+	tl, inCatalog := a.tools.Get(c.Name)
+	isSearch := c.Name == retrieval.SearchToolName && !inCatalog
 	args, err := objectArgs(c.Arguments)
 	if err != nil {
 		c.Outcome = OutcomeInvalidArgs
@@ -343,7 +244,7 @@ func (r *run) exec(ctx context.Context, c *Call) {
 		return
 	}
 	if isSearch {
-		text, found, err := a.tools.Retriever.SearchTools(ctx, args)
+		text, found, err := a.tools.SearchTools(ctx, args)
 		if err != nil {
 			c.Outcome, c.Observation = OutcomeInvalidArgs, "error: "+err.Error()
 			if !errors.Is(err, retrieval.ErrSearchArgs) {
@@ -357,10 +258,26 @@ func (r *run) exec(ctx context.Context, c *Call) {
 		}
 		return
 	}
+	if inCatalog && a.opts.Approve != nil && (a.opts.ApproveAll || !readOnly(tl)) {
+		ok, err := a.opts.Approve(ctx, tl, args)
+		if !ok || err != nil {
+			c.Outcome = OutcomeDenied
+			c.Observation = fmt.Sprintf("error: the user did not approve this call of %s. Do not call it again with the same arguments; ask the user or do without it.", c.Name)
+			if err != nil {
+				c.Observation = fmt.Sprintf("error: the call of %s could not be approved (%v).", c.Name, err)
+			}
+			return
+		}
+	}
+	// A name that is not in the catalog goes to the source anyway: only it
+	// knows whether the tool never existed or its server is restarting.
 	callCtx, cancel := context.WithTimeout(ctx, a.opts.ToolTimeout)
 	defer cancel()
-	res, err := a.tools.Caller.Call(callCtx, c.Name, args)
+	res, err := a.tools.Call(callCtx, c.Name, args)
 	switch {
+	case errors.Is(err, tool.ErrUnknown):
+		c.Outcome = OutcomeUnknownTool
+		c.Observation, c.Found = r.closeMatches(ctx, c.Name)
 	case ctx.Err() != nil:
 		c.Outcome, c.Observation = OutcomeCancelled, "error: the run was cancelled during this call"
 	case err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded):
@@ -368,6 +285,9 @@ func (r *run) exec(ctx context.Context, c *Call) {
 		c.Observation = fmt.Sprintf("error: %s did not answer within %s and was cancelled. Try a smaller request or another tool.", c.Name, a.opts.ToolTimeout)
 	case errors.Is(err, tool.ErrInvalidArguments):
 		c.Outcome, c.Observation = OutcomeInvalidArgs, "error: "+err.Error()
+	case errors.Is(err, tool.ErrUnavailable):
+		c.Outcome = OutcomeUnavailable
+		c.Observation = fmt.Sprintf("error: %s is temporarily unavailable (%v). You may try it again later, or use another tool.", c.Name, err)
 	case err != nil:
 		c.Outcome, c.Observation = OutcomeCallError, "error: "+err.Error()
 	case res.IsError:
@@ -389,7 +309,7 @@ func (r *run) exec(ctx context.Context, c *Call) {
 func (r *run) resolve(name string) string {
 	trimmed := strings.TrimSpace(name)
 	for _, n := range []string{trimmed, strings.TrimPrefix(trimmed, "functions.")} {
-		if _, ok := r.a.tools.Catalog.Get(n); ok || n == retrieval.SearchToolName {
+		if _, ok := r.a.tools.Get(n); ok || n == retrieval.SearchToolName {
 			return n
 		}
 	}
@@ -421,7 +341,7 @@ func (r *run) closeMatches(ctx context.Context, name string) (string, []string) 
 	args, _ := json.Marshal(retrieval.SearchArgs{Query: q, K: 3})
 	var found []string
 	var lines []string
-	if _, matches, err := r.a.tools.Retriever.SearchTools(ctx, args); err == nil {
+	if _, matches, err := r.a.tools.SearchTools(ctx, args); err == nil {
 		for _, m := range matches {
 			found = append(found, m.Tool.Name)
 			line := "- " + m.Tool.Name
@@ -469,4 +389,9 @@ func (r *run) emit(ctx context.Context, ev Event) {
 	if a.opts.OnEvent != nil {
 		a.opts.OnEvent(ev)
 	}
+}
+
+// readOnly reports whether a tool says it changes nothing.
+func readOnly(t tool.Tool) bool {
+	return t.Annotations != nil && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
 }

@@ -9,20 +9,17 @@ import (
 	"testing"
 
 	"github.com/philippgille/chromem-go"
-	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
 var sizes = []int{1000, 10000, 100000}
 
-const (
-	seed        = 42
-	thinkBudget = agent.DefaultToolBudget // tool-schema tokens per Think step
-)
+const seed = 42
 
 // corpus is one size's synthetic tools, their vectors and a built index,
 // made once per process and shared by the benchmarks that only read them.
@@ -80,15 +77,15 @@ func tokenizer(b *testing.B) *budget.Tokenizer {
 	return tok
 }
 
-// BenchmarkRetrieve is one Think step's tool selection: embed the step's
-// query with the local embedder, hybrid search, fit the best into the
-// token budget.
+// BenchmarkRetrieve is one Think step (think.Thinker, the agent's own, with
+// its defaults): embed the step's query with the local embedder, hybrid
+// search, fit the best into the token budget, add search_tools.
 func BenchmarkRetrieve(b *testing.B) {
 	tok := tokenizer(b)
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			c := getCorpus(b, n)
-			r, err := retrieval.New(c.ix, &retrieval.Options{K: 20})
+			th, err := think.New(c.ix, &think.Options{Tokenizer: tok})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -97,15 +94,7 @@ func BenchmarkRetrieve(b *testing.B) {
 			i := 0
 			b.ReportAllocs()
 			for b.Loop() {
-				ms, err := r.Retrieve(ctx, retrieval.Query{Task: queries[i%len(queries)]})
-				if err != nil {
-					b.Fatal(err)
-				}
-				cands := make([]budget.Candidate, len(ms))
-				for j, m := range ms {
-					cands[j] = budget.Candidate{Tool: m.Tool, Score: m.Score}
-				}
-				if _, err := budget.Select(tok, cands, budget.Budget{Tokens: thinkBudget}); err != nil {
+				if _, err := th.Think(ctx, think.Request{Query: retrieval.Query{Task: queries[i%len(queries)]}}); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -232,12 +221,12 @@ func BenchmarkSelect(b *testing.B) {
 			for i, t := range tools {
 				cands[i] = budget.Candidate{Tool: t, Score: 1 / float64(i+1)}
 			}
-			if _, err := budget.Select(tok, cands, budget.Budget{Tokens: thinkBudget}); err != nil {
+			if _, err := budget.Select(tok, cands, budget.Budget{Tokens: think.DefaultBudget}); err != nil {
 				b.Fatal(err) // also warms the render cache, as a running agent has it
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := budget.Select(tok, cands, budget.Budget{Tokens: thinkBudget}); err != nil {
+				if _, err := budget.Select(tok, cands, budget.Budget{Tokens: think.DefaultBudget}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -282,31 +271,21 @@ func BenchmarkRecall(b *testing.B) {
 				}
 				all += r.Tokens
 			}
-			r, err := retrieval.New(ix, &retrieval.Options{K: 20})
+			th, err := think.New(ix, &think.Options{Tokenizer: tok})
 			if err != nil {
 				b.Fatal(err)
 			}
-			// step is one query's Think-step selection.
+			// step is one query's Think step, as the agent takes it.
 			step := func(q dataset.Query) (ranked, selected []string, tokens int) {
-				ms, err := r.Retrieve(ctx, retrieval.Query{Task: q.Query})
+				off, err := th.Think(ctx, think.Request{Query: retrieval.Query{Task: q.Query}})
 				if err != nil {
 					b.Fatal(err)
 				}
-				ranked = make([]string, len(ms))
-				cands := make([]budget.Candidate, len(ms))
-				for i, m := range ms {
+				ranked = make([]string, len(off.Ranked))
+				for i, m := range off.Ranked {
 					ranked[i] = m.Tool.Name
-					cands[i] = budget.Candidate{Tool: m.Tool, Score: m.Score}
 				}
-				sel, err := budget.Select(tok, cands, budget.Budget{Tokens: thinkBudget})
-				if err != nil {
-					b.Fatal(err)
-				}
-				selected = make([]string, len(sel.Tools))
-				for i, s := range sel.Tools {
-					selected[i] = s.Tool.Name
-				}
-				return ranked, selected, sel.Tokens
+				return ranked, off.Names(), off.Tokens
 			}
 			// Quality over every query, once; the loop below times steps.
 			var recall5, ndcg, kept, selTokens float64

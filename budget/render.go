@@ -122,11 +122,17 @@ type Rendered struct {
 type rendered struct {
 	tiers [NumTiers]Rendered
 	done  [NumTiers]bool
+	used  bool // looked up since the last sweep
 }
 
-// maxCache bounds the render cache (tools, not tiers); when full it is
-// cleared (a tool list that changes that much is re-rendered on demand).
-const maxCache = 1 << 16
+// minCache is the render cache's initial bound (tools, not tiers). The
+// bound grows to fit the working set: when the cache is full, a sweep drops
+// the entries not used since the previous sweep (tools that left the
+// catalog or changed); if every entry was used, the bound doubles instead.
+// A catalog of any size is thus rendered once, not re-rendered whenever it
+// crosses a fixed bound (clearing at 65,536 made one agent step cost 3.1 s
+// at 70,000 tools).
+const minCache = 1 << 16
 
 // Render returns tool at tier and its token cost. Results are cached by the
 // tool's content hash (tool.Hash, or tool.ContentHash when empty) and
@@ -155,6 +161,7 @@ func (t *Tokenizer) render(tl tool.Tool, out *[NumTiers]Rendered, tiers ...Tier)
 	t.mu.Lock()
 	c := t.cache[h]
 	if c != nil {
+		c.used = true
 		missing := false
 		for _, tier := range tiers {
 			if !c.done[tier] {
@@ -186,10 +193,10 @@ func (t *Tokenizer) render(tl tool.Tool, out *[NumTiers]Rendered, tiers ...Tier)
 	defer t.mu.Unlock()
 	c = t.cache[h]
 	if c == nil {
-		if len(t.cache) >= maxCache {
-			clear(t.cache)
+		if len(t.cache) >= t.cacheMax {
+			t.sweepLocked()
 		}
-		c = &rendered{}
+		c = &rendered{used: true}
 		t.cache[h] = c
 	}
 	for _, tier := range tiers {
@@ -460,4 +467,19 @@ func capRunes(s string, max int) string {
 		head = head[:i]
 	}
 	return strings.TrimRightFunc(head, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) + "…"
+}
+
+// sweepLocked drops the cache entries not used since the last sweep, or
+// doubles the bound when all were. t.mu must be held.
+func (t *Tokenizer) sweepLocked() {
+	n := len(t.cache)
+	for h, c := range t.cache {
+		if !c.used {
+			delete(t.cache, h)
+		}
+		c.used = false
+	}
+	if len(t.cache) > n/2 {
+		t.cacheMax *= 2
+	}
 }

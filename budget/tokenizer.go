@@ -124,8 +124,9 @@ type Tokenizer struct {
 	name string
 	tk   *tiktoken.Tiktoken
 
-	mu    sync.Mutex
-	cache map[string]*rendered // by content hash
+	mu       sync.Mutex
+	cache    map[string]*rendered // by content hash
+	cacheMax int                  // see minCache
 }
 
 // NewTokenizer returns a Tokenizer for model, or for encoding when it is not
@@ -144,7 +145,7 @@ func NewTokenizer(model, encoding string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tokenizer{name: name, tk: tk, cache: map[string]*rendered{}}, nil
+	return &Tokenizer{name: name, tk: tk, cache: map[string]*rendered{}, cacheMax: minCache}, nil
 }
 
 // Encoding returns the name of the tokenizer's encoding, e.g. "o200k_base".

@@ -251,8 +251,15 @@ func NewHub(cfg *Config, opts *HubOptions) (*Hub, error) {
 			}
 			prefixes[p] = name
 			s := &server{name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan chan error), ready: make(chan struct{}), state: StateConnecting}
-			if sc.Disabled {
+			switch {
+			case sc.Disabled:
 				s.state = StateDisabled
+				close(s.ready)
+			case sc.Err != nil:
+				// Unusable as configured (an ${input:ID} without a value,
+				// an unreadable envFile): reported, never started.
+				s.state = StateFailed
+				s.err = fmt.Errorf("server %s: %w", name, sc.Err)
 				close(s.ready)
 			}
 			h.servers[name] = s
@@ -290,7 +297,7 @@ func (h *Hub) Connect(ctx context.Context) error {
 			return
 		}
 		for _, name := range h.order {
-			if s := h.servers[name]; s.state != StateDisabled {
+			if s := h.servers[name]; s.state == StateConnecting {
 				h.wg.Add(1)
 				go h.supervise(s)
 			}

@@ -69,11 +69,17 @@ func (f Fusion) String() string {
 	return fmt.Sprintf("Fusion(%d)", int(f))
 }
 
+// DefaultK is how many tools Retrieve returns by default: enough for a
+// token budget of a few thousand tokens to choose from (budget.Select
+// compresses the tail before it drops it), measured with the agent's
+// default budget in think.
+const DefaultK = 20
+
 // Options configure a Retriever. The zero value (or nil) gives the
 // defaults.
 type Options struct {
 	// K is the number of retrieved matches, not counting pinned and sticky
-	// tools. Default 10.
+	// tools. Default DefaultK.
 	K int
 	// Mode is the ranking signal. Default Hybrid.
 	Mode Mode
@@ -162,7 +168,7 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		return nil, fmt.Errorf("%w: Depth = %d", ErrInvalidOptions, o.Depth)
 	}
 	if o.K == 0 {
-		o.K = 10
+		o.K = DefaultK
 	}
 	if o.Depth == 0 {
 		o.Depth = max(50, 4*o.K)

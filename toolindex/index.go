@@ -102,6 +102,8 @@ type Index struct {
 	sorted []*entry // by name; nil when stale
 	coll   *chromem.Collection
 	lex    *lexical
+
+	gen atomic.Uint64 // see Generation
 }
 
 // entry is one indexed tool. Entries are immutable once published: an
@@ -157,6 +159,12 @@ func New(emb Embedder, opts *Options) (*Index, error) {
 		lex:   newLexical(o.BM25),
 	}, nil
 }
+
+// Generation counts the writes that changed the index: it grows whenever a
+// tool is added, changed or removed, and only then. Consumers cache what
+// they derive from All (a token total, say) and recompute it when the
+// generation moves.
+func (ix *Index) Generation() uint64 { return ix.gen.Load() }
 
 // Embedder returns the index's embedder, which retrieval uses to embed
 // queries into the same space.
@@ -333,6 +341,7 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 	}
 	if len(ps) > 0 {
 		ix.sorted = nil
+		ix.gen.Add(1)
 	}
 	return st, nil
 }
@@ -451,6 +460,7 @@ func (ix *Index) removeLocked(names []string) int {
 		_ = ix.coll.Delete(context.Background(), nil, nil, collIDs...)
 	}
 	ix.sorted = nil
+	ix.gen.Add(1)
 	return len(gone)
 }
 

@@ -18,11 +18,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
@@ -66,7 +67,7 @@ func runDefault(ctx context.Context, e *env, _ []string) error {
 }
 
 // defaultBudget is the agent's, so eval measures what an agent would send.
-const defaultBudget = agent.DefaultToolBudget
+const defaultBudget = think.DefaultBudget
 
 func runEval(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "eval", `[--tools T.jsonl --queries Q.jsonl | --config mcp.json --queries Q.jsonl] [flags]
@@ -301,10 +302,12 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		rankings.SetEscapeHTML(false)
 	}
 
-	// Retrieve more than the largest k so that Select has a tail to compress.
-	depth := max(o.ks[len(o.ks)-1], 20)
+	// Each query is one Think step, the agent's own: the same ranking depth,
+	// budget and search_tools policy, so the in-budget figures are what the
+	// agent sends. A k above the step's depth deepens the ranking.
+	depth := max(o.ks[len(o.ks)-1], think.DefaultK)
 	for _, mode := range o.modes {
-		r, err := retrieval.New(ix, &retrieval.Options{K: depth, Mode: mode})
+		th, err := think.New(ix, &think.Options{Budget: o.budget, Retrieval: retrieval.Options{K: depth, Mode: mode}, Tokenizer: tok})
 		if err != nil {
 			return err
 		}
@@ -316,18 +319,15 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 				bar.Done()
 				return err
 			}
-			t0 := time.Now()
-			matches, err := r.Retrieve(ctx, retrieval.Query{Task: q.Query})
-			lat = append(lat, time.Since(t0))
+			off, err := th.Think(ctx, think.Request{Query: retrieval.Query{Task: q.Query}})
+			lat = append(lat, off.Retrieve)
 			if err != nil {
 				bar.Done()
 				return fmt.Errorf("query %s: %w", q.ID, err)
 			}
-			ranked := make([]string, len(matches))
-			cands := make([]budget.Candidate, len(matches))
-			for i, m := range matches {
+			ranked := make([]string, len(off.Ranked))
+			for i, m := range off.Ranked {
 				ranked[i] = m.Tool.Name
-				cands[i] = budget.Candidate{Tool: m.Tool, Score: m.Score}
 			}
 			groups := q.Groups()
 			for i, k := range o.ks {
@@ -341,21 +341,12 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 			st.MRR += retrieval.MRR(ranked, groups)
 			st.NDCG10 += retrieval.NDCG(ranked, groups, 10)
 
-			sel, err := budget.Select(tok, cands, budget.Budget{Tokens: o.budget})
-			var selected []string
-			if err == nil {
-				for _, s := range sel.Tools {
-					selected = append(selected, s.Tool.Name)
-				}
-			} else if !errors.Is(err, budget.ErrBudgetTooSmall) {
-				bar.Done()
-				return fmt.Errorf("query %s: %w", q.ID, err)
-			}
-			st.Select.MeanTokens += float64(sel.Tokens)
+			selected := off.Names()
+			st.Select.MeanTokens += float64(off.Tokens)
 			st.Select.MeanTools += float64(len(selected))
 			st.Select.Recall += retrieval.Recall(selected, groups, len(selected))
 			if rankings != nil {
-				if err := rankings.Encode(rankingLine{ID: q.ID, Mode: mode.String(), Ranked: ranked, Selected: nonNil(selected), SelectedTokens: sel.Tokens}); err != nil {
+				if err := rankings.Encode(rankingLine{ID: q.ID, Mode: mode.String(), Ranked: ranked, Selected: nonNil(selected), SelectedTokens: off.Tokens}); err != nil {
 					bar.Done()
 					return err
 				}
@@ -415,28 +406,13 @@ func loadEvalData(ctx context.Context, e *env, o evalOptions) ([]tool.Tool, []da
 		if err != nil {
 			return nil, nil, "", noop, err
 		}
-		cfg, err := mcp.LoadConfig(o.configPath)
+		ts, _, err := openToolset(ctx, e, o.configPath, toolsift.Options{Hub: mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1}})
 		if err != nil {
 			return nil, nil, "", noop, err
 		}
-		for _, w := range cfg.Warnings {
-			fmt.Fprintf(e.stderr, "warning: %s\n", w)
-		}
-		hub, err := mcp.NewHub(cfg, &mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1})
-		if err != nil {
-			return nil, nil, "", noop, err
-		}
-		closeHub := func() { hub.Close() }
-		if err := hub.Connect(ctx); err != nil {
-			closeHub()
-			return nil, nil, "", noop, err
-		}
-		for _, st := range hub.Status() {
-			if st.State != mcp.StateReady && st.State != mcp.StateDisabled {
-				fmt.Fprintf(e.stderr, "warning: server %s is not evaluated: %v\n", st.Name, st.Err)
-			}
-		}
-		return hub.Tools(), queries, o.configPath + " (live servers)", closeHub, nil
+		closeHub := func() { ts.Close() }
+		warnFailed(e, ts.Status(), " (not evaluated)")
+		return ts.Tools(), queries, o.configPath + " (live servers)", closeHub, nil
 	case o.toolsPath != "":
 		tools, err := loadToolsQualified(e, o.toolsPath)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -38,27 +39,14 @@ func runList(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	cfg, err := mcp.LoadConfig(*config)
+	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{Hub: mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1}})
 	if err != nil {
 		return err
 	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", w)
-	}
-	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1})
-	if err != nil {
+	statuses := ts.Status()
+	tools := ts.Tools()
+	if err := ts.Close(); err != nil {
 		return err
-	}
-	start := time.Now()
-	connectErr := hub.Connect(ctx)
-	elapsed := time.Since(start)
-	statuses := hub.Status()
-	tools := hub.Tools()
-	if err := hub.Close(); err != nil {
-		return err
-	}
-	if connectErr != nil {
-		return connectErr // interrupted
 	}
 
 	report := e.stdout
@@ -73,6 +61,16 @@ func runList(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	writeStatuses(report, statuses, elapsed)
+	// Scripts and CI can tell: any server that did not connect fails list.
+	var failed []string
+	for _, st := range statuses {
+		if st.State != mcp.StateReady && st.State != mcp.StateDisabled {
+			failed = append(failed, st.Name)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%s failed: %s", runPlural(len(failed), "server"), strings.Join(failed, ", "))
+	}
 	return nil
 }
 

@@ -11,11 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
-	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/think"
 )
 
 func init() {
@@ -34,14 +35,14 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	config := fs.String("config", "", "mcpServers config `file` (required)")
 	model := fs.String("model", "gpt-4o-mini", "chat `model` name")
 	baseURL := fs.String("base-url", "", "OpenAI-compatible API base `URL` (default $OPENAI_BASE_URL, else https://api.openai.com/v1)")
-	toolBudget := fs.Int("budget", agent.DefaultToolBudget, "tool-definition `tokens` offered per step")
+	toolBudget := fs.Int("budget", think.DefaultBudget, "tool-definition `tokens` offered per step")
 	maxSteps := fs.Int("max-steps", agent.DefaultMaxSteps, "most model calls before giving up")
-	k := fs.Int("k", 10, "tools retrieved per step (besides sticky and found ones)")
+	k := fs.Int("k", think.DefaultK, "ranked tools considered per step (besides sticky and found ones); the budget decides what is sent")
 	obsBudget := fs.Int("observation-budget", agent.DefaultObservationBudget, "most `tokens` of one tool result shown to the model")
 	toolTimeout := fs.Duration("tool-timeout", agent.DefaultToolTimeout, "`timeout` of each tool call")
 	connectTimeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
 	stream := fs.Bool("stream", true, "stream the model's responses")
-	search := fs.String("search-tools", "auto", "offer the search_tools meta-tool: auto (when all tools exceed the budget), always or never")
+	search := fs.String("search-tools", "auto", "offer the search_tools meta-tool: auto (whenever a tool is left out), always or never")
 	asJSON := fs.Bool("json", false, "print the Result as JSON on stdout instead of the steps")
 	verbose := fs.Bool("v", false, "log the agent's and the servers' diagnostics to stderr")
 	if err := parseFlags(fs, args); err != nil {
@@ -52,7 +53,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	searchMode, ok := map[string]agent.SearchMode{"auto": agent.SearchAuto, "always": agent.SearchAlways, "never": agent.SearchNever}[*search]
+	searchMode, ok := map[string]think.SearchMode{"auto": think.SearchAuto, "always": think.SearchAlways, "never": think.SearchNever}[*search]
 	if !ok {
 		return fmt.Errorf("--search-tools %q: want auto, always or never", *search)
 	}
@@ -80,70 +81,44 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if *verbose {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	cfg, err := mcp.LoadConfig(*config)
-	if err != nil {
-		return err
-	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", w)
-	}
-	emb, err := toolindex.NewLocalEmbedder(nil)
-	if err != nil {
-		return err
-	}
-	ix, err := toolindex.New(emb, nil)
-	if err != nil {
-		return err
-	}
-	// Changes after the first listing (tools/list_changed, restarts) keep
-	// the index current while the agent runs.
-	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{
-		Timeout:  *connectTimeout,
-		Logger:   logger,
-		OnChange: ix.Apply,
-	})
-	if err != nil {
-		return err
-	}
-	defer hub.Close()
-	start := time.Now()
-	if err := hub.Connect(ctx); err != nil {
-		return err
-	}
-	statuses := hub.Status()
-	for _, st := range statuses {
-		if st.State != mcp.StateReady && st.State != mcp.StateDisabled {
-			fmt.Fprintf(e.stderr, "warning: server %s is %s: %v\n", st.Name, st.State, st.Err)
-		}
-	}
-	if ix.Len() == 0 {
-		return fmt.Errorf("no tools: none of the %d servers in %s is ready", len(statuses), *config)
-	}
-	ret, err := retrieval.New(ix, &retrieval.Options{K: *k})
-	if err != nil {
-		return err
-	}
 	tok, err := budget.NewTokenizer(*model, "")
 	if err != nil {
 		return err
 	}
+	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{
+		Think: think.Options{
+			Budget:    *toolBudget,
+			Search:    searchMode,
+			Retrieval: retrieval.Options{K: *k},
+			Tokenizer: tok,
+		},
+		Hub:    mcp.HubOptions{Timeout: *connectTimeout},
+		Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer ts.Close()
+	statuses := ts.Status()
+	warnFailed(e, statuses, "")
+	if ts.Index().Len() == 0 {
+		return fmt.Errorf("no tools: none of the %d servers in %s is ready", len(statuses), *config)
+	}
 
 	p := &stepPrinter{w: e.stdout}
 	opts := &agent.Options{
-		ToolBudget:        *toolBudget,
 		MaxSteps:          *maxSteps,
 		ObservationBudget: *obsBudget,
 		ToolTimeout:       *toolTimeout,
-		SearchTools:       searchMode,
 		Tokenizer:         tok,
 		Logger:            logger,
 	}
 	if !*asJSON {
 		opts.OnEvent = p.event
 		fmt.Fprintf(e.stdout, "%s from %s in %.1fs · model %s at %s · budget %d tokens\n",
-			runPlural(ix.Len(), "tool"), runPlural(len(statuses), "server"), time.Since(start).Seconds(), *model, base, *toolBudget)
+			runPlural(ts.Index().Len(), "tool"), runPlural(len(statuses), "server"), elapsed.Seconds(), *model, base, *toolBudget)
 	}
-	a, err := agent.New(chat, agent.Tools{Catalog: ix, Retriever: ret, Caller: hub}, opts)
+	a, err := agent.New(chat, ts, opts)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
@@ -95,31 +96,16 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 // listConfigTools connects to the servers of an mcpServers config and
 // returns the tools they list. Servers that fail are reported on stderr.
 func listConfigTools(ctx context.Context, e *env, config string, timeout time.Duration) ([]tool.Tool, error) {
-	cfg, err := mcp.LoadConfig(config)
+	ts, _, err := openToolset(ctx, e, config, toolsift.Options{Hub: mcp.HubOptions{Timeout: timeout, MaxRestarts: -1}})
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", w)
-	}
-	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{Timeout: timeout, MaxRestarts: -1})
-	if err != nil {
+	tools := ts.Tools()
+	statuses := ts.Status()
+	if err := ts.Close(); err != nil {
 		return nil, err
 	}
-	connectErr := hub.Connect(ctx)
-	tools := hub.Tools()
-	statuses := hub.Status()
-	if err := hub.Close(); err != nil {
-		return nil, err
-	}
-	if connectErr != nil {
-		return nil, connectErr
-	}
-	for _, st := range statuses {
-		if st.State != mcp.StateReady && st.State != mcp.StateDisabled {
-			fmt.Fprintf(e.stderr, "warning: server %s failed: %v (its tools are not counted)\n", st.Name, st.Err)
-		}
-	}
+	warnFailed(e, statuses, " (its tools are not counted)")
 	return tools, nil
 }
 

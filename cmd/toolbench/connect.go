@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// openToolset is how every command that connects to servers (list, tokens,
+// eval --config, run) does it: toolsift.Open, as a library user would, with
+// the config's warnings and each failed server's reason on stderr. The
+// caller closes the Toolset.
+func openToolset(ctx context.Context, e *env, config string, o toolsift.Options) (*toolsift.Toolset, time.Duration, error) {
+	start := time.Now()
+	ts, err := toolsift.Open(ctx, config, &o)
+	elapsed := time.Since(start)
+	if err != nil {
+		return nil, elapsed, err
+	}
+	for _, w := range ts.Warnings() {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
+	return ts, elapsed, nil
+}
+
+// warnFailed prints one line per server that is not ready.
+func warnFailed(e *env, statuses []mcp.ServerStatus, what string) {
+	for _, st := range statuses {
+		if st.State != mcp.StateReady && st.State != mcp.StateDisabled {
+			fmt.Fprintf(e.stderr, "warning: server %s is %s: %v%s\n", st.Name, st.State, st.Err, what)
+		}
+	}
+}

@@ -1,0 +1,29 @@
+// Package toolsift keeps AI agents fast and accurate when they are connected
+// to hundreds or thousands of tools: it connects to the MCP servers of a
+// config file, indexes every tool, and at every step of an agent offers the
+// model only the tools that matter for that step, fitted exactly into a
+// token budget.
+//
+// Open is the one call from a config file to a ready Toolset; agent.New
+// takes the Toolset as it is:
+//
+//	ts, err := toolsift.Open(ctx, "mcp.json", nil) // connect, index, ready
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer ts.Close()
+//	model, err := agent.NewOpenAI("gpt-4o-mini", nil)
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	a, err := agent.New(model, ts, nil)
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	res, err := a.Run(ctx, "Use the get-sum tool to add 17 and 25.")
+//
+// The packages below it can be used on their own: mcp (many servers, one
+// Hub), toolindex (the index), retrieval (ranking), budget (token counts and
+// selection), think (the Think step that joins them), agent (the ReAct
+// loop). docs/ARCHITECTURE.md describes how they fit.
+package toolsift

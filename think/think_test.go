@@ -1,0 +1,230 @@
+package think_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+var (
+	tokOnce sync.Once
+	tok     *budget.Tokenizer
+)
+
+func tokenizer(t testing.TB) *budget.Tokenizer {
+	t.Helper()
+	tokOnce.Do(func() {
+		var err error
+		if tok, err = budget.NewTokenizer("", ""); err != nil {
+			panic(err)
+		}
+	})
+	return tok
+}
+
+func mk(name, desc string) tool.Tool {
+	return tool.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}.WithHash()
+}
+
+var catalog = []tool.Tool{
+	mk("get_weather", "Get the current weather for a city."),
+	mk("get_forecast", "Get the weather forecast for the next days."),
+	mk("send_email", "Send an email message to a recipient."),
+	mk("list_emails", "List the emails in the inbox."),
+	mk("create_event", "Create a calendar event."),
+	mk("read_file", "Read a text file."),
+	mk("write_file", "Write a text file."),
+	mk("add_numbers", "Add two numbers and return the sum."),
+}
+
+func newIndex(t *testing.T, tools ...tool.Tool) *toolindex.Index {
+	t.Helper()
+	emb, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := toolindex.New(emb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Upsert(context.Background(), tools...); err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func newThinker(t *testing.T, ix *toolindex.Index, o think.Options) *think.Thinker {
+	t.Helper()
+	o.Tokenizer = tokenizer(t)
+	th, err := think.New(ix, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th
+}
+
+func names(off think.Offer) []string {
+	var out []string
+	for _, o := range off.Tools {
+		out = append(out, o.Tool.Name+":"+o.Reason)
+	}
+	return out
+}
+
+func TestThinkEverythingFits(t *testing.T) {
+	ix := newIndex(t, catalog...)
+	th := newThinker(t, ix, think.Options{Retrieval: retrieval.Options{K: 2}})
+	off, err := th.Think(context.Background(), think.Request{Query: retrieval.Query{Task: "add 2 and 3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// K bounds the ranking, not what is sent: the whole catalog fits the
+	// default budget, so every tool is offered and search_tools is not.
+	if !off.Everything || len(off.Tools) != len(catalog) || off.Search() {
+		t.Errorf("offered %v (everything=%v); want all %d tools, no search_tools", names(off), off.Everything, len(catalog))
+	}
+	if off.Tokens != off.AllTokens {
+		t.Errorf("tokens %d, want the catalog's %d", off.Tokens, off.AllTokens)
+	}
+	if !slices.IsSortedFunc(off.Tools, func(a, b think.Offered) int { return strings.Compare(a.Tool.Name, b.Tool.Name) }) {
+		t.Errorf("request order %v is not by name", names(off))
+	}
+}
+
+func TestThinkSearchWheneverLeftOut(t *testing.T) {
+	ix := newIndex(t, catalog...)
+	all, err := think.New(ix, &think.Options{Tokenizer: tokenizer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _ := all.Think(context.Background(), think.Request{})
+	// A budget just under the catalog's cost: some tools are left out (or
+	// compressed); search_tools comes whenever one is left out.
+	th := newThinker(t, ix, think.Options{Budget: full.AllTokens / 2, Retrieval: retrieval.Options{K: 3}})
+	off, err := th.Think(context.Background(), think.Request{Query: retrieval.Query{Task: "send an email to bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.Everything || !off.Search() {
+		t.Fatalf("offered %v; want a selection with search_tools last", names(off))
+	}
+	if off.Tokens > full.AllTokens/2 {
+		t.Errorf("%d tokens over the budget %d", off.Tokens, full.AllTokens/2)
+	}
+	if !slices.Contains(off.Names(), "send_email") {
+		t.Errorf("offered %v; want send_email", off.Names())
+	}
+	never := newThinker(t, ix, think.Options{Budget: full.AllTokens / 2, Search: think.SearchNever, Retrieval: retrieval.Options{K: 3}})
+	if off, _ := never.Think(context.Background(), think.Request{Query: retrieval.Query{Task: "send an email"}}); off.Search() {
+		t.Errorf("SearchNever offered %v", names(off))
+	}
+}
+
+func TestThinkOversizedTool(t *testing.T) {
+	var b strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&b, `"field_%d":{"type":"string","description":"Column %d of the SharePoint list, with its own long explanation."},`, i, i)
+	}
+	huge := tool.Tool{Name: "create_sharepoint_list", Description: "Create a SharePoint list with columns.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` + strings.TrimSuffix(b.String(), ",") + `}}`)}.WithHash()
+	ix := newIndex(t, append(slices.Clone(catalog), huge)...)
+	th := newThinker(t, ix, think.Options{Budget: 600, Retrieval: retrieval.Options{K: 5}})
+	cheap, err := tokenizer(t).Render(huge, budget.TierMinimal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cheap.Tokens <= 600 {
+		t.Fatalf("test tool costs %d tokens at its minimal tier; want more than the budget", cheap.Tokens)
+	}
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		req   think.Request
+		offer bool
+	}{
+		{"clear top match", think.Request{Query: retrieval.Query{Task: "create a sharepoint list"}}, true},
+		{"found by search_tools", think.Request{Query: retrieval.Query{Task: "read a file"}, Found: []string{"create_sharepoint_list"}}, true},
+		{"not wanted", think.Request{Query: retrieval.Query{Task: "read a file"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			off, err := th.Think(ctx, tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := slices.Contains(off.Names(), huge.Name)
+			if got != tt.offer || (off.Oversized == huge.Name) != tt.offer {
+				t.Fatalf("offered %v, Oversized %q; want the huge tool offered: %v", names(off), off.Oversized, tt.offer)
+			}
+			rest := off.Tokens
+			for _, o := range off.Tools {
+				if o.Tool.Name == huge.Name {
+					rest -= o.Tokens
+					if o.Tokens != cheap.Tokens {
+						t.Errorf("huge tool sent at %d tokens, want its cheapest %d", o.Tokens, cheap.Tokens)
+					}
+				}
+			}
+			if rest > 600 {
+				t.Errorf("the other tools cost %d tokens, over the budget 600", rest)
+			}
+		})
+	}
+}
+
+func TestThinkCatalogCostFollowsChanges(t *testing.T) {
+	ix := newIndex(t, catalog[:3]...)
+	th := newThinker(t, ix, think.Options{})
+	ctx := context.Background()
+	before, err := th.Think(ctx, think.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := ix.Generation()
+	if err := ix.Apply(ctx, tool.Change{Added: catalog[3:5], Removed: []string{catalog[0].Name}}); err != nil {
+		t.Fatal(err)
+	}
+	if ix.Generation() == gen {
+		t.Fatal("Generation did not move after a change")
+	}
+	after, err := th.Think(ctx, think.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int
+	for _, tl := range []tool.Tool{catalog[1], catalog[2], catalog[3], catalog[4]} {
+		r, err := tokenizer(t).Render(tl, budget.TierFull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += r.Tokens
+	}
+	if diff := cmp.Diff([2]int{want, 4}, [2]int{after.AllTokens, after.AllTools}); diff != "" {
+		t.Errorf("catalog cost after the change (-want +got):\n%s (before: %d tokens, %d tools)", diff, before.AllTokens, before.AllTools)
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	ix := newIndex(t, catalog[:1]...)
+	for _, o := range []think.Options{{Budget: -1}, {MinTools: 3, MaxTools: 2}, {Search: 9}, {Retrieval: retrieval.Options{K: -1}}} {
+		if _, err := think.New(ix, &o); !errors.Is(err, think.ErrOptions) {
+			t.Errorf("New(%+v) = %v, want ErrOptions", o, err)
+		}
+	}
+	if _, err := think.New(nil, nil); !errors.Is(err, think.ErrOptions) {
+		t.Errorf("New(nil) = %v, want ErrOptions", err)
+	}
+}
