@@ -128,7 +128,7 @@ func OpenConfig(ctx context.Context, cfg *mcp.Config, opts *Options) (*Toolset, 
 func newThinker(ix *toolindex.Index, o Options) (*think.Thinker, error) {
 	to := o.Think
 	if to.Tokenizer == nil {
-		tok, err := budget.NewTokenizer(o.Encoding, "")
+		tok, err := budget.NewTokenizer("", o.Encoding)
 		if err != nil {
 			return nil, fmt.Errorf("%w: encoding %q: %w", ErrOptions, o.Encoding, err)
 		}

@@ -230,7 +230,7 @@ func TestEvalConfig(t *testing.T) {
 	if got := rep.Runs[0].AtK[1].Recall; got != 1 {
 		t.Errorf("recall@3 over 3 tools = %v, want 1", got)
 	}
-	if !strings.Contains(stderr, "server bad is not evaluated") {
+	if !strings.Contains(stderr, "server bad is failed") {
 		t.Errorf("stderr does not report the failed server:\n%s", stderr)
 	}
 }

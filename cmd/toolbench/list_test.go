@@ -38,8 +38,9 @@ func TestList(t *testing.T) {
 
 	t.Run("table", func(t *testing.T) {
 		code, stdout, stderr := runToolbench(t, "list", "--config", config, "--timeout", "20s")
-		if code != 0 {
-			t.Fatalf("exit %d, want 0 although a server fails; stderr:\n%s", code, stderr)
+		// A failed server fails list, so that scripts and CI can tell.
+		if code != 1 || !strings.Contains(stderr, "1 server failed: bad") {
+			t.Fatalf("exit %d, want 1 naming the failed server; stderr:\n%s", code, stderr)
 		}
 		for _, want := range []string{
 			"good ", "other ", "bad ",
@@ -55,7 +56,7 @@ func TestList(t *testing.T) {
 
 	t.Run("json", func(t *testing.T) {
 		code, stdout, stderr := runToolbench(t, "list", "--config", config, "--json")
-		if code != 0 {
+		if code != 1 {
 			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 		}
 		var got []string

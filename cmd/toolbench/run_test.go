@@ -75,7 +75,7 @@ func TestRunCommand(t *testing.T) {
 	defer srv.Close()
 
 	code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL},
-		"run", "--config", config, "--model", "test-model", "--budget", "300", "--k", "1", "What is the weather in Bern?")
+		"run", "--config", config, "--model", "test-model", "--budget", "150", "--k", "1", "--search-tools", "never", "What is the weather in Bern?")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
