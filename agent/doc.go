@@ -5,13 +5,14 @@
 //
 //   - Think: the conversation's state (the user's latest message, the
 //     model's latest message and tool calls, the last tool results, the
-//     tools used so far) becomes a retrieval.Query; the Retriever ranks the
-//     catalog; budget.Select fits the best tools, compressing schemas if need
-//     be, into Options.ToolBudget tokens; the model is called with exactly
-//     those tools, in a stable order (by name, search_tools last).
-//   - Act: the model's tool calls run through the Caller (an mcp.Hub),
-//     several at once (Options.MaxParallel), each bounded by
-//     Options.ToolTimeout.
+//     tools used so far) becomes a retrieval.Query, and Tools.Think (the
+//     think package's one Think step) ranks the catalog and fits the best
+//     tools, compressing schemas if need be, into the budget (every tool
+//     when the whole catalog fits); the model is called with exactly those
+//     tools, in a stable order (by name, search_tools last).
+//   - Act: the model's tool calls run through Tools.Call, several at once
+//     (Options.MaxParallel), each bounded by Options.ToolTimeout, after
+//     Options.Approve agrees when it is set.
 //   - Observe: each result, cut to Options.ObservationBudget tokens, goes
 //     back as a tool message. The loop ends when the model answers without
 //     tool calls, after Options.MaxSteps steps (ErrMaxSteps), or when ctx
@@ -20,11 +21,12 @@
 // Nothing the model does wrong crashes a run: a call to a tool it was not
 // offered runs anyway when the catalog has it (and the tool stays offered,
 // "sticky"); a tool name that does not exist is answered with the closest
-// tools, which join the next step; arguments that are not a JSON object, a
-// failing tool and a tool that hangs become error observations. When the
-// whole catalog does not fit the budget, the model also gets search_tools
-// (retrieval.SearchTool) to ask for tools by description; what it finds
-// joins the next step.
+// tools, which join the next step; a tool whose server is restarting is
+// reported as temporarily unavailable, not unknown; arguments that are not a
+// JSON object, a failing tool and a tool that hangs become error
+// observations. Whenever a tool is left out of a step, the model also gets
+// search_tools (retrieval.SearchTool) to ask for tools by description; what
+// it finds joins the next step.
 //
 // Every step is traced: Result.Steps (query, tools offered with their
 // tokens and tier, the provider's usage, calls with outcomes and sizes,
@@ -36,19 +38,16 @@
 // streaming or not. Package agenttest has a scripted Chat Completions
 // server for tests.
 //
-// Quick start:
+// Quick start (toolsift.Open connects the servers of a config and indexes
+// their tools; the Toolset is the agent's Tools):
 //
-//	hub, _ := mcp.NewHub(cfg, nil) // cfg from mcp.LoadConfig("mcp.json")
-//	defer hub.Close()
-//	_ = hub.Connect(ctx)
-//	emb, _ := toolindex.NewLocalEmbedder(nil)
-//	ix, _ := toolindex.New(emb, nil)
-//	_, _ = ix.Upsert(ctx, hub.Tools()...)
-//	ret, _ := retrieval.New(ix, nil)
-//
-//	model, _ := agent.NewOpenAI("gpt-4o-mini", &agent.OpenAIOptions{Stream: true}) // OPENAI_API_KEY, OPENAI_BASE_URL
-//	a, _ := agent.New(model, agent.Tools{Catalog: ix, Retriever: ret, Caller: hub},
-//		&agent.Options{ToolBudget: 2000})
+//	ts, err := toolsift.Open(ctx, "mcp.json", nil)
+//	if err != nil { ... }
+//	defer ts.Close()
+//	model, err := agent.NewOpenAI("gpt-4o-mini", &agent.OpenAIOptions{Stream: true}) // OPENAI_API_KEY, OPENAI_BASE_URL
+//	if err != nil { ... }
+//	a, err := agent.New(model, ts, nil)
+//	if err != nil { ... }
 //	res, err := a.Run(ctx, "What is the weather in Bern?")
 //	// res.Answer, res.Steps[i].Offered, res.ToolTokens vs res.AllToolsTokens
 //	res, err = a.Continue(ctx, res, "And tomorrow?")

@@ -14,15 +14,20 @@
 // failed, why, and the tail of its stderr. When a server sends
 // notifications/tools/list_changed, or its session ends and it is restarted
 // with backoff, the Hub reports the difference as a tool.Change through
-// HubOptions.OnChange, ready for toolindex.Index.Apply.
+// HubOptions.OnChange, synchronously: wire an index with OnChange: ix.Apply
+// and Connect returns with every connected server's tools applied.
+// toolsift.Open does exactly that; use the Hub directly for a Hub without an
+// index, or another consumer of changes.
+//
+// Config files are read in the forms Claude Desktop, Claude Code, Cursor and
+// VS Code write (docs/config.md). A stdio server gets a small default
+// environment plus its env, never the caller's whole environment.
 //
 // Quick start:
 //
 //	cfg, err := mcp.LoadConfig("mcp.json")
 //	if err != nil { ... }
-//	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{
-//		OnChange: func(c tool.Change) { _ = index.Apply(ctx, c) },
-//	})
+//	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{OnChange: ix.Apply})
 //	if err != nil { ... }
 //	defer hub.Close()
 //	if err := hub.Connect(ctx); err != nil { ... }
