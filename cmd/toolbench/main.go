@@ -133,14 +133,30 @@ func newFlags(e *env, name, synopsis string) *flag.FlagSet {
 
 // parseFlags parses args and maps flag errors to errUsage (the flag package
 // has already printed them).
+// parseFlags parses flags wherever they stand, before or after the
+// positional arguments (run --config x "task" --max-steps 2); after "--"
+// everything is positional. fs.Args() then holds the positional arguments.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return errUsage
 		}
-		return errUsage
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
 	}
-	return nil
+	return fs.Parse(append([]string{"--"}, pos...))
 }
 
 func isTerminal(f *os.File) bool {

@@ -156,3 +156,25 @@ func TestRunCommandErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRunFlagsAfterTask: flags after the task text are flags, not words of
+// the task.
+func TestRunFlagsAfterTask(t *testing.T) {
+	config := runConfig(t)
+	srv := agenttest.NewServer(agenttest.Reply{Content: "Hello."})
+	defer srv.Close()
+	code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL},
+		"run", "--config", config, "Say hello.", "--max-steps", "2", "--model", "after-model")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || reqs[0].Model != "after-model" {
+		t.Fatalf("requests %+v; want one for after-model", reqs)
+	}
+	for _, m := range reqs[0].Messages {
+		if m.Role == agent.RoleUser && m.Content != "Say hello." {
+			t.Errorf("task sent as %q, want %q", m.Content, "Say hello.")
+		}
+	}
+}
