@@ -11,6 +11,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 )
@@ -56,7 +57,7 @@ func Example() {
 		agenttest.Reply{Content: "It is sunny in Bern."},
 	)
 	defer srv.Close()
-	model, err := agent.NewOpenAI("gpt-4o-mini", &agent.OpenAIOptions{BaseURL: srv.URL, APIKey: "sk-test", Stream: true})
+	model, err := agent.NewOpenAI("gpt-4o-mini", &agent.OpenAIOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "sk-test"}, Stream: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func ExampleNewOpenAI() {
 	defer srv.Close()
 
 	// Empty BaseURL and APIKey mean OPENAI_BASE_URL and OPENAI_API_KEY.
-	model, err := agent.NewOpenAI("gpt-4o-mini", &agent.OpenAIOptions{BaseURL: srv.URL, APIKey: "sk-test", Stream: true})
+	model, err := agent.NewOpenAI("gpt-4o-mini", &agent.OpenAIOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "sk-test"}, Stream: true})
 	if err != nil {
 		log.Fatal(err)
 	}

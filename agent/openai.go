@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+	"github.com/toolsift/toolsift/provider"
 )
 
 // ErrModel wraps every error a Model returns: the provider's own error
@@ -22,20 +21,13 @@ var ErrModel = errors.New("agent: model")
 
 // OpenAIOptions configure an OpenAI-compatible Chat Completions model.
 type OpenAIOptions struct {
-	// BaseURL of the API, e.g. "http://localhost:11434/v1". Empty means
-	// OPENAI_BASE_URL from the environment, else https://api.openai.com/v1.
-	BaseURL string
-	// APIKey sent as a bearer token. Empty means OPENAI_API_KEY from the
-	// environment; local servers usually accept any value.
-	APIKey string
+	// Options say where and how to reach the API: base URL, key, HTTP
+	// client, retries, with the environment rule of package provider
+	// (the same as toolindex.NewOpenAIEmbedder's).
+	provider.Options
 	// Stream requests server-sent events and accumulates the deltas
 	// (content and tool-call arguments, including parallel calls).
 	Stream bool
-	// HTTPClient replaces http.DefaultClient.
-	HTTPClient *http.Client
-	// MaxRetries on connection errors, 408, 409, 429 and 5xx. Zero means the
-	// openai-go default (2); a negative value disables retries.
-	MaxRetries int
 	// Temperature, when not nil, is sent as is.
 	Temperature *float64
 }
@@ -53,32 +45,23 @@ type OpenAI struct {
 var _ Model = (*OpenAI)(nil)
 
 // NewOpenAI returns a Chat Completions model named model (e.g. "gpt-4o-mini").
-// Nil opts mean non-streaming with the environment's endpoint.
+// Nil opts mean non-streaming with the environment's endpoint. Options that
+// cannot reach an endpoint (no model name, a base URL that is not http(s),
+// api.openai.com without a key) fail here with an error wrapping
+// ErrOptions, not at the first request.
 func NewOpenAI(model string, opts *OpenAIOptions) (*OpenAI, error) {
 	if model == "" {
-		return nil, fmt.Errorf("%w: no model name", ErrModel)
+		return nil, fmt.Errorf("%w: no model name", ErrOptions)
 	}
 	if opts == nil {
 		opts = &OpenAIOptions{}
 	}
-	var ro []option.RequestOption
-	if opts.BaseURL != "" {
-		ro = append(ro, option.WithBaseURL(opts.BaseURL))
-	}
-	if opts.APIKey != "" {
-		ro = append(ro, option.WithAPIKey(opts.APIKey))
-	}
-	if opts.HTTPClient != nil {
-		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
-	}
-	switch {
-	case opts.MaxRetries < 0:
-		ro = append(ro, option.WithMaxRetries(0))
-	case opts.MaxRetries > 0:
-		ro = append(ro, option.WithMaxRetries(opts.MaxRetries))
+	endpoint, err := opts.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	return &OpenAI{
-		client:      openai.NewClient(ro...),
+		client:      openai.NewClient(endpoint.RequestOptions()...),
 		model:       model,
 		stream:      opts.Stream,
 		temperature: opts.Temperature,

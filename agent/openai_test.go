@@ -16,11 +16,15 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/provider"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func newOpenAI(t *testing.T, url string, stream bool) *agent.OpenAI {
 	t.Helper()
-	m, err := agent.NewOpenAI("test-model", &agent.OpenAIOptions{BaseURL: url, APIKey: "test-key", Stream: stream, MaxRetries: -1})
+	m, err := agent.NewOpenAI("test-model", &agent.OpenAIOptions{Options: provider.Options{BaseURL: url, APIKey: "test-key", MaxRetries: -1}, Stream: stream})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,9 +240,28 @@ func TestOpenAIErrors(t *testing.T) {
 			t.Fatalf("err = %v, want ErrModel: stream ended without a choice", err)
 		}
 	})
-	t.Run("no model name", func(t *testing.T) {
-		if _, err := agent.NewOpenAI("", nil); !errors.Is(err, agent.ErrModel) {
-			t.Fatalf("err = %v, want ErrModel", err)
+	t.Run("bad config is an options error at New", func(t *testing.T) {
+		for _, tt := range []struct {
+			model string
+			opts  *agent.OpenAIOptions
+		}{
+			{"", nil},
+			{"m", &agent.OpenAIOptions{Options: provider.Options{BaseURL: "localhost:11434"}}},
+			{"m", &agent.OpenAIOptions{Options: provider.Options{BaseURL: "https://api.openai.com/v1"}}},
+		} {
+			t.Setenv("OPENAI_API_KEY", "")
+			if _, err := agent.NewOpenAI(tt.model, tt.opts); !errors.Is(err, agent.ErrOptions) {
+				t.Errorf("NewOpenAI(%q, %+v) = %v, want ErrOptions", tt.model, tt.opts, err)
+			}
+		}
+	})
+	t.Run("a custom Model's errors wrap ErrModel", func(t *testing.T) {
+		a, err := agent.New(failingModel{}, nilTools{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Run(context.Background(), "x"); !errors.Is(err, agent.ErrModel) || !errors.Is(err, errFailing) {
+			t.Fatalf("err = %v, want ErrModel wrapping the model's own error", err)
 		}
 	})
 	t.Run("cancelled while the server hangs", func(t *testing.T) {
@@ -258,4 +281,24 @@ func TestOpenAIErrors(t *testing.T) {
 			srv.Close()
 		}
 	})
+}
+
+var errFailing = errors.New("custom model failed")
+
+type failingModel struct{}
+
+func (failingModel) Complete(context.Context, agent.Request) (agent.Response, error) {
+	return agent.Response{}, errFailing
+}
+
+// nilTools offers nothing and calls nothing.
+type nilTools struct{}
+
+func (nilTools) Think(context.Context, think.Request) (think.Offer, error) { return think.Offer{}, nil }
+func (nilTools) SearchTools(context.Context, json.RawMessage) (string, []retrieval.Match, error) {
+	return "", nil, nil
+}
+func (nilTools) Get(string) (tool.Tool, bool) { return tool.Tool{}, false }
+func (nilTools) Call(context.Context, string, json.RawMessage) (tool.Result, error) {
+	return tool.Result{}, tool.ErrUnknown
 }

@@ -115,6 +115,10 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	resp, err := a.model.Complete(ctx, Request{Messages: slices.Clone(r.res.Messages), Tools: defs})
 	st.Latency.Model = time.Since(t2)
 	if err != nil {
+		// Every model error wraps ErrModel, a custom Model's too.
+		if !errors.Is(err, ErrModel) {
+			err = fmt.Errorf("%w: %w", ErrModel, err)
+		}
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 		}

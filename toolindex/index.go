@@ -21,7 +21,8 @@ import (
 // Options configure an Index. The zero value (or nil) means defaults.
 type Options struct {
 	// BatchSize is the number of tool documents sent to the Embedder per
-	// Embed call. Default 128.
+	// Embed call. Default: the embedder's own BatchSize() when it has one
+	// (OpenAIEmbedder's OpenAIOptions.BatchSize), else 128.
 	BatchSize int
 
 	// Concurrency is the number of Embed calls Upsert runs at a time.
@@ -142,6 +143,16 @@ func errEmbedFunc(context.Context, string) ([]float32, error) {
 func New(emb Embedder, opts *Options) (*Index, error) {
 	if emb == nil {
 		return nil, errors.New("toolindex: New: nil Embedder")
+	}
+	if (opts == nil || opts.BatchSize <= 0) && emb != nil {
+		if b, ok := emb.(interface{ BatchSize() int }); ok && b.BatchSize() > 0 {
+			o := Options{}
+			if opts != nil {
+				o = *opts
+			}
+			o.BatchSize = b.BatchSize()
+			opts = &o
+		}
 	}
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"log"
 	"os"
 
+	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
@@ -92,7 +93,7 @@ func ExampleNewOpenAIEmbedder() {
 	// Ollama's OpenAI-compatible endpoint; for OpenAI leave BaseURL empty
 	// and set OPENAI_API_KEY.
 	emb, err := toolindex.NewOpenAIEmbedder("nomic-embed-text", &toolindex.OpenAIOptions{
-		BaseURL:   "http://localhost:11434/v1",
+		Options:   provider.Options{BaseURL: "http://localhost:11434/v1"},
 		BatchSize: 128,
 	})
 	if err != nil {

@@ -5,29 +5,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"sync/atomic"
-	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
+	"github.com/toolsift/toolsift/provider"
 )
 
 // OpenAIOptions configure an OpenAIEmbedder. Zero fields take defaults.
 type OpenAIOptions struct {
-	// BaseURL of an OpenAI-compatible API, up to and including the version
-	// path: "https://api.openai.com/v1" (the default),
-	// "http://localhost:11434/v1" (Ollama), "http://localhost:8000/v1"
-	// (vLLM), "http://localhost:1234/v1" (LM Studio),
-	// "http://localhost:8080/v1" (llama.cpp server).
-	BaseURL string
-	// APIKey is sent as a bearer token. Empty means the OPENAI_API_KEY
-	// environment variable, and no key at all when that is unset (local
-	// servers need none).
-	APIKey string
+	// Options say where and how to reach the API: base URL, key, HTTP
+	// client, retries, with the environment rule of package provider (the
+	// same as agent.NewOpenAI's: $OPENAI_BASE_URL and $OPENAI_API_KEY when
+	// unset).
+	provider.Options
 	// Dimensions, when set, is sent as the request's "dimensions" (models
 	// that support shortening, such as text-embedding-3-*) and every
 	// returned vector must have that length.
@@ -35,20 +27,9 @@ type OpenAIOptions struct {
 	// BatchSize is the number of texts per request. Default 256; OpenAI
 	// accepts up to 2048 inputs and 300,000 tokens per request.
 	BatchSize int
-	// MaxRetries is the number of retries of a request that failed with a
-	// connection error, 408, 409, 429 or 5xx, with exponential backoff or
-	// the wait the server asks for in Retry-After / Retry-After-Ms (up to
-	// MaxRetryDelay; a longer wait fails at once). Default 3; -1 means no
-	// retry. Waiting stops when ctx is done.
-	MaxRetries int
-	// MaxRetryDelay bounds one wait between retries. Default: openai-go's
-	// (8 s of backoff, 2 min when the server says so).
-	MaxRetryDelay time.Duration
 	// EncodingFormat is "base64" (the default: a third of the bytes of
 	// JSON floats) or "float", for servers that do not know base64.
 	EncodingFormat string
-	// HTTPClient sends the requests; nil means openai-go's default.
-	HTTPClient *http.Client
 }
 
 // OpenAIEmbedder embeds texts with the /embeddings endpoint of any
@@ -77,24 +58,15 @@ func NewOpenAIEmbedder(model string, opts *OpenAIOptions) (*OpenAIEmbedder, erro
 	if model == "" {
 		return nil, errors.New("toolindex: NewOpenAIEmbedder: empty model name")
 	}
-	if o.BaseURL == "" {
-		o.BaseURL = "https://api.openai.com/v1"
-	}
-	u, err := url.Parse(o.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("toolindex: NewOpenAIEmbedder: base URL %q is not an http(s) URL", o.BaseURL)
+	endpoint, err := o.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("toolindex: NewOpenAIEmbedder: %w", err)
 	}
 	if o.Dimensions < 0 {
 		return nil, fmt.Errorf("%w: NewOpenAIEmbedder: Dimensions = %d", ErrDimension, o.Dimensions)
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 256
-	}
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = 3
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
 	}
 	var enc openai.EmbeddingNewParamsEncodingFormat
 	switch o.EncodingFormat {
@@ -105,26 +77,13 @@ func NewOpenAIEmbedder(model string, opts *OpenAIOptions) (*OpenAIEmbedder, erro
 	default:
 		return nil, fmt.Errorf("toolindex: NewOpenAIEmbedder: EncodingFormat %q, want base64 or float", o.EncodingFormat)
 	}
-	ropts := []option.RequestOption{
-		option.WithBaseURL(o.BaseURL),
-		option.WithMaxRetries(o.MaxRetries),
-	}
-	if o.APIKey != "" {
-		ropts = append(ropts, option.WithAPIKey(o.APIKey))
-	}
-	if o.MaxRetryDelay > 0 {
-		ropts = append(ropts, option.WithMaxRetryDelay(o.MaxRetryDelay))
-	}
-	if o.HTTPClient != nil {
-		ropts = append(ropts, option.WithHTTPClient(o.HTTPClient))
-	}
 	id := "openai:" + model
 	if o.Dimensions > 0 {
 		id += ":" + strconv.Itoa(o.Dimensions)
 	}
-	id += "@" + u.Host
+	id += "@" + endpoint.Host()
 	e := &OpenAIEmbedder{
-		client:   openai.NewClient(ropts...),
+		client:   openai.NewClient(endpoint.RequestOptions()...),
 		model:    model,
 		dims:     o.Dimensions,
 		batch:    o.BatchSize,
@@ -133,6 +92,10 @@ func NewOpenAIEmbedder(model string, opts *OpenAIOptions) (*OpenAIEmbedder, erro
 	}
 	return e, nil
 }
+
+// BatchSize is how many texts one request carries; toolindex.Index sends
+// the embedder batches of this size.
+func (e *OpenAIEmbedder) BatchSize() int { return e.batch }
 
 // ID returns "openai:<model>[:<dimensions>]@<host of the base URL>".
 func (e *OpenAIEmbedder) ID() string { return e.id }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/openai/openai-go/v3"
+	"github.com/toolsift/toolsift/provider"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -119,7 +121,9 @@ func TestOpenAIEmbedderBatchesAndOrders(t *testing.T) {
 		t.Run("encoding "+format, func(t *testing.T) {
 			s, srv := newEmbeddingsServer(t, 4)
 			emb, err := toolindex.NewOpenAIEmbedder("nomic-embed-text", &toolindex.OpenAIOptions{
-				BaseURL: srv.URL + "/v1", APIKey: "sk-test", BatchSize: 2, EncodingFormat: format,
+				Options:        provider.Options{BaseURL: srv.URL + "/v1", APIKey: "sk-test"},
+				BatchSize:      2,
+				EncodingFormat: format,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -158,9 +162,9 @@ func TestOpenAIEmbedderID(t *testing.T) {
 		opts  *toolindex.OpenAIOptions
 		want  string
 	}{
-		{"text-embedding-3-small", nil, "openai:text-embedding-3-small@api.openai.com"},
-		{"text-embedding-3-small", &toolindex.OpenAIOptions{Dimensions: 512}, "openai:text-embedding-3-small:512@api.openai.com"},
-		{"nomic-embed-text", &toolindex.OpenAIOptions{BaseURL: "http://localhost:11434/v1"}, "openai:nomic-embed-text@localhost:11434"},
+		{"text-embedding-3-small", &toolindex.OpenAIOptions{Options: provider.Options{APIKey: "sk"}}, "openai:text-embedding-3-small@api.openai.com"},
+		{"text-embedding-3-small", &toolindex.OpenAIOptions{Options: provider.Options{APIKey: "sk"}, Dimensions: 512}, "openai:text-embedding-3-small:512@api.openai.com"},
+		{"nomic-embed-text", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: "http://localhost:11434/v1"}}, "openai:nomic-embed-text@localhost:11434"},
 	}
 	for _, tt := range tests {
 		emb, err := toolindex.NewOpenAIEmbedder(tt.model, tt.opts)
@@ -172,7 +176,7 @@ func TestOpenAIEmbedderID(t *testing.T) {
 		}
 	}
 	for _, bad := range []*toolindex.OpenAIOptions{
-		{BaseURL: "localhost:11434"}, {BaseURL: "ftp://x/v1"}, {Dimensions: -1}, {EncodingFormat: "hex"},
+		{Options: provider.Options{BaseURL: "localhost:11434"}}, {Options: provider.Options{BaseURL: "ftp://x/v1"}}, {Dimensions: -1}, {EncodingFormat: "hex"},
 	} {
 		if _, err := toolindex.NewOpenAIEmbedder("m", bad); err == nil {
 			t.Errorf("NewOpenAIEmbedder(%+v) succeeded", bad)
@@ -207,7 +211,7 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 		},
 		{
 			name: "500 until retries run out",
-			opts: toolindex.OpenAIOptions{MaxRetries: 2},
+			opts: toolindex.OpenAIOptions{Options: provider.Options{MaxRetries: 2}},
 			dim:  3,
 			fail: func(n int, w http.ResponseWriter) bool {
 				w.Header().Set("Retry-After-Ms", "1")
@@ -219,7 +223,7 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 		},
 		{
 			name: "no retry",
-			opts: toolindex.OpenAIOptions{MaxRetries: -1},
+			opts: toolindex.OpenAIOptions{Options: provider.Options{MaxRetries: -1}},
 			dim:  3,
 			fail: func(n int, w http.ResponseWriter) bool {
 				apiError(w, http.StatusServiceUnavailable, "0")
@@ -230,7 +234,7 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 		},
 		{
 			name: "Retry-After beyond MaxRetryDelay fails at once",
-			opts: toolindex.OpenAIOptions{MaxRetryDelay: 1e9},
+			opts: toolindex.OpenAIOptions{Options: provider.Options{MaxRetryDelay: 1e9}},
 			dim:  3,
 			fail: func(n int, w http.ResponseWriter) bool {
 				apiError(w, http.StatusTooManyRequests, "3600")
@@ -294,7 +298,7 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 
 func TestOpenAIEmbedderDimensionsSent(t *testing.T) {
 	s, srv := newEmbeddingsServer(t, 8)
-	emb, err := toolindex.NewOpenAIEmbedder("text-embedding-3-small", &toolindex.OpenAIOptions{BaseURL: srv.URL + "/v1", Dimensions: 8})
+	emb, err := toolindex.NewOpenAIEmbedder("text-embedding-3-small", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}, Dimensions: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +313,7 @@ func TestOpenAIEmbedderDimensionsSent(t *testing.T) {
 	}
 	// A server that changes its dimension between calls is caught too.
 	s2, srv2 := newEmbeddingsServer(t, 3)
-	emb2, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{BaseURL: srv2.URL + "/v1"})
+	emb2, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: srv2.URL + "/v1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +341,7 @@ func TestOpenAIEmbedderContext(t *testing.T) {
 		}))
 		defer srv.Close()
 		defer close(stop)
-		emb, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{BaseURL: srv.URL + "/v1"})
+		emb, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,7 +359,7 @@ func TestOpenAIEmbedderContext(t *testing.T) {
 			cancel() // the client is about to wait 60 s; the cancel must end it
 			return true
 		}
-		emb, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{BaseURL: srv.URL + "/v1"})
+		emb, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,12 +376,43 @@ func TestOpenAIEmbedderContext(t *testing.T) {
 // checks that it sends one request per batch.
 func TestOpenAIEmbedderInIndex(t *testing.T) {
 	s, srv := newEmbeddingsServer(t, 4)
-	emb, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{BaseURL: srv.URL + "/v1", BatchSize: 4})
+	emb, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}, BatchSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ix := newTestIndex(t, emb, &toolindex.Options{BatchSize: 100}, testTools...)
 	if ix.Len() != len(testTools) || s.count() != 2 {
 		t.Errorf("Len = %d with %d requests, want %d tools in 2 requests", ix.Len(), s.count(), len(testTools))
+	}
+}
+
+// TestOpenAIEmbedderEnvironment: the embedder follows provider's one rule,
+// the chat model's: OPENAI_BASE_URL and OPENAI_API_KEY when unset (it used
+// to ignore OPENAI_BASE_URL). The index takes its batch size.
+func TestOpenAIEmbedderEnvironment(t *testing.T) {
+	s, srv := newEmbeddingsServer(t, 4)
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-env")
+	emb, err := toolindex.NewOpenAIEmbedder("nomic-embed-text", &toolindex.OpenAIOptions{BatchSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := toolindex.New(emb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []tool.Tool
+	for i := range 7 {
+		tools = append(tools, tool.Tool{Name: fmt.Sprintf("t%d", i), Description: "A tool."})
+	}
+	st, err := ix.Upsert(context.Background(), tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Batches != 3 || s.count() != 3 {
+		t.Errorf("%d batches, %d requests; want 3 of at most 3 texts (the embedder's BatchSize)", st.Batches, s.count())
+	}
+	if got := s.headers[0].Get("Authorization"); got != "Bearer sk-env" {
+		t.Errorf("Authorization = %q, want the environment's key", got)
 	}
 }

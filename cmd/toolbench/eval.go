@@ -22,6 +22,7 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -458,15 +459,14 @@ func newEmbedder(e *env, o evalOptions) (toolindex.Embedder, error) {
 	case "local", "":
 		return toolindex.NewLocalEmbedder(nil)
 	case "openai":
-		base := o.embedBaseURL
-		if base == "" {
-			base = e.getenv("OPENAI_BASE_URL")
+		endpoint, err := provider.Options{BaseURL: o.embedBaseURL}.Resolve(e.getenv)
+		if err != nil {
+			if endpoint.BaseURL == provider.DefaultBaseURL {
+				return nil, errors.New("--embedder openai needs OPENAI_API_KEY (for api.openai.com) or --embed-base-url / OPENAI_BASE_URL (for a local OpenAI-compatible server)")
+			}
+			return nil, err
 		}
-		key := e.getenv("OPENAI_API_KEY")
-		if key == "" && base == "" {
-			return nil, errors.New("--embedder openai needs OPENAI_API_KEY (for api.openai.com) or --embed-base-url / OPENAI_BASE_URL (for a local OpenAI-compatible server)")
-		}
-		return toolindex.NewOpenAIEmbedder(o.embedModel, &toolindex.OpenAIOptions{BaseURL: base, APIKey: key})
+		return toolindex.NewOpenAIEmbedder(o.embedModel, &toolindex.OpenAIOptions{Options: endpoint})
 	default:
 		return nil, fmt.Errorf("--embedder %q: want local or openai", o.embedder)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 )
@@ -59,20 +60,16 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	}
 
 	// The endpoint is checked first: no point starting servers without it.
-	base, key := *baseURL, e.getenv("OPENAI_API_KEY")
-	if base == "" {
-		base = e.getenv("OPENAI_BASE_URL")
+	// provider's one rule, read from this command's environment.
+	endpoint, err := provider.Options{BaseURL: *baseURL}.Resolve(e.getenv)
+	if err != nil {
+		if endpoint.BaseURL == provider.DefaultBaseURL {
+			return errNoEndpoint
+		}
+		return err
 	}
-	if base == "" && key == "" {
-		return errNoEndpoint
-	}
-	if base == "" {
-		base = "https://api.openai.com/v1"
-	}
-	if key == "" {
-		key = "unused" // local servers ignore it; the SDK wants one
-	}
-	chat, err := agent.NewOpenAI(*model, &agent.OpenAIOptions{BaseURL: base, APIKey: key, Stream: *stream})
+	base := endpoint.BaseURL
+	chat, err := agent.NewOpenAI(*model, &agent.OpenAIOptions{Options: endpoint, Stream: *stream})
 	if err != nil {
 		return err
 	}
