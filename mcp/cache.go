@@ -47,27 +47,32 @@ type catalogEntry struct {
 	Disabled map[string]string `json:"disabled,omitempty"`
 }
 
-// setupCache resolves the cache folder; without one the cache is off.
-func (h *Hub) setupCache() {
+// setupCache checks the start mode and resolves the cache folder; without
+// one the cache is off.
+func (h *Hub) setupCache() error {
+	if h.opts.Start != StartLazy && h.opts.Start != StartEager {
+		return fmt.Errorf("%w: HubOptions.Start %d is not StartLazy or StartEager", ErrConfig, h.opts.Start)
+	}
 	if h.opts.IdleTimeout == 0 {
 		h.opts.IdleTimeout = defaultIdleTimeout
 	}
 	if h.opts.NoCache {
 		h.opts.CacheDir = ""
-		return
+		return nil
 	}
 	if h.opts.CacheDir == "" {
 		dir, err := userCacheDir()
 		if err != nil {
 			h.opts.Logger.Warn("mcp: no cache folder; tool lists are not cached", "error", err)
 			h.opts.NoCache = true
-			return
+			return nil
 		}
 		h.opts.CacheDir = filepath.Join(dir, "toolsift")
 	}
 	if dir, err := filepath.Abs(h.opts.CacheDir); err == nil {
 		h.opts.CacheDir = dir
 	}
+	return nil
 }
 
 func (h *Hub) catalogDir() string { return filepath.Join(h.opts.CacheDir, "catalog") }

@@ -520,3 +520,9 @@ func TestCacheConcurrentWriters(t *testing.T) {
 	}
 	t.Logf("%d lazy reads", reads)
 }
+
+func TestNewHubRejectsStartMode(t *testing.T) {
+	if _, err := mcp.NewHub(nil, &mcp.HubOptions{Start: 7}); !errors.Is(err, mcp.ErrConfig) {
+		t.Errorf("NewHub error = %v, want ErrConfig", err)
+	}
+}

@@ -261,7 +261,9 @@ func NewHub(cfg *Config, opts *HubOptions) (*Hub, error) {
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	h.setupCache()
+	if err := h.setupCache(); err != nil {
+		return nil, err
+	}
 	if cfg != nil {
 		h.dir = cfg.Dir
 		prefixes := map[string]string{}
