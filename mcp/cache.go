@@ -87,6 +87,7 @@ func (h *Hub) readCatalogs() map[string]*catalogEntry {
 	if h.opts.NoCache {
 		return nil
 	}
+	removeStaleTemps(h.catalogDir())
 	out := map[string]*catalogEntry{}
 	for _, name := range h.order {
 		s := h.servers[name]
@@ -315,4 +316,18 @@ func writeFileAtomic(file string, data []byte) (err error) {
 		_ = d.Close()
 	}
 	return nil
+}
+
+// staleTemp is how old a temporary file must be before it is taken for the
+// leftover of a writer that died between creating and renaming it.
+const staleTemp = time.Hour
+
+// removeStaleTemps removes what writers that died left in dir.
+func removeStaleTemps(dir string) {
+	temps, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	for _, f := range temps {
+		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > staleTemp {
+			_ = os.Remove(f)
+		}
+	}
 }

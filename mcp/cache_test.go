@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -524,5 +525,34 @@ func TestCacheConcurrentWriters(t *testing.T) {
 func TestNewHubRejectsStartMode(t *testing.T) {
 	if _, err := mcp.NewHub(nil, &mcp.HubOptions{Start: 7}); !errors.Is(err, mcp.ErrConfig) {
 		t.Errorf("NewHub error = %v, want ErrConfig", err)
+	}
+}
+
+// TestCacheStaleTempFiles: a temporary file left by a writer that died is
+// removed once it is old, and a recent one (a write under way) is not.
+func TestCacheStaleTempFiles(t *testing.T) {
+	checkGoroutines(t)
+	cacheTransports(t)
+	dir := t.TempDir()
+	catalog := filepath.Join(dir, "catalog")
+	if err := os.MkdirAll(catalog, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old, recent := filepath.Join(catalog, ".tmp-old"), filepath.Join(catalog, ".tmp-recent")
+	for _, f := range []string{old, recent} {
+		if err := os.WriteFile(f, []byte(`{"form`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": memServer(newServer("s", nil, "a"))}}, &mcp.HubOptions{CacheDir: dir})
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("old temporary file: %v, want it removed", err)
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("recent temporary file: %v, want it kept", err)
 	}
 }
