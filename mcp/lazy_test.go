@@ -272,3 +272,33 @@ func TestLazyClose(t *testing.T) {
 		t.Errorf("Call after Close: error = %v, want ErrClosed", err)
 	}
 }
+
+// TestLazyStartBounded: a lazy start that hangs is bounded by the caller's
+// ctx and by the server's connection timeout.
+func TestLazyStartBounded(t *testing.T) {
+	checkGoroutines(t)
+	checkNoChildren(t)
+	stub := testServerPath(t)
+	dir, cache := t.TempDir(), t.TempDir()
+	bin := filepath.Join(dir, "server")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec "+stub+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, dir, map[string]any{"slow": map[string]any{"command": bin, "timeout": "1s"}})
+	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
+	// Same launch, but now it never answers initialize.
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec "+stub+" -mode hang\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := hub.Call(ctx, "slow__echo", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("call with a short ctx: error = %v, want its deadline", err)
+	}
+	_, err := hub.Call(context.Background(), "slow__echo", nil)
+	if !errors.Is(err, mcp.ErrServerUnavailable) || !strings.Contains(err.Error(), "no answer in time") || !strings.Contains(err.Error(), "hanging in initialize") {
+		t.Errorf("call after the server's timeout: error = %v, want ErrServerUnavailable, no answer in time, and its stderr", err)
+	}
+}
