@@ -21,7 +21,8 @@ import (
 // ctx's error, and names the tool and server.
 //
 // The call is bounded by ctx and, when the server's config sets one, its
-// Timeout.
+// Timeout. A call to a lazy server starts it first (see HubOptions.Start),
+// bounded by ctx and its connection timeout.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
 	h.mu.Lock()
 	if h.closed {
@@ -38,8 +39,16 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool
 		return tool.Result{}, fmt.Errorf("%w: %s (tool %q of server %s is filtered out by its config)", ErrToolDisabled, name, orig, s.name)
 	}
 	orig := s.originals[name]
+	defer h.using(s)() // no idle stop while the call is in progress
 	cs, state, why := s.session, s.state, s.err
 	h.mu.Unlock()
+
+	if state == StateLazy || state == StateConnecting {
+		var err error
+		if cs, orig, state, why, err = h.wake(ctx, s, name); err != nil {
+			return tool.Result{}, err
+		}
+	}
 
 	if cs == nil || state != StateReady {
 		if why != nil {

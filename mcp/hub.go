@@ -98,6 +98,23 @@ type HubOptions struct {
 
 	// Logger receives the Hub's and the SDK's diagnostics; nil discards them.
 	Logger *slog.Logger
+
+	// Start says when servers start: StartLazy (the default) leaves a server
+	// whose tool list is in the cache unstarted until a call needs it;
+	// StartEager starts every server at Connect. See the package doc.
+	Start StartMode
+
+	// CacheDir is the folder for the Hub's cache of tool lists (kept in its
+	// catalog subfolder); empty means os.UserCacheDir()/toolsift. NoCache
+	// turns the cache off: nothing is read or written, and every server
+	// starts at Connect.
+	CacheDir string
+	NoCache  bool
+
+	// IdleTimeout, in StartLazy mode, stops a server that has not been
+	// called for that long; it starts again on its next call, and its tools
+	// stay listed meanwhile. Default 5 minutes; negative means never.
+	IdleTimeout time.Duration
 }
 
 // State is where a server is in its life.
@@ -111,6 +128,10 @@ const (
 	StateFailed     State = "failed"
 	StateDisabled   State = "disabled"
 	StateClosed     State = "closed"
+	// StateLazy: not started; its tools, from the cache or from an earlier
+	// session, are listed and its first call starts it (StateConnecting
+	// while it does).
+	StateLazy State = "lazy"
 )
 
 // ServerStatus is a snapshot of one server.
@@ -138,6 +159,11 @@ type ServerStatus struct {
 	// ApplyErr is the error HubOptions.OnChange returned for this server's
 	// last change, nil when it succeeded.
 	ApplyErr error
+	// FromCache is set while its tools are the cache's, not yet confirmed
+	// by the server in this Hub; CachedAt is when the server listed the
+	// tools its cache entry holds (zero when it has none).
+	FromCache bool
+	CachedAt  time.Time
 }
 
 // A Hub connects to many MCP servers at once, exposes all their tools under
@@ -191,6 +217,7 @@ type server struct {
 	// removed: consumers were told its tools are gone (it went down), so
 	// its next connection announces them all as added.
 	removed bool
+	lazy    lazyServer // the cache and lazy starts; see lazy.go
 }
 
 // NewHub returns a Hub for the servers in cfg (nil means none). It starts
@@ -233,6 +260,9 @@ func NewHub(cfg *Config, opts *HubOptions) (*Hub, error) {
 	}
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := h.setupCache(); err != nil {
+		return nil, err
 	}
 	if cfg != nil {
 		h.dir = cfg.Dir
@@ -279,6 +309,9 @@ func NewHub(cfg *Config, opts *HubOptions) (*Hub, error) {
 
 // Connect starts every enabled server concurrently and waits until each has
 // connected and listed its tools, or failed (see Status), or ctx is done.
+// In StartLazy mode a server whose tools are in the cache is not started:
+// its cached tools are listed (and applied through OnChange) at once, and
+// its first call starts it.
 // It returns an error only when ctx ends first or the Hub is closed: a
 // failing server does not fail Connect. Servers keep connecting in the
 // background after ctx ends, bounded by their own timeouts. Calling Connect
@@ -291,17 +324,22 @@ func (h *Hub) Connect(ctx context.Context) error {
 		return ErrClosed
 	}
 	h.start.Do(func() {
+		cached := h.readCatalogs()
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.closed {
 			return
 		}
+		var lazy []*server
 		for _, name := range h.order {
-			if s := h.servers[name]; s.state == StateConnecting {
+			if s := h.servers[name]; s.state == StateConnecting && !h.restFromCache(s, cached[name]) {
 				h.wg.Add(1)
 				go h.supervise(s)
+			} else if s.state == StateLazy {
+				lazy = append(lazy, s)
 			}
 		}
+		h.announce(lazy)
 	})
 	for _, name := range h.order {
 		select {
@@ -315,15 +353,15 @@ func (h *Hub) Connect(ctx context.Context) error {
 	return nil
 }
 
-// Tools returns the tools of every ready server, sorted by qualified name.
-// Tools of a server that is down or restarting are left out.
+// Tools returns the tools of every ready or lazy server, sorted by qualified
+// name. Tools of a server that is down or restarting are left out.
 func (h *Hub) Tools() []tool.Tool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []tool.Tool
 	for _, name := range h.order {
 		s := h.servers[name]
-		if s.state == StateReady {
+		if s.offersTools() {
 			out = slices.AppendSeq(out, maps.Values(s.tools))
 		}
 	}
@@ -349,8 +387,10 @@ func (h *Hub) Status() []ServerStatus {
 			ConnectTime:     s.elapsed,
 			Warnings:        slices.Clone(s.warnings),
 			ApplyErr:        s.applyErr,
+			FromCache:       s.lazy.fromCache,
+			CachedAt:        s.lazy.cachedAt,
 		}
-		if s.state != StateReady {
+		if !s.offersTools() {
 			st.Tools = 0
 		}
 		if s.stderr != nil {
@@ -378,6 +418,7 @@ func (h *Hub) Close() error {
 	h.start.Do(func() {}) // never started: nothing may start now
 	h.stop()
 	h.wg.Wait()
+	h.closeLazy()
 	if h.ownClient != nil {
 		h.ownClient.CloseIdleConnections()
 	}

@@ -9,22 +9,27 @@ import (
 
 // Refresh lists the tools of every ready server again, as if each had sent
 // notifications/tools/list_changed, and returns when every change has been
-// applied (HubOptions.OnChange has returned) or ctx ends. Servers that are
-// not ready are left to their own restarts. The error joins each server's
-// failure to re-list; those servers keep the tools they had.
+// applied (HubOptions.OnChange has returned) or ctx ends. Lazy servers are
+// started, which lists their tools. Other servers that are not ready are
+// left to their own restarts. The error joins each server's failure to
+// re-list or start; servers that fail to re-list keep the tools they had.
 func (h *Hub) Refresh(ctx context.Context) error {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return ErrClosed
 	}
-	var ready []*server
+	var ready, lazy []*server
 	for _, name := range h.order {
-		if s := h.servers[name]; s.state == StateReady {
+		switch s := h.servers[name]; s.state {
+		case StateReady:
 			ready = append(ready, s)
+		case StateLazy:
+			lazy = append(lazy, s)
 		}
 	}
 	h.mu.Unlock()
+	started := h.startAll(ctx, lazy)
 
 	// A supervisor takes the request between two events of its session;
 	// one whose session ended meanwhile never will, so look again now and
@@ -54,7 +59,7 @@ func (h *Hub) Refresh(ctx context.Context) error {
 			}
 		}
 	}
-	var errs []error
+	errs := []error{<-started}
 	for _, a := range answers {
 		if a == nil {
 			continue

@@ -28,9 +28,9 @@ func (h *Hub) supervise(s *server) {
 			}
 			failures++
 			giveUp := first || h.opts.MaxRestarts < 0 || failures > h.opts.MaxRestarts
-			h.setFailed(s, att, err, elapsed, giveUp)
+			h.apply(s, h.setFailed(s, att, err, elapsed, giveUp))
 			if first {
-				close(s.ready)
+				h.attempted(s)
 			}
 			if giveUp {
 				return
@@ -45,10 +45,12 @@ func (h *Hub) supervise(s *server) {
 		failures = 0
 		readyAt := time.Now()
 		h.apply(s, h.setReady(s, cs, att, tools, info, elapsed))
+		h.storeCatalog(s)
 		if first {
-			close(s.ready)
+			h.attempted(s)
 			first = false
 		}
+		idle := h.idleTimer(s)
 
 		ended := make(chan error, 1)
 		go func() { ended <- cs.Wait() }()
@@ -73,6 +75,15 @@ func (h *Hub) supervise(s *server) {
 			case err := <-ended:
 				why = err
 				break serve
+			case <-idleC(idle):
+				if h.goIdle(s, idle) {
+					_ = cs.Close()
+					<-ended
+					if att.cleanup != nil {
+						att.cleanup()
+					}
+					return
+				}
 			}
 		}
 		// The session ended without Close: the server exited or the
@@ -201,6 +212,7 @@ func (h *Hub) relist(s *server, cs *sdk.ClientSession) error {
 		return describe(ctx, s, nil, "tools/list", err)
 	}
 	h.apply(s, h.updateTools(s, list))
+	h.storeCatalog(s)
 	return nil
 }
 
@@ -221,11 +233,14 @@ func (h *Hub) setClosed(s *server, first bool) {
 	s.session = nil
 	h.mu.Unlock()
 	if first {
-		close(s.ready)
+		h.attempted(s)
 	}
 }
 
-func (h *Hub) setFailed(s *server, att *attempt, err error, elapsed time.Duration, giveUp bool) {
+// setFailed marks a failed connection attempt. When consumers still have
+// the server's tools (a lazy server, listed from the cache, that failed to
+// start), it returns their removal.
+func (h *Hub) setFailed(s *server, att *attempt, err error, elapsed time.Duration, giveUp bool) tool.Change {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s.err = err
@@ -238,6 +253,11 @@ func (h *Hub) setFailed(s *server, att *attempt, err error, elapsed time.Duratio
 	if giveUp {
 		s.state = StateFailed
 	}
+	if s.removed || len(s.tools) == 0 {
+		return tool.Change{Server: s.name}
+	}
+	s.removed = true
+	return tool.Change{Server: s.name, Removed: slices.Sorted(maps.Keys(s.tools))}
 }
 
 // setDown marks a server whose session ended and returns the removal of its
