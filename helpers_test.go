@@ -7,6 +7,19 @@ import (
 	"testing"
 )
 
+// TestMain keeps the tool-list cache in a folder of this run, not the
+// user's.
+func TestMain(m *testing.M) {
+	cache, err := os.MkdirTemp("", "toolsift-cache")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
+}
+
 // requireNPMServers returns the folder of the pinned reference servers. It
 // skips when they are not installed, except in CI, where their absence is a
 // failure (.ci/run installs them).

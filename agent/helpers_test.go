@@ -32,6 +32,12 @@ import (
 const waitLimit = 20 * time.Second
 
 func TestMain(m *testing.M) {
+	// The tool-list cache goes to a folder of this run, not the user's.
+	cache, err := os.MkdirTemp("", "toolsift-agent-cache")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()
 	if code == 0 {
 		if leaked := leakedGoroutines(); leaked != "" {
@@ -39,6 +45,7 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	os.RemoveAll(cache)
 	os.Exit(code)
 }
 

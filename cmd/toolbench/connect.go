@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"time"
 
@@ -26,10 +27,21 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options)
 	return ts, elapsed, nil
 }
 
-// warnFailed prints one line per server that is not ready.
+// cacheFlags adds --cache-dir and --no-cache to fs; apply sets them on a
+// Hub's options.
+func cacheFlags(fs *flag.FlagSet) (apply func(*mcp.HubOptions)) {
+	dir := fs.String("cache-dir", "", "`folder` of the tool-list cache (default the user cache folder's toolsift)")
+	off := fs.Bool("no-cache", false, "neither read nor write the tool-list cache")
+	return func(o *mcp.HubOptions) {
+		o.CacheDir, o.NoCache = *dir, *off
+	}
+}
+
+// warnFailed prints one line per server that is not ready (a lazy server,
+// served from the cache until it is called, is fine).
 func warnFailed(e *env, statuses []mcp.ServerStatus, what string) {
 	for _, st := range statuses {
-		if st.State != mcp.StateReady && st.State != mcp.StateDisabled {
+		if st.State != mcp.StateReady && st.State != mcp.StateDisabled && st.State != mcp.StateLazy {
 			fmt.Fprintf(e.stderr, "warning: server %s is %s: %v%s\n", st.Name, st.State, st.Err, what)
 		}
 	}

@@ -54,6 +54,7 @@ type evalOptions struct {
 	rankingsPath, plotPath             string
 	json, quiet                        bool
 	timeout                            time.Duration
+	cache                              func(*mcp.HubOptions)
 }
 
 // runDefault is toolbench without arguments: the embedded dataset, the
@@ -91,6 +92,7 @@ Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	fs.BoolVar(&o.json, "json", false, "print the results as one JSON object")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "per-server connect `timeout` with --config")
+	o.cache = cacheFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -407,7 +409,11 @@ func loadEvalData(ctx context.Context, e *env, o evalOptions) ([]tool.Tool, []da
 		if err != nil {
 			return nil, nil, "", noop, err
 		}
-		ts, _, err := openToolset(ctx, e, o.configPath, toolsift.Options{Hub: mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1}})
+		// Live servers, every one started: the evaluation is of their
+		// tools as they list them now.
+		hub := mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: mcp.StartEager}
+		o.cache(&hub)
+		ts, _, err := openToolset(ctx, e, o.configPath, toolsift.Options{Hub: hub})
 		if err != nil {
 			return nil, nil, "", noop, err
 		}

@@ -32,6 +32,7 @@ func runList(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object per tool on stdout (server statuses go to stderr)")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
 	version := fs.String("protocol-version", "", "MCP revision to request from servers whose config sets none (default "+mcp.DefaultProtocolVersion+`; "latest" probes with server/discover)`)
+	cache := cacheFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -39,7 +40,11 @@ func runList(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{Hub: mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1}})
+	// list measures the servers themselves: every one is started (and its
+	// fresh list cached).
+	hub := mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: mcp.StartEager}
+	cache(&hub)
+	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{Hub: hub})
 	if err != nil {
 		return err
 	}

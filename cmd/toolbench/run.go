@@ -46,6 +46,9 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	search := fs.String("search-tools", "auto", "offer the search_tools meta-tool: auto (whenever a tool is left out), always or never")
 	asJSON := fs.Bool("json", false, "print the Result as JSON on stdout instead of the steps")
 	verbose := fs.Bool("v", false, "log the agent's and the servers' diagnostics to stderr")
+	eager := fs.Bool("eager", false, "start every server at once, not only those the agent calls (cached servers start lazily by default)")
+	idle := fs.Duration("idle-timeout", 0, "stop a server not called for this `long` (default 5m; negative: never)")
+	cache := cacheFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -82,6 +85,11 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	hubOpts := mcp.HubOptions{Timeout: *connectTimeout, IdleTimeout: *idle}
+	if *eager {
+		hubOpts.Start = mcp.StartEager
+	}
+	cache(&hubOpts)
 	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{
 		Think: think.Options{
 			Budget:    *toolBudget,
@@ -89,7 +97,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 			Retrieval: retrieval.Options{K: *k},
 			Tokenizer: tok,
 		},
-		Hub:    mcp.HubOptions{Timeout: *connectTimeout},
+		Hub:    hubOpts,
 		Logger: logger,
 	})
 	if err != nil {

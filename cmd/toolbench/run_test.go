@@ -21,6 +21,22 @@ import (
 // one.
 const runTestServerEnv = "TOOLBENCH_RUN_TEST_MCP_SERVER"
 
+// TestMain keeps the tool-list cache of every command the tests run in a
+// folder of this run, not the user's.
+func TestMain(m *testing.M) {
+	if os.Getenv(runTestServerEnv) != "1" {
+		cache, err := os.MkdirTemp("", "toolbench-cache")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv("XDG_CACHE_HOME", cache)
+		code := m.Run()
+		os.RemoveAll(cache)
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
 func init() {
 	if os.Getenv(runTestServerEnv) != "1" {
 		return

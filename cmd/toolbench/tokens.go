@@ -59,6 +59,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	model := fs.String("model", "", "`model` whose encoding to use (default o200k_base)")
 	top := fs.Int("top", 10, "how many of the largest tools to list")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout` with --config, for servers whose config sets none")
+	cache := cacheFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -74,7 +75,9 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	if *toolsPath != "" {
 		tools, err = loadToolsQualified(e, *toolsPath)
 	} else {
-		tools, err = listConfigTools(ctx, e, *config, *timeout)
+		hub := mcp.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: mcp.StartEager}
+		cache(&hub)
+		tools, err = listConfigTools(ctx, e, *config, hub)
 	}
 	if err != nil {
 		return err
@@ -95,8 +98,8 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 
 // listConfigTools connects to the servers of an mcpServers config and
 // returns the tools they list. Servers that fail are reported on stderr.
-func listConfigTools(ctx context.Context, e *env, config string, timeout time.Duration) ([]tool.Tool, error) {
-	ts, _, err := openToolset(ctx, e, config, toolsift.Options{Hub: mcp.HubOptions{Timeout: timeout, MaxRestarts: -1}})
+func listConfigTools(ctx context.Context, e *env, config string, hub mcp.HubOptions) ([]tool.Tool, error) {
+	ts, _, err := openToolset(ctx, e, config, toolsift.Options{Hub: hub})
 	if err != nil {
 		return nil, err
 	}
