@@ -46,8 +46,7 @@ type tinyTensor struct {
 
 // writeSafetensors writes tensors in the safetensors layout: an 8-byte
 // little-endian header length, the JSON header, then the data.
-func writeSafetensors(t testing.TB, path string, tensors ...tinyTensor) {
-	t.Helper()
+func writeSafetensors(path string, tensors ...tinyTensor) error {
 	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
 	var data []byte
 	for _, tt := range tensors {
@@ -60,13 +59,11 @@ func writeSafetensors(t testing.TB, path string, tensors ...tinyTensor) {
 	}
 	h, err := json.Marshal(header)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	out := binary.LittleEndian.AppendUint64(nil, uint64(len(h)))
 	out = append(append(out, h...), data...)
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return os.WriteFile(path, out, 0o644)
 }
 
 // encodeFloats encodes values in dtype F32, F16, BF16 or I8 (as value×4).
@@ -97,21 +94,28 @@ func encodeFloats(dtype string, vals []float32) []byte {
 	return out
 }
 
-// tinyEmbeddings is the "embeddings" tensor of tinyRows in dtype.
-func tinyEmbeddings(dtype string) tinyTensor {
-	return tinyTensor{"embeddings", dtype, []int64{int64(len(tinyRows)), 8}, encodeFloats(dtype, slices.Concat(tinyRows...))}
+// embeddings is the "embeddings" tensor of rows in dtype.
+func embeddings(dtype string, rows [][]float32) tinyTensor {
+	return tinyTensor{"embeddings", dtype, []int64{int64(len(rows)), int64(len(rows[0]))}, encodeFloats(dtype, slices.Concat(rows...))}
 }
+
+// tinyEmbeddings is the "embeddings" tensor of tinyRows in dtype.
+func tinyEmbeddings(dtype string) tinyTensor { return embeddings(dtype, tinyRows) }
 
 // tinyTokenizer is a tokenizer.json as the tokenizers library saves a BERT
 // tokenizer: added special tokens, a BertNormalizer, a BertPreTokenizer, a
 // post-processor (that model2vec does not use) and a WordPiece model.
-func tinyTokenizer() map[string]any {
+func tinyTokenizer() map[string]any { return wordpieceTokenizerJSON(tinyVocab) }
+
+// wordpieceTokenizerJSON is a BERT-like tokenizer.json for vocab, whose
+// first four tokens are the special [PAD], [UNK], [CLS] and [SEP].
+func wordpieceTokenizerJSON(vocabList []string) map[string]any {
 	vocab := map[string]int{}
-	for i, tok := range tinyVocab {
+	for i, tok := range vocabList {
 		vocab[tok] = i
 	}
 	var added []map[string]any
-	for i, tok := range tinyVocab[:4] {
+	for i, tok := range vocabList[:4] {
 		added = append(added, map[string]any{"id": i, "content": tok, "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true})
 	}
 	return map[string]any{
@@ -139,34 +143,46 @@ func tinyTokenizer() map[string]any {
 }
 
 // writeJSON writes v as JSON to path.
-func writeJSON(t testing.TB, path string, v any) {
-	t.Helper()
+func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return os.WriteFile(path, b, 0o644)
 }
 
-// writeTinyModel writes a tiny Model2Vec directory named name under parent
-// and returns its path. The embeddings are stored in dtype; extra tensors
-// (weights, mapping) replace the plain embeddings when given.
-func writeTinyModel(t testing.TB, parent, name, dtype string, normalize bool, tensors ...tinyTensor) string {
-	t.Helper()
+// makeModel writes a Model2Vec directory named name under parent, in the
+// layout of model2vec's save_pretrained, and returns its path.
+func makeModel(parent, name string, tokenizer map[string]any, normalize bool, tensors ...tinyTensor) (string, error) {
 	dir := filepath.Join(parent, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
+	if err := writeSafetensors(filepath.Join(dir, "model.safetensors"), tensors...); err != nil {
+		return "", err
+	}
+	if err := writeJSON(filepath.Join(dir, "tokenizer.json"), tokenizer); err != nil {
+		return "", err
+	}
+	cfg := map[string]any{"model_type": "model2vec", "architectures": []string{"StaticModel"}, "normalize": normalize}
+	return dir, writeJSON(filepath.Join(dir, "config.json"), cfg)
+}
+
+// makeTinyModel writes the tiny model with its embeddings in dtype, or
+// with tensors instead when some are given.
+func makeTinyModel(parent, name, dtype string, normalize bool, tensors ...tinyTensor) (string, error) {
 	if len(tensors) == 0 {
 		tensors = []tinyTensor{tinyEmbeddings(dtype)}
 	}
-	writeSafetensors(t, filepath.Join(dir, "model.safetensors"), tensors...)
-	writeJSON(t, filepath.Join(dir, "tokenizer.json"), tinyTokenizer())
-	writeJSON(t, filepath.Join(dir, "config.json"), map[string]any{
-		"model_type": "model2vec", "architectures": []string{"StaticModel"},
-		"hidden_dim": 8, "normalize": normalize, "embedding_dtype": "float32",
-	})
+	return makeModel(parent, name, tinyTokenizer(), normalize, tensors...)
+}
+
+// writeTinyModel is makeTinyModel for tests.
+func writeTinyModel(t testing.TB, parent, name, dtype string, normalize bool, tensors ...tinyTensor) string {
+	t.Helper()
+	dir, err := makeTinyModel(parent, name, dtype, normalize, tensors...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }

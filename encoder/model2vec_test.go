@@ -343,7 +343,9 @@ func truncate(file string, size int64) func(*testing.T, string) {
 
 func tensors(ts ...tinyTensor) func(*testing.T, string) {
 	return func(t *testing.T, dir string) {
-		writeSafetensors(t, filepath.Join(dir, "model.safetensors"), ts...)
+		if err := writeSafetensors(filepath.Join(dir, "model.safetensors"), ts...); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -351,7 +353,9 @@ func tokenizer(edit func(map[string]any)) func(*testing.T, string) {
 	return func(t *testing.T, dir string) {
 		tj := tinyTokenizer()
 		edit(tj)
-		writeJSON(t, filepath.Join(dir, "tokenizer.json"), tj)
+		if err := writeJSON(filepath.Join(dir, "tokenizer.json"), tj); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
