@@ -154,7 +154,11 @@ func LoadModel2Vec(dir string, opts *Model2VecOptions) (*Model2Vec, error) {
 	}
 	binary.LittleEndian.PutUint64(settings[1:], uint64(int64(m.maxLen)))
 	h.Write(settings[:])
-	name := filepath.Base(filepath.Clean(dir))
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	name := filepath.Base(abs)
 	m.id = fmt.Sprintf("model2vec:%s:%d:%s", name, m.dim, hex.EncodeToString(h.Sum(nil))[:12])
 	return m, nil
 }
@@ -253,13 +257,13 @@ func (m *Model2Vec) indexTokens(tokData []byte, tokPath, stPath string) error {
 		}
 		m.tokens[id] = t
 	}
-	for _, at := range m.tok.rawAdded {
+	for _, at := range m.tok.rawAdded.tokens {
 		if int(at.ID) >= n {
 			return bad(at.Content, int32(at.ID))
 		}
 		m.tokens[at.ID] = at.Content
 	}
-	for _, at := range m.tok.normAdded {
+	for _, at := range m.tok.normAdded.tokens {
 		if int(at.ID) >= n {
 			return bad(at.Content, int32(at.ID))
 		}

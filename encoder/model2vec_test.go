@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -61,6 +62,46 @@ func TestModel2VecTokens(t *testing.T) {
 				t.Errorf("Tokens(%q) (-want +got):\n%s", tt.text, diff)
 			}
 		})
+	}
+}
+
+// Model2Vec models made from a custom vocabulary keep multi-word tokens
+// as added tokens, matched in the normalized text before pre-tokenizing.
+func TestModel2VecAddedTokens(t *testing.T) {
+	tj := tinyTokenizer()
+	added := tj["added_tokens"].([]map[string]any)
+	tj["added_tokens"] = append(added,
+		map[string]any{"id": 20, "content": "New York", "normalized": true, "special": false},
+		map[string]any{"id": 21, "content": "<mask>", "normalized": false, "special": true, "lstrip": true, "rstrip": true},
+		map[string]any{"id": 22, "content": "AB", "normalized": true, "special": false, "single_word": true},
+	)
+	rows := append(slices.Clone(tinyRows), tinyRows[0], tinyRows[1], tinyRows[2])
+	dir, err := makeModel(t.TempDir(), "added", tj, true, embeddings("F32", rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := encoder.LoadModel2Vec(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"I love New York!", []string{"new york", "!"}},
+		{"NEW YORK weather", []string{"new york", "weather"}},
+		{"new  york", nil},
+		{"search <mask> weather", []string{"search", "<mask>", "weather"}},
+		{"search <MASK>", []string{"search"}},
+		{"ab, tab", []string{"ab", ","}},
+		// single_word: "ab" inside "xab" is no added token, and "xab" is no
+		// word of the vocabulary.
+		{"xab", nil},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, m.Tokens(tt.text), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Tokens(%q) (-want +got):\n%s", tt.text, diff)
+		}
 	}
 }
 

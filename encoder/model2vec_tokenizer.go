@@ -62,7 +62,7 @@ type wordpieceTokenizer struct {
 	maxChars int
 	// rawAdded and normAdded are added tokens matched before and after
 	// normalization, longest first.
-	rawAdded, normAdded []m2vAddedToken
+	rawAdded, normAdded m2vAddedSet
 	truncate            int  // from tokenizer.json's truncation; 0 means none
 	truncateLeft        bool // keep the last tokens instead of the first
 	size                int  // distinct ids in the vocabulary and added tokens
@@ -121,6 +121,7 @@ func m2vParseTokenizer(data []byte, name string) (*wordpieceTokenizer, error) {
 	if tok.pre, err = m2vParsePreTokenizer(tj.PreTokenizer, name, "pre_tokenizer"); err != nil {
 		return nil, err
 	}
+	var raw, normed []m2vAddedToken
 	for i, at := range tj.AddedTokens {
 		if at.ID < 0 || at.ID > 1<<31-1 || at.Content == "" {
 			return nil, fmt.Errorf("%w: %s: field added_tokens[%d]: id %d, content %q", ErrModel2VecInvalid, name, i, at.ID, at.Content)
@@ -132,14 +133,13 @@ func m2vParseTokenizer(data []byte, name string) (*wordpieceTokenizer, error) {
 			if at.Content == "" {
 				continue
 			}
-			tok.normAdded = append(tok.normAdded, at)
+			normed = append(normed, at)
 		} else {
-			tok.rawAdded = append(tok.rawAdded, at)
+			raw = append(raw, at)
 		}
 	}
-	longestFirst := func(a, b m2vAddedToken) int { return len(b.Content) - len(a.Content) }
-	slices.SortStableFunc(tok.rawAdded, longestFirst)
-	slices.SortStableFunc(tok.normAdded, longestFirst)
+	tok.rawAdded = m2vNewAddedSet(raw)
+	tok.normAdded = m2vNewAddedSet(normed)
 	if tr := tj.Truncation; tr != nil && tr.MaxLength > 0 {
 		tok.truncate = tr.MaxLength
 		tok.truncateLeft = tr.Direction == "Left"
@@ -167,12 +167,12 @@ func (tok *wordpieceTokenizer) medianTokenLen() int {
 
 // tokenize appends the ids of text to ids, in order, unknown ones included.
 func (tok *wordpieceTokenizer) tokenize(text string, ids []int32) []int32 {
-	m2vSplitAdded(text, tok.rawAdded, func(piece string, id int32) {
+	m2vSplitAdded(text, &tok.rawAdded, func(piece string, id int32) {
 		if id >= 0 {
 			ids = append(ids, id)
 			return
 		}
-		m2vSplitAdded(tok.norm.normalize(piece), tok.normAdded, func(piece string, id int32) {
+		m2vSplitAdded(tok.norm.normalize(piece), &tok.normAdded, func(piece string, id int32) {
 			if id >= 0 {
 				ids = append(ids, id)
 				return
@@ -225,11 +225,80 @@ func (tok *wordpieceTokenizer) wordpiece(word string, ids []int32) []int32 {
 	return ids
 }
 
+// m2vAddedSet finds added tokens in text: a byte trie of their contents,
+// so that a model with thousands of added (multi-word) tokens costs about
+// one step per byte of text, like the Aho-Corasick matcher of tokenizers.
+type m2vAddedSet struct {
+	tokens []m2vAddedToken
+	nodes  []m2vTrieNode // nodes[0] is the root
+}
+
+type m2vTrieNode struct {
+	next map[byte]int32
+	tok  int32 // index in tokens of the token ending here, or -1
+}
+
+func m2vNewAddedSet(tokens []m2vAddedToken) m2vAddedSet {
+	s := m2vAddedSet{tokens: tokens}
+	if len(tokens) == 0 {
+		return s
+	}
+	s.nodes = []m2vTrieNode{{tok: -1}}
+	for i, at := range tokens {
+		n := int32(0)
+		for j := 0; j < len(at.Content); j++ {
+			c := at.Content[j]
+			next, ok := s.nodes[n].next[c]
+			if !ok {
+				if s.nodes[n].next == nil {
+					s.nodes[n].next = map[byte]int32{}
+				}
+				next = int32(len(s.nodes))
+				s.nodes[n].next[c] = next
+				s.nodes = append(s.nodes, m2vTrieNode{tok: -1})
+			}
+			n = next
+		}
+		s.nodes[n].tok = int32(i) // a later duplicate wins, as in a map
+	}
+	return s
+}
+
+// match returns the longest added token that starts text[i:]. A
+// single_word token that is part of a longer word there does not match.
+func (s *m2vAddedSet) match(text string, i int) (m2vAddedToken, bool) {
+	best := int32(-1)
+	for n, j := int32(0), i; j < len(text); j++ {
+		next, ok := s.nodes[n].next[text[j]]
+		if !ok {
+			break
+		}
+		n = next
+		if s.nodes[n].tok >= 0 {
+			best = s.nodes[n].tok
+		}
+	}
+	if best < 0 {
+		return m2vAddedToken{}, false
+	}
+	at := s.tokens[best]
+	if at.SingleWord {
+		end := i + len(at.Content)
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		after, _ := utf8.DecodeRuneInString(text[end:])
+		if i > 0 && m2vWordChar(before) || end < len(text) && m2vWordChar(after) {
+			return m2vAddedToken{}, false
+		}
+	}
+	return at, true
+}
+
 // m2vSplitAdded cuts text at the leftmost-longest occurrences of the added
-// tokens (sorted longest first) and calls f with each piece in order: text
-// pieces with id -1, added tokens with their id.
-func m2vSplitAdded(text string, added []m2vAddedToken, f func(string, int32)) {
-	if len(added) == 0 {
+// tokens and calls f with each piece in order: text pieces with id -1,
+// added tokens with their id. An lstrip (rstrip) token takes the
+// whitespace on its left (right) with it.
+func m2vSplitAdded(text string, added *m2vAddedSet, f func(string, int32)) {
+	if len(added.tokens) == 0 {
 		if text != "" {
 			f(text, -1)
 		}
@@ -237,10 +306,9 @@ func m2vSplitAdded(text string, added []m2vAddedToken, f func(string, int32)) {
 	}
 	last := 0
 	for i := 0; i < len(text); {
-		at, ok := m2vMatchAdded(text, i, added)
+		at, ok := added.match(text, i)
 		if !ok {
-			_, size := utf8.DecodeRuneInString(text[i:])
-			i += size
+			i++
 			continue
 		}
 		start, end := i, i+len(at.Content)
@@ -259,25 +327,6 @@ func m2vSplitAdded(text string, added []m2vAddedToken, f func(string, int32)) {
 	if last < len(text) {
 		f(text[last:], -1)
 	}
-}
-
-// m2vMatchAdded returns the longest added token that occurs in text at i
-// (and, for a single_word token, is not part of a longer word there).
-func m2vMatchAdded(text string, i int, added []m2vAddedToken) (m2vAddedToken, bool) {
-	for _, at := range added {
-		if !strings.HasPrefix(text[i:], at.Content) {
-			continue
-		}
-		if at.SingleWord {
-			before, _ := utf8.DecodeLastRuneInString(text[:i])
-			after, _ := utf8.DecodeRuneInString(text[i+len(at.Content):])
-			if i > 0 && m2vWordChar(before) || i+len(at.Content) < len(text) && m2vWordChar(after) {
-				continue
-			}
-		}
-		return at, true
-	}
-	return m2vAddedToken{}, false
 }
 
 func m2vWordChar(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
