@@ -411,26 +411,23 @@ func m2vParseNormalizer(raw json.RawMessage, name, field string) (m2vNormalizer,
 }
 
 // wordpieceCleanText drops NUL, U+FFFD and control characters (categories
-// Cc, Cf, Co, Cs and unassigned code points, but not tab, newline and
-// carriage return) and turns every whitespace character into a space.
+// Cc, Cf, Co and Cs, but not tab, newline and carriage return) and turns
+// every whitespace character into a space. Unassigned code points stay, as
+// in the tokenizers library (checked against it).
 func wordpieceCleanText(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r == 0 || r == utf8.RuneError:
 			return -1
-		case r == '\t' || r == '\n' || r == '\r' || unicode.Is(unicode.White_Space, r) && !unicode.Is(unicode.C, r):
+		case r == '\t' || r == '\n' || r == '\r':
 			return ' '
-		case unicode.Is(unicode.C, r) || !m2vAssigned(r):
+		case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs):
 			return -1
+		case unicode.Is(unicode.White_Space, r):
+			return ' '
 		}
 		return r
 	}, s)
-}
-
-// m2vAssigned reports whether r has a general category other than Cn
-// (unassigned) in Go's Unicode tables.
-func m2vAssigned(r rune) bool {
-	return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.C)
 }
 
 // wordpieceSpaceChinese puts spaces around CJK ideographs, so that each is
