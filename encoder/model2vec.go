@@ -344,10 +344,14 @@ func (m *Model2Vec) Embed(ctx context.Context, texts []string) ([][]float32, err
 				row = int(m.mapping[id])
 			}
 			r := m.emb[row*m.dim : (row+1)*m.dim]
-			w := float64(1)
-			if m.weights != nil {
-				w = float64(m.weights[id])
+			acc := acc[:len(r)] // lets the compiler drop the bounds checks
+			if m.weights == nil {
+				for j, x := range r {
+					acc[j] += float64(x)
+				}
+				continue
 			}
+			w := float64(m.weights[id])
 			for j, x := range r {
 				acc[j] += w * float64(x)
 			}
