@@ -127,11 +127,8 @@ func wordpieceTokenizerJSON(vocabList []string) map[string]any {
 		"pre_tokenizer": map[string]any{
 			"type": "BertPreTokenizer",
 		},
-		"post_processor": map[string]any{
-			"type":   "TemplateProcessing",
-			"single": []any{map[string]any{"SpecialToken": map[string]any{"id": "[CLS]", "type_id": 0}}, map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}, map[string]any{"SpecialToken": map[string]any{"id": "[SEP]", "type_id": 0}}},
-		},
-		"decoder": map[string]any{"type": "WordPiece", "prefix": "##", "cleanup": true},
+		"post_processor": map[string]any{"type": "BertProcessing", "sep": []any{"[SEP]", 3}, "cls": []any{"[CLS]", 2}},
+		"decoder":        map[string]any{"type": "WordPiece", "prefix": "##", "cleanup": true},
 		"model": map[string]any{
 			"type":                      "WordPiece",
 			"unk_token":                 "[UNK]",
