@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 
 	"github.com/toolsift/toolsift/encoder"
 )
@@ -32,12 +33,13 @@ func ExampleLoadModel2Vec() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(m.ID())
+	id := m.ID() // ends with a hash of the files and settings
+	fmt.Println(id[:strings.LastIndexByte(id, ':')], m.Dim())
 	for i, text := range texts {
 		fmt.Printf("%q %q\n  %.3f\n", text, m.Tokens(text), vecs[i])
 	}
 	// Output:
-	// model2vec:tiny-model:8:0bafeec35170
+	// model2vec:tiny-model:8 8
 	// "Search the weather" ["search" "the" "weather"]
 	//   [0.272 0.000 0.000 0.218 0.218 0.218 0.598 0.653]
 	// "Café tools!" ["cafe" "tool" "##s" "!"]
