@@ -28,9 +28,9 @@ const (
 		"JSON with the title, url and state of each issue, newest first."
 )
 
-// benchModel writes a model with a 30,000-token WordPiece vocabulary and
-// seeded random vectors of dimension dim.
-func benchModel(b *testing.B, dim int) *encoder.Model2Vec {
+// benchVocab is a 30,000-token WordPiece vocabulary and seeded random
+// vectors of dimension dim for it.
+func benchVocab(dim int) ([]string, [][]float32) {
 	vocab := []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]"}
 	for c := 'a'; c <= 'z'; c++ {
 		vocab = append(vocab, string(c), "##"+string(c))
@@ -52,6 +52,12 @@ func benchModel(b *testing.B, dim int) *encoder.Model2Vec {
 			rows[i][j] = float32(r.NormFloat64())
 		}
 	}
+	return vocab, rows
+}
+
+// benchModel writes and loads the benchVocab model of dimension dim.
+func benchModel(b *testing.B, dim int) *encoder.Model2Vec {
+	vocab, rows := benchVocab(dim)
 	dir, err := makeModel(b.TempDir(), "bench", wordpieceTokenizerJSON(vocab), true, embeddings("F32", rows))
 	if err != nil {
 		b.Fatal(err)
@@ -81,6 +87,23 @@ func BenchmarkModel2VecEmbed(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/text")
 				b.ReportMetric(float64(len(m.Tokens(text.text))), "tokens/text")
 			})
+		}
+	}
+}
+
+// BenchmarkLoadModel2Vec loads a 30,000 × 256 F32 model (31 MB): reading,
+// decoding and hashing the tensors, and parsing the tokenizer.
+func BenchmarkLoadModel2Vec(b *testing.B) {
+	dir := b.TempDir()
+	vocab, rows := benchVocab(256)
+	modelDir, err := makeModel(dir, "bench", wordpieceTokenizerJSON(vocab), true, embeddings("F32", rows))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := encoder.LoadModel2Vec(modelDir, nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

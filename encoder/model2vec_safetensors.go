@@ -1,7 +1,6 @@
 package encoder
 
 import (
-	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -138,30 +137,49 @@ const m2vFloatDtypes = "F32, F16, BF16, F64, I8"
 // float32s. The tensor is read in chunks, so memory is the output plus a
 // small buffer.
 func (st *m2vSafetensors) floats(t m2vTensorInfo) ([]float32, error) {
-	sz := m2vDtypeSize[t.dtype]
-	var conv func([]byte) float32
+	var dec func(dst []float32, src []byte)
 	switch t.dtype {
 	case "F32":
-		conv = func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
+		dec = func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+			}
+		}
 	case "F16":
-		conv = func(b []byte) float32 { return m2vHalfToFloat(binary.LittleEndian.Uint16(b)) }
+		dec = func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = m2vHalfToFloat(binary.LittleEndian.Uint16(src[2*i:]))
+			}
+		}
 	case "BF16":
-		conv = func(b []byte) float32 { return math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16) }
+		dec = func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16)
+			}
+		}
 	case "F64":
-		conv = func(b []byte) float32 { return float32(math.Float64frombits(binary.LittleEndian.Uint64(b))) }
+		dec = func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:])))
+			}
+		}
 	case "I8":
-		conv = func(b []byte) float32 { return float32(int8(b[0])) }
+		dec = func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = float32(int8(src[i]))
+			}
+		}
 	default:
 		return nil, fmt.Errorf("%w: %s: tensor %q has dtype %q; supported: %s", ErrModel2VecUnsupported, st.name, t.name, t.dtype, m2vFloatDtypes)
 	}
+	sz := m2vDtypeSize[t.dtype]
 	out := make([]float32, t.n)
-	err := st.each(t, sz, func(i int64, b []byte) { out[i] = conv(b) })
+	err := st.chunks(t, sz, func(i int64, chunk []byte) { dec(out[i:i+int64(len(chunk))/sz], chunk) })
 	return out, err
 }
 
 // ints decodes a tensor of an integer type into int64s.
 func (st *m2vSafetensors) ints(t m2vTensorInfo) ([]int64, error) {
-	sz := m2vDtypeSize[t.dtype]
 	var conv func([]byte) int64
 	switch t.dtype {
 	case "I64":
@@ -177,20 +195,29 @@ func (st *m2vSafetensors) ints(t m2vTensorInfo) ([]int64, error) {
 	default:
 		return nil, fmt.Errorf("%w: %s: tensor %q has dtype %q; supported: I64, I32, I16, I8, U8", ErrModel2VecUnsupported, st.name, t.name, t.dtype)
 	}
+	sz := m2vDtypeSize[t.dtype]
 	out := make([]int64, t.n)
-	err := st.each(t, sz, func(i int64, b []byte) { out[i] = conv(b) })
+	err := st.chunks(t, sz, func(i int64, chunk []byte) {
+		for off := int64(0); off < int64(len(chunk)); off += sz {
+			out[i] = conv(chunk[off : off+sz])
+			i++
+		}
+	})
 	return out, err
 }
 
-// each calls f with the index and bytes of every element of t, in order.
-func (st *m2vSafetensors) each(t m2vTensorInfo, sz int64, f func(int64, []byte)) error {
-	br := bufio.NewReaderSize(io.NewSectionReader(st.r, st.dataOff+t.begin, t.n*sz), 1<<16)
-	var buf [8]byte
-	for i := range t.n {
-		if _, err := io.ReadFull(br, buf[:sz]); err != nil {
-			return fmt.Errorf("%w: %s: tensor %q: read element %d: %v", ErrModel2VecInvalid, st.name, t.name, i, err)
+// chunks reads the bytes of t in chunks of whole elements, about 64 KiB
+// each, and calls f with each chunk and the index of its first element.
+func (st *m2vSafetensors) chunks(t m2vTensorInfo, sz int64, f func(int64, []byte)) error {
+	sr := io.NewSectionReader(st.r, st.dataOff+t.begin, t.n*sz)
+	buf := make([]byte, min(t.n, (64<<10)/sz)*sz)
+	for i := int64(0); i < t.n; {
+		chunk := buf[:min(t.n-i, int64(len(buf))/sz)*sz]
+		if _, err := io.ReadFull(sr, chunk); err != nil {
+			return fmt.Errorf("%w: %s: tensor %q: read elements %d and on: %v", ErrModel2VecInvalid, st.name, t.name, i, err)
 		}
-		f(i, buf[:sz])
+		f(i, chunk)
+		i += int64(len(chunk)) / sz
 	}
 	return nil
 }
