@@ -91,11 +91,14 @@ const (
 // tool text in English; start there. Prefer a Model2Vec model when tools
 // or queries use a larger vocabulary than it knows (synonyms, jargon), are
 // in other languages (pick a multilingual model), or when users bring
-// their own model: it embeds a short text in microseconds on a CPU, offline,
-// for the memory of its matrix (about 130 MB for potion-retrieval-32M in
-// F32, half in F16). Prefer toolindex's OpenAI-compatible embedder (OpenAI,
+// their own model: it embeds a short text in microseconds on a CPU,
+// offline, for the memory of its matrix, held as float32 whatever the
+// file's dtype (about 130 MB for potion-retrieval-32M). Prefer toolindex's OpenAI-compatible embedder (OpenAI,
 // Ollama, vLLM, any /v1/embeddings server) for the best retrieval quality,
 // when a server is there to call and a few milliseconds per batch are fine.
+//
+// A missing file gives an error that matches both ErrModel2VecInvalid and
+// fs.ErrNotExist.
 //
 // ID is "model2vec:<directory name>:<dimension>:<hash>", the hash covering
 // the tensors, the tokenizer and the settings that change vectors, so an
@@ -113,7 +116,7 @@ func LoadModel2Vec(dir string, opts *Model2VecOptions) (*Model2Vec, error) {
 	cfgPath := filepath.Join(dir, m2vConfigFile)
 	cfgData, err := os.ReadFile(cfgPath)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrModel2VecInvalid, err)
+		return nil, fmt.Errorf("%w: %w", ErrModel2VecInvalid, err)
 	}
 	var cfg struct {
 		Normalize *bool `json:"normalize"`
@@ -126,7 +129,7 @@ func LoadModel2Vec(dir string, opts *Model2VecOptions) (*Model2Vec, error) {
 	tokPath := filepath.Join(dir, m2vTokenizerFile)
 	tokData, err := os.ReadFile(tokPath)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrModel2VecInvalid, err)
+		return nil, fmt.Errorf("%w: %w", ErrModel2VecInvalid, err)
 	}
 	if m.tok, err = m2vParseTokenizer(tokData, tokPath); err != nil {
 		return nil, err
@@ -137,7 +140,7 @@ func LoadModel2Vec(dir string, opts *Model2VecOptions) (*Model2Vec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.indexTokens(tokData, tokPath, stPath); err != nil {
+	if err := m.indexTokens(tokPath, stPath); err != nil {
 		return nil, err
 	}
 
@@ -169,12 +172,12 @@ func LoadModel2Vec(dir string, opts *Model2VecOptions) (*Model2Vec, error) {
 func (m *Model2Vec) loadTensors(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrModel2VecInvalid, err)
+		return nil, fmt.Errorf("%w: %w", ErrModel2VecInvalid, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrModel2VecInvalid, err)
+		return nil, fmt.Errorf("%w: %w", ErrModel2VecInvalid, err)
 	}
 	st, err := m2vParseSafetensors(f, fi.Size(), path)
 	if err != nil {
@@ -235,7 +238,7 @@ func (m *Model2Vec) loadTensors(path string) ([]byte, error) {
 // indexTokens checks that the tokenizer's vocabulary fits the tensors, as
 // model2vec does (one row, or one mapping entry, per token; one weight per
 // token), and builds the id → token table.
-func (m *Model2Vec) indexTokens(tokData []byte, tokPath, stPath string) error {
+func (m *Model2Vec) indexTokens(tokPath, stPath string) error {
 	rows := len(m.emb) / m.dim
 	n, what := rows, "tensor \"embeddings\" has"
 	if m.mapping != nil {

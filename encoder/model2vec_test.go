@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -356,6 +357,9 @@ func TestModel2VecErrors(t *testing.T) {
 			}
 			if !errors.Is(err, tt.want) {
 				t.Errorf("LoadModel2Vec: err = %v, want %v", err, tt.want)
+			}
+			if strings.HasPrefix(tt.name, "missing ") && !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("LoadModel2Vec: err = %v, want also fs.ErrNotExist", err)
 			}
 			for _, s := range tt.mention {
 				if !strings.Contains(err.Error(), s) {

@@ -21,6 +21,13 @@ import (
 //	     ─▶ normalize the rest ─▶ split out added tokens that match it (normalized: true)
 //	     ─▶ pre-tokenize into words ─▶ WordPiece each word (a word with no
 //	        segmentation is one unknown token)
+//
+// TestModel2VecTokensMatchReference checks this against the library. Known
+// differences: a "padding" setting is ignored (the library would add pad
+// tokens to the shorter texts of a batch, and model2vec would average
+// them in); and character classes come from Go's Unicode tables, which can
+// be newer than the library's (U+0890, format in Unicode 14, is dropped
+// here and kept there).
 
 // m2vTokenizerJSON is the subset of tokenizer.json we read.
 type m2vTokenizerJSON struct {
