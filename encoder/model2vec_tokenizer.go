@@ -238,6 +238,7 @@ func (tok *wordpieceTokenizer) wordpiece(word string, ids []int32) []int32 {
 type m2vAddedSet struct {
 	tokens []m2vAddedToken
 	nodes  []m2vTrieNode // nodes[0] is the root
+	first  [256]bool     // bytes that start a token, to skip the rest fast
 }
 
 type m2vTrieNode struct {
@@ -252,6 +253,7 @@ func m2vNewAddedSet(tokens []m2vAddedToken) m2vAddedSet {
 	}
 	s.nodes = []m2vTrieNode{{tok: -1}}
 	for i, at := range tokens {
+		s.first[at.Content[0]] = true
 		n := int32(0)
 		for j := 0; j < len(at.Content); j++ {
 			c := at.Content[j]
@@ -274,6 +276,9 @@ func m2vNewAddedSet(tokens []m2vAddedToken) m2vAddedSet {
 // match returns the longest added token that starts text[i:]. A
 // single_word token that is part of a longer word there does not match.
 func (s *m2vAddedSet) match(text string, i int) (m2vAddedToken, bool) {
+	if !s.first[text[i]] {
+		return m2vAddedToken{}, false
+	}
 	best := int32(-1)
 	for n, j := int32(0), i; j < len(text); j++ {
 		next, ok := s.nodes[n].next[text[j]]
@@ -422,6 +427,13 @@ func m2vParseNormalizer(raw json.RawMessage, name, field string) (m2vNormalizer,
 // every whitespace character into a space. Unassigned code points stay, as
 // in the tokenizers library (checked against it).
 func wordpieceCleanText(s string) string {
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		clean = s[i] >= ' ' && s[i] < 0x7f // printable ASCII stays as it is
+	}
+	if clean {
+		return s
+	}
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r == 0 || r == utf8.RuneError:
@@ -541,7 +553,7 @@ func (p m2vPreTokenizer) split(s string, f func(string)) {
 	start := -1
 	for i, r := range s {
 		switch {
-		case unicode.Is(unicode.White_Space, r):
+		case m2vIsSpace(r):
 			if start >= 0 {
 				f(s[start:i])
 				start = -1
@@ -561,6 +573,15 @@ func (p m2vPreTokenizer) split(s string, f func(string)) {
 	if start >= 0 {
 		f(s[start:])
 	}
+}
+
+// m2vIsSpace is Unicode White_Space, which Rust's char::is_whitespace
+// uses, with a fast path for ASCII.
+func m2vIsSpace(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r == ' ' || r >= '\t' && r <= '\r'
+	}
+	return unicode.Is(unicode.White_Space, r)
 }
 
 func wordpieceIsPunct(r rune) bool {
