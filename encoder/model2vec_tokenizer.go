@@ -67,8 +67,8 @@ type wordpieceTokenizer struct {
 	unk      int32
 	prefix   string
 	maxChars int
-	// rawAdded and normAdded are added tokens matched before and after
-	// normalization, longest first.
+	// rawAdded and normAdded are the added tokens matched before and
+	// after normalization (by their "normalized" flag).
 	rawAdded, normAdded m2vAddedSet
 	truncate            int  // from tokenizer.json's truncation; 0 means none
 	truncateLeft        bool // keep the last tokens instead of the first
