@@ -66,7 +66,7 @@ func writeSafetensors(path string, tensors ...tinyTensor) error {
 	return os.WriteFile(path, out, 0o644)
 }
 
-// encodeFloats encodes values in dtype F32, F16, BF16 or I8 (as value×4).
+// encodeFloats encodes values in dtype F64, F32, F16, BF16 or I8 (as value×4).
 // The F16 encoder handles only the values the tests use: zero and normal
 // numbers whose mantissa fits in 10 bits.
 func encodeFloats(dtype string, vals []float32) []byte {
@@ -74,6 +74,8 @@ func encodeFloats(dtype string, vals []float32) []byte {
 	for _, v := range vals {
 		bits := math.Float32bits(v)
 		switch dtype {
+		case "F64":
+			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(float64(v)))
 		case "F32":
 			out = binary.LittleEndian.AppendUint32(out, bits)
 		case "BF16":

@@ -106,6 +106,33 @@ func TestModel2VecAddedTokens(t *testing.T) {
 	}
 }
 
+// A truncation setting in tokenizer.json cuts the ids before unknown
+// tokens are dropped, as the tokenizers library does inside encode.
+func TestModel2VecTokenizerTruncation(t *testing.T) {
+	tests := []struct {
+		direction string
+		want      []string
+	}{
+		{"Right", []string{"the", "tool"}}, // the [UNK] tool
+		{"Left", []string{"tool", "##s"}},  // [UNK] tool ##s
+	}
+	for _, tt := range tests {
+		tj := tinyTokenizer()
+		tj["truncation"] = map[string]any{"direction": tt.direction, "max_length": 3, "strategy": "LongestFirst", "stride": 0}
+		dir, err := makeModel(t.TempDir(), "trunc", tj, true, tinyEmbeddings("F32"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := encoder.LoadModel2Vec(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, m.Tokens("the zz tool zz tools")); diff != "" {
+			t.Errorf("truncation %s: Tokens (-want +got):\n%s", tt.direction, diff)
+		}
+	}
+}
+
 func TestModel2VecMaxLength(t *testing.T) {
 	// As in model2vec, the text is first cut to MaxLength × the median
 	// token length in characters (here 4: "play", "cafe", ...), then
@@ -170,6 +197,7 @@ func TestModel2VecEmbed(t *testing.T) {
 		{"F16", false, [][]float32{f32(theTools), f32(cafeNaive), zero, zero}, nil},
 		{"F16", true, [][]float32{normalized(theTools), normalized(cafeNaive), zero, zero}, nil},
 		{"BF16", false, [][]float32{f32(theTools), f32(cafeNaive), zero, zero}, nil},
+		{"F64", false, [][]float32{f32(theTools), f32(cafeNaive), zero, zero}, nil},
 		// I8 stores every value ×4 (see encodeFloats); only the direction
 		// survives, and rounding may differ in the last bit.
 		{"I8", true, [][]float32{normalized(theTools), normalized(cafeNaive), zero, zero}, []cmp.Option{cmpopts.EquateApprox(0, 1e-6)}},
