@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/encoder"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -29,7 +30,7 @@ func TestModel2VecWithIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := []toolindex.Tool{
+	tools := []tool.Tool{
 		{Name: "forecast", Server: "w", Description: "Search the weather."},
 		{Name: "coffee", Server: "c", Description: "A café, naïve and playing."},
 	}
