@@ -21,7 +21,9 @@ import (
 // ctx's error, and names the tool and server.
 //
 // The call is bounded by ctx and, when the server's config sets one, its
-// Timeout.
+// Timeout. A stdio server that has not taken the call's arguments from its
+// stdin by then is killed and restarted, and the error wraps
+// ErrServerUnavailable.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
 	h.mu.Lock()
 	if h.closed {
@@ -38,7 +40,7 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool
 		return tool.Result{}, fmt.Errorf("%w: %s (tool %q of server %s is filtered out by its config)", ErrToolDisabled, name, orig, s.name)
 	}
 	orig := s.originals[name]
-	cs, state, why := s.session, s.state, s.err
+	cs, att, state, why := s.session, s.att, s.state, s.err
 	h.mu.Unlock()
 
 	if cs == nil || state != StateReady {
@@ -59,10 +61,21 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.Timeout)
 		defer cancel()
 	}
+	// Close does not wait for calls in flight: it ends them.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(h.life, func() { cancel(ErrClosed) })()
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: orig, Arguments: args})
 	if err != nil {
-		if ctx.Err() != nil {
-			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, ctx.Err())
+		switch {
+		case h.life.Err() != nil:
+			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, ErrClosed)
+		case att.wedged():
+			// The server stopped reading its input: it was killed and
+			// is being restarted.
+			return tool.Result{}, fmt.Errorf("%w: call %s: server %s is unavailable: %w (%w)", ErrServerUnavailable, name, s.name, errWedged, context.Cause(ctx))
+		case ctx.Err() != nil:
+			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, context.Cause(ctx))
 		}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {

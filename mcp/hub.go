@@ -178,6 +178,7 @@ type server struct {
 	state     State
 	err       error
 	session   *sdk.ClientSession
+	att       *attempt // the session's connection attempt
 	stderr    *tailBuffer
 	tools     map[string]tool.Tool // allowed tools by qualified name
 	originals map[string]string    // qualified → original name, allowed tools
@@ -358,8 +359,11 @@ func (h *Hub) Status() []ServerStatus {
 }
 
 // Close stops every session and child process and waits for the Hub's
-// goroutines, including the last OnChange call, to return. It is safe to
-// call more than once.
+// goroutines, including the last OnChange call, to return. Calls in flight
+// return at once with an error wrapping ErrClosed; it does not wait for
+// them. A stdio server gets 2s in all to exit after its stdin is closed
+// and SIGTERM, then its process group is killed. It is safe to call more
+// than once.
 func (h *Hub) Close() error {
 	h.mu.Lock()
 	if h.closed {
