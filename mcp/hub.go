@@ -133,7 +133,9 @@ type ServerStatus struct {
 	// ConnectTime is how long the last connection attempt took, including
 	// listing tools.
 	ConnectTime time.Duration
-	// Warnings are tools dropped for duplicate or clashing names.
+	// Warnings are tools dropped for duplicate or clashing names or for an
+	// input schema that is not an object schema, and schemas repaired (an
+	// object schema without "type" gets "type":"object").
 	Warnings []string
 	// ApplyErr is the error HubOptions.OnChange returned for this server's
 	// last change, nil when it succeeded.

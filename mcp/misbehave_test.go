@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -282,5 +284,43 @@ func TestCallDuringRestart(t *testing.T) {
 	_, err = hub.Call(context.Background(), "flaky__never_existed", nil)
 	if !errors.Is(err, tool.ErrUnknown) || errors.Is(err, tool.ErrUnavailable) {
 		t.Errorf("call of an unknown tool: error = %v, want tool.ErrUnknown", err)
+	}
+}
+
+func TestBadInputSchemas(t *testing.T) {
+	checkGoroutines(t)
+	checkNoChildren(t)
+	bin := testServerPath(t)
+	cfg := writeConfig(t, t.TempDir(), map[string]any{
+		"odd": map[string]any{"command": bin, "args": []string{"-mode", "badschemas"}},
+	})
+	hub := startHub(t, cfg, nil)
+	st := statusOf(t, hub, "odd")
+	if st.State != mcp.StateReady {
+		t.Fatalf("state %s (%v), want ready", st.State, st.Err)
+	}
+	got := map[string]string{}
+	for _, tl := range hub.Tools() {
+		got[tl.Name] = string(tl.InputSchema)
+	}
+	want := map[string]string{
+		"odd__good":    `{"type":"object"}`,
+		"odd__untyped": `{"properties":{"q":{"type":"string"}},"type":"object"}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	for _, w := range []string{`"untyped": input schema has no "type"`, `"number": input schema is 42`, `"string": input schema is "object"`,
+		`"array": input schema is [1,2]`, `"typed_string": input schema has type "string"`} {
+		found := false
+		for _, got := range st.Warnings {
+			found = found || strings.Contains(got, w)
+		}
+		if !found {
+			t.Errorf("warnings %q lack %q", st.Warnings, w)
+		}
+	}
+	if res, err := hub.Call(context.Background(), "odd__untyped", json.RawMessage(`{"q":"x"}`)); err != nil || res.Content != "ok" {
+		t.Errorf("Call(untyped) = %+v, %v", res, err)
 	}
 }

@@ -4,6 +4,8 @@
 //	-mode serve  (default) serve the tools below
 //	-mode hang   read stdin, never answer, ignore EOF
 //	-mode exit   print an error on stderr and exit 1 at once
+//	-mode badschemas  list tools whose input schemas are not object
+//	             schemas (the SDK's server would refuse to serve them)
 //
 // With -banner it first prints a line that is not JSON on stdout; with
 // -noise, lines that look like JSON but are not JSON-RPC (pino logs,
@@ -46,6 +48,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testserver: hanging in initialize")
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		forever() // ignore EOF too: only a signal stops us
+	case "badschemas":
+		badSchemas()
+		return
 	case "exit":
 		fmt.Fprintln(os.Stderr, "testserver: fatal: TESTSERVER_TOKEN is not set")
 		os.Exit(1)
@@ -163,5 +168,51 @@ func (nopCloser) Close() error { return nil }
 func forever() {
 	for {
 		time.Sleep(time.Hour)
+	}
+}
+
+// badSchemas speaks just enough JSON-RPC to list tools with input schemas
+// the SDK's own server refuses, and to answer calls of the good one.
+func badSchemas() {
+	tools := []map[string]any{
+		{"name": "good", "inputSchema": map[string]any{"type": "object"}},
+		{"name": "untyped", "inputSchema": map[string]any{"properties": map[string]any{"q": map[string]any{"type": "string"}}}},
+		{"name": "number", "inputSchema": 42},
+		{"name": "string", "inputSchema": "object"},
+		{"name": "array", "inputSchema": []any{1, 2}},
+		{"name": "typed_string", "inputSchema": map[string]any{"type": "string"}},
+	}
+	in := json.NewDecoder(os.Stdin)
+	out := json.NewEncoder(os.Stdout)
+	for {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := in.Decode(&req); err != nil {
+			return
+		}
+		if req.ID == nil {
+			continue // a notification
+		}
+		var result any
+		switch req.Method {
+		case "initialize":
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			_ = json.Unmarshal(req.Params, &p)
+			result = map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "badschemas", "version": "1"}}
+		case "tools/list":
+			result = map[string]any{"tools": tools}
+		case "tools/call":
+			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "ok"}}}
+		default:
+			_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+			continue
+		}
+		_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
 	}
 }
