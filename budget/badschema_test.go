@@ -29,8 +29,8 @@ func TestRenderNeverSendsANonObjectSchema(t *testing.T) {
 	// Repaired: the type an object schema left out; true means any object.
 	for schema, want := range map[string]string{
 		`{"properties":{"q":{"type":"string"}}}`: `{"properties":{"q":{"type":"string"}},"type":"object"}`,
-		`{}`:   `{"type":"object"}`,
-		`true`: `{"properties":{},"type":"object"}`,
+		`{}`:                                     `{"type":"object"}`,
+		`true`:                                   `{"properties":{},"type":"object"}`,
 	} {
 		r, err := tok.Render(tool.Tool{Name: "fixable", InputSchema: json.RawMessage(schema)}, budget.TierFull)
 		if err != nil || string(r.Parameters) != want {
