@@ -25,6 +25,11 @@ import (
 // stdin by then is killed and restarted, and the error wraps
 // ErrServerUnavailable.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
+	res, err := h.call(ctx, name, args)
+	return res, h.redact.err(err)
+}
+
+func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()

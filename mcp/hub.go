@@ -97,6 +97,7 @@ type HubOptions struct {
 	HTTPClient *http.Client
 
 	// Logger receives the Hub's and the SDK's diagnostics; nil discards them.
+	// Secrets in server URLs are redacted from them (see RedactURL).
 	Logger *slog.Logger
 }
 
@@ -118,6 +119,7 @@ type ServerStatus struct {
 	Name  string
 	State State
 	// Err is why the server failed or last went down; nil when it never did.
+	// Secrets in the server's URL are redacted from its text (see RedactURL).
 	Err error
 	// Stderr is the tail of a stdio server's standard error.
 	Stderr string
@@ -157,6 +159,7 @@ type Hub struct {
 	wg    sync.WaitGroup
 	start sync.Once
 
+	redact    *redactor     // scrubs server URLs' secrets from errors and logs
 	slots     chan struct{} // connection attempts in progress, up to MaxStarting
 	ownClient *http.Client  // made by NewHub when HubOptions has none
 
@@ -237,6 +240,15 @@ func NewHub(cfg *Config, opts *HubOptions) (*Hub, error) {
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	var urls []string
+	if cfg != nil {
+		for _, sc := range cfg.Servers {
+			urls = append(urls, sc.URL)
+		}
+	}
+	// Secrets in server URLs reach neither errors nor logs (see RedactURL).
+	h.redact = newRedactor(urls)
+	h.opts.Logger = slog.New(h.redact.handler(h.opts.Logger.Handler()))
 	if cfg != nil {
 		h.dir = cfg.Dir
 		prefixes := map[string]string{}

@@ -248,7 +248,7 @@ func (h *Hub) setClosed(s *server, first bool) {
 func (h *Hub) setFailed(s *server, att *attempt, err error, elapsed time.Duration, giveUp bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s.err = err
+	s.err = h.redact.err(err)
 	s.elapsed = elapsed
 	if att != nil && att.stderr != nil {
 		s.stderr = att.stderr
@@ -266,7 +266,7 @@ func (h *Hub) setFailed(s *server, att *attempt, err error, elapsed time.Duratio
 func (h *Hub) setDown(s *server, err error, giveUp bool) tool.Change {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s.err = err
+	s.err = h.redact.err(err)
 	s.session = nil
 	s.state = StateRestarting
 	if giveUp {
