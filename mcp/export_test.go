@@ -3,6 +3,3 @@ package mcp
 // StartProcess is startProcess, for tests that warm up the starter
 // goroutine before they count goroutines.
 var StartProcess = startProcess
-
-// IsJSONRPC is isJSONRPC, for the fuzz test of the stdout line filter.
-var IsJSONRPC = isJSONRPC
