@@ -32,7 +32,7 @@ func TestWedgedServer(t *testing.T) {
 	checkNoChildren(t)
 	bin := testServerPath(t)
 	cfg := writeConfig(t, t.TempDir(), map[string]any{
-		"stuck": map[string]any{"command": bin},
+		"stuck": map[string]any{"command": bin, "args": []string{"-misbehave"}},
 	})
 	got := make(changes, 16)
 	hub := startHub(t, cfg, &mcp.HubOptions{OnChange: got.onChange, Backoff: 10 * time.Millisecond})
@@ -113,8 +113,8 @@ func TestCloseWithCallsInFlight(t *testing.T) {
 	bin := testServerPath(t)
 	cfg := writeConfig(t, t.TempDir(), map[string]any{
 		// With a call that never ends, neither server exits on stdin EOF.
-		"slow": map[string]any{"command": bin},
-		"deaf": map[string]any{"command": bin},
+		"slow": map[string]any{"command": bin, "args": []string{"-misbehave"}},
+		"deaf": map[string]any{"command": bin, "args": []string{"-misbehave"}},
 	})
 	hub, err := mcp.NewHub(cfg, nil)
 	if err != nil {
@@ -191,7 +191,7 @@ func TestStdoutNoise(t *testing.T) {
 	checkNoChildren(t)
 	bin := testServerPath(t)
 	cfg := writeConfig(t, t.TempDir(), map[string]any{
-		"chatty": map[string]any{"command": bin, "args": []string{"-noise"}},
+		"chatty": map[string]any{"command": bin, "args": []string{"-noise", "-misbehave"}},
 	})
 	hub := startHub(t, cfg, nil)
 	if res, err := hub.Call(context.Background(), "chatty__log", nil); err != nil || res.Content != "logged" {
@@ -216,7 +216,7 @@ func TestStdoutLineTooLong(t *testing.T) {
 	checkNoChildren(t)
 	bin := testServerPath(t)
 	cfg := writeConfig(t, t.TempDir(), map[string]any{
-		"flood": map[string]any{"command": bin},
+		"flood": map[string]any{"command": bin, "args": []string{"-misbehave"}},
 		"calm":  map[string]any{"command": bin},
 	})
 	got := make(changes, 16)

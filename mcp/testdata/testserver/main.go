@@ -11,7 +11,7 @@
 // -noise, lines that look like JSON but are not JSON-RPC (pino logs,
 // broken JSON), before and while serving.
 //
-// Beyond echo, where and crash, it serves wedge (stop reading stdin for
+// Beyond echo, where and crash, with -misbehave it serves log, wedge (stop reading stdin for
 // good, as a blocked event loop does; later calls with large arguments
 // cannot be written), block (never answer), and flood (write one stdout
 // line of the given number of MiB, no newline).
@@ -39,6 +39,7 @@ func main() {
 	mode := flag.String("mode", "serve", "serve, hang or exit")
 	gate := flag.String("gate", "", "hold every start after the first until this file is removed")
 	banner := flag.Bool("banner", false, "print a banner on stdout first, as some real servers do")
+	misbehave := flag.Bool("misbehave", false, "also serve log, wedge, block and flood")
 	noise := flag.Bool("noise", false, "print JSON-looking lines that are not JSON-RPC on stdout")
 	flag.Parse()
 	log.SetFlags(0)
@@ -98,36 +99,38 @@ func main() {
 			os.Exit(3)
 			return nil, nil, nil
 		})
-	sdk.AddTool(srv, &sdk.Tool{Name: "log", Description: "Print a JSON log line on stdout, then answer."},
-		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
-			fmt.Println(`{"level":30,"msg":"hi"}`)
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "logged"}}}, nil, nil
-		})
-	sdk.AddTool(srv, &sdk.Tool{Name: "wedge", Description: "Stop reading stdin."},
-		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
-			stdin.wedge()
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wedged"}}}, nil, nil
-		})
-	sdk.AddTool(srv, &sdk.Tool{Name: "block", Description: "Never answer."},
-		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
-			forever() // not even when cancelled
-			return nil, nil, nil
-		})
-	type floodArgs struct {
-		MiB int `json:"mib"`
-	}
-	sdk.AddTool(srv, &sdk.Tool{Name: "flood", Description: "Write one long stdout line without a newline."},
-		func(_ context.Context, _ *sdk.CallToolRequest, in floodArgs) (*sdk.CallToolResult, any, error) {
-			chunk := bytes.Repeat([]byte("x"), 1<<20)
-			os.Stdout.Write([]byte(`{"jsonrpc":"2.0","method":"x","params":"`))
-			for range in.MiB {
-				if _, err := os.Stdout.Write(chunk); err != nil {
-					os.Exit(4)
+	if *misbehave {
+		sdk.AddTool(srv, &sdk.Tool{Name: "log", Description: "Print a JSON log line on stdout, then answer."},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				fmt.Println(`{"level":30,"msg":"hi"}`)
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "logged"}}}, nil, nil
+			})
+		sdk.AddTool(srv, &sdk.Tool{Name: "wedge", Description: "Stop reading stdin."},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				stdin.wedge()
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wedged"}}}, nil, nil
+			})
+		sdk.AddTool(srv, &sdk.Tool{Name: "block", Description: "Never answer."},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				forever() // not even when cancelled
+				return nil, nil, nil
+			})
+		type floodArgs struct {
+			MiB int `json:"mib"`
+		}
+		sdk.AddTool(srv, &sdk.Tool{Name: "flood", Description: "Write one long stdout line without a newline."},
+			func(_ context.Context, _ *sdk.CallToolRequest, in floodArgs) (*sdk.CallToolResult, any, error) {
+				chunk := bytes.Repeat([]byte("x"), 1<<20)
+				os.Stdout.Write([]byte(`{"jsonrpc":"2.0","method":"x","params":"`))
+				for range in.MiB {
+					if _, err := os.Stdout.Write(chunk); err != nil {
+						os.Exit(4)
+					}
 				}
-			}
-			forever()
-			return nil, nil, nil
-		})
+				forever()
+				return nil, nil, nil
+			})
+	}
 	if err := srv.Run(context.Background(), &sdk.IOTransport{Reader: stdin, Writer: nopCloser{os.Stdout}}); err != nil {
 		log.Fatal(err)
 	}
