@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,7 +14,9 @@ import (
 )
 
 // ErrBadTool reports a tool that cannot be rendered: its input schema is not
-// a JSON object (or boolean) schema.
+// a JSON object schema ("type":"object", or no type, which Render fills
+// in), nor true (any arguments, sent as an empty object schema). Schemas of
+// another type are never sent: the APIs reject them.
 var ErrBadTool = errors.New("budget: bad tool")
 
 // Tier is how much of a tool's definition is sent. Every tier is a valid JSON
@@ -262,10 +265,28 @@ func compress(tool tool.Tool, tier Tier) (string, json.RawMessage, error) {
 	if err := dec.Decode(&root); err != nil {
 		return "", nil, fmt.Errorf("%w: tool %q: input schema: %v", ErrBadTool, tool.Name, err)
 	}
-	switch root.(type) {
-	case map[string]any, bool:
+	if _, err := dec.Token(); err != io.EOF {
+		return "", nil, fmt.Errorf("%w: tool %q: input schema: data after the JSON value", ErrBadTool, tool.Name)
+	}
+	// The model gets an object schema or nothing: the APIs reject
+	// anything else, and the whole request with it.
+	switch r := root.(type) {
+	case bool:
+		if !r {
+			return "", nil, fmt.Errorf("%w: tool %q: input schema is false: no arguments are valid", ErrBadTool, tool.Name)
+		}
+		return desc, emptyParameters, nil
+	case map[string]any:
+		typ, ok := r["type"]
+		if !ok {
+			// An object schema that leaves out the type (often with
+			// properties): say what it means.
+			r["type"] = "object"
+		} else if typ != "object" {
+			return "", nil, fmt.Errorf("%w: tool %q: input schema has type %s, not \"object\"", ErrBadTool, tool.Name, marshal(typ))
+		}
 	default:
-		return "", nil, fmt.Errorf("%w: tool %q: input schema is a JSON %T, not an object", ErrBadTool, tool.Name, root)
+		return "", nil, fmt.Errorf("%w: tool %q: input schema is a JSON %s, not an object", ErrBadTool, tool.Name, jsonKind(root))
 	}
 	if tier != TierFull {
 		keepDraft := usesDraft7Only(root)
@@ -482,4 +503,19 @@ func (t *Tokenizer) sweepLocked() {
 	if len(t.cache) > n/2 {
 		t.cacheMax *= 2
 	}
+}
+
+// jsonKind names the kind of a decoded JSON value for errors.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case []any:
+		return "array"
+	}
+	return fmt.Sprintf("%T", v)
 }

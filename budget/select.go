@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -62,6 +63,11 @@ type Selection struct {
 	Value float64
 	// Dropped names the candidates left out, best-scored first.
 	Dropped []string
+	// Skipped names the candidates Select could not render (their input
+	// schema is not a JSON object schema: Render says why), sorted. They
+	// are left out of the selection instead of failing it, so that one bad
+	// tool does not cost every step that retrieves it.
+	Skipped []string
 }
 
 // item is a deduplicated candidate with its options, one per tier.
@@ -114,18 +120,18 @@ const none Tier = -1
 // small random instances (TestSelectNearOptimal) it is optimal in about 80%
 // of them and keeps 98% of the optimal value on average.
 //
+// A candidate whose schema cannot be sent (see Render) is skipped and named
+// in Selection.Skipped; it does not fail the selection.
+//
 // Select is deterministic: the result depends only on the set of candidates
 // (their order does not matter; ties break by name).
 func Select(tok *Tokenizer, cands []Candidate, b Budget) (Selection, error) {
 	if b.Tokens < 0 || b.MinTools < 0 || b.MaxTools < 0 || (b.MaxTools > 0 && b.MinTools > b.MaxTools) {
 		return Selection{}, fmt.Errorf("%w: %+v", ErrInvalidBudget, b)
 	}
-	items, err := prepare(tok, cands)
-	if err != nil {
-		return Selection{}, err
-	}
+	items, skipped := prepare(tok, cands)
 	if len(items) == 0 {
-		return Selection{}, nil
+		return Selection{Skipped: skipped}, nil
 	}
 
 	// Forced items: pinned, then the best-scored others up to MinTools.
@@ -189,15 +195,22 @@ func Select(tok *Tokenizer, cands []Candidate, b Budget) (Selection, error) {
 			best = pl
 		}
 	}
-	return p.selection(best), nil
+	sel := p.selection(best)
+	sel.Skipped = skipped
+	return sel, nil
 }
 
 // prepare merges duplicate names, renders every tier and sorts the items by
-// score (descending), then name.
-func prepare(tok *Tokenizer, cands []Candidate) ([]*item, error) {
+// score (descending), then name. It returns the names of the candidates it
+// could not render, sorted, apart.
+func prepare(tok *Tokenizer, cands []Candidate) ([]*item, []string) {
 	byName := make(map[string]*item, len(cands))
 	items := make([]*item, 0, len(cands))
+	bad := map[string]bool{}
 	for _, c := range cands {
+		if bad[c.Tool.Name] {
+			continue
+		}
 		if it, ok := byName[c.Tool.Name]; ok {
 			it.cand.Pinned = it.cand.Pinned || c.Pinned
 			if c.Score > it.cand.Score {
@@ -207,7 +220,8 @@ func prepare(tok *Tokenizer, cands []Candidate) ([]*item, error) {
 		}
 		it := &item{cand: c}
 		if err := tok.render(c.Tool, &it.opts); err != nil {
-			return nil, err
+			bad[c.Tool.Name] = true
+			continue
 		}
 		byName[c.Tool.Name] = it
 		items = append(items, it)
@@ -222,7 +236,11 @@ func prepare(tok *Tokenizer, cands []Candidate) ([]*item, error) {
 		}
 		return cmp.Compare(a.cand.Tool.Name, b.cand.Tool.Name)
 	})
-	return items, nil
+	var skipped []string
+	if len(bad) > 0 {
+		skipped = slices.Sorted(maps.Keys(bad))
+	}
+	return items, skipped
 }
 
 type planner struct {

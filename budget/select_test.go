@@ -98,7 +98,6 @@ func TestSelectErrors(t *testing.T) {
 		{"pinned do not fit", cands, budget.Budget{Tokens: minCost}, budget.ErrBudgetTooSmall, "the 2 pinned and minimum tools"},
 		{"min tools do not fit", cands[:1], budget.Budget{Tokens: 0, MinTools: 1}, budget.ErrBudgetTooSmall, "0 tokens cannot hold the 1 pinned and minimum tools"},
 		{"more pinned than max", cands, budget.Budget{Tokens: 10000, MaxTools: 1}, budget.ErrBudgetTooSmall, "2 pinned tools but MaxTools is 1"},
-		{"bad schema", []budget.Candidate{{Tool: tool.Tool{Name: "bad", InputSchema: json.RawMessage(`[`)}}}, budget.Budget{Tokens: 100}, budget.ErrBadTool, `"bad"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,8 +22,15 @@ import (
 //
 // The call is bounded by ctx and, when the server's config sets one, its
 // Timeout. A call to a lazy server starts it first (see HubOptions.Start),
-// bounded by ctx and its connection timeout.
+// bounded by ctx and its connection timeout. A stdio server that has not
+// taken the call's arguments from its stdin by then is killed and
+// restarted, and the error wraps ErrServerUnavailable.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
+	res, err := h.call(ctx, name, args)
+	return res, h.redact.err(err)
+}
+
+func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -40,7 +47,7 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool
 	}
 	orig := s.originals[name]
 	defer h.using(s)() // no idle stop while the call is in progress
-	cs, state, why := s.session, s.state, s.err
+	cs, att, state, why := s.session, s.att, s.state, s.err
 	h.mu.Unlock()
 
 	if state == StateLazy || state == StateConnecting {
@@ -48,6 +55,9 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool
 		if cs, orig, state, why, err = h.wake(ctx, s, name); err != nil {
 			return tool.Result{}, err
 		}
+		h.mu.Lock()
+		att = s.att // the attempt that just started it
+		h.mu.Unlock()
 	}
 
 	if cs == nil || state != StateReady {
@@ -68,10 +78,21 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.Timeout)
 		defer cancel()
 	}
+	// Close does not wait for calls in flight: it ends them.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(h.life, func() { cancel(ErrClosed) })()
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: orig, Arguments: args})
 	if err != nil {
-		if ctx.Err() != nil {
-			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, ctx.Err())
+		switch {
+		case h.life.Err() != nil:
+			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, ErrClosed)
+		case att.wedged():
+			// The server stopped reading its input: it was killed and
+			// is being restarted.
+			return tool.Result{}, fmt.Errorf("%w: call %s: server %s is unavailable: %w (%w)", ErrServerUnavailable, name, s.name, errWedged, context.Cause(ctx))
+		case ctx.Err() != nil:
+			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, context.Cause(ctx))
 		}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {

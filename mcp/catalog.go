@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/tool"
@@ -42,7 +43,14 @@ func (h *Hub) updateTools(s *server, list []*sdk.Tool) tool.Change {
 			disabled[q] = t.Name
 			continue
 		}
-		tools[q] = convertTool(s.name, q, t)
+		ct, warn, ok := convertTool(s.name, q, t)
+		if warn != "" {
+			warnings = append(warnings, warn)
+		}
+		if !ok {
+			continue
+		}
+		tools[q] = ct
 		originals[q] = t.Name
 	}
 
@@ -104,13 +112,19 @@ func sameTool(a, b tool.Tool) bool {
 	return bytes.Equal(ja, jb)
 }
 
-// convertTool turns an SDK tool into ours at the package boundary.
-func convertTool(server, qualified string, t *sdk.Tool) tool.Tool {
-	schema := json.RawMessage(`{"type":"object"}`)
-	if t.InputSchema != nil {
-		if b, err := json.Marshal(t.InputSchema); err == nil && !bytes.Equal(b, []byte("null")) {
-			schema = b
-		}
+// convertTool turns an SDK tool into ours at the package boundary. A tool
+// whose input schema the model APIs would reject is repaired when its
+// meaning is clear (an object schema without "type", or true, becomes
+// "type":"object"), and dropped otherwise (a number, a string, an array,
+// a schema of another type): one bad tool must not break every request it
+// is retrieved into. warn says what was done; ok is false when dropped.
+func convertTool(server, qualified string, t *sdk.Tool) (_ tool.Tool, warn string, ok bool) {
+	schema, warn, ok := objectSchema(t.InputSchema)
+	if !ok {
+		return tool.Tool{}, fmt.Sprintf("tool %q: input schema %s; dropped", t.Name, warn), false
+	}
+	if warn != "" {
+		warn = fmt.Sprintf("tool %q: input schema %s", t.Name, warn)
 	}
 	out := tool.Tool{
 		Name:         qualified,
@@ -139,5 +153,62 @@ func convertTool(server, qualified string, t *sdk.Tool) tool.Tool {
 			out.Annotations = &ann
 		}
 	}
-	return out.WithHash()
+	return out.WithHash(), warn, true
+}
+
+// objectSchema returns v, an input schema as the SDK decoded it, as JSON
+// with a root of type object. why says what is wrong with it: a repair
+// when ok, the reason it cannot be used when not.
+func objectSchema(v any) (schema json.RawMessage, why string, ok bool) {
+	if v == nil {
+		return json.RawMessage(`{"type":"object"}`), "", true
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Sprintf("cannot be encoded (%v)", err), false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var root any
+	if err := dec.Decode(&root); err != nil {
+		return nil, fmt.Sprintf("is not JSON (%v)", err), false
+	}
+	switch r := root.(type) {
+	case nil:
+		return json.RawMessage(`{"type":"object"}`), "", true
+	case bool:
+		if r {
+			return json.RawMessage(`{"type":"object"}`), "is true; sent as {\"type\":\"object\"}", true
+		}
+		return nil, "is false: no arguments are valid", false
+	case map[string]any:
+		typ, has := r["type"]
+		switch {
+		case !has:
+			r["type"] = "object"
+			out, err := json.Marshal(r)
+			if err != nil {
+				return nil, fmt.Sprintf("cannot be encoded (%v)", err), false
+			}
+			return out, "has no \"type\"; treated as \"type\":\"object\"", true
+		case typ == "object":
+			return b, "", true
+		default:
+			t, _ := json.Marshal(typ)
+			return nil, fmt.Sprintf("has type %s, not \"object\"", t), false
+		}
+	default:
+		return nil, fmt.Sprintf("is %s, not an object schema", truncate(string(b), 40)), false
+	}
+}
+
+// truncate cuts s to at most n bytes, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

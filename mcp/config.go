@@ -234,6 +234,10 @@ func (sc ServerConfig) validate(name string) error {
 	if sc.URL != "" {
 		u, err := url.Parse(sc.URL)
 		if err != nil {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				ue.URL = RedactURL(ue.URL) // it may hold a credential
+			}
 			return fmt.Errorf("server %q: field \"url\": %w", name, err)
 		}
 		if u.Scheme != "http" && u.Scheme != "https" {

@@ -23,3 +23,7 @@ func SetUserCacheDir(dir string) (restore func()) {
 	userCacheDir = func() (string, error) { return dir, nil }
 	return func() { userCacheDir = old }
 }
+
+// StartProcess is startProcess, for tests that warm up the starter
+// goroutine before they count goroutines.
+var StartProcess = startProcess

@@ -97,6 +97,7 @@ type HubOptions struct {
 	HTTPClient *http.Client
 
 	// Logger receives the Hub's and the SDK's diagnostics; nil discards them.
+	// Secrets in server URLs are redacted from them (see RedactURL).
 	Logger *slog.Logger
 
 	// Start says when servers start: StartLazy (the default) leaves a server
@@ -139,6 +140,7 @@ type ServerStatus struct {
 	Name  string
 	State State
 	// Err is why the server failed or last went down; nil when it never did.
+	// Secrets in the server's URL are redacted from its text (see RedactURL).
 	Err error
 	// Stderr is the tail of a stdio server's standard error.
 	Stderr string
@@ -154,7 +156,9 @@ type ServerStatus struct {
 	// ConnectTime is how long the last connection attempt took, including
 	// listing tools.
 	ConnectTime time.Duration
-	// Warnings are tools dropped for duplicate or clashing names.
+	// Warnings are tools dropped for duplicate or clashing names or for an
+	// input schema that is not an object schema, and schemas repaired (an
+	// object schema without "type" gets "type":"object").
 	Warnings []string
 	// ApplyErr is the error HubOptions.OnChange returned for this server's
 	// last change, nil when it succeeded.
@@ -181,6 +185,7 @@ type Hub struct {
 	wg    sync.WaitGroup
 	start sync.Once
 
+	redact    *redactor     // scrubs server URLs' secrets from errors and logs
 	slots     chan struct{} // connection attempts in progress, up to MaxStarting
 	ownClient *http.Client  // made by NewHub when HubOptions has none
 
@@ -204,6 +209,7 @@ type server struct {
 	state     State
 	err       error
 	session   *sdk.ClientSession
+	att       *attempt // the session's connection attempt
 	stderr    *tailBuffer
 	tools     map[string]tool.Tool // allowed tools by qualified name
 	originals map[string]string    // qualified → original name, allowed tools
@@ -264,6 +270,15 @@ func NewHub(cfg *Config, opts *HubOptions) (*Hub, error) {
 	if err := h.setupCache(); err != nil {
 		return nil, err
 	}
+	var urls []string
+	if cfg != nil {
+		for _, sc := range cfg.Servers {
+			urls = append(urls, sc.URL)
+		}
+	}
+	// Secrets in server URLs reach neither errors nor logs (see RedactURL).
+	h.redact = newRedactor(urls)
+	h.opts.Logger = slog.New(h.redact.handler(h.opts.Logger.Handler()))
 	if cfg != nil {
 		h.dir = cfg.Dir
 		prefixes := map[string]string{}
@@ -405,8 +420,11 @@ func (h *Hub) Status() []ServerStatus {
 }
 
 // Close stops every session and child process and waits for the Hub's
-// goroutines, including the last OnChange call, to return. It is safe to
-// call more than once.
+// goroutines, including the last OnChange call, to return. Calls in flight
+// return at once with an error wrapping ErrClosed; it does not wait for
+// them. A stdio server gets 2s in all to exit after its stdin is closed
+// and SIGTERM, then its process group is killed. It is safe to call more
+// than once.
 func (h *Hub) Close() error {
 	h.mu.Lock()
 	if h.closed {

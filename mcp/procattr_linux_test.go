@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"os/exec"
+	"runtime"
 	"syscall"
 )
 
@@ -10,3 +11,5 @@ import (
 func dieWithTest(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
+
+func lockOSThread() { runtime.LockOSThread() }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -59,11 +60,15 @@ func (h *Hub) supervise(s *server) {
 		for {
 			select {
 			case <-h.life.Done():
-				_ = cs.Close()
-				<-ended
+				// Close the connection first: the SDK's session Close
+				// waits for calls in flight, which a server that never
+				// answers would hold forever. The calls themselves have
+				// already returned ErrClosed (see Call).
 				if att.cleanup != nil {
 					att.cleanup()
 				}
+				_ = cs.Close()
+				<-ended
 				h.setClosed(s, false)
 				return
 			case <-s.relist:
@@ -99,7 +104,9 @@ func (h *Hub) supervise(s *server) {
 		if why == nil {
 			why = errors.New("session ended")
 		}
-		if att.cmd != nil && att.cmd.ProcessState != nil {
+		if att.wedged() {
+			why = fmt.Errorf("a call could not be written in time: %w", errWedged)
+		} else if att.cmd != nil && att.cmd.ProcessState != nil {
 			why = fmt.Errorf("process exited (%s): %w", att.cmd.ProcessState, why)
 		}
 		// A server that keeps dying right after it starts backs off like
@@ -149,13 +156,16 @@ func (h *Hub) connectTimeout(s *server) time.Duration {
 }
 
 // connectAndList makes one connection attempt and lists the server's tools.
+// The start slot is given back before a failed attempt is cleaned up, and
+// the time reported is the attempt's, not the cleanup's.
 func (h *Hub) connectAndList(s *server) (*sdk.ClientSession, *attempt, []*sdk.Tool, *sdk.InitializeResult, time.Duration, error) {
 	select {
 	case h.slots <- struct{}{}:
-		defer func() { <-h.slots }()
 	case <-h.life.Done():
 		return nil, nil, nil, nil, 0, ErrClosed
 	}
+	release := sync.OnceFunc(func() { <-h.slots })
+	defer release()
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(h.life, h.connectTimeout(s))
 	defer cancel()
@@ -174,18 +184,28 @@ func (h *Hub) connectAndList(s *server) (*sdk.ClientSession, *attempt, []*sdk.To
 	cs, att, keep, err := h.connectSession(ctx, s.name, s.cfg, client)
 	defer keep()
 	if err != nil {
-		return nil, att, nil, nil, time.Since(start), describe(ctx, s, att, "connect", err)
+		elapsed := time.Since(start)
+		err = describe(ctx, s, att, "connect", err)
+		release()
+		if att != nil && att.cleanup != nil {
+			att.cleanup()
+		}
+		return nil, att, nil, nil, elapsed, err
 	}
 	init := cs.InitializeResult()
 	var tools []*sdk.Tool
 	if init == nil || init.Capabilities == nil || init.Capabilities.Tools != nil {
 		tools, err = listTools(ctx, cs)
 		if err != nil {
+			elapsed := time.Since(start)
+			err = describe(ctx, s, att, "tools/list", err)
+			att.kill()
+			release()
 			_ = cs.Close()
 			if att.cleanup != nil {
 				att.cleanup()
 			}
-			return nil, att, nil, nil, time.Since(start), describe(ctx, s, att, "tools/list", err)
+			return nil, att, nil, nil, elapsed, err
 		}
 	}
 	return cs, att, tools, init, time.Since(start), nil
@@ -243,7 +263,7 @@ func (h *Hub) setClosed(s *server, first bool) {
 func (h *Hub) setFailed(s *server, att *attempt, err error, elapsed time.Duration, giveUp bool) tool.Change {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s.err = err
+	s.err = h.redact.err(err)
 	s.elapsed = elapsed
 	if att != nil && att.stderr != nil {
 		s.stderr = att.stderr
@@ -266,7 +286,7 @@ func (h *Hub) setFailed(s *server, att *attempt, err error, elapsed time.Duratio
 func (h *Hub) setDown(s *server, err error, giveUp bool) tool.Change {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s.err = err
+	s.err = h.redact.err(err)
 	s.session = nil
 	s.state = StateRestarting
 	if giveUp {
@@ -285,6 +305,7 @@ func (h *Hub) setReady(s *server, cs *sdk.ClientSession, att *attempt, tools []*
 		s.restarts++
 	}
 	s.session = cs
+	s.att = att
 	s.stderr = att.stderr
 	s.elapsed = elapsed
 	s.state = StateReady

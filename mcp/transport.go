@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,15 +15,23 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // stopGrace is how long a stdio server gets to exit after its stdin is
-// closed, and again after SIGTERM, before it is killed.
-const stopGrace = 2 * time.Second
+// closed, and again after SIGTERM, before its process group is killed: a
+// server that ignores both is gone 2×stopGrace after Close.
+const stopGrace = time.Second
+
+// maxLineLength bounds one line of a stdio server's stdout, as the SDK
+// bounds one JSON-RPC frame: a longer line ends that server's session
+// instead of growing a buffer without limit.
+const maxLineLength = sdk.DefaultMaxLineLength
 
 // stderrTailSize is how much of a server's stderr is kept for reports.
 const stderrTailSize = 4 << 10
@@ -64,7 +73,22 @@ func (t *tailBuffer) String() string {
 type attempt struct {
 	stderr  *tailBuffer
 	cmd     *exec.Cmd
-	cleanup func() // kills what is left of the process group; may be nil
+	stdio   *stdioTransport // nil unless a stdio server
+	cleanup func()          // closes the connection and stops what is left; may be nil
+}
+
+// kill stops a stdio server at once (SIGKILL to its process group), for a
+// server that never finished connecting: it gets no grace.
+func (a *attempt) kill() {
+	if a != nil && a.stdio != nil {
+		a.stdio.kill()
+	}
+}
+
+// wedged reports whether the attempt's session was killed because the
+// server stopped reading its stdin.
+func (a *attempt) wedged() bool {
+	return a != nil && a.stdio != nil && a.stdio.wedged.Load()
 }
 
 // transports returns the transports to try, in order, for one connection
@@ -130,6 +154,7 @@ func (h *Hub) commandTransport(name string, sc ServerConfig) ([]sdk.Transport, *
 	cmd.WaitDelay = stopGrace
 	killGroup := setProcessGroup(cmd)
 	t := &stdioTransport{cmd: cmd, noise: a.stderr, killGroup: killGroup}
+	a.stdio = t
 	a.cleanup = t.stop
 	return []sdk.Transport{t}, a, nil
 }
@@ -139,15 +164,18 @@ func (h *Hub) commandTransport(name string, sc ServerConfig) ([]sdk.Transport, *
 // tolerates what real servers do: lines on stdout that are not JSON-RPC
 // (banners, logs) are moved to the stderr tail instead of breaking the
 // session, and stopping also kills what the server left in its process
-// group.
+// group. A write the server does not take in time (it stopped reading
+// stdin) kills the process, so that no caller waits on it forever.
 type stdioTransport struct {
 	cmd       *exec.Cmd
 	noise     io.Writer
 	killGroup func()
 
-	once   sync.Once
-	stdin  io.Closer
-	waited error
+	once    sync.Once
+	started atomic.Bool
+	stdin   io.Closer
+	waited  error
+	wedged  atomic.Bool // killed because a write did not finish in time
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -159,22 +187,54 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
+	if err := startProcess(t.cmd); err != nil {
 		return nil, err
 	}
 	t.stdin = stdin
+	t.started.Store(true)
 	pipes := &sdk.IOTransport{
-		Reader: &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), noise: t.noise},
+		Reader: &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), noise: t.noise, max: maxLineLength},
 		Writer: &stdinCloser{WriteCloser: stdin, stop: t.stop},
+		// jsonLines already bounds a line; a negative value tells the SDK
+		// not to count again.
+		MaxLineLength: -1,
 	}
-	return pipes.Connect(ctx)
+	conn, err := pipes.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &stdioConn{Connection: conn, t: t}, nil
+}
+
+// kill sends SIGKILL to the server's process group (and the process, where
+// there are no groups). Reaping is left to stop. Safe to call at any time.
+func (t *stdioTransport) kill() {
+	if !t.started.Load() {
+		return
+	}
+	if t.killGroup != nil {
+		t.killGroup()
+	}
+	_ = t.cmd.Process.Kill()
+}
+
+// wedge kills a server that stopped reading its stdin: the blocked write
+// fails, the session ends and the supervisor restarts the server.
+func (t *stdioTransport) wedge() {
+	t.wedged.Store(true)
+	t.kill()
+	if t.stdin != nil {
+		_ = t.stdin.Close()
+	}
 }
 
 // stop ends the process the way the MCP spec asks: close its stdin, wait,
-// SIGTERM, wait, SIGKILL; then reap it. It is idempotent.
+// SIGTERM, wait, SIGKILL; then reap it and kill what is left of its
+// process group. It is idempotent, and bounded by about 3×stopGrace even
+// when a grandchild keeps stderr open.
 func (t *stdioTransport) stop() {
 	t.once.Do(func() {
-		if t.cmd.Process == nil {
+		if !t.started.Load() {
 			return // never started
 		}
 		if t.stdin != nil {
@@ -195,7 +255,7 @@ func (t *stdioTransport) stop() {
 		if !wait() {
 			_ = t.cmd.Process.Signal(syscall.SIGTERM)
 			if !wait() {
-				_ = t.cmd.Process.Kill()
+				t.kill()
 				t.waited = <-done
 			}
 		}
@@ -203,6 +263,41 @@ func (t *stdioTransport) stop() {
 			t.killGroup()
 		}
 	})
+}
+
+// errWedged is why a write to a stdio server failed when the server did not
+// take it before the caller's ctx ended.
+var errWedged = errors.New("server stopped reading its input; killed it")
+
+// stdioConn makes the SDK's writes honour ctx: the SDK writes to the pipe
+// without a deadline, so a server that stops reading stdin would block a
+// call with large arguments, every later call and Close forever.
+type stdioConn struct {
+	sdk.Connection
+	t *stdioTransport
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Connection.Write(ctx, msg) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-done: // finished after all
+		return err
+	default:
+	}
+	// The message is half written or not at all, so the stream is lost
+	// either way; killing the process also ends the blocked write.
+	c.t.wedge()
+	<-done
+	return fmt.Errorf("%w: %w", errWedged, ctx.Err())
 }
 
 // stdinCloser stops the whole process when the SDK closes the connection.
@@ -216,23 +311,32 @@ func (c *stdinCloser) Close() error {
 	return nil
 }
 
-// jsonLines passes on the lines of r that look like JSON-RPC messages and
-// writes the others to noise.
+// errLineTooLong ends the session of a server that writes a stdout line
+// longer than maxLineLength.
+var errLineTooLong = fmt.Errorf("stdout line longer than %d bytes", maxLineLength)
+
+// jsonLines passes on the lines of r that are JSON-RPC messages and writes
+// the others (banners, JSON logs, anything not JSON) to noise. A line
+// longer than max is an error: at most max bytes of a line are buffered.
 type jsonLines struct {
 	r     *bufio.Reader
 	noise io.Writer
+	max   int
+	line  []byte // the current line, reused
 	buf   []byte // rest of the current line, not yet read
 }
 
 func (j *jsonLines) Read(p []byte) (int, error) {
 	for len(j.buf) == 0 {
-		line, err := j.r.ReadBytes('\n')
+		line, err := j.readLine()
 		if len(line) > 0 {
-			trimmed := bytes.TrimLeft(line, " \t\r")
-			if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+			if isJSONRPC(line) {
 				j.buf = line
-			} else if len(bytes.TrimSpace(line)) > 0 {
-				_, _ = j.noise.Write(append([]byte("[stdout] "), line...))
+			} else if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
+				if len(trimmed) > stderrTailSize {
+					trimmed = trimmed[:stderrTailSize]
+				}
+				_, _ = j.noise.Write(append(append([]byte("[stdout] "), trimmed...), '\n'))
 			}
 		}
 		if err != nil {
@@ -245,6 +349,55 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 	n := copy(p, j.buf)
 	j.buf = j.buf[n:]
 	return n, nil
+}
+
+// readLine reads one line, with its newline, into j.line.
+func (j *jsonLines) readLine() ([]byte, error) {
+	if cap(j.line) > 1<<20 {
+		j.line = nil // don't keep a large buffer for small lines
+	}
+	j.line = j.line[:0]
+	for {
+		frag, err := j.r.ReadSlice('\n')
+		if len(j.line)+len(frag) > j.max {
+			j.line = nil
+			return nil, errLineTooLong
+		}
+		j.line = append(j.line, frag...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return j.line, err
+	}
+}
+
+// isJSONRPC reports whether line is a JSON-RPC 2.0 message or batch: valid
+// JSON, an object with "jsonrpc":"2.0" or a non-empty array of them. Logs
+// in JSON (pino, bunyan) are objects without it.
+func isJSONRPC(line []byte) bool {
+	b := bytes.TrimSpace(line)
+	type message struct {
+		JSONRPC string `json:"jsonrpc"`
+	}
+	switch {
+	case len(b) == 0:
+		return false
+	case b[0] == '{':
+		var m message
+		return json.Unmarshal(b, &m) == nil && m.JSONRPC == "2.0"
+	case b[0] == '[':
+		var ms []message
+		if json.Unmarshal(b, &ms) != nil || len(ms) == 0 {
+			return false
+		}
+		for _, m := range ms {
+			if m.JSONRPC != "2.0" {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // Close does nothing: the connection is closed through stdin.
@@ -265,10 +418,12 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // connectSession runs one connection attempt: start the transport,
-// initialize. When ctx ends, the connection is closed even if the SDK is
-// blocked writing to a peer that does not read (a hung stdio server, an
-// in-memory pipe nobody serves); keep stays in force until the caller calls
-// it, so listing tools is covered too.
+// initialize. When ctx ends, a stdio server is killed at once and the
+// connection closed, even if the SDK is blocked writing to a peer that does
+// not read (a hung stdio server, an in-memory pipe nobody serves); keep
+// stays in force until the caller calls it, so listing tools is covered
+// too. On failure nothing is cleaned up yet: the caller calls a.cleanup,
+// after it has given back its start slot.
 func (h *Hub) connectSession(ctx context.Context, name string, sc ServerConfig, client *sdk.Client) (cs *sdk.ClientSession, a *attempt, keep func(), err error) {
 	ts, a, err := h.transports(ctx, name, sc)
 	if err != nil {
@@ -282,33 +437,44 @@ func (h *Hub) connectSession(ctx context.Context, name string, sc ServerConfig, 
 		version = "" // the SDK's default
 	}
 	var errs []error
+	var tried []*capturingTransport
 	for _, t := range ts {
 		// The SSE transport ties its event stream to the ctx given to
 		// Connect, so that ctx must live as long as the session, not just
 		// this attempt.
 		ct := &capturingTransport{Transport: t}
 		ct.ctx, ct.cancel = context.WithCancel(h.life)
-		stop := context.AfterFunc(ctx, ct.close)
+		tried = append(tried, ct)
+		// A server that has not answered in time gets no grace: it may be
+		// wedged, and it holds a start slot.
+		abort := context.AfterFunc(ctx, func() { a.kill(); ct.close() })
 		cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: version})
 		if err == nil {
 			cleanup := a.cleanup
 			a.cleanup = func() {
-				ct.cancel()
+				ct.close()
 				if cleanup != nil {
 					cleanup()
 				}
 			}
-			return cs, a, func() { stop() }, nil
+			return cs, a, func() { abort() }, nil
 		}
-		stop()
-		ct.close()
+		abort()
 		errs = append(errs, err)
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	if a.cleanup != nil {
-		a.cleanup()
+	// The server never finished initialize: kill it now, reap it later.
+	a.kill()
+	cleanup := a.cleanup
+	a.cleanup = func() {
+		for _, ct := range tried {
+			ct.close()
+		}
+		if cleanup != nil {
+			cleanup()
+		}
 	}
 	return nil, a, func() {}, errors.Join(errs...)
 }

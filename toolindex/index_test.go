@@ -94,7 +94,7 @@ var testTools = []tool.Tool{
 	{Name: "math__factorial", Server: "math", Description: "Calculate the factorial of a number."},
 }
 
-func newTestIndex(t *testing.T, emb toolindex.Embedder, opts *toolindex.Options, tools ...tool.Tool) *toolindex.Index {
+func newTestIndex(t testing.TB, emb toolindex.Embedder, opts *toolindex.Options, tools ...tool.Tool) *toolindex.Index {
 	t.Helper()
 	ix, err := toolindex.New(emb, opts)
 	if err != nil {

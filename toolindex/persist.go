@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolsift/toolsift/tool"
 )
@@ -37,6 +38,9 @@ import (
 // one intact. The lexical index is not saved: rebuilding it from the tools
 // at Load is cheap (see BenchmarkLoad).
 const (
+	// minToolLine is the shortest line of a tools file: {"name":"a","hash":"b"}
+	// and a newline.
+	minToolLine    = 24
 	manifestFile   = "manifest.json"
 	manifestFormat = "toolsift-index"
 	formatVersion  = 1
@@ -120,7 +124,7 @@ func (ix *Index) Save(dir string) error {
 	m.ToolsFile, err = writeFile(dir, "tools-"+gen+".jsonl", func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		for _, e := range snap {
-			if err := enc.Encode(toSaved(e.tool)); err != nil {
+			if err := enc.Encode(savable(e.tool)); err != nil {
 				return err
 			}
 		}
@@ -161,15 +165,46 @@ func (ix *Index) Save(dir string) error {
 	}); err != nil {
 		return err
 	}
-	// The new manifest is in place; older generations are garbage.
+	// The new manifest is in place; older generations are garbage, and so
+	// are the temporary files of saves that were killed (only one Save
+	// writes to dir at a time, so none of them is in use).
 	entries, _ := os.ReadDir(dir)
 	for _, de := range entries {
 		n := de.Name()
-		if n != m.ToolsFile.Name && n != m.Vectors.Name && isDataFile(n) {
+		if n != m.ToolsFile.Name && n != m.Vectors.Name && isDataFile(n) || isTempFile(n) {
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
 	return nil
+}
+
+// isTempFile reports whether name is one of writeFile's temporary files.
+func isTempFile(name string) bool {
+	base, _, ok := strings.Cut(name, ".tmp-")
+	return ok && strings.HasPrefix(base, ".") && (isDataFile(base[1:]) || base[1:] == manifestFile)
+}
+
+// savable returns t as it is saved. encoding/json replaces invalid UTF-8
+// with U+FFFD, so a tool with some comes back from Load with other bytes:
+// its hash is then recomputed over the bytes Load will see, so that the
+// hash always matches the content (the live tool, with its own bytes and
+// hash, is then seen as changed, which it is).
+func savable(t tool.Tool) savedTool {
+	st := toSaved(t)
+	if utf8.ValidString(t.Name) && utf8.ValidString(t.Description) && utf8.Valid(t.InputSchema) &&
+		utf8.ValidString(t.Server) && utf8.ValidString(t.OriginalName) && utf8.ValidString(t.Title) {
+		return st
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return st
+	}
+	var back savedTool
+	if err := json.Unmarshal(b, &back); err != nil {
+		return st
+	}
+	back.Hash = tool.ContentHash(back.tool())
+	return back
 }
 
 func isDataFile(name string) bool {
@@ -266,6 +301,12 @@ func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index,
 	if err != nil {
 		return nil, err
 	}
+	// Counts are checked against the sizes of the files before anything
+	// is allocated by them: a tool is a line of at least minToolLine bytes,
+	// a vector 4 bytes per dimension.
+	if m.Tools > len(tb)/minToolLine {
+		return nil, fmt.Errorf("%w: %s: %d tools cannot fit in %d bytes", ErrCorrupt, mpath, m.Tools, len(tb))
+	}
 	tools := make([]tool.Tool, 0, m.Tools)
 	dec := json.NewDecoder(bytes.NewReader(tb))
 	for line := 1; ; line++ {
@@ -288,6 +329,9 @@ func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index,
 	vb, vpath, err := readChecked(dir, m.Vectors)
 	if err != nil {
 		return nil, err
+	}
+	if int64(m.Dimension) > math.MaxUint32 || (m.Tools > 0 && (len(vb) < 16 || m.Dimension > (len(vb)-16)/4/m.Tools)) {
+		return nil, fmt.Errorf("%w: %s: %d vectors of dimension %d cannot fit in %d bytes", ErrCorrupt, vpath, m.Tools, m.Dimension, len(vb))
 	}
 	want := 16 + 4*m.Dimension*m.Tools
 	if len(vb) != want || string(vb[:8]) != vectorMagic ||

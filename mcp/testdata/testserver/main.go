@@ -4,14 +4,24 @@
 //	-mode serve  (default) serve the tools below
 //	-mode hang   read stdin, never answer, ignore EOF
 //	-mode exit   print an error on stderr and exit 1 at once
+//	-mode badschemas  list tools whose input schemas are not object
+//	             schemas (the SDK's server would refuse to serve them)
 //
-// With -banner it first prints a line that is not JSON on stdout.
+// With -banner it first prints a line that is not JSON on stdout; with
+// -noise, lines that look like JSON but are not JSON-RPC (pino logs,
+// broken JSON), before and while serving.
+//
+// Beyond echo, where and crash, with -misbehave it serves log, wedge (stop reading stdin for
+// good, as a blocked event loop does; later calls with large arguments
+// cannot be written), block (never answer), and flood (write one stdout
+// line of the given number of MiB, no newline).
 // With -gate FILE, a start that finds FILE already there waits until it is
 // removed before serving; the first start creates it. Tests use this to hold
 // a restart while they look at the Hub.
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -19,6 +29,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +39,8 @@ func main() {
 	mode := flag.String("mode", "serve", "serve, hang or exit")
 	gate := flag.String("gate", "", "hold every start after the first until this file is removed")
 	banner := flag.Bool("banner", false, "print a banner on stdout first, as some real servers do")
+	misbehave := flag.Bool("misbehave", false, "also serve log, wedge, block and flood")
+	noise := flag.Bool("noise", false, "print JSON-looking lines that are not JSON-RPC on stdout")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -35,7 +48,10 @@ func main() {
 	case "hang":
 		fmt.Fprintln(os.Stderr, "testserver: hanging in initialize")
 		_, _ = io.Copy(io.Discard, os.Stdin)
-		select {} // ignore EOF too: only a signal stops us
+		forever() // ignore EOF too: only a signal stops us
+	case "badschemas":
+		badSchemas()
+		return
 	case "exit":
 		fmt.Fprintln(os.Stderr, "testserver: fatal: TESTSERVER_TOKEN is not set")
 		os.Exit(1)
@@ -58,6 +74,11 @@ func main() {
 	if *banner {
 		fmt.Println("Test MCP Server running on stdio")
 	}
+	if *noise {
+		fmt.Println(`{"level":30,"time":1700000000000,"msg":"server starting"}`)
+		fmt.Println(`{garbage`)
+		fmt.Println(`[1, 2, 3]`)
+	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "testserver", Version: "1.0.0"}, nil)
 	type textArgs struct {
 		Text string `json:"text" jsonschema:"the text to echo"`
@@ -78,7 +99,123 @@ func main() {
 			os.Exit(3)
 			return nil, nil, nil
 		})
-	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+	if *misbehave {
+		sdk.AddTool(srv, &sdk.Tool{Name: "log", Description: "Print a JSON log line on stdout, then answer."},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				fmt.Println(`{"level":30,"msg":"hi"}`)
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "logged"}}}, nil, nil
+			})
+		sdk.AddTool(srv, &sdk.Tool{Name: "wedge", Description: "Stop reading stdin."},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				stdin.wedge()
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wedged"}}}, nil, nil
+			})
+		sdk.AddTool(srv, &sdk.Tool{Name: "block", Description: "Never answer."},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				forever() // not even when cancelled
+				return nil, nil, nil
+			})
+		type floodArgs struct {
+			MiB int `json:"mib"`
+		}
+		sdk.AddTool(srv, &sdk.Tool{Name: "flood", Description: "Write one long stdout line without a newline."},
+			func(_ context.Context, _ *sdk.CallToolRequest, in floodArgs) (*sdk.CallToolResult, any, error) {
+				chunk := bytes.Repeat([]byte("x"), 1<<20)
+				os.Stdout.Write([]byte(`{"jsonrpc":"2.0","method":"x","params":"`))
+				for range in.MiB {
+					if _, err := os.Stdout.Write(chunk); err != nil {
+						os.Exit(4)
+					}
+				}
+				forever()
+				return nil, nil, nil
+			})
+	}
+	if err := srv.Run(context.Background(), &sdk.IOTransport{Reader: stdin, Writer: nopCloser{os.Stdout}}); err != nil {
 		log.Fatal(err)
+	}
+}
+
+// stdin can stop being read, as a server whose event loop is blocked stops.
+var stdin = &wedgeable{}
+
+type wedgeable struct {
+	mu     sync.Mutex
+	wedged bool
+}
+
+func (w *wedgeable) wedge() {
+	w.mu.Lock()
+	w.wedged = true
+	w.mu.Unlock()
+}
+
+func (w *wedgeable) Read(p []byte) (int, error) {
+	w.mu.Lock()
+	wedged := w.wedged
+	w.mu.Unlock()
+	if wedged {
+		forever()
+	}
+	return os.Stdin.Read(p)
+}
+
+func (w *wedgeable) Close() error { return nil }
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// forever blocks for good. A bare select {} would not: when every goroutine
+// is blocked on channels, the runtime ends the program as deadlocked.
+func forever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// badSchemas speaks just enough JSON-RPC to list tools with input schemas
+// the SDK's own server refuses, and to answer calls of the good one.
+func badSchemas() {
+	tools := []map[string]any{
+		{"name": "good", "inputSchema": map[string]any{"type": "object"}},
+		{"name": "untyped", "inputSchema": map[string]any{"properties": map[string]any{"q": map[string]any{"type": "string"}}}},
+		{"name": "number", "inputSchema": 42},
+		{"name": "string", "inputSchema": "object"},
+		{"name": "array", "inputSchema": []any{1, 2}},
+		{"name": "typed_string", "inputSchema": map[string]any{"type": "string"}},
+	}
+	in := json.NewDecoder(os.Stdin)
+	out := json.NewEncoder(os.Stdout)
+	for {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := in.Decode(&req); err != nil {
+			return
+		}
+		if req.ID == nil {
+			continue // a notification
+		}
+		var result any
+		switch req.Method {
+		case "initialize":
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			_ = json.Unmarshal(req.Params, &p)
+			result = map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "badschemas", "version": "1"}}
+		case "tools/list":
+			result = map[string]any{"tools": tools}
+		case "tools/call":
+			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "ok"}}}
+		default:
+			_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+			continue
+		}
+		_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
 	}
 }
