@@ -1,0 +1,114 @@
+package encoder
+
+import (
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// usePieces is the SentencePiece unigram vocabulary of Universal Sentence
+// Encoder Lite and its tokenizer, a port of the reference tokenizer of
+// @energetic-ai/embeddings 0.2.0 that gives the same piece ids, including
+// its quirks (see encode).
+type usePieces struct {
+	id       map[string]int32 // piece → id; the reserved ids are not in it
+	score    []float64        // log-probability of each id
+	jsLen    []int            // length of each piece in UTF-16 code units
+	maxRunes int              // longest piece, in runes
+}
+
+// useReserved is the number of control pieces at the start of the
+// vocabulary ("<unk>" as U+FFFD, "<s>", "</s>", three extra ids) that never
+// match text.
+const useReserved = 6
+
+// useUnknown is the id of the unknown piece.
+const useUnknown = 0
+
+func newUSEPieces(pieces []string, scores []float64) *usePieces {
+	p := &usePieces{id: make(map[string]int32, len(pieces)), score: scores, jsLen: make([]int, len(pieces))}
+	for i, s := range pieces {
+		for _, r := range s {
+			p.jsLen[i] += utf16.RuneLen(r)
+		}
+		if i < useReserved {
+			continue
+		}
+		p.id[s] = int32(i) // a later duplicate wins, as in the reference trie
+		p.maxRunes = max(p.maxRunes, utf8.RuneCountInString(s))
+	}
+	return p
+}
+
+// encode returns the piece ids of text. Like the reference it normalises
+// text to NFKC, keeps its case, replaces each ASCII space by "▁" and puts
+// one "▁" in front, then finds the segmentation with the best sum of
+// log-probabilities (Viterbi), a character that starts no piece becoming
+// the unknown piece, and merges runs of unknown pieces into one. Ties and
+// the reference's use of 0 as "no score yet" are kept, so the ids are the
+// reference's even where the search is not exactly a maximum.
+func (p *usePieces) encode(text string) []int32 {
+	s := norm.NFKC.String(text)
+	if s == "" {
+		return nil
+	}
+	s = "▁" + strings.ReplaceAll(s, " ", "▁")
+	offs := make([]int, 0, len(s)+1) // byte offset of each rune, and the end
+	for i := range s {
+		offs = append(offs, i)
+	}
+	offs = append(offs, len(s))
+	n := len(offs) - 1
+
+	// matched[i]: some piece starts at rune i; otherwise that rune is an
+	// unknown piece of score 0.
+	matched := make([]bool, n)
+	for i := range n {
+		for l := 1; l <= p.maxRunes && i+l <= n; l++ {
+			if _, ok := p.id[s[offs[i]:offs[i+l]]]; ok {
+				matched[i] = true
+				break
+			}
+		}
+	}
+	best := make([]float64, n+1)
+	words := make([]int32, n+1)
+	for end := 1; end <= n; end++ {
+		for start := max(0, end-p.maxRunes); start < end; start++ {
+			var id int32
+			var sc float64
+			if !matched[start] {
+				if end != start+1 {
+					continue
+				}
+				id, sc = useUnknown, 0
+			} else {
+				var ok bool
+				if id, ok = p.id[s[offs[start]:offs[end]]]; !ok {
+					continue
+				}
+				sc = p.score[id]
+			}
+			if v := sc + best[start]; best[end] == 0 || v >= best[end] {
+				best[end] = v
+				words[end] = id
+			}
+		}
+	}
+	var rev []int32
+	for i := n; i > 0; i -= p.jsLen[words[i]] {
+		rev = append(rev, words[i])
+	}
+	out := make([]int32, 0, len(rev))
+	for i := len(rev) - 1; i >= 0; i-- {
+		// The reference merges over the reversed list: an unknown piece
+		// goes when the one before it there was unknown too.
+		if rev[i] == useUnknown && i > 0 && rev[i-1] == useUnknown {
+			continue
+		}
+		out = append(out, rev[i])
+	}
+	return out
+}
