@@ -22,6 +22,9 @@ func (w *useWeights) forward(ids [][]int32, workers int) [][]float32 {
 		segs[t] = useSeg{n, len(p)}
 		n += len(p)
 	}
+	// Rows are computed four at a time: a batch is padded with zero rows,
+	// which no text reads.
+	n = (n + 3) &^ 3
 	// Input: each piece's embedding twice plus the timing signal of its
 	// position — the graph adds the embedding to the embedding-plus-timing
 	// (the stack's input and the first layer's AddTimingSignal both keep
@@ -128,38 +131,54 @@ func useLayerNorm(dst, x []float32, d int, g, b []float32, eps float32) {
 // useAttention computes multi-head self-attention within each text:
 // dst's row i gets, for every head, the softmax(q·k × scale)-weighted sum
 // of the values of the same text's pieces. qkv holds each row's queries,
-// keys and values, d wide each, heads dh wide.
+// keys and values, d wide each, heads dh wide. Both products of a head
+// (scores = Q·Kᵀ, output = P·V) run on the matrix kernel, the values
+// transposed and the lengths padded with zeros to what it needs.
 func useAttention(dst, qkv []float32, d, dh int, scale float32, segs []useSeg, workers int) {
 	heads := d / dh
 	jobs := len(segs) * heads
 	run := func(j int) {
 		s, h := segs[j/heads], j%heads
-		q := make([]float32, dh)
-		p := make([]float32, s.n)
+		if s.n == 0 {
+			return
+		}
+		tr := (s.n + 3) &^ 3 // rows, padded for the 4-row kernel
+		tp := (s.n + 7) &^ 7 // keys, padded for the 8-wide kernel
+		q := make([]float32, tr*dh)
 		for i := range s.n {
 			qi := qkv[(s.start+i)*3*d+h*dh:][:dh]
-			for x := range q {
-				q[x] = qi[x] * scale
+			for x, v := range qi {
+				q[i*dh+x] = v * scale
 			}
+		}
+		p := make([]float32, tr*tp)
+		useGemm(p, tp, q, dh, qkv[s.start*3*d+d+h*dh:], 3*d, tr, s.n, dh)
+		for i := range s.n {
+			row := p[i*tp : i*tp+s.n]
 			m := float32(math.Inf(-1))
-			for t := range s.n {
-				p[t] = dot(q, qkv[(s.start+t)*3*d+d+h*dh:][:dh])
-				m = max(m, p[t])
+			for _, v := range row {
+				m = max(m, v)
 			}
 			var sum float32
-			for t := range p {
-				p[t] = float32(math.Exp(float64(p[t] - m)))
-				sum += p[t]
+			for t, v := range row {
+				row[t] = float32(math.Exp(float64(v - m)))
+				sum += row[t]
 			}
-			o := dst[(s.start+i)*d+h*dh:][:dh]
-			clear(o)
-			for t, pt := range p {
-				pt /= sum
-				v := qkv[(s.start+t)*3*d+2*d+h*dh:][:dh]
-				for x := range o {
-					o[x] += pt * v[x]
-				}
+			for t := range row {
+				row[t] /= sum
 			}
+		}
+		vt := make([]float32, dh*tp)
+		for t := range s.n {
+			v := qkv[(s.start+t)*3*d+2*d+h*dh:][:dh]
+			for x, e := range v {
+				vt[x*tp+t] = e
+			}
+		}
+		o := make([]float32, tr*dh)
+		useGemm(o, dh, p, tp, vt, tp, tr, dh, tp)
+		for i := range s.n {
+			copy(dst[(s.start+i)*d+h*dh:][:dh], o[i*dh:(i+1)*dh])
 		}
 	}
 	workers = min(workers, jobs)

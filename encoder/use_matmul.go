@@ -6,12 +6,12 @@ import (
 )
 
 // Tile sizes of useMatMul: a tile of useTileRows rows of a against
-// useTileCols rows of w keeps both (at k ≤ 1536, 6 KB a row) within a
+// useTileCols rows of w (a multiple of the kernel's 3) keeps both (at k ≤ 1536, 6 KB a row) within a
 // core's L2 cache while it is computed, and gives a short query (a few
 // rows) several tiles to spread over the cores.
 const (
 	useTileRows = 32
-	useTileCols = 64
+	useTileCols = 48
 )
 
 // useMatMul sets dst[i][j] = bias[j] + Σₓ a[i][x]·w[j][x] for i < n and
@@ -70,31 +70,38 @@ func useMatMul(dst, a []float32, n, k int, w []float32, m int, bias, add []float
 }
 
 // useTile computes the dot products of rows r0..r1 of a with rows c0..c1
-// of w into dst, four rows by four columns at a time.
+// of w into dst, all rows k long.
 func useTile(dst, a []float32, k int, w []float32, m, r0, r1, c0, c1 int) {
-	i := r0
-	for ; i+4 <= r1; i += 4 {
-		a0, a1, a2, a3 := a[i*k:(i+1)*k], a[(i+1)*k:(i+2)*k], a[(i+2)*k:(i+3)*k], a[(i+3)*k:(i+4)*k]
-		j := c0
-		for ; j+4 <= c1; j += 4 {
-			var c [16]float32
-			dot4x4(&c, a0, a1, a2, a3, w[j*k:(j+1)*k], w[(j+1)*k:(j+2)*k], w[(j+2)*k:(j+3)*k], w[(j+3)*k:(j+4)*k])
+	useGemm(dst[r0*m+c0:], m, a[r0*k:], k, w[c0*k:], k, r1-r0, c1-c0, k)
+}
+
+// useGemm sets dst[i·ldd+j] = Σₓ a[i·lda+x]·w[j·ldw+x] for i < n, j < m,
+// x < k, four rows by three columns at a time (the block whose sums fit
+// the 16 vector registers of AVX2).
+func useGemm(dst []float32, ldd int, a []float32, lda int, w []float32, ldw int, n, m, k int) {
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		ai := a[i*lda:]
+		j := 0
+		for ; j+3 <= m; j += 3 {
+			var c [12]float32
+			dot4x3(&c, ai, lda, w[j*ldw:], ldw, k)
 			for r := range 4 {
-				copy(dst[(i+r)*m+j:(i+r)*m+j+4], c[4*r:4*r+4])
+				copy(dst[(i+r)*ldd+j:(i+r)*ldd+j+3], c[3*r:3*r+3])
 			}
 		}
-		for ; j < c1; j++ {
-			wj := w[j*k : (j+1)*k]
-			dst[i*m+j] = dot(a0, wj)
-			dst[(i+1)*m+j] = dot(a1, wj)
-			dst[(i+2)*m+j] = dot(a2, wj)
-			dst[(i+3)*m+j] = dot(a3, wj)
+		for ; j < m; j++ {
+			var c [4]float32
+			dot4x1(&c, ai, lda, w[j*ldw:], k)
+			for r := range 4 {
+				dst[(i+r)*ldd+j] = c[r]
+			}
 		}
 	}
-	for ; i < r1; i++ {
-		ai := a[i*k : (i+1)*k]
-		for j := c0; j < c1; j++ {
-			dst[i*m+j] = dot(ai, w[j*k:(j+1)*k])
+	for ; i < n; i++ {
+		ai := a[i*lda : i*lda+k]
+		for j := range m {
+			dst[i*ldd+j] = dot(ai, w[j*ldw:j*ldw+k])
 		}
 	}
 }
@@ -116,36 +123,38 @@ func dot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dot4x4Go is dot4x4 in Go: c[4r+j] = a_r · w_j for rows a0..a3 and
-// w0..w3 of one length.
-func dot4x4Go(c *[16]float32, a0, a1, a2, a3, w0, w1, w2, w3 []float32) {
-	k := len(a0)
-	a1, a2, a3 = a1[:k], a2[:k], a3[:k]
-	w0, w1, w2, w3 = w0[:k], w1[:k], w2[:k], w3[:k]
-	var c00, c01, c02, c03, c10, c11, c12, c13 float32
-	var c20, c21, c22, c23, c30, c31, c32, c33 float32
+// dot4x3Go is dot4x3 in Go.
+func dot4x3Go(c *[12]float32, a []float32, lda int, w []float32, ldw, k int) {
+	a0, a1, a2, a3 := a[:k], a[lda:lda+k], a[2*lda:2*lda+k], a[3*lda:3*lda+k]
+	w0, w1, w2 := w[:k], w[ldw:ldw+k], w[2*ldw:2*ldw+k]
+	var c00, c01, c02, c10, c11, c12 float32
+	var c20, c21, c22, c30, c31, c32 float32
 	for x := range k {
-		b0, b1, b2, b3 := w0[x], w1[x], w2[x], w3[x]
+		b0, b1, b2 := w0[x], w1[x], w2[x]
 		v := a0[x]
 		c00 += v * b0
 		c01 += v * b1
 		c02 += v * b2
-		c03 += v * b3
 		v = a1[x]
 		c10 += v * b0
 		c11 += v * b1
 		c12 += v * b2
-		c13 += v * b3
 		v = a2[x]
 		c20 += v * b0
 		c21 += v * b1
 		c22 += v * b2
-		c23 += v * b3
 		v = a3[x]
 		c30 += v * b0
 		c31 += v * b1
 		c32 += v * b2
-		c33 += v * b3
 	}
-	*c = [16]float32{c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33}
+	*c = [12]float32{c00, c01, c02, c10, c11, c12, c20, c21, c22, c30, c31, c32}
+}
+
+// dot4x1Go is dot4x1 in Go.
+func dot4x1Go(c *[4]float32, a []float32, lda int, w []float32, k int) {
+	w = w[:k]
+	for r := range 4 {
+		c[r] = dot(a[r*lda:r*lda+k], w)
+	}
 }
