@@ -3,6 +3,7 @@ package encoder_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"sync"
@@ -114,5 +115,70 @@ func TestUSEBatchedReference(t *testing.T) {
 		if c := cosine(got[0], want); c < minUSECosine {
 			t.Errorf("text %d: cosine to the reference's batched vector %.6f", i, c)
 		}
+	}
+}
+
+func TestUSEConcurrentEmbedsAgree(t *testing.T) {
+	u := mustUSE(t)
+	texts := []string{"search flights to Paris", "create a GitHub issue", "东京の天気", ""}
+	want, err := u.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			got, err := u.Embed(context.Background(), texts)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("concurrent Embed differs (-want +got):\n%s", diff)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestNewUSEOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    *encoder.USEOptions
+		wantErr bool
+	}{
+		{"nil", nil, false},
+		{"one worker", &encoder.USEOptions{Workers: 1}, false},
+		{"negative workers", &encoder.USEOptions{Workers: -1}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := encoder.NewUSE(tt.opts)
+			if tt.wantErr {
+				if !errors.Is(err, encoder.ErrInvalidOptions) {
+					t.Fatalf("err = %v, want ErrInvalidOptions", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := u.ID(); got != "use-lite:v1:512" {
+				t.Errorf("ID() = %q", got)
+			}
+		})
+	}
+}
+
+func TestUSEEmbedHonoursContext(t *testing.T) {
+	u := mustUSE(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := u.Embed(ctx, []string{"x"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	vecs, err := u.Embed(context.Background(), nil)
+	if err != nil || len(vecs) != 0 {
+		t.Fatalf("Embed(nil) = %d vectors, %v", len(vecs), err)
 	}
 }
