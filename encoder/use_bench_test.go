@@ -53,3 +53,26 @@ func BenchmarkUSE(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUSEStatic measures the static tier on the same texts.
+func BenchmarkUSEStatic(b *testing.B) {
+	ref := loadUSEReference(b)
+	s, err := encoder.NewUSEStatic()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct{ name, text string }{
+		{"doc", ref.Texts[0].Text},
+		{"query/short", "search flights to Paris"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Embed(ctx, []string{c.text}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -182,3 +182,40 @@ func TestUSEEmbedHonoursContext(t *testing.T) {
 		t.Fatalf("Embed(nil) = %d vectors, %v", len(vecs), err)
 	}
 }
+
+var _ toolindex.Embedder = (*encoder.USEStatic)(nil)
+
+func TestUSEStatic(t *testing.T) {
+	s, err := encoder.NewUSEStatic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"will it rain in Berlin tomorrow?", "Get the weather forecast for a city.", "Send an email message to a recipient.", ""}
+	v, err := s.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range v[:3] {
+		var n float64
+		for _, e := range x {
+			n += float64(e) * float64(e)
+		}
+		if math.Abs(n-1) > 1e-4 {
+			t.Errorf("text %d: squared norm %v, want 1", i, n)
+		}
+	}
+	dot := func(a, b []float32) (s float32) {
+		for i := range a {
+			s += a[i] * b[i]
+		}
+		return s
+	}
+	if w, e := dot(v[0], v[1]), dot(v[0], v[2]); w <= e {
+		t.Errorf("weather query: forecast %.3f ≤ email %.3f", w, e)
+	}
+	for _, e := range v[3] {
+		if e != 0 {
+			t.Fatalf("empty text: non-zero vector")
+		}
+	}
+}

@@ -3,7 +3,6 @@ package encoder
 import (
 	"strings"
 	"unicode/utf16"
-	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -13,10 +12,10 @@ import (
 // @energetic-ai/embeddings 0.2.0 that gives the same piece ids, including
 // its quirks (see encode).
 type usePieces struct {
-	id       map[string]int32 // piece → id; the reserved ids are not in it
-	score    []float64        // log-probability of each id
-	jsLen    []int            // length of each piece in UTF-16 code units
-	maxRunes int              // longest piece, in runes
+	id     map[string]int32 // piece → id; the reserved ids are not in it
+	prefix map[string]bool  // every non-empty prefix of a piece in id
+	score  []float64        // log-probability of each id
+	jsLen  []int            // length of each piece in UTF-16 code units
 }
 
 // useReserved is the number of control pieces at the start of the
@@ -28,7 +27,7 @@ const useReserved = 6
 const useUnknown = 0
 
 func newUSEPieces(pieces []string, scores []float64) *usePieces {
-	p := &usePieces{id: make(map[string]int32, len(pieces)), score: scores, jsLen: make([]int, len(pieces))}
+	p := &usePieces{id: make(map[string]int32, len(pieces)), prefix: map[string]bool{}, score: scores, jsLen: make([]int, len(pieces))}
 	for i, s := range pieces {
 		for _, r := range s {
 			p.jsLen[i] += utf16.RuneLen(r)
@@ -37,7 +36,12 @@ func newUSEPieces(pieces []string, scores []float64) *usePieces {
 			continue
 		}
 		p.id[s] = int32(i) // a later duplicate wins, as in the reference trie
-		p.maxRunes = max(p.maxRunes, utf8.RuneCountInString(s))
+		for j := range s {
+			if j > 0 {
+				p.prefix[s[:j]] = true
+			}
+		}
+		p.prefix[s] = true
 	}
 	return p
 }
@@ -62,38 +66,41 @@ func (p *usePieces) encode(text string) []int32 {
 	offs = append(offs, len(s))
 	n := len(offs) - 1
 
-	// matched[i]: some piece starts at rune i; otherwise that rune is an
-	// unknown piece of score 0.
-	matched := make([]bool, n)
+	// The pieces that end at each rune boundary, by ascending start (the
+	// reference's order); a rune that starts no piece is an unknown piece
+	// of score 0.
+	type match struct {
+		start int
+		id    int32
+	}
+	ends := make([][]match, n+1)
 	for i := range n {
-		for l := 1; l <= p.maxRunes && i+l <= n; l++ {
-			if _, ok := p.id[s[offs[i]:offs[i+l]]]; ok {
-				matched[i] = true
+		found := false
+		for l := 1; i+l <= n; l++ {
+			sub := s[offs[i]:offs[i+l]]
+			if !p.prefix[sub] {
 				break
 			}
+			if id, ok := p.id[sub]; ok {
+				ends[i+l] = append(ends[i+l], match{i, id})
+				found = true
+			}
+		}
+		if !found {
+			ends[i+1] = append(ends[i+1], match{i, useUnknown})
 		}
 	}
 	best := make([]float64, n+1)
 	words := make([]int32, n+1)
 	for end := 1; end <= n; end++ {
-		for start := max(0, end-p.maxRunes); start < end; start++ {
-			var id int32
-			var sc float64
-			if !matched[start] {
-				if end != start+1 {
-					continue
-				}
-				id, sc = useUnknown, 0
-			} else {
-				var ok bool
-				if id, ok = p.id[s[offs[start]:offs[end]]]; !ok {
-					continue
-				}
-				sc = p.score[id]
+		for _, m := range ends[end] {
+			sc := 0.0
+			if m.id != useUnknown {
+				sc = p.score[m.id]
 			}
-			if v := sc + best[start]; best[end] == 0 || v >= best[end] {
+			if v := sc + best[m.start]; best[end] == 0 || v >= best[end] {
 				best[end] = v
-				words[end] = id
+				words[end] = m.id
 			}
 		}
 	}
