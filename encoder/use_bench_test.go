@@ -1,12 +1,16 @@
 package encoder_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/toolsift/toolsift/encoder"
+	"github.com/toolsift/toolsift/toolindex"
 )
 
 // BenchmarkUSE measures Embed: documents per second for batches of tool
@@ -73,6 +77,54 @@ func BenchmarkUSEStatic(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkUSECatalog embeds the tool documents of the shared MCP catalog
+// (2,671 tools), when it is beside the checkout, as an index build would:
+// run it with -benchtime 1x.
+func BenchmarkUSECatalog(b *testing.B) {
+	f, err := os.Open("../../shared/mcp/catalog.jsonl")
+	if err != nil {
+		b.Skipf("catalog not found: %v", err)
+	}
+	defer f.Close()
+	var docs []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var t struct {
+			Server      string          `json:"server"`
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, toolindex.Document(toolindex.Tool{Name: t.Name, Server: t.Server, Description: t.Description, InputSchema: t.InputSchema}))
+	}
+	u := mustUSE(b)
+	s, err := encoder.NewUSEStatic()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		emb  toolindex.Embedder
+	}{{"use", u}, {"static", s}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				// Batches of 128, as toolindex sends them.
+				for i := 0; i < len(docs); i += 128 {
+					if _, err := c.emb.Embed(context.Background(), docs[i:min(i+128, len(docs))]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(len(docs)*b.N)/b.Elapsed().Seconds(), "docs/s")
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/catalog")
 		})
 	}
 }
