@@ -35,12 +35,14 @@ func BenchmarkUSE(b *testing.B) {
 				batch[i] = docs[i%len(docs)]
 			}
 			b.ReportAllocs()
+			cpu := cpuSeconds()
 			for b.Loop() {
 				if _, err := u.Embed(ctx, batch); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(bs*b.N)/b.Elapsed().Seconds(), "docs/s")
+			b.ReportMetric((cpuSeconds()-cpu)*1e3/float64(bs*b.N), "cpu-ms/doc")
 		})
 	}
 	for _, c := range []struct{ name, text string }{
@@ -49,11 +51,13 @@ func BenchmarkUSE(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := cpuSeconds()
 			for b.Loop() {
 				if _, err := u.Embed(ctx, []string{c.text}); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric((cpuSeconds()-cpu)*1e3/float64(b.N), "cpu-ms/op")
 		})
 	}
 }
@@ -72,11 +76,13 @@ func BenchmarkUSEStatic(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := cpuSeconds()
 			for b.Loop() {
 				if _, err := s.Embed(ctx, []string{c.text}); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric((cpuSeconds()-cpu)*1e6/float64(b.N), "cpu-µs/op")
 		})
 	}
 }
@@ -115,6 +121,7 @@ func BenchmarkUSECatalog(b *testing.B) {
 		emb  toolindex.Embedder
 	}{{"use", u}, {"static", s}} {
 		b.Run(c.name, func(b *testing.B) {
+			cpu := cpuSeconds()
 			for b.Loop() {
 				// Batches of 128, as toolindex sends them.
 				for i := 0; i < len(docs); i += 128 {
@@ -125,6 +132,7 @@ func BenchmarkUSECatalog(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(docs)*b.N)/b.Elapsed().Seconds(), "docs/s")
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/catalog")
+			b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/catalog")
 		})
 	}
 }

@@ -66,42 +66,54 @@ func (p *usePieces) encode(text string) []int32 {
 	offs = append(offs, len(s))
 	n := len(offs) - 1
 
-	// The pieces that end at each rune boundary, by ascending start (the
-	// reference's order); a rune that starts no piece is an unknown piece
-	// of score 0.
+	// Every piece found in the text, by ascending start; a rune that
+	// starts no piece is an unknown piece of score 0.
 	type match struct {
-		start int
-		id    int32
+		start, end int
+		id         int32
 	}
-	ends := make([][]match, n+1)
+	var found []match
 	for i := range n {
-		found := false
+		hit := false
 		for l := 1; i+l <= n; l++ {
 			sub := s[offs[i]:offs[i+l]]
 			if !p.prefix[sub] {
 				break
 			}
 			if id, ok := p.id[sub]; ok {
-				ends[i+l] = append(ends[i+l], match{i, id})
-				found = true
+				found = append(found, match{i, i + l, id})
+				hit = true
 			}
 		}
-		if !found {
-			ends[i+1] = append(ends[i+1], match{i, useUnknown})
+		if !hit {
+			found = append(found, match{i, i + 1, useUnknown})
 		}
+	}
+	// The same grouped by end, by ascending start within an end (the
+	// reference's order), with a counting sort.
+	first := make([]int, n+2)
+	for _, m := range found {
+		first[m.end+1]++
+	}
+	for e := 1; e < len(first); e++ {
+		first[e] += first[e-1]
+	}
+	byEnd := make([]match, len(found))
+	next := first[: n+1 : n+1]
+	for _, m := range found {
+		byEnd[next[m.end]] = m
+		next[m.end]++
 	}
 	best := make([]float64, n+1)
 	words := make([]int32, n+1)
-	for end := 1; end <= n; end++ {
-		for _, m := range ends[end] {
-			sc := 0.0
-			if m.id != useUnknown {
-				sc = p.score[m.id]
-			}
-			if v := sc + best[m.start]; best[end] == 0 || v >= best[end] {
-				best[end] = v
-				words[end] = m.id
-			}
+	for _, m := range byEnd {
+		sc := 0.0
+		if m.id != useUnknown {
+			sc = p.score[m.id]
+		}
+		if v := sc + best[m.start]; best[m.end] == 0 || v >= best[m.end] {
+			best[m.end] = v
+			words[m.end] = m.id
 		}
 	}
 	var rev []int32
