@@ -12,10 +12,13 @@ import (
 // @energetic-ai/embeddings 0.2.0 that gives the same piece ids, including
 // its quirks (see encode).
 type usePieces struct {
-	id     map[string]int32 // piece → id; the reserved ids are not in it
-	prefix map[string]bool  // every non-empty prefix of a piece in id
-	score  []float64        // log-probability of each id
-	jsLen  []int            // length of each piece in UTF-16 code units
+	// A byte trie of the pieces (the reserved ones left out): child maps
+	// node<<8|byte to the next node, term[node] is the id of the piece
+	// ending there or -1. Node 0 is the root.
+	child map[uint64]int32
+	term  []int32
+	score []float64 // log-probability of each id
+	jsLen []int     // length of each piece in UTF-16 code units
 }
 
 // useReserved is the number of control pieces at the start of the
@@ -27,7 +30,7 @@ const useReserved = 6
 const useUnknown = 0
 
 func newUSEPieces(pieces []string, scores []float64) *usePieces {
-	p := &usePieces{id: make(map[string]int32, len(pieces)), prefix: map[string]bool{}, score: scores, jsLen: make([]int, len(pieces))}
+	p := &usePieces{child: map[uint64]int32{}, term: []int32{-1}, score: scores, jsLen: make([]int, len(pieces))}
 	for i, s := range pieces {
 		for _, r := range s {
 			p.jsLen[i] += utf16.RuneLen(r)
@@ -35,13 +38,18 @@ func newUSEPieces(pieces []string, scores []float64) *usePieces {
 		if i < useReserved {
 			continue
 		}
-		p.id[s] = int32(i) // a later duplicate wins, as in the reference trie
-		for j := range s {
-			if j > 0 {
-				p.prefix[s[:j]] = true
+		node := int32(0)
+		for j := 0; j < len(s); j++ {
+			k := uint64(node)<<8 | uint64(s[j])
+			c, ok := p.child[k]
+			if !ok {
+				c = int32(len(p.term))
+				p.term = append(p.term, -1)
+				p.child[k] = c
 			}
+			node = c
 		}
-		p.prefix[s] = true
+		p.term[node] = int32(i) // a later duplicate wins, as in the reference trie
 	}
 	return p
 }
@@ -75,14 +83,20 @@ func (p *usePieces) encode(text string) []int32 {
 	var found []match
 	for i := range n {
 		hit := false
-		for l := 1; i+l <= n; l++ {
-			sub := s[offs[i]:offs[i+l]]
-			if !p.prefix[sub] {
+		node, l := int32(0), 1
+		for pos := offs[i]; pos < len(s); {
+			c, ok := p.child[uint64(node)<<8|uint64(s[pos])]
+			if !ok {
 				break
 			}
-			if id, ok := p.id[sub]; ok {
-				found = append(found, match{i, i + l, id})
-				hit = true
+			node = c
+			pos++
+			if pos == offs[i+l] { // a whole number of runes
+				if id := p.term[node]; id >= 0 {
+					found = append(found, match{i, i + l, id})
+					hit = true
+				}
+				l++
 			}
 		}
 		if !hit {
