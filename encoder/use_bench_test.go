@@ -62,31 +62,6 @@ func BenchmarkUSE(b *testing.B) {
 	}
 }
 
-// BenchmarkUSEStatic measures the static tier on the same texts.
-func BenchmarkUSEStatic(b *testing.B) {
-	ref := loadUSEReference(b)
-	s, err := encoder.NewUSEStatic()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	for _, c := range []struct{ name, text string }{
-		{"doc", ref.Texts[0].Text},
-		{"query/short", "search flights to Paris"},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			cpu := cpuSeconds()
-			for b.Loop() {
-				if _, err := s.Embed(ctx, []string{c.text}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric((cpuSeconds()-cpu)*1e6/float64(b.N), "cpu-µs/op")
-		})
-	}
-}
-
 // BenchmarkUSECatalog embeds the tool documents of the shared MCP catalog
 // (2,671 tools), when it is beside the checkout, as an index build would:
 // run it with -benchtime 1x.
@@ -112,14 +87,10 @@ func BenchmarkUSECatalog(b *testing.B) {
 		docs = append(docs, toolindex.Document(toolindex.Tool{Name: t.Name, Server: t.Server, Description: t.Description, InputSchema: t.InputSchema}))
 	}
 	u := mustUSE(b)
-	s, err := encoder.NewUSEStatic()
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, c := range []struct {
 		name string
 		emb  toolindex.Embedder
-	}{{"use", u}, {"static", s}} {
+	}{{"use", u}} {
 		b.Run(c.name, func(b *testing.B) {
 			cpu := cpuSeconds()
 			for b.Loop() {

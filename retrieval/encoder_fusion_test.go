@@ -101,11 +101,10 @@ func (c *useCache) store(s string, v []float32) {
 type fusionConfig struct {
 	label                        string
 	lex, hash, useWhole, useSent float64
-	// static weighs the static tier (USEStatic) on whole texts and
-	// sentences; concat > 0 replaces the hashed vectors by one vector
-	// signal whose score is cos(hash) + concat·cos(USE), what an
-	// embedder concatenating the two (scaled) vectors gives.
-	static, concat float64
+	// concat > 0 replaces the hashed vectors by one vector signal whose
+	// score is cos(hash) + concat·cos(USE), what a ConcatEmbedder of the
+	// two gives.
+	concat float64
 }
 
 func TestEncoderFusion(t *testing.T) {
@@ -119,33 +118,30 @@ func TestEncoderFusion(t *testing.T) {
 	}
 	cache := &useCache{u: u, dir: cacheDir}
 	configs := []fusionConfig{
-		{"lex+hash (today)", 1, 1, 0, 0, 0, 0},
-		{"lex", 1, 0, 0, 0, 0, 0},
-		{"hash", 0, 1, 0, 0, 0, 0},
-		{"use", 0, 0, 1, 1, 0, 0},
-		{"use whole only", 0, 0, 1, 0, 0, 0},
-		{"lex+use", 1, 0, 1, 1, 0, 0},
-		{"lex+use whole", 1, 0, 1, 0, 0, 0},
-		{"lex+use ×0.5", 1, 0, 0.5, 0.5, 0, 0},
-		{"lex+hash+use ×0.25", 1, 1, 0.25, 0.25, 0, 0},
-		{"lex+hash+use ×0.5", 1, 1, 0.5, 0.5, 0, 0},
-		{"lex+hash+use ×1", 1, 1, 1, 1, 0, 0},
-		{"lex+hash+use whole ×0.5", 1, 1, 0.5, 0, 0, 0},
-		{"lex+hash+use whole ×1", 1, 1, 1, 0, 0, 0},
-		{"lex+hash+use sent ×0.5", 1, 1, 0, 0.5, 0, 0},
-		{"lex+hash+use w1 s0.5", 1, 1, 1, 0.5, 0, 0},
-		{"lex+hash ×0.5+use", 1, 0.5, 1, 1, 0, 0},
-		{"lex+hash+use sent ×0.25", 1, 1, 0, 0.25, 0, 0},
-		{"lex+hash+use sent ×1", 1, 1, 0, 1, 0, 0},
-		{"lex+hash+use w0.15 s0.5", 1, 1, 0.15, 0.5, 0, 0},
-		{"lex+hash+use w0.25 s0.5", 1, 1, 0.25, 0.5, 0, 0},
-		{"lex+hash+use ×0.15", 1, 1, 0.15, 0.15, 0, 0},
-		{"static", 0, 0, 0, 0, 1, 0},
-		{"lex+static", 1, 0, 0, 0, 1, 0},
-		{"lex+hash+static ×0.5", 1, 1, 0, 0, 0.5, 0},
-		{"lex+concat(hash,use ×0.5)", 1, 0, 0, 0, 0, 0.5},
-		{"lex+concat(hash,use ×1)", 1, 0, 0, 0, 0, 1},
-		{"lex+concat(hash,use ×0.3)", 1, 0, 0, 0, 0, 0.3},
+		{"lex+hash (today)", 1, 1, 0, 0, 0},
+		{"lex", 1, 0, 0, 0, 0},
+		{"hash", 0, 1, 0, 0, 0},
+		{"use", 0, 0, 1, 1, 0},
+		{"use whole only", 0, 0, 1, 0, 0},
+		{"lex+use", 1, 0, 1, 1, 0},
+		{"lex+use whole", 1, 0, 1, 0, 0},
+		{"lex+use ×0.5", 1, 0, 0.5, 0.5, 0},
+		{"lex+hash+use ×0.25", 1, 1, 0.25, 0.25, 0},
+		{"lex+hash+use ×0.5", 1, 1, 0.5, 0.5, 0},
+		{"lex+hash+use ×1", 1, 1, 1, 1, 0},
+		{"lex+hash+use whole ×0.5", 1, 1, 0.5, 0, 0},
+		{"lex+hash+use whole ×1", 1, 1, 1, 0, 0},
+		{"lex+hash+use sent ×0.5", 1, 1, 0, 0.5, 0},
+		{"lex+hash+use w1 s0.5", 1, 1, 1, 0.5, 0},
+		{"lex+hash ×0.5+use", 1, 0.5, 1, 1, 0},
+		{"lex+hash+use sent ×0.25", 1, 1, 0, 0.25, 0},
+		{"lex+hash+use sent ×1", 1, 1, 0, 1, 0},
+		{"lex+hash+use w0.15 s0.5", 1, 1, 0.15, 0.5, 0},
+		{"lex+hash+use w0.25 s0.5", 1, 1, 0.25, 0.5, 0},
+		{"lex+hash+use ×0.15", 1, 1, 0.15, 0.15, 0},
+		{"lex+concat(hash,use ×0.5)", 1, 0, 0, 0, 0.5},
+		{"lex+concat(hash,use ×1)", 1, 0, 0, 0, 1},
+		{"lex+concat(hash,use ×0.3)", 1, 0, 0, 0, 0.3},
 	}
 	if m := os.Getenv("FUSION"); m != "" {
 		var keep []fusionConfig
@@ -189,11 +185,6 @@ func TestEncoderFusion(t *testing.T) {
 			docs[i] = toolindex.Document(tl)
 		}
 		toolVecs := cache.embed(t, docs)
-		static, err := encoder.NewUSEStatic()
-		if err != nil {
-			t.Fatal(err)
-		}
-		toolStatic, _ := static.Embed(ctx, docs)
 		toolHash, err := local.Embed(ctx, docs)
 		if err != nil {
 			t.Fatal(err)
@@ -239,7 +230,7 @@ func TestEncoderFusion(t *testing.T) {
 		useSearch := func(q []float32) []toolindex.Hit {
 			return search(func(i int) float64 { return cos(toolVecs[i], q) })
 		}
-		type qlists struct{ lex, hash, use, static []list }
+		type qlists struct{ lex, hash, use []list }
 		type qvec struct{ hash, use []float32 }
 		qv := make([][]qvec, len(queries))
 		all := make([]qlists, len(queries))
@@ -254,7 +245,6 @@ func TestEncoderFusion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sv, _ := static.Embed(ctx, texts)
 			for j, p := range ps {
 				lh, err := ix.SearchVector(ctx, hv[j], depth, nil)
 				if err != nil {
@@ -263,8 +253,6 @@ func TestEncoderFusion(t *testing.T) {
 				all[i].hash = append(all[i].hash, list{lh, p.weight, p.group})
 				all[i].lex = append(all[i].lex, list{ix.SearchLexical(p.text, depth, nil), p.weight, p.group})
 				all[i].use = append(all[i].use, list{useSearch(qvecs[vi]), p.weight, p.group})
-				sq := sv[j]
-				all[i].static = append(all[i].static, list{search(func(k int) float64 { return cos(toolStatic[k], sq) }), p.weight, p.group})
 				qv[i] = append(qv[i], qvec{hv[j], qvecs[vi]})
 				vi++
 			}
@@ -292,7 +280,6 @@ func TestEncoderFusion(t *testing.T) {
 				add(all[i].hash, c.hash, 1, nil)
 				add(all[i].use, c.useWhole, 2, &no)
 				add(all[i].use, c.useSent, 3, &yes)
-				add(all[i].static, c.static, 4, nil)
 				if c.concat > 0 {
 					var cl []list
 					for j, l := range all[i].hash {

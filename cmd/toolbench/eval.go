@@ -78,7 +78,7 @@ Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, as `toolbench list --json` prints them)")
 	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
 	fs.IntVar(&o.budget, "budget", defaultBudget, "tool-schema token `budget` for the selection step")
-	fs.StringVar(&o.embedder, "embedder", "local", "embedder: local (offline, default), use (Universal Sentence Encoder Lite, offline), use-static (its static tier) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
+	fs.StringVar(&o.embedder, "embedder", "local", "embedder: local (offline, default), use (Universal Sentence Encoder Lite, offline) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
 	fs.StringVar(&o.embedModel, "embed-model", "text-embedding-3-small", "embedding `model` for --embedder openai")
 	fs.StringVar(&o.embedBaseURL, "embed-base-url", "", "OpenAI-compatible base `URL` for --embedder openai (default $OPENAI_BASE_URL, else api.openai.com)")
 	modes := fs.String("mode", "hybrid", "ranking `mode`: hybrid, vector or lexical; a comma-separated list compares them")
@@ -493,10 +493,8 @@ func newEmbedder(e *env, o evalOptions) (toolindex.Embedder, error) {
 		return toolindex.NewOpenAIEmbedder(o.embedModel, &toolindex.OpenAIOptions{BaseURL: base, APIKey: key})
 	case "use":
 		return encoder.NewUSE(nil)
-	case "use-static":
-		return encoder.NewUSEStatic()
 	default:
-		return nil, fmt.Errorf("--embedder %q: want local, use, use-static or openai", o.embedder)
+		return nil, fmt.Errorf("--embedder %q: want local, use or openai", o.embedder)
 	}
 }
 
