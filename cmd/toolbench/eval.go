@@ -479,7 +479,7 @@ func loadDefaultData() ([]toolindex.Tool, []dataset.Query, error) {
 
 // localUSEWeight is the weight of USE against the local embedder's in
 // --embedder local+use.
-const localUSEWeight = 0.5
+const localUSEWeight = 0.3
 
 func newEmbedder(e *env, o evalOptions) (toolindex.Embedder, error) {
 	switch o.embedder {
