@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/encoder"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/provider"
@@ -81,7 +82,7 @@ Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, as `toolbench list --json` prints them)")
 	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
 	fs.IntVar(&o.budget, "budget", defaultBudget, "tool-schema token `budget` for the selection step")
-	fs.StringVar(&o.embedder, "embedder", "local", "embedder: local (offline, default) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
+	fs.StringVar(&o.embedder, "embedder", "local", "embedder: local (offline, default), use (Universal Sentence Encoder Lite, offline), local+use (both in one vector) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
 	fs.StringVar(&o.embedModel, "embed-model", "text-embedding-3-small", "embedding `model` for --embedder openai")
 	fs.StringVar(&o.embedBaseURL, "embed-base-url", "", "OpenAI-compatible base `URL` for --embedder openai (default $OPENAI_BASE_URL, else api.openai.com)")
 	modes := fs.String("mode", "hybrid", "ranking `mode`: hybrid, vector or lexical; a comma-separated list compares them")
@@ -460,6 +461,10 @@ func loadDefaultData() ([]tool.Tool, []dataset.Query, error) {
 	return tools, queries, err
 }
 
+// localUSEWeight is the weight of USE against the local embedder's in
+// --embedder local+use.
+const localUSEWeight = 0.3
+
 func newEmbedder(e *env, o evalOptions) (toolindex.Embedder, error) {
 	switch o.embedder {
 	case "local", "":
@@ -473,8 +478,22 @@ func newEmbedder(e *env, o evalOptions) (toolindex.Embedder, error) {
 			return nil, err
 		}
 		return toolindex.NewOpenAIEmbedder(o.embedModel, &toolindex.OpenAIOptions{Options: endpoint})
+	case "use":
+		return encoder.NewUSE(nil)
+	case "local+use":
+		local, err := toolindex.NewLocalEmbedder(nil)
+		if err != nil {
+			return nil, err
+		}
+		use, err := encoder.NewUSE(nil)
+		if err != nil {
+			return nil, err
+		}
+		// USE's weight against the hashed n-grams, measured on the public
+		// datasets (docs/encoder-measurements.md).
+		return toolindex.NewConcatEmbedder([]toolindex.Embedder{local, use}, []float64{1, localUSEWeight})
 	default:
-		return nil, fmt.Errorf("--embedder %q: want local or openai", o.embedder)
+		return nil, fmt.Errorf("--embedder %q: want local, use, local+use or openai", o.embedder)
 	}
 }
 
