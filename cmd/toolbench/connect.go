@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/toolsift/toolsift"
@@ -45,4 +46,19 @@ func warnFailed(e *env, statuses []mcp.ServerStatus, what string) {
 			fmt.Fprintf(e.stderr, "warning: server %s is %s: %v%s\n", st.Name, st.State, st.Err, what)
 		}
 	}
+}
+
+// inputFlag adds a repeatable --input ID=VALUE for a config's ${input:ID}
+// variables (VS Code's "inputs"); the values are secrets and never printed.
+func inputFlag(fs *flag.FlagSet) map[string]string {
+	inputs := map[string]string{}
+	fs.Func("input", "value of a config's ${input:`ID`}, as ID=VALUE (repeatable)", func(s string) error {
+		id, value, ok := strings.Cut(s, "=")
+		if !ok || id == "" {
+			return fmt.Errorf("want ID=VALUE, got %q", strings.SplitN(s, "=", 2)[0])
+		}
+		inputs[id] = value
+		return nil
+	})
+	return inputs
 }

@@ -49,6 +49,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	eager := fs.Bool("eager", false, "start every server at once, not only those the agent calls (cached servers start lazily by default)")
 	idle := fs.Duration("idle-timeout", 0, "stop a server not called for this `long` (default 5m; negative: never)")
 	cache := cacheFlags(fs)
+	inputs := inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -98,6 +99,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 			Tokenizer: tok,
 		},
 		Hub:    hubOpts,
+		Inputs: inputs,
 		Logger: logger,
 	})
 	if err != nil {
@@ -191,7 +193,7 @@ func (p *stepPrinter) summary(res *agent.Result, elapsed time.Duration) {
 	}
 	saved := ""
 	if res.AllToolsTokens > 0 {
-		saved = fmt.Sprintf(" (%.0f%% less)", 100*(1-float64(res.ToolTokens)/float64(res.AllToolsTokens)))
+		saved = " (" + percentLess(res.ToolTokens, res.AllToolsTokens) + ")"
 	}
 	fmt.Fprintf(w, "\n%s · tool tokens offered %d vs %d for all tools%s · %d prompt + %d completion tokens · %.1fs\n",
 		runPlural(len(res.Steps), "step"), res.ToolTokens, res.AllToolsTokens, saved, res.Usage.PromptTokens, res.Usage.CompletionTokens, elapsed.Seconds())
@@ -212,4 +214,21 @@ func runPlural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// percentLess says how much smaller part is than all, never rounding a
+// saving that is not total to "100% less" (or a real one to "0% less").
+func percentLess(part, all int) string {
+	p := 100 * (1 - float64(part)/float64(all))
+	switch {
+	case part == 0:
+		return "100% less"
+	case p > 99.9:
+		return fmt.Sprintf("%.2f%% less", min(p, 99.99))
+	case p >= 99:
+		return fmt.Sprintf("%.1f%% less", p)
+	case p < 0:
+		return fmt.Sprintf("%.0f%% more", -p)
+	}
+	return fmt.Sprintf("%.0f%% less", max(p, 1))
 }

@@ -194,3 +194,17 @@ func TestRunFlagsAfterTask(t *testing.T) {
 		}
 	}
 }
+
+func TestPercentLess(t *testing.T) {
+	for _, tt := range []struct {
+		part, all int
+		want      string
+	}{
+		{0, 100, "100% less"}, {1, 1_000_000, "99.99% less"}, {3634, 1214691, "99.7% less"},
+		{50, 1000, "95% less"}, {999, 1000, "1% less"}, {1200, 1000, "20% more"},
+	} {
+		if got := percentLess(tt.part, tt.all); got != tt.want {
+			t.Errorf("percentLess(%d, %d) = %q, want %q", tt.part, tt.all, got, tt.want)
+		}
+	}
+}

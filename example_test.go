@@ -1,0 +1,71 @@
+package toolsift_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/think"
+)
+
+// ExampleOpenConfig opens a Toolset over a config built in code, where
+// plain Go functions are served as a server's tools, and takes one Think
+// step and one call the way the agent does.
+func ExampleOpenConfig() {
+	ctx := context.Background()
+	local, err := mcp.LocalServer(
+		mcp.LocalTool{Name: "get_weather", Description: "Get the current weather for a city.",
+			Handler: func(context.Context, json.RawMessage) (string, error) { return "sunny, 21°C", nil }},
+		mcp.LocalTool{Name: "send_email", Description: "Send an email to a recipient.",
+			Handler: func(context.Context, json.RawMessage) (string, error) { return "sent", nil }},
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ts, err := toolsift.OpenConfig(ctx, &mcp.Config{Servers: map[string]mcp.ServerConfig{"demo": local}}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ts.Close()
+
+	found, err := ts.Search(ctx, "what is the weather like", 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("search:", found[0].Tool.Name)
+	off, err := ts.Think(ctx, think.Request{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("offered:", off.Names(), "everything fits:", off.Everything)
+	res, err := ts.Call(ctx, "demo__get_weather", json.RawMessage(`{"city":"Bern"}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("call:", res.Content)
+	// Output:
+	// search: demo__get_weather
+	// offered: [demo__get_weather demo__send_email] everything fits: true
+	// call: sunny, 21°C
+}
+
+// ExampleOpen opens the servers of a config file (here one whose only
+// server cannot start) and reports each server's state.
+func ExampleOpen() {
+	ctx := context.Background()
+	ts, err := toolsift.Open(ctx, "testdata/example-mcp.json", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ts.Close()
+	for _, st := range ts.Status() {
+		fmt.Println(st.Name, st.State)
+	}
+	fmt.Println(len(ts.Tools()), "tools")
+	// Output:
+	// broken failed
+	// 0 tools
+}
