@@ -28,6 +28,8 @@ type command struct {
 // in-process.
 type env struct {
 	stdout, stderr io.Writer
+	// stdin answers run --approve's questions; nil denies every call.
+	stdin io.Reader
 	// stderrIsTerminal enables progress bars.
 	stderrIsTerminal bool
 	getenv           func(string) string
@@ -46,6 +48,7 @@ func main() {
 	defer stop()
 	e := &env{
 		stdout:           os.Stdout,
+		stdin:            os.Stdin,
 		stderr:           os.Stderr,
 		stderrIsTerminal: isTerminal(os.Stderr),
 		getenv:           os.Getenv,

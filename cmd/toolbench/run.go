@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func init() {
@@ -46,6 +48,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	search := fs.String("search-tools", "auto", "offer the search_tools meta-tool: auto (whenever a tool is left out), always or never")
 	asJSON := fs.Bool("json", false, "print the Result as JSON on stdout instead of the steps")
 	verbose := fs.Bool("v", false, "log the agent's and the servers' diagnostics to stderr")
+	approve := fs.Bool("approve", false, "ask on the terminal before each call of a tool not marked read-only")
 	eager := fs.Bool("eager", false, "start every server at once, not only those the agent calls (cached servers start lazily by default)")
 	idle := fs.Duration("idle-timeout", 0, "stop a server not called for this `long` (default 5m; negative: never)")
 	cache := cacheFlags(fs)
@@ -119,6 +122,9 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		ToolTimeout:       *toolTimeout,
 		Tokenizer:         tok,
 		Logger:            logger,
+	}
+	if *approve {
+		opts.Approve = terminalApprover(e)
 	}
 	if !*asJSON {
 		opts.OnEvent = p.event
@@ -231,4 +237,30 @@ func percentLess(part, all int) string {
 		return fmt.Sprintf("%.0f%% more", -p)
 	}
 	return fmt.Sprintf("%.0f%% less", max(p, 1))
+}
+
+// terminalApprover asks on stderr and reads y/N answers from stdin, one
+// question at a time (calls of one step may ask concurrently).
+func terminalApprover(e *env) func(context.Context, tool.Tool, json.RawMessage) (bool, error) {
+	var mu sync.Mutex
+	var in *bufio.Reader
+	if e.stdin != nil {
+		in = bufio.NewReader(e.stdin)
+	}
+	return func(_ context.Context, t tool.Tool, args json.RawMessage) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(e.stderr, "allow %s %s? [y/N] ", t.Name, runLine(string(args), 200))
+		if in == nil {
+			fmt.Fprintln(e.stderr, "(no input: denied)")
+			return false, nil
+		}
+		line, err := in.ReadString('\n')
+		if err != nil && line == "" {
+			fmt.Fprintln(e.stderr, "(no input: denied)")
+			return false, nil
+		}
+		answer := strings.ToLower(strings.TrimSpace(line))
+		return answer == "y" || answer == "yes", nil
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -205,6 +206,35 @@ func TestPercentLess(t *testing.T) {
 	} {
 		if got := percentLess(tt.part, tt.all); got != tt.want {
 			t.Errorf("percentLess(%d, %d) = %q, want %q", tt.part, tt.all, got, tt.want)
+		}
+	}
+}
+
+// TestRunApprove: with --approve a call runs only when the terminal says y.
+func TestRunApprove(t *testing.T) {
+	config := runConfig(t)
+	for _, tt := range []struct {
+		answer string
+		want   agent.Outcome
+	}{{"y\n", agent.OutcomeOK}, {"n\n", agent.OutcomeDenied}, {"", agent.OutcomeDenied}} {
+		srv := agenttest.NewServer(
+			agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+			agenttest.Reply{Content: "done"},
+		)
+		var out, errb bytes.Buffer
+		e := &env{stdout: &out, stderr: &errb, stdin: strings.NewReader(tt.answer),
+			getenv: func(k string) string { return map[string]string{"OPENAI_BASE_URL": srv.URL}[k] }}
+		code := run(context.Background(), e, []string{"run", "--config", config, "--approve", "--json", "What is the weather in Bern?"})
+		srv.Close()
+		if code != 0 {
+			t.Fatalf("answer %q: exit %d\n%s", tt.answer, code, errb.String())
+		}
+		var res agent.Result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Steps[0].Calls[0].Outcome; got != tt.want || !strings.Contains(errb.String(), "allow city__get_weather") {
+			t.Errorf("answer %q: outcome %s, want %s; stderr:\n%s", tt.answer, got, tt.want, errb.String())
 		}
 	}
 }
