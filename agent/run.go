@@ -51,9 +51,9 @@ func (a *Agent) Continue(ctx context.Context, prev *Result, msg string) (*Result
 type run struct {
 	a   *Agent
 	res *Result
-	// found are tools that join the next step only (search results, close
-	// matches of an unknown name).
-	found []retrieval.Match
+	// found names tools that join the next step only (search results,
+	// close matches of an unknown name); Think skips names it lacks.
+	found []string
 
 	emitMu sync.Mutex
 }
@@ -80,11 +80,7 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	st := Step{N: n, Query: r.query()}
 
 	// Think: rank, then fit into the budget.
-	found := make([]string, len(r.found))
-	for i, m := range r.found {
-		found[i] = m.Tool.Name
-	}
-	off, err := a.tools.Think(ctx, think.Request{Query: st.Query, Found: found})
+	off, err := a.tools.Think(ctx, think.Request{Query: st.Query, Found: r.found})
 	if err != nil {
 		return false, fmt.Errorf("agent: step %d: %w", n, err)
 	}
@@ -222,11 +218,7 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 	for _, c := range out {
 		switch {
 		case c.Outcome == OutcomeSearch || c.Outcome == OutcomeUnknownTool:
-			for _, name := range c.Found {
-				if t, ok := a.tools.Get(name); ok {
-					r.found = append(r.found, retrieval.Match{Tool: t})
-				}
-			}
+			r.found = append(r.found, c.Found...)
 		case !slices.Contains(r.res.Used, c.Name):
 			if _, ok := a.tools.Get(c.Name); ok {
 				r.res.Used = append(r.res.Used, c.Name)
