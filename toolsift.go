@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
@@ -34,7 +38,9 @@ type Options struct {
 	// each step. Its Tokenizer, when nil, is made from Encoding.
 	Think think.Options
 	// Hub sets timeouts, concurrency and the protocol revision of the MCP
-	// connections. Its OnChange must be nil: the Toolset keeps its index
+	// connections, and the cache: its CacheDir and NoCache also decide
+	// where the Toolset caches tool vectors and token costs (see the
+	// package doc). Its OnChange must be nil: the Toolset keeps its index
 	// current itself.
 	Hub mcp.HubOptions
 	// Inputs are the values of a config's ${input:ID} variables (VS Code's
@@ -54,6 +60,8 @@ type Toolset struct {
 	hub      *mcp.Hub
 	ix       *toolindex.Index
 	th       *think.Thinker
+	store    *cachefile.Store // nil when the cache is off
+	opened   atomic.Bool      // Open has connected
 	warnings []string
 }
 
@@ -100,7 +108,15 @@ func OpenConfig(ctx context.Context, cfg *mcp.Config, opts *Options) (*Toolset, 
 		}
 		emb = local
 	}
-	ix, err := toolindex.New(emb, nil)
+	ts := &Toolset{store: openStore(o)}
+	var ixOpts toolindex.Options
+	if ts.store != nil {
+		ixOpts.Cache = ts.store
+		if o.Think.Costs == nil {
+			o.Think.Costs = ts.store
+		}
+	}
+	ix, err := toolindex.New(emb, &ixOpts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
@@ -108,13 +124,14 @@ func OpenConfig(ctx context.Context, cfg *mcp.Config, opts *Options) (*Toolset, 
 	if err != nil {
 		return nil, err
 	}
+	ts.ix, ts.th = ix, th
 	hubOpts := o.Hub
-	hubOpts.OnChange = ix.Apply
+	hubOpts.OnChange = ts.apply
 	hub, err := mcp.NewHub(cfg, &hubOpts)
 	if err != nil {
 		return nil, err
 	}
-	ts := &Toolset{hub: hub, ix: ix, th: th}
+	ts.hub = hub
 	if cfg != nil {
 		ts.warnings = slices.Clone(cfg.Warnings)
 	}
@@ -122,7 +139,56 @@ func OpenConfig(ctx context.Context, cfg *mcp.Config, opts *Options) (*Toolset, 
 		_ = hub.Close()
 		return nil, err
 	}
+	ts.opened.Store(true)
+	// The catalog's cost is counted (or found in the cache) now, not at
+	// the first Think step.
+	th.CatalogCost()
+	ts.flush()
 	return ts, nil
+}
+
+// apply is the Hub's OnChange: the change goes into the index, and once
+// Open has returned, the catalog's cost is brought up to date and what was
+// derived anew is written to the cache. While Open connects, both wait for
+// the end of Connect, so that the cache is written once, not per server.
+func (ts *Toolset) apply(ctx context.Context, c tool.Change) error {
+	if err := ts.ix.Apply(ctx, c); err != nil {
+		return err
+	}
+	if ts.opened.Load() {
+		ts.th.CatalogCost()
+		ts.flush()
+	}
+	return nil
+}
+
+// flush writes what was derived anew (tool vectors, token costs) to the
+// cache; a failure is logged by the store.
+func (ts *Toolset) flush() {
+	if ts.store != nil {
+		_ = ts.store.Flush()
+	}
+}
+
+// openStore returns the cache of derived data in the Hub's cache folder,
+// or nil when the cache is off (Hub.NoCache) or there is no user cache
+// folder.
+func openStore(o Options) *cachefile.Store {
+	if o.Hub.NoCache {
+		return nil
+	}
+	dir := o.Hub.CacheDir
+	if dir == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return nil
+		}
+		dir = filepath.Join(d, "toolsift")
+	}
+	s := cachefile.NewStore(dir)
+	log := o.Logger
+	s.OnError = func(err error) { log.Warn("toolsift: cache", "error", err) }
+	return s
 }
 
 func newThinker(ix *toolindex.Index, o Options) (*think.Thinker, error) {
@@ -190,7 +256,11 @@ func (ts *Toolset) Warnings() []string { return slices.Clone(ts.warnings) }
 func (ts *Toolset) Refresh(ctx context.Context) error { return ts.hub.Refresh(ctx) }
 
 // Close stops every server.
-func (ts *Toolset) Close() error { return ts.hub.Close() }
+func (ts *Toolset) Close() error {
+	err := ts.hub.Close()
+	ts.flush()
+	return err
+}
 
 // Index returns the Toolset's index, for measurement and persistence.
 func (ts *Toolset) Index() *toolindex.Index { return ts.ix }

@@ -151,6 +151,17 @@ func NewTokenizer(model, encoding string) (*Tokenizer, error) {
 // Encoding returns the name of the tokenizer's encoding, e.g. "o200k_base".
 func (t *Tokenizer) Encoding() string { return t.name }
 
+// renderVersion is the version of what Render sends and counts; it changes
+// whenever a tool's rendering (and so its token count) changes, so that
+// counts cached under ID by an older version are not trusted.
+const renderVersion = 1
+
+// ID names what Render counts: the encoding and the version of the
+// rendering ("o200k_base/render-1"). Two Tokenizers with the same ID give
+// every tool the same token counts, so counts may be cached under it
+// (keyed by the tool's content hash) across processes.
+func (t *Tokenizer) ID() string { return fmt.Sprintf("%s/render-%d", t.name, renderVersion) }
+
 // Count returns the number of tokens in s. Special-token text such as
 // "<|endoftext|>" is counted as ordinary text, as the APIs do for message
 // content. Invalid UTF-8 counts as U+FFFD.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -87,7 +88,7 @@ func (h *Hub) readCatalogs() map[string]*catalogEntry {
 	if h.opts.NoCache {
 		return nil
 	}
-	removeStaleTemps(h.catalogDir())
+	cachefile.RemoveStaleTemps(h.catalogDir())
 	out := map[string]*catalogEntry{}
 	for _, name := range h.order {
 		s := h.servers[name]
@@ -266,7 +267,7 @@ func (h *Hub) storeCatalog(s *server) {
 
 	data, err := json.MarshalIndent(e, "", "\t")
 	if err == nil {
-		err = writeFileAtomic(h.catalogFile(s), data)
+		err = cachefile.WriteAtomic(h.catalogFile(s), data)
 	}
 	if err != nil {
 		h.opts.Logger.Warn("mcp: writing the cache entry failed", "server", s.name, "error", err)
@@ -275,59 +276,4 @@ func (h *Hub) storeCatalog(s *server) {
 	h.mu.Lock()
 	s.lazy.cachedAt = e.Created
 	h.mu.Unlock()
-}
-
-// writeFileAtomic writes data to file (mode 0600, its folder 0700) so that
-// a reader, in this process or another, sees the old content or the new,
-// never a part: a temporary file in the same folder, synced, then renamed.
-func writeFileAtomic(file string, data []byte) (err error) {
-	dir := filepath.Dir(file)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), file); err != nil {
-		return err
-	}
-	// Make the rename itself durable where folders can be synced.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
-}
-
-// staleTemp is how old a temporary file must be before it is taken for the
-// leftover of a writer that died between creating and renaming it.
-const staleTemp = time.Hour
-
-// removeStaleTemps removes what writers that died left in dir.
-func removeStaleTemps(dir string) {
-	temps, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
-	for _, f := range temps {
-		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > staleTemp {
-			_ = os.Remove(f)
-		}
-	}
 }

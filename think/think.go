@@ -72,6 +72,20 @@ type Options struct {
 	Retrieval retrieval.Options
 	// Tokenizer counts tokens; nil means o200k_base.
 	Tokenizer *budget.Tokenizer
+	// Costs, when set, keeps the full-tier token cost of tools between
+	// runs, so that the catalog's cost (Offer.AllTokens) is not counted
+	// again at every start: counting a catalog of 2,670 tools (1.2 million
+	// tokens) takes about a second.
+	Costs CostCache
+}
+
+// A CostCache keeps the full-tier token cost of tools between runs, keyed
+// by the tokenizer's ID (budget.Tokenizer.ID) and the tool's content hash
+// (tool.Tool.Hash). A cache may forget anything: a cost it does not return
+// is counted again. Implementations must be safe for concurrent use.
+type CostCache interface {
+	Cost(tokenizer, hash string) (tokens int, ok bool)
+	SetCost(tokenizer, hash string, tokens int)
 }
 
 // A Thinker is the one Think step of toolsift: rank the catalog for the
@@ -240,7 +254,7 @@ func (t *Thinker) Think(ctx context.Context, req Request) (Offer, error) {
 	t1 := time.Now()
 	off.Retrieve = t1.Sub(t0)
 	off.Ranked = matches
-	off.AllTokens, off.AllTools = t.catalogCost()
+	off.AllTokens, off.AllTools = t.CatalogCost()
 
 	search := t.opts.Search != SearchNever
 	if _, clash := t.ix.Get(retrieval.SearchToolName); clash {
@@ -418,11 +432,14 @@ func (t *Thinker) finish(off *Offer, sel budget.Selection, reason map[string]str
 	}
 }
 
-// catalogCost returns what sending every tool at full tier costs. It is
-// recomputed only when the index's generation moves, and then renders only
-// the tools it has not seen: a step costs no O(catalog) work while the
-// catalog stays the same.
-func (t *Thinker) catalogCost() (tokens, n int) {
+// CatalogCost returns what sending every tool of the index at full tier
+// costs (tokens) and how many tools that is (n), as Offer.AllTokens and
+// AllTools report it. It is recomputed only when the index's generation
+// moves, and then counts only the tools it has not seen (nor found in
+// Options.Costs): a step costs no O(catalog) rendering while the catalog
+// stays the same. Calling it after the index changes takes the counting
+// off the next Think step.
+func (t *Thinker) CatalogCost() (tokens, n int) {
 	gen := t.ix.Generation()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -432,6 +449,7 @@ func (t *Thinker) catalogCost() (tokens, n int) {
 	old := t.cost.byHash
 	fresh := make(map[string]int, t.ix.Len())
 	tokens, n = 0, 0
+	id := t.tok.ID()
 	for tl := range t.ix.All() {
 		n++
 		h := tl.Hash
@@ -439,9 +457,15 @@ func (t *Thinker) catalogCost() (tokens, n int) {
 			h = tool.ContentHash(tl)
 		}
 		c, ok := old[h]
+		if !ok && t.opts.Costs != nil {
+			c, ok = t.opts.Costs.Cost(id, h)
+		}
 		if !ok {
 			if r, err := t.tok.Render(tl, budget.TierFull); err == nil {
 				c = r.Tokens
+			}
+			if t.opts.Costs != nil {
+				t.opts.Costs.SetCost(id, h, c)
 			}
 		}
 		fresh[h] = c

@@ -217,6 +217,67 @@ func TestThinkCatalogCostFollowsChanges(t *testing.T) {
 	}
 }
 
+// costCache is a CostCache in memory that counts lookups and stores.
+type costCache struct {
+	mu         sync.Mutex
+	costs      map[string]int
+	hits, puts int
+	tokenizers map[string]bool
+}
+
+func (c *costCache) Cost(tokenizer, hash string) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tokenizers[tokenizer] = true
+	n, ok := c.costs[tokenizer+"/"+hash]
+	if ok {
+		c.hits++
+	}
+	return n, ok
+}
+
+func (c *costCache) SetCost(tokenizer, hash string, tokens int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.puts++
+	c.costs[tokenizer+"/"+hash] = tokens
+}
+
+// TestCatalogCostCache: a second Thinker over the same tools takes every
+// cost from the cache (nothing is rendered) and reports the same total; a
+// cost cached under another tokenizer is not used.
+func TestCatalogCostCache(t *testing.T) {
+	cache := &costCache{costs: map[string]int{}, tokenizers: map[string]bool{}}
+	ix := newIndex(t, catalog...)
+	first := newThinker(t, ix, think.Options{Costs: cache})
+	tokens, n := first.CatalogCost()
+	if n != len(catalog) || cache.puts != len(catalog) || cache.hits != 0 {
+		t.Fatalf("first: %d tools, %d stored, %d hits", n, cache.puts, cache.hits)
+	}
+	second := newThinker(t, ix, think.Options{Costs: cache})
+	off, err := second.Think(context.Background(), think.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.AllTokens != tokens || off.AllTools != n || cache.hits != len(catalog) || cache.puts != len(catalog) {
+		t.Fatalf("second: %d tokens (want %d), %d hits, %d stored", off.AllTokens, tokens, cache.hits, cache.puts)
+	}
+	if !cache.tokenizers[tokenizer(t).ID()] || len(cache.tokenizers) != 1 {
+		t.Errorf("costs keyed by %v, want the tokenizer's ID %q", cache.tokenizers, tokenizer(t).ID())
+	}
+	cl, err := budget.NewTokenizer("", budget.EncodingCL100K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := think.New(ix, &think.Options{Costs: cache, Tokenizer: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, n := third.CatalogCost(); n != len(catalog) || cache.puts != 2*len(catalog) || !cache.tokenizers[cl.ID()] {
+		t.Errorf("cl100k_base: %d stored, keys %v; want its own counts", cache.puts, cache.tokenizers)
+	}
+}
+
 func TestNewRejects(t *testing.T) {
 	ix := newIndex(t, catalog[:1]...)
 	for _, o := range []think.Options{{Budget: -1}, {MinTools: 3, MaxTools: 2}, {Search: 9}, {Retrieval: retrieval.Options{K: -1}}} {

@@ -78,8 +78,10 @@ func DocumentFields(t tool.Tool) Fields {
 //	city: The city name. units: Temperature units. one of: celsius, fahrenheit.
 //
 //	weather server
-func Document(t tool.Tool) string {
-	f := DocumentFields(t)
+func Document(t tool.Tool) string { return DocumentFields(t).text() }
+
+// text joins the fields as Document does.
+func (f Fields) text() string {
 	return joinNonEmpty("\n\n", f.Name, f.Description, f.Params, f.Server)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"iter"
@@ -31,6 +32,25 @@ type Options struct {
 
 	// BM25 tunes the lexical index. Zero fields take their defaults.
 	BM25 BM25
+
+	// Cache, when set, keeps the vectors of tool documents between runs:
+	// Upsert looks every document up before embedding it and stores what
+	// it embeds, so an Index built again over the same tools (a restart)
+	// embeds nothing. Queries are never cached.
+	Cache VectorCache
+}
+
+// A VectorCache keeps the vectors of tool documents between runs. Keys are
+// the SHA-256 of a document's text (Document); embedder is the ID of the
+// Embedder that made the vector, so vectors of two embedders never mix.
+// Vectors are stored as the Index keeps them, unit length, and all vectors
+// of one embedder have its dimension (a cached vector of another length
+// than the index's is ignored). A cache may forget anything: a vector it
+// does not return is embedded again.
+// Implementations must be safe for concurrent use.
+type VectorCache interface {
+	Vector(embedder string, key [32]byte) ([]float32, bool)
+	SetVector(embedder string, key [32]byte, vec []float32)
 }
 
 // BM25 are the parameters of the lexical index's BM25F ranking over three
@@ -129,6 +149,7 @@ type UpsertStats struct {
 	Changed   int // known names whose content hash changed (re-embedded)
 	Unchanged int // known names with the same hash (not re-embedded)
 	Embedded  int // documents sent to the embedder
+	Cached    int // documents whose vector came from Options.Cache
 	Batches   int // Embed calls made
 }
 
@@ -306,27 +327,27 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 	dim := ix.dim
 	ix.mu.RUnlock()
 
+	// The fields of each tool are extracted once, for its lexical terms
+	// and, when it is to be embedded, its document text.
 	texts := make([]string, len(embedIdx))
-	analyzeAll(len(ps)+len(texts), func(i int) {
-		if i < len(ps) {
-			ps[i].terms = analyzeTool(ps[i].tool)
-		} else {
-			j := i - len(ps)
-			texts[j] = documentText(ps[embedIdx[j]].tool)
+	textOf := make([]int, len(ps))
+	for i := range textOf {
+		textOf[i] = -1
+	}
+	for j, i := range embedIdx {
+		textOf[i] = j
+	}
+	analyzeAll(len(ps), func(i int) {
+		f := DocumentFields(ps[i].tool)
+		ps[i].terms = analyzeFields(f)
+		if j := textOf[i]; j >= 0 {
+			texts[j] = f.text()
 		}
 	})
 
-	if len(texts) > 0 {
-		vecs, d, err := embedBatched(ctx, ix.emb, texts, ix.opts.BatchSize, ix.opts.Concurrency, dim)
-		if err != nil {
-			return UpsertStats{}, err
-		}
-		dim = d
-		for j, v := range vecs {
-			ps[embedIdx[j]].vec = normalized(v)
-		}
-		st.Embedded = len(texts)
-		st.Batches = (len(texts) + ix.opts.BatchSize - 1) / ix.opts.BatchSize
+	dim, err := ix.vectors(ctx, ps, embedIdx, texts, dim, ix.opts.Cache, &st)
+	if err != nil {
+		return UpsertStats{}, err
 	}
 
 	ix.mu.Lock()
@@ -355,6 +376,74 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 		ix.gen.Add(1)
 	}
 	return st, nil
+}
+
+// vectors sets ps[embedIdx[j]].vec for every texts[j]: from cache when it
+// has a vector of the index's dimension, else embedded (and then cached).
+// It returns the dimension of the vectors (dim when there were none).
+func (ix *Index) vectors(ctx context.Context, ps []pending, embedIdx []int, texts []string, dim int, cache VectorCache, st *UpsertStats) (int, error) {
+	if len(texts) == 0 {
+		return dim, nil
+	}
+	var keys [][32]byte
+	if cache != nil {
+		// Vectors of documents embedded in an earlier run; the rest are
+		// embedded below. Only vectors of the index's dimension are used;
+		// an empty index learns it from the embedder first (one document),
+		// so that a wrong cache cannot set it.
+		keys = make([][32]byte, len(texts))
+		for j, text := range texts {
+			keys[j] = sha256.Sum256([]byte(text))
+		}
+		if dim == 0 {
+			d, err := ix.embed(ctx, ps, embedIdx[:1], texts[:1], keys[:1], 0, cache, st)
+			if err != nil {
+				return 0, err
+			}
+			dim = d
+			embedIdx, texts, keys = embedIdx[1:], texts[1:], keys[1:]
+		}
+		id := ix.emb.ID()
+		missing := embedIdx[:0:0]
+		var missingTexts []string
+		var missingKeys [][32]byte
+		for j, text := range texts {
+			if v, ok := cache.Vector(id, keys[j]); ok && len(v) == dim {
+				ps[embedIdx[j]].vec = slices.Clone(v)
+				st.Cached++
+				continue
+			}
+			missing = append(missing, embedIdx[j])
+			missingTexts = append(missingTexts, text)
+			missingKeys = append(missingKeys, keys[j])
+		}
+		embedIdx, texts, keys = missing, missingTexts, missingKeys
+	}
+	return ix.embed(ctx, ps, embedIdx, texts, keys, dim, cache, st)
+}
+
+// embed embeds texts[j] into ps[embedIdx[j]].vec, and caches the vectors
+// under keys when cache is set. It returns their dimension.
+func (ix *Index) embed(ctx context.Context, ps []pending, embedIdx []int, texts []string, keys [][32]byte, dim int, cache VectorCache, st *UpsertStats) (int, error) {
+	if len(texts) == 0 {
+		return dim, nil
+	}
+	vecs, d, err := embedBatched(ctx, ix.emb, texts, ix.opts.BatchSize, ix.opts.Concurrency, dim)
+	if err != nil {
+		return 0, err
+	}
+	for j, v := range vecs {
+		ps[embedIdx[j]].vec = normalized(v)
+	}
+	if cache != nil {
+		id := ix.emb.ID()
+		for j := range vecs {
+			cache.SetVector(id, keys[j], ps[embedIdx[j]].vec)
+		}
+	}
+	st.Embedded += len(texts)
+	st.Batches += (len(texts) + ix.opts.BatchSize - 1) / ix.opts.BatchSize
+	return d, nil
 }
 
 // putLocked writes one tool. old is the entry it replaces, or nil; the

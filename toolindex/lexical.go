@@ -21,8 +21,10 @@ type fieldTerms [numFields][]string
 
 // analyzeTool returns t's lexical terms by field (DocumentFields analysed
 // with textproc.Terms).
-func analyzeTool(t tool.Tool) fieldTerms {
-	f := DocumentFields(t)
+func analyzeTool(t tool.Tool) fieldTerms { return analyzeFields(DocumentFields(t)) }
+
+// analyzeFields is analyzeTool for fields already extracted.
+func analyzeFields(f Fields) fieldTerms {
 	var ft fieldTerms
 	ft[fieldName] = textproc.Terms(f.Name)
 	if f.Server != "" {
@@ -32,9 +34,6 @@ func analyzeTool(t tool.Tool) fieldTerms {
 	ft[fieldParams] = textproc.Terms(f.Params)
 	return ft
 }
-
-// documentText is the text the Embedder embeds for t.
-func documentText(t tool.Tool) string { return Document(t) }
 
 // queryTerms analyses a lexical query like a tool document.
 func queryTerms(q string) []string { return textproc.Terms(q) }

@@ -1,0 +1,135 @@
+package toolsift_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// countingEmbedder is the built-in embedder, counting the texts it embeds.
+type countingEmbedder struct {
+	*toolindex.LocalEmbedder
+	mu    sync.Mutex
+	texts int
+}
+
+func (e *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.mu.Lock()
+	e.texts += len(texts)
+	e.mu.Unlock()
+	return e.LocalEmbedder.Embed(ctx, texts)
+}
+
+func (e *countingEmbedder) count() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.texts
+}
+
+// TestOpenCachesDerivedData: the second Open of a config finds its tools'
+// vectors and token costs in the cache: it embeds one document (the
+// embedder's dimension) and counts nothing, and ranks and prices the
+// catalog exactly as the first. Neither the server's secrets nor the
+// user's queries reach the cache folder.
+func TestOpenCachesDerivedData(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "testserver")
+	if out, err := exec.Command("go", "build", "-o", bin, "./mcp/testdata/testserver").CombinedOutput(); err != nil {
+		t.Fatalf("go build testserver: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	cfg := map[string]any{"mcpServers": map[string]any{
+		"local": map[string]any{"command": bin, "env": map[string]string{"TESTSERVER_VALUE": "env-s3cr3t"}},
+	}}
+	data, _ := json.Marshal(cfg)
+	path := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const query = "query-s3cr3t: echo this text back to me"
+
+	type run struct {
+		embedded      int
+		top           []string
+		tokens, tools int
+	}
+	open := func() run {
+		local, err := toolindex.NewLocalEmbedder(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		emb := &countingEmbedder{LocalEmbedder: local}
+		ts, err := toolsift.Open(ctx, path, &toolsift.Options{Embedder: emb, Hub: mcp.HubOptions{CacheDir: cache}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ts.Close()
+		embedded := emb.count()
+		found, err := ts.Search(ctx, query, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, err := ts.Think(ctx, think.Request{Query: retrieval.Query{Task: query}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The call starts the lazy server on the second run.
+		if res, err := ts.Call(ctx, "local__where", nil); err != nil || !strings.Contains(res.Content, "env-s3cr3t") {
+			t.Fatalf("call: %+v, %v", res, err)
+		}
+		r := run{embedded: embedded, tokens: off.AllTokens, tools: off.AllTools}
+		for _, m := range found {
+			r.top = append(r.top, m.Tool.Name)
+		}
+		return r
+	}
+	first := open()
+	if first.embedded != 3 || first.tools != 3 || first.tokens == 0 {
+		t.Fatalf("first run: %+v; want 3 tools embedded and priced", first)
+	}
+	second := open()
+	if second.embedded != 1 {
+		t.Errorf("second run embedded %d documents; want 1 (to learn the dimension), the rest from the cache", second.embedded)
+	}
+	if first.tokens != second.tokens || first.tools != second.tools || strings.Join(first.top, ",") != strings.Join(second.top, ",") {
+		t.Errorf("runs differ: %+v vs %+v", first, second)
+	}
+	for _, sub := range []string{"catalog", "vectors", "tokens"} {
+		if m, _ := filepath.Glob(filepath.Join(cache, sub, "*")); len(m) == 0 {
+			t.Errorf("nothing cached in %s", sub)
+		}
+	}
+	err := filepath.WalkDir(cache, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if fi, _ := d.Info(); fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", p, fi.Mode().Perm())
+		}
+		b, err := os.ReadFile(p)
+		for _, s := range []string{"env-s3cr3t", "query-s3cr3t", "echo this text"} {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s holds %q", p, s)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
