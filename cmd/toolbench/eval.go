@@ -56,6 +56,7 @@ type evalOptions struct {
 	json, quiet                        bool
 	timeout                            time.Duration
 	cache                              func(*mcp.HubOptions)
+	inputs                             map[string]string
 }
 
 // runDefault is toolbench without arguments: the embedded dataset, the
@@ -91,9 +92,10 @@ Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	fs.StringVar(&o.rankingsPath, "rankings", "", "write one JSON line per query to `file`: id, ranked, selected, selected_tokens")
 	fs.StringVar(&o.plotPath, "plot", "", "write an SVG `file`: recall@k and tool tokens against k")
 	fs.BoolVar(&o.json, "json", false, "print the results as one JSON object")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress line or bars on stderr")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "per-server connect `timeout` with --config")
 	o.cache = cacheFlags(fs)
+	o.inputs = inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -414,7 +416,7 @@ func loadEvalData(ctx context.Context, e *env, o evalOptions) ([]tool.Tool, []da
 		// tools as they list them now.
 		hub := mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: mcp.StartEager}
 		o.cache(&hub)
-		ts, _, err := openToolset(ctx, e, o.configPath, toolsift.Options{Hub: hub})
+		ts, _, err := openToolset(ctx, e, o.configPath, toolsift.Options{Hub: hub, Inputs: o.inputs}, o.quiet)
 		if err != nil {
 			return nil, nil, "", noop, err
 		}

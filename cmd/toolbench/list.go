@@ -33,6 +33,8 @@ func runList(ctx context.Context, e *env, args []string) error {
 	timeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
 	version := fs.String("protocol-version", "", "MCP revision to request from servers whose config sets none (default "+mcp.DefaultProtocolVersion+`; "latest" probes with server/discover)`)
 	cache := cacheFlags(fs)
+	quiet := quietFlag(fs)
+	inputs := inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -44,7 +46,7 @@ func runList(ctx context.Context, e *env, args []string) error {
 	// fresh list cached).
 	hub := mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: mcp.StartEager}
 	cache(&hub)
-	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{Hub: hub})
+	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{Hub: hub, Inputs: inputs}, *quiet)
 	if err != nil {
 		return err
 	}

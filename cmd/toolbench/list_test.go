@@ -102,3 +102,29 @@ func TestList(t *testing.T) {
 		}
 	})
 }
+
+// TestListInputs: a VS Code config whose server needs an input fails only
+// that server (list exits 1 naming the input); given --input, everything
+// connects and list exits 0. The value is never printed.
+func TestListInputs(t *testing.T) {
+	bin := buildTestServer(t)
+	config := writeFile(t, "mcp.json", `// VS Code's form
+{
+  "inputs": [{"id": "token", "type": "promptString", "password": true}],
+  "servers": {
+    "plain": {"type": "stdio", "command": `+string(mustJSON(t, bin))+`},
+    "secret": {"type": "stdio", "command": `+string(mustJSON(t, bin))+`, "env": {"TESTSERVER_TOKEN": "${input:token}"}},
+  },
+}`)
+	code, stdout, stderr := runToolbench(t, "list", "--config", config)
+	if code != 1 || !strings.Contains(stdout, `input "token" has no value`) || !strings.Contains(stderr, "1 server failed: secret") {
+		t.Errorf("without --input: exit %d, want 1 naming the input and server\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runToolbench(t, "list", "--config", config, "--input", "token=hunter2")
+	if code != 0 || !strings.Contains(stdout, "2 servers: 2 ok, 0 failed") {
+		t.Errorf("with --input: exit %d, want 0 with both servers ok\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout+stderr, "hunter2") {
+		t.Errorf("the input's value was printed")
+	}
+}

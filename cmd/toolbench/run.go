@@ -52,6 +52,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	eager := fs.Bool("eager", false, "start every server at once, not only those the agent calls (cached servers start lazily by default)")
 	idle := fs.Duration("idle-timeout", 0, "stop a server not called for this `long` (default 5m; negative: never)")
 	cache := cacheFlags(fs)
+	quiet := quietFlag(fs)
 	inputs := inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -104,7 +105,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		Hub:    hubOpts,
 		Inputs: inputs,
 		Logger: logger,
-	})
+	}, *quiet || *verbose) // -v logs each server's start instead
 	if err != nil {
 		return err
 	}

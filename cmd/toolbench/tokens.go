@@ -60,6 +60,8 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	top := fs.Int("top", 10, "how many of the largest tools to list")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout` with --config, for servers whose config sets none")
 	cache := cacheFlags(fs)
+	quiet := quietFlag(fs)
+	inputs := inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -77,7 +79,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	} else {
 		hub := mcp.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: mcp.StartEager}
 		cache(&hub)
-		tools, err = listConfigTools(ctx, e, *config, hub)
+		tools, err = listConfigTools(ctx, e, *config, toolsift.Options{Hub: hub, Inputs: inputs}, *quiet)
 	}
 	if err != nil {
 		return err
@@ -98,8 +100,8 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 
 // listConfigTools connects to the servers of an mcpServers config and
 // returns the tools they list. Servers that fail are reported on stderr.
-func listConfigTools(ctx context.Context, e *env, config string, hub mcp.HubOptions) ([]tool.Tool, error) {
-	ts, _, err := openToolset(ctx, e, config, toolsift.Options{Hub: hub})
+func listConfigTools(ctx context.Context, e *env, config string, o toolsift.Options, quiet bool) ([]tool.Tool, error) {
+	ts, _, err := openToolset(ctx, e, config, o, quiet)
 	if err != nil {
 		return nil, err
 	}
