@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -68,8 +69,11 @@ func inputFlag(fs *flag.FlagSet) map[string]string {
 	inputs := map[string]string{}
 	fs.Func("input", "value of a config's ${input:`ID`}, as ID=VALUE (repeatable)", func(s string) error {
 		id, value, ok := strings.Cut(s, "=")
-		if !ok || id == "" {
-			return fmt.Errorf("want ID=VALUE, got %q", strings.SplitN(s, "=", 2)[0])
+		switch {
+		case !ok:
+			return fmt.Errorf("want ID=VALUE, got %q without =", s)
+		case id == "":
+			return errors.New("want ID=VALUE, got no ID before =") // the value is a secret
 		}
 		inputs[id] = value
 		return nil

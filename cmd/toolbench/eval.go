@@ -59,22 +59,31 @@ type evalOptions struct {
 	inputs                             map[string]string
 }
 
-// runDefault is toolbench without arguments: the embedded dataset, the
-// default embedder, every mode side by side.
-func runDefault(ctx context.Context, e *env, _ []string) error {
-	return evaluate(ctx, e, evalOptions{
-		ks:       []int{1, 3, 5, 10},
-		budget:   defaultBudget,
-		embedder: "local",
-		modes:    []retrieval.Mode{retrieval.Hybrid, retrieval.Vector, retrieval.Lexical},
-	})
+// runDefault is toolbench without a command: eval of the embedded dataset
+// (unless its flags say otherwise), every mode side by side.
+func runDefault(ctx context.Context, e *env, args []string) error {
+	o, err := parseEval(e, "", "hybrid,vector,lexical", args)
+	if err != nil {
+		return err
+	}
+	return evaluate(ctx, e, o)
 }
 
 // defaultBudget is the agent's, so eval measures what an agent would send.
 const defaultBudget = think.DefaultBudget
 
 func runEval(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "eval", `[--tools T.jsonl --queries Q.jsonl | --config mcp.json --queries Q.jsonl] [flags]
+	o, err := parseEval(e, "eval", "hybrid", args)
+	if err != nil {
+		return err
+	}
+	return evaluate(ctx, e, o)
+}
+
+// parseEval reads eval's flags; name is the command's ("" for toolbench
+// without one), modes the default --mode.
+func parseEval(e *env, name, modes string, args []string) (evalOptions, error) {
+	fs := newFlags(e, name, `[--tools T.jsonl --queries Q.jsonl | --config mcp.json --queries Q.jsonl] [flags]
 
 Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	var o evalOptions
@@ -86,7 +95,7 @@ Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	fs.StringVar(&o.embedder, "embedder", "local", "embedder: local (offline, default), use (Universal Sentence Encoder Lite, offline), local+use (both in one vector) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
 	fs.StringVar(&o.embedModel, "embed-model", "text-embedding-3-small", "embedding `model` for --embedder openai")
 	fs.StringVar(&o.embedBaseURL, "embed-base-url", "", "OpenAI-compatible base `URL` for --embedder openai (default $OPENAI_BASE_URL, else api.openai.com)")
-	modes := fs.String("mode", "hybrid", "ranking `mode`: hybrid, vector or lexical; a comma-separated list compares them")
+	modeList := fs.String("mode", modes, "ranking `mode`: hybrid, vector or lexical; a comma-separated list compares them")
 	fs.StringVar(&o.encoding, "encoding", "", "tiktoken `encoding` for token counts (default: from --model)")
 	fs.StringVar(&o.model, "model", "gpt-4o", "chat `model` whose tokenizer counts the tokens")
 	fs.StringVar(&o.rankingsPath, "rankings", "", "write one JSON line per query to `file`: id, ranked, selected, selected_tokens")
@@ -97,31 +106,30 @@ Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	o.cache = cacheFlags(fs)
 	o.inputs = inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "toolbench eval: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return errUsage
-	}
-	var err error
-	if o.ks, err = parseKs(*ks); err != nil {
-		return fmt.Errorf("--k: %w", err)
-	}
-	if o.modes, err = parseModes(*modes); err != nil {
-		return fmt.Errorf("--mode: %w", err)
-	}
+	var ksErr, modesErr error
+	o.ks, ksErr = parseKs(*ks)
+	o.modes, modesErr = parseModes(*modeList)
 	switch {
+	case fs.NArg() > 0:
+		return o, usageError(fs, "unexpected argument %q", fs.Arg(0))
+	case ksErr != nil:
+		return o, usageError(fs, "--k: %v", ksErr)
+	case modesErr != nil:
+		return o, usageError(fs, "--mode: %v", modesErr)
 	case o.toolsPath != "" && o.configPath != "":
-		return errors.New("--tools and --config are exclusive: tools come from a file or from live servers")
+		return o, usageError(fs, "--tools and --config are exclusive: tools come from a file or from live servers")
 	case (o.toolsPath != "" || o.configPath != "") && o.queriesPath == "":
-		return errors.New("--queries is required with --tools or --config")
+		return o, usageError(fs, "--queries is required with --tools or --config")
 	case o.toolsPath == "" && o.configPath == "" && o.queriesPath != "":
-		return errors.New("--queries needs --tools or --config (the embedded dataset has its own queries)")
+		return o, usageError(fs, "--queries needs --tools or --config (the embedded dataset has its own queries)")
 	case o.budget <= 0:
-		return fmt.Errorf("--budget %d: want a positive number of tokens", o.budget)
+		return o, usageError(fs, "--budget %d: want a positive number of tokens", o.budget)
+	case !slices.Contains([]string{"local", "use", "local+use", "openai"}, o.embedder):
+		return o, usageError(fs, "--embedder %q: want local, use, local+use or openai", o.embedder)
 	}
-	return evaluate(ctx, e, o)
+	return o, nil
 }
 
 func parseKs(s string) ([]int, error) {

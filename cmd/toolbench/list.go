@@ -27,7 +27,7 @@ type listedTool struct {
 }
 
 func runList(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "list", "--config mcp.json [--json] [--timeout 30s] [--protocol-version V]")
+	fs := newFlags(e, "list", "--config mcp.json [--json] [--input ID=VALUE] [--quiet] [--timeout 30s] [--protocol-version V]")
 	config := fs.String("config", "", "mcpServers config `file` (required)")
 	asJSON := fs.Bool("json", false, "print one JSON object per tool on stdout (server statuses go to stderr)")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
@@ -38,9 +38,11 @@ func runList(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *config == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return errUsage
+	switch {
+	case *config == "":
+		return usageError(fs, "--config is required")
+	case fs.NArg() > 0:
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
 	// list measures the servers themselves: every one is started (and its
 	// fresh list cached).

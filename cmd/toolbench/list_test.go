@@ -97,8 +97,8 @@ func TestList(t *testing.T) {
 	})
 
 	t.Run("no config flag", func(t *testing.T) {
-		if code, _, _ := runToolbench(t, "list"); code != 2 {
-			t.Errorf("exit %d, want 2 (usage)", code)
+		if code, _, stderr := runToolbench(t, "list"); code != 2 || !strings.HasPrefix(stderr, "toolbench list: --config is required\n\nUsage: toolbench list") {
+			t.Errorf("exit %d, want 2 with the reason and usage; stderr:\n%s", code, stderr)
 		}
 	})
 }

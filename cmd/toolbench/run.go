@@ -58,13 +58,14 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
-	if *config == "" || task == "" {
-		fs.Usage()
-		return errUsage
-	}
 	searchMode, ok := map[string]think.SearchMode{"auto": think.SearchAuto, "always": think.SearchAlways, "never": think.SearchNever}[*search]
-	if !ok {
-		return fmt.Errorf("--search-tools %q: want auto, always or never", *search)
+	switch {
+	case *config == "":
+		return usageError(fs, "--config is required")
+	case task == "":
+		return usageError(fs, "the task is missing (the text after the flags)")
+	case !ok:
+		return usageError(fs, "--search-tools %q: want auto, always or never", *search)
 	}
 
 	// The endpoint is checked first: no point starting servers without it.

@@ -153,9 +153,12 @@ func TestRunCommandErrors(t *testing.T) {
 	}{
 		{"no endpoint", nil, []string{"run", "--config", config, "task"}, 1,
 			[]string{"no chat model endpoint configured", "OPENAI_API_KEY", "OPENAI_BASE_URL", "--base-url", "--model"}},
-		{"no task", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config}, 2, []string{"Usage: toolbench run"}},
-		{"no config", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "task"}, 2, []string{"Usage: toolbench run"}},
-		{"bad search mode", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config, "--search-tools", "maybe", "task"}, 1, []string{"--search-tools"}},
+		{"no task", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config}, 2, []string{"toolbench run: the task is missing", "Usage: toolbench run"}},
+		{"no config", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "task"}, 2, []string{"toolbench run: --config is required", "Usage: toolbench run"}},
+		{"bad search mode", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config, "--search-tools", "maybe", "task"}, 2, []string{`toolbench run: --search-tools "maybe": want auto, always or never`, "Usage: toolbench run"}},
+		{"bad number", nil, []string{"run", "--config", config, "--k", "x", "task"}, 2, []string{`toolbench run: --k: "x" is not a whole number`, "Usage: toolbench run"}},
+		{"bad duration", nil, []string{"run", "--config", config, "task", "--tool-timeout", "5"}, 2, []string{`toolbench run: --tool-timeout: "5" is not a duration`}},
+		{"flag without value", nil, []string{"run", "task", "--config"}, 2, []string{`toolbench run: --config needs a value`}},
 		{"missing config file", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", filepath.Join(t.TempDir(), "nope.json"), "task"}, 1, []string{"nope.json"}},
 		{"max steps", map[string]string{"OPENAI_BASE_URL": srv.URL}, []string{"run", "--config", config, "--max-steps", "1", "weather in Bern?"}, 1, []string{"max steps"}},
 	}

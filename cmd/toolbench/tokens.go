@@ -51,7 +51,7 @@ type toolTokens struct {
 }
 
 func runTokens(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "tokens", "(--config mcp.json | --tools tools.jsonl) [--json] [--encoding NAME | --model NAME] [--top N]")
+	fs := newFlags(e, "tokens", "(--config mcp.json [--input ID=VALUE] [--quiet] | --tools tools.jsonl) [--json] [--encoding NAME | --model NAME] [--top N]")
 	config := fs.String("config", "", "mcpServers config `file`: connect to the servers and measure the tools they list")
 	toolsPath := fs.String("tools", "", "tools.jsonl `file` to measure")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
@@ -65,9 +65,15 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if (*config == "") == (*toolsPath == "") || fs.NArg() > 0 || *top < 0 {
-		fs.Usage()
-		return errUsage
+	switch {
+	case *config == "" && *toolsPath == "":
+		return usageError(fs, "--config or --tools is required")
+	case *config != "" && *toolsPath != "":
+		return usageError(fs, "--config and --tools are exclusive: tools come from live servers or from a file")
+	case fs.NArg() > 0:
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	case *top < 0:
+		return usageError(fs, "--top %d: want 0 or more", *top)
 	}
 	tok, err := budget.NewTokenizer(*model, *encoding)
 	if err != nil {
