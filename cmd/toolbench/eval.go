@@ -89,7 +89,7 @@ Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	var o evalOptions
 	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file` (format: ../shared/datasets/README.md)")
 	fs.StringVar(&o.queriesPath, "queries", "", "queries.jsonl `file` with gold tool names")
-	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, as `toolbench list --json` prints them)")
+	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, server__tool, as list --json prints them)")
 	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
 	fs.IntVar(&o.budget, "budget", defaultBudget, "tool-schema token `budget` for the selection step")
 	fs.StringVar(&o.embedder, "embedder", "local", "embedder: local (offline, default), use (Universal Sentence Encoder Lite, offline), local+use (both in one vector) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
