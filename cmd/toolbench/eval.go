@@ -99,7 +99,7 @@ Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	fs.StringVar(&o.encoding, "encoding", "", "tiktoken `encoding` for token counts (default: from --model)")
 	fs.StringVar(&o.model, "model", "gpt-4o", "chat `model` whose tokenizer counts the tokens")
 	fs.StringVar(&o.rankingsPath, "rankings", "", "write one JSON line per query to `file`: id, ranked, selected, selected_tokens")
-	fs.StringVar(&o.plotPath, "plot", "", "write an SVG `file`: recall@k and tool tokens against k")
+	fs.StringVar(&o.plotPath, "plot", "", "write an SVG `file`: recall@k and the tool tokens of a step, per mode")
 	fs.BoolVar(&o.json, "json", false, "print the results as one JSON object")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress line or bars on stderr")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "per-server connect `timeout` with --config")
@@ -387,7 +387,7 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 	}
 
 	if o.plotPath != "" {
-		if err := writePlot(o.plotPath, rep); err != nil {
+		if err := writePlot(o.plotPath, rep, o); err != nil {
 			return err
 		}
 	}
@@ -551,18 +551,26 @@ func printReport(w io.Writer, rep evalReport) {
 	tw.Flush()
 }
 
-func writePlot(path string, rep evalReport) error {
-	d := plotData{Title: fmt.Sprintf("%s: recall@k and tool tokens", shortName(rep.Dataset))}
+func writePlot(path string, rep evalReport, o evalOptions) error {
+	d := plotData{
+		Title:     plotTitle(o),
+		Subtitle:  fmt.Sprintf("%s tools, %s queries · %s · budget %s tokens of tool definitions per step (%s)", thousands(float64(rep.Tools)), thousands(float64(rep.Queries)), rep.Embedder, thousands(float64(rep.Budget)), rep.Encoding),
+		Budget:    rep.Budget,
+		Tools:     rep.Tools,
+		AllTokens: rep.AllToolsTokens,
+	}
 	for _, k := range rep.Runs[0].AtK {
 		d.Ks = append(d.Ks, k.K)
-		d.Tokens = append(d.Tokens, k.Tokens)
 	}
 	for _, r := range rep.Runs {
-		s := plotSeries{Name: r.Mode}
+		m := plotMode{Name: r.Mode, StepTokens: r.Select.MeanTokens, StepTools: r.Select.MeanTools, GoldKept: r.Select.Recall}
 		for _, k := range r.AtK {
-			s.Recall = append(s.Recall, k.Recall)
+			m.Recall = append(m.Recall, k.Recall)
 		}
-		d.Series = append(d.Series, s)
+		if len(r.AtK) > 0 {
+			m.TopTokens = r.AtK[len(r.AtK)-1].Tokens
+		}
+		d.Modes = append(d.Modes, m)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -573,13 +581,6 @@ func writePlot(path string, rep evalReport) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return f.Close()
-}
-
-func shortName(s string) string {
-	if i := strings.Index(s, " ("); i > 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func percentile(ds []time.Duration, p float64) time.Duration {
