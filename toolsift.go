@@ -34,8 +34,9 @@ type Options struct {
 	// each step. Its Tokenizer, when nil, is made from Encoding.
 	Think think.Options
 	// Hub sets timeouts, concurrency and the protocol revision of the MCP
-	// connections. Its OnChange must be nil: the Toolset keeps its index
-	// current itself.
+	// connections, and Progress hears how far Open's connecting is (a
+	// caller has no Toolset to look at until then). Its OnChange must be
+	// nil: the Toolset keeps its index current itself.
 	Hub mcp.HubOptions
 	// Inputs are the values of a config's ${input:ID} variables (VS Code's
 	// "inputs"). They are secrets: never logged or printed.
