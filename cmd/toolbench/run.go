@@ -220,10 +220,18 @@ func (p *stepPrinter) summary(res *agent.Result, elapsed time.Duration) {
 }
 
 // writeOffered prints a step's tools as a table, best score first (ties by
-// name), each column as wide as its widest cell: names are never cut.
+// name), each column as wide as its widest cell: names are never cut. The
+// search_tools meta-tool is not ranked (its score only ranks it for the
+// budget): it comes last, with no score shown.
 func writeOffered(w io.Writer, offered []agent.OfferedTool) {
 	rows := slices.Clone(offered)
 	slices.SortFunc(rows, func(a, b agent.OfferedTool) int {
+		if ma, mb := a.Reason == agent.ReasonMeta, b.Reason == agent.ReasonMeta; ma != mb {
+			if ma {
+				return 1
+			}
+			return -1
+		}
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
@@ -233,7 +241,7 @@ func writeOffered(w io.Writer, offered []agent.OfferedTool) {
 	for _, o := range rows {
 		score := fmt.Sprintf("%.2f", o.Score)
 		if o.Reason == agent.ReasonMeta {
-			score = "-" // not ranked: offered because tools were left out
+			score = "-"
 		}
 		cells = append(cells, []string{o.Name, score, strconv.Itoa(o.Tokens), o.Tier.String(), o.Reason})
 	}

@@ -146,7 +146,7 @@ func TestStepTable(t *testing.T) {
 	long := "a_server_with_a_long_name__a_tool_whose_name_is_longer_than_forty_characters"
 	var b bytes.Buffer
 	(&stepPrinter{w: &b}).event(agent.Event{Kind: agent.EventThink, Step: 1, Offered: []agent.OfferedTool{
-		{Name: "search_tools", Tokens: 80, Tier: budget.TierFull, Reason: agent.ReasonMeta},
+		{Name: "search_tools", Tokens: 80, Tier: budget.TierFull, Score: 0.7, Reason: agent.ReasonMeta}, // last whatever its score
 		{Name: "b__tie", Tokens: 9, Tier: budget.TierMinimal, Score: 0.5, Reason: agent.ReasonRetrieved},
 		{Name: long, Tokens: 1234, Tier: budget.TierNoParamDocs, Score: 0.25, Reason: agent.ReasonRetrieved},
 		{Name: "a__tie", Tokens: 12, Tier: budget.TierFull, Score: 0.5, Reason: agent.ReasonSticky},
