@@ -38,8 +38,9 @@ type Options struct {
 	// each step. Its Tokenizer, when nil, is made from Encoding.
 	Think think.Options
 	// Hub sets timeouts, concurrency and the protocol revision of the MCP
-	// connections, and the cache: its CacheDir and NoCache also decide
-	// where the Toolset caches tool vectors and token costs (see the
+	// connections, Progress hears how far Open's connecting is (a caller
+	// has no Toolset to look at until then), and CacheDir and NoCache also
+	// decide where the Toolset caches tool vectors and token costs (see the
 	// package doc). Its OnChange must be nil: the Toolset keeps its index
 	// current itself.
 	Hub mcp.HubOptions

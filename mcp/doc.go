@@ -17,7 +17,9 @@
 // HubOptions.OnChange, synchronously: wire an index with OnChange: ix.Apply
 // and Connect returns with every connected server's tools applied.
 // toolsift.Open does exactly that; use the Hub directly for a Hub without an
-// index, or another consumer of changes.
+// index, or another consumer of changes. Connect waits for every server's
+// first connection attempt; HubOptions.Progress hears how far it is
+// (servers ready, failed, pending), for a progress display.
 //
 // Config files are read in the forms Claude Desktop, Claude Code, Cursor and
 // VS Code write (docs/config.md). A stdio server gets a small default

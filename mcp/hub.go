@@ -116,6 +116,34 @@ type HubOptions struct {
 	// called for that long; it starts again on its next call, and its tools
 	// stay listed meanwhile. Default 5 minutes; negative means never.
 	IdleTimeout time.Duration
+
+	// Progress, if set, is told how far Connect is: once when it starts
+	// the servers, then each time a server's first connection attempt is
+	// over, with the counts of that moment. Calls are one at a time and
+	// never hold the Hub's lock (Progress may call Status). A server whose
+	// first attempt ends after Connect returned (its ctx ended first) is
+	// still reported.
+	//
+	// A function rather than a status to poll: Connect, and toolsift.Open
+	// around it, return only when every server is done, and Open's caller
+	// has no Hub to poll until then.
+	Progress func(Progress)
+}
+
+// Progress counts a Hub's servers by how far their connection got (see
+// HubOptions.Progress). Ready + Failed + Pending + Disabled = Servers.
+type Progress struct {
+	Servers int
+	// Ready servers have their tools listed: connected, or lazy (listed
+	// from the cache, started on their first call).
+	Ready int
+	// Failed servers are not usable: their first connection failed, the
+	// config made them unusable, or they went down since.
+	Failed int
+	// Pending servers are still connecting; the count only shrinks.
+	Pending int
+	// Disabled servers are turned off in the config.
+	Disabled int
 }
 
 // State is where a server is in its life.
@@ -193,8 +221,10 @@ type Hub struct {
 	closed bool
 	routes map[string]*server // qualified name → owner, incl. servers that are down
 
-	// changeMu makes OnChange calls one at a time.
-	changeMu sync.Mutex
+	// changeMu makes OnChange calls one at a time; progressMu Progress
+	// calls.
+	changeMu   sync.Mutex
+	progressMu sync.Mutex
 }
 
 // server is one configured server and what the Hub knows of it. All fields
@@ -338,7 +368,9 @@ func (h *Hub) Connect(ctx context.Context) error {
 	if closed {
 		return ErrClosed
 	}
+	started := false
 	h.start.Do(func() {
+		started = true
 		cached := h.readCatalogs()
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -356,6 +388,9 @@ func (h *Hub) Connect(ctx context.Context) error {
 		}
 		h.announce(lazy)
 	})
+	if started {
+		h.reportProgress()
+	}
 	for _, name := range h.order {
 		select {
 		case <-h.servers[name].ready:
@@ -366,6 +401,32 @@ func (h *Hub) Connect(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// reportProgress tells HubOptions.Progress the counts of now. progressMu
+// keeps the calls in the order of their counts.
+func (h *Hub) reportProgress() {
+	if h.opts.Progress == nil {
+		return
+	}
+	h.progressMu.Lock()
+	defer h.progressMu.Unlock()
+	h.mu.Lock()
+	p := Progress{Servers: len(h.order)}
+	for _, name := range h.order {
+		switch s := h.servers[name]; {
+		case s.state == StateDisabled:
+			p.Disabled++
+		case s.offersTools():
+			p.Ready++
+		case s.state == StateConnecting:
+			p.Pending++
+		default:
+			p.Failed++
+		}
+	}
+	h.mu.Unlock()
+	h.opts.Progress(p)
 }
 
 // Tools returns the tools of every ready or lazy server, sorted by qualified

@@ -115,14 +115,18 @@ func (h *Hub) announce(lazy []*server) {
 // supervisor (Connect, or the callers of a lazy server) that it is over.
 func (h *Hub) attempted(s *server) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if s.lazy.wake != nil {
 		close(s.lazy.wake)
 		s.lazy.wake = nil
 	}
-	if !s.lazy.readyClosed {
+	first := !s.lazy.readyClosed
+	if first {
 		close(s.ready)
 		s.lazy.readyClosed = true
+	}
+	h.mu.Unlock()
+	if first {
+		h.reportProgress()
 	}
 }
 

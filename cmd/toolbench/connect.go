@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -13,12 +14,21 @@ import (
 
 // openToolset is how every command that connects to servers (list, tokens,
 // eval --config, run) does it: toolsift.Open, as a library user would, with
-// the config's warnings and each failed server's reason on stderr. The
+// the config's warnings and each failed server's reason on stderr. While it
+// connects, a terminal's stderr shows how far it is, unless quiet. The
 // caller closes the Toolset.
-func openToolset(ctx context.Context, e *env, config string, o toolsift.Options) (*toolsift.Toolset, time.Duration, error) {
+func openToolset(ctx context.Context, e *env, config string, o toolsift.Options, quiet bool) (*toolsift.Toolset, time.Duration, error) {
 	start := time.Now()
+	var line *connectProgress
+	if e.stderrIsTerminal && !quiet {
+		line = startConnectProgress(e.stderr)
+		o.Hub.Progress = line.update
+	}
 	ts, err := toolsift.Open(ctx, config, &o)
 	elapsed := time.Since(start)
+	if line != nil {
+		line.stop()
+	}
 	if err != nil {
 		return nil, elapsed, err
 	}
@@ -26,6 +36,11 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options)
 		fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}
 	return ts, elapsed, nil
+}
+
+// quietFlag adds --quiet, which turns the progress line off.
+func quietFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("quiet", false, "no progress line on stderr while servers connect")
 }
 
 // cacheFlags adds --cache-dir and --no-cache to fs; apply sets them on a
@@ -54,8 +69,11 @@ func inputFlag(fs *flag.FlagSet) map[string]string {
 	inputs := map[string]string{}
 	fs.Func("input", "value of a config's ${input:`ID`}, as ID=VALUE (repeatable)", func(s string) error {
 		id, value, ok := strings.Cut(s, "=")
-		if !ok || id == "" {
-			return fmt.Errorf("want ID=VALUE, got %q", strings.SplitN(s, "=", 2)[0])
+		switch {
+		case !ok:
+			return fmt.Errorf("want ID=VALUE, got %q without =", s)
+		case id == "":
+			return errors.New("want ID=VALUE, got no ID before =") // the value is a secret
 		}
 		inputs[id] = value
 		return nil

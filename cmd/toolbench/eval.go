@@ -56,70 +56,80 @@ type evalOptions struct {
 	json, quiet                        bool
 	timeout                            time.Duration
 	cache                              func(*mcp.HubOptions)
+	inputs                             map[string]string
 }
 
-// runDefault is toolbench without arguments: the embedded dataset, the
-// default embedder, every mode side by side.
-func runDefault(ctx context.Context, e *env, _ []string) error {
-	return evaluate(ctx, e, evalOptions{
-		ks:       []int{1, 3, 5, 10},
-		budget:   defaultBudget,
-		embedder: "local",
-		modes:    []retrieval.Mode{retrieval.Hybrid, retrieval.Vector, retrieval.Lexical},
-	})
+// runDefault is toolbench without a command: eval of the embedded dataset
+// (unless its flags say otherwise), every mode side by side.
+func runDefault(ctx context.Context, e *env, args []string) error {
+	o, err := parseEval(e, "", "hybrid,vector,lexical", args)
+	if err != nil {
+		return err
+	}
+	return evaluate(ctx, e, o)
 }
 
 // defaultBudget is the agent's, so eval measures what an agent would send.
 const defaultBudget = think.DefaultBudget
 
 func runEval(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "eval", `[--tools T.jsonl --queries Q.jsonl | --config mcp.json --queries Q.jsonl] [flags]
+	o, err := parseEval(e, "eval", "hybrid", args)
+	if err != nil {
+		return err
+	}
+	return evaluate(ctx, e, o)
+}
+
+// parseEval reads eval's flags; name is the command's ("" for toolbench
+// without one), modes the default --mode.
+func parseEval(e *env, name, modes string, args []string) (evalOptions, error) {
+	fs := newFlags(e, name, `[--tools T.jsonl --queries Q.jsonl | --config mcp.json --queries Q.jsonl] [flags]
 
 Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	var o evalOptions
 	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file` (format: ../shared/datasets/README.md)")
 	fs.StringVar(&o.queriesPath, "queries", "", "queries.jsonl `file` with gold tool names")
-	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, as `toolbench list --json` prints them)")
+	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, server__tool, as list --json prints them)")
 	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
 	fs.IntVar(&o.budget, "budget", defaultBudget, "tool-schema token `budget` for the selection step")
 	fs.StringVar(&o.embedder, "embedder", "local", "embedder: local (offline, default), use (Universal Sentence Encoder Lite, offline), local+use (both in one vector) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
 	fs.StringVar(&o.embedModel, "embed-model", "text-embedding-3-small", "embedding `model` for --embedder openai")
 	fs.StringVar(&o.embedBaseURL, "embed-base-url", "", "OpenAI-compatible base `URL` for --embedder openai (default $OPENAI_BASE_URL, else api.openai.com)")
-	modes := fs.String("mode", "hybrid", "ranking `mode`: hybrid, vector or lexical; a comma-separated list compares them")
+	modeList := fs.String("mode", modes, "ranking `mode`: hybrid, vector or lexical; a comma-separated list compares them")
 	fs.StringVar(&o.encoding, "encoding", "", "tiktoken `encoding` for token counts (default: from --model)")
 	fs.StringVar(&o.model, "model", "gpt-4o", "chat `model` whose tokenizer counts the tokens")
 	fs.StringVar(&o.rankingsPath, "rankings", "", "write one JSON line per query to `file`: id, ranked, selected, selected_tokens")
-	fs.StringVar(&o.plotPath, "plot", "", "write an SVG `file`: recall@k and tool tokens against k")
+	fs.StringVar(&o.plotPath, "plot", "", "write an SVG `file`: recall@k and the tool tokens of a step, per mode")
 	fs.BoolVar(&o.json, "json", false, "print the results as one JSON object")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress line or bars on stderr")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "per-server connect `timeout` with --config")
 	o.cache = cacheFlags(fs)
+	o.inputs = inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "toolbench eval: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return errUsage
-	}
-	var err error
-	if o.ks, err = parseKs(*ks); err != nil {
-		return fmt.Errorf("--k: %w", err)
-	}
-	if o.modes, err = parseModes(*modes); err != nil {
-		return fmt.Errorf("--mode: %w", err)
-	}
+	var ksErr, modesErr error
+	o.ks, ksErr = parseKs(*ks)
+	o.modes, modesErr = parseModes(*modeList)
 	switch {
+	case fs.NArg() > 0:
+		return o, usageError(fs, "unexpected argument %q", fs.Arg(0))
+	case ksErr != nil:
+		return o, usageError(fs, "--k: %v", ksErr)
+	case modesErr != nil:
+		return o, usageError(fs, "--mode: %v", modesErr)
 	case o.toolsPath != "" && o.configPath != "":
-		return errors.New("--tools and --config are exclusive: tools come from a file or from live servers")
+		return o, usageError(fs, "--tools and --config are exclusive: tools come from a file or from live servers")
 	case (o.toolsPath != "" || o.configPath != "") && o.queriesPath == "":
-		return errors.New("--queries is required with --tools or --config")
+		return o, usageError(fs, "--queries is required with --tools or --config")
 	case o.toolsPath == "" && o.configPath == "" && o.queriesPath != "":
-		return errors.New("--queries needs --tools or --config (the embedded dataset has its own queries)")
+		return o, usageError(fs, "--queries needs --tools or --config (the embedded dataset has its own queries)")
 	case o.budget <= 0:
-		return fmt.Errorf("--budget %d: want a positive number of tokens", o.budget)
+		return o, usageError(fs, "--budget %d: want a positive number of tokens", o.budget)
+	case !slices.Contains([]string{"local", "use", "local+use", "openai"}, o.embedder):
+		return o, usageError(fs, "--embedder %q: want local, use, local+use or openai", o.embedder)
 	}
-	return evaluate(ctx, e, o)
+	return o, nil
 }
 
 func parseKs(s string) ([]int, error) {
@@ -377,7 +387,7 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 	}
 
 	if o.plotPath != "" {
-		if err := writePlot(o.plotPath, rep); err != nil {
+		if err := writePlot(o.plotPath, rep, o); err != nil {
 			return err
 		}
 	}
@@ -414,7 +424,7 @@ func loadEvalData(ctx context.Context, e *env, o evalOptions) ([]tool.Tool, []da
 		// tools as they list them now.
 		hub := mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: mcp.StartEager}
 		o.cache(&hub)
-		ts, _, err := openToolset(ctx, e, o.configPath, toolsift.Options{Hub: hub})
+		ts, _, err := openToolset(ctx, e, o.configPath, toolsift.Options{Hub: hub, Inputs: o.inputs}, o.quiet)
 		if err != nil {
 			return nil, nil, "", noop, err
 		}
@@ -541,18 +551,26 @@ func printReport(w io.Writer, rep evalReport) {
 	tw.Flush()
 }
 
-func writePlot(path string, rep evalReport) error {
-	d := plotData{Title: fmt.Sprintf("%s: recall@k and tool tokens", shortName(rep.Dataset))}
+func writePlot(path string, rep evalReport, o evalOptions) error {
+	d := plotData{
+		Title:     plotTitle(o),
+		Subtitle:  fmt.Sprintf("%s tools, %s queries · %s · budget %s tokens of tool definitions per step (%s)", thousands(float64(rep.Tools)), thousands(float64(rep.Queries)), rep.Embedder, thousands(float64(rep.Budget)), rep.Encoding),
+		Budget:    rep.Budget,
+		Tools:     rep.Tools,
+		AllTokens: rep.AllToolsTokens,
+	}
 	for _, k := range rep.Runs[0].AtK {
 		d.Ks = append(d.Ks, k.K)
-		d.Tokens = append(d.Tokens, k.Tokens)
 	}
 	for _, r := range rep.Runs {
-		s := plotSeries{Name: r.Mode}
+		m := plotMode{Name: r.Mode, StepTokens: r.Select.MeanTokens, StepTools: r.Select.MeanTools, GoldKept: r.Select.Recall}
 		for _, k := range r.AtK {
-			s.Recall = append(s.Recall, k.Recall)
+			m.Recall = append(m.Recall, k.Recall)
 		}
-		d.Series = append(d.Series, s)
+		if len(r.AtK) > 0 {
+			m.TopTokens = r.AtK[len(r.AtK)-1].Tokens
+		}
+		d.Modes = append(d.Modes, m)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -563,13 +581,6 @@ func writePlot(path string, rep evalReport) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return f.Close()
-}
-
-func shortName(s string) string {
-	if i := strings.Index(s, " ("); i > 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func percentile(ds []time.Duration, p float64) time.Duration {

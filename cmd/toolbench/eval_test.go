@@ -119,10 +119,15 @@ func TestEvalErrors(t *testing.T) {
 	}{
 		{"bad line", []string{"eval", "--tools", bad, "--queries", "testdata/queries.jsonl"}, 1, bad + ":2:"},
 		{"missing file", []string{"eval", "--tools", filepath.Join(dir, "nope.jsonl"), "--queries", "testdata/queries.jsonl"}, 1, "nope.jsonl"},
-		{"no queries", []string{"eval", "--tools", "testdata/tools.jsonl"}, 1, "--queries is required"},
-		{"bad k", []string{"eval", "--k", "1,x"}, 1, `--k: "x" is not a positive whole number`},
-		{"bad mode", []string{"eval", "--mode", "semantic"}, 1, `unknown mode "semantic"`},
-		{"bad flag", []string{"eval", "--nope"}, 2, "flag provided but not defined"},
+		// Usage errors: the reason, then the usage, exit 2.
+		{"no queries", []string{"eval", "--tools", "testdata/tools.jsonl"}, 2, "toolbench eval: --queries is required with --tools or --config\n\nUsage: toolbench eval"},
+		{"bad k", []string{"eval", "--k", "1,x"}, 2, `toolbench eval: --k: "x" is not a positive whole number`},
+		{"bad mode", []string{"eval", "--mode", "semantic"}, 2, `toolbench eval: --mode: unknown mode "semantic"`},
+		{"bad flag", []string{"eval", "--nope"}, 2, "toolbench eval: unknown flag --nope\n"},
+		{"bad budget", []string{"eval", "--budget", "0"}, 2, "toolbench eval: --budget 0: want a positive number of tokens"},
+		{"bad embedder", []string{"eval", "--embedder", "bert"}, 2, `toolbench eval: --embedder "bert": want local`},
+		{"both sources", []string{"eval", "--tools", "t", "--config", "c", "--queries", "q"}, 2, "--tools and --config are exclusive"},
+		{"extra argument", []string{"eval", "now"}, 2, `toolbench eval: unexpected argument "now"`},
 		{"openai without endpoint", []string{"eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl", "--embedder", "openai"}, 1, "OPENAI_API_KEY"},
 		{"unknown encoding", []string{"eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl", "--encoding", "nope_base"}, 1, "nope_base"},
 	}
@@ -157,9 +162,45 @@ func TestUsage(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "eval") {
 		t.Errorf("help: exit %d, output:\n%s", code, stdout)
 	}
-	code, _, stderr := runToolbench(t, "frobnicate")
-	if code != 2 || !strings.Contains(stderr, `unknown command "frobnicate"`) {
-		t.Errorf("unknown command: exit %d, stderr:\n%s", code, stderr)
+	for _, tt := range []struct {
+		args []string
+		want string // stderr's start; the usage follows
+	}{
+		{[]string{"frobnicate"}, `toolbench: unknown command "frobnicate"` + "\n\n"},
+		{[]string{"--nope"}, "toolbench: unknown flag --nope\n\n"},
+		{[]string{"--k", "0"}, `toolbench: --k: "0" is not a positive whole number` + "\n\n"},
+		{[]string{"list", "--input", "=secret", "--config", "x"}, "toolbench list: --input: want ID=VALUE, got no ID before =\n\n"},
+		{[]string{"list", "--json=maybe"}, `toolbench list: --json: "maybe" is not true or false` + "\n\n"},
+		{[]string{"list", "--config", "x", "extra"}, `toolbench list: unexpected argument "extra"` + "\n\n"},
+	} {
+		code, stdout, stderr := runToolbench(t, tt.args...)
+		if code != 2 || !strings.HasPrefix(stderr, tt.want) || !strings.Contains(stderr, "Usage:") || stdout != "" {
+			t.Errorf("%q: exit %d, stderr:\n%s\nwant exit 2, stderr starting %q, then the usage", tt.args, code, stderr, tt.want)
+		}
+	}
+	code, _, stderr := runToolbench(t, "eval", "-h")
+	if code != 0 || !strings.HasPrefix(stderr, "Usage: toolbench eval") || !strings.Contains(stderr, "-queries") {
+		t.Errorf("eval -h: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestDefaultJSON: toolbench --json is toolbench (eval in every mode), as
+// JSON. The embedded dataset is replaced by a small one to keep it quick.
+func TestDefaultJSON(t *testing.T) {
+	code, stdout, stderr := runToolbench(t, "--json", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	var rep evalReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+	}
+	var modes []string
+	for _, r := range rep.Runs {
+		modes = append(modes, r.Mode)
+	}
+	if rep.Tools != 6 || strings.Join(modes, ",") != "hybrid,vector,lexical" {
+		t.Errorf("report: %d tools, modes %v; want 6 tools in every mode", rep.Tools, modes)
 	}
 }
 

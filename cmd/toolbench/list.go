@@ -11,40 +11,51 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func init() {
 	register(command{name: "list", summary: "connect to the MCP servers of a config file and list their tools", run: runList})
 }
 
-// listedTool is one line of `list --json`.
+// listedTool is one line of `list --json`: a tools.jsonl record
+// (internal/dataset), so that the output is a dataset as it is
+// (list --json > tools.jsonl; eval --tools tools.jsonl) rather than one
+// more format to convert. Name is the qualified name the Hub sends, which
+// eval --config and its gold use; OriginalName is the server's own.
 type listedTool struct {
-	Server        string          `json:"server"`
-	Name          string          `json:"name"`
-	QualifiedName string          `json:"qualified_name"`
-	Description   string          `json:"description"`
-	InputSchema   json.RawMessage `json:"input_schema"`
+	Name         string            `json:"name"`
+	Server       string            `json:"server"`
+	OriginalName string            `json:"original_name"`
+	Title        string            `json:"title,omitempty"`
+	Description  string            `json:"description"`
+	InputSchema  json.RawMessage   `json:"inputSchema"`
+	Annotations  *tool.Annotations `json:"annotations,omitempty"`
 }
 
 func runList(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "list", "--config mcp.json [--json] [--timeout 30s] [--protocol-version V]")
+	fs := newFlags(e, "list", "--config mcp.json [--json] [--input ID=VALUE] [--quiet] [--timeout 30s] [--protocol-version V]")
 	config := fs.String("config", "", "mcpServers config `file` (required)")
-	asJSON := fs.Bool("json", false, "print one JSON object per tool on stdout (server statuses go to stderr)")
+	asJSON := fs.Bool("json", false, "print the tools on stdout as tools.jsonl, named as the hub sends them, for eval --tools and tokens --tools (server statuses go to stderr)")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
 	version := fs.String("protocol-version", "", "MCP revision to request from servers whose config sets none (default "+mcp.DefaultProtocolVersion+`; "latest" probes with server/discover)`)
 	cache := cacheFlags(fs)
+	quiet := quietFlag(fs)
+	inputs := inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *config == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return errUsage
+	switch {
+	case *config == "":
+		return usageError(fs, "--config is required")
+	case fs.NArg() > 0:
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
 	// list measures the servers themselves: every one is started (and its
 	// fresh list cached).
 	hub := mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: mcp.StartEager}
 	cache(&hub)
-	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{Hub: hub})
+	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{Hub: hub, Inputs: inputs}, *quiet)
 	if err != nil {
 		return err
 	}
@@ -60,7 +71,9 @@ func runList(ctx context.Context, e *env, args []string) error {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetEscapeHTML(false)
 		for _, t := range tools {
-			if err := enc.Encode(listedTool{Server: t.Server, Name: t.OriginalName, QualifiedName: t.Name, Description: t.Description, InputSchema: t.InputSchema}); err != nil {
+			rec := listedTool{Name: t.Name, Server: t.Server, OriginalName: t.OriginalName, Title: t.Title,
+				Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations}
+			if err := enc.Encode(rec); err != nil {
 				return err
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,12 +62,13 @@ func TestList(t *testing.T) {
 		}
 		var got []string
 		for line := range strings.Lines(stdout) {
+			// A tools.jsonl record (../shared/datasets/README.md).
 			var tool struct {
-				Server        string          `json:"server"`
-				Name          string          `json:"name"`
-				QualifiedName string          `json:"qualified_name"`
-				Description   string          `json:"description"`
-				InputSchema   json.RawMessage `json:"input_schema"`
+				Name         string          `json:"name"`
+				Server       string          `json:"server"`
+				OriginalName string          `json:"original_name"`
+				Description  string          `json:"description"`
+				InputSchema  json.RawMessage `json:"inputSchema"`
 			}
 			if err := json.Unmarshal([]byte(line), &tool); err != nil {
 				t.Fatalf("line %q: %v", line, err)
@@ -74,9 +76,9 @@ func TestList(t *testing.T) {
 			if tool.Description == "" || !json.Valid(tool.InputSchema) {
 				t.Errorf("tool %+v lacks a description or schema", tool)
 			}
-			got = append(got, tool.Server+" "+tool.Name+" "+tool.QualifiedName)
+			got = append(got, tool.Name+" "+tool.Server+" "+tool.OriginalName)
 		}
-		want := []string{"good echo good__echo", "good where good__where", "other echo other__echo"}
+		want := []string{"good__echo good echo", "good__where good where", "other__echo other echo"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("--json tools (-want +got):\n%s", diff)
 		}
@@ -97,8 +99,135 @@ func TestList(t *testing.T) {
 	})
 
 	t.Run("no config flag", func(t *testing.T) {
-		if code, _, _ := runToolbench(t, "list"); code != 2 {
-			t.Errorf("exit %d, want 2 (usage)", code)
+		if code, _, stderr := runToolbench(t, "list"); code != 2 || !strings.HasPrefix(stderr, "toolbench list: --config is required\n\nUsage: toolbench list") {
+			t.Errorf("exit %d, want 2 with the reason and usage; stderr:\n%s", code, stderr)
 		}
 	})
+}
+
+// TestListInputs: a VS Code config whose server needs an input fails only
+// that server (list exits 1 naming the input); given --input, everything
+// connects and list exits 0. The value is never printed.
+func TestListInputs(t *testing.T) {
+	bin := buildTestServer(t)
+	config := writeFile(t, "mcp.json", `// VS Code's form
+{
+  "inputs": [{"id": "token", "type": "promptString", "password": true}],
+  "servers": {
+    "plain": {"type": "stdio", "command": `+string(mustJSON(t, bin))+`},
+    "secret": {"type": "stdio", "command": `+string(mustJSON(t, bin))+`, "env": {"TESTSERVER_TOKEN": "${input:token}"}},
+  },
+}`)
+	code, stdout, stderr := runToolbench(t, "list", "--config", config)
+	if code != 1 || !strings.Contains(stdout, `input "token" has no value`) || !strings.Contains(stderr, "1 server failed: secret") {
+		t.Errorf("without --input: exit %d, want 1 naming the input and server\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runToolbench(t, "list", "--config", config, "--input", "token=hunter2")
+	if code != 0 || !strings.Contains(stdout, "2 servers: 2 ok, 0 failed") {
+		t.Errorf("with --input: exit %d, want 0 with both servers ok\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout+stderr, "hunter2") {
+		t.Errorf("the input's value was printed")
+	}
+}
+
+// referenceConfig writes an mcp.json of the npm reference servers
+// (everything, filesystem, memory) and the mcp package's test server, or
+// skips when the npm servers are not installed (CI installs them).
+func referenceConfig(t *testing.T) string {
+	t.Helper()
+	npm, err := filepath.Abs("../../mcp/testdata/npm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := ""
+	if _, err := exec.LookPath("node"); err != nil {
+		missing = "node is not on PATH"
+	} else if _, err := os.Stat(filepath.Join(npm, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")); err != nil {
+		missing = "reference servers not installed (run: cd mcp/testdata/npm && npm ci --ignore-scripts)"
+	}
+	if missing != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI must install the npm reference servers: %s", missing)
+		}
+		t.Skip(missing)
+	}
+	root := t.TempDir()
+	servers := map[string]any{
+		"everything": map[string]any{"command": "node", "args": []string{"node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}, "cwd": npm},
+		"filesystem": map[string]any{"command": "node", "args": []string{"node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", root}, "cwd": npm},
+		"memory": map[string]any{"command": "node", "args": []string{"node_modules/@modelcontextprotocol/server-memory/dist/index.js"}, "cwd": npm,
+			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
+		"demo": map[string]any{"command": buildTestServer(t)},
+	}
+	return writeFile(t, "mcp.json", string(mustJSON(t, map[string]any{"mcpServers": servers})))
+}
+
+// TestListJSONRoundTrip: what list --json prints is a tools.jsonl that eval
+// --tools reads as it is, with the names eval --config uses for the same
+// live servers, so the two evaluations agree tool for tool.
+func TestListJSONRoundTrip(t *testing.T) {
+	config := referenceConfig(t)
+	code, listed, stderr := runToolbench(t, "list", "--config", config, "--json", "--timeout", "60s")
+	if code != 0 {
+		t.Fatalf("list --json: exit %d\n%s", code, stderr)
+	}
+	tools := writeFile(t, "tools.jsonl", listed)
+	queries := writeFile(t, "queries.jsonl", `{"id":"echo","query":"echo my message back","gold":["everything__echo"]}
+{"id":"read","query":"read the text of a file","gold":["filesystem__read_text_file"]}
+{"id":"graph","query":"show the whole knowledge graph","gold":["memory__read_graph"]}
+{"id":"where","query":"which directory does the server run in","gold":["demo__where"]}
+`)
+
+	// Rankings as deep as the catalog: every tool, in order, per query.
+	eval := func(source ...string) (evalReport, []rankingLine) {
+		t.Helper()
+		rankings := filepath.Join(t.TempDir(), "rankings.jsonl")
+		args := append([]string{"eval", "--queries", queries, "--k", "1,100", "--json", "--rankings", rankings, "--timeout", "60s"}, source...)
+		code, stdout, stderr := runToolbench(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", source, code, stderr)
+		}
+		var rep evalReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(rankings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []rankingLine
+		for l := range strings.Lines(string(b)) {
+			var r rankingLine
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, r)
+		}
+		return rep, lines
+	}
+	fromFile, fileRanks := eval("--tools", tools)
+	live, liveRanks := eval("--config", config)
+
+	var names []string
+	for l := range strings.Lines(listed) {
+		var r struct{ Name string }
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, r.Name)
+	}
+	if len(names) < 30 || fromFile.Queries != 4 || live.Queries != 4 {
+		t.Fatalf("%d tools listed; %d and %d queries evaluated, want all 4 (skipped: %v, %v)", len(names), fromFile.Queries, live.Queries, fromFile.Skipped, live.Skipped)
+	}
+	ranked := slices.Sorted(slices.Values(liveRanks[0].Ranked))
+	if diff := cmp.Diff(names, ranked); diff != "" {
+		t.Errorf("names listed vs ranked by eval --config (-listed +config):\n%s", diff)
+	}
+	if diff := cmp.Diff(liveRanks, fileRanks); diff != "" {
+		t.Errorf("rankings (-config +tools file):\n%s", diff)
+	}
+	if fromFile.Tools != live.Tools || fromFile.AllToolsTokens != live.AllToolsTokens {
+		t.Errorf("tools file: %d tools, %d tokens; config: %d tools, %d tokens", fromFile.Tools, fromFile.AllToolsTokens, live.Tools, live.AllToolsTokens)
+	}
 }

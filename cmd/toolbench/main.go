@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // command is one toolbench subcommand. run gets the arguments after the
@@ -57,20 +58,24 @@ func main() {
 }
 
 // run dispatches args to a subcommand and returns the process exit code.
+// Without a command, or with flags first (toolbench --json), the default
+// command gets every argument.
 func run(ctx context.Context, e *env, args []string) int {
-	if len(args) == 0 {
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "-help", "--help":
+			usage(e.stdout)
+			return 0
+		}
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if c, ok := commands[""]; ok {
-			return exitCode(e, "", c.run(ctx, e, nil))
+			return exitCode(e, "", c.run(ctx, e, args))
 		}
 		usage(e.stdout)
 		return 0
 	}
 	name := args[0]
-	switch name {
-	case "help", "-h", "-help", "--help":
-		usage(e.stdout)
-		return 0
-	}
 	c, ok := commands[name]
 	if !ok || name == "" {
 		fmt.Fprintf(e.stderr, "toolbench: unknown command %q\n\n", name)
@@ -100,6 +105,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, `toolbench measures how toolsift shrinks and sharpens the tool list an agent sends.
 
 Usage:
+  toolbench [eval flags]
   toolbench <command> [flags]
 
 Commands:`)
@@ -118,35 +124,90 @@ Commands:`)
 	}
 	fmt.Fprintln(w, `
 Without a command, toolbench evaluates the embedded BFCL catalog (2,574 tools,
-2,351 queries) in every ranking mode: no network, no API key.
+2,351 queries) in every ranking mode: no network, no API key. eval's flags
+apply (toolbench --json).
 Run "toolbench <command> -h" for a command's flags.`)
 }
 
 // newFlags returns a FlagSet for a subcommand that reports errors instead of
-// exiting, with its usage on e.stderr.
+// exiting, with its usage on e.stderr. The default command (name "") shows
+// toolbench's usage.
 func newFlags(e *env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
+		if name == "" {
+			usage(e.stderr)
+			return
+		}
 		fmt.Fprintf(e.stderr, "Usage: toolbench %s %s\n\nFlags:\n", name, strings.TrimSpace(synopsis))
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
-// parseFlags parses args and maps flag errors to errUsage (the flag package
-// has already printed them).
+// usageError prints why the arguments are wrong ("toolbench eval: --queries
+// is required"), then the command's usage, and returns errUsage (exit 2).
+func usageError(fs *flag.FlagSet, format string, a ...any) error {
+	prog := "toolbench"
+	if fs.Name() != "" {
+		prog += " " + fs.Name()
+	}
+	fmt.Fprintf(fs.Output(), "%s: %s\n\n", prog, fmt.Sprintf(format, a...))
+	fs.Usage()
+	return errUsage
+}
+
 // parseFlags parses flags wherever they stand, before or after the
 // positional arguments (run --config x "task" --max-steps 2); after "--"
 // everything is positional. fs.Args() then holds the positional arguments.
+// A bad flag is a usage error that says what was wrong (see flagProblem);
+// -h prints the usage and returns flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := parseQuietly(fs, args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return err
+	}
+	return usageError(fs, "%s", err)
+}
+
+// parseQuietly is parseFlags without printing: the flag package's own
+// message and usage are silenced, and its errors reworded.
+func parseQuietly(fs *flag.FlagSet, args []string) error {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	// Each value is wrapped while parsing, so that a value's error names
+	// the flag and what it wants without reading the flag package's text.
+	var failed badValue
+	var restore []func()
+	fs.VisitAll(func(f *flag.Flag) {
+		v := f.Value
+		f.Value = &checkedValue{Value: v, name: f.Name, failed: &failed}
+		restore = append(restore, func() { f.Value = v })
+	})
+	defer func() {
+		for _, r := range restore {
+			r()
+		}
+		fs.Usage = usage
+		fs.SetOutput(out)
+	}()
+	parse := func(args []string) error {
+		err := fs.Parse(args)
+		if err == nil || errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errors.New(flagProblem(err, failed))
+	}
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return errUsage
+		if err := parse(args); err != nil {
+			return err
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -159,7 +220,69 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-	return fs.Parse(append([]string{"--"}, pos...))
+	return parse(append([]string{"--"}, pos...))
+}
+
+// badValue is a flag value that Set refused.
+type badValue struct {
+	name, value string
+	v           flag.Value
+	err         error
+}
+
+// checkedValue records the value its flag.Value refuses.
+type checkedValue struct {
+	flag.Value
+	name   string
+	failed *badValue
+}
+
+func (c *checkedValue) Set(s string) error {
+	err := c.Value.Set(s)
+	if err != nil {
+		*c.failed = badValue{name: c.name, value: s, v: c.Value, err: err}
+	}
+	return err
+}
+
+// IsBoolFlag keeps boolean flags usable without a value.
+func (c *checkedValue) IsBoolFlag() bool {
+	b, ok := c.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// flagProblem words a flag error for a person: "unknown flag --foo",
+// `--k: "x" is not a whole number`.
+func flagProblem(err error, bad badValue) string {
+	if bad.name != "" {
+		if g, ok := bad.v.(flag.Getter); ok {
+			want := ""
+			switch g.Get().(type) {
+			case int, int64, uint, uint64:
+				want = "is not a whole number"
+			case float64:
+				want = "is not a number"
+			case bool:
+				want = "is not true or false"
+			case time.Duration:
+				want = "is not a duration (such as 30s, 2m or 1h30m)"
+			}
+			if want != "" {
+				return fmt.Sprintf("--%s: %q %s", bad.name, bad.value, want)
+			}
+		}
+		// A function's flag says what it shows of the value (--input's
+		// values are secrets).
+		return fmt.Sprintf("--%s: %v", bad.name, bad.err)
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag --" + name
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "--" + name + " needs a value"
+	}
+	return msg
 }
 
 func isTerminal(f *os.File) bool {

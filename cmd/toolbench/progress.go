@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolsift/toolsift/mcp"
 )
 
 // progress draws a one-line progress bar on a terminal. It stays silent
@@ -77,4 +79,92 @@ func (p *progress) draw(now time.Time) {
 		p.label, strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
 		p.done, p.total, 100*frac, elapsed.Round(100*time.Millisecond), eta)
 	p.shown = true
+}
+
+// connectProgress keeps one line on a terminal while servers connect:
+// "connecting: 12/73 ready, 1 failed, 60 pending (8.2s)", redrawn in place
+// as servers report (mcp.HubOptions.Progress) and as time passes, and
+// erased when the connection is over. Like progress, it waits a moment
+// before drawing, so that a quick start (cached servers) prints nothing.
+type connectProgress struct {
+	w     io.Writer
+	start time.Time
+	delay time.Duration
+	quit  chan struct{}
+	done  chan struct{}
+
+	mu      sync.Mutex
+	last    mcp.Progress
+	known   bool // last holds a report
+	shown   bool // the line is on the terminal
+	stopped bool
+}
+
+// connectProgressDelay is how long connecting runs before the line shows
+// (tests set it to 0).
+var connectProgressDelay = 500 * time.Millisecond
+
+// startConnectProgress starts the line on w; stop erases it. The returned
+// value's update is an mcp.HubOptions.Progress.
+func startConnectProgress(w io.Writer) *connectProgress {
+	p := &connectProgress{w: w, start: time.Now(), delay: connectProgressDelay, quit: make(chan struct{}), done: make(chan struct{})}
+	go p.tick()
+	return p
+}
+
+func (p *connectProgress) tick() {
+	defer close(p.done)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.quit:
+			return
+		case now := <-t.C:
+			p.mu.Lock()
+			p.draw(now)
+			p.mu.Unlock()
+		}
+	}
+}
+
+// update records a report and redraws the line with it.
+func (p *connectProgress) update(pr mcp.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last, p.known = pr, true
+	p.draw(time.Now())
+}
+
+// draw writes the line, once connecting has run for the delay. p.mu is held.
+func (p *connectProgress) draw(now time.Time) {
+	elapsed := now.Sub(p.start)
+	if p.stopped || !p.known || elapsed < p.delay {
+		return
+	}
+	fmt.Fprintf(p.w, "\r%s\x1b[K", connectLine(p.last, elapsed))
+	p.shown = true
+}
+
+// stop ends the line, erasing it; later reports draw nothing.
+func (p *connectProgress) stop() {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	p.stopped = true
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+	p.mu.Unlock()
+	close(p.quit)
+	<-p.done
+}
+
+// connectLine is the text of the line: servers turned off in the config
+// are left out of the count.
+func connectLine(pr mcp.Progress, elapsed time.Duration) string {
+	return fmt.Sprintf("connecting: %d/%d ready, %d failed, %d pending (%.1fs)",
+		pr.Ready, pr.Servers-pr.Disabled, pr.Failed, pr.Pending, elapsed.Seconds())
 }

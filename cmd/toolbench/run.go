@@ -2,15 +2,19 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
@@ -52,18 +56,20 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	eager := fs.Bool("eager", false, "start every server at once, not only those the agent calls (cached servers start lazily by default)")
 	idle := fs.Duration("idle-timeout", 0, "stop a server not called for this `long` (default 5m; negative: never)")
 	cache := cacheFlags(fs)
+	quiet := quietFlag(fs)
 	inputs := inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
-	if *config == "" || task == "" {
-		fs.Usage()
-		return errUsage
-	}
 	searchMode, ok := map[string]think.SearchMode{"auto": think.SearchAuto, "always": think.SearchAlways, "never": think.SearchNever}[*search]
-	if !ok {
-		return fmt.Errorf("--search-tools %q: want auto, always or never", *search)
+	switch {
+	case *config == "":
+		return usageError(fs, "--config is required")
+	case task == "":
+		return usageError(fs, "the task is missing (the text after the flags)")
+	case !ok:
+		return usageError(fs, "--search-tools %q: want auto, always or never", *search)
 	}
 
 	// The endpoint is checked first: no point starting servers without it.
@@ -104,7 +110,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		Hub:    hubOpts,
 		Inputs: inputs,
 		Logger: logger,
-	})
+	}, *quiet || *verbose) // -v logs each server's start instead
 	if err != nil {
 		return err
 	}
@@ -164,12 +170,10 @@ func (p *stepPrinter) event(ev agent.Event) {
 	case agent.EventThink:
 		fmt.Fprintf(w, "\nstep %d · offered %s · %d tokens (all %s: %d tokens) · %s\n",
 			ev.Step, runPlural(len(ev.Offered), "tool"), ev.ToolTokens, runPlural(ev.AllTools, "tool"), ev.AllToolsTokens, ev.Latency.Round(time.Millisecond))
-		for _, o := range ev.Offered {
-			fmt.Fprintf(w, "  %-40s %5d tok  %-17s %.2f  %s\n", o.Name, o.Tokens, o.Tier, o.Score, o.Reason)
-		}
+		writeOffered(w, ev.Offered)
 	case agent.EventModel:
-		fmt.Fprintf(w, "  model: %d prompt + %d completion tokens, %s, %s\n",
-			ev.Usage.PromptTokens, ev.Usage.CompletionTokens, runPlural(len(ev.Message.ToolCalls), "tool call"), ev.Latency.Round(time.Millisecond))
+		fmt.Fprintf(w, "  model: %s, %s; usage: %s\n",
+			runPlural(len(ev.Message.ToolCalls), "tool call"), ev.Latency.Round(time.Millisecond), usageText(ev.Usage))
 		if ev.Message.Content != "" && len(ev.Message.ToolCalls) > 0 {
 			fmt.Fprintf(w, "  thought: %s\n", runLine(ev.Message.Content, 200))
 		}
@@ -201,8 +205,74 @@ func (p *stepPrinter) summary(res *agent.Result, elapsed time.Duration) {
 	if res.AllToolsTokens > 0 {
 		saved = " (" + percentLess(res.ToolTokens, res.AllToolsTokens) + ")"
 	}
-	fmt.Fprintf(w, "\n%s · tool tokens offered %d vs %d for all tools%s · %d prompt + %d completion tokens · %.1fs\n",
-		runPlural(len(res.Steps), "step"), res.ToolTokens, res.AllToolsTokens, saved, res.Usage.PromptTokens, res.Usage.CompletionTokens, elapsed.Seconds())
+	usage := usageText(res.Usage)
+	unreported := 0
+	for _, s := range res.Steps {
+		if s.Usage.PromptTokens == 0 && s.Usage.CompletionTokens == 0 {
+			unreported++
+		}
+	}
+	if unreported > 0 && unreported < len(res.Steps) {
+		usage += fmt.Sprintf(" (%d of %d steps not reported)", unreported, len(res.Steps))
+	}
+	fmt.Fprintf(w, "\n%s · tool tokens offered %d vs %d for all tools%s · usage: %s · %.1fs\n",
+		runPlural(len(res.Steps), "step"), res.ToolTokens, res.AllToolsTokens, saved, usage, elapsed.Seconds())
+}
+
+// writeOffered prints a step's tools as a table, best score first (ties by
+// name), each column as wide as its widest cell: names are never cut. The
+// search_tools meta-tool is not ranked (its score only ranks it for the
+// budget): it comes last, with no score shown.
+func writeOffered(w io.Writer, offered []agent.OfferedTool) {
+	rows := slices.Clone(offered)
+	slices.SortFunc(rows, func(a, b agent.OfferedTool) int {
+		if ma, mb := a.Reason == agent.ReasonMeta, b.Reason == agent.ReasonMeta; ma != mb {
+			if ma {
+				return 1
+			}
+			return -1
+		}
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	cells := [][]string{{"TOOL", "SCORE", "TOKENS", "TIER", "WHY"}}
+	for _, o := range rows {
+		score := fmt.Sprintf("%.2f", o.Score)
+		if o.Reason == agent.ReasonMeta {
+			score = "-"
+		}
+		cells = append(cells, []string{o.Name, score, strconv.Itoa(o.Tokens), o.Tier.String(), o.Reason})
+	}
+	width := make([]int, len(cells[0]))
+	for _, row := range cells {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	numeric := []bool{false, true, true, false, false} // right-aligned
+	for _, row := range cells {
+		line := make([]string, len(row))
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if numeric[i] {
+				line[i] = pad + c
+			} else {
+				line[i] = c + pad
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight("  "+strings.Join(line, "  "), " "))
+	}
+}
+
+// usageText is a provider's usage, or "not reported" when it sent none (a
+// model call always has prompt tokens).
+func usageText(u agent.Usage) string {
+	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		return "not reported"
+	}
+	return fmt.Sprintf("%d prompt + %d completion tokens", u.PromptTokens, u.CompletionTokens)
 }
 
 // runLine squeezes s onto one line of at most n runes.
@@ -229,6 +299,8 @@ func percentLess(part, all int) string {
 	switch {
 	case part == 0:
 		return "100% less"
+	case part == all:
+		return "0% less"
 	case p > 99.9:
 		return fmt.Sprintf("%.2f%% less", min(p, 99.99))
 	case p >= 99:

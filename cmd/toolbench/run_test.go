@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/budget"
 )
 
 // runTestServerEnv makes the test binary an MCP stdio server (see init), so
@@ -99,14 +100,14 @@ func TestRunCommand(t *testing.T) {
 	for _, want := range []string{
 		`4 tools from 1 server in`,
 		`step 1 · offered 1 tool · \d+ tokens \(all 4 tools: \d+ tokens\)`,
-		`city__get_weather +\d+ tok  full +[0-9.]+  retrieved`,
-		`model: \d+ prompt \+ 1 completion tokens, 1 tool call,`,
+		`\n  TOOL +SCORE  TOKENS  TIER +WHY\n  city__get_weather  +[0-9.]+ +\d+  full +retrieved\n`,
+		`model: 1 tool call, \S+; usage: \d+ prompt \+ 1 completion tokens\n`,
 		`call city__get_weather \{"city":"Bern"\} → ok, \d+ tokens,`,
 		`Bern: sunny, 21°C`,
 		`step 2 · offered 2 tools`,
-		`city__get_weather +\d+ tok  \S+ +[0-9.]+  sticky`,
+		`city__get_weather +[0-9.]+ +\d+  \S+ +sticky`,
 		`answer:\nIt is sunny in Bern.`,
-		`2 steps · tool tokens offered \d+ vs \d+ for all tools \(\d+% less\) · \d+ prompt \+ 2 completion tokens`,
+		`2 steps · tool tokens offered \d+ vs \d+ for all tools \(\d+% less\) · usage: \d+ prompt \+ 2 completion tokens`,
 	} {
 		if !regexp.MustCompile(want).MatchString(stdout) {
 			t.Errorf("stdout does not match %q:\n%s", want, stdout)
@@ -118,6 +119,51 @@ func TestRunCommand(t *testing.T) {
 	}
 	if reqs := srv.Requests(); len(reqs) == 0 || reqs[0].Model != "test-model" || !reqs[0].Stream {
 		t.Errorf("requests: %+v", reqs)
+	}
+}
+
+// TestRunUsageNotReported: a server that reports no token usage is not
+// shown as using 0 tokens.
+func TestRunUsageNotReported(t *testing.T) {
+	config := runConfig(t)
+	for _, stream := range []string{"--stream=true", "--stream=false"} {
+		srv := agenttest.NewServer(agenttest.Reply{Content: "Hello.", Usage: &agent.Usage{}})
+		code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL}, "run", "--config", config, stream, "Say hello")
+		srv.Close()
+		if code != 0 {
+			t.Fatalf("%s: exit %d\nstderr:\n%s", stream, code, stderr)
+		}
+		if !strings.Contains(stdout, "model: 0 tool calls, ") || !strings.Contains(stdout, "; usage: not reported\n") ||
+			!strings.Contains(stdout, "· usage: not reported ·") || strings.Contains(stdout, "0 prompt") {
+			t.Errorf("%s: usage is not reported as such:\n%s", stream, stdout)
+		}
+	}
+}
+
+// TestStepTable: a step's tools, best score first (ties by name), in
+// columns as wide as their widest cell, whatever the names' lengths.
+func TestStepTable(t *testing.T) {
+	long := "a_server_with_a_long_name__a_tool_whose_name_is_longer_than_forty_characters"
+	var b bytes.Buffer
+	(&stepPrinter{w: &b}).event(agent.Event{Kind: agent.EventThink, Step: 1, Offered: []agent.OfferedTool{
+		{Name: "search_tools", Tokens: 80, Tier: budget.TierFull, Score: 0.7, Reason: agent.ReasonMeta}, // last whatever its score
+		{Name: "b__tie", Tokens: 9, Tier: budget.TierMinimal, Score: 0.5, Reason: agent.ReasonRetrieved},
+		{Name: long, Tokens: 1234, Tier: budget.TierNoParamDocs, Score: 0.25, Reason: agent.ReasonRetrieved},
+		{Name: "a__tie", Tokens: 12, Tier: budget.TierFull, Score: 0.5, Reason: agent.ReasonSticky},
+		{Name: "z__best", Tokens: 100, Tier: budget.TierFull, Score: 1, Reason: agent.ReasonRetrieved},
+	}})
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")[2:] // after the blank line and the step line
+	pad := strings.Repeat(" ", len(long)-len("TOOL"))
+	want := []string{
+		"  TOOL" + pad + "  SCORE  TOKENS  TIER           WHY",
+		"  z__best" + pad[3:] + "   1.00     100  full           retrieved",
+		"  a__tie" + pad[2:] + "   0.50      12  full           sticky",
+		"  b__tie" + pad[2:] + "   0.50       9  minimal        retrieved",
+		"  " + long + "   0.25    1234  no-param-docs  retrieved",
+		"  search_tools" + pad[8:] + "      -      80  full           meta",
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("step table (-want +got):\n%s", diff)
 	}
 }
 
@@ -153,9 +199,12 @@ func TestRunCommandErrors(t *testing.T) {
 	}{
 		{"no endpoint", nil, []string{"run", "--config", config, "task"}, 1,
 			[]string{"no chat model endpoint configured", "OPENAI_API_KEY", "OPENAI_BASE_URL", "--base-url", "--model"}},
-		{"no task", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config}, 2, []string{"Usage: toolbench run"}},
-		{"no config", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "task"}, 2, []string{"Usage: toolbench run"}},
-		{"bad search mode", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config, "--search-tools", "maybe", "task"}, 1, []string{"--search-tools"}},
+		{"no task", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config}, 2, []string{"toolbench run: the task is missing", "Usage: toolbench run"}},
+		{"no config", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "task"}, 2, []string{"toolbench run: --config is required", "Usage: toolbench run"}},
+		{"bad search mode", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config, "--search-tools", "maybe", "task"}, 2, []string{`toolbench run: --search-tools "maybe": want auto, always or never`, "Usage: toolbench run"}},
+		{"bad number", nil, []string{"run", "--config", config, "--k", "x", "task"}, 2, []string{`toolbench run: --k: "x" is not a whole number`, "Usage: toolbench run"}},
+		{"bad duration", nil, []string{"run", "--config", config, "task", "--tool-timeout", "5"}, 2, []string{`toolbench run: --tool-timeout: "5" is not a duration`}},
+		{"flag without value", nil, []string{"run", "task", "--config"}, 2, []string{`toolbench run: --config needs a value`}},
 		{"missing config file", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", filepath.Join(t.TempDir(), "nope.json"), "task"}, 1, []string{"nope.json"}},
 		{"max steps", map[string]string{"OPENAI_BASE_URL": srv.URL}, []string{"run", "--config", config, "--max-steps", "1", "weather in Bern?"}, 1, []string{"max steps"}},
 	}
@@ -202,7 +251,7 @@ func TestPercentLess(t *testing.T) {
 		want      string
 	}{
 		{0, 100, "100% less"}, {1, 1_000_000, "99.99% less"}, {3634, 1214691, "99.7% less"},
-		{50, 1000, "95% less"}, {999, 1000, "1% less"}, {1200, 1000, "20% more"},
+		{50, 1000, "95% less"}, {999, 1000, "1% less"}, {1000, 1000, "0% less"}, {1200, 1000, "20% more"},
 	} {
 		if got := percentLess(tt.part, tt.all); got != tt.want {
 			t.Errorf("percentLess(%d, %d) = %q, want %q", tt.part, tt.all, got, tt.want)

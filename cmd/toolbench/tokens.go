@@ -51,7 +51,7 @@ type toolTokens struct {
 }
 
 func runTokens(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "tokens", "(--config mcp.json | --tools tools.jsonl) [--json] [--encoding NAME | --model NAME] [--top N]")
+	fs := newFlags(e, "tokens", "(--config mcp.json [--input ID=VALUE] [--quiet] | --tools tools.jsonl) [--json] [--encoding NAME | --model NAME] [--top N]")
 	config := fs.String("config", "", "mcpServers config `file`: connect to the servers and measure the tools they list")
 	toolsPath := fs.String("tools", "", "tools.jsonl `file` to measure")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
@@ -60,12 +60,20 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	top := fs.Int("top", 10, "how many of the largest tools to list")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout` with --config, for servers whose config sets none")
 	cache := cacheFlags(fs)
+	quiet := quietFlag(fs)
+	inputs := inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if (*config == "") == (*toolsPath == "") || fs.NArg() > 0 || *top < 0 {
-		fs.Usage()
-		return errUsage
+	switch {
+	case *config == "" && *toolsPath == "":
+		return usageError(fs, "--config or --tools is required")
+	case *config != "" && *toolsPath != "":
+		return usageError(fs, "--config and --tools are exclusive: tools come from live servers or from a file")
+	case fs.NArg() > 0:
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	case *top < 0:
+		return usageError(fs, "--top %d: want 0 or more", *top)
 	}
 	tok, err := budget.NewTokenizer(*model, *encoding)
 	if err != nil {
@@ -77,7 +85,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	} else {
 		hub := mcp.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: mcp.StartEager}
 		cache(&hub)
-		tools, err = listConfigTools(ctx, e, *config, hub)
+		tools, err = listConfigTools(ctx, e, *config, toolsift.Options{Hub: hub, Inputs: inputs}, *quiet)
 	}
 	if err != nil {
 		return err
@@ -98,8 +106,8 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 
 // listConfigTools connects to the servers of an mcpServers config and
 // returns the tools they list. Servers that fail are reported on stderr.
-func listConfigTools(ctx context.Context, e *env, config string, hub mcp.HubOptions) ([]tool.Tool, error) {
-	ts, _, err := openToolset(ctx, e, config, toolsift.Options{Hub: hub})
+func listConfigTools(ctx context.Context, e *env, config string, o toolsift.Options, quiet bool) ([]tool.Tool, error) {
+	ts, _, err := openToolset(ctx, e, config, o, quiet)
 	if err != nil {
 		return nil, err
 	}

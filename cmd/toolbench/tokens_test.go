@@ -115,8 +115,9 @@ func TestTokensErrors(t *testing.T) {
 		code     int
 		inStderr string
 	}{
-		{"no source", []string{"tokens"}, 2, "Usage: toolbench tokens"},
-		{"two sources", []string{"tokens", "--tools", tools, "--config", "x.json"}, 2, "Usage: toolbench tokens"},
+		{"no source", []string{"tokens"}, 2, "toolbench tokens: --config or --tools is required\n\nUsage: toolbench tokens"},
+		{"two sources", []string{"tokens", "--tools", tools, "--config", "x.json"}, 2, "toolbench tokens: --config and --tools are exclusive"},
+		{"negative top", []string{"tokens", "--tools", tools, "--top", "-1"}, 2, "toolbench tokens: --top -1: want 0 or more"},
 		{"unknown encoding", []string{"tokens", "--tools", tools, "--encoding", "o300k_base"}, 1, `unknown encoding "o300k_base"`},
 		{"missing file", []string{"tokens", "--tools", "/nonexistent/tools.jsonl"}, 1, "/nonexistent/tools.jsonl"},
 		{"schema not an object", []string{"tokens", "--tools", bad}, 1, `tool "broken"`},

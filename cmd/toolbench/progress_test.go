@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// terminal is a fake terminal for stderr: a buffer safe to read while a
+// command writes to it.
+type terminal struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (t *terminal) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.Write(p)
+}
+
+func (t *terminal) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}
+
+// startToolbench runs toolbench in-process in the background with stderr
+// on term, marked as a terminal or not; wait returns its exit code and
+// stdout.
+func startToolbench(t *testing.T, term *terminal, isTerminal bool, args ...string) (wait func() (int, string)) {
+	t.Helper()
+	var out bytes.Buffer
+	e := &env{stdout: &out, stderr: term, stderrIsTerminal: isTerminal, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() { done <- run(context.Background(), e, args) }()
+	return func() (int, string) {
+		select {
+		case code := <-done:
+			return code, out.String()
+		case <-time.After(time.Minute):
+			t.Fatal("toolbench did not return")
+			return 0, ""
+		}
+	}
+}
+
+func TestConnectLine(t *testing.T) {
+	for _, tt := range []struct {
+		p    mcp.Progress
+		want string
+	}{
+		{mcp.Progress{Servers: 73, Ready: 12, Failed: 1, Pending: 60}, "connecting: 12/73 ready, 1 failed, 60 pending (8.2s)"},
+		// Servers turned off in the config are not counted.
+		{mcp.Progress{Servers: 4, Ready: 1, Pending: 1, Disabled: 2}, "connecting: 1/2 ready, 0 failed, 1 pending (8.2s)"},
+	} {
+		if got := connectLine(tt.p, 8200*time.Millisecond); got != tt.want {
+			t.Errorf("connectLine(%+v) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestConnectProgress: while list connects, a terminal's stderr shows one
+// line, redrawn in place with the counts of the moment, and erased at the
+// end; the report itself is untouched.
+func TestConnectProgress(t *testing.T) {
+	defer func(d time.Duration) { connectProgressDelay = d }(connectProgressDelay)
+	connectProgressDelay = 0
+	bin := buildTestServer(t)
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// slow waits at its gate until the test has seen it pending.
+	config := writeFile(t, "mcp.json", `{"mcpServers": {
+		"fast": {"command": `+string(mustJSON(t, bin))+`},
+		"slow": {"command": `+string(mustJSON(t, bin))+`, "args": ["-gate", `+string(mustJSON(t, gate))+`]},
+		"off": {"command": "nowhere", "disabled": true}}}`)
+
+	term := new(terminal)
+	wait := startToolbench(t, term, true, "list", "--config", config)
+	const mid = "\rconnecting: 1/2 ready, 0 failed, 1 pending ("
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(term.String(), mid); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress line %q on the terminal:\n%q", mid, term.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := os.Remove(gate); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout := wait()
+	stderr := term.String()
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%q", code, stdout, stderr)
+	}
+	if !strings.HasPrefix(stderr, "\rconnecting: 0/2 ready, 0 failed, 2 pending (") {
+		t.Errorf("stderr does not start with the line of the start:\n%q", stderr)
+	}
+	for _, l := range strings.Split(stderr, "\r")[1:] {
+		if !strings.HasSuffix(l, "\x1b[K") {
+			t.Errorf("redraw %q does not clear to the end of the line", l)
+		}
+	}
+	if !strings.HasSuffix(stderr, "\r\x1b[K") || strings.Contains(stderr, "\n") {
+		t.Errorf("the line is not erased at the end, or a line was left:\n%q", stderr)
+	}
+	if strings.ContainsAny(stdout, "\r\x1b") || !strings.Contains(stdout, "3 servers: 2 ok, 0 failed, 1 disabled") {
+		t.Errorf("stdout holds progress bytes or lacks the report:\n%q", stdout)
+	}
+}
+
+// TestConnectProgressSilent: no progress bytes when stderr is not a
+// terminal, or with --quiet.
+func TestConnectProgressSilent(t *testing.T) {
+	defer func(d time.Duration) { connectProgressDelay = d }(connectProgressDelay)
+	connectProgressDelay = 0
+	bin := buildTestServer(t)
+	config := writeFile(t, "mcp.json", `{"mcpServers": {"demo": {"command": `+string(mustJSON(t, bin))+`}}}`)
+	for _, tt := range []struct {
+		name       string
+		isTerminal bool
+		args       []string
+	}{
+		{"not a terminal", false, []string{"list", "--config", config}},
+		{"--quiet", true, []string{"list", "--config", config, "--quiet"}},
+		{"tokens --quiet", true, []string{"tokens", "--config", config, "--quiet"}},
+		{"eval --quiet", true, []string{"eval", "--config", config, "--queries", writeFile(t, "q.jsonl", `{"id":"1","query":"echo","gold":["demo__echo"]}`), "--quiet"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			term := new(terminal)
+			code, stdout := startToolbench(t, term, tt.isTerminal, tt.args...)()
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, term)
+			}
+			if s := term.String(); strings.ContainsAny(s, "\r\x1b") || strings.Contains(s, "connecting:") {
+				t.Errorf("stderr has progress bytes:\n%q", s)
+			}
+		})
+	}
+	// The same commands on a terminal without --quiet do draw (so the
+	// silence above is --quiet's).
+	for _, args := range [][]string{{"tokens", "--config", config}, {"run", "--config", config, "--base-url", "http://127.0.0.1:1", "task"}} {
+		term := new(terminal)
+		startToolbench(t, term, true, args...)()
+		if !strings.Contains(term.String(), "\rconnecting: ") {
+			t.Errorf("%s on a terminal: no progress line:\n%q", args[0], term)
+		}
+	}
+}
