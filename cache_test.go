@@ -13,15 +13,16 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/encoder"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
-// countingEmbedder is the built-in embedder, counting the texts it embeds.
+// countingEmbedder counts the texts its embedder embeds.
 type countingEmbedder struct {
-	*toolindex.LocalEmbedder
+	toolindex.Embedder
 	mu    sync.Mutex
 	texts int
 }
@@ -30,7 +31,7 @@ func (e *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	e.mu.Lock()
 	e.texts += len(texts)
 	e.mu.Unlock()
-	return e.LocalEmbedder.Embed(ctx, texts)
+	return e.Embedder.Embed(ctx, texts)
 }
 
 func (e *countingEmbedder) count() int {
@@ -63,23 +64,28 @@ func TestOpenCachesDerivedData(t *testing.T) {
 	defer cancel()
 	const query = "query-s3cr3t: echo this text back to me"
 
+	use, err := encoder.NewUSE(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	type run struct {
-		embedded      int
-		top           []string
-		tokens, tools int
+		embedded, encoded int
+		top               []string
+		tokens, tools     int
 	}
 	open := func() run {
 		local, err := toolindex.NewLocalEmbedder(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		emb := &countingEmbedder{LocalEmbedder: local}
-		ts, err := toolsift.Open(ctx, path, &toolsift.Options{Embedder: emb, Hub: mcp.HubOptions{CacheDir: cache}})
+		emb := &countingEmbedder{Embedder: local}
+		sem := &countingEmbedder{Embedder: use}
+		ts, err := toolsift.Open(ctx, path, &toolsift.Options{Embedder: emb, Semantic: sem, Hub: mcp.HubOptions{CacheDir: cache}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer ts.Close()
-		embedded := emb.count()
+		embedded, encoded := emb.count(), sem.count()
 		found, err := ts.Search(ctx, query, 3)
 		if err != nil {
 			t.Fatal(err)
@@ -92,19 +98,19 @@ func TestOpenCachesDerivedData(t *testing.T) {
 		if res, err := ts.Call(ctx, "local__where", nil); err != nil || !strings.Contains(res.Content, "env-s3cr3t") {
 			t.Fatalf("call: %+v, %v", res, err)
 		}
-		r := run{embedded: embedded, tokens: off.AllTokens, tools: off.AllTools}
+		r := run{embedded: embedded, encoded: encoded, tokens: off.AllTokens, tools: off.AllTools}
 		for _, m := range found {
 			r.top = append(r.top, m.Tool.Name)
 		}
 		return r
 	}
 	first := open()
-	if first.embedded != 3 || first.tools != 3 || first.tokens == 0 {
-		t.Fatalf("first run: %+v; want 3 tools embedded and priced", first)
+	if first.embedded != 3 || first.encoded != 3 || first.tools != 3 || first.tokens == 0 {
+		t.Fatalf("first run: %+v; want 3 tools embedded, encoded and priced", first)
 	}
 	second := open()
-	if second.embedded != 1 {
-		t.Errorf("second run embedded %d documents; want 1 (to learn the dimension), the rest from the cache", second.embedded)
+	if second.embedded != 1 || second.encoded != 1 {
+		t.Errorf("second run embedded %d and encoded %d documents; want 1 each (to learn the dimension), the rest from the cache", second.embedded, second.encoded)
 	}
 	if first.tokens != second.tokens || first.tools != second.tools || strings.Join(first.top, ",") != strings.Join(second.top, ",") {
 		t.Errorf("runs differ: %+v vs %+v", first, second)
@@ -114,7 +120,7 @@ func TestOpenCachesDerivedData(t *testing.T) {
 			t.Errorf("nothing cached in %s", sub)
 		}
 	}
-	err := filepath.WalkDir(cache, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(cache, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/encoder"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
@@ -24,13 +23,24 @@ import (
 var ErrOptions = errors.New("toolsift: invalid options")
 
 // Options configure Open. The zero value (or nil) gives the measured
-// defaults: the built-in offline embedder, o200k_base, a 4,000-token tool
+// defaults: the built-in offline embedders (hashed n-grams and Universal
+// Sentence Encoder Lite) beside BM25F, o200k_base, a 4,000-token tool
 // budget filled from the best 20 ranked tools (think.DefaultBudget,
 // think.DefaultK), search_tools whenever a tool is left out.
 type Options struct {
-	// Embedder embeds tools and queries; nil means the built-in offline
-	// embedder (toolindex.NewLocalEmbedder).
+	// Embedder embeds tools and queries for the vector signal; nil means
+	// the built-in hashed n-grams (toolindex.NewLocalEmbedder).
 	Embedder toolindex.Embedder
+	// Semantic is the sentence encoder of the semantic signal
+	// (toolindex.Options.Semantic: each tool's name and description,
+	// matched by meaning rather than words). nil means the built-in
+	// Universal Sentence Encoder Lite (encoder.NewUSE, offline) when
+	// Embedder is nil too, and no semantic signal when Embedder is set (a
+	// model given as Embedder is one already); NoSemantic turns it off.
+	// Its vectors are cached (see the package doc), so only new tools cost
+	// their encoding, about 10 ms of CPU each.
+	Semantic   toolindex.Embedder
+	NoSemantic bool
 	// Encoding is the tiktoken encoding that counts the budget
 	// ("o200k_base", "cl100k_base", ...); empty means o200k_base.
 	Encoding string
@@ -101,16 +111,26 @@ func OpenConfig(ctx context.Context, cfg *mcp.Config, opts *Options) (*Toolset, 
 	if o.Hub.Logger == nil {
 		o.Hub.Logger = o.Logger
 	}
-	emb := o.Embedder
+	emb, sem := o.Embedder, o.Semantic
 	if emb == nil {
 		local, err := toolindex.NewLocalEmbedder(nil)
 		if err != nil {
 			return nil, fmt.Errorf("%w: embedder: %w", ErrOptions, err)
 		}
 		emb = local
+		if sem == nil && !o.NoSemantic {
+			use, err := encoder.NewUSE(nil)
+			if err != nil {
+				return nil, fmt.Errorf("%w: semantic embedder: %w", ErrOptions, err)
+			}
+			sem = use
+		}
+	}
+	if o.NoSemantic {
+		sem = nil
 	}
 	ts := &Toolset{store: openStore(o)}
-	var ixOpts toolindex.Options
+	ixOpts := toolindex.Options{Semantic: sem}
 	if ts.store != nil {
 		ixOpts.Cache = ts.store
 		if o.Think.Costs == nil {
@@ -180,11 +200,11 @@ func openStore(o Options) *cachefile.Store {
 	}
 	dir := o.Hub.CacheDir
 	if dir == "" {
-		d, err := os.UserCacheDir()
+		d, err := cachefile.DefaultDir()
 		if err != nil {
 			return nil
 		}
-		dir = filepath.Join(d, "toolsift")
+		dir = d
 	}
 	s := cachefile.NewStore(dir)
 	log := o.Logger

@@ -20,12 +20,17 @@ var ErrInvalidOptions = errors.New("retrieval: invalid options")
 type Mode int
 
 const (
-	// Hybrid fuses vector and lexical rankings (the default).
+	// Hybrid fuses every signal of the index: BM25F, the Embedder's
+	// vectors and, when the index has one, the Semantic embedder's (the
+	// default).
 	Hybrid Mode = iota
-	// Vector ranks by embedding similarity only.
+	// Vector ranks by the Embedder's vectors only.
 	Vector
 	// Lexical ranks by BM25F only.
 	Lexical
+	// Semantic ranks by the Semantic embedder's vectors only; the index
+	// must have one.
+	Semantic
 )
 
 func (m Mode) String() string {
@@ -36,22 +41,41 @@ func (m Mode) String() string {
 		return "vector"
 	case Lexical:
 		return "lexical"
+	case Semantic:
+		return "semantic"
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
+
+// Weights are the weights of the index's signals in Hybrid fusion.
+type Weights struct {
+	Lexical  float64 // BM25F
+	Vector   float64 // the Embedder's vectors (SearchVector)
+	Semantic float64 // the Semantic embedder's vectors (SearchSemantic)
+}
+
+// DefaultWeights are the weights of Hybrid fusion, measured on the public
+// datasets and paraphrase sets (docs/encoder-measurements.md): BM25F
+// counts most, the sentence encoder next, the hashed n-grams of the local
+// embedder least. An index without a semantic signal fuses the other two
+// with the same weights.
+var DefaultWeights = Weights{Lexical: 1, Vector: 0.5, Semantic: 0.75}
 
 // Fusion chooses how ranked lists (vector and lexical, for each part of a
 // Query) are combined into one ranking.
 type Fusion int
 
 const (
-	// WeightedSum is a weighted sum of calibrated scores (the default):
-	// each list's scores are divided by that list's best score, so the
-	// best of every list counts 1 and a tool absent from a list 0, and the
-	// vector and lexical signals weigh the same. It measured better than
-	// RRF on both public datasets, in every setting tried (see doc.go):
-	// unlike RRF it keeps how much better the first candidates are than
-	// the fifth.
+	// WeightedSum is a weighted sum of normalised scores (the default).
+	// A list's score for a tool is how far it stands above the list's
+	// last candidate, in standard deviations of the list's scores
+	// ((s − last)/σ): a tool absent from a list gets 0, and a list whose
+	// best stands far above the rest (a confident signal) speaks louder
+	// than one whose scores are all alike. For BM25F, whose list holds
+	// every tool that matches a word, the rest count as scoring 0. It
+	// measured better than dividing by the list's best and than RRF
+	// (docs/encoder-measurements.md): unlike RRF it keeps how much better
+	// the first candidates are than the fifth.
 	WeightedSum Fusion = iota
 	// RRF is weighted reciprocal-rank fusion (Cormack et al. 2009): a
 	// list contributes weight×61/(60+rank) to its tools, whatever their
@@ -86,15 +110,14 @@ type Options struct {
 	// Fusion combines rankings. Default WeightedSum.
 	Fusion Fusion
 	// MinScore drops retrieved (not pinned, not sticky) matches whose Score
-	// is below it; 0 (the default) keeps all K. Score is in [0, 1]: every
-	// list searched (vector and lexical; whole text and best sentence)
-	// gives a tool its score divided by the list's best score (WeightedSum)
-	// or 61/(60+rank) (RRF), and Score is the weighted mean over the lists,
-	// so 1 means best everywhere. It is relative to this query's best
-	// candidates, not an absolute relevance: it trims the tail (with
-	// WeightedSum a tool half as strong as the best in both signals scores
-	// 0.5, one that only one signal finds at most 0.5), but it cannot tell
-	// that nothing in the index fits. 0.4 is a reasonable trim.
+	// is below it; 0 (the default) keeps all K. Score is in [0, 1]: the
+	// fused score divided by what a tool that is best in every list
+	// searched (every signal; whole text and best sentence) would get, so
+	// 1 means best everywhere. It is relative to this query's best
+	// candidates, not an absolute relevance: it trims the tail (a tool
+	// that only one signal finds scores at most that signal's share of
+	// the weights), but it cannot tell that nothing in the index fits. 0.4
+	// is a reasonable trim.
 	MinScore float64
 	// Pinned names tools that every Retrieve returns first, whatever the
 	// query (names not in the index are skipped).
@@ -109,6 +132,9 @@ type Options struct {
 	// Depth is how many candidates each list (vector, lexical) contributes
 	// to fusion. Default max(50, 4*K).
 	Depth int
+	// Weights are the signals' weights in Hybrid mode. All zero means
+	// DefaultWeights; negative weights are refused.
+	Weights Weights
 }
 
 // Query is the agent's state for one step: what the retriever turns into
@@ -142,6 +168,7 @@ type Match struct {
 type Retriever struct {
 	ix      *toolindex.Index
 	emb     toolindex.Embedder
+	sem     toolindex.Embedder // nil without a semantic signal
 	opts    Options
 	servers map[string]bool
 }
@@ -158,8 +185,13 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 	switch {
 	case o.K < 0:
 		return nil, fmt.Errorf("%w: K = %d", ErrInvalidOptions, o.K)
-	case o.Mode < Hybrid || o.Mode > Lexical:
+	case o.Mode < Hybrid || o.Mode > Semantic:
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, o.Mode)
+	case o.Mode == Semantic && ix.Semantic() == nil:
+		return nil, fmt.Errorf("%w: mode semantic needs an index with a Semantic embedder", ErrInvalidOptions)
+	case o.Weights.Lexical < 0 || o.Weights.Vector < 0 || o.Weights.Semantic < 0 ||
+		math.IsNaN(o.Weights.Lexical+o.Weights.Vector+o.Weights.Semantic) || math.IsInf(o.Weights.Lexical+o.Weights.Vector+o.Weights.Semantic, 0):
+		return nil, fmt.Errorf("%w: Weights = %+v", ErrInvalidOptions, o.Weights)
 	case o.Fusion < WeightedSum || o.Fusion > RRF:
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, o.Fusion)
 	case o.MinScore < 0 || o.MinScore > 1 || math.IsNaN(o.MinScore):
@@ -174,8 +206,11 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		o.Depth = max(50, 4*o.K)
 	}
 	o.Depth = max(o.Depth, o.K)
+	if o.Weights == (Weights{}) {
+		o.Weights = DefaultWeights
+	}
 	o.Pinned = slices.Clone(o.Pinned)
-	r := &Retriever{ix: ix, emb: ix.Embedder(), opts: o}
+	r := &Retriever{ix: ix, emb: ix.Embedder(), sem: ix.Semantic(), opts: o}
 	if len(o.Servers) > 0 {
 		r.servers = make(map[string]bool, len(o.Servers))
 		for _, s := range o.Servers {
@@ -423,11 +458,47 @@ func (r *Retriever) filter() func(tool.Tool) bool {
 }
 
 // list is one ranked candidate list, its weight in fusion and its group:
-// lists of one group are aggregated by maximum, groups are summed.
+// lists of one group are aggregated by maximum, groups are summed. A
+// sparse list (BM25F) holds every tool that scores above 0, at most depth
+// of them: the tools it leaves out score 0, not "below the last".
 type list struct {
 	hits   []toolindex.Hit
 	weight float64
 	group  int
+	sparse bool
+	depth  int
+}
+
+// normalized returns each hit's score in l for WeightedSum: (s − lo)/σ,
+// where lo is the last score and σ the standard deviation of the scores.
+// A sparse list shorter than its depth is padded with zeros to it (its
+// other tools score 0). A list of one score, or of equal scores, gives
+// every hit 1.
+func (l list) normalized() []float64 {
+	out := make([]float64, len(l.hits))
+	n := float64(len(l.hits))
+	lo := l.hits[len(l.hits)-1].Score
+	pad := 0.0
+	if l.sparse && len(l.hits) < l.depth {
+		lo, pad = 0, float64(l.depth-len(l.hits))
+	}
+	var mean float64
+	for _, h := range l.hits {
+		mean += h.Score
+	}
+	mean /= n + pad
+	varsum := pad * mean * mean
+	for _, h := range l.hits {
+		varsum += (h.Score - mean) * (h.Score - mean)
+	}
+	sd := math.Sqrt(varsum / (n + pad))
+	for i, h := range l.hits {
+		out[i] = 1
+		if sd > 0 {
+			out[i] = max(h.Score-lo, 0) / sd
+		}
+	}
+	return out
 }
 
 // rank searches the index for every part and fuses the lists into at most
@@ -438,30 +509,60 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 	}
 	depth := max(r.opts.Depth, k)
 	filter := r.filter()
-	var lists []list
-	if r.opts.Mode != Lexical {
-		texts := make([]string, len(ps))
-		for i, p := range ps {
-			texts[i] = p.text
+	w := Weights{Lexical: 1, Vector: 1, Semantic: 1}
+	switch r.opts.Mode {
+	case Hybrid:
+		w = r.opts.Weights
+		if r.sem == nil {
+			w.Semantic = 0
 		}
-		vecs, err := r.emb.Embed(ctx, texts)
+	case Vector:
+		w = Weights{Vector: 1}
+	case Lexical:
+		w = Weights{Lexical: 1}
+	case Semantic:
+		w = Weights{Semantic: 1}
+	}
+	texts := make([]string, len(ps))
+	for i, p := range ps {
+		texts[i] = p.text
+	}
+	// Signals: 0 lexical, 1 vector, 2 semantic; each part's list goes in
+	// the part's group of that signal.
+	const signals = 3
+	var lists []list
+	vectors := func(sig int, emb toolindex.Embedder, weight float64, search func(context.Context, []float32, int, func(tool.Tool) bool) ([]toolindex.Hit, error)) error {
+		if weight == 0 {
+			return nil
+		}
+		vecs, err := emb.Embed(ctx, texts)
 		if err != nil {
-			return nil, fmt.Errorf("retrieval: embed query with %s: %w", r.emb.ID(), err)
+			return fmt.Errorf("retrieval: embed query with %s: %w", emb.ID(), err)
 		}
 		if len(vecs) != len(texts) {
-			return nil, fmt.Errorf("retrieval: embed query with %s: %w: %d vectors for %d texts", r.emb.ID(), toolindex.ErrDimension, len(vecs), len(texts))
+			return fmt.Errorf("retrieval: embed query with %s: %w: %d vectors for %d texts", emb.ID(), toolindex.ErrDimension, len(vecs), len(texts))
 		}
 		for i, p := range ps {
-			hits, err := r.ix.SearchVector(ctx, vecs[i], depth, filter)
+			hits, err := search(ctx, vecs[i], depth, filter)
 			if err != nil {
-				return nil, fmt.Errorf("retrieval: %w", err)
+				return fmt.Errorf("retrieval: %w", err)
 			}
-			lists = append(lists, list{hits, p.weight, 2 * p.group})
+			lists = append(lists, list{hits: hits, weight: p.weight * weight, group: signals*p.group + sig})
+		}
+		return nil
+	}
+	if err := vectors(1, r.emb, w.Vector, r.ix.SearchVector); err != nil {
+		return nil, err
+	}
+	if r.sem != nil {
+		if err := vectors(2, r.sem, w.Semantic, r.ix.SearchSemantic); err != nil {
+			return nil, err
 		}
 	}
-	if r.opts.Mode != Vector {
+	if w.Lexical > 0 {
 		for _, p := range ps {
-			lists = append(lists, list{r.ix.SearchLexical(p.text, depth, filter), p.weight, 2*p.group + 1})
+			lists = append(lists, list{hits: r.ix.SearchLexical(p.text, depth, filter), weight: p.weight * w.Lexical,
+				group: signals * p.group, sparse: true, depth: depth})
 		}
 	}
 	return fuse(lists, r.opts.Fusion, k), nil
@@ -473,10 +574,11 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 const rrfK = 60
 
 // fuse combines lists into the k best matches. A list contributes
-// weight×(rrfK+1)/(rrfK+rank) (RRF) or weight×score/best score (WeightedSum)
-// to each of its tools, so its first tool gets its full weight. Within a
-// group a tool keeps its largest contribution; groups add up. Scores are
-// divided by the sum of the groups' weights so that they fall in [0, 1].
+// weight×(rrfK+1)/(rrfK+rank) (RRF) or weight×its normalised score
+// (WeightedSum, see list.normalized) to each of its tools. Within a group
+// a tool keeps its largest contribution; groups add up. Scores are divided
+// by what a tool first in every list would get (the sum over groups of
+// their largest first contribution), so that they fall in [0, 1].
 func fuse(lists []list, f Fusion, k int) []Match {
 	type key struct {
 		name  string
@@ -484,21 +586,32 @@ func fuse(lists []list, f Fusion, k int) []Match {
 	}
 	contrib := map[key]float64{}
 	tools := map[string]tool.Tool{}
+	// The best contribution of each group's lists, the weight of each
+	// group, and the largest normalised first score of any list.
+	groupTop := map[int]float64{}
 	groupWeight := map[int]float64{}
+	maxTop := 0.0
 	for _, l := range lists {
 		groupWeight[l.group] = max(groupWeight[l.group], l.weight)
 		if len(l.hits) == 0 {
 			continue
 		}
-		best := l.hits[0].Score
+		var norm []float64
+		if f == WeightedSum {
+			norm = l.normalized()
+		}
 		for i, h := range l.hits {
 			var s float64
 			switch f {
 			case RRF:
 				s = l.weight * (rrfK + 1) / float64(rrfK+i+1)
 			case WeightedSum:
-				if best > 0 {
-					s = l.weight * max(h.Score, 0) / best
+				s = l.weight * norm[i]
+			}
+			if i == 0 {
+				groupTop[l.group] = max(groupTop[l.group], s)
+				if l.weight > 0 {
+					maxTop = max(maxTop, s/l.weight)
 				}
 			}
 			kk := key{h.Tool.Name, l.group}
@@ -506,9 +619,17 @@ func fuse(lists []list, f Fusion, k int) []Match {
 			tools[h.Tool.Name] = h.Tool
 		}
 	}
+	// A group whose lists found nothing counts as if its best had the
+	// largest first score seen: a tool only the other signals find scores
+	// at most their share ("hello", which no tool's words match, gives its
+	// best vector match about one half, not 1).
 	var total float64
-	for _, w := range groupWeight {
-		total += w
+	for g, w := range groupWeight {
+		if top, ok := groupTop[g]; ok {
+			total += top
+		} else {
+			total += w * maxTop
+		}
 	}
 	score := make(map[string]float64, len(tools))
 	for kk, s := range contrib {
@@ -518,7 +639,7 @@ func fuse(lists []list, f Fusion, k int) []Match {
 	for name, t := range tools {
 		s := score[name]
 		if total > 0 {
-			s /= total
+			s = min(s/total, 1) // rounding must not give 1.0000000000000002
 		}
 		out = append(out, Match{Tool: t, Score: s})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 
@@ -242,6 +243,9 @@ func TestNewInvalid(t *testing.T) {
 		{"bad fusion", ix, retrieval.Options{Fusion: 7}},
 		{"min score above 1", ix, retrieval.Options{MinScore: 1.5}},
 		{"negative depth", ix, retrieval.Options{Depth: -3}},
+		{"negative weight", ix, retrieval.Options{Weights: retrieval.Weights{Lexical: 1, Vector: -1}}},
+		{"NaN weight", ix, retrieval.Options{Weights: retrieval.Weights{Lexical: math.NaN()}}},
+		{"semantic mode without a semantic embedder", ix, retrieval.Options{Mode: retrieval.Semantic}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/tool"
@@ -79,6 +80,37 @@ func DocumentFields(t tool.Tool) Fields {
 //
 //	weather server
 func Document(t tool.Tool) string { return DocumentFields(t).text() }
+
+// maxSemanticDescription bounds the bytes of description in a
+// SemanticDocument: a sentence encoder reads what a description says first
+// (Universal Sentence Encoder reads 128 pieces at most), and what it reads
+// is what it costs. Measured on the public datasets and the paraphrase sets
+// (docs/encoder-measurements.md), the first 256 bytes rank as well as the
+// whole description.
+const maxSemanticDescription = 256
+
+// SemanticDocument returns the text a sentence encoder (Options.Semantic)
+// embeds for t: its name split into words (and its title), then its
+// description's first maxSemanticDescription bytes, cut at a word boundary.
+// Parameters and server are left to the lexical index and the Embedder:
+// they are not what a request paraphrases.
+func SemanticDocument(t tool.Tool) string { return DocumentFields(t).semanticText() }
+
+func (f Fields) semanticText() string {
+	d := f.Description
+	if len(d) > maxSemanticDescription {
+		cut := maxSemanticDescription
+		for cut > 0 && !utf8.RuneStart(d[cut]) {
+			cut--
+		}
+		d = d[:cut]
+		if i := strings.LastIndexAny(d, " \t\n"); i > maxSemanticDescription/2 {
+			d = d[:i]
+		}
+		d = strings.TrimSpace(d)
+	}
+	return joinNonEmpty("\n\n", f.Name, d)
+}
 
 // text joins the fields as Document does.
 func (f Fields) text() string {

@@ -37,6 +37,9 @@ var (
 	ErrCorrupt = errors.New("toolindex: corrupt saved index")
 	// ErrInvalidTool reports a tool that cannot be indexed (no name).
 	ErrInvalidTool = errors.New("toolindex: invalid tool")
+	// ErrNoSemantic reports a semantic search in an index without a
+	// Semantic embedder.
+	ErrNoSemantic = errors.New("toolindex: index has no semantic embedder")
 )
 
 // embedBatched embeds texts with emb in batches of at most size texts, one

@@ -21,7 +21,7 @@ import (
 
 // Options configure an Index. The zero value (or nil) means defaults.
 type Options struct {
-	// BatchSize is the number of tool documents sent to the Embedder per
+	// BatchSize is the number of tool documents sent to an embedder per
 	// Embed call. Default: the embedder's own BatchSize() when it has one
 	// (OpenAIEmbedder's OpenAIOptions.BatchSize), else 128.
 	BatchSize int
@@ -32,6 +32,14 @@ type Options struct {
 
 	// BM25 tunes the lexical index. Zero fields take their defaults.
 	BM25 BM25
+
+	// Semantic, when set, is a second vector signal: a sentence encoder
+	// (encoder.USE, a Model2Vec model, an embeddings API) given each
+	// tool's SemanticDocument, its name and what its description says
+	// first, rather than the whole search document. SearchSemantic
+	// searches it; package retrieval fuses it with the Embedder's vectors
+	// and BM25F.
+	Semantic Embedder
 
 	// Cache, when set, keeps the vectors of tool documents between runs:
 	// Upsert looks every document up before embedding it and stores what
@@ -70,9 +78,6 @@ func (o *Options) withDefaults() Options {
 	if o != nil {
 		r = *o
 	}
-	if r.BatchSize <= 0 {
-		r.BatchSize = 128
-	}
 	if r.Concurrency <= 0 {
 		r.Concurrency = min(runtime.GOMAXPROCS(0), 4)
 	}
@@ -109,31 +114,49 @@ func (o Options) validate() error {
 // call: Upsert embeds outside the lock and swaps the result in. Writers
 // (Upsert, Remove, Apply) run one at a time.
 type Index struct {
-	emb  Embedder
+	sigs []*signal // sigVector, then sigSemantic when there is one
 	opts Options
 
 	writeMu sync.Mutex // serialises writers; held across embedding
 	saveMu  sync.Mutex // serialises Save (it deletes older generations)
 
-	mu     sync.RWMutex // guards everything below
-	dim    int          // vector length; 0 until the first vector
+	mu     sync.RWMutex // guards everything below and signal.dim
 	tools  map[string]*entry
 	slots  []*entry // by lexical slot; nil when free
 	free   []uint32 // free slots
 	sorted []*entry // by name; nil when stale
-	coll   *chromem.Collection
 	lex    *lexical
 
 	gen atomic.Uint64 // see Generation
 }
 
+// signal is one vector signal of an Index: an embedder, the text of a
+// tool it embeds, and the vectors in a chromem collection.
+type signal struct {
+	emb  Embedder
+	text func(Fields) string
+	coll *chromem.Collection
+	dim  int // vector length; 0 until the first vector
+}
+
+// The signals of an Index.
+const (
+	sigVector   = 0 // the Embedder, over Document
+	sigSemantic = 1 // Options.Semantic, over SemanticDocument
+	maxSignals  = 2
+)
+
 // entry is one indexed tool. Entries are immutable once published: an
 // update replaces the entry, so a reader holding one needs no lock.
 type entry struct {
-	tool   tool.Tool
-	vec    []float32 // unit length (or all zero), owned by the entry
-	slot   uint32
-	inColl bool // vec is in the chromem collection (zero vectors are not)
+	tool tool.Tool
+	// vec holds the tool's vector of each signal: unit length (or all
+	// zero), owned by the entry.
+	vec  [maxSignals][]float32
+	slot uint32
+	// inColl tells which vectors are in their signal's chromem
+	// collection (zero vectors are not).
+	inColl [maxSignals]bool
 }
 
 // Hit is one search result. Higher scores are better; scores of different
@@ -148,9 +171,12 @@ type UpsertStats struct {
 	Added     int // new names
 	Changed   int // known names whose content hash changed (re-embedded)
 	Unchanged int // known names with the same hash (not re-embedded)
-	Embedded  int // documents sent to the embedder
-	Cached    int // documents whose vector came from Options.Cache
-	Batches   int // Embed calls made
+	// Embedded counts the documents sent to the embedders, Cached those
+	// whose vector came from Options.Cache, Batches the Embed calls; with
+	// a Semantic embedder a tool counts once per signal.
+	Embedded int
+	Cached   int
+	Batches  int
 }
 
 // errEmbedFunc is the chromem EmbeddingFunc of our collection: every vector
@@ -165,31 +191,33 @@ func New(emb Embedder, opts *Options) (*Index, error) {
 	if emb == nil {
 		return nil, errors.New("toolindex: New: nil Embedder")
 	}
-	if (opts == nil || opts.BatchSize <= 0) && emb != nil {
-		if b, ok := emb.(interface{ BatchSize() int }); ok && b.BatchSize() > 0 {
-			o := Options{}
-			if opts != nil {
-				o = *opts
-			}
-			o.BatchSize = b.BatchSize()
-			opts = &o
-		}
-	}
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	coll, err := chromem.NewDB().CreateCollection("tools", nil, errEmbedFunc)
-	if err != nil {
-		return nil, fmt.Errorf("toolindex: create chromem collection: %w", err)
-	}
-	return &Index{
-		emb:   emb,
+	ix := &Index{
 		opts:  o,
 		tools: make(map[string]*entry),
-		coll:  coll,
 		lex:   newLexical(o.BM25),
-	}, nil
+	}
+	db := chromem.NewDB()
+	add := func(name string, emb Embedder, text func(Fields) string) error {
+		coll, err := db.CreateCollection(name, nil, errEmbedFunc)
+		if err != nil {
+			return fmt.Errorf("toolindex: create chromem collection: %w", err)
+		}
+		ix.sigs = append(ix.sigs, &signal{emb: emb, text: text, coll: coll})
+		return nil
+	}
+	if err := add("tools", emb, Fields.text); err != nil {
+		return nil, err
+	}
+	if o.Semantic != nil {
+		if err := add("tools-semantic", o.Semantic, Fields.semanticText); err != nil {
+			return nil, err
+		}
+	}
+	return ix, nil
 }
 
 // Generation counts the writes that changed the index: it grows whenever a
@@ -200,14 +228,23 @@ func (ix *Index) Generation() uint64 { return ix.gen.Load() }
 
 // Embedder returns the index's embedder, which retrieval uses to embed
 // queries into the same space.
-func (ix *Index) Embedder() Embedder { return ix.emb }
+func (ix *Index) Embedder() Embedder { return ix.sigs[sigVector].emb }
+
+// Semantic returns the index's semantic embedder (Options.Semantic), or
+// nil when it has none.
+func (ix *Index) Semantic() Embedder {
+	if len(ix.sigs) > sigSemantic {
+		return ix.sigs[sigSemantic].emb
+	}
+	return nil
+}
 
 // Dimension returns the length of the index's vectors, 0 while the index has
 // never held a tool.
 func (ix *Index) Dimension() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.dim
+	return ix.sigs[sigVector].dim
 }
 
 // Len returns the number of tools.
@@ -264,7 +301,7 @@ func (ix *Index) snapshot() []*entry {
 // outside the lock.
 type pending struct {
 	tool  tool.Tool
-	vec   []float32 // nil when the vector is reused from the old entry
+	vec   [maxSignals][]float32 // nil when the vectors are the old entry's
 	terms fieldTerms
 }
 
@@ -324,12 +361,18 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 		embedIdx = append(embedIdx, len(ps))
 		ps = append(ps, pending{tool: t})
 	}
-	dim := ix.dim
+	var dims [maxSignals]int
+	for s, sig := range ix.sigs {
+		dims[s] = sig.dim
+	}
 	ix.mu.RUnlock()
 
 	// The fields of each tool are extracted once, for its lexical terms
-	// and, when it is to be embedded, its document text.
-	texts := make([]string, len(embedIdx))
+	// and, when it is to be embedded, each signal's text of it.
+	var texts [maxSignals][]string
+	for s := range ix.sigs {
+		texts[s] = make([]string, len(embedIdx))
+	}
 	textOf := make([]int, len(ps))
 	for i := range textOf {
 		textOf[i] = -1
@@ -341,18 +384,25 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 		f := DocumentFields(ps[i].tool)
 		ps[i].terms = analyzeFields(f)
 		if j := textOf[i]; j >= 0 {
-			texts[j] = f.text()
+			for s, sig := range ix.sigs {
+				texts[s][j] = sig.text(f)
+			}
 		}
 	})
 
-	dim, err := ix.vectors(ctx, ps, embedIdx, texts, dim, ix.opts.Cache, &st)
-	if err != nil {
-		return UpsertStats{}, err
+	for s := range ix.sigs {
+		d, err := ix.vectors(ctx, s, ps, embedIdx, texts[s], dims[s], ix.opts.Cache, &st)
+		if err != nil {
+			return UpsertStats{}, err
+		}
+		dims[s] = d
 	}
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.dim = dim
+	for s, sig := range ix.sigs {
+		sig.dim = dims[s]
+	}
 	// Take the replaced documents out of the lexical index in one pass.
 	var stale []uint32
 	for _, p := range ps {
@@ -364,7 +414,7 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 	for _, p := range ps {
 		old := ix.tools[p.tool.Name]
 		vec := p.vec
-		if vec == nil {
+		if vec[sigVector] == nil {
 			vec = old.vec
 		}
 		if err := ix.putLocked(ctx, p.tool, vec, p.terms, old); err != nil {
@@ -378,10 +428,11 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 	return st, nil
 }
 
-// vectors sets ps[embedIdx[j]].vec for every texts[j]: from cache when it
-// has a vector of the index's dimension, else embedded (and then cached).
-// It returns the dimension of the vectors (dim when there were none).
-func (ix *Index) vectors(ctx context.Context, ps []pending, embedIdx []int, texts []string, dim int, cache VectorCache, st *UpsertStats) (int, error) {
+// vectors sets ps[embedIdx[j]].vec[s] for every texts[j], signal s's text
+// of the tool: from cache when it has a vector of the signal's dimension,
+// else embedded (and then cached). It returns the dimension of the vectors
+// (dim when there were none).
+func (ix *Index) vectors(ctx context.Context, s int, ps []pending, embedIdx []int, texts []string, dim int, cache VectorCache, st *UpsertStats) (int, error) {
 	if len(texts) == 0 {
 		return dim, nil
 	}
@@ -396,20 +447,20 @@ func (ix *Index) vectors(ctx context.Context, ps []pending, embedIdx []int, text
 			keys[j] = sha256.Sum256([]byte(text))
 		}
 		if dim == 0 {
-			d, err := ix.embed(ctx, ps, embedIdx[:1], texts[:1], keys[:1], 0, cache, st)
+			d, err := ix.embed(ctx, s, ps, embedIdx[:1], texts[:1], keys[:1], 0, cache, st)
 			if err != nil {
 				return 0, err
 			}
 			dim = d
 			embedIdx, texts, keys = embedIdx[1:], texts[1:], keys[1:]
 		}
-		id := ix.emb.ID()
+		id := ix.sigs[s].emb.ID()
 		missing := embedIdx[:0:0]
 		var missingTexts []string
 		var missingKeys [][32]byte
 		for j, text := range texts {
 			if v, ok := cache.Vector(id, keys[j]); ok && len(v) == dim {
-				ps[embedIdx[j]].vec = slices.Clone(v)
+				ps[embedIdx[j]].vec[s] = slices.Clone(v)
 				st.Cached++
 				continue
 			}
@@ -419,44 +470,54 @@ func (ix *Index) vectors(ctx context.Context, ps []pending, embedIdx []int, text
 		}
 		embedIdx, texts, keys = missing, missingTexts, missingKeys
 	}
-	return ix.embed(ctx, ps, embedIdx, texts, keys, dim, cache, st)
+	return ix.embed(ctx, s, ps, embedIdx, texts, keys, dim, cache, st)
 }
 
-// embed embeds texts[j] into ps[embedIdx[j]].vec, and caches the vectors
-// under keys when cache is set. It returns their dimension.
-func (ix *Index) embed(ctx context.Context, ps []pending, embedIdx []int, texts []string, keys [][32]byte, dim int, cache VectorCache, st *UpsertStats) (int, error) {
+// embed embeds texts[j] with signal s into ps[embedIdx[j]].vec[s], and
+// caches the vectors under keys when cache is set. It returns their
+// dimension.
+func (ix *Index) embed(ctx context.Context, s int, ps []pending, embedIdx []int, texts []string, keys [][32]byte, dim int, cache VectorCache, st *UpsertStats) (int, error) {
 	if len(texts) == 0 {
 		return dim, nil
 	}
-	vecs, d, err := embedBatched(ctx, ix.emb, texts, ix.opts.BatchSize, ix.opts.Concurrency, dim)
+	emb := ix.sigs[s].emb
+	vecs, d, err := embedBatched(ctx, emb, texts, ix.batchSize(s), ix.opts.Concurrency, dim)
 	if err != nil {
 		return 0, err
 	}
 	for j, v := range vecs {
-		ps[embedIdx[j]].vec = normalized(v)
+		ps[embedIdx[j]].vec[s] = normalized(v)
 	}
 	if cache != nil {
-		id := ix.emb.ID()
+		id := emb.ID()
 		for j := range vecs {
-			cache.SetVector(id, keys[j], ps[embedIdx[j]].vec)
+			cache.SetVector(id, keys[j], ps[embedIdx[j]].vec[s])
 		}
 	}
 	st.Embedded += len(texts)
-	st.Batches += (len(texts) + ix.opts.BatchSize - 1) / ix.opts.BatchSize
+	st.Batches += (len(texts) + ix.batchSize(s) - 1) / ix.batchSize(s)
 	return d, nil
 }
 
-// putLocked writes one tool. old is the entry it replaces, or nil; the
-// caller has already removed old from the lexical index.
-func (ix *Index) putLocked(ctx context.Context, t tool.Tool, vec []float32, terms fieldTerms, old *entry) error {
+// batchSize is the number of documents per Embed call of signal s: the
+// option, else the embedder's own BatchSize, else 128.
+func (ix *Index) batchSize(s int) int {
+	if ix.opts.BatchSize > 0 {
+		return ix.opts.BatchSize
+	}
+	if b, ok := ix.sigs[s].emb.(interface{ BatchSize() int }); ok && b.BatchSize() > 0 {
+		return b.BatchSize()
+	}
+	return 128
+}
+
+// putLocked writes one tool with its vectors (one per signal). old is the
+// entry it replaces, or nil; the caller has already removed old from the
+// lexical index.
+func (ix *Index) putLocked(ctx context.Context, t tool.Tool, vec [maxSignals][]float32, terms fieldTerms, old *entry) error {
 	var slot uint32
 	if old != nil {
 		slot = old.slot
-		if old.inColl && (len(vec) == 0 || &old.vec[0] != &vec[0]) {
-			if err := ix.coll.Delete(ctx, nil, nil, t.Name); err != nil {
-				return fmt.Errorf("toolindex: remove %s from chromem: %w", t.Name, err)
-			}
-		}
 	} else if n := len(ix.free); n > 0 {
 		slot = ix.free[n-1]
 		ix.free = ix.free[:n-1]
@@ -465,17 +526,28 @@ func (ix *Index) putLocked(ctx context.Context, t tool.Tool, vec []float32, term
 		ix.slots = append(ix.slots, nil)
 	}
 	e := &entry{tool: t, vec: vec, slot: slot}
-	if old != nil && old.inColl && len(vec) > 0 && &old.vec[0] == &vec[0] {
-		e.inColl = true // same vector, already in the collection
-	} else if !isZero(vec) {
-		// AddDocument, not AddDocuments: the latter starts one goroutine
-		// per document, which for 100k tools costs more than it saves.
-		// The vector is already unit length, so chromem keeps our slice.
-		err := ix.coll.AddDocument(ctx, chromem.Document{ID: t.Name, Embedding: vec})
-		if err != nil {
-			return fmt.Errorf("toolindex: add %s to chromem: %w", t.Name, err)
+	for s, sig := range ix.sigs {
+		v := vec[s]
+		same := old != nil && old.inColl[s] && len(v) > 0 && &old.vec[s][0] == &v[0]
+		if old != nil && old.inColl[s] && !same {
+			if err := sig.coll.Delete(ctx, nil, nil, t.Name); err != nil {
+				return fmt.Errorf("toolindex: remove %s from chromem: %w", t.Name, err)
+			}
 		}
-		e.inColl = true
+		switch {
+		case same:
+			e.inColl[s] = true // same vector, already in the collection
+		case !isZero(v):
+			// AddDocument, not AddDocuments: the latter starts one
+			// goroutine per document, which for 100k tools costs more
+			// than it saves. The vector is already unit length, so
+			// chromem keeps our slice.
+			err := sig.coll.AddDocument(ctx, chromem.Document{ID: t.Name, Embedding: v})
+			if err != nil {
+				return fmt.Errorf("toolindex: add %s to chromem: %w", t.Name, err)
+			}
+			e.inColl[s] = true
+		}
 	}
 	ix.lex.add(slot, terms)
 	ix.slots[slot] = e
@@ -536,7 +608,7 @@ func (ix *Index) removeLocked(names []string) int {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var gone []uint32
-	var collIDs []string
+	var collIDs [maxSignals][]string
 	for _, name := range names {
 		e, ok := ix.tools[name]
 		if !ok {
@@ -546,18 +618,22 @@ func (ix *Index) removeLocked(names []string) int {
 		ix.slots[e.slot] = nil
 		ix.free = append(ix.free, e.slot)
 		gone = append(gone, e.slot)
-		if e.inColl {
-			collIDs = append(collIDs, name)
+		for s := range ix.sigs {
+			if e.inColl[s] {
+				collIDs[s] = append(collIDs[s], name)
+			}
 		}
 	}
 	if len(gone) == 0 {
 		return 0
 	}
 	ix.lex.remove(gone...)
-	if len(collIDs) > 0 {
-		// Delete with ids only cannot fail in chromem v0.7.0 without
-		// persistence.
-		_ = ix.coll.Delete(context.Background(), nil, nil, collIDs...)
+	for s, sig := range ix.sigs {
+		if len(collIDs[s]) > 0 {
+			// Delete with ids only cannot fail in chromem v0.7.0
+			// without persistence.
+			_ = sig.coll.Delete(context.Background(), nil, nil, collIDs[s]...)
+		}
 	}
 	ix.sorted = nil
 	ix.gen.Add(1)
@@ -588,17 +664,33 @@ func (ix *Index) Apply(ctx context.Context, c tool.Change) error {
 // all). k larger than the index is clamped; a zero query matches nothing.
 // query must have the index's dimension (ErrDimension otherwise).
 func (ix *Index) SearchVector(ctx context.Context, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
+	return ix.search(ctx, sigVector, query, k, filter)
+}
+
+// SearchSemantic is SearchVector over the vectors of the Semantic
+// embedder: query is a vector of Semantic. An index without one returns
+// ErrNoSemantic.
+func (ix *Index) SearchSemantic(ctx context.Context, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
+	if len(ix.sigs) <= sigSemantic {
+		return nil, ErrNoSemantic
+	}
+	return ix.search(ctx, sigSemantic, query, k, filter)
+}
+
+// search is SearchVector over signal s.
+func (ix *Index) search(ctx context.Context, s int, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
 	if k <= 0 {
 		return nil, nil
 	}
+	sig := ix.sigs[s]
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	n := ix.coll.Count()
+	n := sig.coll.Count()
 	if n == 0 {
 		return nil, nil
 	}
-	if len(query) != ix.dim {
-		return nil, fmt.Errorf("%w: query vector has length %d, index has %d", ErrDimension, len(query), ix.dim)
+	if len(query) != sig.dim {
+		return nil, fmt.Errorf("%w: %s query vector has length %d, index has %d", ErrDimension, sig.emb.ID(), len(query), sig.dim)
 	}
 	if isZero(query) {
 		return nil, nil
@@ -612,7 +704,7 @@ func (ix *Index) SearchVector(ctx context.Context, query []float32, k int, filte
 		want = min(n, 4*k+16)
 	}
 	for {
-		res, err := ix.coll.QueryEmbedding(ctx, query, want, nil, nil)
+		res, err := sig.coll.QueryEmbedding(ctx, query, want, nil, nil)
 		if err != nil {
 			return nil, fmt.Errorf("toolindex: vector search: %w", err)
 		}

@@ -56,6 +56,11 @@ type manifest struct {
 	Saved     time.Time `json:"saved"`
 	ToolsFile fileInfo  `json:"tools_file"`
 	Vectors   fileInfo  `json:"vectors_file"`
+	// The Semantic embedder's ID, dimension and vectors file, when the
+	// index has one.
+	Semantic          string    `json:"semantic,omitempty"`
+	SemanticDimension int       `json:"semantic_dimension,omitempty"`
+	SemanticVectors   *fileInfo `json:"semantic_vectors_file,omitempty"`
 }
 
 // savedTool is a Tool as saved: the input schema is kept as a string so
@@ -106,7 +111,10 @@ func (ix *Index) Save(dir string) error {
 	defer ix.saveMu.Unlock()
 	snap := ix.snapshot()
 	ix.mu.RLock()
-	dim := ix.dim
+	var dims [maxSignals]int
+	for s, sig := range ix.sigs {
+		dims[s] = sig.dim
+	}
 	ix.mu.RUnlock()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("toolindex: save: %w", err)
@@ -115,8 +123,8 @@ func (ix *Index) Save(dir string) error {
 	m := manifest{
 		Format:    manifestFormat,
 		Version:   formatVersion,
-		Embedder:  ix.emb.ID(),
-		Dimension: dim,
+		Embedder:  ix.Embedder().ID(),
+		Dimension: dims[sigVector],
 		Tools:     len(snap),
 		Saved:     time.Now().UTC(),
 	}
@@ -133,27 +141,38 @@ func (ix *Index) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	m.Vectors, err = writeFile(dir, "vectors-"+gen+".bin", func(w io.Writer) error {
-		var hdr [16]byte
-		copy(hdr[:8], vectorMagic)
-		binary.LittleEndian.PutUint32(hdr[8:], uint32(dim))
-		binary.LittleEndian.PutUint32(hdr[12:], uint32(len(snap)))
-		if _, err := w.Write(hdr[:]); err != nil {
-			return err
-		}
-		buf := make([]byte, 4*dim)
-		for _, e := range snap {
-			for i, x := range e.vec {
-				binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
-			}
-			if _, err := w.Write(buf); err != nil {
+	vectors := func(name string, s int) (fileInfo, error) {
+		dim := dims[s]
+		return writeFile(dir, name, func(w io.Writer) error {
+			var hdr [16]byte
+			copy(hdr[:8], vectorMagic)
+			binary.LittleEndian.PutUint32(hdr[8:], uint32(dim))
+			binary.LittleEndian.PutUint32(hdr[12:], uint32(len(snap)))
+			if _, err := w.Write(hdr[:]); err != nil {
 				return err
 			}
-		}
-		return nil
-	})
-	if err != nil {
+			buf := make([]byte, 4*dim)
+			for _, e := range snap {
+				clear(buf)
+				for i, x := range e.vec[s] {
+					binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
+				}
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if m.Vectors, err = vectors("vectors-"+gen+".bin", sigVector); err != nil {
 		return err
+	}
+	if sem := ix.Semantic(); sem != nil {
+		fi, err := vectors("vectors-semantic-"+gen+".bin", sigSemantic)
+		if err != nil {
+			return err
+		}
+		m.Semantic, m.SemanticDimension, m.SemanticVectors = sem.ID(), dims[sigSemantic], &fi
 	}
 	mb, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -171,7 +190,8 @@ func (ix *Index) Save(dir string) error {
 	entries, _ := os.ReadDir(dir)
 	for _, de := range entries {
 		n := de.Name()
-		if n != m.ToolsFile.Name && n != m.Vectors.Name && isDataFile(n) || isTempFile(n) {
+		keep := n == m.ToolsFile.Name || n == m.Vectors.Name || m.SemanticVectors != nil && n == m.SemanticVectors.Name
+		if !keep && isDataFile(n) || isTempFile(n) {
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
@@ -261,8 +281,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 // Load reads an index saved by Save from dir. emb must be the embedder the
-// index was built with (same ID), or Load returns an error wrapping
-// ErrEmbedderMismatch; nothing is embedded. Missing, truncated or altered
+// index was built with (same ID), and opts.Semantic its semantic embedder
+// (same ID, or nil for an index saved without one), or Load returns an
+// error wrapping ErrEmbedderMismatch; nothing is embedded. Missing, truncated or altered
 // files give errors wrapping ErrCorrupt that name the file. opts are the
 // options of the returned index, as for New.
 func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index, error) {
@@ -289,12 +310,23 @@ func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index,
 		return nil, fmt.Errorf("%w: %s: format version %d, this build reads %d", ErrCorrupt, mpath, m.Version, formatVersion)
 	case m.Embedder != emb.ID():
 		return nil, fmt.Errorf("%w: %s was built with %q, loading with %q", ErrEmbedderMismatch, dir, m.Embedder, emb.ID())
+	case m.Semantic != semanticID(ix):
+		return nil, fmt.Errorf("%w: %s was built with semantic embedder %q, loading with %q", ErrEmbedderMismatch, dir, m.Semantic, semanticID(ix))
 	case m.Tools < 0 || m.Dimension < 0 || (m.Tools > 0 && m.Dimension == 0):
 		return nil, fmt.Errorf("%w: %s: %d tools of dimension %d", ErrCorrupt, mpath, m.Tools, m.Dimension)
+	case m.Semantic != "" && (m.SemanticVectors == nil || m.SemanticDimension < 0 || (m.Tools > 0 && m.SemanticDimension == 0)):
+		return nil, fmt.Errorf("%w: %s: semantic vectors missing or of dimension %d", ErrCorrupt, mpath, m.SemanticDimension)
+	case m.Semantic == "" && m.SemanticVectors != nil:
+		return nil, fmt.Errorf("%w: %s: semantic vectors without a semantic embedder", ErrCorrupt, mpath)
 	}
-	if !isDataFile(m.ToolsFile.Name) || !isDataFile(m.Vectors.Name) ||
-		filepath.Base(m.ToolsFile.Name) != m.ToolsFile.Name || filepath.Base(m.Vectors.Name) != m.Vectors.Name {
-		return nil, fmt.Errorf("%w: %s: bad data file names %q, %q", ErrCorrupt, mpath, m.ToolsFile.Name, m.Vectors.Name)
+	files := []fileInfo{m.ToolsFile, m.Vectors}
+	if m.SemanticVectors != nil {
+		files = append(files, *m.SemanticVectors)
+	}
+	for _, f := range files {
+		if !isDataFile(f.Name) || filepath.Base(f.Name) != f.Name {
+			return nil, fmt.Errorf("%w: %s: bad data file name %q", ErrCorrupt, mpath, f.Name)
+		}
 	}
 
 	tb, tpath, err := readChecked(dir, m.ToolsFile)
@@ -326,28 +358,22 @@ func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index,
 		return nil, fmt.Errorf("%w: %s: %d tools, manifest says %d", ErrCorrupt, tpath, len(tools), m.Tools)
 	}
 
-	vb, vpath, err := readChecked(dir, m.Vectors)
-	if err != nil {
+	var vecs [maxSignals][]float32 // all vectors of a signal; entries slice into it
+	if vecs[sigVector], err = readVectors(dir, m.Vectors, m.Tools, m.Dimension); err != nil {
 		return nil, err
 	}
-	if int64(m.Dimension) > math.MaxUint32 || (m.Tools > 0 && (len(vb) < 16 || m.Dimension > (len(vb)-16)/4/m.Tools)) {
-		return nil, fmt.Errorf("%w: %s: %d vectors of dimension %d cannot fit in %d bytes", ErrCorrupt, vpath, m.Tools, m.Dimension, len(vb))
-	}
-	want := 16 + 4*m.Dimension*m.Tools
-	if len(vb) != want || string(vb[:8]) != vectorMagic ||
-		binary.LittleEndian.Uint32(vb[8:]) != uint32(m.Dimension) ||
-		binary.LittleEndian.Uint32(vb[12:]) != uint32(m.Tools) {
-		return nil, fmt.Errorf("%w: %s: header or size does not match %d vectors of dimension %d", ErrCorrupt, vpath, m.Tools, m.Dimension)
-	}
-	// One allocation for all vectors; entries slice into it.
-	all := make([]float32, m.Dimension*m.Tools)
-	for i := range all {
-		all[i] = math.Float32frombits(binary.LittleEndian.Uint32(vb[16+4*i:]))
+	if m.SemanticVectors != nil {
+		if vecs[sigSemantic], err = readVectors(dir, *m.SemanticVectors, m.Tools, m.SemanticDimension); err != nil {
+			return nil, err
+		}
 	}
 
 	terms := make([]fieldTerms, len(tools))
 	analyzeAll(len(tools), func(i int) { terms[i] = analyzeTool(tools[i]) })
-	ix.dim = m.Dimension
+	dims := [maxSignals]int{m.Dimension, m.SemanticDimension}
+	for s, sig := range ix.sigs {
+		sig.dim = dims[s]
+	}
 	for i, t := range tools {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -355,12 +381,47 @@ func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index,
 		if _, dup := ix.tools[t.Name]; dup {
 			return nil, fmt.Errorf("%w: %s:%d: duplicate tool %q", ErrCorrupt, tpath, i+1, t.Name)
 		}
-		vec := all[i*m.Dimension : (i+1)*m.Dimension : (i+1)*m.Dimension]
+		var vec [maxSignals][]float32
+		for s := range ix.sigs {
+			d := dims[s]
+			vec[s] = vecs[s][i*d : (i+1)*d : (i+1)*d]
+		}
 		if err := ix.putLocked(ctx, t, vec, terms[i], nil); err != nil {
 			return nil, err
 		}
 	}
 	return ix, nil
+}
+
+// semanticID is the ID of ix's semantic embedder, "" without one.
+func semanticID(ix *Index) string {
+	if sem := ix.Semantic(); sem != nil {
+		return sem.ID()
+	}
+	return ""
+}
+
+// readVectors reads a vectors file named by the manifest: n vectors of
+// dimension dim, in tool order.
+func readVectors(dir string, fi fileInfo, n, dim int) ([]float32, error) {
+	vb, vpath, err := readChecked(dir, fi)
+	if err != nil {
+		return nil, err
+	}
+	if int64(dim) > math.MaxUint32 || (n > 0 && (len(vb) < 16 || dim > (len(vb)-16)/4/n)) {
+		return nil, fmt.Errorf("%w: %s: %d vectors of dimension %d cannot fit in %d bytes", ErrCorrupt, vpath, n, dim, len(vb))
+	}
+	want := 16 + 4*dim*n
+	if len(vb) != want || string(vb[:8]) != vectorMagic ||
+		binary.LittleEndian.Uint32(vb[8:]) != uint32(dim) ||
+		binary.LittleEndian.Uint32(vb[12:]) != uint32(n) {
+		return nil, fmt.Errorf("%w: %s: header or size does not match %d vectors of dimension %d", ErrCorrupt, vpath, n, dim)
+	}
+	all := make([]float32, dim*n)
+	for i := range all {
+		all[i] = math.Float32frombits(binary.LittleEndian.Uint32(vb[16+4*i:]))
+	}
+	return all, nil
 }
 
 // readChecked reads a data file named by the manifest and checks its size

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -51,6 +52,28 @@ func cacheFlags(fs *flag.FlagSet) (apply func(*mcp.HubOptions)) {
 	return func(o *mcp.HubOptions) {
 		o.CacheDir, o.NoCache = *dir, *off
 	}
+}
+
+// derivedStore returns the cache of tool vectors in the folder that cache
+// (cacheFlags) names, or nil with --no-cache or without a user cache
+// folder.
+func derivedStore(e *env, cache func(*mcp.HubOptions)) *cachefile.Store {
+	var o mcp.HubOptions
+	cache(&o)
+	if o.NoCache {
+		return nil
+	}
+	dir := o.CacheDir
+	if dir == "" {
+		d, err := cachefile.DefaultDir()
+		if err != nil {
+			return nil
+		}
+		dir = d
+	}
+	s := cachefile.NewStore(dir)
+	s.OnError = func(err error) { fmt.Fprintf(e.stderr, "warning: %v\n", err) }
+	return s
 }
 
 // warnFailed prints one line per server that is not ready (a lazy server,

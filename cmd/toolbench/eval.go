@@ -7,6 +7,7 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -48,7 +50,7 @@ type evalOptions struct {
 	toolsPath, queriesPath, configPath string
 	ks                                 []int
 	budget                             int
-	embedder                           string
+	embedder, semantic                 string
 	embedModel, embedBaseURL           string
 	modes                              []retrieval.Mode
 	encoding, model                    string
@@ -62,7 +64,7 @@ type evalOptions struct {
 // runDefault is toolbench without a command: eval of the embedded dataset
 // (unless its flags say otherwise), every mode side by side.
 func runDefault(ctx context.Context, e *env, args []string) error {
-	o, err := parseEval(e, "", "hybrid,vector,lexical", args)
+	o, err := parseEval(e, "", "hybrid,semantic,vector,lexical", args)
 	if err != nil {
 		return err
 	}
@@ -92,10 +94,11 @@ Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, server__tool, as list --json prints them)")
 	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
 	fs.IntVar(&o.budget, "budget", defaultBudget, "tool-schema token `budget` for the selection step")
-	fs.StringVar(&o.embedder, "embedder", "local", "embedder: local (offline, default), use (Universal Sentence Encoder Lite, offline), local+use (both in one vector) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
+	fs.StringVar(&o.embedder, "embedder", "local", "`embedder` of the vector signal: local (hashed n-grams, offline, default), use (Universal Sentence Encoder Lite, offline) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
+	fs.StringVar(&o.semantic, "semantic", "", "`encoder` of the semantic signal: use (Universal Sentence Encoder Lite, offline; the default with --embedder local), none (the default with another --embedder), model2vec:DIR (a Model2Vec model directory) or openai")
 	fs.StringVar(&o.embedModel, "embed-model", "text-embedding-3-small", "embedding `model` for --embedder openai")
 	fs.StringVar(&o.embedBaseURL, "embed-base-url", "", "OpenAI-compatible base `URL` for --embedder openai (default $OPENAI_BASE_URL, else api.openai.com)")
-	modeList := fs.String("mode", modes, "ranking `mode`: hybrid, vector or lexical; a comma-separated list compares them")
+	modeList := fs.String("mode", modes, "ranking `mode`: hybrid, semantic, vector or lexical; a comma-separated list compares them")
 	fs.StringVar(&o.encoding, "encoding", "", "tiktoken `encoding` for token counts (default: from --model)")
 	fs.StringVar(&o.model, "model", "gpt-4o", "chat `model` whose tokenizer counts the tokens")
 	fs.StringVar(&o.rankingsPath, "rankings", "", "write one JSON line per query to `file`: id, ranked, selected, selected_tokens")
@@ -126,8 +129,26 @@ Without --tools and --config, eval uses the embedded BFCL dataset.`)
 		return o, usageError(fs, "--queries needs --tools or --config (the embedded dataset has its own queries)")
 	case o.budget <= 0:
 		return o, usageError(fs, "--budget %d: want a positive number of tokens", o.budget)
-	case !slices.Contains([]string{"local", "use", "local+use", "openai"}, o.embedder):
-		return o, usageError(fs, "--embedder %q: want local, use, local+use or openai", o.embedder)
+	case !slices.Contains([]string{"local", "use", "openai"}, o.embedder):
+		return o, usageError(fs, "--embedder %q: want local, use or openai", o.embedder)
+	case o.semantic != "" && !slices.Contains([]string{"use", "none", "openai"}, o.semantic) && !strings.HasPrefix(o.semantic, "model2vec:"):
+		return o, usageError(fs, "--semantic %q: want use, none, model2vec:DIR or openai", o.semantic)
+	case o.semantic == "model2vec:":
+		return o, usageError(fs, "--semantic model2vec: needs the model's directory, as model2vec:DIR")
+	}
+	if o.semantic == "" {
+		o.semantic = "none"
+		if o.embedder == "local" {
+			o.semantic = "use"
+		}
+	}
+	if o.semantic == "none" && slices.Contains(o.modes, retrieval.Semantic) {
+		modeSet := false
+		fs.Visit(func(f *flag.Flag) { modeSet = modeSet || f.Name == "mode" })
+		if modeSet {
+			return o, usageError(fs, "--mode semantic needs a semantic encoder (--semantic use, model2vec:DIR or openai)")
+		}
+		o.modes = slices.DeleteFunc(o.modes, func(m retrieval.Mode) bool { return m == retrieval.Semantic })
 	}
 	return o, nil
 }
@@ -156,8 +177,10 @@ func parseModes(s string) ([]retrieval.Mode, error) {
 			m = retrieval.Vector
 		case "lexical":
 			m = retrieval.Lexical
+		case "semantic":
+			m = retrieval.Semantic
 		default:
-			return nil, fmt.Errorf("unknown mode %q (want hybrid, vector or lexical)", f)
+			return nil, fmt.Errorf("unknown mode %q (want hybrid, semantic, vector or lexical)", f)
 		}
 		if !slices.Contains(modes, m) {
 			modes = append(modes, m)
@@ -173,6 +196,7 @@ type evalReport struct {
 	Queries        int         `json:"queries"`
 	Skipped        []skipped   `json:"skipped,omitempty"`
 	Embedder       string      `json:"embedder"`
+	Semantic       string      `json:"semantic,omitempty"`
 	Encoding       string      `json:"encoding"`
 	IndexBuildMS   float64     `json:"index_build_ms"`
 	AllToolsTokens int         `json:"all_tools_tokens"`
@@ -242,12 +266,23 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 	if err != nil {
 		return err
 	}
-	emb, err := newEmbedder(e, o)
+	emb, err := newEmbedder(e, o, o.embedder)
 	if err != nil {
 		return err
 	}
+	var sem toolindex.Embedder
+	if o.semantic != "none" {
+		if sem, err = newEmbedder(e, o, o.semantic); err != nil {
+			return err
+		}
+		// Every mode embeds the same query texts: once is enough.
+		sem = &memoEmbedder{Embedder: sem, vecs: map[string][]float32{}}
+	}
 
 	rep := evalReport{Dataset: name, Tools: len(tools), Embedder: emb.ID(), Encoding: tok.Encoding(), Budget: o.budget}
+	if sem != nil {
+		rep.Semantic = sem.ID()
+	}
 
 	// Queries whose gold is not in the catalog are reported and skipped,
 	// never counted as misses.
@@ -287,7 +322,13 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		rep.AllToolsTokens += r.Tokens
 	}
 
-	ix, err := toolindex.New(emb, nil)
+	ixOpts := toolindex.Options{Semantic: sem}
+	store := derivedStore(e, o.cache)
+	if store != nil {
+		ixOpts.Cache = store
+		defer store.Flush()
+	}
+	ix, err := toolindex.New(emb, &ixOpts)
 	if err != nil {
 		return err
 	}
@@ -471,40 +512,69 @@ func loadDefaultData() ([]tool.Tool, []dataset.Query, error) {
 	return tools, queries, err
 }
 
-// localUSEWeight is the weight of USE against the local embedder's in
-// --embedder local+use.
-const localUSEWeight = 0.3
-
-func newEmbedder(e *env, o evalOptions) (toolindex.Embedder, error) {
-	switch o.embedder {
-	case "local", "":
+// newEmbedder returns the embedder named by --embedder or --semantic.
+func newEmbedder(e *env, o evalOptions, name string) (toolindex.Embedder, error) {
+	switch {
+	case name == "local":
 		return toolindex.NewLocalEmbedder(nil)
-	case "openai":
+	case name == "openai":
 		endpoint, err := provider.Options{BaseURL: o.embedBaseURL}.Resolve(e.getenv)
 		if err != nil {
 			if endpoint.BaseURL == provider.DefaultBaseURL {
-				return nil, errors.New("--embedder openai needs OPENAI_API_KEY (for api.openai.com) or --embed-base-url / OPENAI_BASE_URL (for a local OpenAI-compatible server)")
+				return nil, errors.New("openai embeddings need OPENAI_API_KEY (for api.openai.com) or --embed-base-url / OPENAI_BASE_URL (for a local OpenAI-compatible server)")
 			}
 			return nil, err
 		}
 		return toolindex.NewOpenAIEmbedder(o.embedModel, &toolindex.OpenAIOptions{Options: endpoint})
-	case "use":
+	case name == "use":
 		return encoder.NewUSE(nil)
-	case "local+use":
-		local, err := toolindex.NewLocalEmbedder(nil)
-		if err != nil {
-			return nil, err
-		}
-		use, err := encoder.NewUSE(nil)
-		if err != nil {
-			return nil, err
-		}
-		// USE's weight against the hashed n-grams, measured on the public
-		// datasets (docs/encoder-measurements.md).
-		return toolindex.NewConcatEmbedder([]toolindex.Embedder{local, use}, []float64{1, localUSEWeight})
-	default:
-		return nil, fmt.Errorf("--embedder %q: want local, use, local+use or openai", o.embedder)
+	case strings.HasPrefix(name, "model2vec:"):
+		return encoder.LoadModel2Vec(strings.TrimPrefix(name, "model2vec:"), nil)
 	}
+	return nil, fmt.Errorf("unknown embedder %q", name)
+}
+
+// memoEmbedder remembers the vectors of the texts it embedded, for the
+// life of one evaluation (in memory only).
+type memoEmbedder struct {
+	toolindex.Embedder
+	mu   sync.Mutex
+	vecs map[string][]float32
+}
+
+func (m *memoEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var miss []string
+	m.mu.Lock()
+	for i, t := range texts {
+		if v, ok := m.vecs[t]; ok {
+			out[i] = v
+		} else {
+			miss = append(miss, t)
+		}
+	}
+	m.mu.Unlock()
+	if len(miss) == 0 {
+		return out, nil
+	}
+	vecs, err := m.Embedder.Embed(ctx, miss)
+	if err != nil {
+		return nil, err
+	}
+	if len(vecs) != len(miss) {
+		return nil, fmt.Errorf("%w: %s returned %d vectors for %d texts", toolindex.ErrDimension, m.ID(), len(vecs), len(miss))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j := 0
+	for i, t := range texts {
+		if out[i] == nil {
+			m.vecs[t] = vecs[j]
+			out[i] = vecs[j]
+			j++
+		}
+	}
+	return out, nil
 }
 
 func printReport(w io.Writer, rep evalReport) {
@@ -513,7 +583,11 @@ func printReport(w io.Writer, rep evalReport) {
 	if len(rep.Skipped) > 0 {
 		fmt.Fprintf(w, " (%d skipped: gold not in catalog)", len(rep.Skipped))
 	}
-	fmt.Fprintf(w, "\nembedder  %s; index built in %s\n\n", rep.Embedder, fmtMS(rep.IndexBuildMS))
+	sem := ""
+	if rep.Semantic != "" {
+		sem = "; semantic " + rep.Semantic
+	}
+	fmt.Fprintf(w, "\nembedder  %s%s; index built in %s\n\n", rep.Embedder, sem, fmtMS(rep.IndexBuildMS))
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "mode\t"

@@ -122,7 +122,11 @@ func TestEvalErrors(t *testing.T) {
 		// Usage errors: the reason, then the usage, exit 2.
 		{"no queries", []string{"eval", "--tools", "testdata/tools.jsonl"}, 2, "toolbench eval: --queries is required with --tools or --config\n\nUsage: toolbench eval"},
 		{"bad k", []string{"eval", "--k", "1,x"}, 2, `toolbench eval: --k: "x" is not a positive whole number`},
-		{"bad mode", []string{"eval", "--mode", "semantic"}, 2, `toolbench eval: --mode: unknown mode "semantic"`},
+		{"bad mode", []string{"eval", "--mode", "frob"}, 2, `toolbench eval: --mode: unknown mode "frob"`},
+		{"bad semantic", []string{"eval", "--semantic", "frob"}, 2, `toolbench eval: --semantic "frob": want use, none, model2vec:DIR or openai`},
+		{"model2vec without a folder", []string{"eval", "--semantic", "model2vec:"}, 2, `toolbench eval: --semantic model2vec: needs the model's directory`},
+		{"semantic mode without one", []string{"eval", "--mode", "semantic", "--semantic", "none"}, 2, `toolbench eval: --mode semantic needs a semantic encoder`},
+		{"removed embedder", []string{"eval", "--embedder", "local+use"}, 2, `toolbench eval: --embedder "local+use": want local, use or openai`},
 		{"bad flag", []string{"eval", "--nope"}, 2, "toolbench eval: unknown flag --nope\n"},
 		{"bad budget", []string{"eval", "--budget", "0"}, 2, "toolbench eval: --budget 0: want a positive number of tokens"},
 		{"bad embedder", []string{"eval", "--embedder", "bert"}, 2, `toolbench eval: --embedder "bert": want local`},
@@ -199,40 +203,67 @@ func TestDefaultJSON(t *testing.T) {
 	for _, r := range rep.Runs {
 		modes = append(modes, r.Mode)
 	}
-	if rep.Tools != 6 || strings.Join(modes, ",") != "hybrid,vector,lexical" {
-		t.Errorf("report: %d tools, modes %v; want 6 tools in every mode", rep.Tools, modes)
+	if rep.Tools != 6 || strings.Join(modes, ",") != "hybrid,semantic,vector,lexical" || rep.Semantic == "" {
+		t.Errorf("report: %d tools, modes %v, semantic %q; want 6 tools in every mode, USE as the semantic signal", rep.Tools, modes, rep.Semantic)
+	}
+	// Without a semantic encoder, the default command leaves its mode out.
+	code, stdout, stderr = runToolbench(t, "--json", "--semantic", "none", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl")
+	if code != 0 {
+		t.Fatalf("--semantic none: exit %d, stderr:\n%s", code, stderr)
+	}
+	rep = evalReport{}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	modes = modes[:0]
+	for _, r := range rep.Runs {
+		modes = append(modes, r.Mode)
+	}
+	if strings.Join(modes, ",") != "hybrid,vector,lexical" || rep.Semantic != "" {
+		t.Errorf("--semantic none: modes %v, semantic %q; want hybrid,vector,lexical and none", modes, rep.Semantic)
 	}
 }
 
 // TestCatalogQueries checks the hand-written queries for the real MCP
-// catalog (benchmarks/testdata/catalog_queries.jsonl) against the catalog's
-// qualified names, when the shared catalog is beside the checkout.
+// catalog (benchmarks/testdata/catalog_queries.jsonl) and the paraphrase
+// sets (benchmarks/testdata/paraphrase) against their catalogs' names,
+// when the shared catalogs are beside the checkout (the files are read
+// either way).
 func TestCatalogQueries(t *testing.T) {
-	catalog := filepath.Join("..", "..", "..", "shared", "mcp", "catalog.jsonl")
-	if _, err := os.Stat(catalog); err != nil {
-		t.Skipf("shared MCP catalog not present: %v", err)
-	}
-	e := &env{stdout: io.Discard, stderr: io.Discard}
-	tools, err := loadToolsQualified(e, catalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := map[string]bool{}
-	for _, tl := range tools {
-		names[tl.Name] = true
-	}
-	queries, err := dataset.LoadQueries(filepath.Join("..", "..", "benchmarks", "testdata", "catalog_queries.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range queries {
-		for _, g := range q.Groups() {
-			for _, n := range g {
-				if !names[n] {
-					t.Errorf("query %s: gold %q is not a catalog tool", q.ID, n)
+	shared := filepath.Join("..", "..", "..", "shared")
+	testdata := filepath.Join("..", "..", "benchmarks", "testdata")
+	for _, c := range []struct{ catalog, queries string }{
+		{filepath.Join(shared, "mcp", "catalog.jsonl"), filepath.Join(testdata, "catalog_queries.jsonl")},
+		{filepath.Join(shared, "mcp", "catalog.jsonl"), filepath.Join(testdata, "paraphrase", "mcp", "queries.jsonl")},
+		{filepath.Join(shared, "datasets", "bfcl", "tools.jsonl"), filepath.Join(testdata, "paraphrase", "bfcl", "queries.jsonl")},
+	} {
+		t.Run(c.queries, func(t *testing.T) {
+			queries, err := dataset.LoadQueries(c.queries)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(c.catalog); err != nil {
+				t.Skipf("shared catalog not present: %v", err)
+			}
+			e := &env{stdout: io.Discard, stderr: io.Discard}
+			tools, err := loadToolsQualified(e, c.catalog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := map[string]bool{}
+			for _, tl := range tools {
+				names[tl.Name] = true
+			}
+			for _, q := range queries {
+				for _, g := range q.Groups() {
+					for _, n := range g {
+						if !names[n] {
+							t.Errorf("query %s: gold %q is not a catalog tool", q.ID, n)
+						}
+					}
 				}
 			}
-		}
+		})
 	}
 }
 
