@@ -25,19 +25,23 @@ const (
 	useOutDim    = 512  // the sentence vector
 )
 
-// useLayer is one pre-layer-norm transformer layer. Matrices are stored
-// transposed ([out][in], row-major) so that every output is a dot product
-// of two contiguous rows.
+// useLayer is one pre-layer-norm transformer layer. Matrices ([in][out])
+// are packed in panels for the kernels (see usePanels).
 type useLayer struct {
 	in, out      int // widths of the layer's input and output
 	ln1g, ln1b   []float32
-	qkv, qkvB    []float32 // [3·in][in]: queries, keys, values
-	qscale       float32   // 1/√(head width)
-	proj, projB  []float32 // [out][in]: attention output
-	res, resB    []float32 // [out][in]: the residual's projection when in ≠ out, else nil
+	qkv          *usePanels // [in][3·in]: queries, keys, values
+	qkvB         []float32
+	qscale       float32    // 1/√(head width)
+	proj         *usePanels // [in][out]: attention output
+	projB        []float32
+	res          *usePanels // [in][out]: the residual's projection when in ≠ out, else nil
+	resB         []float32
 	ln2g, ln2b   []float32
-	ffn1, ffn1B  []float32 // [useFFNDim][out]
-	ffn2, ffn2B  []float32 // [out][useFFNDim]
+	ffn1         *usePanels // [out][useFFNDim]
+	ffn1B        []float32
+	ffn2         *usePanels // [useFFNDim][out]
+	ffn2B        []float32
 	headWidthDim int
 }
 
@@ -47,7 +51,7 @@ type useWeights struct {
 	emb    []float32 // [vocab+2][useEmbedDim]
 	timing []float32 // [useMaxPieces][useEmbedDim]: sin, cos of position × timescale
 	layers [2]useLayer
-	tanh   []float32 // [useOutDim][useModelDim]
+	tanh   *usePanels // [useModelDim][useOutDim]
 	tanhB  []float32
 	lnEps  float32
 	l2Eps  float32
@@ -156,19 +160,13 @@ func decodeUSE(b []byte) (*useWeights, error) {
 		}
 		return t.data
 	}
-	// transposed returns the [in][out] matrix name as [out][in].
-	transposed := func(name string, in, out int) []float32 {
+	// packed returns the [in][out] matrix name packed in panels.
+	packed := func(name string, in, out int) *usePanels {
 		m := get(name, in, out)
 		if m == nil {
 			return nil
 		}
-		t := make([]float32, len(m))
-		for i := range in {
-			for j := range out {
-				t[j*in+i] = m[i*out+j]
-			}
-		}
-		return t
+		return newPanels(m, in, out)
 	}
 	scalar := func(name string) float32 {
 		if d := get(name); len(d) == 1 {
@@ -180,7 +178,7 @@ func decodeUSE(b []byte) (*useWeights, error) {
 	w := &useWeights{
 		pieces: newUSEPieces(pieces, scores),
 		emb:    get("emb", nv+2, useEmbedDim),
-		tanh:   transposed("tanh.w", useModelDim, useOutDim),
+		tanh:   packed("tanh.w", useModelDim, useOutDim),
 		tanhB:  get("tanh.b", useOutDim),
 		lnEps:  scalar("ln.eps"),
 		l2Eps:  scalar("l2.eps"),
@@ -192,15 +190,15 @@ func decodeUSE(b []byte) (*useWeights, error) {
 		L := useLayer{
 			in: in, out: out, headWidthDim: in / useHeads,
 			ln1g: get(p+"ln1.g", in), ln1b: get(p+"ln1.b", in),
-			qkv: transposed(p+"qkv.w", in, 3*in), qkvB: get(p+"qkv.b", 3*in),
+			qkv: packed(p+"qkv.w", in, 3*in), qkvB: get(p+"qkv.b", 3*in),
 			qscale: scalar(p + "qscale"),
-			proj:   transposed(p+"out.w", in, out), projB: get(p+"out.b", out),
+			proj:   packed(p+"out.w", in, out), projB: get(p+"out.b", out),
 			ln2g: get(p+"ln2.g", out), ln2b: get(p+"ln2.b", out),
-			ffn1: transposed(p+"ffn1.w", out, useFFNDim), ffn1B: get(p+"ffn1.b", useFFNDim),
-			ffn2: transposed(p+"ffn2.w", useFFNDim, out), ffn2B: get(p+"ffn2.b", out),
+			ffn1: packed(p+"ffn1.w", out, useFFNDim), ffn1B: get(p+"ffn1.b", useFFNDim),
+			ffn2: packed(p+"ffn2.w", useFFNDim, out), ffn2B: get(p+"ffn2.b", out),
 		}
 		if in != out {
-			L.res, L.resB = transposed(p+"res.w", in, out), get(p+"res.b", out)
+			L.res, L.resB = packed(p+"res.w", in, out), get(p+"res.b", out)
 		}
 		w.layers[l] = L
 	}
