@@ -146,28 +146,6 @@ func (L *useLayer) apply(x []float32, n int, segs []useSeg, eps float32, buf *us
 	return y
 }
 
-// useLayerNorm normalises each row of x (width d) to zero mean and unit
-// variance, then scales by g and shifts by b, as the graph does:
-// g·rsqrt(var+eps)·(x−mean) + b.
-func useLayerNorm(dst, x []float32, d int, g, b []float32, eps float32) {
-	for r := 0; r+d <= len(x); r += d {
-		row, o := x[r:r+d], dst[r:r+d]
-		var s float32
-		for _, v := range row {
-			s += v
-		}
-		mean := s / float32(d)
-		var q float32
-		for _, v := range row {
-			q += (v - mean) * (v - mean)
-		}
-		rs := float32(1 / math.Sqrt(float64(q/float32(d)+eps)))
-		for i, v := range row {
-			o[i] = g[i]*rs*(v-mean) + b[i]
-		}
-	}
-}
-
 // useAttention computes multi-head self-attention within each text:
 // dst's row i gets, for every head, the softmax(q·k × scale)-weighted sum
 // of the values of the same text's pieces. qkv holds each row's queries,
@@ -198,21 +176,7 @@ func useAttention(dst, qkv []float32, d, dh int, scale float32, segs []useSeg, s
 		keys := usePanels{k: dh, m: tp, data: kp}
 		gemm(p, tp, qkv[s.start*ld+h*dh:], ld, s.n, &keys, 0, tp/usePanel, nil, nil, 0, false)
 		for i := range s.n {
-			row := p[i*tp : i*tp+s.n]
-			m := float32(math.Inf(-1))
-			for t, v := range row {
-				row[t] = v * scale
-				m = max(m, row[t])
-			}
-			var sum float32
-			for t, v := range row {
-				row[t] = float32(math.Exp(float64(v - m)))
-				sum += row[t]
-			}
-			for t := range row {
-				row[t] /= sum
-			}
-			clear(p[i*tp+s.n : (i+1)*tp])
+			useSoftmax(p[i*tp:(i+1)*tp], s.n, scale)
 		}
 		// V ([tp][dh], the padding rows zero) in panels of 16 columns.
 		for c := 0; c < dh; c += usePanel {
