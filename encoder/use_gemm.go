@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // usePanel is the width of a panel of a packed matrix: one AVX-512
@@ -15,17 +16,38 @@ const usePanel = 16
 // data[p·16k + 16x + j], the last panel padded with zero columns. A weight
 // matrix, whose outputs are its columns, is stored so; a step of a kernel
 // reads one contiguous row of 16 of each panel it computes.
+//
+// The weights, float16 in the model, stay so in half for the assembly
+// kernels, which widen them as they load them (exactly: every float16 is a
+// float32): half the memory and half the bytes a product reads. data, in
+// float32, is then made on first use by the portable kernel.
 type usePanels struct {
-	k, m int
-	data []float32
+	k, m  int
+	data  []float32
+	half  []uint16
+	widen sync.Once
+}
+
+// floats returns the panels in float32.
+func (b *usePanels) floats() []float32 {
+	if b.half != nil {
+		b.widen.Do(func() {
+			data := make([]float32, len(b.half))
+			for i, h := range b.half {
+				data[i] = f16to32(h)
+			}
+			b.data = data
+		})
+	}
+	return b.data
 }
 
 // panels returns the number of panels of b.
 func (b *usePanels) panels() int { return (b.m + usePanel - 1) / usePanel }
 
 // packPanels packs the k×m matrix whose element (x, j) is src[x·ld+j]
-// (row-major, ld ≥ m) into dst, which must hold panels·16·k floats.
-func packPanels(dst []float32, src []float32, ld, k, m int) {
+// (row-major, ld ≥ m) into dst, which must hold panels·16·k values.
+func packPanels[T float32 | uint16](dst, src []T, ld, k, m int) {
 	np := (m + usePanel - 1) / usePanel
 	dst = dst[:np*usePanel*k]
 	for p := range np {
@@ -47,22 +69,34 @@ func newPanels(src []float32, k, m int) *usePanels {
 	return b
 }
 
+// newHalfPanels packs the row-major k×m matrix src of float16 values: in
+// float16 when an assembly kernel will use them, else in float32.
+func newHalfPanels(src []uint16, k, m int) *usePanels {
+	b := &usePanels{k: k, m: m, half: make([]uint16, (m+usePanel-1)/usePanel*usePanel*k)}
+	packPanels(b.half, src, m, k, m)
+	if bestKernel() == kernelGo {
+		b.floats()
+		b.half = nil
+	}
+	return b
+}
+
 // gemmArgs are the arguments of a kernel (pointers and strides in bytes),
 // in a struct whose offsets internal/usekgen knows: C[r][j] =
 // bias[j] + Σₓ A[r][x]·B[x][j] (+ add[r][j]) (clamped at zero when relu is
 // 1) for the rows of the kernel and the 16·panels columns from b.
 type gemmArgs struct {
-	a     *float32 // A's first row
-	lda   int      // bytes from a row of A to the next
-	b     *float32 // the first panel
-	bs    int      // bytes from a panel to the next
-	k     int      // length of the products
-	c     *float32 // C's first row, at the block's first column
-	ldc   int      // bytes from a row of C to the next
-	bias  *float32 // the bias of the block's columns, or nil for zero
-	add   *float32 // what to add to C's first row, or nil
-	ldadd int      // bytes from a row of add to the next
-	relu  int      // 1: clamp negatives to zero
+	a     *float32       // A's first row
+	lda   int            // bytes from a row of A to the next
+	b     unsafe.Pointer // the first panel, float32 or float16
+	bs    int            // bytes from a panel to the next
+	k     int            // length of the products
+	c     *float32       // C's first row, at the block's first column
+	ldc   int            // bytes from a row of C to the next
+	bias  *float32       // the bias of the block's columns, or nil for zero
+	add   *float32       // what to add to C's first row, or nil
+	ldadd int            // bytes from a row of add to the next
+	relu  int            // 1: clamp negatives to zero
 }
 
 // useKernel names an implementation of the kernels.
@@ -109,8 +143,9 @@ func gemm(c []float32, ldc int, a []float32, lda, n int, b *usePanels, p0, p1 in
 		gemmAsm(c, ldc, a, lda, n, b, p0, p1, bias, add, ldadd, relu)
 		return
 	}
+	data := b.floats()
 	for p := p0; p < p1; p++ {
-		pd := b.data[p*usePanel*k : (p+1)*usePanel*k]
+		pd := data[p*usePanel*k : (p+1)*usePanel*k]
 		col := p * usePanel
 		var bi []float32
 		if bias != nil {

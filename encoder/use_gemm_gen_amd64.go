@@ -162,6 +162,164 @@ func gemmAVX512_5x4(p *gemmArgs)
 //go:noescape
 func gemmAVX512_6x4(p *gemmArgs)
 
+// gemmKernelAVX512Half runs the AVX512Half kernel for rows rows and np panels: np in [1 2 4], rows from 1 to 12 and rows·np ≤ 24.
+func gemmKernelAVX512Half(np, rows int, p *gemmArgs) {
+	switch np<<8 | rows {
+	case 1<<8 | 1:
+		gemmAVX512Half_1x1(p)
+	case 1<<8 | 2:
+		gemmAVX512Half_2x1(p)
+	case 1<<8 | 3:
+		gemmAVX512Half_3x1(p)
+	case 1<<8 | 4:
+		gemmAVX512Half_4x1(p)
+	case 1<<8 | 5:
+		gemmAVX512Half_5x1(p)
+	case 1<<8 | 6:
+		gemmAVX512Half_6x1(p)
+	case 1<<8 | 7:
+		gemmAVX512Half_7x1(p)
+	case 1<<8 | 8:
+		gemmAVX512Half_8x1(p)
+	case 1<<8 | 9:
+		gemmAVX512Half_9x1(p)
+	case 1<<8 | 10:
+		gemmAVX512Half_10x1(p)
+	case 1<<8 | 11:
+		gemmAVX512Half_11x1(p)
+	case 1<<8 | 12:
+		gemmAVX512Half_12x1(p)
+	case 2<<8 | 1:
+		gemmAVX512Half_1x2(p)
+	case 2<<8 | 2:
+		gemmAVX512Half_2x2(p)
+	case 2<<8 | 3:
+		gemmAVX512Half_3x2(p)
+	case 2<<8 | 4:
+		gemmAVX512Half_4x2(p)
+	case 2<<8 | 5:
+		gemmAVX512Half_5x2(p)
+	case 2<<8 | 6:
+		gemmAVX512Half_6x2(p)
+	case 2<<8 | 7:
+		gemmAVX512Half_7x2(p)
+	case 2<<8 | 8:
+		gemmAVX512Half_8x2(p)
+	case 2<<8 | 9:
+		gemmAVX512Half_9x2(p)
+	case 2<<8 | 10:
+		gemmAVX512Half_10x2(p)
+	case 2<<8 | 11:
+		gemmAVX512Half_11x2(p)
+	case 2<<8 | 12:
+		gemmAVX512Half_12x2(p)
+	case 4<<8 | 1:
+		gemmAVX512Half_1x4(p)
+	case 4<<8 | 2:
+		gemmAVX512Half_2x4(p)
+	case 4<<8 | 3:
+		gemmAVX512Half_3x4(p)
+	case 4<<8 | 4:
+		gemmAVX512Half_4x4(p)
+	case 4<<8 | 5:
+		gemmAVX512Half_5x4(p)
+	case 4<<8 | 6:
+		gemmAVX512Half_6x4(p)
+	default:
+		panic("encoder: no kernel for this block")
+	}
+}
+
+//go:noescape
+func gemmAVX512Half_1x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_2x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_3x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_4x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_5x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_6x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_7x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_8x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_9x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_10x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_11x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_12x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_1x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_2x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_3x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_4x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_5x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_6x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_7x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_8x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_9x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_10x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_11x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_12x2(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_1x4(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_2x4(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_3x4(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_4x4(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_5x4(p *gemmArgs)
+
+//go:noescape
+func gemmAVX512Half_6x4(p *gemmArgs)
+
 // gemmKernelAVX2 runs the AVX2 kernel for rows rows and np panels: np in [1], rows from 1 to 6 and rows·np ≤ 6.
 func gemmKernelAVX2(np, rows int, p *gemmArgs) {
 	switch np<<8 | rows {
@@ -199,3 +357,41 @@ func gemmAVX2_5x1(p *gemmArgs)
 
 //go:noescape
 func gemmAVX2_6x1(p *gemmArgs)
+
+// gemmKernelAVX2Half runs the AVX2Half kernel for rows rows and np panels: np in [1], rows from 1 to 6 and rows·np ≤ 6.
+func gemmKernelAVX2Half(np, rows int, p *gemmArgs) {
+	switch np<<8 | rows {
+	case 1<<8 | 1:
+		gemmAVX2Half_1x1(p)
+	case 1<<8 | 2:
+		gemmAVX2Half_2x1(p)
+	case 1<<8 | 3:
+		gemmAVX2Half_3x1(p)
+	case 1<<8 | 4:
+		gemmAVX2Half_4x1(p)
+	case 1<<8 | 5:
+		gemmAVX2Half_5x1(p)
+	case 1<<8 | 6:
+		gemmAVX2Half_6x1(p)
+	default:
+		panic("encoder: no kernel for this block")
+	}
+}
+
+//go:noescape
+func gemmAVX2Half_1x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX2Half_2x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX2Half_3x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX2Half_4x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX2Half_5x1(p *gemmArgs)
+
+//go:noescape
+func gemmAVX2Half_6x1(p *gemmArgs)

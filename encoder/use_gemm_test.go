@@ -37,30 +37,52 @@ func randSlice(r *rand.Rand, n int) []float32 {
 // TestGemmKernels compares every kernel with a float64 computation on
 // random shapes: rows from 1 to 30 (every block size and remainder), k
 // around multiples of the unrolling, columns of one to six panels,
-// strides wider than the rows, with and without bias, residual and ReLU.
+// strides wider than the rows, B in float32 and in float16, with and
+// without bias, residual and ReLU.
 func TestGemmKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, kern := range availableKernels() {
 		t.Run(kern.String(), func(t *testing.T) {
 			for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 63, 64, 65, 100, 256} {
 				for n := 1; n <= 30; n++ {
-					np := 1 + r.IntN(6)
-					m := np*usePanel - r.IntN(usePanel) // the last panel padded
-					testGemm(t, r, kern, n, k, m, r.IntN(2) == 0, r.IntN(2) == 0, r.IntN(2) == 0)
+					for _, half := range []bool{false, true} {
+						np := 1 + r.IntN(6)
+						m := np*usePanel - r.IntN(usePanel) // the last panel padded
+						testGemm(t, r, kern, n, k, m, half, r.IntN(2) == 0, r.IntN(2) == 0, r.IntN(2) == 0)
+					}
 				}
 			}
 		})
 	}
 }
 
-func testGemm(t *testing.T, r *rand.Rand, kern useKernel, n, k, m int, withBias, withAdd, relu bool) {
+// randHalf returns n random float16 values between 2⁻⁵ and 2⁶ in
+// magnitude, and the same in float32.
+func randHalf(r *rand.Rand, n int) ([]uint16, []float32) {
+	h, f := make([]uint16, n), make([]float32, n)
+	for i := range h {
+		h[i] = uint16(r.IntN(2))<<15 | uint16(10+r.IntN(11))<<10 | uint16(r.IntN(1024))
+		f[i] = f16to32(h[i])
+	}
+	return h, f
+}
+
+func testGemm(t *testing.T, r *rand.Rand, kern useKernel, n, k, m int, half, withBias, withAdd, relu bool) {
 	t.Helper()
 	np := (m + usePanel - 1) / usePanel
 	wide := np * usePanel
 	lda, ldc, ldadd := k+r.IntN(3), wide+r.IntN(3)*4, wide+r.IntN(5)
 	a := randSlice(r, n*lda)
-	bsrc := randSlice(r, k*m)
-	b := newPanels(bsrc, k, m)
+	var bsrc []float32
+	var b *usePanels
+	if half {
+		var h []uint16
+		h, bsrc = randHalf(r, k*m)
+		b = newHalfPanels(h, k, m)
+	} else {
+		bsrc = randSlice(r, k*m)
+		b = newPanels(bsrc, k, m)
+	}
 	var bias, add []float32
 	if withBias {
 		bias = randSlice(r, wide)
@@ -102,8 +124,8 @@ func testGemm(t *testing.T, r *rand.Rand, kern useKernel, n, k, m int, withBias,
 				want = max(want, 0)
 			}
 			if math.Abs(float64(got)-want) > 1e-5*(mag+1) {
-				t.Fatalf("%v n=%d k=%d m=%d bias=%v add=%v relu=%v: c[%d][%d] = %v, want %v",
-					kern, n, k, m, withBias, withAdd, relu, i, j, got, want)
+				t.Fatalf("%v n=%d k=%d m=%d half=%v bias=%v add=%v relu=%v: c[%d][%d] = %v, want %v",
+					kern, n, k, m, half, withBias, withAdd, relu, i, j, got, want)
 			}
 		}
 	}
@@ -115,7 +137,8 @@ func BenchmarkGemm(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, s := range []struct{ n, k, m int }{{128, 512, 1536}, {128, 1536, 512}, {128, 256, 768}, {5, 512, 1536}, {5, 1536, 512}} {
 		a := randSlice(r, s.n*s.k)
-		w := newPanels(randSlice(r, s.k*s.m), s.k, s.m)
+		h, _ := randHalf(r, s.k*s.m)
+		w := newHalfPanels(h, s.k, s.m) // as the model's weights
 		bias := randSlice(r, s.m)
 		c := make([]float32, s.n*s.m)
 		for _, kern := range availableKernels() {

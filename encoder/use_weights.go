@@ -45,7 +45,7 @@ type useLayer struct {
 	headWidthDim int
 }
 
-// useWeights is the whole model, in float32.
+// useWeights is the whole model: vectors in float32, matrices in panels.
 type useWeights struct {
 	pieces *usePieces
 	emb    []float32 // [vocab+2][useEmbedDim]
@@ -64,7 +64,8 @@ var (
 )
 
 // loadUSE decodes the embedded model once for the process: every USE
-// shares the same read-only float32 weights (about 28 MB).
+// shares the same read-only weights (about 19 MB: the matrices stay in
+// float16, see usePanels).
 func loadUSE() (*useWeights, error) {
 	useOnce.Do(func() { useW, useErr = decodeUSE(useLiteBin) })
 	return useW, useErr
@@ -109,7 +110,8 @@ func decodeUSE(b []byte) (*useWeights, error) {
 	}
 	type tensor struct {
 		shape []int
-		data  []float32
+		data  []float32 // float32, or nil
+		half  []uint16  // float16, or nil
 	}
 	ts := map[string]tensor{}
 	nt := r.u32()
@@ -128,45 +130,64 @@ func decodeUSE(b []byte) (*useWeights, error) {
 		if r.err != nil || n > len(r.b) || bits != 16 && bits != 32 {
 			return nil, errUSEData
 		}
-		data := make([]float32, n)
+		t := tensor{shape: shape}
 		if bits == 16 {
 			raw := r.next(2 * n)
-			for i := range data {
-				data[i] = f16to32(binary.LittleEndian.Uint16(raw[2*i:]))
+			t.half = make([]uint16, n)
+			for i := range t.half {
+				t.half[i] = binary.LittleEndian.Uint16(raw[2*i:])
 			}
 		} else {
 			raw := r.next(4 * n)
-			for i := range data {
-				data[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+			t.data = make([]float32, n)
+			for i := range t.data {
+				t.data[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 			}
 		}
-		ts[name] = tensor{shape, data}
+		ts[name] = t
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
 	var missing error
-	get := func(name string, shape ...int) []float32 {
+	lookup := func(name string, shape ...int) (tensor, bool) {
 		t, ok := ts[name]
 		if !ok || len(t.shape) != len(shape) {
 			missing = fmt.Errorf("%w: tensor %s", errUSEData, name)
-			return nil
+			return t, false
 		}
 		for i := range shape {
 			if t.shape[i] != shape[i] {
 				missing = fmt.Errorf("%w: tensor %s has shape %v, want %v", errUSEData, name, t.shape, shape)
-				return nil
+				return t, false
+			}
+		}
+		return t, true
+	}
+	get := func(name string, shape ...int) []float32 {
+		t, ok := lookup(name, shape...)
+		if !ok {
+			return nil
+		}
+		if t.half != nil {
+			t.data = make([]float32, len(t.half))
+			for i, h := range t.half {
+				t.data[i] = f16to32(h)
 			}
 		}
 		return t.data
 	}
-	// packed returns the [in][out] matrix name packed in panels.
+	// packed returns the [in][out] matrix name packed in panels, in
+	// float16 if it is stored so.
 	packed := func(name string, in, out int) *usePanels {
-		m := get(name, in, out)
-		if m == nil {
+		t, ok := lookup(name, in, out)
+		switch {
+		case !ok:
 			return nil
+		case t.half != nil:
+			return newHalfPanels(t.half, in, out)
 		}
-		return newPanels(m, in, out)
+		return newPanels(t.data, in, out)
 	}
 	scalar := func(name string) float32 {
 		if d := get(name); len(d) == 1 {

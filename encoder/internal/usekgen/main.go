@@ -4,7 +4,8 @@
 //
 // Every kernel computes a block of rows × (16·panels) outputs of C = A·B,
 // A row-major, B packed in panels of 16 columns (panel p holds k rows of
-// 16 floats), as an outer product: each step of k loads a row of 16 floats
+// 16 floats, or of 16 float16 for the Half kernels, which widen them to
+// float32 as they load them: the weights), as an outer product: each step of k loads a row of 16 floats
 // of each panel and broadcasts one value of each row of A, so that every
 // accumulator is a register of 16 (8 for AVX2) outputs and nothing is
 // summed horizontally. The accumulators start from the bias (or zero); at
@@ -48,11 +49,14 @@ type isa struct {
 	maxRows int    // rows of the largest block
 	panels  []int  // panel counts with kernels
 	maxAcc  int    // accumulators at most
+	half    bool   // B in float16, widened as it is loaded (VCVTPH2PS)
 }
 
 var isas = []isa{
 	{name: "AVX512", reg: "Z", lanes: 16, nregs: 32, maxRows: 12, panels: []int{1, 2, 4}, maxAcc: 24},
+	{name: "AVX512Half", reg: "Z", lanes: 16, nregs: 32, maxRows: 12, panels: []int{1, 2, 4}, maxAcc: 24, half: true},
 	{name: "AVX2", reg: "Y", lanes: 8, nregs: 16, maxRows: 6, panels: []int{1}, maxAcc: 12},
+	{name: "AVX2Half", reg: "Y", lanes: 8, nregs: 16, maxRows: 6, panels: []int{1}, maxAcc: 12, half: true},
 }
 
 // unroll is the number of steps of k in one iteration of the main loop.
@@ -131,9 +135,14 @@ func kernel(w *bytes.Buffer, is isa, name string, mr, np int) {
 		}
 		return fmt.Sprintf("%s(%s)(R8*2)", d, base)
 	}
+	// A panel row is 16 floats, or 16 float16 when B is in half precision.
+	rowBytes, vecBytes := 64, 4*is.lanes
+	if is.half {
+		rowBytes, vecBytes = 32, 2*is.lanes
+	}
 	// panelAddr is the address of vector v of the panel row disp bytes on.
 	panelAddr := func(v, disp int) string {
-		pn, off := v/vpp, disp+(v%vpp)*4*is.lanes
+		pn, off := v/vpp, disp+(v%vpp)*vecBytes
 		d := ""
 		if off != 0 {
 			d = fmt.Sprint(off)
@@ -150,7 +159,11 @@ func kernel(w *bytes.Buffer, is isa, name string, mr, np int) {
 	}
 	step := func(u int) {
 		for v := range nb {
-			p("VMOVUPS %s, %s", panelAddr(v, u*64), bReg(v))
+			if is.half {
+				p("VCVTPH2PS %s, %s", panelAddr(v, u*rowBytes), bReg(v))
+			} else {
+				p("VMOVUPS %s, %s", panelAddr(v, u*rowBytes), bReg(v))
+			}
 		}
 		for r := range mr {
 			bc := bcReg(r)
@@ -161,7 +174,7 @@ func kernel(w *bytes.Buffer, is isa, name string, mr, np int) {
 		}
 	}
 	advance := func(n int) {
-		p("ADDQ $%d, BX", 64*n)
+		p("ADDQ $%d, BX", rowBytes*n)
 		for i := 0; i*3 < mr; i++ {
 			p("ADDQ $%d, %s", 4*n, rowBase[i])
 		}
@@ -195,9 +208,14 @@ func kernel(w *bytes.Buffer, is isa, name string, mr, np int) {
 	}
 	p("JMP %s_loop4", name)
 	fmt.Fprintf(w, "%s_zero:\n", name)
+	// VXORPS on Z registers is AVX-512 DQ; VPXORD is AVX-512 F.
+	xor := "VXORPS"
+	if is.reg == "Z" {
+		xor = "VPXORD"
+	}
 	for i := range nacc {
 		r := fmt.Sprintf("%s%d", is.reg, i)
-		p("VXORPS %s, %s, %s", r, r, r)
+		p("%s %s, %s, %s", xor, r, r, r)
 	}
 	fmt.Fprintf(w, "%s_loop4:\n", name)
 	p("CMPQ CX, $%d", unroll)
@@ -234,7 +252,7 @@ func kernel(w *bytes.Buffer, is isa, name string, mr, np int) {
 	p("TESTQ R9, R9")
 	p("JZ %s_store", name)
 	zero := bReg(0)
-	p("VXORPS %s, %s, %s", zero, zero, zero)
+	p("%s %s, %s, %s", xor, zero, zero, zero)
 	for r := range mr {
 		for v := range nb {
 			p("VMAXPS %s, %s, %s", zero, acc(r, v), acc(r, v))
