@@ -42,8 +42,8 @@ type USE struct {
 const useBatchRows = 512
 
 // NewUSE returns the Universal Sentence Encoder Lite embedder. The first
-// call decodes the embedded weights (about 30 ms, 19 MB of memory shared
-// by every USE of the process; 29 MB where the matrix kernels are the
+// call decodes the embedded weights (about 30 ms, 15 MB of memory shared
+// by every USE of the process; 25 MB where the matrix kernels are the
 // portable Go ones, which read float32).
 func NewUSE(opts *USEOptions) (*USE, error) {
 	var o USEOptions

@@ -66,7 +66,8 @@ func (w *useWeights) forward(ids [][]int32, workers int) [][]float32 {
 			e := w.emb[int(id)*useEmbedDim:][:useEmbedDim]
 			tm := w.timing[pos*useEmbedDim:][:useEmbedDim]
 			for i := range row {
-				row[i] = e[i] + (e[i] + tm[i])
+				v := f16to32(e[i])
+				row[i] = v + (v + tm[i])
 			}
 		}
 	}

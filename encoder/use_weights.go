@@ -48,7 +48,7 @@ type useLayer struct {
 // useWeights is the whole model: vectors in float32, matrices in panels.
 type useWeights struct {
 	pieces *usePieces
-	emb    []float32 // [vocab+2][useEmbedDim]
+	emb    []uint16  // [vocab+2][useEmbedDim], float16 as stored (widened per piece)
 	timing []float32 // [useMaxPieces][useEmbedDim]: sin, cos of position × timescale
 	layers [2]useLayer
 	tanh   *usePanels // [useModelDim][useOutDim]
@@ -64,8 +64,8 @@ var (
 )
 
 // loadUSE decodes the embedded model once for the process: every USE
-// shares the same read-only weights (about 19 MB: the matrices stay in
-// float16, see usePanels).
+// shares the same read-only weights (about 15 MB: the matrices and the
+// piece embeddings stay in float16, see usePanels).
 func loadUSE() (*useWeights, error) {
 	useOnce.Do(func() { useW, useErr = decodeUSE(useLiteBin) })
 	return useW, useErr
@@ -177,6 +177,14 @@ func decodeUSE(b []byte) (*useWeights, error) {
 		}
 		return t.data
 	}
+	// getHalf returns the float16 tensor name.
+	getHalf := func(name string, shape ...int) []uint16 {
+		t, ok := lookup(name, shape...)
+		if ok && t.half == nil {
+			missing = fmt.Errorf("%w: tensor %s is not float16", errUSEData, name)
+		}
+		return t.half
+	}
 	// packed returns the [in][out] matrix name packed in panels, in
 	// float16 if it is stored so.
 	packed := func(name string, in, out int) *usePanels {
@@ -198,7 +206,7 @@ func decodeUSE(b []byte) (*useWeights, error) {
 	}
 	w := &useWeights{
 		pieces: newUSEPieces(pieces, scores),
-		emb:    get("emb", nv+2, useEmbedDim),
+		emb:    getHalf("emb", nv+2, useEmbedDim),
 		tanh:   packed("tanh.w", useModelDim, useOutDim),
 		tanhB:  get("tanh.b", useOutDim),
 		lnEps:  scalar("ln.eps"),
