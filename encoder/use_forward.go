@@ -36,7 +36,9 @@ func (w *useWeights) forward(ids [][]int32, workers int) [][]float32 {
 	}
 	wp := useWork.Get().(*[]float32)
 	defer useWork.Put(wp)
-	need := n*useRowFloats + workers*useAttnFloats
+	// Attention's jobs are a text's heads: no more workers than those
+	// need scratch.
+	need := n*useRowFloats + min(workers, len(ids)*useHeads)*useAttnFloats
 	if cap(*wp) < need {
 		*wp = make([]float32, need)
 	}
@@ -190,5 +192,5 @@ func useAttention(dst, qkv []float32, d, dh int, scale float32, segs []useSeg, s
 		values := usePanels{k: tp, m: dh, data: vp}
 		gemm(dst[s.start*d+h*dh:], d, p, tp, s.n, &values, 0, dh/usePanel, nil, nil, 0, false)
 	}
-	parallelW(len(segs)*heads, workers, run)
+	parallelW(len(segs)*heads, min(workers, len(scratch)/useAttnFloats), run)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -209,6 +210,30 @@ func TestUSEConcurrentEmbedsAgree(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestUSEWorkersAgree(t *testing.T) {
+	// Tiles do not depend on the number of goroutines, so neither do the
+	// vectors, to the bit.
+	texts := []string{"search flights to Paris", "", strings.Repeat("list the open issues of a repository ", 40), "东京の天気"}
+	var want [][]float32
+	for _, workers := range []int{1, 3, 64} {
+		u, err := encoder.NewUSE(&encoder.USEOptions{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := u.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = got
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Workers %d differs from Workers 1 (-want +got):\n%s", workers, diff)
+		}
+	}
 }
 
 func TestNewUSEOptions(t *testing.T) {
