@@ -20,3 +20,4 @@
 package encoder
 
 //go:generate go run ./internal/usegen -out usedata
+//go:generate go run ./internal/usekgen

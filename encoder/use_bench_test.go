@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -14,14 +15,50 @@ import (
 	"github.com/toolsift/toolsift/toolindex"
 )
 
-// BenchmarkUSE measures Embed: documents per second for batches of tool
-// documents (the fixture's, most of them over the 128-piece limit), and the
-// latency of one short query and of one text of 128 pieces.
+// useKernelFlag forces a matrix kernel in the benchmarks, to compare them:
+// go test -bench USE ./encoder/ -args -usekernel avx2 (see USEKernels).
+var useKernelFlag = flag.String("usekernel", "", "matrix kernel for the USE benchmarks (go, avx2, avx512); default the fastest")
+
+// setBenchKernel applies -usekernel for the rest of the benchmark.
+func setBenchKernel(b *testing.B) {
+	if *useKernelFlag == "" {
+		return
+	}
+	restore, err := encoder.SetUSEKernel(*useKernelFlag)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(restore)
+}
+
+// cutToPieces returns the longest prefix of text, cut at a space or a line
+// break, of at most n pieces, and its number of pieces.
+func cutToPieces(u *encoder.USE, text string, n int) (string, int) {
+	best, bestN := "", 0
+	for i, c := range text {
+		if c != ' ' && c != '\n' {
+			continue
+		}
+		p := len(encoder.USEPieceIDs(u, text[:i]))
+		if p > n {
+			break
+		}
+		best, bestN = text[:i], p
+	}
+	return best, bestN
+}
+
+// BenchmarkUSE measures Embed: CPU time and documents per second for tool
+// documents of about 32, 64 and 128 pieces (the fixture's, cut at a word;
+// "docs" are the fixture's whole, most of them over the 128-piece limit),
+// one at a time and in batches of 16, and the latency of a short query
+// and of one text of 128 pieces.
 func BenchmarkUSE(b *testing.B) {
+	setBenchKernel(b)
 	ref := loadUSEReference(b)
 	u := mustUSE(b)
 	var docs []string
-	for _, r := range ref.Texts[:11] { // the tool documents
+	for _, r := range ref.Texts[:useFixtureDocs] {
 		docs = append(docs, r.Text)
 	}
 	long := strings.Repeat("retrieve the complete order history for a customer ", 30)
@@ -29,22 +66,41 @@ func BenchmarkUSE(b *testing.B) {
 		b.Fatalf("long text has %d pieces", n)
 	}
 	ctx := context.Background()
-	for _, bs := range []int{1, 16, 64} {
-		b.Run(fmt.Sprintf("docs/batch=%d", bs), func(b *testing.B) {
-			batch := make([]string, bs)
-			for i := range batch {
-				batch[i] = docs[i%len(docs)]
-			}
-			b.ReportAllocs()
-			cpu := cpuSeconds()
-			for b.Loop() {
-				if _, err := u.Embed(ctx, batch); err != nil {
-					b.Fatal(err)
+	runDocs := func(name string, docs []string, pieces int) {
+		for _, bs := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/batch=%d", name, bs), func(b *testing.B) {
+				batch := make([]string, bs)
+				for i := range batch {
+					batch[i] = docs[i%len(docs)]
 				}
+				b.ReportAllocs()
+				cpu := cpuSeconds()
+				for b.Loop() {
+					if _, err := u.Embed(ctx, batch); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(bs*b.N)/b.Elapsed().Seconds(), "docs/s")
+				b.ReportMetric((cpuSeconds()-cpu)*1e3/float64(bs*b.N), "cpu-ms/doc")
+				if pieces > 0 {
+					b.ReportMetric(float64(pieces), "pieces/doc")
+				}
+			})
+		}
+	}
+	runDocs("docs", docs, 0)
+	for _, n := range []int{32, 64, 128} {
+		var cut []string
+		total := 0
+		for _, d := range docs {
+			if len(encoder.USEPieceIDs(u, d)) < n {
+				continue
 			}
-			b.ReportMetric(float64(bs*b.N)/b.Elapsed().Seconds(), "docs/s")
-			b.ReportMetric((cpuSeconds()-cpu)*1e3/float64(bs*b.N), "cpu-ms/doc")
-		})
+			c, p := cutToPieces(u, d, n)
+			cut = append(cut, c)
+			total += p
+		}
+		runDocs(fmt.Sprintf("pieces=%d", n), cut, total/len(cut))
 	}
 	for _, c := range []struct{ name, text string }{
 		{"query/short", "search flights to Paris"},
@@ -67,6 +123,7 @@ func BenchmarkUSE(b *testing.B) {
 // (2,671 tools), when it is beside the checkout, as an index build would:
 // run it with -benchtime 1x.
 func BenchmarkUSECatalog(b *testing.B) {
+	setBenchKernel(b)
 	f, err := os.Open("../../shared/mcp/catalog.jsonl")
 	if err != nil {
 		b.Skipf("catalog not found: %v", err)

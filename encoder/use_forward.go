@@ -3,12 +3,24 @@ package encoder
 import (
 	"math"
 	"sync"
-	"sync/atomic"
 )
 
 // useSeg is one text's rows in a batch: rows start..start+n of every
 // activation matrix.
 type useSeg struct{ start, n int }
+
+// Floats of a forward pass's workspace: per row of the batch (the input,
+// layer-normed rows, queries-keys-values, the projected residual, the
+// attention's output, the FFN's input and inner rows), and per worker for
+// attention (a head's keys and values packed, and its scores).
+const (
+	useRowFloats  = useEmbedDim + useModelDim + 3*useModelDim + 3*useModelDim + useFFNDim
+	useAttnFloats = 3 * useMaxPieces * useMaxPieces
+)
+
+// useWork pools the workspaces of forward passes, so that embedding
+// allocates little more than the vectors it returns.
+var useWork = sync.Pool{New: func() any { return new([]float32) }}
 
 // forward embeds the texts whose piece ids (at most useMaxPieces each) are
 // given, all at once: the pieces of all texts are the rows of one matrix,
@@ -22,26 +34,47 @@ func (w *useWeights) forward(ids [][]int32, workers int) [][]float32 {
 		segs[t] = useSeg{n, len(p)}
 		n += len(p)
 	}
-	// Rows are computed four at a time: a batch is padded with zero rows,
-	// which no text reads.
-	n = (n + 3) &^ 3
+	wp := useWork.Get().(*[]float32)
+	defer useWork.Put(wp)
+	// Attention's jobs are a text's heads: no more workers than those
+	// need scratch.
+	need := n*useRowFloats + min(workers, len(ids)*useHeads)*useAttnFloats
+	if cap(*wp) < need {
+		*wp = make([]float32, need)
+	}
+	ws := (*wp)[:need]
+	take := func(size int) []float32 {
+		b := ws[:size:size]
+		ws = ws[size:]
+		return b
+	}
+	x := take(n * useEmbedDim)
+	buf := useBuffers{
+		a:    take(n * useModelDim),
+		qkv:  take(n * 3 * useModelDim),
+		res:  take(n * useModelDim),
+		h:    take(n * useModelDim),
+		l:    take(n * useModelDim),
+		f:    take(n * useFFNDim),
+		attn: ws,
+	}
 	// Input: each piece's embedding twice plus the timing signal of its
 	// position — the graph adds the embedding to the embedding-plus-timing
 	// (the stack's input and the first layer's AddTimingSignal both keep
 	// it), in this order.
-	x := make([]float32, n*useEmbedDim)
 	for t, p := range ids {
 		for pos, id := range p {
 			row := x[(segs[t].start+pos)*useEmbedDim:][:useEmbedDim]
 			e := w.emb[int(id)*useEmbedDim:][:useEmbedDim]
 			tm := w.timing[pos*useEmbedDim:][:useEmbedDim]
 			for i := range row {
-				row[i] = e[i] + (e[i] + tm[i])
+				v := f16to32(e[i])
+				row[i] = v + (v + tm[i])
 			}
 		}
 	}
 	for l := range w.layers {
-		x = w.layers[l].apply(x, n, segs, w.lnEps, workers)
+		x = w.layers[l].apply(x, n, segs, w.lnEps, &buf, workers)
 	}
 	// Mean over each text's pieces (an empty text pools to zeros, as the
 	// graph's division by max(count, 1) gives), then the tanh layer and L2
@@ -61,7 +94,7 @@ func (w *useWeights) forward(ids [][]int32, workers int) [][]float32 {
 		}
 	}
 	h := make([]float32, len(ids)*useOutDim)
-	useMatMul(h, pooled, len(ids), useModelDim, w.tanh, useOutDim, w.tanhB, nil, false, workers)
+	useMatMul(h, pooled, len(ids), w.tanh, w.tanhB, nil, false, workers)
 	out := make([][]float32, len(ids))
 	for t := range ids {
 		v := h[t*useOutDim:][:useOutDim]
@@ -79,127 +112,85 @@ func (w *useWeights) forward(ids [][]int32, workers int) [][]float32 {
 	return out
 }
 
-// apply runs the layer over x ([n][L.in]) and returns its output
-// ([n][L.out]): x + attention(LN(x)), then that plus FFN(LN(that)), where
-// the first residual is projected to L.out when the widths differ.
-func (L *useLayer) apply(x []float32, n int, segs []useSeg, eps float32, workers int) []float32 {
-	in, out := L.in, L.out
-	ln := make([]float32, n*in)
-	useLayerNorm(ln, x, in, L.ln1g, L.ln1b, eps)
-	qkv := make([]float32, n*3*in)
-	useMatMul(qkv, ln, n, in, L.qkv, 3*in, L.qkvB, nil, false, workers)
-	residual := x
-	if L.res != nil {
-		residual = make([]float32, n*out)
-		useMatMul(residual, x, n, in, L.res, out, L.resB, nil, false, workers)
-	}
-	att := ln // same size, no longer needed
-	useAttention(att, qkv, in, L.headWidthDim, L.qscale, segs, workers)
-	h := make([]float32, n*out)
-	useMatMul(h, att, n, in, L.proj, out, L.projB, residual, false, workers)
-	ln2 := make([]float32, n*out)
-	useLayerNorm(ln2, h, out, L.ln2g, L.ln2b, eps)
-	f := make([]float32, n*useFFNDim)
-	useMatMul(f, ln2, n, out, L.ffn1, useFFNDim, L.ffn1B, nil, true, workers)
-	y := ln2 // same size, no longer needed
-	useMatMul(y, f, n, useFFNDim, L.ffn2, out, L.ffn2B, h, false, workers)
-	return y
+// useBuffers are the activations of a forward pass, n rows of each, as
+// wide as the widest layer needs, and attention's scratch.
+type useBuffers struct {
+	a, qkv, res, h, l, f []float32
+	attn                 []float32 // useAttnFloats per worker
 }
 
-// useLayerNorm normalises each row of x (width d) to zero mean and unit
-// variance, then scales by g and shifts by b, as the graph does:
-// g·rsqrt(var+eps)·(x−mean) + b.
-func useLayerNorm(dst, x []float32, d int, g, b []float32, eps float32) {
-	for r := 0; r+d <= len(x); r += d {
-		row, o := x[r:r+d], dst[r:r+d]
-		var s float32
-		for _, v := range row {
-			s += v
-		}
-		mean := s / float32(d)
-		var q float32
-		for _, v := range row {
-			q += (v - mean) * (v - mean)
-		}
-		rs := float32(1 / math.Sqrt(float64(q/float32(d)+eps)))
-		for i, v := range row {
-			o[i] = g[i]*rs*(v-mean) + b[i]
-		}
+// apply runs the layer over x ([n][L.in]) and returns its output
+// ([n][L.out], in buf.l): x + attention(LN(x)), then that plus
+// FFN(LN(that)), where the first residual is projected to L.out when the
+// widths differ. x may be buf.l.
+func (L *useLayer) apply(x []float32, n int, segs []useSeg, eps float32, buf *useBuffers, workers int) []float32 {
+	in, out := L.in, L.out
+	ln := buf.a[:n*in]
+	useLayerNorm(ln, x[:n*in], in, L.ln1g, L.ln1b, eps)
+	qkv := buf.qkv[:n*3*in]
+	useMatMul(qkv, ln, n, L.qkv, L.qkvB, nil, false, workers)
+	var residual []float32
+	if L.res != nil {
+		residual = buf.res[:n*out]
+		useMatMul(residual, x, n, L.res, L.resB, nil, false, workers)
+	} else {
+		residual = x[:n*out]
 	}
+	att := ln // no longer needed
+	useAttention(att, qkv, in, L.headWidthDim, L.qscale, segs, buf.attn, workers)
+	h := buf.h[:n*out]
+	useMatMul(h, att, n, L.proj, L.projB, residual, false, workers)
+	ln2 := buf.l[:n*out] // x, when it is buf.l, is no longer needed
+	useLayerNorm(ln2, h, out, L.ln2g, L.ln2b, eps)
+	f := buf.f[:n*useFFNDim]
+	useMatMul(f, ln2, n, L.ffn1, L.ffn1B, nil, true, workers)
+	y := ln2 // no longer needed
+	useMatMul(y, f, n, L.ffn2, L.ffn2B, h, false, workers)
+	return y
 }
 
 // useAttention computes multi-head self-attention within each text:
 // dst's row i gets, for every head, the softmax(q·k × scale)-weighted sum
 // of the values of the same text's pieces. qkv holds each row's queries,
 // keys and values, d wide each, heads dh wide. Both products of a head
-// (scores = Q·Kᵀ, output = P·V) run on the matrix kernel, the values
-// transposed and the lengths padded with zeros to what it needs.
-func useAttention(dst, qkv []float32, d, dh int, scale float32, segs []useSeg, workers int) {
+// (scores = Q·Kᵀ, output = P·V) run on the matrix kernels, the keys and
+// values packed in panels (the keys padded with zeros to a whole panel) in
+// scratch, useAttnFloats of it per worker.
+func useAttention(dst, qkv []float32, d, dh int, scale float32, segs []useSeg, scratch []float32, workers int) {
 	heads := d / dh
-	jobs := len(segs) * heads
-	run := func(j int) {
+	ld := 3 * d
+	run := func(wk, j int) {
 		s, h := segs[j/heads], j%heads
 		if s.n == 0 {
 			return
 		}
-		tr := (s.n + 3) &^ 3 // rows, padded for the 4-row kernel
-		tp := (s.n + 7) &^ 7 // keys, padded for the 8-wide kernel
-		q := make([]float32, tr*dh)
-		for i := range s.n {
-			qi := qkv[(s.start+i)*3*d+h*dh:][:dh]
-			for x, v := range qi {
-				q[i*dh+x] = v * scale
-			}
-		}
-		p := make([]float32, tr*tp)
-		useGemm(p, tp, q, dh, qkv[s.start*3*d+d+h*dh:], 3*d, tr, s.n, dh)
-		for i := range s.n {
-			row := p[i*tp : i*tp+s.n]
-			m := float32(math.Inf(-1))
-			for _, v := range row {
-				m = max(m, v)
-			}
-			var sum float32
-			for t, v := range row {
-				row[t] = float32(math.Exp(float64(v - m)))
-				sum += row[t]
-			}
-			for t := range row {
-				row[t] /= sum
-			}
-		}
-		vt := make([]float32, dh*tp)
+		tp := (s.n + usePanel - 1) &^ (usePanel - 1)
+		sc := scratch[wk*useAttnFloats : (wk+1)*useAttnFloats]
+		kp, vp, p := sc[:tp*dh], sc[tp*dh:2*tp*dh], sc[2*tp*dh:2*tp*dh+s.n*tp]
+		// Kᵀ ([dh][tp]) in panels of 16 keys.
+		clear(kp[(tp-usePanel)*dh:])
 		for t := range s.n {
-			v := qkv[(s.start+t)*3*d+2*d+h*dh:][:dh]
-			for x, e := range v {
-				vt[x*tp+t] = e
+			key := qkv[(s.start+t)*ld+d+h*dh:][:dh]
+			panel := kp[(t/usePanel)*usePanel*dh+t%usePanel:]
+			for x, v := range key {
+				panel[x*usePanel] = v
 			}
 		}
-		o := make([]float32, tr*dh)
-		useGemm(o, dh, p, tp, vt, tp, tr, dh, tp)
+		keys := usePanels{k: dh, m: tp, data: kp}
+		gemm(p, tp, qkv[s.start*ld+h*dh:], ld, s.n, &keys, 0, tp/usePanel, nil, nil, 0, false)
 		for i := range s.n {
-			copy(dst[(s.start+i)*d+h*dh:][:dh], o[i*dh:(i+1)*dh])
+			useSoftmax(p[i*tp:(i+1)*tp], s.n, scale)
 		}
-	}
-	workers = min(workers, jobs)
-	if workers <= 1 {
-		for j := range jobs {
-			run(j)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				j := int(next.Add(1) - 1)
-				if j >= jobs {
-					return
-				}
-				run(j)
+		// V ([tp][dh], the padding rows zero) in panels of 16 columns.
+		for c := 0; c < dh; c += usePanel {
+			panel := vp[c*tp : (c+usePanel)*tp]
+			for t := range s.n {
+				copy(panel[t*usePanel:(t+1)*usePanel], qkv[(s.start+t)*ld+2*d+h*dh+c:])
 			}
-		})
+			clear(panel[s.n*usePanel:])
+		}
+		values := usePanels{k: tp, m: dh, data: vp}
+		gemm(dst[s.start*d+h*dh:], d, p, tp, s.n, &values, 0, dh/usePanel, nil, nil, 0, false)
 	}
-	wg.Wait()
+	parallelW(len(segs)*heads, min(workers, len(scratch)/useAttnFloats), run)
 }

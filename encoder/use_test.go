@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -65,9 +66,12 @@ func cosine(a []float32, b []float64) float64 {
 }
 
 // minUSECosine is the least cosine accepted between a vector and the
-// reference's: the weights are stored in float16.
-const minUSECosine = 0.999
+// reference's: the weights are stored in float16 and computed in float32.
+const minUSECosine = 0.9999
 
+// TestUSEMatchesReference embeds the fixture's texts with every matrix
+// kernel the processor runs and compares pieces and vectors with the
+// reference's, and the order of the tool documents for each query.
 func TestUSEMatchesReference(t *testing.T) {
 	ref := loadUSEReference(t)
 	u := mustUSE(t)
@@ -75,31 +79,98 @@ func TestUSEMatchesReference(t *testing.T) {
 	for i, r := range ref.Texts {
 		texts[i] = r.Text
 	}
-	// All texts in one Embed call: batching must not change a vector.
-	vecs, err := u.Embed(context.Background(), texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	worst := 1.0
 	for i, r := range ref.Texts {
-		t.Run(r.Text[:min(len(r.Text), 40)], func(t *testing.T) {
-			if diff := cmp.Diff(r.IDs, encoder.USEPieceIDs(u, r.Text), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("piece ids (-reference +got):\n%s", diff)
+		if diff := cmp.Diff(r.IDs, encoder.USEPieceIDs(u, r.Text), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("text %d %.40q: piece ids (-reference +got):\n%s", i, r.Text, diff)
+		}
+	}
+	for _, kernel := range encoder.USEKernels() {
+		t.Run(kernel, func(t *testing.T) {
+			restore, err := encoder.SetUSEKernel(kernel)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if len(vecs[i]) != 512 {
-				t.Fatalf("vector of length %d, want 512", len(vecs[i]))
+			defer restore()
+			var which []int // the texts embedded
+			for i, r := range ref.Texts {
+				if !raceEnabled || kernel != "go" || len(r.IDs) <= 8 {
+					which = append(which, i)
+				}
 			}
-			if r.Vector == nil {
-				return // the reference cannot embed a text without pieces
+			in := make([]string, len(which))
+			for j, i := range which {
+				in[j] = texts[i]
 			}
-			c := cosine(vecs[i], r.Vector)
-			worst = min(worst, c)
-			if c < minUSECosine {
-				t.Errorf("cosine to the reference %.6f, want ≥ %v", c, minUSECosine)
+			// All texts in one Embed call: batching must not change a vector.
+			got, err := u.Embed(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vecs := make([][]float32, len(texts))
+			for j, i := range which {
+				vecs[i] = got[j]
+			}
+			worst := 1.0
+			for _, i := range which {
+				r := ref.Texts[i]
+				if len(vecs[i]) != 512 {
+					t.Fatalf("text %d: vector of length %d, want 512", i, len(vecs[i]))
+				}
+				if r.Vector == nil {
+					continue // the reference cannot embed a text without pieces
+				}
+				c := cosine(vecs[i], r.Vector)
+				worst = min(worst, c)
+				if c < minUSECosine {
+					t.Errorf("text %d %.40q: cosine to the reference %.6f, want ≥ %v", i, r.Text, c, minUSECosine)
+				}
+			}
+			t.Logf("%d texts, least cosine to the reference %.7f", len(which), worst)
+			if len(which) == len(texts) {
+				checkUSERanking(t, ref, vecs)
 			}
 		})
 	}
-	t.Logf("%d texts, least cosine to the reference %.7f", len(ref.Texts), worst)
+}
+
+// useFixtureDocs is the number of tool documents that open the fixture's
+// texts; the others are queries.
+const useFixtureDocs = 11
+
+// checkUSERanking checks that every query of the fixture orders the tool
+// documents as the reference's vectors do, but for documents whose
+// reference cosines are within useRankTie of each other.
+func checkUSERanking(t *testing.T, ref useReference, vecs [][]float32) {
+	t.Helper()
+	const useRankTie = 1e-3
+	for q := useFixtureDocs; q < len(ref.Texts); q++ {
+		if ref.Texts[q].Vector == nil {
+			continue
+		}
+		want := make([]float64, useFixtureDocs)
+		got := make([]float64, useFixtureDocs)
+		for d := range useFixtureDocs {
+			want[d] = dot64(ref.Texts[q].Vector, ref.Texts[d].Vector)
+			for x := range vecs[q] {
+				got[d] += float64(vecs[q][x]) * float64(vecs[d][x])
+			}
+		}
+		for a := range useFixtureDocs {
+			for b := range useFixtureDocs {
+				if want[a] > want[b]+useRankTie && got[a] <= got[b] {
+					t.Errorf("query %d %.40q: document %d (%.4f) no longer above document %d (%.4f)", q, ref.Texts[q].Text, a, got[a], b, got[b])
+				}
+			}
+		}
+	}
+}
+
+func dot64(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
 }
 
 func TestUSEBatchedReference(t *testing.T) {
@@ -139,6 +210,30 @@ func TestUSEConcurrentEmbedsAgree(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestUSEWorkersAgree(t *testing.T) {
+	// Tiles do not depend on the number of goroutines, so neither do the
+	// vectors, to the bit.
+	texts := []string{"search flights to Paris", "", strings.Repeat("list the open issues of a repository ", 40), "东京の天気"}
+	var want [][]float32
+	for _, workers := range []int{1, 3, 64} {
+		u, err := encoder.NewUSE(&encoder.USEOptions{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := u.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = got
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Workers %d differs from Workers 1 (-want +got):\n%s", workers, diff)
+		}
+	}
 }
 
 func TestNewUSEOptions(t *testing.T) {

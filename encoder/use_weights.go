@@ -25,29 +25,33 @@ const (
 	useOutDim    = 512  // the sentence vector
 )
 
-// useLayer is one pre-layer-norm transformer layer. Matrices are stored
-// transposed ([out][in], row-major) so that every output is a dot product
-// of two contiguous rows.
+// useLayer is one pre-layer-norm transformer layer. Matrices ([in][out])
+// are packed in panels for the kernels (see usePanels).
 type useLayer struct {
 	in, out      int // widths of the layer's input and output
 	ln1g, ln1b   []float32
-	qkv, qkvB    []float32 // [3·in][in]: queries, keys, values
-	qscale       float32   // 1/√(head width)
-	proj, projB  []float32 // [out][in]: attention output
-	res, resB    []float32 // [out][in]: the residual's projection when in ≠ out, else nil
+	qkv          *usePanels // [in][3·in]: queries, keys, values
+	qkvB         []float32
+	qscale       float32    // 1/√(head width)
+	proj         *usePanels // [in][out]: attention output
+	projB        []float32
+	res          *usePanels // [in][out]: the residual's projection when in ≠ out, else nil
+	resB         []float32
 	ln2g, ln2b   []float32
-	ffn1, ffn1B  []float32 // [useFFNDim][out]
-	ffn2, ffn2B  []float32 // [out][useFFNDim]
+	ffn1         *usePanels // [out][useFFNDim]
+	ffn1B        []float32
+	ffn2         *usePanels // [useFFNDim][out]
+	ffn2B        []float32
 	headWidthDim int
 }
 
-// useWeights is the whole model, in float32.
+// useWeights is the whole model: vectors in float32, matrices in panels.
 type useWeights struct {
 	pieces *usePieces
-	emb    []float32 // [vocab+2][useEmbedDim]
+	emb    []uint16  // [vocab+2][useEmbedDim], float16 as stored (widened per piece)
 	timing []float32 // [useMaxPieces][useEmbedDim]: sin, cos of position × timescale
 	layers [2]useLayer
-	tanh   []float32 // [useOutDim][useModelDim]
+	tanh   *usePanels // [useModelDim][useOutDim]
 	tanhB  []float32
 	lnEps  float32
 	l2Eps  float32
@@ -60,7 +64,8 @@ var (
 )
 
 // loadUSE decodes the embedded model once for the process: every USE
-// shares the same read-only float32 weights (about 28 MB).
+// shares the same read-only weights (about 15 MB: the matrices and the
+// piece embeddings stay in float16, see usePanels).
 func loadUSE() (*useWeights, error) {
 	useOnce.Do(func() { useW, useErr = decodeUSE(useLiteBin) })
 	return useW, useErr
@@ -105,7 +110,8 @@ func decodeUSE(b []byte) (*useWeights, error) {
 	}
 	type tensor struct {
 		shape []int
-		data  []float32
+		data  []float32 // float32, or nil
+		half  []uint16  // float16, or nil
 	}
 	ts := map[string]tensor{}
 	nt := r.u32()
@@ -124,51 +130,72 @@ func decodeUSE(b []byte) (*useWeights, error) {
 		if r.err != nil || n > len(r.b) || bits != 16 && bits != 32 {
 			return nil, errUSEData
 		}
-		data := make([]float32, n)
+		t := tensor{shape: shape}
 		if bits == 16 {
 			raw := r.next(2 * n)
-			for i := range data {
-				data[i] = f16to32(binary.LittleEndian.Uint16(raw[2*i:]))
+			t.half = make([]uint16, n)
+			for i := range t.half {
+				t.half[i] = binary.LittleEndian.Uint16(raw[2*i:])
 			}
 		} else {
 			raw := r.next(4 * n)
-			for i := range data {
-				data[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+			t.data = make([]float32, n)
+			for i := range t.data {
+				t.data[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 			}
 		}
-		ts[name] = tensor{shape, data}
+		ts[name] = t
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
 	var missing error
-	get := func(name string, shape ...int) []float32 {
+	lookup := func(name string, shape ...int) (tensor, bool) {
 		t, ok := ts[name]
 		if !ok || len(t.shape) != len(shape) {
 			missing = fmt.Errorf("%w: tensor %s", errUSEData, name)
-			return nil
+			return t, false
 		}
 		for i := range shape {
 			if t.shape[i] != shape[i] {
 				missing = fmt.Errorf("%w: tensor %s has shape %v, want %v", errUSEData, name, t.shape, shape)
-				return nil
+				return t, false
+			}
+		}
+		return t, true
+	}
+	get := func(name string, shape ...int) []float32 {
+		t, ok := lookup(name, shape...)
+		if !ok {
+			return nil
+		}
+		if t.half != nil {
+			t.data = make([]float32, len(t.half))
+			for i, h := range t.half {
+				t.data[i] = f16to32(h)
 			}
 		}
 		return t.data
 	}
-	// transposed returns the [in][out] matrix name as [out][in].
-	transposed := func(name string, in, out int) []float32 {
-		m := get(name, in, out)
-		if m == nil {
+	// getHalf returns the float16 tensor name.
+	getHalf := func(name string, shape ...int) []uint16 {
+		t, ok := lookup(name, shape...)
+		if ok && t.half == nil {
+			missing = fmt.Errorf("%w: tensor %s is not float16", errUSEData, name)
+		}
+		return t.half
+	}
+	// packed returns the [in][out] matrix name packed in panels, in
+	// float16 if it is stored so.
+	packed := func(name string, in, out int) *usePanels {
+		t, ok := lookup(name, in, out)
+		switch {
+		case !ok:
 			return nil
+		case t.half != nil:
+			return newHalfPanels(t.half, in, out)
 		}
-		t := make([]float32, len(m))
-		for i := range in {
-			for j := range out {
-				t[j*in+i] = m[i*out+j]
-			}
-		}
-		return t
+		return newPanels(t.data, in, out)
 	}
 	scalar := func(name string) float32 {
 		if d := get(name); len(d) == 1 {
@@ -179,8 +206,8 @@ func decodeUSE(b []byte) (*useWeights, error) {
 	}
 	w := &useWeights{
 		pieces: newUSEPieces(pieces, scores),
-		emb:    get("emb", nv+2, useEmbedDim),
-		tanh:   transposed("tanh.w", useModelDim, useOutDim),
+		emb:    getHalf("emb", nv+2, useEmbedDim),
+		tanh:   packed("tanh.w", useModelDim, useOutDim),
 		tanhB:  get("tanh.b", useOutDim),
 		lnEps:  scalar("ln.eps"),
 		l2Eps:  scalar("l2.eps"),
@@ -192,15 +219,15 @@ func decodeUSE(b []byte) (*useWeights, error) {
 		L := useLayer{
 			in: in, out: out, headWidthDim: in / useHeads,
 			ln1g: get(p+"ln1.g", in), ln1b: get(p+"ln1.b", in),
-			qkv: transposed(p+"qkv.w", in, 3*in), qkvB: get(p+"qkv.b", 3*in),
+			qkv: packed(p+"qkv.w", in, 3*in), qkvB: get(p+"qkv.b", 3*in),
 			qscale: scalar(p + "qscale"),
-			proj:   transposed(p+"out.w", in, out), projB: get(p+"out.b", out),
+			proj:   packed(p+"out.w", in, out), projB: get(p+"out.b", out),
 			ln2g: get(p+"ln2.g", out), ln2b: get(p+"ln2.b", out),
-			ffn1: transposed(p+"ffn1.w", out, useFFNDim), ffn1B: get(p+"ffn1.b", useFFNDim),
-			ffn2: transposed(p+"ffn2.w", useFFNDim, out), ffn2B: get(p+"ffn2.b", out),
+			ffn1: packed(p+"ffn1.w", out, useFFNDim), ffn1B: get(p+"ffn1.b", useFFNDim),
+			ffn2: packed(p+"ffn2.w", useFFNDim, out), ffn2B: get(p+"ffn2.b", out),
 		}
 		if in != out {
-			L.res, L.resB = transposed(p+"res.w", in, out), get(p+"res.b", out)
+			L.res, L.resB = packed(p+"res.w", in, out), get(p+"res.b", out)
 		}
 		w.layers[l] = L
 	}

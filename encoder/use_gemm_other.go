@@ -1,0 +1,15 @@
+//go:build !amd64 || purego
+
+package encoder
+
+// bestKernel returns the portable kernel: this build has no other.
+func bestKernel() useKernel { return kernelGo }
+
+// gemmAsm is never called: useKern is always kernelGo.
+func gemmAsm(c []float32, ldc int, a []float32, lda, n int, b *usePanels, p0, p1 int, bias, add []float32, ldadd int, relu bool) {
+	panic("encoder: no assembly kernels in this build")
+}
+
+func softmaxAsm(row []float32, n int, scale float32) bool { return false }
+
+func layerNormAsm(dst, x, g, b []float32, eps float32) bool { return false }
