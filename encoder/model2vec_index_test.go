@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/encoder"
+	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
@@ -67,5 +68,44 @@ func TestModel2VecWithIndex(t *testing.T) {
 	}
 	if _, err := toolindex.Load(ctx, dir, load("tiny", "F16"), nil); !errors.Is(err, toolindex.ErrEmbedderMismatch) {
 		t.Errorf("Load with the model in F16: err = %v, want ErrEmbedderMismatch", err)
+	}
+}
+
+// A Model2Vec model the user brings can be the index's semantic signal
+// (what toolsift.Options.Semantic takes): it embeds each tool's
+// SemanticDocument, and the retriever's semantic and hybrid modes use it.
+func TestModel2VecAsSemantic(t *testing.T) {
+	ctx := context.Background()
+	m, err := encoder.LoadModel2Vec(writeTinyModel(t, t.TempDir(), "tiny", "F32", true), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := toolindex.New(local, &toolindex.Options{Semantic: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []tool.Tool{
+		{Name: "forecast", Server: "w", Description: "Search the weather."},
+		{Name: "coffee", Server: "c", Description: "A café, naïve and playing."},
+	}
+	if _, err := ix.Upsert(ctx, tools...); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []retrieval.Mode{retrieval.Semantic, retrieval.Hybrid} {
+		r, err := retrieval.New(ix, &retrieval.Options{Mode: mode, K: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := r.Retrieve(ctx, retrieval.Query{Task: "weather"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) != 1 || ms[0].Tool.Name != "forecast" {
+			t.Errorf("%v: %v, want forecast", mode, ms)
+		}
 	}
 }

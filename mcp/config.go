@@ -157,6 +157,20 @@ type LoadOptions struct {
 // ErrConfig is wrapped by every error about an invalid configuration.
 var ErrConfig = errors.New("mcp: invalid config")
 
+// An InputError is the ServerConfig.Err of a server whose config uses an
+// ${input:ID} that has no value: none in LoadOptions.Inputs and no default
+// in "inputs". It wraps ErrConfig; ID says which value to give (a CLI can
+// ask for it).
+type InputError struct {
+	ID  string
+	msg string
+}
+
+func (e *InputError) Error() string { return e.msg }
+
+// Unwrap returns ErrConfig.
+func (e *InputError) Unwrap() error { return ErrConfig }
+
 // LoadConfig reads a config file with default LoadOptions; see
 // LoadConfigWith.
 func LoadConfig(file string) (*Config, error) {

@@ -601,7 +601,7 @@ func (p *configParser) expand(s string, off int, ctx string, st *serverState) st
 				if !declared {
 					why = `is not in "inputs" and has no value`
 				}
-				st.err = fmt.Errorf("%w: %s: %s: input %q %s (set LoadOptions.Inputs[%q])", ErrConfig, p.at(off), ctx, id, why, id)
+				st.err = &InputError{ID: id, msg: fmt.Sprintf("%v: %s: %s: input %q %s (set LoadOptions.Inputs[%q])", ErrConfig, p.at(off), ctx, id, why, id)}
 			}
 			return ref
 		case name == "workspaceFolder":

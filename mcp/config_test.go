@@ -439,6 +439,9 @@ func TestLoadConfigInputs(t *testing.T) {
 			if !errors.Is(sc.Err, mcp.ErrConfig) {
 				t.Errorf("%s: Err does not wrap ErrConfig", name)
 			}
+			if ie, ok := errors.AsType[*mcp.InputError](sc.Err); !ok || !strings.Contains(wantErr[name], fmt.Sprintf("input %q", ie.ID)) {
+				t.Errorf("%s: Err is not an InputError naming its input: %#v", name, sc.Err)
+			}
 		}
 		if got != wantErr[name] {
 			t.Errorf("%s: Err:\n got %s\nwant %s", name, got, wantErr[name])

@@ -18,10 +18,12 @@ package retrieval
 // retriever's at K = 20).
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -138,10 +140,11 @@ type fusionConfig struct {
 	// wholeOnly searches USE with the whole text only, not its sentences.
 	wholeOnly bool
 	// norm is how a list's scores are made comparable: "lib" (what fuse
-	// does: (s − last)/σ, a short BM25F list padded with zeros), "best"
-	// (divided by the list's best, fuse's normalisation before the
-	// semantic signal), "z" ((s − last)/σ without padding), "zp" (= lib)
-	// or "minmax" (0 at the list's last, 1 at its best).
+	// does: (s − last)/σ), "best" (divided by the list's best, fuse's
+	// normalisation before the semantic signal), "z" (= lib, computed
+	// here), "zp" (z with a short BM25F list padded with zeros to the
+	// depth: the tools it leaves out score 0) or "minmax" (0 at the list's
+	// last, 1 at its best).
 	norm string
 }
 
@@ -241,7 +244,7 @@ func normFuse(lists []list, norm string, k int) []string {
 		hi, lo := l.hits[0].Score, l.hits[len(l.hits)-1].Score
 		n := float64(len(l.hits))
 		pad := 0.0
-		if norm == "zp" && len(l.hits) < fusionDepth {
+		if norm == "zp" && len(l.hits) < fusionDepth && l.group < 100 { // lexical: signal 0
 			// A short list holds every tool that scores: the rest score 0.
 			lo, pad = 0, float64(fusionDepth-len(l.hits))
 		}
@@ -295,6 +298,39 @@ func normFuse(lists []list, norm string, k int) []string {
 	return names[:min(k, len(names))]
 }
 
+// loadQualified reads a tools file; a catalog whose names repeat across
+// servers is named as a hub names it, server__name (toolbench eval does
+// the same).
+func loadQualified(path string) ([]tool.Tool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	dup := false
+	var lines [][]byte
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var r struct{ Server, Name string }
+		if json.Unmarshal(line, &r) == nil {
+			dup = dup || seen[r.Name]
+			seen[r.Name] = true
+		}
+		lines = append(lines, line)
+	}
+	if dup {
+		for i, line := range lines {
+			var m map[string]json.RawMessage
+			var r struct{ Server, Name string }
+			if json.Unmarshal(line, &m) == nil && json.Unmarshal(line, &r) == nil && r.Server != "" {
+				m["original_name"], _ = json.Marshal(r.Name)
+				m["name"], _ = json.Marshal(mcp.QualifiedName(r.Server, r.Name))
+				lines[i], _ = json.Marshal(m)
+			}
+		}
+	}
+	return dataset.ReadTools(bytes.NewReader(bytes.Join(lines, []byte("\n"))), path)
+}
+
 func TestEncoderFusion(t *testing.T) {
 	cacheDir := os.Getenv("TOOLSIFT_USE_CACHE")
 	if cacheDir == "" {
@@ -309,23 +345,9 @@ func TestEncoderFusion(t *testing.T) {
 	var report strings.Builder
 	fmt.Fprintf(&report, "\n%-16s %-34s %6s %6s %6s\n", "dataset", "signals", "R@1", "R@5", "R@10")
 	for _, ds := range fusionSets() {
-		tools, err := dataset.LoadTools(ds.tools)
+		tools, err := loadQualified(ds.tools)
 		if err != nil {
 			t.Fatalf("dataset %s: %v", ds.name, err)
-		}
-		// A catalog whose names repeat across servers is named as a hub
-		// names it (toolbench eval does the same).
-		seen := map[string]bool{}
-		dup := false
-		for _, tl := range tools {
-			dup = dup || seen[tl.Name]
-			seen[tl.Name] = true
-		}
-		for i := range tools {
-			if dup && tools[i].Server != "" {
-				tools[i].Name = mcp.QualifiedName(tools[i].Server, tools[i].Name)
-				tools[i].Hash = ""
-			}
 		}
 		queries, err := dataset.LoadQueries(ds.queries)
 		if err != nil {
@@ -438,8 +460,7 @@ func TestEncoderFusion(t *testing.T) {
 						if strings.HasPrefix(sig, "use") && c.wholeOnly && !whole {
 							continue
 						}
-						lists = append(lists, list{hits: pl.bySig[sig], weight: pl.p.weight * w, group: 100*sigID + pl.p.group,
-							sparse: sig == "lex", depth: fusionDepth})
+						lists = append(lists, list{hits: pl.bySig[sig], weight: pl.p.weight * w, group: 100*sigID + pl.p.group})
 					}
 				}
 				ranked := normFuse(lists, c.norm, 10)

@@ -71,9 +71,8 @@ const (
 	// last candidate, in standard deviations of the list's scores
 	// ((s − last)/σ): a tool absent from a list gets 0, and a list whose
 	// best stands far above the rest (a confident signal) speaks louder
-	// than one whose scores are all alike. For BM25F, whose list holds
-	// every tool that matches a word, the rest count as scoring 0. It
-	// measured better than dividing by the list's best and than RRF
+	// than one whose scores are all alike. It measured better than
+	// dividing by the list's best, than min-max and than RRF
 	// (docs/encoder-measurements.md): unlike RRF it keeps how much better
 	// the first candidates are than the fifth.
 	WeightedSum Fusion = iota
@@ -458,40 +457,30 @@ func (r *Retriever) filter() func(tool.Tool) bool {
 }
 
 // list is one ranked candidate list, its weight in fusion and its group:
-// lists of one group are aggregated by maximum, groups are summed. A
-// sparse list (BM25F) holds every tool that scores above 0, at most depth
-// of them: the tools it leaves out score 0, not "below the last".
+// lists of one group are aggregated by maximum, groups are summed.
 type list struct {
 	hits   []toolindex.Hit
 	weight float64
 	group  int
-	sparse bool
-	depth  int
 }
 
 // normalized returns each hit's score in l for WeightedSum: (s − lo)/σ,
 // where lo is the last score and σ the standard deviation of the scores.
-// A sparse list shorter than its depth is padded with zeros to it (its
-// other tools score 0). A list of one score, or of equal scores, gives
-// every hit 1.
+// A list of one score, or of equal scores, gives every hit 1.
 func (l list) normalized() []float64 {
 	out := make([]float64, len(l.hits))
 	n := float64(len(l.hits))
 	lo := l.hits[len(l.hits)-1].Score
-	pad := 0.0
-	if l.sparse && len(l.hits) < l.depth {
-		lo, pad = 0, float64(l.depth-len(l.hits))
-	}
 	var mean float64
 	for _, h := range l.hits {
 		mean += h.Score
 	}
-	mean /= n + pad
-	varsum := pad * mean * mean
+	mean /= n
+	var varsum float64
 	for _, h := range l.hits {
 		varsum += (h.Score - mean) * (h.Score - mean)
 	}
-	sd := math.Sqrt(varsum / (n + pad))
+	sd := math.Sqrt(varsum / n)
 	for i, h := range l.hits {
 		out[i] = 1
 		if sd > 0 {
@@ -562,7 +551,7 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 	if w.Lexical > 0 {
 		for _, p := range ps {
 			lists = append(lists, list{hits: r.ix.SearchLexical(p.text, depth, filter), weight: p.weight * w.Lexical,
-				group: signals * p.group, sparse: true, depth: depth})
+				group: signals * p.group})
 		}
 	}
 	return fuse(lists, r.opts.Fusion, k), nil

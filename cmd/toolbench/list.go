@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -127,6 +128,9 @@ func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Durati
 			continue
 		}
 		fmt.Fprintf(w, "\n%s failed: %v\n", st.Name, st.Err)
+		if ie, ok := errors.AsType[*mcp.InputError](st.Err); ok {
+			fmt.Fprintf(w, "  give it with --input %s=VALUE\n", ie.ID)
+		}
 		if st.Stderr != "" {
 			fmt.Fprintf(w, "  stderr (tail):\n%s\n", indent(lastLines(st.Stderr, 10), "    "))
 		}

@@ -119,7 +119,7 @@ func TestListInputs(t *testing.T) {
   },
 }`)
 	code, stdout, stderr := runToolbench(t, "list", "--config", config)
-	if code != 1 || !strings.Contains(stdout, `input "token" has no value`) || !strings.Contains(stderr, "1 server failed: secret") {
+	if code != 1 || !strings.Contains(stdout, `input "token" has no value`) || !strings.Contains(stdout, "give it with --input token=VALUE") || !strings.Contains(stderr, "1 server failed: secret") {
 		t.Errorf("without --input: exit %d, want 1 naming the input and server\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runToolbench(t, "list", "--config", config, "--input", "token=hunter2")
