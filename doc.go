@@ -32,7 +32,7 @@
 // same config starts no server that has a cache entry, embeds one document
 // (to learn the embedder's dimension) and counts no tokens: on the 73
 // servers and 2,670 tools of the real catalog the first model request goes
-// out about 0.7 s after start (benchmarks/lazystart.sh). The cache holds
+// out about 0.5 s after start (benchmarks/lazystart.sh). The cache holds
 // tool metadata, vectors and counts, never an env or header value, a URL,
 // nor a query.
 //

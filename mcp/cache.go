@@ -57,23 +57,35 @@ func (h *Hub) setupCache() error {
 	if h.opts.IdleTimeout == 0 {
 		h.opts.IdleTimeout = defaultIdleTimeout
 	}
-	if h.opts.NoCache {
-		h.opts.CacheDir = ""
-		return nil
+	dir, err := h.opts.CacheFolder()
+	if err != nil {
+		h.opts.Logger.Warn("mcp: no cache folder; tool lists are not cached", "error", err)
 	}
-	if h.opts.CacheDir == "" {
-		dir, err := userCacheDir()
-		if err != nil {
-			h.opts.Logger.Warn("mcp: no cache folder; tool lists are not cached", "error", err)
-			h.opts.NoCache = true
-			return nil
-		}
-		h.opts.CacheDir = filepath.Join(dir, "toolsift")
-	}
-	if dir, err := filepath.Abs(h.opts.CacheDir); err == nil {
-		h.opts.CacheDir = dir
-	}
+	h.opts.CacheDir, h.opts.NoCache = dir, dir == ""
 	return nil
+}
+
+// CacheFolder returns the folder a Hub with these options keeps its cache
+// in: CacheDir, made absolute, or os.UserCacheDir()/toolsift when CacheDir
+// is empty; "" when NoCache is set or there is no user cache folder (the
+// error says why). toolsift.Open keeps what it derives from tool lists
+// (vectors, token costs) in the same folder.
+func (o HubOptions) CacheFolder() (string, error) {
+	if o.NoCache {
+		return "", nil
+	}
+	dir := o.CacheDir
+	if dir == "" {
+		d, err := userCacheDir()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(d, "toolsift")
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return dir, nil
 }
 
 func (h *Hub) catalogDir() string { return filepath.Join(h.opts.CacheDir, "catalog") }

@@ -556,3 +556,27 @@ func TestCacheStaleTempFiles(t *testing.T) {
 		t.Errorf("recent temporary file: %v, want it kept", err)
 	}
 }
+
+// TestCacheFolder: the folder a Hub caches in, as toolsift resolves it for
+// what it derives from tool lists.
+func TestCacheFolder(t *testing.T) {
+	home := t.TempDir()
+	defer mcp.SetUserCacheDir(home)()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		opts mcp.HubOptions
+		want string
+	}{
+		{mcp.HubOptions{}, filepath.Join(home, "toolsift")},
+		{mcp.HubOptions{CacheDir: "rel"}, filepath.Join(wd, "rel")},
+		{mcp.HubOptions{CacheDir: "/abs/dir"}, "/abs/dir"},
+		{mcp.HubOptions{CacheDir: "/abs/dir", NoCache: true}, ""},
+	} {
+		if got, err := c.opts.CacheFolder(); err != nil || got != c.want {
+			t.Errorf("%+v: %q, %v; want %q", c.opts, got, err, c.want)
+		}
+	}
+}

@@ -18,12 +18,10 @@ package retrieval
 // retriever's at K = 20).
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -298,39 +296,6 @@ func normFuse(lists []list, norm string, k int) []string {
 	return names[:min(k, len(names))]
 }
 
-// loadQualified reads a tools file; a catalog whose names repeat across
-// servers is named as a hub names it, server__name (toolbench eval does
-// the same).
-func loadQualified(path string) ([]tool.Tool, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	dup := false
-	var lines [][]byte
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		var r struct{ Server, Name string }
-		if json.Unmarshal(line, &r) == nil {
-			dup = dup || seen[r.Name]
-			seen[r.Name] = true
-		}
-		lines = append(lines, line)
-	}
-	if dup {
-		for i, line := range lines {
-			var m map[string]json.RawMessage
-			var r struct{ Server, Name string }
-			if json.Unmarshal(line, &m) == nil && json.Unmarshal(line, &r) == nil && r.Server != "" {
-				m["original_name"], _ = json.Marshal(r.Name)
-				m["name"], _ = json.Marshal(mcp.QualifiedName(r.Server, r.Name))
-				lines[i], _ = json.Marshal(m)
-			}
-		}
-	}
-	return dataset.ReadTools(bytes.NewReader(bytes.Join(lines, []byte("\n"))), path)
-}
-
 func TestEncoderFusion(t *testing.T) {
 	cacheDir := os.Getenv("TOOLSIFT_USE_CACHE")
 	if cacheDir == "" {
@@ -345,7 +310,7 @@ func TestEncoderFusion(t *testing.T) {
 	var report strings.Builder
 	fmt.Fprintf(&report, "\n%-16s %-34s %6s %6s %6s\n", "dataset", "signals", "R@1", "R@5", "R@10")
 	for _, ds := range fusionSets() {
-		tools, err := loadQualified(ds.tools)
+		tools, _, err := dataset.LoadToolsQualified(ds.tools, mcp.QualifiedName)
 		if err != nil {
 			t.Fatalf("dataset %s: %v", ds.name, err)
 		}

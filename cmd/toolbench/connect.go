@@ -60,16 +60,9 @@ func cacheFlags(fs *flag.FlagSet) (apply func(*mcp.HubOptions)) {
 func derivedStore(e *env, cache func(*mcp.HubOptions)) *cachefile.Store {
 	var o mcp.HubOptions
 	cache(&o)
-	if o.NoCache {
+	dir, err := o.CacheFolder()
+	if err != nil || dir == "" {
 		return nil
-	}
-	dir := o.CacheDir
-	if dir == "" {
-		d, err := cachefile.DefaultDir()
-		if err != nil {
-			return nil
-		}
-		dir = d
 	}
 	s := cachefile.NewStore(dir)
 	s.OnError = func(err error) { fmt.Fprintf(e.stderr, "warning: %v\n", err) }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"sync"
 )
@@ -30,17 +29,6 @@ type Store struct {
 	mu    sync.Mutex
 	files map[string]*File
 	dims  map[string]int // vector length per embedder, from its first vector
-}
-
-// DefaultDir is toolsift's cache folder when none is given:
-// os.UserCacheDir()/toolsift (on Linux ~/.cache/toolsift), the folder of
-// mcp's tool-list cache too.
-func DefaultDir() (string, error) {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, "toolsift"), nil
 }
 
 // NewStore returns the store in dir (created on the first Flush).

@@ -122,6 +122,56 @@ func LoadTools(path string) ([]tool.Tool, error) {
 	return ReadTools(f, path)
 }
 
+// LoadToolsQualified reads a tools.jsonl file like LoadTools, except that
+// when tool names repeat across servers (a catalog of many MCP servers),
+// every tool that has a server is renamed to qualify(server, name) — the
+// name a hub sends it under — with its own name kept as OriginalName.
+// shared counts the tools whose name another tool had before.
+func LoadToolsQualified(path string, qualify func(server, name string) string) (tools []tool.Tool, shared int, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("dataset: %w", err)
+	}
+	type rec struct{ Server, Name string }
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var r rec
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Name == "" {
+			continue // ReadTools reports it, with its line
+		}
+		if seen[r.Name] {
+			shared++
+		}
+		seen[r.Name] = true
+	}
+	if shared == 0 {
+		tools, err = ReadTools(bytes.NewReader(data), path)
+		return tools, 0, err
+	}
+	var out bytes.Buffer
+	sc = bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var m map[string]json.RawMessage
+		var r rec
+		if json.Unmarshal(line, &m) == nil && json.Unmarshal(line, &r) == nil && r.Server != "" && r.Name != "" {
+			m["original_name"], _ = json.Marshal(r.Name)
+			m["name"], _ = json.Marshal(qualify(r.Server, r.Name))
+			line, _ = json.Marshal(m)
+		}
+		out.Write(line) // one line out per line in, so errors keep their line numbers
+		out.WriteByte('\n')
+	}
+	if err := sc.Err(); err != nil {
+		return nil, 0, fmt.Errorf("dataset: %s: %w", path, err)
+	}
+	tools, err = ReadTools(&out, path)
+	return tools, shared, err
+}
+
 // LoadQueries reads a queries.jsonl file.
 func LoadQueries(path string) ([]Query, error) {
 	f, err := os.Open(path)

@@ -133,3 +133,39 @@ func TestSharedDatasets(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadToolsQualified: names are qualified only when they repeat across
+// servers, and then every tool with a server is, keeping its own name;
+// a bad line keeps its line number.
+func TestLoadToolsQualified(t *testing.T) {
+	dir := t.TempDir()
+	qualify := func(server, name string) string { return server + "__" + name }
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	unique := write("unique.jsonl", `{"server":"a","name":"x"}`+"\n"+`{"server":"b","name":"y"}`+"\n")
+	tools, shared, err := dataset.LoadToolsQualified(unique, qualify)
+	if err != nil || shared != 0 || tools[0].Name != "x" || tools[1].Name != "y" {
+		t.Fatalf("unique names: %v, %d, %v; want them as written", tools, shared, err)
+	}
+	repeated := write("repeated.jsonl", `{"server":"a","name":"x"}`+"\n"+`{"server":"b","name":"x"}`+"\n"+`{"name":"z"}`+"\n")
+	tools, shared, err = dataset.LoadToolsQualified(repeated, qualify)
+	if err != nil || shared != 1 {
+		t.Fatalf("repeated names: %v, %d, %v", tools, shared, err)
+	}
+	var got []string
+	for _, tl := range tools {
+		got = append(got, tl.Name+"/"+tl.OriginalName)
+	}
+	if want := "a__x/x b__x/x z/z"; strings.Join(got, " ") != want {
+		t.Errorf("names %q, want %q", strings.Join(got, " "), want)
+	}
+	bad := write("bad.jsonl", `{"server":"a","name":"x"}`+"\n"+`{"server":"b","name":"x"}`+"\n"+`{"server":`+"\n")
+	if _, _, err := dataset.LoadToolsQualified(bad, qualify); err == nil || !strings.Contains(err.Error(), "bad.jsonl:3") {
+		t.Errorf("bad line: %v, want an error naming bad.jsonl:3", err)
+	}
+}
