@@ -2,9 +2,10 @@ package toolsift_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/toolsift/toolsift/internal/npmtest"
 )
 
 // TestMain keeps the tool-list cache in a folder of this run, not the
@@ -20,26 +21,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// requireNPMServers returns the folder of the pinned reference servers. It
-// skips when they are not installed, except in CI, where their absence is a
-// failure (.ci/run installs them).
+// requireNPMServers returns the folder of the pinned reference servers
+// (see npmtest.Dir).
 func requireNPMServers(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("mcp", "testdata", "npm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not on PATH"
-	} else if _, err := os.Stat(filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")); err != nil {
-		missing = "reference servers not installed (run: cd mcp/testdata/npm && npm ci --ignore-scripts)"
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must install the npm reference servers: %s", missing)
-		}
-		t.Skip(missing)
-	}
-	return dir
+	return npmtest.Dir(t, filepath.Join("mcp", "testdata", "npm"))
 }

@@ -2,8 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,40 +10,22 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 )
 
 // npmServer returns the entry point of a reference MCP server installed in
-// mcp/testdata/npm by .ci/run (npm ci). Without it the test is skipped,
-// except in CI, where it must be there.
-func npmServer(t *testing.T, pkg, entry string) string {
-	t.Helper()
-	path, err := filepath.Abs(filepath.Join("..", "mcp", "testdata", "npm", "node_modules", "@modelcontextprotocol", pkg, entry))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, statErr := os.Stat(path)
-	_, nodeErr := exec.LookPath("node")
-	if statErr == nil && nodeErr == nil {
-		return path
-	}
-	msg := "reference MCP server " + pkg + " not installed (run: cd mcp/testdata/npm && npm ci)"
-	if nodeErr != nil {
-		msg = "node is not installed"
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s; CI must install it", msg)
-	}
-	t.Skip(msg)
-	return ""
+// mcp/testdata/npm by .ci/run (see npmtest.Dir).
+func npmServer(t *testing.T, pkg string) string {
+	return npmtest.Entry(npmtest.Dir(t, filepath.Join("..", "mcp", "testdata", "npm")), pkg)
 }
 
 // TestRunNPMServer runs the agent against the real "everything" reference
 // server over stdio.
 func TestRunNPMServer(t *testing.T) {
-	entry := npmServer(t, "server-everything", filepath.Join("dist", "index.js"))
+	entry := npmServer(t, "server-everything")
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	ts, err := toolsift.OpenConfig(ctx, &mcp.Config{Servers: map[string]mcp.ServerConfig{

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -19,28 +20,9 @@ import (
 // npm ci from the lockfile.
 const npmDir = "testdata/npm"
 
-// requireNPMServers skips when the reference servers are not installed,
-// except in CI, where their absence is a failure.
-func requireNPMServers(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(npmDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not on PATH"
-	} else if _, err := os.Stat(filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")); err != nil {
-		missing = "reference servers not installed (run: cd mcp/testdata/npm && npm ci --ignore-scripts)"
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must install the npm reference servers: %s", missing)
-		}
-		t.Skip(missing)
-	}
-	return dir
-}
+// requireNPMServers returns the folder of the reference servers (see
+// npmtest.Dir).
+func requireNPMServers(t *testing.T) string { return npmtest.Dir(t, npmDir) }
 
 func TestNPMReferenceServers(t *testing.T) {
 	dir := requireNPMServers(t)

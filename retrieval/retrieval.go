@@ -498,7 +498,7 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 	}
 	depth := max(r.opts.Depth, k)
 	filter := r.filter()
-	w := Weights{Lexical: 1, Vector: 1, Semantic: 1}
+	var w Weights
 	switch r.opts.Mode {
 	case Hybrid:
 		w = r.opts.Weights

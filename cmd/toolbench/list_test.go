@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolsift/toolsift/internal/npmtest"
 )
 
 // buildTestServer builds the mcp package's test MCP server.
@@ -136,22 +137,7 @@ func TestListInputs(t *testing.T) {
 // skips when the npm servers are not installed (CI installs them).
 func referenceConfig(t *testing.T) string {
 	t.Helper()
-	npm, err := filepath.Abs("../../mcp/testdata/npm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not on PATH"
-	} else if _, err := os.Stat(filepath.Join(npm, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")); err != nil {
-		missing = "reference servers not installed (run: cd mcp/testdata/npm && npm ci --ignore-scripts)"
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must install the npm reference servers: %s", missing)
-		}
-		t.Skip(missing)
-	}
+	npm := npmtest.Dir(t, "../../mcp/testdata/npm")
 	root := t.TempDir()
 	servers := map[string]any{
 		"everything": map[string]any{"command": "node", "args": []string{"node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}, "cwd": npm},
