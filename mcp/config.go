@@ -80,6 +80,11 @@ type ServerConfig struct {
 	// Disabled servers are not started.
 	Disabled bool
 
+	// AlwaysLoad ("alwaysLoad" in files, Claude Code's word) asks that the
+	// server's tools are always offered rather than found by search: the
+	// Hub does not read it; toolsift serve lists such tools from the start.
+	AlwaysLoad bool
+
 	// ProtocolVersion is the MCP revision sent in initialize (e.g.
 	// "2025-06-18"), or "latest" for the SDK's newest, probed with
 	// server/discover; empty means HubOptions.ProtocolVersion.

@@ -331,6 +331,12 @@ func (p *configParser) parseServer(m jmember) (ServerConfig, error) {
 		}
 		sc.Disabled = fv.b
 	}
+	if fv := fields["alwaysLoad"]; fv != nil {
+		if fv.kind != jBool {
+			return sc, p.errorf(fv.off, fctx("alwaysLoad"), "want true or false, got %s", fv.kind)
+		}
+		sc.AlwaysLoad = fv.b
+	}
 	if fv := fields["inheritEnv"]; fv != nil {
 		switch fv.kind {
 		case jBool:
@@ -353,7 +359,7 @@ func (p *configParser) parseServer(m jmember) (ServerConfig, error) {
 	for _, f := range v.members {
 		switch f.key {
 		case "command", "args", "env", "cwd", "url", "headers", "type", "transport", "envFile", "inheritEnv",
-			"allowedTools", "disabledTools", "timeout", "disabled", "protocolVersion":
+			"allowedTools", "disabledTools", "timeout", "disabled", "protocolVersion", "alwaysLoad":
 		default:
 			if !quietServerFields[f.key] {
 				p.warn(f.off, sctx, "unknown field %q ignored", f.key)

@@ -61,7 +61,7 @@ func TestLoadConfigClaudeDesktop(t *testing.T) {
 	    "remote": {"url": "https://example.invalid/mcp", "headers": {"Authorization": "Bearer ${TOOLSIFT_TOKEN}", "X-Pass": "pa$$word $HOME"}, "type": "streamable-http", "timeout": 45},
 	    "legacy": {"url": "http://127.0.0.1:9/sse", "transport": "sse", "timeout": "1m30s", "protocolVersion": "2024-11-05"},
 	    "picky": {"command": "srv", "allowedTools": ["get_*"], "disabledTools": ["get_secret"], "disabled": true, "autoApprove": ["x"], "color": "red", "description": null},
-	    "quiet": {"command": "srv", "args": null, "timeout": 0}
+	    "quiet": {"command": "srv", "args": null, "timeout": 0, "alwaysLoad": true}
 	  },
 	  "theme": "dark"
 	}`, nil)
@@ -73,7 +73,7 @@ func TestLoadConfigClaudeDesktop(t *testing.T) {
 		"remote": {URL: "https://example.invalid/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret", "X-Pass": "pa$$word $HOME"}, Type: "http", Timeout: 45 * time.Second},
 		"legacy": {URL: "http://127.0.0.1:9/sse", Type: "sse", Timeout: 90 * time.Second, ProtocolVersion: "2024-11-05"},
 		"picky":  {Command: "srv", AllowedTools: []string{"get_*"}, DisabledTools: []string{"get_secret"}, Disabled: true},
-		"quiet":  {Command: "srv"},
+		"quiet":  {Command: "srv", AlwaysLoad: true},
 	}
 	if diff := cmp.Diff(want, cfg.Servers, ignoreFuncs); diff != "" {
 		t.Errorf("Servers (-want +got):\n%s", diff)
