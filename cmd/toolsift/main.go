@@ -1,0 +1,148 @@
+// Command toolsift is one MCP server standing in for many: "toolsift serve
+// --config FILE" serves every server of FILE to Claude Desktop, Claude Code,
+// Cursor, VS Code, Codex or any MCP client, as a handful of tools:
+// search_tools finds the tools a task needs (fitted to a token budget), the
+// tools found join the client's list, call_tool calls any of them. Run it
+// without arguments for the usage; the README has each client's snippet.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// env is what a command may touch of the process, so that tests run it
+// in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// listening, when set, is told the HTTP address once serve listens.
+	listening func(addr string)
+}
+
+// errUsage means the arguments were wrong; the message has been printed.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	os.Exit(run(ctx, e, os.Args[1:]))
+}
+
+// run dispatches args to a subcommand and returns the exit code: 0, 1 for a
+// failure, 2 for wrong arguments.
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		usage(e.stderr)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage(e.stdout)
+		return 0
+	case "serve":
+		err = serve(ctx, e, args[1:])
+	default:
+		fmt.Fprintf(e.stderr, "toolsift: unknown command %q\n\n", args[0])
+		usage(e.stderr)
+		return 2
+	}
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintf(e.stderr, "toolsift %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, `toolsift serves many MCP servers as one, with the right tools for each task.
+
+Usage:
+  toolsift serve --config FILE [flags]   MCP server over stdio (or --listen ADDR for HTTP)
+
+Run "toolsift serve -h" for its flags.`)
+}
+
+// usageError prints why the arguments are wrong and where the usage is,
+// and returns errUsage (exit 2).
+func usageError(fs *flag.FlagSet, format string, a ...any) error {
+	fmt.Fprintf(fs.Output(), "toolsift %s: %s\nRun \"toolsift %s -h\" for the flags.\n", fs.Name(), fmt.Sprintf(format, a...), fs.Name())
+	return errUsage
+}
+
+// parseFlags parses flags wherever they stand among the arguments; a bad
+// flag is a usage error that says what was wrong, -h prints the usage and
+// returns flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	var pos []string
+	var err error
+	for {
+		if err = fs.Parse(args); err != nil {
+			break
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	fs.Usage = usage
+	fs.SetOutput(out)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return err
+	case err != nil:
+		return usageError(fs, "%s", flagProblem(err))
+	}
+	_ = fs.Parse(append([]string{"--"}, pos...))
+	return nil
+}
+
+// flagProblem words a flag error for a person.
+func flagProblem(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag --" + name
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "--" + name + " needs a value"
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		// invalid value "x" for flag -max-tools: parse error
+		if v, f, ok := strings.Cut(rest, " for flag -"); ok {
+			name, why, _ := strings.Cut(f, ": ")
+			switch {
+			case strings.Contains(why, "parse error") && strings.Contains(why, "time"),
+				strings.Contains(why, "duration"):
+				return fmt.Sprintf("--%s: %s is not a duration (such as 30s, 2m or 1h30m)", name, v)
+			case strings.Contains(why, "parse error"), strings.Contains(why, "value out of range"):
+				return fmt.Sprintf("--%s: %s is not a whole number", name, v)
+			}
+			return fmt.Sprintf("--%s: %s", name, why)
+		}
+	}
+	return msg
+}

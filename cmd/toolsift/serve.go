@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/think"
+)
+
+// tokenEnv holds the bearer token of serve --listen.
+const tokenEnv = "TOOLSIFT_SERVE_TOKEN"
+
+const serveSynopsis = `toolsift serve --config FILE [flags]
+
+Serves every MCP server of FILE as one MCP server, over stdio (the default, for
+desktop clients) or streamable HTTP at http://ADDR/mcp (--listen ADDR). FILE is
+any config toolsift reads: Claude Desktop's claude_desktop_config.json, Claude
+Code's .mcp.json, Cursor's .cursor/mcp.json, VS Code's .vscode/mcp.json.
+
+It lists search_tools (finds the tools a task needs, with their schemas fitted
+to --budget tokens), call_tool (calls any tool by name) and the pinned tools: a
+server's tools with "alwaysLoad": true in FILE, and --pin tools. Found tools join
+the session's list (tools/list_changed), at most --max-tools in all, the least
+recently used leaving first. Client limits: Cursor about 40 (80-100 in recent
+versions), VS Code 128 per request, OpenAI 128.
+
+Servers whose tools are in the cache start only when one of their tools is
+called, and stop after --idle-timeout. --listen needs a bearer token ($` + tokenEnv + `
+or --token-file) unless ADDR is loopback-only (127.0.0.1, ::1, localhost).
+Logs (one line per search and per call, never arguments) go to stderr.`
+
+// serve runs toolsift serve.
+func serve(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: %s\n\nFlags:\n", serveSynopsis)
+		fs.PrintDefaults()
+	}
+	config := fs.String("config", "", "MCP servers config `file` (required)")
+	listen := fs.String("listen", "", "serve streamable HTTP on `addr` (host:port) at /mcp instead of stdio")
+	tokenFile := fs.String("token-file", "", "`file` holding the bearer token for --listen (default $"+tokenEnv+")")
+	stateless := fs.Bool("stateless", false, "with --listen: no sessions (serves MCP 2026-07-28 too); found tools are called through call_tool")
+	maxTools := fs.Int("max-tools", proxy.DefaultMaxTools, "most tools on a session's list, pinned and found")
+	budget := fs.Int("budget", think.DefaultBudget, "most `tokens` of tool schemas in one search_tools answer")
+	var pins []string
+	fs.Func("pin", "list this tool from the start (`name` as listed, server__tool, or a glob; repeatable, or comma-separated)", func(s string) error {
+		for p := range strings.SplitSeq(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				pins = append(pins, p)
+			}
+		}
+		return nil
+	})
+	cacheDir := fs.String("cache-dir", "", "`folder` of the tool-list cache (default the user cache folder's toolsift)")
+	noCache := fs.Bool("no-cache", false, "neither read nor write the cache: every server starts now")
+	idle := fs.Duration("idle-timeout", 5*time.Minute, "stop a server not called for this long (negative: never)")
+	sessionTimeout := fs.Duration("session-timeout", 30*time.Minute, "with --listen: close an HTTP session idle this long (0: never)")
+	inputs := map[string]string{}
+	fs.Func("input", "value of a config's ${input:`ID`}, as ID=VALUE (repeatable)", func(s string) error {
+		id, value, ok := strings.Cut(s, "=")
+		switch {
+		case !ok:
+			return errors.New("want ID=VALUE, without the value shown here")
+		case id == "":
+			return errors.New("want ID=VALUE, got no ID before =")
+		}
+		inputs[id] = value
+		return nil
+	})
+	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
+	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError(fs, "unexpected argument %q (the config file goes after --config)", fs.Arg(0))
+	case *config == "":
+		return usageError(fs, "--config is required")
+	case *maxTools < 3:
+		return usageError(fs, "--max-tools %d: want at least 3 (search_tools, call_tool and one more)", *maxTools)
+	case *budget < 1:
+		return usageError(fs, "--budget %d: want a positive number of tokens", *budget)
+	case *listen == "" && (*tokenFile != "" || *stateless):
+		return usageError(fs, "--token-file and --stateless need --listen")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return usageError(fs, "--log-level %q: want debug, info, warn or error", *logLevel)
+	}
+	token := ""
+	if *listen != "" {
+		if _, _, err := net.SplitHostPort(*listen); err != nil {
+			return usageError(fs, "--listen %q: want host:port (127.0.0.1:8080, :8080): %v", *listen, err)
+		}
+		var err error
+		if token, err = readToken(e, *tokenFile); err != nil {
+			return err
+		}
+		if token == "" && !proxy.LoopbackOnly(*listen) {
+			return usageError(fs, "--listen %s accepts connections from other machines: set $%s or --token-file (or listen on 127.0.0.1)", *listen, tokenEnv)
+		}
+	}
+
+	hopts := &slog.HandlerOptions{Level: level}
+	var handler slog.Handler = slog.NewTextHandler(e.stderr, hopts)
+	if *logJSON {
+		handler = slog.NewJSONHandler(e.stderr, hopts)
+	}
+	log := slog.New(handler)
+
+	start := time.Now()
+	cfg, err := mcp.LoadConfigWith(*config, &mcp.LoadOptions{Inputs: inputs})
+	if err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("config", "warning", w)
+	}
+	var alwaysLoad []string
+	for name, sc := range cfg.Servers {
+		if sc.AlwaysLoad && !sc.Disabled {
+			alwaysLoad = append(alwaysLoad, name)
+		}
+	}
+	slices.Sort(alwaysLoad)
+	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
+		Hub:    mcp.HubOptions{CacheDir: *cacheDir, NoCache: *noCache, IdleTimeout: *idle},
+		Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer ts.Close()
+	started := 0
+	for _, st := range ts.Status() {
+		switch st.State {
+		case mcp.StateReady:
+			started++
+		case mcp.StateLazy, mcp.StateDisabled:
+		default:
+			log.Warn("server not ready", "server", st.Name, "state", st.State, "error", st.Err)
+		}
+	}
+	px, err := proxy.New(ts, &proxy.Options{
+		MaxTools:      *maxTools,
+		Budget:        *budget,
+		PinnedServers: alwaysLoad,
+		PinnedTools:   pins,
+		Static:        *stateless,
+		Version:       version(),
+		Logger:        log,
+	})
+	if err != nil {
+		return err
+	}
+	for _, w := range px.Warnings() {
+		log.Warn("pin", "warning", w)
+	}
+	log.Info("ready", "servers", len(cfg.Servers), "started", started, "tools", len(ts.Tools()),
+		"pinned", len(px.Pinned()), "duration", time.Since(start))
+
+	if *listen == "" {
+		t := &sdk.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+		err := px.NewServer().Run(ctx, t)
+		if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			return nil // the client went away or we were stopped: a normal end
+		}
+		return err
+	}
+	return serveHTTP(ctx, e, log, px, *listen, &proxy.HTTPOptions{Token: token, Stateless: *stateless, SessionTimeout: *sessionTimeout})
+}
+
+// serveHTTP serves px at http://addr/mcp until ctx ends.
+func serveHTTP(ctx context.Context, e *env, log *slog.Logger, px *proxy.Proxy, addr string, o *proxy.HTTPOptions) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", px.Handler(o))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	url := "http://" + ln.Addr().String() + "/mcp"
+	log.Info("listening", "url", url, "token", o.Token != "", "stateless", o.Stateless)
+	if e.listening != nil {
+		e.listening(ln.Addr().String())
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shut)
+	_ = srv.Close()
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// readToken returns the bearer token from file, or else from the
+// environment; empty when neither is set. A file that is named but empty
+// is an error: the user meant to set a token.
+func readToken(e *env, file string) (string, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		t := strings.TrimSpace(string(b))
+		if t == "" {
+			return "", fmt.Errorf("--token-file %s is empty", file)
+		}
+		return t, nil
+	}
+	return strings.TrimSpace(e.getenv(tokenEnv)), nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// version is the module version when built by go install, else "devel".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

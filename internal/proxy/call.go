@@ -1,0 +1,94 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// callArgs are call_tool's arguments.
+type callArgs struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// callTool answers call_tool: any tool of the catalog, listed or not.
+func (s *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	var a callArgs
+	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &a); err != nil {
+		return errorResult("call_tool: arguments: %v", err), nil
+	}
+	a.Name = strings.TrimSpace(a.Name)
+	if a.Name == "" {
+		return errorResult("call_tool: name is empty: give a tool's name as search_tools returned it"), nil
+	}
+	if a.Name == SearchToolName || a.Name == CallToolName {
+		return errorResult("call_tool: %s is this server's own tool: call it directly", a.Name), nil
+	}
+	s.touch(a.Name)
+	return s.p.call(ctx, req.Session, a.Name, orEmpty(a.Arguments)), nil
+}
+
+// callListed answers a call of a listed upstream tool (pinned or found).
+func (s *session) callListed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	s.touch(req.Params.Name)
+	return s.p.call(ctx, req.Session, req.Params.Name, orEmpty(req.Params.Arguments)), nil
+}
+
+// call calls an upstream tool through the Toolset and logs one line: server,
+// tool, duration and outcome, never the arguments or the result. A failure
+// is a result with isError set whose text names the tool and server, so
+// that the model sees what happened.
+func (p *Proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) *sdk.CallToolResult {
+	start := time.Now()
+	t, known := p.ts.Get(name)
+	res, err := p.ts.Call(ctx, name, args)
+	outcome := "ok"
+	switch {
+	case err != nil && errors.Is(err, tool.ErrUnknown):
+		outcome = "unknown"
+	case err != nil && errors.Is(err, tool.ErrUnavailable):
+		outcome = "unavailable"
+	case err != nil && errors.Is(err, tool.ErrInvalidArguments):
+		outcome = "invalid-arguments"
+	case err != nil && ctx.Err() != nil:
+		outcome = "cancelled"
+	case err != nil:
+		outcome = "error"
+	case res.IsError:
+		outcome = "tool-error"
+	}
+	attrs := []any{"tool", name, "outcome", outcome, "duration", time.Since(start)}
+	if known {
+		attrs = append(attrs, "server", t.Server, "upstream_tool", t.OriginalName)
+	}
+	if err != nil {
+		attrs = append(attrs, "error", err)
+	}
+	p.logger(ss).Info("call", attrs...)
+	if err != nil {
+		msg := err.Error()
+		if errors.Is(err, tool.ErrUnknown) {
+			msg += "; call search_tools to find the tool you need"
+		}
+		return errorResult("%s", msg)
+	}
+	return result(res)
+}
+
+// result is an upstream call's result as the proxy returns it.
+func result(res tool.Result) *sdk.CallToolResult {
+	out := &sdk.CallToolResult{
+		Content: []sdk.Content{&sdk.TextContent{Text: res.Content}},
+		IsError: res.IsError,
+	}
+	if len(res.Structured) > 0 {
+		out.StructuredContent = res.Structured
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTPOptions configure Handler.
+type HTTPOptions struct {
+	// Token, when not empty, is the bearer token every request must carry
+	// (Authorization: Bearer TOKEN). It is compared in constant time and
+	// never logged.
+	Token string
+	// Stateless serves without sessions: each request is answered on its
+	// own, which is what MCP revision 2026-07-28 speaks (the go-sdk serves
+	// that revision only statelessly). There is no session to keep a list
+	// for, so the Proxy should be made with Options.Static.
+	Stateless bool
+	// SessionTimeout closes a session idle that long; zero means never.
+	SessionTimeout time.Duration
+}
+
+// Handler returns the streamable HTTP handler of the proxy: one session,
+// with its own list, per client (or none, with Stateless).
+func (p *Proxy) Handler(o *HTTPOptions) http.Handler {
+	var opts HTTPOptions
+	if o != nil {
+		opts = *o
+	}
+	var h http.Handler
+	if opts.Stateless {
+		srv := p.NewServer()
+		h = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+			Stateless: true,
+			Logger:    p.log,
+		})
+	} else {
+		// The SDK asks for a server on every request (once to learn the
+		// protocol versions it speaks, once more when the request opens a
+		// session), so one server is made per request that has no session
+		// yet, and a shared one answers the rest.
+		shared := p.NewServer()
+		h = sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+			if r.Header.Get("Mcp-Session-Id") != "" {
+				return shared
+			}
+			if slot, ok := r.Context().Value(serverSlotKey{}).(*serverSlot); ok {
+				slot.once.Do(func() { slot.srv = p.NewServer() })
+				return slot.srv
+			}
+			return p.NewServer()
+		}, &sdk.StreamableHTTPOptions{
+			Logger:         p.log,
+			SessionTimeout: opts.SessionTimeout,
+		})
+		inner := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverSlotKey{}, &serverSlot{})))
+		})
+	}
+	if opts.Token != "" {
+		h = requireBearer(opts.Token, h)
+	}
+	return h
+}
+
+type serverSlotKey struct{}
+
+// serverSlot holds the server made for one HTTP request.
+type serverSlot struct {
+	once sync.Once
+	srv  *sdk.Server
+}
+
+// requireBearer refuses requests without the bearer token with 401. Both
+// sides are hashed first, so the comparison takes the same time whatever
+// the token's length and content.
+func requireBearer(token string, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		scheme, got, _ := strings.Cut(auth, " ")
+		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+		ok := subtle.ConstantTimeCompare(sum[:], want[:]) == 1
+		if !strings.EqualFold(scheme, "Bearer") || !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolsift"`)
+			http.Error(w, "401 unauthorized: this toolsift serve needs its bearer token (Authorization: Bearer ...)", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// LoopbackOnly reports whether a listen address (host:port) accepts
+// connections from this machine only: a loopback IP, or "localhost". An
+// empty host listens on every interface.
+func LoopbackOnly(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

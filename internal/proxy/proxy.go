@@ -1,0 +1,288 @@
+// Package proxy is the MCP server of toolsift serve: one server standing in
+// for every server of a Toolset. It lists a handful of tools (search_tools,
+// call_tool and the pinned tools); the tools search_tools finds join the
+// list of the session that searched (tools/list_changed), up to a cap, the
+// least recently used leaving first. Calls go to the Toolset, which routes
+// them to the upstream server (starting a lazy one on its first call).
+//
+// One go-sdk server is made per client session (Proxy.NewServer), so each
+// session has its own list: stdio has one session, streamable HTTP one per
+// client (Proxy.Handler). The package is internal: it is toolsift serve's,
+// and its surface speaks go-sdk types.
+package proxy
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"regexp"
+	"slices"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// Names of the proxy's own tools.
+const (
+	SearchToolName = "search_tools"
+	CallToolName   = "call_tool"
+)
+
+// DefaultMaxTools is the default cap on one session's list: Cursor warns
+// above 40 tools (and drops tools past its limit), VS Code refuses more than
+// 128 per request, OpenAI's API 128.
+const DefaultMaxTools = 40
+
+// DefaultK is how many tools search_tools returns unless asked for another
+// number; MaxK is the most it returns.
+const (
+	DefaultK = 5
+	MaxK     = 20
+)
+
+// ErrOptions reports invalid Options.
+var ErrOptions = errors.New("proxy: invalid options")
+
+// validName is the rule every listed name must satisfy (Claude Desktop
+// rejects others, and OpenAI's function names follow it).
+var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Options configure a Proxy. The zero value (or nil) gives the defaults.
+type Options struct {
+	// MaxTools caps the tools of one session's list: its own two, the pinned
+	// ones and the found ones. Default DefaultMaxTools. Pinned tools are
+	// listed even past the cap (a warning says so); found tools fill what is
+	// left, the least recently used leaving first.
+	MaxTools int
+	// Budget is the most tokens the tool schemas of one search_tools answer
+	// may cost (counted by the Toolset's tokenizer as the model is sent
+	// them); tools are compressed before they are left out. Default
+	// think.DefaultBudget.
+	Budget int
+	// PinnedServers lists servers whose every tool is listed from the start
+	// ("alwaysLoad": true in the config file); PinnedTools lists tools by
+	// name (as listed: "server__tool") or path.Match glob. A pin that
+	// matches nothing is a warning naming it (see Warnings).
+	PinnedServers, PinnedTools []string
+	// Static keeps every session's list fixed (the proxy's own tools and the
+	// pinned ones): found tools are called through call_tool. For stateless
+	// HTTP, where there is no session to keep a list for.
+	Static bool
+	// Name and Version are what the proxy says it is in initialize.
+	Name, Version string
+	// Logger gets one line per search and per call (never arguments, results
+	// or secrets) and the session's comings and goings; nil discards them.
+	Logger *slog.Logger
+}
+
+// A Proxy serves a Toolset as MCP servers. It is safe for concurrent use.
+type Proxy struct {
+	ts       *toolsift.Toolset
+	opts     Options
+	log      *slog.Logger
+	pinned   []tool.Tool // sorted by name
+	warnings []string
+}
+
+// New returns a Proxy over ts. It fails on invalid Options; pins that match
+// nothing are warnings (Warnings), not errors.
+func New(ts *toolsift.Toolset, opts *Options) (*Proxy, error) {
+	if ts == nil {
+		return nil, fmt.Errorf("%w: nil Toolset", ErrOptions)
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case o.MaxTools < 0:
+		return nil, fmt.Errorf("%w: MaxTools = %d, want > 0", ErrOptions, o.MaxTools)
+	case o.MaxTools == 0:
+		o.MaxTools = DefaultMaxTools
+	}
+	switch {
+	case o.Budget < 0:
+		return nil, fmt.Errorf("%w: Budget = %d, want > 0", ErrOptions, o.Budget)
+	case o.Budget == 0:
+		o.Budget = think.DefaultBudget
+	}
+	for _, p := range o.PinnedTools {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("%w: pinned tool %q: %w", ErrOptions, p, err)
+		}
+	}
+	if o.Name == "" {
+		o.Name = "toolsift"
+	}
+	if o.Version == "" {
+		o.Version = "devel"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Proxy{ts: ts, opts: o, log: o.Logger}
+	p.pin()
+	return p, nil
+}
+
+// pin resolves the pinned servers and tools against the catalog.
+func (p *Proxy) pin() {
+	all := p.ts.Tools()
+	seen := map[string]bool{}
+	add := func(t tool.Tool) {
+		if !seen[t.Name] {
+			seen[t.Name] = true
+			p.pinned = append(p.pinned, t)
+		}
+	}
+	for _, s := range p.opts.PinnedServers {
+		n := 0
+		for _, t := range all {
+			if t.Server == s {
+				add(t)
+				n++
+			}
+		}
+		if n == 0 {
+			p.warnings = append(p.warnings, fmt.Sprintf("alwaysLoad server %q has no tools (is it connected?)", s))
+		}
+	}
+	for _, pat := range p.opts.PinnedTools {
+		n := 0
+		for _, t := range all {
+			if ok, _ := path.Match(pat, t.Name); ok || pat == t.Name {
+				add(t)
+				n++
+			}
+		}
+		if n == 0 {
+			p.warnings = append(p.warnings, fmt.Sprintf("pinned tool %q matches no tool", pat))
+		}
+	}
+	slices.SortFunc(p.pinned, func(a, b tool.Tool) int { return cmp.Compare(a.Name, b.Name) })
+	if fixed := 2 + len(p.pinned); fixed > p.opts.MaxTools {
+		p.warnings = append(p.warnings, fmt.Sprintf("%d pinned tools and search_tools and call_tool make %d, more than the cap of %d tools: no room for found tools", len(p.pinned), fixed, p.opts.MaxTools))
+	}
+}
+
+// Warnings lists the pins that match nothing and a cap too small for them.
+func (p *Proxy) Warnings() []string { return slices.Clone(p.warnings) }
+
+// Pinned returns the names of the pinned tools, sorted.
+func (p *Proxy) Pinned() []string {
+	out := make([]string, len(p.pinned))
+	for i, t := range p.pinned {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// NewServer returns a server for one client session: Run it on a transport
+// (stdio) or give it to a streamable HTTP handler for one session.
+func (p *Proxy) NewServer() *sdk.Server {
+	s := &session{p: p}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &sdk.ServerOptions{
+		Instructions: instructions,
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: !p.opts.Static}},
+		Logger:       p.log,
+	})
+	s.srv.AddTool(searchTool(), s.search)
+	s.srv.AddTool(callTool(), s.callTool)
+	for _, t := range p.pinned {
+		if st, ok := sdkTool(t); ok {
+			s.srv.AddTool(st, s.callListed)
+		}
+	}
+	return s.srv
+}
+
+const instructions = "This server stands in for many MCP servers. Call search_tools with what you need to do; " +
+	"the tools it finds are added to your tool list, or call them through call_tool."
+
+func searchTool() *sdk.Tool {
+	return &sdk.Tool{
+		Name:  SearchToolName,
+		Title: "Search tools",
+		Description: "Search every tool of the connected MCP servers by what you need to do. " +
+			"Returns the best matching tools with their server, score and input schema. " +
+			"They join your tool list; you can also call any of them through call_tool.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"What the tool should do, in a few words (for example: create a calendar event)."},` +
+			fmt.Sprintf(`"k":{"type":"integer","description":"How many tools to return (1-%d, default %d).","minimum":1,"maximum":%d}},`, MaxK, DefaultK, MaxK) +
+			`"required":["query"],"additionalProperties":false}`),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+	}
+}
+
+func callTool() *sdk.Tool {
+	return &sdk.Tool{
+		Name:  CallToolName,
+		Title: "Call a tool",
+		Description: "Call a tool that search_tools found, by its name, with its arguments. " +
+			"Use it when the tool is not in your tool list.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"name":{"type":"string","description":"The tool's name as search_tools gave it."},` +
+			`"arguments":{"type":"object","description":"The tool's arguments, as its input schema says."}},` +
+			`"required":["name"],"additionalProperties":false}`),
+	}
+}
+
+// sdkTool is t as the proxy lists it. ok is false when t cannot be listed:
+// a name outside ^[a-zA-Z0-9_-]{1,64}$ or an input schema that is not an
+// object schema (the SDK would refuse it, and so would clients).
+func sdkTool(t tool.Tool) (*sdk.Tool, bool) {
+	if !validName.MatchString(t.Name) {
+		return nil, false
+	}
+	schema, ok := objectSchema(t.InputSchema)
+	if !ok {
+		return nil, false
+	}
+	st := &sdk.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}
+	if a := t.Annotations; a != nil {
+		st.Annotations = &sdk.ToolAnnotations{
+			DestructiveHint: a.DestructiveHint,
+			OpenWorldHint:   a.OpenWorldHint,
+			ReadOnlyHint:    a.ReadOnlyHint != nil && *a.ReadOnlyHint,
+			IdempotentHint:  a.IdempotentHint != nil && *a.IdempotentHint,
+		}
+	}
+	return st, true
+}
+
+// objectSchema returns schema with "type":"object" when it is an object
+// schema (an absent type is taken as object), or ok false.
+func objectSchema(schema json.RawMessage) (json.RawMessage, bool) {
+	if len(schema) == 0 {
+		return json.RawMessage(`{"type":"object"}`), true
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &m); err != nil || m == nil {
+		return nil, false
+	}
+	typ, has := m["type"]
+	if !has {
+		m["type"] = json.RawMessage(`"object"`)
+		out, err := json.Marshal(m)
+		return out, err == nil
+	}
+	var s string
+	if json.Unmarshal(typ, &s) != nil || s != "object" {
+		return nil, false
+	}
+	return schema, true
+}
+
+// logger is the Proxy's logger, with the session's ID when it has one
+// (streamable HTTP).
+func (p *Proxy) logger(s *sdk.ServerSession) *slog.Logger {
+	if s == nil || s.ID() == "" {
+		return p.log
+	}
+	return p.log.With("session", s.ID())
+}

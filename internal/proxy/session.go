@@ -1,0 +1,101 @@
+package proxy
+
+import (
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// session is one client session's state: its server and the found tools on
+// its list, by last use. The proxy's own tools and the pinned ones are
+// always listed and not counted here.
+type session struct {
+	p   *Proxy
+	srv *sdk.Server
+
+	mu    sync.Mutex
+	found map[string]uint64 // found tool → tick of its last use
+	tick  uint64
+}
+
+// room is how many found tools a list may hold.
+func (s *session) room() int {
+	return max(0, s.p.opts.MaxTools-2-len(s.p.pinned))
+}
+
+// list puts tools (best first) on the session's list, touching those already
+// there, and evicts the least recently used found tools beyond the cap. It
+// returns the names added and evicted. The SDK server debounces the
+// tools/list_changed notification of the additions and removals into one.
+func (s *session) list(tools []tool.Tool) (added, evicted []string) {
+	if s.p.opts.Static {
+		return nil, nil
+	}
+	pinned := map[string]bool{}
+	for _, t := range s.p.pinned {
+		pinned[t.Name] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.found == nil {
+		s.found = map[string]uint64{}
+	}
+	room := s.room()
+	var fresh []*sdk.Tool
+	freshName := map[string]bool{}
+	// The best tool is touched last, so that it is the most recent.
+	for i := len(tools) - 1; i >= 0; i-- {
+		t := tools[i]
+		if pinned[t.Name] || room == 0 {
+			continue
+		}
+		s.tick++
+		if _, ok := s.found[t.Name]; ok {
+			s.found[t.Name] = s.tick
+			continue
+		}
+		st, ok := sdkTool(t)
+		if !ok {
+			continue
+		}
+		s.found[t.Name] = s.tick
+		fresh = append(fresh, st)
+		freshName[t.Name] = true
+	}
+	for len(s.found) > room {
+		var oldest string
+		var at uint64
+		for n, tk := range s.found {
+			if oldest == "" || tk < at {
+				oldest, at = n, tk
+			}
+		}
+		delete(s.found, oldest)
+		if freshName[oldest] {
+			delete(freshName, oldest) // never listed: more found than room
+			continue
+		}
+		evicted = append(evicted, oldest)
+	}
+	if len(evicted) > 0 {
+		s.srv.RemoveTools(evicted...)
+	}
+	for _, st := range fresh {
+		if freshName[st.Name] {
+			s.srv.AddTool(st, s.callListed)
+			added = append(added, st.Name)
+		}
+	}
+	return added, evicted
+}
+
+// touch marks a found tool as used now.
+func (s *session) touch(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.found[name]; ok {
+		s.tick++
+		s.found[name] = s.tick
+	}
+}
