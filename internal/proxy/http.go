@@ -40,7 +40,7 @@ func (p *Proxy) Handler(o *HTTPOptions) http.Handler {
 		srv := p.NewServer()
 		h = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 			Stateless: true,
-			Logger:    p.log,
+			Logger:    p.sdkLog,
 		})
 	} else {
 		// The SDK asks for a server on every request (once to learn the
@@ -58,7 +58,7 @@ func (p *Proxy) Handler(o *HTTPOptions) http.Handler {
 			}
 			return p.NewServer()
 		}, &sdk.StreamableHTTPOptions{
-			Logger:         p.log,
+			Logger:         p.sdkLog,
 			SessionTimeout: opts.SessionTimeout,
 		})
 		inner := h

@@ -13,6 +13,7 @@ package proxy
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,7 +86,8 @@ type Proxy struct {
 	ts       *toolsift.Toolset
 	opts     Options
 	log      *slog.Logger
-	pinned   []tool.Tool // sorted by name
+	sdkLog   *slog.Logger // the SDK's: warnings and errors only
+	pinned   []tool.Tool  // sorted by name
 	warnings []string
 }
 
@@ -125,7 +127,7 @@ func New(ts *toolsift.Toolset, opts *Options) (*Proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Proxy{ts: ts, opts: o, log: o.Logger}
+	p := &Proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()})}
 	p.pin()
 	return p, nil
 }
@@ -189,7 +191,7 @@ func (p *Proxy) NewServer() *sdk.Server {
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: !p.opts.Static}},
-		Logger:       p.log,
+		Logger:       p.sdkLog,
 	})
 	s.srv.AddTool(searchTool(), s.search)
 	s.srv.AddTool(callTool(), s.callTool)
@@ -286,3 +288,14 @@ func (p *Proxy) logger(s *sdk.ServerSession) *slog.Logger {
 	}
 	return p.log.With("session", s.ID())
 }
+
+// warnOnly passes on warnings and errors only: the SDK logs every session's
+// start at Info.
+type warnOnly struct{ slog.Handler }
+
+func (h warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h warnOnly) WithAttrs(a []slog.Attr) slog.Handler { return warnOnly{h.Handler.WithAttrs(a)} }
+func (h warnOnly) WithGroup(n string) slog.Handler      { return warnOnly{h.Handler.WithGroup(n)} }
