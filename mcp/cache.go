@@ -20,7 +20,7 @@ import (
 
 // catalogFormat is the version of the cache entry layout; an entry of
 // another version is ignored and rewritten.
-const catalogFormat = 1
+const catalogFormat = 2
 
 // userCacheDir is os.UserCacheDir; tests replace it so that they never
 // touch the user's cache.

@@ -82,7 +82,10 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	defer context.AfterFunc(h.life, func() { cancel(ErrClosed) })()
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: orig, Arguments: args})
+	params := &sdk.CallToolParams{Name: orig, Arguments: args}
+	ctx, end := h.begin(ctx, s, name, params) // progress, server requests; see callctx.go
+	defer end()
+	res, err := cs.CallTool(ctx, params)
 	if err != nil {
 		switch {
 		case h.life.Err() != nil:
@@ -98,10 +101,11 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 		if errors.As(err, &rpcErr) {
 			// The server answered, with an error instead of a result
 			// (unknown arguments, a thrown exception): data for the model.
-			return tool.Result{Content: "error: " + rpcErr.Message, IsError: true}, nil
+			return render(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "error: " + rpcErr.Message}}, IsError: true}), nil
 		}
 		return tool.Result{}, fmt.Errorf("%w: call %s (server %s): %w", ErrServerUnavailable, name, s.name, err)
 	}
+	h.noteLinks(s, res)
 	return render(res), nil
 }
 
@@ -157,6 +161,7 @@ func render(res *sdk.CallToolResult) tool.Result {
 		}
 	}
 	out.Content = strings.Join(parts, "\n")
+	out.Raw = rawResultOf(res)
 	return out
 }
 

@@ -104,7 +104,7 @@ func (h *Hub) apply(s *server, ch tool.Change) {
 }
 
 func sameTool(a, b tool.Tool) bool {
-	if a.Hash != b.Hash || a.Title != b.Title {
+	if a.Hash != b.Hash || a.Title != b.Title || canonical(a.OutputSchema) != canonical(b.OutputSchema) {
 		return false
 	}
 	ja, _ := json.Marshal(a.Annotations)
@@ -133,14 +133,15 @@ func convertTool(server, qualified string, t *sdk.Tool) (_ tool.Tool, warn strin
 		Title:        t.Title,
 		Description:  t.Description,
 		InputSchema:  schema,
+		OutputSchema: outputSchema(t.OutputSchema),
 	}
 	if a := t.Annotations; a != nil {
 		if out.Title == "" {
 			out.Title = a.Title
 		}
+		ann := tool.Annotations{Title: a.Title}
 		// The SDK decodes the two non-pointer hints as false when absent,
 		// so only a true value says anything.
-		var ann tool.Annotations
 		if a.ReadOnlyHint {
 			ann.ReadOnlyHint = new(true)
 		}
@@ -211,4 +212,17 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// outputSchema returns a tool's output schema as JSON, or nil when it has
+// none or it cannot be encoded (it is the server's to validate, not ours).
+func outputSchema(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return nil
+	}
+	return b
 }

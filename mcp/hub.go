@@ -128,6 +128,17 @@ type HubOptions struct {
 	// around it, return only when every server is done, and Open's caller
 	// has no Hub to poll until then.
 	Progress func(Progress)
+
+	// ClientRequests, if set, answers the requests servers send their
+	// client (sampling, elicitation, roots) that it declares; the others
+	// are declined with a JSON-RPC error saying so. See ClientRequests.
+	ClientRequests ClientRequests
+
+	// OnListChange, if set, is told when a server's resources or prompts
+	// changed (see ListChange), after Resources and Prompts show the new
+	// lists. Calls are one at a time, from the server's supervisor: it may
+	// call the Hub, but a slow one delays that server's next change.
+	OnListChange func(ListChange)
 }
 
 // Progress counts a Hub's servers by how far their connection got (see
@@ -225,6 +236,8 @@ type Hub struct {
 	// calls.
 	changeMu   sync.Mutex
 	progressMu sync.Mutex
+
+	pt passthru // requests in flight: progress, server→client requests
 }
 
 // server is one configured server and what the Hub knows of it. All fields
@@ -254,6 +267,7 @@ type server struct {
 	// its next connection announces them all as added.
 	removed bool
 	lazy    lazyServer // the cache and lazy starts; see lazy.go
+	feat    features   // resources and prompts; see features.go
 }
 
 // NewHub returns a Hub for the servers in cfg (nil means none). It starts

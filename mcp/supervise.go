@@ -47,6 +47,7 @@ func (h *Hub) supervise(s *server) {
 		readyAt := time.Now()
 		h.apply(s, h.setReady(s, cs, att, tools, info, elapsed))
 		h.storeCatalog(s)
+		h.listFeatures(s, cs, featResources|featPrompts)
 		if first {
 			h.attempted(s)
 			first = false
@@ -77,6 +78,8 @@ func (h *Hub) supervise(s *server) {
 				}
 			case done := <-s.refresh:
 				done <- h.relist(s, cs)
+			case <-s.feat.signal():
+				h.listFeatures(s, cs, s.feat.take())
 			case err := <-ended:
 				why = err
 				break serve
@@ -169,18 +172,7 @@ func (h *Hub) connectAndList(s *server) (*sdk.ClientSession, *attempt, []*sdk.To
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(h.life, h.connectTimeout(s))
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "toolsift", Version: "0.1.0"}, &sdk.ClientOptions{
-		Logger: h.opts.Logger,
-		// No roots: servers such as server-filesystem would otherwise ask
-		// for them and replace their configured folders with ours.
-		Capabilities: &sdk.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			select {
-			case s.relist <- struct{}{}:
-			default:
-			}
-		},
-	})
+	client := h.newClient(s) // see clientreq.go
 	cs, att, keep, err := h.connectSession(ctx, s.name, s.cfg, client)
 	defer keep()
 	if err != nil {

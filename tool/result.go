@@ -18,6 +18,12 @@ type Result struct {
 	IsError bool
 	// Structured is the result's structuredContent, if any.
 	Structured json.RawMessage
+	// Raw is the call's result as an MCP CallToolResult object (content
+	// blocks with their annotations and data, structuredContent, _meta,
+	// isError), for a proxy to forward unchanged. Sources fill it for every
+	// call that returns no error; when the server answered with a
+	// JSON-RPC error instead, Raw is the isError result carrying Content.
+	Raw json.RawMessage
 }
 
 // Errors a call can fail with, whatever serves the tool. Sources (mcp.Hub,

@@ -21,6 +21,11 @@ type Tool struct {
 	Title        string          `json:"title,omitempty"`
 	Description  string          `json:"description,omitempty"`
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	// OutputSchema is the JSON schema of the tool's structured results
+	// (MCP outputSchema), when the server gives one. It is not sent to the
+	// model, so it is not part of Hash; mcp.Hub still reports a tool whose
+	// output schema changed as changed.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Annotations  *Annotations    `json:"annotations,omitempty"`
 
 	// Hash is the content hash of Name, Description and InputSchema as
@@ -30,20 +35,25 @@ type Tool struct {
 	Hash string `json:"hash,omitempty"`
 }
 
-// Annotations are the MCP tool hints worth keeping for ranking and display.
-// A nil pointer means the server did not say.
+// Annotations are the MCP tool annotations: hints worth keeping for ranking
+// and display, and the title given there. A nil pointer means the server did
+// not say; readOnlyHint and idempotentHint default to false, so false is
+// kept as nil.
 type Annotations struct {
-	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
 }
 
 // ContentHash returns the hex SHA-256 of the tool's name, description and
 // input schema. The schema is canonicalised first (object keys sorted, no
 // insignificant white space), so the same schema sent with its keys in
-// another order hashes the same. Title, server and annotations are not part
-// of the hash: they do not change what the model is sent.
+// another order hashes the same. Title, server, output schema and
+// annotations are not part of the hash: they do not change what the model
+// is sent, and the hash keys what is derived from that (vectors, token
+// costs).
 func ContentHash(t Tool) string {
 	h := sha256.New()
 	h.Write([]byte(t.Name))

@@ -1,0 +1,197 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CallProgress is one notifications/progress a server sent for a request
+// made with a ctx from WithProgress.
+type CallProgress struct {
+	// Progress grows with every notice; Total is its end, 0 when the
+	// server does not know it.
+	Progress, Total float64
+	// Message, if any, says what is going on.
+	Message string
+}
+
+type progressKey struct{}
+
+// WithProgress returns a ctx that asks the server of a Hub.Call,
+// Hub.ReadResource or Hub.GetPrompt made with it for progress notices:
+// the request carries a progress token of the Hub's own, and fn receives
+// every notifications/progress the server sends for that token. Calls of
+// fn are one at a time, in the order the notices arrived, and none happens
+// after the request has returned. fn must not block for long: the
+// server's other messages wait for it.
+//
+// A ctx, not a Call parameter, so that it passes through code between the
+// caller and the Hub (toolsift.Toolset.Call) unchanged.
+func WithProgress(ctx context.Context, fn func(CallProgress)) context.Context {
+	if fn == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+// passthru is what a Hub keeps for the requests in flight to its servers:
+// their progress tokens, and which calls a server→client request may
+// belong to. Its own lock, never held while calling out.
+type passthru struct {
+	listMu sync.Mutex // OnListChange calls, one at a time
+
+	mu       sync.Mutex
+	next     uint64
+	progress map[string]*progressSink      // progress token → its request's callback
+	inflight map[*server]map[*request]bool // requests in flight, by server
+}
+
+// progressSink delivers one request's progress notices; mu keeps the
+// calls of fn one at a time and none after done.
+type progressSink struct {
+	mu   sync.Mutex
+	fn   func(CallProgress)
+	done bool
+}
+
+// request is one request of the Hub to a server, in flight. ctx is the
+// caller's: server→client requests that belong to it are handled with
+// its values (see ClientRequests).
+type request struct {
+	server *server
+	name   string // the qualified tool, resource URI or prompt it is for
+	ctx    context.Context
+}
+
+type requestKey struct{}
+
+// progressParams is what the SDK's request params have for a progress
+// token.
+type progressParams interface{ SetProgressToken(any) }
+
+// begin registers a request of the Hub to s for name: its progress token,
+// when ctx asks for progress, goes into params, and ctx is returned marked
+// with the request (the SDK hands that ctx to the handlers of
+// server→client requests it makes for a multi round-trip result). end
+// unregisters it; after end, no progress notice reaches the caller.
+func (h *Hub) begin(ctx context.Context, s *server, name string, params progressParams) (context.Context, func()) {
+	r := &request{server: s, name: name, ctx: ctx}
+	var sink *progressSink
+	var token string
+	fn, _ := ctx.Value(progressKey{}).(func(CallProgress))
+
+	p := &h.pt
+	p.mu.Lock()
+	p.next++
+	if fn != nil {
+		token = "toolsift-" + strconv.FormatUint(p.next, 10)
+		sink = &progressSink{fn: fn}
+		if p.progress == nil {
+			p.progress = map[string]*progressSink{}
+		}
+		p.progress[token] = sink
+	}
+	if p.inflight == nil {
+		p.inflight = map[*server]map[*request]bool{}
+	}
+	if p.inflight[s] == nil {
+		p.inflight[s] = map[*request]bool{}
+	}
+	p.inflight[s][r] = true
+	p.mu.Unlock()
+
+	if sink != nil {
+		params.SetProgressToken(token)
+	}
+	return context.WithValue(ctx, requestKey{}, r), func() {
+		p.mu.Lock()
+		delete(p.inflight[s], r)
+		if len(p.inflight[s]) == 0 {
+			delete(p.inflight, s)
+		}
+		if sink != nil {
+			delete(p.progress, token)
+		}
+		p.mu.Unlock()
+		if sink != nil {
+			sink.mu.Lock()
+			sink.done = true
+			sink.mu.Unlock()
+		}
+	}
+}
+
+// onProgress hands a progress notice to the request whose token it
+// carries; notices for tokens the Hub did not give out, or for requests
+// that have returned, are dropped.
+func (h *Hub) onProgress(s *server, n *sdk.ProgressNotificationParams) {
+	token, ok := n.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	h.pt.mu.Lock()
+	sink := h.pt.progress[token]
+	h.pt.mu.Unlock()
+	if sink == nil {
+		h.opts.Logger.Debug("mcp: progress for no request in flight", "server", s.name)
+		return
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if !sink.done {
+		sink.fn(CallProgress{Progress: n.Progress, Total: n.Total, Message: n.Message})
+	}
+}
+
+// requestOf finds the Hub request to s that a server→client request
+// handled with ctx belongs to: the one that marked ctx (the SDK passes the
+// Hub request's ctx to a multi round-trip result's requests), or else the
+// only request in flight to s. With several in flight and no mark it
+// cannot tell, and returns nil.
+func (h *Hub) requestOf(ctx context.Context, s *server) *request {
+	if r, ok := ctx.Value(requestKey{}).(*request); ok && r.server == s {
+		return r
+	}
+	h.pt.mu.Lock()
+	defer h.pt.mu.Unlock()
+	if len(h.pt.inflight[s]) != 1 {
+		return nil
+	}
+	for r := range h.pt.inflight[s] {
+		return r
+	}
+	return nil
+}
+
+// joined is a ctx that ends with its Context (the upstream request's) and
+// whose values are first looked up in values (the Hub request's caller's):
+// a server→client request is handled with the values of the call that
+// caused it.
+type joined struct {
+	context.Context
+	values context.Context
+}
+
+func (j joined) Value(key any) any {
+	if v := j.values.Value(key); v != nil {
+		return v
+	}
+	return j.Context.Value(key)
+}
+
+func (j joined) String() string {
+	return fmt.Sprintf("mcp: server request ctx joined with %v", j.values)
+}
+
+// joinRequest returns the ctx a server→client request is handled with:
+// it ends when the server's request is cancelled or when the Hub request
+// it belongs to returns, and carries that request's values.
+func joinRequest(ctx context.Context, r *request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(r.ctx, cancel)
+	return joined{Context: ctx, values: r.ctx}, func() { stop(); cancel() }
+}

@@ -1,0 +1,249 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Methods of the requests a server may send its client (see
+// ClientRequests).
+const (
+	MethodCreateMessage = "sampling/createMessage"
+	MethodElicit        = "elicitation/create"
+	MethodListRoots     = "roots/list"
+)
+
+// ClientCapabilities are the server→client requests a ClientRequests
+// handler answers. The Hub declares them to every server in initialize,
+// and declines the others.
+type ClientCapabilities struct {
+	// Sampling: sampling/createMessage. SamplingTools also declares that
+	// requests may carry tools (sampling.tools).
+	Sampling, SamplingTools bool
+	// Elicitation: elicitation/create in form mode. ElicitationURL also
+	// declares URL mode.
+	Elicitation, ElicitationURL bool
+	// Roots: roots/list.
+	Roots bool
+}
+
+// ClientRequest is a request an upstream server sent its client: the Hub.
+type ClientRequest struct {
+	// Server is the configured name of the server that sent it.
+	Server string
+	// Method is MethodCreateMessage, MethodElicit or MethodListRoots.
+	Method string
+	// Params are the request's params as JSON (re-encoded by the SDK from
+	// what the server sent: every field MCP defines for the method).
+	Params json.RawMessage
+	// Call is what the Hub request it belongs to was for: the qualified
+	// tool name of a Hub.Call, the URI of a Hub.ReadResource or the
+	// qualified prompt name of a Hub.GetPrompt. Empty when the Hub cannot
+	// tell (see ClientRequests).
+	Call string
+}
+
+// ClientRequests answers the requests upstream servers send their client:
+// sampling, elicitation and roots. Set it in HubOptions to let a proxy
+// forward them to its own client.
+//
+// HandleClientRequest returns the result object as JSON (for
+// sampling/createMessage a CreateMessageResult, and so on), sent to the
+// server as is. An error declines the request: a *RPCError is sent
+// as that JSON-RPC error; any other error as an internal error with its
+// text. It is called concurrently, from the SDK's goroutines; ctx ends when
+// the server cancels its request, its session ends, or the Hub request it
+// belongs to returns.
+//
+// Which Hub request a server→client request belongs to: when the server
+// sends it inside a multi round-trip result (protocol 2026-07-28), the SDK
+// hands over the ctx of that Hub request, and the answer is exact. When
+// the server sends it as its own JSON-RPC request (earlier revisions),
+// MCP does not say; the Hub takes the only Hub request in flight to that
+// server, if there is exactly one, and none otherwise. ctx carries the
+// values of the ctx that Hub request was made with, so a proxy that put
+// its client's session there finds it with ctx.Value; when the Hub cannot
+// tell, ClientRequest.Call is empty, ctx carries none of them, and the
+// handler should decline rather than guess.
+type ClientRequests interface {
+	// Capabilities says which requests are answered; it is read once per
+	// connection, before initialize.
+	Capabilities() ClientCapabilities
+	HandleClientRequest(ctx context.Context, req ClientRequest) (json.RawMessage, error)
+}
+
+// RPCError is a JSON-RPC error for a ClientRequests handler to decline
+// a request with, or to pass on the error its own client answered.
+type RPCError struct {
+	Code    int64
+	Message string
+	Data    json.RawMessage
+}
+
+func (e *RPCError) Error() string {
+	return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message)
+}
+
+// newClient returns the SDK client for one connection attempt to s: the
+// capabilities of HubOptions.ClientRequests, and handlers that route
+// list changes, progress and server→client requests to the Hub.
+func (h *Hub) newClient(s *server) *sdk.Client {
+	var caps ClientCapabilities
+	if h.opts.ClientRequests != nil {
+		caps = h.opts.ClientRequests.Capabilities()
+	}
+	// Without roots (the SDK's default declares them): servers such as
+	// server-filesystem would otherwise ask for them and replace their
+	// configured folders with ours.
+	sc := &sdk.ClientCapabilities{}
+	if caps.Sampling || caps.SamplingTools {
+		sc.Sampling = &sdk.SamplingCapabilities{}
+		if caps.SamplingTools {
+			sc.Sampling.Tools = &sdk.SamplingToolsCapabilities{}
+		}
+	}
+	if caps.Elicitation || caps.ElicitationURL {
+		sc.Elicitation = &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}
+		if caps.ElicitationURL {
+			sc.Elicitation.URL = &sdk.URLElicitationCapabilities{}
+		}
+	}
+	if caps.Roots {
+		sc.RootsV2 = &sdk.RootCapabilities{}
+	}
+	opts := &sdk.ClientOptions{
+		Logger:       h.opts.Logger,
+		Capabilities: sc,
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case s.relist <- struct{}{}:
+			default:
+			}
+		},
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) {
+			s.feat.changed(featResources)
+		},
+		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) {
+			s.feat.changed(featPrompts)
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			if req.Params != nil {
+				h.onProgress(s, req.Params)
+			}
+		},
+	}
+	// The SDK calls these two for the requests of a multi round-trip
+	// result; the middleware below answers those sent as requests.
+	if sc.Sampling != nil {
+		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *sdk.CreateMessageWithToolsRequest) (*sdk.CreateMessageWithToolsResult, error) {
+			var out sdk.CreateMessageWithToolsResult
+			return &out, h.answerTyped(ctx, s, MethodCreateMessage, req.Params, &out)
+		}
+	}
+	if sc.Elicitation != nil {
+		opts.ElicitationHandler = func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			var out sdk.ElicitResult
+			return &out, h.answerTyped(ctx, s, MethodElicit, req.Params, &out)
+		}
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "toolsift", Version: "0.1.0"}, opts)
+	client.AddReceivingMiddleware(h.clientRequestMiddleware(s, caps))
+	return client
+}
+
+// clientRequestMiddleware answers the server→client requests s sends as
+// requests: those caps offers through ClientRequests, with its result as
+// is, the others declined with an error that says so.
+func (h *Hub) clientRequestMiddleware(s *server, caps ClientCapabilities) sdk.Middleware {
+	offered := map[string]bool{
+		MethodCreateMessage: caps.Sampling || caps.SamplingTools,
+		MethodElicit:        caps.Elicitation || caps.ElicitationURL,
+		MethodListRoots:     caps.Roots,
+	}
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			ok, known := offered[method]
+			switch {
+			case !known:
+				return next(ctx, method, req)
+			case !ok:
+				// Not -32601 (method not found): the SDK replaces the
+				// message of such errors with its own, and the server
+				// would not learn why.
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+					Message: fmt.Sprintf("toolsift does not offer %s to server %s (its client did not declare the capability)", method, s.name)}
+			}
+			params, err := json.Marshal(req.GetParams())
+			if err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("toolsift: encoding %s params: %v", method, err)}
+			}
+			raw, err := h.answer(ctx, s, method, params)
+			if err != nil {
+				return nil, err
+			}
+			return &rawResult{raw: raw}, nil
+		}
+	}
+}
+
+// answerTyped answers a request the SDK hands over decoded, decoding the
+// answer into out.
+func (h *Hub) answerTyped(ctx context.Context, s *server, method string, params any, out any) error {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("toolsift: encoding %s params: %v", method, err)}
+	}
+	raw, err := h.answer(ctx, s, method, b)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("toolsift: the answer to %s is not its result: %v", method, err)}
+	}
+	return nil
+}
+
+// answer asks HubOptions.ClientRequests for the result of a request of s,
+// with the ctx and Call of the Hub request it belongs to, and turns a
+// refusal into the JSON-RPC error the server gets.
+func (h *Hub) answer(ctx context.Context, s *server, method string, params json.RawMessage) (json.RawMessage, error) {
+	req := ClientRequest{Server: s.name, Method: method, Params: params}
+	if r := h.requestOf(ctx, s); r != nil {
+		req.Call = r.name
+		var cancel context.CancelFunc
+		ctx, cancel = joinRequest(ctx, r)
+		defer cancel()
+	}
+	raw, err := h.opts.ClientRequests.HandleClientRequest(ctx, req)
+	if err != nil {
+		h.opts.Logger.Info("mcp: server request declined", "server", s.name, "method", method, "error", err)
+		var re *RPCError
+		if errors.As(err, &re) {
+			return nil, &jsonrpc.Error{Code: re.Code, Message: re.Message, Data: re.Data}
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "toolsift: " + err.Error()}
+	}
+	if !isJSONObject(raw) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("toolsift: the answer to %s is not a JSON object", method)}
+	}
+	return raw, nil
+}
+
+// rawResult is a result sent to a server exactly as a ClientRequests
+// handler gave it.
+type rawResult struct {
+	sdk.ResultBase
+	raw json.RawMessage
+}
+
+func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+
+func isJSONObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}

@@ -1,0 +1,446 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
+)
+
+// Errors of ReadResource and GetPrompt, wrapped with the URI or name.
+var (
+	ErrUnknownResource = errors.New("mcp: unknown resource")
+	ErrUnknownPrompt   = errors.New("mcp: unknown prompt")
+)
+
+// Resource is a resource a server lists. Its URI is the server's, unchanged
+// (clients show it, file:// URIs stay usable, and resource links in tool
+// results keep pointing at it); its Name is qualified like a tool's.
+type Resource struct {
+	URI string
+	// Name is QualifiedName(Server, OriginalName).
+	Name, Server, OriginalName   string
+	Title, Description, MIMEType string
+	// Raw is the resource as the server listed it (re-encoded by the SDK:
+	// annotations, size, icons, _meta), with its original name.
+	Raw json.RawMessage
+}
+
+// ResourceTemplate is a resource template a server lists; URIs that match
+// it are read from that server.
+type ResourceTemplate struct {
+	URITemplate                  string
+	Name, Server, OriginalName   string
+	Title, Description, MIMEType string
+	Raw                          json.RawMessage
+}
+
+// Prompt is a prompt a server lists, under a name qualified like a tool's.
+type Prompt struct {
+	Name, Server, OriginalName string
+	Title, Description         string
+	Arguments                  []PromptArgument
+	// Raw is the prompt as the server listed it, with its original name.
+	Raw json.RawMessage
+}
+
+// PromptArgument is one argument of a Prompt.
+type PromptArgument struct {
+	Name, Title, Description string
+	Required                 bool
+}
+
+// ListChange says that a server's resources (and resource templates) or
+// prompts changed: it sent notifications/resources/list_changed or
+// notifications/prompts/list_changed, or it (re)connected with other
+// lists. Tools are told through HubOptions.OnChange.
+type ListChange struct {
+	Server             string
+	Resources, Prompts bool
+}
+
+// featKind is a set of the lists a server keeps besides tools.
+type featKind uint32
+
+const (
+	featResources featKind = 1 << iota
+	featPrompts
+)
+
+// maxSeenURIs bounds the resource URIs remembered per server from its
+// call results.
+const maxSeenURIs = 1024
+
+// features is what a server lists besides tools. pending and wake pass
+// list_changed notifications to the supervisor; the lists are guarded by
+// Hub.mu.
+type features struct {
+	once    sync.Once
+	wake    chan struct{} // capacity 1
+	pending atomic.Uint32 // featKinds to list again
+
+	resources []Resource
+	templates []ResourceTemplate
+	matchers  []*uritemplate.Template // templates', in order; nil when unparsable
+	prompts   []Prompt
+	// seen are URIs of resource links and embedded resources in s's call
+	// results, so that reading them routes to s.
+	seen map[string]bool
+}
+
+func (f *features) signal() chan struct{} {
+	f.once.Do(func() { f.wake = make(chan struct{}, 1) })
+	return f.wake
+}
+
+// changed notes that the server says the lists of k changed; its
+// supervisor lists them again.
+func (f *features) changed(k featKind) {
+	for {
+		old := f.pending.Load()
+		if f.pending.CompareAndSwap(old, old|uint32(k)) {
+			break
+		}
+	}
+	select {
+	case f.signal() <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the kinds to list again and clears them.
+func (f *features) take() featKind { return featKind(f.pending.Swap(0)) }
+
+// listFeatures lists the resources, resource templates and prompts of s
+// that k names and the server offers, stores them and tells
+// HubOptions.OnListChange when they changed. A failure keeps the old lists
+// and is logged: tools matter more, and the next list_changed tries again.
+func (h *Hub) listFeatures(s *server, cs *sdk.ClientSession, k featKind) {
+	init := cs.InitializeResult()
+	if init == nil || init.Capabilities == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(h.life, h.connectTimeout(s))
+	defer cancel()
+	var ch ListChange
+	if k&featResources != 0 && init.Capabilities.Resources != nil {
+		res, tmpl, err := listResources(ctx, s, cs)
+		if err != nil {
+			h.opts.Logger.Warn("mcp: listing resources failed", "server", s.name, "error", h.redact.err(err))
+		} else {
+			matchers := make([]*uritemplate.Template, len(tmpl))
+			for i, t := range tmpl {
+				matchers[i], _ = uritemplate.New(t.URITemplate)
+			}
+			h.mu.Lock()
+			ch.Resources = !slices.EqualFunc(s.feat.resources, res, func(a, b Resource) bool { return string(a.Raw) == string(b.Raw) }) ||
+				!slices.EqualFunc(s.feat.templates, tmpl, func(a, b ResourceTemplate) bool { return string(a.Raw) == string(b.Raw) })
+			s.feat.resources, s.feat.templates, s.feat.matchers = res, tmpl, matchers
+			h.mu.Unlock()
+		}
+	}
+	if k&featPrompts != 0 && init.Capabilities.Prompts != nil {
+		prompts, err := listPrompts(ctx, s, cs)
+		if err != nil {
+			h.opts.Logger.Warn("mcp: listing prompts failed", "server", s.name, "error", h.redact.err(err))
+		} else {
+			h.mu.Lock()
+			ch.Prompts = !slices.EqualFunc(s.feat.prompts, prompts, func(a, b Prompt) bool { return string(a.Raw) == string(b.Raw) })
+			s.feat.prompts = prompts
+			h.mu.Unlock()
+		}
+	}
+	if (ch.Resources || ch.Prompts) && h.opts.OnListChange != nil {
+		ch.Server = s.name
+		h.pt.listMu.Lock()
+		h.opts.OnListChange(ch)
+		h.pt.listMu.Unlock()
+	}
+}
+
+func listResources(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Resource, []ResourceTemplate, error) {
+	var res []Resource
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			return nil, nil, describe(ctx, s, nil, "resources/list", err)
+		}
+		raw, err := json.Marshal(r)
+		if err != nil {
+			continue
+		}
+		res = append(res, Resource{URI: r.URI, Name: QualifiedName(s.name, r.Name), Server: s.name, OriginalName: r.Name,
+			Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Raw: raw})
+	}
+	var tmpl []ResourceTemplate
+	for t, err := range cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			return nil, nil, describe(ctx, s, nil, "resources/templates/list", err)
+		}
+		raw, err := json.Marshal(t)
+		if err != nil {
+			continue
+		}
+		tmpl = append(tmpl, ResourceTemplate{URITemplate: t.URITemplate, Name: QualifiedName(s.name, t.Name), Server: s.name, OriginalName: t.Name,
+			Title: t.Title, Description: t.Description, MIMEType: t.MIMEType, Raw: raw})
+	}
+	return res, tmpl, nil
+}
+
+func listPrompts(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Prompt, error) {
+	var out []Prompt
+	seen := map[string]bool{}
+	for p, err := range cs.Prompts(ctx, nil) {
+		if err != nil {
+			return nil, describe(ctx, s, nil, "prompts/list", err)
+		}
+		raw, err := json.Marshal(p)
+		if err != nil || seen[p.Name] {
+			continue
+		}
+		seen[p.Name] = true
+		pr := Prompt{Name: QualifiedName(s.name, p.Name), Server: s.name, OriginalName: p.Name, Title: p.Title, Description: p.Description, Raw: raw}
+		for _, a := range p.Arguments {
+			if a != nil {
+				pr.Arguments = append(pr.Arguments, PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+			}
+		}
+		out = append(out, pr)
+	}
+	return out, nil
+}
+
+// Resources returns the resources of every server whose tools are offered
+// (see Tools), by server name, then in the server's order. A lazy server's
+// are those of its last session: none before it first starts.
+func (h *Hub) Resources() []Resource {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Resource
+	for _, name := range h.order {
+		if s := h.servers[name]; s.offersTools() {
+			out = append(out, s.feat.resources...)
+		}
+	}
+	return out
+}
+
+// ResourceTemplates returns the resource templates of every server whose
+// tools are offered, like Resources.
+func (h *Hub) ResourceTemplates() []ResourceTemplate {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []ResourceTemplate
+	for _, name := range h.order {
+		if s := h.servers[name]; s.offersTools() {
+			out = append(out, s.feat.templates...)
+		}
+	}
+	return out
+}
+
+// Prompts returns the prompts of every server whose tools are offered,
+// like Resources, sorted by qualified name.
+func (h *Hub) Prompts() []Prompt {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Prompt
+	for _, name := range h.order {
+		if s := h.servers[name]; s.offersTools() {
+			out = append(out, s.feat.prompts...)
+		}
+	}
+	slices.SortFunc(out, func(a, b Prompt) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// resourceServer finds the server to read uri from: the first (by name)
+// that lists it, else one whose call results linked or embedded it, else
+// the first with a matching template. h.mu is held.
+func (h *Hub) resourceServer(uri string) *server {
+	for _, name := range h.order {
+		s := h.servers[name]
+		if s.offersTools() && slices.ContainsFunc(s.feat.resources, func(r Resource) bool { return r.URI == uri }) {
+			return s
+		}
+	}
+	for _, name := range h.order {
+		if s := h.servers[name]; s.offersTools() && s.feat.seen[uri] {
+			return s
+		}
+	}
+	for _, name := range h.order {
+		s := h.servers[name]
+		if !s.offersTools() {
+			continue
+		}
+		for _, m := range s.feat.matchers {
+			if m != nil && m.Match(uri) != nil {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// ReadResource reads the resource uri from the server that offers it (see
+// Resource for how URIs route) and returns the server's ReadResourceResult
+// as JSON (contents with their text or base64 blob, _meta). A lazy server
+// is started first. The error wraps ErrUnknownResource, ErrServerUnavailable,
+// ErrClosed, ctx's error, or an *RPCError with the server's JSON-RPC error
+// (such as a resource it does not have), and names the server.
+func (h *Hub) ReadResource(ctx context.Context, uri string) (json.RawMessage, error) {
+	h.mu.Lock()
+	s := h.resourceServer(uri)
+	h.mu.Unlock()
+	if s == nil {
+		return nil, fmt.Errorf("%w: %q: no server lists it, links it or has a template that matches it", ErrUnknownResource, uri)
+	}
+	params := &sdk.ReadResourceParams{URI: uri}
+	raw, err := h.request(ctx, s, "read resource "+uri, uri, params, func(ctx context.Context, cs *sdk.ClientSession) (any, error) {
+		return cs.ReadResource(ctx, params)
+	})
+	return raw, h.redact.err(err)
+}
+
+// GetPrompt gets the prompt of the given qualified name (see Prompts) with
+// args from its server and returns the server's GetPromptResult as JSON
+// (description, messages). Errors are those of ReadResource, with
+// ErrUnknownPrompt.
+func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string) (json.RawMessage, error) {
+	h.mu.Lock()
+	var s *server
+	var orig string
+	for _, n := range h.order {
+		srv := h.servers[n]
+		if !srv.offersTools() {
+			continue
+		}
+		if i := slices.IndexFunc(srv.feat.prompts, func(p Prompt) bool { return p.Name == name }); i >= 0 {
+			s, orig = srv, srv.feat.prompts[i].OriginalName
+			break
+		}
+	}
+	h.mu.Unlock()
+	if s == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownPrompt, name)
+	}
+	params := &sdk.GetPromptParams{Name: orig, Arguments: args}
+	raw, err := h.request(ctx, s, "get prompt "+name, name, params, func(ctx context.Context, cs *sdk.ClientSession) (any, error) {
+		return cs.GetPrompt(ctx, params)
+	})
+	return raw, h.redact.err(err)
+}
+
+// request makes a request other than tools/call to s: it starts s when it
+// is lazy, keeps it from going idle meanwhile, registers the request (see
+// begin), ends it when the Hub closes, and returns the result as JSON.
+func (h *Hub) request(ctx context.Context, s *server, op, name string, params progressParams, do func(context.Context, *sdk.ClientSession) (any, error)) (json.RawMessage, error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, fmt.Errorf("%s: %w", op, ErrClosed)
+	}
+	defer h.using(s)()
+	if _, err := h.startServer(ctx, s); err != nil {
+		h.mu.Unlock()
+		if errors.Is(err, ErrClosed) {
+			return nil, fmt.Errorf("%s: %w", op, ErrClosed)
+		}
+		return nil, fmt.Errorf("%s (server %s): starting the server: %w", op, s.name, err)
+	}
+	cs, state, why := s.session, s.state, s.err
+	h.mu.Unlock()
+	if cs == nil || state != StateReady {
+		if why != nil {
+			return nil, fmt.Errorf("%w: %s: server %s is %s: %w", ErrServerUnavailable, op, s.name, state, why)
+		}
+		return nil, fmt.Errorf("%w: %s: server %s is %s", ErrServerUnavailable, op, s.name, state)
+	}
+	if s.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.Timeout)
+		defer cancel()
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(h.life, func() { cancel(ErrClosed) })()
+	ctx, end := h.begin(ctx, s, name, params)
+	defer end()
+	res, err := do(ctx, cs)
+	if err != nil {
+		return nil, h.requestErr(ctx, s, op, err)
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("%s (server %s): encoding the result: %w", op, s.name, err)
+	}
+	return raw, nil
+}
+
+// requestErr names the server and the operation in a failed request's
+// error, keeping a JSON-RPC error the server answered as an *RPCError.
+func (h *Hub) requestErr(ctx context.Context, s *server, op string, err error) error {
+	var rpcErr *jsonrpc.Error
+	switch {
+	case h.life.Err() != nil:
+		return fmt.Errorf("%s (server %s): %w", op, s.name, ErrClosed)
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s (server %s): %w", op, s.name, context.Cause(ctx))
+	case errors.As(err, &rpcErr):
+		return fmt.Errorf("%s (server %s): %w", op, s.name, &RPCError{Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data})
+	}
+	return fmt.Errorf("%w: %s (server %s): %w", ErrServerUnavailable, op, s.name, err)
+}
+
+// noteLinks remembers the URIs of the resource links and embedded
+// resources in a call result of s, so that ReadResource routes them to s.
+func (h *Hub) noteLinks(s *server, res *sdk.CallToolResult) {
+	var uris []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.ResourceLink:
+			uris = append(uris, c.URI)
+		case *sdk.EmbeddedResource:
+			if c.Resource != nil {
+				uris = append(uris, c.Resource.URI)
+			}
+		}
+	}
+	if len(uris) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.feat.seen == nil || len(s.feat.seen)+len(uris) > maxSeenURIs {
+		s.feat.seen = map[string]bool{}
+	}
+	for _, u := range uris {
+		if u != "" {
+			s.feat.seen[u] = true
+		}
+	}
+}
+
+// rawResultOf returns res as the JSON a proxy forwards: as the server sent
+// it, as far as the SDK decodes it (every field MCP defines), with
+// "content" an array even when the server left it out.
+func rawResultOf(res *sdk.CallToolResult) json.RawMessage {
+	if res.Content == nil {
+		cp := *res
+		cp.Content = []sdk.Content{}
+		res = &cp
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,159 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// textResource answers a read with text naming the server and URI.
+func textResource(server string) sdk.ResourceHandler {
+	return func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: server + " has " + req.Params.URI}}}, nil
+	}
+}
+
+// resourceText reads uri through hub and returns its first text.
+func resourceText(t *testing.T, hub *mcp.Hub, uri string) string {
+	t.Helper()
+	raw, err := hub.ReadResource(context.Background(), uri)
+	if err != nil {
+		t.Fatalf("ReadResource(%s): %v", uri, err)
+	}
+	var res struct{ Contents []struct{ URI, Text string } }
+	if err := json.Unmarshal(raw, &res); err != nil || len(res.Contents) == 0 {
+		t.Fatalf("ReadResource(%s) = %s: %v", uri, raw, err)
+	}
+	return res.Contents[0].Text
+}
+
+func TestHubResourcesAndPrompts(t *testing.T) {
+	checkGoroutines(t)
+	docs := sdk.NewServer(&sdk.Implementation{Name: "docs", Version: "1"}, nil)
+	addTextTool(docs, "t", "A tool.", "ok")
+	docs.AddResource(&sdk.Resource{URI: "file:///notes.txt", Name: "notes", Title: "Notes", MIMEType: "text/plain"}, textResource("docs"))
+	docs.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "docs://page/{id}", Name: "page"}, textResource("docs"))
+	docs.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "x://{id}", Name: "x"}, textResource("docs"))
+	docs.AddResource(&sdk.Resource{URI: "file:///broken", Name: "broken"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return nil, sdk.ResourceNotFoundError("file:///broken")
+	})
+	docs.AddPrompt(&sdk.Prompt{Name: "greet", Description: "Greets someone.", Arguments: []*sdk.PromptArgument{{Name: "name", Required: true}}},
+		func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Hello " + req.Params.Arguments["name"]}}}}, nil
+		})
+	// "other" (after "docs" by name) has a template that matches the same
+	// URIs as docs', and a tool that links to one of them.
+	other := sdk.NewServer(&sdk.Implementation{Name: "other", Version: "1"}, nil)
+	other.AddResource(&sdk.Resource{URI: "file:///other.txt", Name: "other notes"}, textResource("other"))
+	other.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "x://{id}", Name: "x"}, textResource("other"))
+	other.AddTool(&sdk.Tool{Name: "link", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.ResourceLink{URI: "x://7", Name: "seven"}}}, nil
+		})
+
+	lists := make(chan mcp.ListChange, 8)
+	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"docs": memServer(docs), "other": memServer(other)}},
+		&mcp.HubOptions{OnListChange: func(c mcp.ListChange) { lists <- c }})
+
+	var uris, names []string
+	for _, r := range hub.Resources() {
+		uris = append(uris, r.URI)
+		names = append(names, r.Name)
+	}
+	if diff := cmp.Diff([]string{"file:///broken", "file:///notes.txt", "file:///other.txt"}, uris); diff != "" {
+		t.Errorf("Resources() URIs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"docs__broken", "docs__notes", mcp.QualifiedName("other", "other notes")}, names); diff != "" {
+		t.Errorf("Resources() names (-want +got):\n%s", diff)
+	}
+	var tmpl []string
+	for _, r := range hub.ResourceTemplates() {
+		tmpl = append(tmpl, r.Server+" "+r.URITemplate)
+	}
+	if diff := cmp.Diff([]string{"docs docs://page/{id}", "docs x://{id}", "other x://{id}"}, tmpl); diff != "" {
+		t.Errorf("ResourceTemplates() (-want +got):\n%s", diff)
+	}
+	prompts := hub.Prompts()
+	if len(prompts) != 1 || prompts[0].Name != "docs__greet" || prompts[0].OriginalName != "greet" ||
+		len(prompts[0].Arguments) != 1 || !prompts[0].Arguments[0].Required || !strings.Contains(string(prompts[0].Raw), `"name":"greet"`) {
+		t.Errorf("Prompts() = %+v, want docs__greet with its required argument and raw entry", prompts)
+	}
+
+	for uri, want := range map[string]string{
+		"file:///notes.txt": "docs has file:///notes.txt", // listed
+		"file:///other.txt": "other has file:///other.txt",
+		"docs://page/7":     "docs has docs://page/7", // a template's
+		"x://1":             "docs has x://1",         // the first server with a matching template
+	} {
+		if got := resourceText(t, hub, uri); got != want {
+			t.Errorf("ReadResource(%s) = %q, want %q", uri, got, want)
+		}
+	}
+	// A link in a call result routes to the server that gave it.
+	if _, err := hub.Call(context.Background(), "other__link", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := resourceText(t, hub, "x://7"); got != "other has x://7" {
+		t.Errorf("ReadResource(x://7) after other linked it = %q, want other's", got)
+	}
+
+	ctx := context.Background()
+	if _, err := hub.ReadResource(ctx, "nope://x"); !errors.Is(err, mcp.ErrUnknownResource) {
+		t.Errorf("ReadResource(nope://x) error = %v, want ErrUnknownResource", err)
+	}
+	_, err := hub.ReadResource(ctx, "file:///broken")
+	var rpcErr *mcp.RPCError
+	var sent *jsonrpc.Error
+	errors.As(sdk.ResourceNotFoundError("file:///broken"), &sent)
+	if !errors.As(err, &rpcErr) || rpcErr.Code != sent.Code || rpcErr.Message != sent.Message || !strings.Contains(err.Error(), "server docs") {
+		t.Errorf("ReadResource(file:///broken) error = %v, want the server's JSON-RPC error %v naming docs", err, sent)
+	}
+
+	raw, err := hub.GetPrompt(ctx, "docs__greet", map[string]string{"name": "Ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"text":"Hello Ada"`) {
+		t.Errorf("GetPrompt = %s, want the greeting", raw)
+	}
+	if _, err := hub.GetPrompt(ctx, "docs__nope", nil); !errors.Is(err, mcp.ErrUnknownPrompt) {
+		t.Errorf("GetPrompt(docs__nope) error = %v, want ErrUnknownPrompt", err)
+	}
+
+	// list_changed re-lists, and OnListChange hears it after the lists
+	// changed.
+	docs.AddResource(&sdk.Resource{URI: "file:///new.txt", Name: "new"}, textResource("docs"))
+	waitList(t, lists, mcp.ListChange{Server: "docs", Resources: true})
+	if got := resourceText(t, hub, "file:///new.txt"); got != "docs has file:///new.txt" {
+		t.Errorf("new resource read %q", got)
+	}
+	docs.RemovePrompts("greet")
+	waitList(t, lists, mcp.ListChange{Server: "docs", Prompts: true})
+	if p := hub.Prompts(); len(p) != 0 {
+		t.Errorf("Prompts() after removal = %+v", p)
+	}
+}
+
+// waitList waits for want among the list changes.
+func waitList(t *testing.T, lists chan mcp.ListChange, want mcp.ListChange) {
+	t.Helper()
+	for {
+		select {
+		case got := <-lists:
+			if got == want {
+				return
+			}
+		case <-time.After(waitLimit):
+			t.Fatalf("no list change %+v", want)
+		}
+	}
+}

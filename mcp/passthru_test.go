@@ -1,0 +1,220 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// canonicalJSON re-encodes b with sorted keys, for comparing JSON values.
+func canonicalJSON(t *testing.T, b []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, b)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+func TestHubToolOutputSchemaAndAnnotations(t *testing.T) {
+	checkGoroutines(t)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "s", Version: "1"}, nil)
+	out := json.RawMessage(`{"type":"object","properties":{"temperature":{"type":"number"}},"required":["temperature"]}`)
+	handler := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{StructuredContent: map[string]any{"temperature": 21.5}}, nil
+	}
+	srv.AddTool(&sdk.Tool{
+		Name: "weather", Description: "Weather now.", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: out,
+		Annotations: &sdk.ToolAnnotations{Title: "Weather", ReadOnlyHint: true, DestructiveHint: new(false)},
+	}, handler)
+	ch := make(changes, 8)
+	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"wx": memServer(srv)}}, &mcp.HubOptions{OnChange: ch.onChange})
+	first := ch.next(t)
+
+	got := hub.Tools()
+	if len(got) != 1 {
+		t.Fatalf("Tools() = %v, want one tool", toolNames(got))
+	}
+	if canonicalJSON(t, got[0].OutputSchema) != canonicalJSON(t, out) {
+		t.Errorf("OutputSchema = %s, want %s", got[0].OutputSchema, out)
+	}
+	wantAnn := &tool.Annotations{Title: "Weather", ReadOnlyHint: new(true), DestructiveHint: new(false)}
+	if diff := cmp.Diff(wantAnn, got[0].Annotations); diff != "" {
+		t.Errorf("Annotations (-want +got):\n%s", diff)
+	}
+	if got[0].Title != "Weather" {
+		t.Errorf("Title = %q, want the annotations' title", got[0].Title)
+	}
+
+	// A new output schema is a change (consumers such as a proxy list
+	// it), but not of the hash: nothing derived from the hash depends on
+	// it.
+	out2 := json.RawMessage(`{"type":"object","properties":{"temperature":{"type":"number"},"unit":{"type":"string"}}}`)
+	srv.AddTool(&sdk.Tool{Name: "weather", Description: "Weather now.", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: out2}, handler)
+	next := ch.next(t)
+	if diff := cmp.Diff(changeSummary{Server: "wx", Changed: []string{"wx__weather"}}, summarize(next)); diff != "" {
+		t.Fatalf("change after a new output schema (-want +got):\n%s", diff)
+	}
+	if next.Changed[0].Hash != first.Added[0].Hash {
+		t.Errorf("the output schema changed the content hash")
+	}
+	if canonicalJSON(t, next.Changed[0].OutputSchema) != canonicalJSON(t, out2) {
+		t.Errorf("changed OutputSchema = %s, want %s", next.Changed[0].OutputSchema, out2)
+	}
+}
+
+func TestHubCallRawResult(t *testing.T) {
+	checkGoroutines(t)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "s", Version: "1"}, nil)
+	sent := &sdk.CallToolResult{
+		Meta: sdk.Meta{"trace": "abc"},
+		Content: []sdk.Content{
+			&sdk.TextContent{Text: "hello", Annotations: &sdk.Annotations{Audience: []sdk.Role{"user"}, Priority: 0.5}},
+			&sdk.ImageContent{Data: []byte("\x89PNG..."), MIMEType: "image/png"},
+			&sdk.AudioContent{Data: []byte("RIFF"), MIMEType: "audio/wav"},
+			&sdk.ResourceLink{URI: "demo://doc/1", Name: "doc1", MIMEType: "text/plain"},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "demo://doc/2", MIMEType: "text/plain", Text: "two"}},
+		},
+		StructuredContent: map[string]any{"n": 42.0},
+	}
+	srv.AddTool(&sdk.Tool{Name: "mixed", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return sent, nil })
+	srv.AddTool(&sdk.Tool{Name: "throws", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return nil, errors.New("kaput")
+		})
+	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": memServer(srv)}}, nil)
+	ctx := context.Background()
+
+	res, err := hub.Call(ctx, "s__mixed", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(sent)
+	if diff := cmp.Diff(canonicalJSON(t, want), canonicalJSON(t, res.Raw)); diff != "" {
+		t.Errorf("Raw (-sent +got):\n%s", diff)
+	}
+	if !strings.Contains(res.Content, "hello") || string(res.Structured) != `{"n":42}` {
+		t.Errorf("rendered result lost content: %+v", res)
+	}
+
+	// A server's JSON-RPC error (here, a handler's error the SDK turns
+	// into one) is an isError result; Raw says the same.
+	res, err = hub.Call(ctx, "s__throws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Content []struct{ Type, Text string }
+		IsError bool
+	}
+	if err := json.Unmarshal(res.Raw, &raw); err != nil {
+		t.Fatalf("Raw %s: %v", res.Raw, err)
+	}
+	if !res.IsError || !raw.IsError || len(raw.Content) != 1 || raw.Content[0].Type != "text" || !strings.Contains(raw.Content[0].Text, "kaput") {
+		t.Errorf("error result = %+v, Raw %s; want isError with the server's message", res, res.Raw)
+	}
+}
+
+// progressServer has a tool "work" that sends n progress notices for the
+// call's token, if it has one, and says whether it had one.
+func progressServer(n int) *sdk.Server {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "p", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "work", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			token := req.Params.GetProgressToken()
+			if token != nil {
+				for i := 1; i <= n; i++ {
+					if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+						ProgressToken: token, Progress: float64(i), Total: float64(n), Message: fmt.Sprintf("step %d", i),
+					}); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("token: %v", token != nil)}}}, nil
+		})
+	return srv
+}
+
+func TestHubCallProgress(t *testing.T) {
+	checkGoroutines(t)
+	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"p": memServer(progressServer(3))}}, nil)
+
+	var mu sync.Mutex
+	var got []mcp.CallProgress
+	ctx := mcp.WithProgress(context.Background(), func(p mcp.CallProgress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	})
+	res, err := hub.Call(ctx, "p__work", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != "token: true" {
+		t.Errorf("with WithProgress the server saw %q, want a progress token", res.Content)
+	}
+	// The SDK sends a notice before the result, in order, on one
+	// connection: all three have arrived when Call returns.
+	mu.Lock()
+	want := []mcp.CallProgress{{1, 3, "step 1"}, {2, 3, "step 2"}, {3, 3, "step 3"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+	mu.Unlock()
+
+	res, err = hub.Call(context.Background(), "p__work", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != "token: false" {
+		t.Errorf("without WithProgress the server saw %q, want no token", res.Content)
+	}
+}
+
+func TestHubCallCancelReachesServer(t *testing.T) {
+	checkGoroutines(t)
+	started := make(chan struct{})
+	cancelled := make(chan error, 1)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "slow", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "wait", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			close(started)
+			select {
+			case <-ctx.Done(): // the SDK cancels it on notifications/cancelled
+				cancelled <- ctx.Err()
+			case <-time.After(waitLimit):
+				cancelled <- errors.New("never cancelled")
+			}
+			return &sdk.CallToolResult{}, nil
+		})
+	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"slow": memServer(srv)}}, nil)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := hub.Call(ctx, "slow__wait", nil)
+		errc <- err
+	}()
+	<-started
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "slow") {
+		t.Errorf("Call error = %v, want context.Canceled naming the server", err)
+	}
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Errorf("the server's handler: %v, want its ctx cancelled", err)
+	}
+}
