@@ -8,6 +8,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -31,13 +32,30 @@ func (s *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 		return errorResult("call_tool: %s is this server's own tool: call it directly", a.Name), nil
 	}
 	s.touch(a.Name)
-	return s.p.call(ctx, req.Session, a.Name, orEmpty(a.Arguments)), nil
+	return s.p.call(withProgress(ctx, req), req.Session, a.Name, orEmpty(a.Arguments)), nil
 }
 
 // callListed answers a call of a listed upstream tool (pinned or found).
 func (s *session) callListed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	s.touch(req.Params.Name)
-	return s.p.call(ctx, req.Session, req.Params.Name, orEmpty(req.Params.Arguments)), nil
+	return s.p.call(withProgress(ctx, req), req.Session, req.Params.Name, orEmpty(req.Params.Arguments)), nil
+}
+
+// withProgress passes the upstream server's progress notices of a call on
+// to the client, under the client's progress token, when it asked for them.
+// Cancellation needs nothing: the SDK ends ctx when the client cancels, and
+// the Hub tells the upstream server.
+func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return ctx
+	}
+	ss := req.Session
+	return mcp.WithProgress(ctx, func(p mcp.CallProgress) {
+		_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+			ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
+		})
+	})
 }
 
 // call calls an upstream tool through the Toolset and logs one line: server,
@@ -81,8 +99,19 @@ func (p *Proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 	return result(res)
 }
 
-// result is an upstream call's result as the proxy returns it.
+// result is an upstream call's result as the proxy returns it: as the
+// server sent it (content blocks of every kind, structuredContent, _meta),
+// or, from a source that has no raw result, as rendered text.
 func result(res tool.Result) *sdk.CallToolResult {
+	if len(res.Raw) > 0 {
+		var out sdk.CallToolResult
+		if err := json.Unmarshal(res.Raw, &out); err == nil {
+			if out.Content == nil {
+				out.Content = []sdk.Content{}
+			}
+			return &out
+		}
+	}
 	out := &sdk.CallToolResult{
 		Content: []sdk.Content{&sdk.TextContent{Text: res.Content}},
 		IsError: res.IsError,

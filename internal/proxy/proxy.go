@@ -246,8 +246,12 @@ func sdkTool(t tool.Tool) (*sdk.Tool, bool) {
 		return nil, false
 	}
 	st := &sdk.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}
+	if len(t.OutputSchema) > 0 && json.Valid(t.OutputSchema) {
+		st.OutputSchema = t.OutputSchema
+	}
 	if a := t.Annotations; a != nil {
 		st.Annotations = &sdk.ToolAnnotations{
+			Title:           a.Title,
 			DestructiveHint: a.DestructiveHint,
 			OpenWorldHint:   a.OpenWorldHint,
 			ReadOnlyHint:    a.ReadOnlyHint != nil && *a.ReadOnlyHint,

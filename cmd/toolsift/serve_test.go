@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolsift/toolsift/internal/npmtest"
+)
+
+// TestMain runs the test binary as toolsift itself when TOOLSIFT_TEST_MAIN
+// is set (the TypeScript client starts it over stdio), and otherwise keeps
+// the cache in a folder of this run.
+func TestMain(m *testing.M) {
+	if os.Getenv("TOOLSIFT_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	cache, err := os.MkdirTemp("", "toolsift-cache")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
+}
+
+// npmConfig writes a config of the pinned reference servers and returns
+// its path and the servers' folder.
+func npmConfig(t *testing.T) (config, dir string) {
+	t.Helper()
+	dir = npmtest.Dir(t, "../../mcp/testdata/npm")
+	root := t.TempDir()
+	servers := map[string]any{
+		"everything": map[string]any{"command": "node", "args": []string{npmtest.Entry(dir, "server-everything"), "stdio"}},
+		"filesystem": map[string]any{"command": "node", "args": []string{npmtest.Entry(dir, "server-filesystem"), root}},
+		"memory": map[string]any{"command": "node", "args": []string{npmtest.Entry(dir, "server-memory")},
+			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
+	}
+	b, err := json.Marshal(map[string]any{"mcpServers": servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	config = filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	if err := os.WriteFile(config, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return config, dir
+}
+
+// clientReport is what testdata/client.mjs prints for one session.
+type clientReport struct {
+	Client          int
+	Listed          []string
+	SearchIsError   bool
+	Found           []struct{ Name, Server string }
+	SearchTokens    int
+	CallTool        string
+	CallToolIsError bool
+	ListChanged     bool
+	Relisted        []string
+	ByName          string
+	Annotations     map[string]any
+	ContentTypes    []string
+	ImageBytes      int
+	Progress        []float64
+}
+
+// check holds a session's report to issue 19's "Done when".
+func (r clientReport) check(t *testing.T) {
+	t.Helper()
+	if len(r.Listed) > 10 || !slices.Contains(r.Listed, "search_tools") || !slices.Contains(r.Listed, "call_tool") {
+		t.Errorf("client %d: first tools/list = %v, want search_tools and call_tool among at most 10", r.Client, r.Listed)
+	}
+	found := false
+	for _, f := range r.Found {
+		if f.Name == "everything__get-sum" && f.Server == "everything" {
+			found = true
+		}
+	}
+	if r.SearchIsError || !found || r.SearchTokens <= 0 {
+		t.Errorf("client %d: search_tools(add two numbers) found %+v (isError %v, %d tokens), want everything__get-sum", r.Client, r.Found, r.SearchIsError, r.SearchTokens)
+	}
+	want := fmt.Sprintf("The sum of %d and 25 is %d.", 17+r.Client, 42+r.Client)
+	if r.CallTool != want || r.CallToolIsError {
+		t.Errorf("client %d: call_tool(everything__get-sum) = %q (isError %v), want %q", r.Client, r.CallTool, r.CallToolIsError, want)
+	}
+	if !r.ListChanged || !slices.Contains(r.Relisted, "everything__get-sum") {
+		t.Errorf("client %d: after tools/list_changed (%v) the list is %v, want everything__get-sum in it", r.Client, r.ListChanged, r.Relisted)
+	}
+	if r.ByName != want {
+		t.Errorf("client %d: everything__get-sum by name = %q, want %q", r.Client, r.ByName, want)
+	}
+	if r.Annotations["readOnlyHint"] != true {
+		t.Errorf("client %d: get-sum's annotations = %v, want readOnlyHint true as the server declares", r.Client, r.Annotations)
+	}
+	if !slices.Contains(r.ContentTypes, "image") || r.ImageBytes == 0 {
+		t.Errorf("client %d: get-tiny-image gave content %v (%d bytes of image), want the image block itself", r.Client, r.ContentTypes, r.ImageBytes)
+	}
+	// The last of the three notices races with the result (the server
+	// sends it just before), so two are sure to arrive.
+	if len(r.Progress) < 2 || !slices.IsSorted(r.Progress) {
+		t.Errorf("client %d: progress notices %v, want at least 2 of the long-running operation's 3, in order", r.Client, r.Progress)
+	}
+}
+
+func node(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	sdkDir := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")
+	cmd := exec.Command("node", append([]string{"testdata/client.mjs", sdkDir}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	return cmd, &stdout, &stderr
+}
+
+// TestServeStdioTypeScript is issue 19's first "Done when", on the
+// reference servers: the official TypeScript client starts toolsift serve
+// over stdio.
+func TestServeStdioTypeScript(t *testing.T) {
+	config, dir := npmConfig(t)
+	cmd, stdout, stderr := node(t, dir, "stdio", os.Args[0], "serve", "--config", config)
+	cmd.Env = append(os.Environ(), "TOOLSIFT_TEST_MAIN=1")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("client: %v\nstdout: %s\nstderr: %s", err, stdout, stderr)
+	}
+	var r clientReport
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("client's report %q: %v\nstderr: %s", stdout, err, stderr)
+	}
+	r.check(t)
+	for _, want := range []string{"msg=search", `query="add two numbers"`, "msg=call", "server=everything", "upstream_tool=get-sum", "outcome=ok"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("serve's log lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr.String(), `"a":17`) {
+		t.Errorf("serve's log holds a call's arguments:\n%s", stderr)
+	}
+	if t.Failed() {
+		t.Logf("serve's log:\n%s", stderr)
+	}
+}
+
+// TestServeHTTPTypeScript is the second: streamable HTTP with a bearer
+// token, a wrong token refused, eight TypeScript clients at once each with
+// its own session and result.
+func TestServeHTTPTypeScript(t *testing.T) {
+	config, dir := npmConfig(t)
+	const token = "s3cret-serve-token"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := make(chan string, 1)
+	var log syncBuffer
+	e := &env{
+		stdin: strings.NewReader(""), stdout: &log, stderr: &log,
+		getenv:    func(k string) string { return map[string]string{tokenEnv: token}[k] },
+		listening: func(a string) { addr <- a },
+	}
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, e, []string{"serve", "--config", config, "--listen", "127.0.0.1:0"}) }()
+	var url string
+	select {
+	case a := <-addr:
+		url = "http://" + a + "/mcp"
+	case code := <-done:
+		t.Fatalf("serve ended with %d before listening:\n%s", code, log.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("serve is not listening after 2 minutes:\n%s", log.String())
+	}
+
+	// A request without the token, and with a wrong one, is refused.
+	for _, auth := range []string{"", "Bearer wrong", "Basic " + token, "Bearer " + token + "x"} {
+		req, err := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("Authorization %q: status %d, want 401 with WWW-Authenticate", auth, resp.StatusCode)
+		}
+	}
+
+	cmd, stdout, stderr := node(t, dir, "http", url, token, "8")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("clients: %v\nstdout: %s\nstderr: %s\nserve: %s", err, stdout, stderr, log.String())
+	}
+	var rep struct {
+		Refused string
+		Clients []clientReport
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("clients' report %q: %v\nstderr: %s", stdout, err, stderr)
+	}
+	if !strings.Contains(rep.Refused, "401") {
+		t.Errorf("a TypeScript client with a wrong token: %q, want refused with 401", rep.Refused)
+	}
+	if len(rep.Clients) != 8 {
+		t.Fatalf("%d client reports, want 8", len(rep.Clients))
+	}
+	for _, r := range rep.Clients {
+		r.check(t)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("serve exited with %d after its ctx ended", code)
+	}
+	if strings.Contains(log.String(), token) {
+		t.Errorf("serve's log holds the token:\n%s", log.String())
+	}
+	if t.Failed() {
+		t.Logf("serve's log:\n%s", log.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

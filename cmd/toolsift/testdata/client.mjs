@@ -1,0 +1,96 @@
+// A client of toolsift serve made with the official TypeScript SDK, run by
+// serve_test.go (and by hand for the measurements in docs). It prints one
+// JSON object with what it saw on stdout; the Go test judges it.
+//
+//   node client.mjs SDK_DIR stdio COMMAND [ARGS...]   (TOOLSIFT_* env passed on)
+//   node client.mjs SDK_DIR http URL TOKEN CLIENTS
+//
+// SDK_DIR is the folder of @modelcontextprotocol/sdk (the pinned one in
+// mcp/testdata/npm). Each client: initialize, tools/list, search_tools "add
+// two numbers", call_tool get-sum, wait for tools/list_changed, tools/list
+// again, call the found tool by its name. Over HTTP, client i adds 17+i and
+// 25 so that each has its own result, and one more client sends a wrong token.
+import { pathToFileURL } from "node:url";
+import { join } from "node:path";
+
+const [sdkDir, mode, ...rest] = process.argv.slice(2);
+const load = (p) => import(pathToFileURL(join(sdkDir, "dist/esm", p)).href);
+const { Client } = await load("client/index.js");
+const { ToolListChangedNotificationSchema } = await load("types.js");
+
+function text(res) {
+  return (res.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
+}
+
+async function session(transport, i) {
+  const out = { client: i };
+  let changed;
+  const listChanged = new Promise((resolve) => (changed = resolve));
+  const client = new Client({ name: "toolsift-test", version: "1.0.0" });
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
+  const t0 = performance.now();
+  await client.connect(transport);
+  out.protocolVersion = transport.protocolVersion ?? null;
+  const first = await client.listTools();
+  out.listed = first.tools.map((t) => t.name);
+  const search = await client.callTool({ name: "search_tools", arguments: { query: "add two numbers" } });
+  out.firstSearchMs = performance.now() - t0;
+  out.searchIsError = !!search.isError;
+  const answer = JSON.parse(text(search));
+  out.found = answer.tools.map((t) => ({ name: t.name, server: t.server, score: t.score }));
+  out.searchTokens = answer.tokens;
+  const a = 17 + i;
+  const viaCallTool = await client.callTool({ name: "call_tool", arguments: { name: "everything__get-sum", arguments: { a, b: 25 } } });
+  out.callTool = text(viaCallTool);
+  out.callToolIsError = !!viaCallTool.isError;
+  await Promise.race([listChanged, new Promise((_, reject) => setTimeout(() => reject(new Error("no tools/list_changed in 10 s")), 10000))]);
+  out.listChanged = true;
+  const second = await client.listTools();
+  out.relisted = second.tools.map((t) => t.name);
+  const byName = await client.callTool({ name: "everything__get-sum", arguments: { a, b: 25 } });
+  out.byName = text(byName);
+  const sum = second.tools.find((t) => t.name === "everything__get-sum");
+  out.annotations = sum ? sum.annotations ?? null : null;
+  // Passthrough: an image block and structured content as the server sent them.
+  const image = await client.callTool({ name: "call_tool", arguments: { name: "everything__get-tiny-image", arguments: {} } });
+  out.contentTypes = image.content.map((c) => c.type);
+  out.imageBytes = (image.content.find((c) => c.type === "image") || { data: "" }).data.length;
+  const progress = [];
+  await client.callTool(
+    { name: "call_tool", arguments: { name: "everything__trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } } },
+    undefined,
+    { onprogress: (p) => progress.push(p.progress) },
+  );
+  out.progress = progress;
+  await client.close();
+  return out;
+}
+
+if (mode === "stdio") {
+  const { StdioClientTransport, getDefaultEnvironment } = await load("client/stdio.js");
+  const env = { ...getDefaultEnvironment() };
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith("TOOLSIFT_") || k === "XDG_CACHE_HOME" || k === "GOCOVERDIR") env[k] = v;
+  }
+  const [command, ...args] = rest;
+  const transport = new StdioClientTransport({ command, args, env, stderr: "inherit" });
+  console.log(JSON.stringify(await session(transport, 0)));
+} else if (mode === "http") {
+  const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
+  const [url, token, n] = rest;
+  const transport = (tok) =>
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${tok}` } } });
+  let refused = null;
+  try {
+    const c = new Client({ name: "intruder", version: "1.0.0" });
+    await c.connect(transport(token + "x"));
+    refused = "connected";
+  } catch (e) {
+    refused = String(e.code ?? e.message);
+  }
+  const clients = await Promise.all(Array.from({ length: Number(n) }, (_, i) => session(transport(token), i)));
+  console.log(JSON.stringify({ refused, clients }));
+} else {
+  console.error(`unknown mode ${mode}`);
+  process.exit(2);
+}
