@@ -75,6 +75,7 @@ type clientReport struct {
 	ContentTypes    []string
 	ImageBytes      int
 	Progress        []float64
+	Children        []string // over stdio: serve's child processes
 }
 
 // check holds a session's report to issue 19's "Done when".
@@ -129,26 +130,36 @@ func node(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, *
 // over stdio.
 func TestServeStdioTypeScript(t *testing.T) {
 	config, dir := npmConfig(t)
-	cmd, stdout, stderr := node(t, dir, "stdio", os.Args[0], "serve", "--config", config)
-	cmd.Env = append(os.Environ(), "TOOLSIFT_TEST_MAIN=1")
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("client: %v\nstdout: %s\nstderr: %s", err, stdout, stderr)
-	}
-	var r clientReport
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		t.Fatalf("client's report %q: %v\nstderr: %s", stdout, err, stderr)
-	}
-	r.check(t)
-	for _, want := range []string{"msg=search", `query="add two numbers"`, "msg=call", "server=everything", "upstream_tool=get-sum", "outcome=ok"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("serve's log lacks %q:\n%s", want, stderr)
+	// The first run finds no cache and starts every server; the second
+	// starts only the server whose tools are called.
+	for _, run := range []string{"cold", "warm"} {
+		cmd, stdout, stderr := node(t, dir, "stdio", os.Args[0], "serve", "--config", config)
+		cmd.Env = append(os.Environ(), "TOOLSIFT_TEST_MAIN=1")
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: client: %v\nstdout: %s\nstderr: %s", run, err, stdout, stderr)
 		}
-	}
-	if strings.Contains(stderr.String(), `"a":17`) {
-		t.Errorf("serve's log holds a call's arguments:\n%s", stderr)
-	}
-	if t.Failed() {
-		t.Logf("serve's log:\n%s", stderr)
+		var r clientReport
+		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+			t.Fatalf("%s: client's report %q: %v\nstderr: %s", run, stdout, err, stderr)
+		}
+		r.check(t)
+		for _, want := range []string{"msg=search", `query="add two numbers"`, "msg=call", "server=everything", "upstream_tool=get-sum", "outcome=ok"} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("%s: serve's log lacks %q:\n%s", run, want, stderr)
+			}
+		}
+		if strings.Contains(stderr.String(), `"a":17`) {
+			t.Errorf("%s: serve's log holds a call's arguments:\n%s", run, stderr)
+		}
+		if run == "cold" && len(r.Children) != 3 {
+			t.Errorf("cold: serve's children %v, want the 3 servers", r.Children)
+		}
+		if run == "warm" && (len(r.Children) != 1 || r.Children[0] != "node") {
+			t.Errorf("warm: serve's children %v, want one node (everything, whose tools were called)", r.Children)
+		}
+		if t.Failed() {
+			t.Fatalf("%s: serve's log:\n%s", run, stderr)
+		}
 	}
 }
 

@@ -22,7 +22,7 @@ function text(res) {
   return (res.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 }
 
-async function session(transport, i) {
+async function session(transport, i, beforeClose) {
   const out = { client: i };
   let changed;
   const listChanged = new Promise((resolve) => (changed = resolve));
@@ -62,6 +62,7 @@ async function session(transport, i) {
     { onprogress: (p) => progress.push(p.progress) },
   );
   out.progress = progress;
+  if (beforeClose) out.children = beforeClose();
   await client.close();
   return out;
 }
@@ -74,7 +75,12 @@ if (mode === "stdio") {
   }
   const [command, ...args] = rest;
   const transport = new StdioClientTransport({ command, args, env, stderr: "inherit" });
-  console.log(JSON.stringify(await session(transport, 0)));
+  // The processes toolsift serve started: upstream servers start only
+  // when one of their tools is called (or the cache has no list for them).
+  const { execFileSync } = await import("node:child_process");
+  const children = () =>
+    execFileSync("ps", ["-o", "comm=", "--ppid", String(transport.pid)], { encoding: "utf8" }).split("\n").filter(Boolean);
+  console.log(JSON.stringify(await session(transport, 0, children)));
 } else if (mode === "http") {
   const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
   const [url, token, n] = rest;
