@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // env is what a command may touch of the process, so that tests run it
@@ -115,14 +116,14 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		fs.Usage()
 		return err
 	case err != nil:
-		return usageError(fs, "%s", flagProblem(err))
+		return usageError(fs, "%s", flagProblem(fs, err))
 	}
 	_ = fs.Parse(append([]string{"--"}, pos...))
 	return nil
 }
 
 // flagProblem words a flag error for a person.
-func flagProblem(err error) string {
+func flagProblem(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		return "unknown flag --" + name
@@ -134,12 +135,17 @@ func flagProblem(err error) string {
 		// invalid value "x" for flag -max-tools: parse error
 		if v, f, ok := strings.Cut(rest, " for flag -"); ok {
 			name, why, _ := strings.Cut(f, ": ")
-			switch {
-			case strings.Contains(why, "parse error") && strings.Contains(why, "time"),
-				strings.Contains(why, "duration"):
-				return fmt.Sprintf("--%s: %s is not a duration (such as 30s, 2m or 1h30m)", name, v)
-			case strings.Contains(why, "parse error"), strings.Contains(why, "value out of range"):
-				return fmt.Sprintf("--%s: %s is not a whole number", name, v)
+			if f := fs.Lookup(name); f != nil && strings.Contains(why, "parse error") {
+				if g, ok := f.Value.(flag.Getter); ok {
+					switch g.Get().(type) {
+					case time.Duration:
+						return fmt.Sprintf("--%s: %s is not a duration (such as 30s, 2m or 1h30m)", name, v)
+					case int:
+						return fmt.Sprintf("--%s: %s is not a whole number", name, v)
+					case bool:
+						return fmt.Sprintf("--%s: %s is not true or false", name, v)
+					}
+				}
 			}
 			return fmt.Sprintf("--%s: %s", name, why)
 		}

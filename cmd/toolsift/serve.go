@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -133,6 +134,15 @@ func serve(ctx context.Context, e *env, args []string) error {
 	for _, w := range cfg.Warnings {
 		log.Warn("config", "warning", w)
 	}
+	for name, sc := range cfg.Servers {
+		if isSelf(sc) && !sc.Disabled {
+			// The client's own config file, with toolsift in it: serving
+			// it would start toolsift serve again, and again.
+			log.Warn("config", "warning", fmt.Sprintf("server %q is toolsift serve itself: skipped", name))
+			sc.Disabled = true
+			cfg.Servers[name] = sc
+		}
+	}
 	var alwaysLoad []string
 	for name, sc := range cfg.Servers {
 		if sc.AlwaysLoad && !sc.Disabled {
@@ -234,6 +244,20 @@ func readToken(e *env, file string) (string, error) {
 		return t, nil
 	}
 	return strings.TrimSpace(e.getenv(tokenEnv)), nil
+}
+
+// isSelf reports whether a server of the config is toolsift serve.
+func isSelf(sc mcp.ServerConfig) bool {
+	base := strings.TrimSuffix(filepath.Base(sc.Command), ".exe")
+	if base == "go" && slices.Contains(sc.Args, "run") {
+		base = "toolsift" // go run ./cmd/toolsift serve ...
+		if !slices.ContainsFunc(sc.Args, func(a string) bool {
+			return strings.HasSuffix(a, "cmd/toolsift") || strings.Contains(a, "cmd/toolsift@")
+		}) {
+			return false
+		}
+	}
+	return base == "toolsift" && slices.Contains(sc.Args, "serve")
 }
 
 type nopWriteCloser struct{ io.Writer }

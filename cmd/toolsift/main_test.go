@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolsift/toolsift/mcp"
+)
+
+func TestUsage(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(config, []byte(`{"mcpServers":{}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{nil, 2, "", "toolsift serve --config FILE"},
+		{[]string{"help"}, 0, "toolsift serve --config FILE", ""},
+		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		{[]string{"serve", "-h"}, 0, "", "alwaysLoad"},
+		{[]string{"serve"}, 2, "", "--config is required"},
+		{[]string{"serve", "--config"}, 2, "", "--config needs a value"},
+		{[]string{"serve", "--config", config, "--bogus"}, 2, "", "unknown flag --bogus"},
+		{[]string{"serve", "--config", config, "--max-tools", "x"}, 2, "", `--max-tools: "x" is not a whole number`},
+		{[]string{"serve", "--config", config, "--max-tools", "2"}, 2, "", "want at least 3"},
+		{[]string{"serve", "--config", config, "--idle-timeout", "soon"}, 2, "", "is not a duration"},
+		{[]string{"serve", "--config", config, "extra"}, 2, "", `unexpected argument "extra"`},
+		{[]string{"serve", "--config", config, "--stateless"}, 2, "", "need --listen"},
+		{[]string{"serve", "--config", config, "--listen", "8080"}, 2, "", "want host:port"},
+		{[]string{"serve", "--config", config, "--listen", ":8080"}, 2, "", "accepts connections from other machines"},
+		{[]string{"serve", "--config", config, "--listen", "0.0.0.0:8080"}, 2, "", "TOOLSIFT_SERVE_TOKEN"},
+		{[]string{"serve", "--config", config, "--listen", "127.0.0.1:0", "--token-file", empty}, 1, "", "is empty"},
+		{[]string{"serve", "--config", config, "--log-level", "loud"}, 2, "", "--log-level"},
+		{[]string{"serve", "--config", filepath.Join(t.TempDir(), "nope.json")}, 1, "", "nope.json"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+			if code := run(context.Background(), e, tt.args); code != tt.code {
+				t.Errorf("exit code %d, want %d\nstderr: %s", code, tt.code, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tt.stdout) {
+				t.Errorf("stdout %q, want it to contain %q", stdout.String(), tt.stdout)
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("stderr %q, want it to contain %q", stderr.String(), tt.stderr)
+			}
+		})
+	}
+}
+
+func TestIsSelf(t *testing.T) {
+	tests := []struct {
+		sc   mcp.ServerConfig
+		want bool
+	}{
+		{mcp.ServerConfig{Command: "toolsift", Args: []string{"serve", "--config", "x.json"}}, true},
+		{mcp.ServerConfig{Command: "/home/me/go/bin/toolsift", Args: []string{"serve"}}, true},
+		{mcp.ServerConfig{Command: "go", Args: []string{"run", "./cmd/toolsift", "serve"}}, true},
+		{mcp.ServerConfig{Command: "go", Args: []string{"run", "github.com/toolsift/toolsift/cmd/toolsift@latest", "serve"}}, true},
+		{mcp.ServerConfig{Command: "go", Args: []string{"run", "./cmd/other", "serve"}}, false},
+		{mcp.ServerConfig{Command: "toolsift-other", Args: []string{"serve"}}, false},
+		{mcp.ServerConfig{Command: "node", Args: []string{"serve"}}, false},
+	}
+	for _, tt := range tests {
+		if got := isSelf(tt.sc); got != tt.want {
+			t.Errorf("isSelf(%s %v) = %v, want %v", tt.sc.Command, tt.sc.Args, got, tt.want)
+		}
+	}
+}
