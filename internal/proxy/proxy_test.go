@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -420,4 +422,72 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestHTTP: with sessions, a go-sdk client (which asks for 2026-07-28
+// first) falls back to 2025-11-25 and gets its own list; stateless, it
+// speaks 2026-07-28 and calls found tools through call_tool.
+func TestHTTP(t *testing.T) {
+	ts := openToolset(t, localTools(t))
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
+			p, err := proxy.New(ts, &proxy.Options{Static: stateless})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(p.Handler(&proxy.HTTPOptions{Token: "tok", Stateless: stateless}))
+			defer srv.Close()
+			hc := srv.Client()
+			hc.Transport = bearer{"tok", hc.Transport}
+			c := &client{changed: make(chan struct{}, 16)}
+			cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.changed <- struct{}{} },
+			})
+			cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			c.ClientSession = cs
+			want := map[bool]string{false: "2025-11-25", true: "2026-07-28"}[stateless]
+			if got := cs.InitializeResult().ProtocolVersion; got != want {
+				t.Errorf("protocol version %s, want %s", got, want)
+			}
+			ans := c.search(t, "add two numbers", 1)
+			if len(ans.Tools) != 1 || ans.Tools[0].Name != "math__add" || ans.Listed == stateless {
+				t.Fatalf("search_tools = %+v", ans)
+			}
+			if text, isErr := c.call(t, "call_tool", map[string]any{"name": "math__add", "arguments": map[string]any{"a": 40, "b": 2}}); isErr || text != "42" {
+				t.Errorf("call_tool(math__add) = %q (isError %v)", text, isErr)
+			}
+			if !stateless {
+				c.waitChanged(t)
+			}
+			if got := c.names(t); slices.Contains(got, "math__add") == stateless {
+				t.Errorf("tools/list = %v", got)
+			}
+		})
+	}
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+func TestLoopbackOnly(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8080": true, "[::1]:80": true, "localhost:1": true, "127.1.2.3:9": true,
+		":8080": false, "0.0.0.0:8080": false, "[::]:80": false, "10.0.0.1:80": false, "example.com:80": false, "8080": false,
+	} {
+		if got := proxy.LoopbackOnly(addr); got != want {
+			t.Errorf("LoopbackOnly(%q) = %v, want %v", addr, got, want)
+		}
+	}
 }
