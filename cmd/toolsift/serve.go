@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -150,8 +151,23 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	slices.Sort(alwaysLoad)
+	// The proxy is made once the Toolset is open; upstream list changes
+	// before that have nobody to tell.
+	var px *proxy.Proxy
+	var pxMu sync.Mutex
 	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
-		Hub:    mcp.HubOptions{CacheDir: *cacheDir, NoCache: *noCache, IdleTimeout: *idle},
+		Hub: mcp.HubOptions{
+			CacheDir: *cacheDir, NoCache: *noCache, IdleTimeout: *idle,
+			ClientRequests: proxy.NewClientRequests(log),
+			OnListChange: func(mcp.ListChange) {
+				pxMu.Lock()
+				p := px
+				pxMu.Unlock()
+				if p != nil {
+					p.FeaturesChanged()
+				}
+			},
+		},
 		Logger: log,
 	})
 	if err != nil {
@@ -168,7 +184,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 			log.Warn("server not ready", "server", st.Name, "state", st.State, "error", st.Err)
 		}
 	}
-	px, err := proxy.New(ts, &proxy.Options{
+	p, err := proxy.New(ts, &proxy.Options{
 		MaxTools:      *maxTools,
 		Budget:        *budget,
 		PinnedServers: alwaysLoad,
@@ -180,6 +196,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	pxMu.Lock()
+	px = p
+	pxMu.Unlock()
+	p.FeaturesChanged() // what changed while the proxy was being made
 	for _, w := range px.Warnings() {
 		log.Warn("pin", "warning", w)
 	}

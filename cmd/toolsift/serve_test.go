@@ -61,21 +61,26 @@ func npmConfig(t *testing.T) (config, dir string) {
 
 // clientReport is what testdata/client.mjs prints for one session.
 type clientReport struct {
-	Client          int
-	Listed          []string
-	SearchIsError   bool
-	Found           []struct{ Name, Server string }
-	SearchTokens    int
-	CallTool        string
-	CallToolIsError bool
-	ListChanged     bool
-	Relisted        []string
-	ByName          string
-	Annotations     map[string]any
-	ContentTypes    []string
-	ImageBytes      int
-	Progress        []float64
-	Children        []string // over stdio: serve's child processes
+	Client           int
+	Listed           []string
+	SearchIsError    bool
+	Found            []struct{ Name, Server string }
+	SearchTokens     int
+	CallTool         string
+	CallToolIsError  bool
+	ListChanged      bool
+	Relisted         []string
+	ByName           string
+	Annotations      map[string]any
+	ContentTypes     []string
+	ImageBytes       int
+	Progress         []float64
+	Children         []string // over stdio: serve's child processes
+	Sampling         string
+	Resources        int
+	ResourceContents int
+	Prompts          []string
+	PromptMessages   int
 }
 
 // check holds a session's report to issue 19's "Done when".
@@ -108,6 +113,15 @@ func (r clientReport) check(t *testing.T) {
 	}
 	if !slices.Contains(r.ContentTypes, "image") || r.ImageBytes == 0 {
 		t.Errorf("client %d: get-tiny-image gave content %v (%d bytes of image), want the image block itself", r.Client, r.ContentTypes, r.ImageBytes)
+	}
+	if want := fmt.Sprintf("sampled for client %d: ", r.Client); !strings.Contains(r.Sampling, want) {
+		t.Errorf("client %d: trigger-sampling-request = %q, want the client's own answer %q in it", r.Client, r.Sampling, want)
+	}
+	if r.Resources == 0 || r.ResourceContents == 0 {
+		t.Errorf("client %d: %d resources listed, %d contents read from the first", r.Client, r.Resources, r.ResourceContents)
+	}
+	if !slices.Contains(r.Prompts, "everything__simple-prompt") || r.PromptMessages == 0 {
+		t.Errorf("client %d: prompts %v, simple-prompt has %d messages", r.Client, r.Prompts, r.PromptMessages)
 	}
 	// The last of the three notices races with the result (the server
 	// sends it just before), so two are sure to arrive.

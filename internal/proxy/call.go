@@ -65,7 +65,7 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 func (p *Proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) *sdk.CallToolResult {
 	start := time.Now()
 	t, known := p.ts.Get(name)
-	res, err := p.ts.Call(ctx, name, args)
+	res, err := p.ts.Call(withSession(ctx, ss), name, args)
 	outcome := "ok"
 	switch {
 	case err != nil && errors.Is(err, tool.ErrUnknown):

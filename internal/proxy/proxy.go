@@ -21,6 +21,8 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
@@ -89,6 +91,9 @@ type Proxy struct {
 	sdkLog   *slog.Logger // the SDK's: warnings and errors only
 	pinned   []tool.Tool  // sorted by name
 	warnings []string
+
+	mu       sync.Mutex
+	sessions map[*session]time.Time // the servers made, since when
 }
 
 // New returns a Proxy over ts. It fails on invalid Options; pins that match
@@ -127,7 +132,7 @@ func New(ts *toolsift.Toolset, opts *Options) (*Proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()})}
+	p := &Proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}}
 	p.pin()
 	return p, nil
 }
@@ -190,8 +195,12 @@ func (p *Proxy) NewServer() *sdk.Server {
 	s := &session{p: p}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: !p.opts.Static}},
-		Logger:       p.sdkLog,
+		Capabilities: &sdk.ServerCapabilities{
+			Tools:     &sdk.ToolCapabilities{ListChanged: !p.opts.Static},
+			Resources: &sdk.ResourceCapabilities{ListChanged: true},
+			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
+		},
+		Logger: p.sdkLog,
 	})
 	s.srv.AddTool(searchTool(), s.search)
 	s.srv.AddTool(callTool(), s.callTool)
@@ -200,6 +209,8 @@ func (p *Proxy) NewServer() *sdk.Server {
 			s.srv.AddTool(st, s.callListed)
 		}
 	}
+	s.syncFeatures()
+	p.track(s)
 	return s.srv
 }
 

@@ -17,6 +17,9 @@ type session struct {
 	mu    sync.Mutex
 	found map[string]uint64 // found tool → tick of its last use
 	tick  uint64
+
+	featMu sync.Mutex // resources, templates and prompts: see features.go
+	feat   featureSet
 }
 
 // room is how many found tools a list may hold.

@@ -16,7 +16,7 @@ import { join } from "node:path";
 const [sdkDir, mode, ...rest] = process.argv.slice(2);
 const load = (p) => import(pathToFileURL(join(sdkDir, "dist/esm", p)).href);
 const { Client } = await load("client/index.js");
-const { ToolListChangedNotificationSchema } = await load("types.js");
+const { ToolListChangedNotificationSchema, CreateMessageRequestSchema } = await load("types.js");
 
 function text(res) {
   return (res.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
@@ -26,8 +26,15 @@ async function session(transport, i, beforeClose) {
   const out = { client: i };
   let changed;
   const listChanged = new Promise((resolve) => (changed = resolve));
-  const client = new Client({ name: "toolsift-test", version: "1.0.0" });
+  const client = new Client({ name: "toolsift-test", version: "1.0.0" }, { capabilities: { sampling: {} } });
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
+  // Sampling requests of upstream servers reach this client.
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => ({
+    role: "assistant",
+    content: { type: "text", text: `sampled for client ${i}: ${req.params.messages[0].content.text}` },
+    model: "test-model",
+    stopReason: "endTurn",
+  }));
   const t0 = performance.now();
   await client.connect(transport);
   out.protocolVersion = transport.protocolVersion ?? null;
@@ -62,7 +69,28 @@ async function session(transport, i, beforeClose) {
     { onprogress: (p) => progress.push(p.progress) },
   );
   out.progress = progress;
+  const resources = await client.listResources();
+  out.resources = resources.resources.length;
+  if (resources.resources.length > 0) {
+    const read = await client.readResource({ uri: resources.resources[0].uri });
+    out.resourceContents = read.contents.length;
+  }
+  const prompts = await client.listPrompts();
+  out.prompts = prompts.prompts.map((p) => p.name);
+  const prompt = await client.getPrompt({ name: "everything__simple-prompt" });
+  out.promptMessages = prompt.messages.length;
   if (beforeClose) out.children = beforeClose();
+  return { out, client };
+}
+
+// sample has the everything server ask the client for a sampling, through
+// a call of this client: the answer must be the client's own. Over the
+// initialize-era protocol the upstream server's request does not say which
+// call it belongs to, so the Hub can place it only while that call is the
+// one in flight to the server: the HTTP clients sample one at a time.
+async function sample({ out, client }) {
+  const sampled = await client.callTool({ name: "call_tool", arguments: { name: "everything__trigger-sampling-request", arguments: { prompt: "hello" } } });
+  out.sampling = text(sampled);
   await client.close();
   return out;
 }
@@ -80,7 +108,7 @@ if (mode === "stdio") {
   const { execFileSync } = await import("node:child_process");
   const children = () =>
     execFileSync("ps", ["-o", "comm=", "--ppid", String(transport.pid)], { encoding: "utf8" }).split("\n").filter(Boolean);
-  console.log(JSON.stringify(await session(transport, 0, children)));
+  console.log(JSON.stringify(await sample(await session(transport, 0, children))));
 } else if (mode === "http") {
   const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
   const [url, token, n] = rest;
@@ -94,7 +122,9 @@ if (mode === "stdio") {
   } catch (e) {
     refused = String(e.code ?? e.message);
   }
-  const clients = await Promise.all(Array.from({ length: Number(n) }, (_, i) => session(transport(token), i)));
+  const sessions = await Promise.all(Array.from({ length: Number(n) }, (_, i) => session(transport(token), i)));
+  const clients = [];
+  for (const s of sessions) clients.push(await sample(s));
   console.log(JSON.stringify({ refused, clients }));
 } else {
   console.error(`unknown mode ${mode}`);

@@ -1,0 +1,115 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// Requests from upstream servers to their client (sampling, elicitation,
+// roots) go to the proxy's client whose call caused them: each call the
+// proxy makes carries the client's session in its ctx, and the Hub hands
+// the values of the call's ctx to the ClientRequests handler (see
+// mcp.ClientRequests for how it tells which call a request belongs to). A
+// request the Hub cannot place, or that the client did not declare the
+// capability for, is declined with a JSON-RPC error saying why.
+
+type sessionKey struct{}
+
+// withSession marks ctx as a call made for a client session.
+func withSession(ctx context.Context, ss *sdk.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, sessionKey{}, ss)
+}
+
+// codeMethodNotFound is JSON-RPC's "method not found", the usual answer of
+// a client that does not do what was asked.
+const codeMethodNotFound = -32601
+
+// NewClientRequests returns the handler for mcp.HubOptions.ClientRequests
+// that forwards server→client requests to the proxy's clients. It declares
+// sampling, elicitation and roots upstream; log, if not nil, gets one line
+// per request (server, method, outcome; never the content).
+func NewClientRequests(log *slog.Logger) mcp.ClientRequests {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return clientRequests{log}
+}
+
+type clientRequests struct{ log *slog.Logger }
+
+func (clientRequests) Capabilities() mcp.ClientCapabilities {
+	return mcp.ClientCapabilities{Sampling: true, Elicitation: true, Roots: true}
+}
+
+func (c clientRequests) HandleClientRequest(ctx context.Context, req mcp.ClientRequest) (json.RawMessage, error) {
+	out, err := c.handle(ctx, req)
+	outcome := "forwarded"
+	if err != nil {
+		outcome = err.Error()
+	}
+	c.log.Info("client request", "server", req.Server, "method", req.Method, "call", req.Call, "outcome", outcome)
+	return out, err
+}
+
+func (c clientRequests) handle(ctx context.Context, req mcp.ClientRequest) (json.RawMessage, error) {
+	ss, _ := ctx.Value(sessionKey{}).(*sdk.ServerSession)
+	if ss == nil {
+		return nil, &mcp.RPCError{Code: codeMethodNotFound, Message: fmt.Sprintf("toolsift serve: %s from %s declined: no client call of this server is in flight to send it to", req.Method, req.Server)}
+	}
+	capability := map[string]string{mcp.MethodCreateMessage: "sampling", mcp.MethodElicit: "elicitation", mcp.MethodListRoots: "roots"}[req.Method]
+	// The SDK's server cannot tell a client without roots from one with
+	// roots {} (it decodes them into a struct), so roots/list is asked and
+	// the client's own error, if any, passed on.
+	if capability == "" || (capability != "roots" && !declares(ss, capability)) {
+		return nil, &mcp.RPCError{Code: codeMethodNotFound, Message: fmt.Sprintf("toolsift serve: %s from %s declined: the client did not declare %q", req.Method, req.Server, capability)}
+	}
+	var res any
+	var err error
+	switch req.Method {
+	case mcp.MethodCreateMessage:
+		var p sdk.CreateMessageWithToolsParams
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, err
+		}
+		res, err = ss.CreateMessageWithTools(ctx, &p)
+	case mcp.MethodElicit:
+		var p sdk.ElicitParams
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, err
+		}
+		res, err = ss.Elicit(ctx, &p)
+	case mcp.MethodListRoots:
+		res, err = ss.ListRoots(ctx, &sdk.ListRootsParams{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}
+
+// declares reports whether the client of ss declared a capability in
+// initialize.
+func declares(ss *sdk.ServerSession, capability string) bool {
+	ip := ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil {
+		return false
+	}
+	b, err := json.Marshal(ip.Capabilities)
+	if err != nil {
+		return false
+	}
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(b, &caps) != nil {
+		return false
+	}
+	v, ok := caps[capability]
+	return ok && string(v) != "null"
+}

@@ -1,0 +1,223 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Resources, resource templates and prompts of every upstream server are
+// served too: the same for every session, registered on each session's
+// server (so the SDK answers the lists, matches template URIs and sends
+// list_changed in every protocol revision), read and got through the Hub,
+// which routes by URI and qualified prompt name. Their results pass
+// through as the server sent them.
+
+// sessionGrace is how long a session's server may go without a connected
+// session before FeaturesChanged forgets it: the HTTP handler makes a server
+// before the session it is for exists.
+const sessionGrace = time.Minute
+
+// featureSet is what a session's server has registered.
+type featureSet struct {
+	resources map[string]string // URI → the Raw it was made from
+	templates map[string]string
+	prompts   map[string]string
+}
+
+// track remembers a session's server so that FeaturesChanged reaches it.
+func (p *Proxy) track(s *session) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.prune()
+	p.sessions[s] = time.Now()
+}
+
+// prune forgets the servers whose sessions are over. p.mu is held.
+func (p *Proxy) prune() {
+	for s, since := range p.sessions {
+		if time.Since(since) < sessionGrace {
+			continue
+		}
+		live := false
+		for range s.srv.Sessions() {
+			live = true
+			break
+		}
+		if !live {
+			delete(p.sessions, s)
+		}
+	}
+}
+
+// FeaturesChanged brings every session's resources, resource templates and
+// prompts up to date with the Hub's; the SDK tells the clients
+// (notifications/resources/list_changed, notifications/prompts/list_changed).
+// Give it to mcp.HubOptions.OnListChange.
+func (p *Proxy) FeaturesChanged() {
+	p.mu.Lock()
+	p.prune()
+	sessions := make([]*session, 0, len(p.sessions))
+	for s := range p.sessions {
+		sessions = append(sessions, s)
+	}
+	p.mu.Unlock()
+	for _, s := range sessions {
+		s.syncFeatures()
+	}
+}
+
+// syncFeatures registers what the Hub offers now on the session's server
+// and removes what it no longer offers.
+func (s *session) syncFeatures() {
+	hub := s.p.ts.Hub()
+	s.featMu.Lock()
+	defer s.featMu.Unlock()
+	if s.feat.resources == nil {
+		s.feat = featureSet{resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{}}
+	}
+	log := s.p.log
+
+	now := map[string]bool{}
+	for _, r := range hub.Resources() {
+		if now[r.URI] {
+			continue // the Hub reads it from the first server that lists it
+		}
+		now[r.URI] = true
+		if s.feat.resources[r.URI] == r.Name+string(r.Raw) {
+			continue
+		}
+		var sr sdk.Resource
+		if err := json.Unmarshal(r.Raw, &sr); err != nil || !absoluteURI(r.URI) {
+			log.Debug("resource not served", "server", r.Server, "uri", r.URI, "error", err)
+			continue
+		}
+		sr.URI, sr.Name = r.URI, r.Name
+		if err := catch(func() { s.srv.AddResource(&sr, s.readResource) }); err != nil {
+			log.Warn("resource not served", "server", r.Server, "uri", r.URI, "error", err)
+			continue
+		}
+		s.feat.resources[r.URI] = r.Name + string(r.Raw)
+	}
+	var gone []string
+	for uri := range s.feat.resources {
+		if !now[uri] {
+			gone = append(gone, uri)
+			delete(s.feat.resources, uri)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveResources(gone...)
+	}
+
+	clear(now)
+	for _, t := range hub.ResourceTemplates() {
+		if now[t.URITemplate] {
+			continue
+		}
+		now[t.URITemplate] = true
+		if s.feat.templates[t.URITemplate] == t.Name+string(t.Raw) {
+			continue
+		}
+		var st sdk.ResourceTemplate
+		if err := json.Unmarshal(t.Raw, &st); err != nil {
+			continue
+		}
+		st.URITemplate, st.Name = t.URITemplate, t.Name
+		if err := catch(func() { s.srv.AddResourceTemplate(&st, s.readResource) }); err != nil {
+			log.Warn("resource template not served", "server", t.Server, "template", t.URITemplate, "error", err)
+			continue
+		}
+		s.feat.templates[t.URITemplate] = t.Name + string(t.Raw)
+	}
+	gone = gone[:0]
+	for u := range s.feat.templates {
+		if !now[u] {
+			gone = append(gone, u)
+			delete(s.feat.templates, u)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveResourceTemplates(gone...)
+	}
+
+	clear(now)
+	for _, pr := range hub.Prompts() {
+		now[pr.Name] = true
+		if s.feat.prompts[pr.Name] == string(pr.Raw) {
+			continue
+		}
+		var sp sdk.Prompt
+		if err := json.Unmarshal(pr.Raw, &sp); err != nil || !validName.MatchString(pr.Name) {
+			continue
+		}
+		sp.Name = pr.Name
+		if err := catch(func() { s.srv.AddPrompt(&sp, s.getPrompt) }); err != nil {
+			log.Warn("prompt not served", "server", pr.Server, "prompt", pr.Name, "error", err)
+			continue
+		}
+		s.feat.prompts[pr.Name] = string(pr.Raw)
+	}
+	gone = gone[:0]
+	for n := range s.feat.prompts {
+		if !now[n] {
+			gone = append(gone, n)
+			delete(s.feat.prompts, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemovePrompts(gone...)
+	}
+}
+
+// readResource reads a resource (listed, or matching a template) through
+// the Hub.
+func (s *session) readResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	start := time.Now()
+	raw, err := s.p.ts.Hub().ReadResource(withSession(ctx, req.Session), req.Params.URI)
+	s.p.logger(req.Session).Info("read resource", "uri", req.Params.URI, "duration", time.Since(start), "error", err)
+	if err != nil {
+		return nil, err
+	}
+	var res sdk.ReadResourceResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("read %s: the server's result: %w", req.Params.URI, err)
+	}
+	return &res, nil
+}
+
+// getPrompt gets a prompt through the Hub.
+func (s *session) getPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+	start := time.Now()
+	raw, err := s.p.ts.Hub().GetPrompt(withSession(ctx, req.Session), req.Params.Name, req.Params.Arguments)
+	s.p.logger(req.Session).Info("get prompt", "prompt", req.Params.Name, "duration", time.Since(start), "error", err)
+	if err != nil {
+		return nil, err
+	}
+	var res sdk.GetPromptResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("get prompt %s: the server's result: %w", req.Params.Name, err)
+	}
+	return &res, nil
+}
+
+// absoluteURI reports whether the SDK accepts uri for a resource.
+func absoluteURI(uri string) bool {
+	u, err := url.Parse(uri)
+	return err == nil && u.Scheme != ""
+}
+
+// catch turns the SDK's panic on a feature it refuses into an error.
+func catch(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	f()
+	return nil
+}

@@ -1,0 +1,8 @@
+package toolsift
+
+import "github.com/toolsift/toolsift/mcp"
+
+// Hub returns the Hub behind the Toolset, for what a Toolset does not index:
+// its servers' resources and prompts (a proxy such as toolsift serve passes
+// them on). Call tools through the Toolset, which keeps its index current.
+func (ts *Toolset) Hub() *mcp.Hub { return ts.hub }
