@@ -71,6 +71,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	})
 	cacheDir := fs.String("cache-dir", "", "`folder` of the tool-list cache (default the user cache folder's toolsift)")
 	noCache := fs.Bool("no-cache", false, "neither read nor write the cache: every server starts now")
+	connectTimeout := fs.Duration("connect-timeout", 30*time.Second, "how long a server may take to start and list its tools (a server's own \"timeout\" wins)")
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "stop a server not called for this long (negative: never)")
 	sessionTimeout := fs.Duration("session-timeout", 30*time.Minute, "with --listen: close an HTTP session idle this long (0: never)")
 	inputs := map[string]string{}
@@ -97,6 +98,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--config is required")
 	case *maxTools < 3:
 		return usageError(fs, "--max-tools %d: want at least 3 (search_tools, call_tool and one more)", *maxTools)
+	case *connectTimeout <= 0:
+		return usageError(fs, "--connect-timeout %v: want a positive duration", *connectTimeout)
 	case *budget < 1:
 		return usageError(fs, "--budget %d: want a positive number of tokens", *budget)
 	case *listen == "" && (*tokenFile != "" || *stateless):
@@ -157,7 +160,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	var pxMu sync.Mutex
 	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
 		Hub: mcp.HubOptions{
-			CacheDir: *cacheDir, NoCache: *noCache, IdleTimeout: *idle,
+			CacheDir: *cacheDir, NoCache: *noCache, IdleTimeout: *idle, Timeout: *connectTimeout,
 			ClientRequests: proxy.NewClientRequests(log),
 			OnListChange: func(mcp.ListChange) {
 				pxMu.Lock()
