@@ -18,10 +18,12 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/mcp"
 )
 
 // The benchmarks run against the pinned reference servers, or against the
-// config in $TOOLSIFT_BENCH_CONFIG (such as the 73-server catalog's
+// config in $TOOLSIFT_BENCH_CONFIG (with the cache in
+// $TOOLSIFT_BENCH_CACHE_DIR) (such as the 73-server catalog's
 // servers.json; its servers start in the config's folder). The call
 // benchmarks call everything's get-sum, so the config needs the "everything"
 // reference server.
@@ -53,7 +55,9 @@ func benchConfig(b *testing.B) (config string, everything []string) {
 
 func benchToolset(b *testing.B, config string) *toolsift.Toolset {
 	b.Helper()
-	ts, err := toolsift.Open(context.Background(), config, nil)
+	// $TOOLSIFT_BENCH_CACHE_DIR: a warm cache, so that lazy servers stay
+	// unstarted as in a warm toolsift serve.
+	ts, err := toolsift.Open(context.Background(), config, &toolsift.Options{Hub: mcp.HubOptions{CacheDir: os.Getenv("TOOLSIFT_BENCH_CACHE_DIR")}})
 	if err != nil {
 		b.Fatal(err)
 	}
