@@ -491,3 +491,45 @@ func TestLoopbackOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelReachesUpstream: a client that cancels its call makes the
+// upstream server's handler see its ctx end.
+func TestCancelReachesUpstream(t *testing.T) {
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	slow, err := mcp.LocalServer(mcp.LocalTool{Name: "wait", Description: "Wait until cancelled.",
+		Handler: func(ctx context.Context, _ json.RawMessage) (string, error) {
+			close(started)
+			<-ctx.Done()
+			close(cancelled)
+			return "", ctx.Err()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := openToolset(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"slow": slow}})
+	p, err := proxy.New(ts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, p.NewServer(), "2025-11-25")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "slow__wait"}})
+		done <- err
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream tool never started")
+	}
+	cancel()
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream tool's ctx did not end after the client cancelled")
+	}
+	if err := <-done; err == nil {
+		t.Error("the cancelled call returned no error")
+	}
+}

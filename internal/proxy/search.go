@@ -48,7 +48,8 @@ type SearchAnswer struct {
 	Omitted []string `json:"omitted,omitempty"`
 	// Tokens is what the tools' definitions cost, as the budget counts it.
 	Tokens int `json:"tokens"`
-	// Listed is set when the tools were added to the caller's tool list.
+	// Listed is set when every tool found is on the caller's tool list
+	// (not so when the list has no room, or is static).
 	Listed bool `json:"listed"`
 }
 
@@ -79,7 +80,7 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 		return nil, err
 	}
 	added, evicted := s.list(tools)
-	ans.Listed = !p.opts.Static && len(tools) > 0
+	ans.Listed = len(tools) > 0 && s.listed(tools)
 	b, err := json.Marshal(ans)
 	if err != nil {
 		return nil, fmt.Errorf("search_tools: encode answer: %w", err)

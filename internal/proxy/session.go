@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"slices"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -101,4 +102,19 @@ func (s *session) touch(name string) {
 		s.tick++
 		s.found[name] = s.tick
 	}
+}
+
+// listed reports whether every one of tools is on the session's list.
+func (s *session) listed(tools []tool.Tool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range tools {
+		if _, ok := s.found[t.Name]; ok {
+			continue
+		}
+		if !slices.ContainsFunc(s.p.pinned, func(p tool.Tool) bool { return p.Name == t.Name }) {
+			return false
+		}
+	}
+	return true
 }
