@@ -169,7 +169,9 @@ func testEverythingPassthrough(t *testing.T, server map[string]any) {
 				t.Errorf("ReadResource(%s): %v", uri, err)
 				continue
 			}
-			var res struct{ Contents []struct{ URI, Text, Blob string } }
+			var res struct {
+				Contents []struct{ URI, Text, Blob string }
+			}
 			if err := json.Unmarshal(raw, &res); err != nil || len(res.Contents) != 1 || res.Contents[0].URI != uri || res.Contents[0].Text+res.Contents[0].Blob == "" {
 				t.Errorf("ReadResource(%s) = %s", uri, raw)
 			}
@@ -209,7 +211,6 @@ func testEverythingPassthrough(t *testing.T, server map[string]any) {
 		}
 	})
 }
-
 
 // checkAsked checks that the handler was asked method for call, with
 // params that mention want.
