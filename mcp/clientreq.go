@@ -142,13 +142,19 @@ func (h *Hub) newClient(s *server) *sdk.Client {
 	if sc.Sampling != nil {
 		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *sdk.CreateMessageWithToolsRequest) (*sdk.CreateMessageWithToolsResult, error) {
 			var out sdk.CreateMessageWithToolsResult
-			return &out, h.answerTyped(ctx, s, MethodCreateMessage, req.Params, &out)
+			if err := h.answerTyped(ctx, s, MethodCreateMessage, req.Params, &out); err != nil {
+				return nil, err
+			}
+			return &out, nil
 		}
 	}
 	if sc.Elicitation != nil {
 		opts.ElicitationHandler = func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			var out sdk.ElicitResult
-			return &out, h.answerTyped(ctx, s, MethodElicit, req.Params, &out)
+			if err := h.answerTyped(ctx, s, MethodElicit, req.Params, &out); err != nil {
+				return nil, err
+			}
+			return &out, nil
 		}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolsift", Version: "0.1.0"}, opts)
