@@ -11,11 +11,15 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
+
+// ignoreRaw leaves Result.Raw to the tests of the passthrough.
+var ignoreRaw = cmpopts.IgnoreFields(tool.Result{}, "Raw")
 
 // canonicalJSON re-encodes b with sorted keys, for comparing JSON values.
 func canonicalJSON(t *testing.T, b []byte) string {
