@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling and roots are deprecated as of MCP 2026-07-28, but servers still ask for them during the deprecation window and a proxy forwards what they ask.
+
 package mcp_test
 
 import (
