@@ -79,8 +79,12 @@ type ClientRequests interface {
 	HandleClientRequest(ctx context.Context, req ClientRequest) (json.RawMessage, error)
 }
 
-// RPCError is a JSON-RPC error for a ClientRequests handler to decline
-// a request with, or to pass on the error its own client answered.
+// RPCError is a JSON-RPC error: one a ClientRequests handler declines a
+// request with, or passes on from its own client, and the error a server
+// answered a ReadResource or GetPrompt with (wrapped, with the server's
+// name). The SDK sends its own message for code -32601 (method not
+// found), whatever Message says: to tell a server why, use another code
+// (the Hub declines with -32600).
 type RPCError struct {
 	Code    int64
 	Message string
