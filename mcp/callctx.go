@@ -172,19 +172,21 @@ func (h *Hub) requestOf(ctx context.Context, s *server) *request {
 }
 
 // joined is a ctx that ends with its Context (the upstream request's) and
-// whose values are first looked up in values (the Hub request's caller's):
-// a server→client request is handled with the values of the call that
-// caused it.
+// also has the values of values (the Hub request's caller's): a
+// server→client request is handled with the values of the call that
+// caused it. Its own Context is asked first, so that the context
+// package finds its own cancellation there (keys of different packages
+// never collide).
 type joined struct {
 	context.Context
 	values context.Context
 }
 
 func (j joined) Value(key any) any {
-	if v := j.values.Value(key); v != nil {
+	if v := j.Context.Value(key); v != nil {
 		return v
 	}
-	return j.Context.Value(key)
+	return j.values.Value(key)
 }
 
 func (j joined) String() string {
