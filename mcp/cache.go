@@ -46,6 +46,9 @@ type catalogEntry struct {
 	// original names, so that calls to them say so.
 	Tools    []tool.Tool       `json:"tools"`
 	Disabled map[string]string `json:"disabled,omitempty"`
+	// Features are its resources, resource templates and prompts (see
+	// features.go).
+	Features *cachedFeatures `json:"features,omitempty"`
 }
 
 // setupCache checks the start mode and resolves the cache folder; without
@@ -275,6 +278,7 @@ func (h *Hub) storeCatalog(s *server) {
 	if s.info != nil {
 		e.ServerName, e.ServerVersion = s.info.Name, s.info.Version
 	}
+	e.Features = s.feat.cached()
 	h.mu.Unlock()
 
 	data, err := json.MarshalIndent(e, "", "\t")

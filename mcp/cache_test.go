@@ -127,7 +127,7 @@ func TestCacheWrittenThenLazy(t *testing.T) {
 	if err := json.Unmarshal(data, &entry); err != nil {
 		t.Fatal(err)
 	}
-	if entry.Format != 1 || entry.Server != "docs" || len(entry.Fingerprint) != 64 || len(entry.Tools) != 2 || entry.Tools[0].Hash == "" {
+	if entry.Format != 2 || entry.Server != "docs" || len(entry.Fingerprint) != 64 || len(entry.Tools) != 2 || entry.Tools[0].Hash == "" {
 		t.Errorf("cache entry = %s", data)
 	}
 
@@ -303,7 +303,7 @@ func TestCacheCorruptEntry(t *testing.T) {
 		{"truncated", string(good[:len(good)/2])},
 		{"empty", ""},
 		{"not JSON", "\x00\x01garbage"},
-		{"other version", strings.Replace(string(good), `"format": 1`, `"format": 99`, 1)},
+		{"other version", strings.Replace(string(good), `"format": 2`, `"format": 99`, 1)},
 		{"tampered tool", strings.Replace(string(good), "Tool a of s.", "Tool a of somebody else.", 1)},
 		{"other server", strings.Replace(string(good), `"server": "s"`, `"server": "t"`, 1)},
 	} {

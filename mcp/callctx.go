@@ -26,8 +26,12 @@ type progressKey struct{}
 // the request carries a progress token of the Hub's own, and fn receives
 // every notifications/progress the server sends for that token. Calls of
 // fn are one at a time, in the order the notices arrived, and none happens
-// after the request has returned. fn must not block for long: the
-// server's other messages wait for it.
+// after the request has returned: progress after the result means nothing
+// to the caller, nor to a proxy's client. The SDK hands a result to its
+// caller at once but notifications to a goroutine of their own, so a
+// notice a server sends just before its result may come too late and be
+// dropped. fn must not block for long: the server's other messages wait
+// for it.
 //
 // A ctx, not a Call parameter, so that it passes through code between the
 // caller and the Hub (toolsift.Toolset.Call) unchanged.
@@ -168,19 +172,21 @@ func (h *Hub) requestOf(ctx context.Context, s *server) *request {
 }
 
 // joined is a ctx that ends with its Context (the upstream request's) and
-// whose values are first looked up in values (the Hub request's caller's):
-// a server→client request is handled with the values of the call that
-// caused it.
+// also has the values of values (the Hub request's caller's): a
+// server→client request is handled with the values of the call that
+// caused it. Its own Context is asked first, so that the context
+// package finds its own cancellation there (keys of different packages
+// never collide).
 type joined struct {
 	context.Context
 	values context.Context
 }
 
 func (j joined) Value(key any) any {
-	if v := j.values.Value(key); v != nil {
+	if v := j.Context.Value(key); v != nil {
 		return v
 	}
-	return j.Context.Value(key)
+	return j.values.Value(key)
 }
 
 func (j joined) String() string {

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling and roots are deprecated as of MCP 2026-07-28, but servers still ask for them during the deprecation window and a proxy forwards what they ask.
+
 package mcp
 
 import (
@@ -77,8 +79,12 @@ type ClientRequests interface {
 	HandleClientRequest(ctx context.Context, req ClientRequest) (json.RawMessage, error)
 }
 
-// RPCError is a JSON-RPC error for a ClientRequests handler to decline
-// a request with, or to pass on the error its own client answered.
+// RPCError is a JSON-RPC error: one a ClientRequests handler declines a
+// request with, or passes on from its own client, and the error a server
+// answered a ReadResource or GetPrompt with (wrapped, with the server's
+// name). The SDK sends its own message for code -32601 (method not
+// found), whatever Message says: to tell a server why, use another code
+// (the Hub declines with -32600).
 type RPCError struct {
 	Code    int64
 	Message string
@@ -142,13 +148,19 @@ func (h *Hub) newClient(s *server) *sdk.Client {
 	if sc.Sampling != nil {
 		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *sdk.CreateMessageWithToolsRequest) (*sdk.CreateMessageWithToolsResult, error) {
 			var out sdk.CreateMessageWithToolsResult
-			return &out, h.answerTyped(ctx, s, MethodCreateMessage, req.Params, &out)
+			if err := h.answerTyped(ctx, s, MethodCreateMessage, req.Params, &out); err != nil {
+				return nil, err
+			}
+			return &out, nil
 		}
 	}
 	if sc.Elicitation != nil {
 		opts.ElicitationHandler = func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			var out sdk.ElicitResult
-			return &out, h.answerTyped(ctx, s, MethodElicit, req.Params, &out)
+			if err := h.answerTyped(ctx, s, MethodElicit, req.Params, &out); err != nil {
+				return nil, err
+			}
+			return &out, nil
 		}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolsift", Version: "0.1.0"}, opts)

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling and roots are deprecated as of MCP 2026-07-28, but servers still ask for them during the deprecation window and a proxy forwards what they ask.
+
 package mcp_test
 
 import (
@@ -252,5 +254,60 @@ func TestHubClientRequestsHandlerError(t *testing.T) {
 	}
 	if !res.IsError || !strings.Contains(res.Content, "the user said no") {
 		t.Errorf("result %+v: want the handler's refusal as the server's error", res)
+	}
+}
+
+// TestHubClientRequestsForPromptsAndResources: a server may ask its client
+// while it gets a prompt or reads a resource, too; the request belongs to
+// that Hub request.
+func TestHubClientRequestsForPromptsAndResources(t *testing.T) {
+	checkGoroutines(t)
+	elicit := sdk.InputRequestMap{"q": &sdk.ElicitParams{Message: "Which one?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)}}
+	answer := func(in sdk.InputResponseMap) string {
+		b, _ := json.Marshal(in["q"])
+		return string(b)
+	}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "1"}, nil)
+	srv.AddPrompt(&sdk.Prompt{Name: "pick"}, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		if len(req.Params.InputResponses) == 0 {
+			return &sdk.GetPromptResult{InputRequests: elicit}, nil
+		}
+		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: answer(req.Params.InputResponses)}}}}, nil
+	})
+	srv.AddResource(&sdk.Resource{URI: "asker://choice", Name: "choice"}, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		if len(req.Params.InputResponses) == 0 {
+			return &sdk.ReadResourceResult{InputRequests: elicit}, nil
+		}
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, Text: answer(req.Params.InputResponses)}}}, nil
+	})
+	// The SDK's server asks older clients with plain requests for prompts
+	// only; resources need the multi round-trip revision.
+	for _, protocol := range []string{"", "latest"} {
+		t.Run("protocol "+protocol, func(t *testing.T) {
+			a := &answerer{caps: mcp.ClientCapabilities{Elicitation: true}, answers: map[string]string{mcp.MethodElicit: `{"action":"accept","content":{"name":"Ada"}}`}}
+			hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"asker": memServer(srv)}}, &mcp.HubOptions{ClientRequests: a, ProtocolVersion: protocol})
+			ctx := context.WithValue(context.Background(), callerKey{}, "session-9")
+
+			raw, err := hub.GetPrompt(ctx, "asker__pick", nil)
+			if err != nil || !strings.Contains(string(raw), "Ada") {
+				t.Errorf("GetPrompt = %s, %v; want the answer in it", raw, err)
+			}
+			want := []string{"elicitation/create asker__pick session-9"}
+			if protocol == "latest" {
+				raw, err = hub.ReadResource(ctx, "asker://choice")
+				if err != nil || !strings.Contains(string(raw), "Ada") {
+					t.Errorf("ReadResource = %s, %v; want the answer in it", raw, err)
+				}
+				want = append(want, "elicitation/create asker://choice session-9")
+			}
+			got, seen := a.requests()
+			var calls []string
+			for i, r := range got {
+				calls = append(calls, fmt.Sprintf("%s %s %v", r.Method, r.Call, seen[i]))
+			}
+			if diff := cmp.Diff(want, calls); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

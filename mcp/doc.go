@@ -87,4 +87,57 @@
 // the cache off: nothing is read or written, and every server starts at
 // Connect (in StartLazy mode idle servers are still stopped). Entries of launches no longer configured are not removed;
 // deleting the folder is always safe.
+//
+// # Passthrough: what a proxy forwards
+//
+// A Hub also gives a proxy (toolsift serve) what it needs to put many
+// servers behind one without losing what they send. Nothing of the SDK
+// appears in this API; where faithful forwarding needs it, the MCP JSON
+// does, as the SDK decoded it (every field MCP defines; fields it does not
+// know are dropped).
+//
+// Tools and results. tool.Tool carries the server's outputSchema
+// (OutputSchema) and its annotations with their title; a new output schema
+// is reported as a changed tool, with the same content hash (the hash keys
+// what is derived from what the model is sent). tool.Result.Raw is the
+// CallToolResult as the server sent it: content blocks with their
+// annotations and data (images, audio, resource links, embedded resources),
+// structuredContent, _meta, isError. A server's JSON-RPC error to a call
+// is an isError result in Raw too; transport failures stay errors naming
+// the server.
+//
+// Progress and cancellation. A ctx from WithProgress makes Call (and
+// ReadResource, GetPrompt) send a progress token of the Hub's own and hand
+// the server's notifications/progress for it to a callback, in order, never
+// after the call returned. Ending a call's ctx ends the call and sends
+// notifications/cancelled to the server (the SDK does, without waiting).
+//
+// Resources and prompts. After a server lists its tools, the Hub lists its
+// resources, resource templates and prompts (when it declares them), again
+// on notifications/resources/list_changed and prompts/list_changed, and
+// keeps them in the cache entry, so a lazy server's are listed before it
+// starts. Prompts and resource names are qualified like tools
+// (QualifiedName); resource URIs are kept as the server gave them, so
+// clients can show them, file:// URIs stay usable and links in results keep
+// pointing where they did. ReadResource routes a URI to the first server
+// (by name) that lists it, else to the server whose call result last
+// linked or embedded it, else to the first whose template matches it; a
+// URI two servers list goes to the first. GetPrompt routes by qualified
+// name. HubOptions.OnListChange hears when a server's lists changed.
+// Resource subscriptions (resources/subscribe) are not forwarded.
+//
+// Requests from servers. Servers may ask their client for sampling,
+// elicitation and roots. HubOptions.ClientRequests answers them: the Hub
+// declares exactly the capabilities it offers (none by default, not even
+// roots, which would let servers such as server-filesystem replace their
+// configured folders), passes each request's params as JSON and sends its
+// result back as it is; requests it does not offer are declined with a
+// JSON-RPC error that says so and names the server. Such a request usually
+// belongs to a call in flight, and a proxy must send it to the client that
+// made that call: see ClientRequests for how the Hub finds the call (exact
+// for the multi round-trip results of protocol 2026-07-28, the only call in
+// flight to that server otherwise) and hands the handler a ctx with that
+// call's values. Roots asked inside a multi round-trip result are answered
+// by the SDK from the Hub's (empty) root list, and roots list changes are
+// not sent upstream.
 package mcp

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,37 +26,50 @@ var (
 // (clients show it, file:// URIs stay usable, and resource links in tool
 // results keep pointing at it); its Name is qualified like a tool's.
 type Resource struct {
-	URI string
+	URI string `json:"uri"`
 	// Name is QualifiedName(Server, OriginalName).
-	Name, Server, OriginalName   string
-	Title, Description, MIMEType string
+	Name         string `json:"name"`
+	Server       string `json:"server"`
+	OriginalName string `json:"original_name"`
+	Title        string `json:"title,omitempty"`
+	Description  string `json:"description,omitempty"`
+	MIMEType     string `json:"mime_type,omitempty"`
 	// Raw is the resource as the server listed it (re-encoded by the SDK:
 	// annotations, size, icons, _meta), with its original name.
-	Raw json.RawMessage
+	Raw json.RawMessage `json:"raw"`
 }
 
 // ResourceTemplate is a resource template a server lists; URIs that match
 // it are read from that server.
 type ResourceTemplate struct {
-	URITemplate                  string
-	Name, Server, OriginalName   string
-	Title, Description, MIMEType string
-	Raw                          json.RawMessage
+	URITemplate  string          `json:"uri_template"`
+	Name         string          `json:"name"`
+	Server       string          `json:"server"`
+	OriginalName string          `json:"original_name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	MIMEType     string          `json:"mime_type,omitempty"`
+	Raw          json.RawMessage `json:"raw"`
 }
 
 // Prompt is a prompt a server lists, under a name qualified like a tool's.
 type Prompt struct {
-	Name, Server, OriginalName string
-	Title, Description         string
-	Arguments                  []PromptArgument
+	Name         string           `json:"name"`
+	Server       string           `json:"server"`
+	OriginalName string           `json:"original_name"`
+	Title        string           `json:"title,omitempty"`
+	Description  string           `json:"description,omitempty"`
+	Arguments    []PromptArgument `json:"arguments,omitempty"`
 	// Raw is the prompt as the server listed it, with its original name.
-	Raw json.RawMessage
+	Raw json.RawMessage `json:"raw"`
 }
 
 // PromptArgument is one argument of a Prompt.
 type PromptArgument struct {
-	Name, Title, Description string
-	Required                 bool
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
 }
 
 // ListChange says that a server's resources (and resource templates) or
@@ -121,18 +135,25 @@ func (f *features) take() featKind { return featKind(f.pending.Swap(0)) }
 
 // listFeatures lists the resources, resource templates and prompts of s
 // that k names and the server offers, stores them and tells
-// HubOptions.OnListChange when they changed. A failure keeps the old lists
-// and is logged: tools matter more, and the next list_changed tries again.
-func (h *Hub) listFeatures(s *server, cs *sdk.ClientSession, k featKind) {
+// HubOptions.OnListChange when they changed; it reports whether they did.
+// A failure keeps the old lists and is logged: tools matter more, and the
+// next list_changed tries again. A server that offers none has none, even
+// if its cache entry said otherwise.
+func (h *Hub) listFeatures(s *server, cs *sdk.ClientSession, k featKind) bool {
 	init := cs.InitializeResult()
 	if init == nil || init.Capabilities == nil {
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(h.life, h.connectTimeout(s))
 	defer cancel()
 	var ch ListChange
+	var res []Resource
+	var tmpl []ResourceTemplate
+	var err error
 	if k&featResources != 0 && init.Capabilities.Resources != nil {
-		res, tmpl, err := listResources(ctx, s, cs)
+		res, tmpl, err = listResources(ctx, s, cs)
+	}
+	if k&featResources != 0 {
 		if err != nil {
 			h.opts.Logger.Warn("mcp: listing resources failed", "server", s.name, "error", h.redact.err(err))
 		} else {
@@ -147,8 +168,12 @@ func (h *Hub) listFeatures(s *server, cs *sdk.ClientSession, k featKind) {
 			h.mu.Unlock()
 		}
 	}
+	var prompts []Prompt
+	err = nil
 	if k&featPrompts != 0 && init.Capabilities.Prompts != nil {
-		prompts, err := listPrompts(ctx, s, cs)
+		prompts, err = listPrompts(ctx, s, cs)
+	}
+	if k&featPrompts != 0 {
 		if err != nil {
 			h.opts.Logger.Warn("mcp: listing prompts failed", "server", s.name, "error", h.redact.err(err))
 		} else {
@@ -163,6 +188,62 @@ func (h *Hub) listFeatures(s *server, cs *sdk.ClientSession, k featKind) {
 		h.pt.listMu.Lock()
 		h.opts.OnListChange(ch)
 		h.pt.listMu.Unlock()
+	}
+	return ch.Resources || ch.Prompts
+}
+
+// cachedFeatures are a server's lists as its cache entry keeps them, so
+// that a lazy server's resources and prompts are listed before it starts.
+type cachedFeatures struct {
+	Resources []Resource         `json:"resources,omitempty"`
+	Templates []ResourceTemplate `json:"templates,omitempty"`
+	Prompts   []Prompt           `json:"prompts,omitempty"`
+}
+
+// cached returns the lists for s's cache entry; nil when there are none.
+// Hub.mu is held.
+func (f *features) cached() *cachedFeatures {
+	if len(f.resources)+len(f.templates)+len(f.prompts) == 0 {
+		return nil
+	}
+	return &cachedFeatures{Resources: f.resources, Templates: f.templates, Prompts: f.prompts}
+}
+
+// restore takes the lists of server's cache entry, unless they are not
+// its own (then the server lists them when it starts). Hub.mu is held.
+func (f *features) restore(server string, c *cachedFeatures) {
+	if c == nil {
+		return
+	}
+	for _, r := range c.Resources {
+		if r.Server != server || r.Name != QualifiedName(server, r.OriginalName) {
+			return
+		}
+	}
+	for _, r := range c.Templates {
+		if r.Server != server || r.Name != QualifiedName(server, r.OriginalName) {
+			return
+		}
+	}
+	for _, p := range c.Prompts {
+		if p.Server != server || p.Name != QualifiedName(server, p.OriginalName) {
+			return
+		}
+	}
+	// The entry is indented; lists compare by their compact JSON.
+	for i := range c.Resources {
+		c.Resources[i].Raw = compact(c.Resources[i].Raw)
+	}
+	for i := range c.Templates {
+		c.Templates[i].Raw = compact(c.Templates[i].Raw)
+	}
+	for i := range c.Prompts {
+		c.Prompts[i].Raw = compact(c.Prompts[i].Raw)
+	}
+	f.resources, f.templates, f.prompts = c.Resources, c.Templates, c.Prompts
+	f.matchers = make([]*uritemplate.Template, len(f.templates))
+	for i, t := range f.templates {
+		f.matchers[i], _ = uritemplate.New(t.URITemplate)
 	}
 }
 
@@ -443,4 +524,12 @@ func rawResultOf(res *sdk.CallToolResult) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,5 +156,50 @@ func waitList(t *testing.T, lists chan mcp.ListChange, want mcp.ListChange) {
 		case <-time.After(waitLimit):
 			t.Fatalf("no list change %+v", want)
 		}
+	}
+}
+
+// TestCacheFeatures: a lazy server's resources and prompts come from its
+// cache entry, so they are listed before it starts; reading one starts it,
+// and its lists then are the server's.
+func TestCacheFeatures(t *testing.T) {
+	checkGoroutines(t)
+	cacheTransports(t)
+	dir := t.TempDir()
+	var conns atomic.Int32
+	srv := sdk.NewServer(&sdk.Implementation{Name: "docs", Version: "1"}, nil)
+	addTextTool(srv, "t", "A tool.", "ok")
+	srv.AddResource(&sdk.Resource{URI: "file:///notes.txt", Name: "notes"}, textResource("docs"))
+	srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "docs://page/{id}", Name: "page"}, textResource("docs"))
+	srv.AddPrompt(&sdk.Prompt{Name: "greet"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Hello"}}}}, nil
+	})
+	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"docs": countedServer(srv, &conns)}}
+	first := startHub(t, cfg, &mcp.HubOptions{CacheDir: dir})
+	wantRes, wantTmpl, wantPrompts := first.Resources(), first.ResourceTemplates(), first.Prompts()
+	first.Close()
+
+	lists := make(chan mcp.ListChange, 4)
+	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: dir, OnListChange: func(c mcp.ListChange) { lists <- c }})
+	if st := statusOf(t, hub, "docs"); st.State != mcp.StateLazy || conns.Load() != 1 {
+		t.Fatalf("second Hub: server %s after %d connections, want lazy after 1", st.State, conns.Load())
+	}
+	if diff := cmp.Diff(wantRes, hub.Resources()); diff != "" {
+		t.Errorf("cached Resources() (-live +cached):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantTmpl, hub.ResourceTemplates()); diff != "" {
+		t.Errorf("cached ResourceTemplates() (-live +cached):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantPrompts, hub.Prompts()); diff != "" {
+		t.Errorf("cached Prompts() (-live +cached):\n%s", diff)
+	}
+	if got := resourceText(t, hub, "docs://page/3"); got != "docs has docs://page/3" || conns.Load() != 2 {
+		t.Errorf("ReadResource of a lazy server = %q after %d connections, want it read after a start", got, conns.Load())
+	}
+	// Same lists once started: nothing to tell.
+	select {
+	case c := <-lists:
+		t.Errorf("list change %+v after a start with the cached lists", c)
+	default:
 	}
 }

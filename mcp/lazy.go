@@ -81,6 +81,7 @@ func (h *Hub) restFromCache(s *server, e *catalogEntry) bool {
 	}
 	s.version = e.ProtocolVersion
 	s.info = &sdk.Implementation{Name: e.ServerName, Version: e.ServerVersion}
+	s.feat.restore(s.name, e.Features)
 	s.lazy.cachedAt = e.Created
 	s.lazy.fromCache = true
 	s.state = StateLazy

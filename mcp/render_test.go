@@ -59,7 +59,7 @@ func TestCallRendersContent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, ignoreRaw); diff != "" {
 				t.Errorf("Call (-want +got):\n%s", diff)
 			}
 			if b64 := base64.StdEncoding.EncodeToString(png)[:40]; strings.Contains(got.Content, b64) {

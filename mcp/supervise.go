@@ -46,8 +46,8 @@ func (h *Hub) supervise(s *server) {
 		failures = 0
 		readyAt := time.Now()
 		h.apply(s, h.setReady(s, cs, att, tools, info, elapsed))
-		h.storeCatalog(s)
 		h.listFeatures(s, cs, featResources|featPrompts)
+		h.storeCatalog(s)
 		if first {
 			h.attempted(s)
 			first = false
@@ -79,7 +79,9 @@ func (h *Hub) supervise(s *server) {
 			case done := <-s.refresh:
 				done <- h.relist(s, cs)
 			case <-s.feat.signal():
-				h.listFeatures(s, cs, s.feat.take())
+				if h.listFeatures(s, cs, s.feat.take()) {
+					h.storeCatalog(s)
+				}
 			case err := <-ended:
 				why = err
 				break serve

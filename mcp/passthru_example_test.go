@@ -1,0 +1,75 @@
+//lint:file-ignore SA1019 sampling and roots are deprecated as of MCP 2026-07-28, but servers still ask for them during the deprecation window and a proxy forwards what they ask.
+
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// clientKey marks, in a call's ctx, which of the proxy's clients made it.
+type clientKey struct{}
+
+// proxyRequests forwards sampling to the client whose call caused it.
+type proxyRequests struct{}
+
+func (proxyRequests) Capabilities() mcp.ClientCapabilities {
+	return mcp.ClientCapabilities{Sampling: true}
+}
+
+func (proxyRequests) HandleClientRequest(ctx context.Context, req mcp.ClientRequest) (json.RawMessage, error) {
+	client, ok := ctx.Value(clientKey{}).(string)
+	if !ok {
+		// Not tied to a call: no client to ask.
+		return nil, &mcp.RPCError{Code: -32600, Message: "no client to ask"}
+	}
+	// A real proxy sends req.Params to that client and returns its answer.
+	fmt.Printf("%s asks %s for %s (call %s)\n", req.Server, client, req.Method, req.Call)
+	return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"a haiku"},"model":"m"}`), nil
+}
+
+// A proxy answers a server's requests with the help of the client whose
+// call caused them, and sees the call's progress.
+func ExampleClientRequests() {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "poet", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "write", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1, Total: 2})
+			res, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 50,
+				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "Write a haiku."}}}})
+			if err != nil {
+				return nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{res.Content}}, nil
+		})
+	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"poet": memServer(srv)}}
+	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{ClientRequests: proxyRequests{}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer hub.Close()
+	ctx := context.Background()
+	if err := hub.Connect(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	ctx = context.WithValue(ctx, clientKey{}, "client-1")
+	ctx = mcp.WithProgress(ctx, func(p mcp.CallProgress) { fmt.Printf("progress %v/%v\n", p.Progress, p.Total) })
+	res, err := hub.Call(ctx, "poet__write", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Content)
+	fmt.Println(string(res.Raw))
+	// Output:
+	// progress 1/2
+	// poet asks client-1 for sampling/createMessage (call poet__write)
+	// a haiku
+	// {"content":[{"type":"text","text":"a haiku"}]}
+}
