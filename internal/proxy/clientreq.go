@@ -30,9 +30,10 @@ func withSession(ctx context.Context, ss *sdk.ServerSession) context.Context {
 	return context.WithValue(ctx, sessionKey{}, ss)
 }
 
-// codeMethodNotFound is JSON-RPC's "method not found", the usual answer of
-// a client that does not do what was asked.
-const codeMethodNotFound = -32601
+// codeDeclined is JSON-RPC's "invalid request", as the Hub declines with:
+// not -32601 (method not found), whose message the SDK replaces with its
+// own, losing the reason.
+const codeDeclined = -32600
 
 // NewClientRequests returns the handler for mcp.HubOptions.ClientRequests
 // that forwards server→client requests to the proxy's clients. It declares
@@ -64,14 +65,14 @@ func (c clientRequests) HandleClientRequest(ctx context.Context, req mcp.ClientR
 func (c clientRequests) handle(ctx context.Context, req mcp.ClientRequest) (json.RawMessage, error) {
 	ss, _ := ctx.Value(sessionKey{}).(*sdk.ServerSession)
 	if ss == nil {
-		return nil, &mcp.RPCError{Code: codeMethodNotFound, Message: fmt.Sprintf("toolsift serve: %s from %s declined: no client call of this server is in flight to send it to", req.Method, req.Server)}
+		return nil, &mcp.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s from %s declined: no client call of this server is in flight to send it to", req.Method, req.Server)}
 	}
 	capability := map[string]string{mcp.MethodCreateMessage: "sampling", mcp.MethodElicit: "elicitation", mcp.MethodListRoots: "roots"}[req.Method]
 	// The SDK's server cannot tell a client without roots from one with
 	// roots {} (it decodes them into a struct), so roots/list is asked and
 	// the client's own error, if any, passed on.
 	if capability == "" || (capability != "roots" && !declares(ss, capability)) {
-		return nil, &mcp.RPCError{Code: codeMethodNotFound, Message: fmt.Sprintf("toolsift serve: %s from %s declined: the client did not declare %q", req.Method, req.Server, capability)}
+		return nil, &mcp.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s from %s declined: the client did not declare %q", req.Method, req.Server, capability)}
 	}
 	var res any
 	var err error
