@@ -80,3 +80,34 @@ func TestIsSelf(t *testing.T) {
 		}
 	}
 }
+
+// TestServeWarnings: serve reads "alwaysLoad" and --pin, warns about pins
+// that match nothing and about an entry for itself, and ends when stdin
+// does (which also warms the cache).
+func TestServeWarnings(t *testing.T) {
+	config := filepath.Join(t.TempDir(), ".mcp.json")
+	if err := os.WriteFile(config, []byte(`{"mcpServers": {
+		"gone": {"command": "/nonexistent/toolsift-test-server", "alwaysLoad": true},
+		"toolsift": {"command": "toolsift", "args": ["serve", "--config", ".mcp.json"]}
+	}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	if code := run(context.Background(), e, []string{"serve", "--config", config, "--pin", "nothing__here", "--no-cache"}); code != 0 {
+		t.Fatalf("exit code %d\nstderr: %s", code, stderr.String())
+	}
+	for _, want := range []string{
+		`server \"toolsift\" is toolsift serve itself: skipped`,
+		`alwaysLoad server \"gone\" has no tools`,
+		`pinned tool \"nothing__here\" matches no tool`,
+		"msg=ready servers=2",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %s:\n%s", want, stderr.String())
+		}
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout (the protocol's) = %q, want nothing", stdout.String())
+	}
+}

@@ -147,7 +147,7 @@ func TestServeStdioTypeScript(t *testing.T) {
 	// The first run finds no cache and starts every server; the second
 	// starts only the server whose tools are called.
 	for _, run := range []string{"cold", "warm"} {
-		cmd, stdout, stderr := node(t, dir, "stdio", os.Args[0], "serve", "--config", config)
+		cmd, stdout, stderr := node(t, dir, "stdio", os.Args[0], "serve", "--config", config, "--pin", "everything__echo")
 		cmd.Env = append(os.Environ(), "TOOLSIFT_TEST_MAIN=1")
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("%s: client: %v\nstdout: %s\nstderr: %s", run, err, stdout, stderr)
@@ -157,6 +157,9 @@ func TestServeStdioTypeScript(t *testing.T) {
 			t.Fatalf("%s: client's report %q: %v\nstderr: %s", run, stdout, err, stderr)
 		}
 		r.check(t)
+		if !slices.Contains(r.Listed, "everything__echo") {
+			t.Errorf("%s: first tools/list = %v, want the pinned everything__echo", run, r.Listed)
+		}
 		for _, want := range []string{"msg=search", `query="add two numbers"`, "msg=call", "server=everything", "upstream_tool=get-sum", "outcome=ok"} {
 			if !strings.Contains(stderr.String(), want) {
 				t.Errorf("%s: serve's log lacks %q:\n%s", run, want, stderr)
