@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -26,9 +27,9 @@ const catalogFormat = 1
 // touch the user's cache.
 var userCacheDir = os.UserCacheDir
 
-// transportKey, when set, stands for a server's Transport in its
-// fingerprint: tests use it to cache in-memory servers.
-var transportKey func(server string) string
+// dialKey, when set, stands for a server's Dial in its fingerprint: tests
+// use it to cache in-memory servers.
+var dialKey func(server string) string
 
 // catalogEntry is one cache file: the tools one server listed, under the
 // fingerprint of how it was launched. It holds nothing of the server's
@@ -52,7 +53,7 @@ type catalogEntry struct {
 // one the cache is off.
 func (h *Hub) setupCache() error {
 	if h.opts.Start != StartLazy && h.opts.Start != StartEager {
-		return fmt.Errorf("%w: HubOptions.Start %d is not StartLazy or StartEager", ErrConfig, h.opts.Start)
+		return fmt.Errorf("%w: HubOptions.Start %d is not StartLazy or StartEager", ErrOptions, h.opts.Start)
 	}
 	if h.opts.IdleTimeout == 0 {
 		h.opts.IdleTimeout = defaultIdleTimeout
@@ -120,15 +121,15 @@ func (h *Hub) readCatalogs() map[string]*catalogEntry {
 
 // fingerprint identifies how a server is launched: what decides which tools
 // it lists. Environment and headers go in as hashes, and the whole as a
-// hash, so the fingerprint holds no secret. A server with a Transport has
-// none (it cannot be told apart from another run's).
-func (h *Hub) fingerprint(name string, sc ServerConfig) string {
+// hash, so the fingerprint holds no secret. A server with a Dial has none
+// (it cannot be told apart from another run's).
+func (h *Hub) fingerprint(name string, sc config.Server) string {
 	key := ""
-	if sc.Transport != nil {
-		if transportKey == nil {
+	if sc.Dial != nil {
+		if dialKey == nil {
 			return ""
 		}
-		key = transportKey(name)
+		key = dialKey(name)
 	}
 	version := sc.ProtocolVersion
 	if version == "" {

@@ -27,7 +27,7 @@ import (
 // restarted, and the error wraps ErrServerUnavailable.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
 	res, err := h.call(ctx, name, args)
-	return res, h.redact.err(err)
+	return res, h.redact.Err(err)
 }
 
 func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {

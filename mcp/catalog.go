@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -39,7 +41,7 @@ func (h *Hub) updateTools(s *server, list []*sdk.Tool) tool.Change {
 			warnings = append(warnings, fmt.Sprintf("tool %q: qualified name %q is taken by server %s; dropped", t.Name, q, owner.name))
 			continue
 		}
-		if !s.cfg.toolAllowed(t.Name) {
+		if !toolAllowed(s.cfg, t.Name) {
 			disabled[q] = t.Name
 			continue
 		}
@@ -101,6 +103,23 @@ func (h *Hub) apply(s *server, ch tool.Change) {
 	h.mu.Lock()
 	s.applyErr = err
 	h.mu.Unlock()
+}
+
+// toolAllowed applies AllowedTools and DisabledTools to a tool's original
+// name.
+func toolAllowed(sc config.Server, name string) bool {
+	match := func(patterns []string) bool {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, name); ok || p == name {
+				return true
+			}
+		}
+		return false
+	}
+	if len(sc.AllowedTools) > 0 && !match(sc.AllowedTools) {
+		return false
+	}
+	return !match(sc.DisabledTools)
 }
 
 func sameTool(a, b tool.Tool) bool {

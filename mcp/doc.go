@@ -64,7 +64,7 @@
 // 0700 folder, written to a temporary file and renamed, so Hubs in several
 // processes can share the folder; an entry that is unreadable, of another
 // format version or does not match its server is ignored with a warning
-// and rewritten. Servers with a Transport (LocalServer) are not cached:
+// and rewritten. Servers with a Dial (LocalServer) are not cached:
 // they are cheap to start and cannot be told apart across runs.
 //
 // In StartLazy mode (the default), Connect starts only the servers that

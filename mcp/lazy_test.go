@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -115,7 +116,7 @@ func TestLazyIdleStop(t *testing.T) {
 			<-release
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
 		})
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": countedServer(srv, &conns)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(srv, &conns)}}
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
 
 	got := make(changes, 16)
@@ -159,7 +160,7 @@ func TestLazySingleFlight(t *testing.T) {
 	cacheTransports(t)
 	cache := t.TempDir()
 	var conns atomic.Int32
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": countedServer(newServer("s", nil, "a", "b"), &conns)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a", "b"), &conns)}}
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
 	conns.Store(0)
 	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
@@ -232,7 +233,7 @@ func TestLazyRefresh(t *testing.T) {
 	cache := t.TempDir()
 	var conns atomic.Int32
 	srv := newServer("s", nil, "a")
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": countedServer(srv, &conns)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(srv, &conns)}}
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
 	addTextTool(srv, "b", "Tool b.", "s:b")
 
@@ -259,7 +260,7 @@ func TestLazyClose(t *testing.T) {
 	cacheTransports(t)
 	cache := t.TempDir()
 	var conns atomic.Int32
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": countedServer(newServer("s", nil, "a"), &conns)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a"), &conns)}}
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
 	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
 	if err := hub.Close(); err != nil {

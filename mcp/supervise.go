@@ -263,7 +263,7 @@ func (h *Hub) setClosed(s *server, first bool) {
 func (h *Hub) setFailed(s *server, att *attempt, err error, elapsed time.Duration, giveUp bool) tool.Change {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s.err = h.redact.err(err)
+	s.err = h.redact.Err(err)
 	s.elapsed = elapsed
 	if att != nil && att.stderr != nil {
 		s.stderr = att.stderr
@@ -286,7 +286,7 @@ func (h *Hub) setFailed(s *server, att *attempt, err error, elapsed time.Duratio
 func (h *Hub) setDown(s *server, err error, giveUp bool) tool.Change {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s.err = h.redact.err(err)
+	s.err = h.redact.Err(err)
 	s.session = nil
 	s.state = StateRestarting
 	if giveUp {
