@@ -46,13 +46,13 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 		return tool.Result{}, fmt.Errorf("%w: %s (tool %q of server %s is filtered out by its config)", ErrToolDisabled, name, orig, s.name)
 	}
 	orig := s.originals[name]
-	defer h.using(s)() // no idle stop while the call is in progress
+	defer s.using()() // no idle stop while the call is in progress
 	cs, att, state, why := s.session, s.att, s.state, s.err
 	h.mu.Unlock()
 
 	if state == StateLazy || state == StateConnecting {
 		var err error
-		if cs, orig, state, why, err = h.wake(ctx, s, name); err != nil {
+		if cs, orig, state, why, err = s.wake(ctx, name); err != nil {
 			return tool.Result{}, err
 		}
 		h.mu.Lock()

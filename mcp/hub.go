@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/redact"
 	"github.com/toolsift/toolsift/tool"
@@ -238,35 +237,6 @@ type Hub struct {
 	progressMu sync.Mutex
 }
 
-// server is one configured server and what the Hub knows of it. All fields
-// after cfg are guarded by Hub.mu.
-type server struct {
-	name    string
-	cfg     config.Server
-	relist  chan struct{}   // tools/list_changed arrived; capacity 1
-	refresh chan chan error // Refresh asks; the supervisor answers when applied
-	ready   chan struct{}   // closed after the first connection attempt
-
-	state     State
-	err       error
-	session   *sdk.ClientSession
-	att       *attempt // the session's connection attempt
-	stderr    *tailBuffer
-	tools     map[string]tool.Tool // allowed tools by qualified name
-	originals map[string]string    // qualified → original name, allowed tools
-	disabled  map[string]string    // qualified → original name, filtered out
-	version   string
-	info      *sdk.Implementation
-	restarts  int
-	elapsed   time.Duration
-	warnings  []string
-	applyErr  error
-	// removed: consumers were told its tools are gone (it went down), so
-	// its next connection announces them all as added.
-	removed bool
-	lazy    lazyServer // the cache and lazy starts; see lazy.go
-}
-
 // NewHub returns a Hub for the servers in cfg (nil means none). It starts
 // nothing: call Connect. A config that does not validate (see
 // config.Config.Validate), or two servers whose names give the same prefix,
@@ -337,7 +307,7 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 				return nil, fmt.Errorf("%w: servers %q and %q get the same name prefix %q", config.ErrInvalid, other, name, p)
 			}
 			prefixes[p] = name
-			s := &server{name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan chan error), ready: make(chan struct{}), state: StateConnecting}
+			s := &server{h: h, name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan chan error), ready: make(chan struct{}), state: StateConnecting}
 			switch {
 			case sc.Disabled:
 				s.state = StateDisabled
@@ -391,9 +361,9 @@ func (h *Hub) Connect(ctx context.Context) error {
 		}
 		var lazy []*server
 		for _, name := range h.order {
-			if s := h.servers[name]; s.state == StateConnecting && !h.restFromCache(s, cached[name]) {
+			if s := h.servers[name]; s.state == StateConnecting && !s.restFromCache(cached[name]) {
 				h.wg.Add(1)
-				go h.supervise(s)
+				go s.supervise()
 			} else if s.state == StateLazy {
 				lazy = append(lazy, s)
 			}
