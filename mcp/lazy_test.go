@@ -60,7 +60,9 @@ func TestLazyStdio(t *testing.T) {
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
 
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange, IdleTimeout: 100 * time.Millisecond})
+	// The idle timeout must outlast the gap between a call's return and
+	// the look at /proc below, which on a loaded machine exceeds 100ms.
+	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange, IdleTimeout: time.Second})
 	if procs := testServers(t); len(procs) != 0 {
 		t.Errorf("server processes after Connect: %v, want none", procs)
 	}
