@@ -14,7 +14,7 @@ import (
 )
 
 // ErrBadTool reports a tool that cannot be rendered: its input schema is not
-// a JSON object schema ("type":"object", or no type, which Render fills
+// a JSON object schema ("type":"object", or no type, which CountTool fills
 // in), nor true (any arguments, sent as an empty object schema). Schemas of
 // another type are never sent: the APIs reject them.
 var ErrBadTool = errors.New("budget: bad tool")
@@ -80,11 +80,11 @@ func (t Tier) Quality() float64 {
 	return 0
 }
 
-// Overheads that a provider adds to prompt_tokens beyond what Render counts.
+// Overheads that a provider adds to prompt_tokens beyond what CountTool counts.
 // They are approximations: OpenAI does not send the tools' JSON to the
 // model; it renders them in a TypeScript-like `namespace functions { ... }`
 // block (parameter descriptions as // comments, types as TypeScript types).
-// The compact JSON that Render counts is usually somewhat larger than that
+// The compact JSON that CountTool counts is usually somewhat larger than that
 // rendering (quotes, "type"/"properties" keys), so it is a conservative
 // budget, and it is exact, reproducible and provider-independent. The
 // constants are from OpenAI's published token-counting recipe (the
@@ -98,10 +98,6 @@ const (
 	ToolOverheadO200K = 7
 	// ToolOverheadCL100K is added per tool for cl100k_base models.
 	ToolOverheadCL100K = 10
-	// MessageOverhead is added per chat message (role and separators).
-	MessageOverhead = 3
-	// ReplyOverhead primes the assistant's reply, once per request.
-	ReplyOverhead = 3
 )
 
 // Rendered is a tool at one tier: what to send and what it costs.
@@ -137,10 +133,12 @@ type rendered struct {
 // at 70,000 tools).
 const minCache = 1 << 16
 
-// Render returns tool at tier and its token cost. Results are cached by the
-// tool's content hash (tool.Hash, or tool.ContentHash when empty) and
-// tier, so a tool is rendered and counted once per Tokenizer.
-func (t *Tokenizer) Render(tool tool.Tool, tier Tier) (Rendered, error) {
+// CountTool counts the tokens of a tool as it is sent at tier, and returns
+// what it counted: the description and parameters to send at that tier.
+// Results are cached by the tool's content hash (tool.Hash, or
+// tool.ContentHash when empty) and tier, so a tool is rendered and counted
+// once per Tokenizer.
+func (t *Tokenizer) CountTool(tool tool.Tool, tier Tier) (Rendered, error) {
 	if tier < 0 || int(tier) >= NumTiers {
 		return Rendered{}, fmt.Errorf("%w: tool %q: no tier %d", ErrBadTool, tool.Name, int(tier))
 	}
@@ -211,7 +209,7 @@ func (t *Tokenizer) render(tl tool.Tool, out *[NumTiers]Rendered, tiers ...Tier)
 var allTiers = [NumTiers]Tier{TierFull, TierNoParamDocs, TierShortDescription, TierMinimal}
 
 // FunctionJSON returns the compact JSON of the tool as it appears in the
-// "tools" array of a Chat Completions request; Render counts these bytes.
+// "tools" array of a Chat Completions request; CountTool counts these bytes.
 func (r Rendered) FunctionJSON(name string) []byte {
 	return functionJSON(name, r.Description, r.Parameters)
 }

@@ -117,7 +117,7 @@ func EncodingForModel(model string) (string, bool) {
 }
 
 // Tokenizer counts tokens exactly as tiktoken does for one encoding, and
-// caches the cost of tools (see Tokenizer.Render). It never touches the
+// caches the cost of tools (see Tokenizer.CountTool). It never touches the
 // network: the BPE tables are embedded in the binary. A Tokenizer is safe for
 // concurrent use.
 type Tokenizer struct {
@@ -151,12 +151,12 @@ func NewTokenizer(model, encoding string) (*Tokenizer, error) {
 // Encoding returns the name of the tokenizer's encoding, e.g. "o200k_base".
 func (t *Tokenizer) Encoding() string { return t.name }
 
-// renderVersion is the version of what Render sends and counts; it changes
+// renderVersion is the version of what CountTool sends and counts; it changes
 // whenever a tool's rendering (and so its token count) changes, so that
 // counts cached under ID by an older version are not trusted.
 const renderVersion = 1
 
-// ID names what Render counts: the encoding and the version of the
+// ID names what CountTool counts: the encoding and the version of the
 // rendering ("o200k_base/render-1"). Two Tokenizers with the same ID give
 // every tool the same token counts, so counts may be cached under it
 // (keyed by the tool's content hash) across processes.
