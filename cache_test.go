@@ -80,7 +80,7 @@ func TestOpenCachesDerivedData(t *testing.T) {
 		}
 		emb := &countingEmbedder{Embedder: local}
 		sem := &countingEmbedder{Embedder: use}
-		ts, err := toolsift.Open(ctx, path, &toolsift.Options{Embedder: emb, Semantic: sem, Hub: mcp.HubOptions{CacheDir: cache}})
+		ts, err := toolsift.Open(ctx, path, &toolsift.Options{Embedder: emb, Semantic: sem, CacheDir: cache})
 		if err != nil {
 			t.Fatal(err)
 		}

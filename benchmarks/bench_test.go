@@ -308,7 +308,7 @@ func BenchmarkRecall(b *testing.B) {
 			tok := tokenizer(b)
 			all := 0
 			for _, t := range tools {
-				r, err := tok.Render(t, budget.TierFull)
+				r, err := tok.CountTool(t, budget.TierFull)
 				if err != nil {
 					b.Fatal(err)
 				}

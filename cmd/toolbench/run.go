@@ -99,8 +99,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if *eager {
 		hubOpts.Start = mcp.StartEager
 	}
-	cache(&hubOpts)
-	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{
+	o := toolsift.Options{
 		Think: think.Options{
 			Budget:    *toolBudget,
 			Search:    searchMode,
@@ -110,7 +109,9 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		Hub:    hubOpts,
 		Inputs: inputs,
 		Logger: logger,
-	}, *quiet || *verbose) // -v logs each server's start instead
+	}
+	cache(&o)
+	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet || *verbose) // -v logs each server's start instead
 	if err != nil {
 		return err
 	}
