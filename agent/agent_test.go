@@ -189,7 +189,7 @@ func TestRun(t *testing.T) {
 			wantUnoffered:    []string{"t__list_emails"},
 			wantOutcomes:     [][]agent.Outcome{{agent.OutcomeInvalidArgs, agent.OutcomeInvalidArgs, agent.OutcomeOK}, nil},
 			wantHandled:      []call{{"list_emails", `{}`}},
-			wantObservations: []string{"are not valid JSON", "are not a JSON object", "list_emails ok"},
+			wantObservations: []string{"not valid JSON", "arguments are not a JSON object: got", "list_emails ok"},
 			wantAnswer:       "Sorry.",
 			wantUsed:         []string{"t__get_weather", "t__list_emails"},
 		},
