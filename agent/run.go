@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -329,7 +330,7 @@ func (r *run) closeMatches(ctx context.Context, name string) (string, []string) 
 		for _, m := range matches {
 			found = append(found, m.Tool.Name)
 			line := "- " + m.Tool.Name
-			if d := retrieval.OneLine(m.Tool.Description, 120); d != "" {
+			if d := textproc.FirstSentence(m.Tool.Description, 120); d != "" {
 				line += ": " + d
 			}
 			lines = append(lines, line)

@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -250,9 +249,9 @@ func compress(tool tool.Tool, tier Tier) (string, json.RawMessage, error) {
 	desc := strings.TrimSpace(tool.Description)
 	switch tier {
 	case TierShortDescription:
-		desc = firstSentence(desc, MaxShortDescription)
+		desc = textproc.FirstSentence(desc, MaxShortDescription)
 	case TierMinimal:
-		desc = firstSentence(desc, MaxMinimalDescription)
+		desc = textproc.FirstSentence(desc, MaxMinimalDescription)
 	}
 	if len(bytes.TrimSpace(tool.InputSchema)) == 0 {
 		return desc, emptyParameters, nil
@@ -413,79 +412,6 @@ func usesDraft7Only(root any) bool {
 		return false
 	}
 	return walk(root)
-}
-
-// abbreviations end in a period without ending a sentence.
-var abbreviations = map[string]bool{
-	"e.g.": true, "i.e.": true, "etc.": true, "vs.": true, "approx.": true,
-	"incl.": true, "eg.": true, "ie.": true, "mr.": true, "ms.": true,
-	"dr.": true, "no.": true, "cf.": true, "resp.": true,
-}
-
-// firstSentence returns the first sentence of s on one line: up to the first
-// '.', '!' or '?' followed by white space, or the first line break,
-// whichever comes first; then at most max runes, cut at a word boundary
-// with "…".
-func firstSentence(s string, max int) string {
-	s = strings.TrimSpace(s)
-	end := len(s)
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		end = i
-	}
-	for i := 0; i < end; {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		next := i + size
-		switch r {
-		case '.', '!', '?':
-			if next >= end || isSpaceAt(s, next) {
-				if r != '.' || !abbreviations[strings.ToLower(lastWord(s[:next]))] {
-					end = next
-				}
-			}
-		case '。', '！', '？':
-			end = next
-		}
-		i = next
-	}
-	one := strings.TrimSpace(s[:end])
-	// An empty first line ("\n\nDoes X") falls back to the next text.
-	if one == "" && end < len(s) {
-		return firstSentence(s[end:], max)
-	}
-	return capRunes(one, max)
-}
-
-func isSpaceAt(s string, i int) bool {
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	return unicode.IsSpace(r)
-}
-
-func lastWord(s string) string {
-	if i := strings.LastIndexFunc(s, unicode.IsSpace); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
-// capRunes cuts s to at most max runes (including the "…" it appends), at a
-// word boundary when there is one in the last third.
-func capRunes(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	cut, n := 0, 0
-	for i := range s {
-		if n == max-1 {
-			cut = i
-			break
-		}
-		n++
-	}
-	head := s[:cut]
-	if i := strings.LastIndexFunc(head, unicode.IsSpace); i > len(head)*2/3 {
-		head = head[:i]
-	}
-	return strings.TrimRightFunc(head, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) + "…"
 }
 
 // sweepLocked drops the cache entries not used since the last sweep, or

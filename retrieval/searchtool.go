@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -117,7 +118,7 @@ func (r *Retriever) SearchTools(ctx context.Context, args json.RawMessage) (stri
 	}
 	found := make([]FoundTool, len(matches))
 	for i, m := range matches {
-		found[i] = FoundTool{Name: m.Tool.Name, Description: OneLine(m.Tool.Description, 160)}
+		found[i] = FoundTool{Name: m.Tool.Name, Description: textproc.FirstSentence(m.Tool.Description, 160)}
 	}
 	b, err := json.Marshal(struct {
 		Tools []FoundTool `json:"tools"`
@@ -126,22 +127,4 @@ func (r *Retriever) SearchTools(ctx context.Context, args json.RawMessage) (stri
 		return "", nil, fmt.Errorf("retrieval: encode search_tools answer: %w", err)
 	}
 	return string(b), matches, nil
-}
-
-// OneLine returns the first sentence of a description, on one line and at
-// most n runes long (cut at a word boundary, with "…" when cut).
-func OneLine(desc string, n int) string {
-	s := strings.Join(strings.Fields(desc), " ")
-	if i := strings.Index(s, ". "); i >= 0 {
-		s = s[:i+1]
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	cut := string(r[:n])
-	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
-		cut = cut[:i]
-	}
-	return strings.TrimRight(cut, " ,;:") + "…"
 }

@@ -96,24 +96,3 @@ func TestSearchToolsBadArgs(t *testing.T) {
 		})
 	}
 }
-
-func TestOneLine(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"Send an email.", 80, "Send an email."},
-		{"Send an email.  It supports\nattachments. And more.", 80, "Send an email."},
-		{"Version 1.2 of the tool", 80, "Version 1.2 of the tool"},
-		{"  multi\n line\tdescription  ", 80, "multi line description"},
-		{"a very long description without any full stop that goes on", 20, "a very long…"},
-		{strings.Repeat("x", 30), 10, strings.Repeat("x", 10) + "…"},
-		{"", 10, ""},
-	}
-	for _, tt := range tests {
-		if got := retrieval.OneLine(tt.in, tt.n); got != tt.want {
-			t.Errorf("OneLine(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
-}
