@@ -14,7 +14,6 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/encoder"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/toolindex"

@@ -61,7 +61,7 @@ func (h *Hub) updateTools(s *server, list []*sdk.Tool) tool.Change {
 		switch {
 		case !ok:
 			ch.Added = append(ch.Added, tools[q])
-		case !sameTool(old, tools[q]):
+		case !tool.Same(old, tools[q]):
 			ch.Changed = append(ch.Changed, tools[q])
 		}
 	}
@@ -101,15 +101,6 @@ func (h *Hub) apply(s *server, ch tool.Change) {
 	h.mu.Lock()
 	s.applyErr = err
 	h.mu.Unlock()
-}
-
-func sameTool(a, b tool.Tool) bool {
-	if a.Hash != b.Hash || a.Title != b.Title {
-		return false
-	}
-	ja, _ := json.Marshal(a.Annotations)
-	jb, _ := json.Marshal(b.Annotations)
-	return bytes.Equal(ja, jb)
 }
 
 // convertTool turns an SDK tool into ours at the package boundary. A tool
