@@ -32,10 +32,10 @@ const (
 	// additionalItems or dependencies, which parse differently without it).
 	TierNoParamDocs
 	// TierShortDescription is TierNoParamDocs with the tool description cut
-	// to its first sentence (at most MaxShortDescription runes).
+	// to its first sentence (at most 300 runes).
 	TierShortDescription
 	// TierMinimal is the name, a one-line description (at most
-	// MaxMinimalDescription runes) and bare parameter types: only type,
+	// 120 runes) and bare parameter types: only type,
 	// properties, required, items, enum, const, the anyOf/oneOf/allOf
 	// structure and $ref with its $defs are kept.
 	TierMinimal
@@ -46,8 +46,8 @@ const NumTiers = 4
 
 // Description length caps of the compressed tiers, in runes.
 const (
-	MaxShortDescription   = 300
-	MaxMinimalDescription = 120
+	maxShortDescription   = 300
+	maxMinimalDescription = 120
 )
 
 var tierNames = [NumTiers]string{"full", "no-param-docs", "short-description", "minimal"}
@@ -249,9 +249,9 @@ func compress(tool tool.Tool, tier Tier) (string, json.RawMessage, error) {
 	desc := strings.TrimSpace(tool.Description)
 	switch tier {
 	case TierShortDescription:
-		desc = textproc.FirstSentence(desc, MaxShortDescription)
+		desc = textproc.FirstSentence(desc, maxShortDescription)
 	case TierMinimal:
-		desc = textproc.FirstSentence(desc, MaxMinimalDescription)
+		desc = textproc.FirstSentence(desc, maxMinimalDescription)
 	}
 	if len(bytes.TrimSpace(tool.InputSchema)) == 0 {
 		return desc, emptyParameters, nil

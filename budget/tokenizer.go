@@ -12,13 +12,11 @@ import (
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
-// Encoding names accepted by NewTokenizer.
+// The encodings of current models. NewTokenizer also accepts the legacy
+// p50k_base, p50k_edit and r50k_base (see Encodings).
 const (
 	EncodingO200K  = "o200k_base"  // gpt-4o, gpt-4.1, gpt-4.5, gpt-5, o1, o3, o4
 	EncodingCL100K = "cl100k_base" // gpt-4, gpt-3.5-turbo, text-embedding-3-*, text-embedding-ada-002
-	EncodingP50K   = "p50k_base"   // legacy completion and code models
-	EncodingP50KEd = "p50k_edit"   // legacy edit models
-	EncodingR50K   = "r50k_base"   // legacy GPT-3 models
 
 	// DefaultEncoding is used for a model NewTokenizer does not recognise.
 	// Current OpenAI models and most OpenAI-compatible servers that copy
@@ -39,9 +37,9 @@ var (
 var encodings = map[string]*encoding{
 	EncodingO200K:  {},
 	EncodingCL100K: {},
-	EncodingP50K:   {},
-	EncodingP50KEd: {},
-	EncodingR50K:   {},
+	"p50k_base":    {}, // legacy completion and code models
+	"p50k_edit":    {}, // legacy edit models
+	"r50k_base":    {}, // legacy GPT-3 models
 }
 
 type encoding struct {

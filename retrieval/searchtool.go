@@ -51,8 +51,8 @@ type SearchArgs struct {
 	K     int    `json:"k,omitempty"`
 }
 
-// FoundTool is one entry of a search_tools answer.
-type FoundTool struct {
+// foundTool is one entry of a search_tools answer.
+type foundTool struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 }
@@ -116,12 +116,12 @@ func (r *Retriever) SearchTools(ctx context.Context, args json.RawMessage) (stri
 	if err != nil {
 		return "", nil, err
 	}
-	found := make([]FoundTool, len(matches))
+	found := make([]foundTool, len(matches))
 	for i, m := range matches {
-		found[i] = FoundTool{Name: m.Tool.Name, Description: textproc.FirstSentence(m.Tool.Description, 160)}
+		found[i] = foundTool{Name: m.Tool.Name, Description: textproc.FirstSentence(m.Tool.Description, 160)}
 	}
 	b, err := json.Marshal(struct {
-		Tools []FoundTool `json:"tools"`
+		Tools []foundTool `json:"tools"`
 	}{found})
 	if err != nil {
 		return "", nil, fmt.Errorf("retrieval: encode search_tools answer: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,7 +48,7 @@ func TestSearchTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Tools []retrieval.FoundTool `json:"tools"`
+		Tools []struct{ Name, Description string } `json:"tools"`
 	}
 	if err := json.Unmarshal([]byte(text), &got); err != nil {
 		t.Fatalf("answer %q is not JSON: %v", text, err)

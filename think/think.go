@@ -23,9 +23,9 @@ const (
 	// DefaultK is how many ranked tools a step considers; budget.Select
 	// then decides which of them are sent, and at which tier.
 	DefaultK = retrieval.DefaultK
-	// DefaultMaxTools is the most tools in one request: OpenAI rejects more
+	// defaultMaxTools is the most tools in one request: OpenAI rejects more
 	// than 128.
-	DefaultMaxTools = 128
+	defaultMaxTools = 128
 )
 
 // ErrOptions reports invalid Options.
@@ -62,7 +62,7 @@ type Options struct {
 	// still be offered when it is clearly wanted (see Thinker.Think).
 	Budget int
 	// MinTools and MaxTools bound the number of tools offered at one step
-	// (besides search_tools). Defaults 0 and DefaultMaxTools.
+	// (besides search_tools). Defaults 0 and 128, the most OpenAI accepts.
 	MinTools, MaxTools int
 	// Search says when to offer the search_tools meta-tool.
 	Search SearchMode
@@ -133,7 +133,7 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 		o.Budget = DefaultBudget
 	}
 	if o.MaxTools == 0 {
-		o.MaxTools = DefaultMaxTools
+		o.MaxTools = defaultMaxTools
 	}
 	r, err := retrieval.New(ix, &o.Retrieval)
 	if err != nil {
