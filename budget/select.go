@@ -43,11 +43,9 @@ type Budget struct {
 	MaxTools int
 }
 
-// Selected is one chosen tool, rendered at its tier.
+// Selected is a chosen Candidate, rendered at its tier.
 type Selected struct {
-	Tool   tool.Tool
-	Score  float64
-	Pinned bool
+	Candidate
 	Rendered
 }
 
@@ -499,7 +497,7 @@ func (p *planner) selection(plan []Tier) Selection {
 			s.Dropped = append(s.Dropped, it.cand.Tool.Name)
 			continue
 		}
-		s.Tools = append(s.Tools, Selected{Tool: it.cand.Tool, Score: it.cand.Score, Pinned: it.cand.Pinned, Rendered: it.opts[t]})
+		s.Tools = append(s.Tools, Selected{Candidate: it.cand, Rendered: it.opts[t]})
 		s.Tokens += it.opts[t].Tokens
 		s.Value += relevance(it.cand.Score) * t.Quality()
 	}
