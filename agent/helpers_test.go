@@ -344,19 +344,19 @@ func checkSteps(t *testing.T, f *fixture, srv *agenttest.Server, res *agent.Resu
 		var st2 stepTools
 		st2.names = sent
 		for _, o := range st.Offered {
-			wantReason := agent.ReasonRetrieved
+			wantReason := think.ReasonRetrieved
 			switch {
 			case o.Name == retrieval.SearchToolName:
-				wantReason = agent.ReasonMeta
+				wantReason = think.ReasonMeta
 			case slices.Contains(st.Query.Used, o.Name):
-				wantReason = agent.ReasonSticky
+				wantReason = think.ReasonSticky
 			case slices.Contains(prevFound, o.Name):
-				wantReason = agent.ReasonFound
+				wantReason = think.ReasonFound
 			}
 			if o.Reason != wantReason {
 				t.Errorf("step %d: %s offered as %s, want %s", st.N, o.Name, o.Reason, wantReason)
 			}
-			if o.Reason == agent.ReasonFound {
+			if o.Reason == think.ReasonFound {
 				st2.found = append(st2.found, o.Name)
 			}
 		}

@@ -7,8 +7,8 @@ import (
 	"runtime"
 )
 
-// ErrInvalidOptions reports options that a constructor cannot use.
-var ErrInvalidOptions = errors.New("encoder: invalid options")
+// ErrOptions reports options that a constructor cannot use.
+var ErrOptions = errors.New("encoder: invalid options")
 
 // USEOptions configures NewUSE. The zero value (or nil) gives the defaults.
 type USEOptions struct {
@@ -66,7 +66,7 @@ func NewUSE(opts *USEOptions) (*USE, error) {
 		o = *opts
 	}
 	if o.Workers < 0 {
-		return nil, fmt.Errorf("%w: Workers = %d", ErrInvalidOptions, o.Workers)
+		return nil, fmt.Errorf("%w: Workers = %d", ErrOptions, o.Workers)
 	}
 	if o.Workers == 0 {
 		o.Workers = runtime.GOMAXPROCS(0)

@@ -18,10 +18,11 @@
 //	r, _ := retrieval.New(ix, &retrieval.Options{K: 8})
 //	matches, _ := r.Retrieve(ctx, retrieval.Query{Task: userMessage, Thought: lastAssistantText})
 //
-// The package also defines the search_tools meta-tool (SearchTool, and
-// Retriever.SearchTools to answer its calls), so that a model can ask for
-// tools it was not offered, and the retrieval metrics used to measure all
-// this (Recall, Hit, Complete, MRR, NDCG).
+// Retriever.Search ranks for one need (a Go caller's k tools), and the
+// search_tools meta-tool (SearchTool, and Retriever.SearchTools, Search's
+// JSON form with the model's rules and messages) lets a model ask for tools
+// it was not offered. The package also has the retrieval metrics used to
+// measure all this (Recall, Hit, Complete, MRR, NDCG).
 //
 // # How a query is ranked
 //

@@ -250,8 +250,8 @@ func TestNewInvalid(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := retrieval.New(tt.ix, &tt.opts)
-			if !errors.Is(err, retrieval.ErrInvalidOptions) {
-				t.Errorf("New: err = %v, want ErrInvalidOptions", err)
+			if !errors.Is(err, retrieval.ErrOptions) {
+				t.Errorf("New: err = %v, want ErrOptions", err)
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package toolindex
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"iter"
 	"maps"
-	"reflect"
 	"runtime"
 	"slices"
 	"sync"
@@ -351,7 +349,7 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 			st.Changed++
 		default:
 			st.Unchanged++
-			if !sameTool(old.tool, t) {
+			if !tool.Same(old.tool, t) {
 				// Same content for the model, other metadata (title,
 				// annotations...): keep the vector, update the rest.
 				ps = append(ps, pending{tool: t})
@@ -579,13 +577,6 @@ func analyzeAll(n int, analyze func(i int)) {
 		})
 	}
 	wg.Wait()
-}
-
-// sameTool reports whether b would store exactly what a stores.
-func sameTool(a, b tool.Tool) bool {
-	return a.Hash == b.Hash && a.Server == b.Server && a.OriginalName == b.OriginalName &&
-		a.Title == b.Title && bytes.Equal(a.InputSchema, b.InputSchema) &&
-		reflect.DeepEqual(a.Annotations, b.Annotations)
 }
 
 func isZero(v []float32) bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/think"
 )
 
 // runTestServerEnv makes the test binary an MCP stdio server (see init), so
@@ -146,11 +147,11 @@ func TestStepTable(t *testing.T) {
 	long := "a_server_with_a_long_name__a_tool_whose_name_is_longer_than_forty_characters"
 	var b bytes.Buffer
 	(&stepPrinter{w: &b}).event(agent.Event{Kind: agent.EventThink, Step: 1, Offered: []agent.OfferedTool{
-		{Name: "search_tools", Tokens: 80, Tier: budget.TierFull, Score: 0.7, Reason: agent.ReasonMeta}, // last whatever its score
-		{Name: "b__tie", Tokens: 9, Tier: budget.TierMinimal, Score: 0.5, Reason: agent.ReasonRetrieved},
-		{Name: long, Tokens: 1234, Tier: budget.TierNoParamDocs, Score: 0.25, Reason: agent.ReasonRetrieved},
-		{Name: "a__tie", Tokens: 12, Tier: budget.TierFull, Score: 0.5, Reason: agent.ReasonSticky},
-		{Name: "z__best", Tokens: 100, Tier: budget.TierFull, Score: 1, Reason: agent.ReasonRetrieved},
+		{Name: "search_tools", Tokens: 80, Tier: budget.TierFull, Score: 0.7, Reason: think.ReasonMeta}, // last whatever its score
+		{Name: "b__tie", Tokens: 9, Tier: budget.TierMinimal, Score: 0.5, Reason: think.ReasonRetrieved},
+		{Name: long, Tokens: 1234, Tier: budget.TierNoParamDocs, Score: 0.25, Reason: think.ReasonRetrieved},
+		{Name: "a__tie", Tokens: 12, Tier: budget.TierFull, Score: 0.5, Reason: think.ReasonSticky},
+		{Name: "z__best", Tokens: 100, Tier: budget.TierFull, Score: 1, Reason: think.ReasonRetrieved},
 	}})
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")[2:] // after the blank line and the step line
 	pad := strings.Repeat(" ", len(long)-len("TOOL"))
