@@ -27,7 +27,7 @@
 //     of tools changing often) or the machine has no AVX2; its quality
 //     depends on the model, measure it on your tools with toolbench eval
 //     --semantic model2vec:DIR.
-//   - An OpenAI-compatible embeddings server (toolindex.NewOpenAIEmbedder:
+//   - An OpenAI-compatible embeddings server (provider.NewEmbedder:
 //     Ollama, vLLM, a hosted API): when a larger model's quality is worth
 //     a network call per step and per new tool.
 //

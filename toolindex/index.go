@@ -23,7 +23,7 @@ import (
 type Options struct {
 	// BatchSize is the number of tool documents sent to an embedder per
 	// Embed call. Default: the embedder's own BatchSize() when it has one
-	// (OpenAIEmbedder's OpenAIOptions.BatchSize), else 128.
+	// (provider.Embedder's EmbedderOptions.BatchSize), else 128.
 	BatchSize int
 
 	// Concurrency is the number of Embed calls Upsert runs at a time.

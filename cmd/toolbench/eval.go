@@ -525,7 +525,7 @@ func newEmbedder(e *env, o evalOptions, name string) (toolindex.Embedder, error)
 			}
 			return nil, err
 		}
-		return toolindex.NewOpenAIEmbedder(o.embedModel, &toolindex.OpenAIOptions{Options: endpoint})
+		return provider.NewEmbedder(o.embedModel, &provider.EmbedderOptions{Options: endpoint})
 	case name == "use":
 		return encoder.NewUSE(nil)
 	case strings.HasPrefix(name, "model2vec:"):
