@@ -38,41 +38,13 @@
 // by the text (thought 1, task 0.6, observations 0.25; the task alone
 // weighs 1).
 //
-// # Measured quality
+// # Why it is ranked so
 //
-// toolbench eval, hybrid mode, K = 20 (the agent's), recall@5 before the
-// semantic signal → now (README and docs/encoder-measurements.md have
-// every mode and the commands): bfcl 0.720 → 0.731, sealtools 0.927 →
-// 0.936, stabletoolbench 0.733 → 0.745, restbench 0.531 → 0.527, azuremcp
-// 0.947 → 0.975, and on the paraphrase sets of benchmarks/testdata
-// (requests in other words than the tools') 0.448 → 0.496 (MCP catalog)
-// and 0.437 → 0.580 (BFCL catalog). A plain BM25 over the same text
-// scores recall@5 0.666 (bfcl) and 0.811 (sealtools). What made the
-// difference, each measured on every set:
-//
-//   - Sentence searches: hybrid recall@5 0.713 → 0.715 (bfcl) and 0.859 →
-//     0.925 (sealtools), complete@10 0.784 → 0.896 on sealtools. Summing
-//     every sentence's list instead of keeping the best one, or searching
-//     sentences only, lost up to 26 points of BM25F recall@5 on sealtools
-//     (and 3 on bfcl): generic tools that half-match every sentence float
-//     up.
-//   - Normalising each list by its spread rather than by its best score:
-//     with the sentence encoder at weight 0.75, recall@5 on sealtools is
-//     0.880 divided by the best, 0.920 min-max, 0.936 by spread, and on
-//     stabletoolbench 0.711, 0.728, 0.746: dividing by the best lets a
-//     signal whose scores are all alike (cosines of a weak encoder) push
-//     noise up.
-//   - The encoder's text: name and the first 256 bytes of description,
-//     not the whole document with parameters: better on five of eight sets
-//     (by up to 0.022 on the MCP paraphrase set), worse on two (restbench
-//     −0.004, the 32 catalog tasks −0.031: one task), at half the cost.
-//   - Weighted sum against RRF: the weighted sum won in every
-//     configuration tried (+0.8 to +3.8 points of recall@5): unlike RRF it
-//     keeps how much better the first candidates are than the fifth.
-//   - Parameters in the tool document: without them vector recall@5 on
-//     bfcl falls from 0.679 to 0.611.
-//
-// bfcl is bounded by its variants: 53% of its gold tools have one to
-// twenty-nine near-identical siblings ("get_version__v11" among twelve
-// get_version variants), which no text signal can tell apart.
+// Each choice above was measured on five public datasets and two sets of
+// paraphrased requests, with toolbench eval and this package's tests
+// (docs/measurements.md, "Retrieval quality", has every figure and the
+// command that reproduces it): sentence searches find the tool of each
+// part of a task; normalising by spread keeps a signal whose scores are all
+// alike from pushing noise up; the weighted sum keeps, unlike reciprocal
+// rank fusion, how much better the first candidates are than the fifth.
 package retrieval

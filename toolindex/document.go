@@ -85,7 +85,7 @@ func Document(t tool.Tool) string { return DocumentFields(t).text() }
 // SemanticDocument: a sentence encoder reads what a description says first
 // (Universal Sentence Encoder reads 128 pieces at most), and what it reads
 // is what it costs. Measured on the public datasets and the paraphrase sets
-// (docs/encoder-measurements.md), the first 256 bytes rank as well as the
+// (docs/measurements.md), the first 256 bytes rank as well as the
 // whole description.
 const maxSemanticDescription = 256
 

@@ -66,29 +66,12 @@ type LocalOptions struct {
 // catalog would silently disagree with queries embedded after another; in
 // hybrid retrieval the lexical index (BM25F) brings the IDF.
 //
-// Measured effect (recall@5 of vector-only search, whole query, on the
-// public datasets bfcl / sealtools; go test -tags datasets in retrieval):
-//
-//	default (1024 dims, weights 0.5/0.15/0.35)   0.679 / 0.832
-//	512 dims                                     0.649 / 0.796
-//	2048 dims                                    0.691 / 0.847
-//	no bigrams (0.55/0/0.45)                     0.686 / 0.817
-//	word-heavy (0.7/0.1/0.2)                     0.663 / 0.822
-//	char-heavy (0.3/0.1/0.6)                     0.689 / 0.826
-//	corpus IDF on both sides (rejected, above)   0.677 / 0.874
-//	tool document without parameters             0.611 / (not run)
-//
-// For comparison, BM25F alone scores 0.710 / 0.816. The weights are a
-// priori (words first, then subwords, a little word order); no variant
-// wins on both datasets except more dimensions, which cost memory and
-// search time in proportion. The rows above are localVersion 1, which
-// kept digit words and had no heading weight. In retrieval's default
-// hybrid ranking (with sentence searches; cmd/toolbench eval), recall@5 is
-// 0.720 / 0.927 (version 1: 0.715 / 0.926), against 0.712 / 0.906 for
-// BM25F alone and 0.690 / 0.922 (version 1: 0.677 / 0.917) for these
-// vectors alone (see package retrieval). Embedding runs at about 17,000 short tool documents a second
-// on one core (BenchmarkLocalEmbed), 4,500 to 11,000 a second for the
-// datasets' longer documents on a loaded machine.
+// The weights are a priori (words first, then subwords, a little word
+// order); measured on two public datasets, no variant of dimensions,
+// weights or IDF wins on both except more dimensions, which cost memory
+// and search time in proportion, and dropping the parameters from the tool
+// document costs the most. docs/measurements.md ("Local embedder") has the
+// figures, its speed, and the commands.
 //
 // LocalEmbedder is safe for concurrent use.
 type LocalEmbedder struct {
