@@ -2,7 +2,7 @@
 // their weights embedded in the binary, for use as a toolindex.Embedder:
 // no model file to install, no network, no cgo.
 //
-// USE is Universal Sentence Encoder Lite, a two-layer transformer over
+// [USE] is Universal Sentence Encoder Lite, a two-layer transformer over
 // SentencePiece pieces giving 512-dimensional unit vectors:
 //
 //	u, err := encoder.NewUSE(nil)
@@ -14,7 +14,7 @@
 // it finds "Returns the sum of two numbers" for "add 2 and 3", which no
 // word-based signal can.
 //
-// Model2Vec (LoadModel2Vec) reads a Model2Vec model directory
+// [Model2Vec] ([LoadModel2Vec]) reads a Model2Vec model directory
 // (model.safetensors and tokenizer.json, e.g. potion-retrieval-32M) that
 // the user brings: a static table, microseconds per text. Which semantic
 // encoder to use:

@@ -1,11 +1,13 @@
 // Package retrieval chooses, for each step of an agent, the few tools that
-// matter out of a toolindex.Index of thousands.
+// matter out of a [toolindex.Index] of thousands.
 //
-// A Retriever turns the agent's state (Query: the user's task, the model's
+// A [Retriever] turns the agent's state ([Query]: the user's task, the model's
 // latest thought or tool request, recent tool results, the tools already
-// used) into searches of the index's signals — BM25F (SearchLexical), the
-// Embedder's vectors (SearchVector) and, when the index has a Semantic
-// embedder, the sentence encoder's vectors (SearchSemantic) — and fuses
+// used) into searches of the index's signals — BM25F
+// ([toolindex.Index.SearchLexical]), the [toolindex.Embedder]'s vectors
+// ([toolindex.Index.SearchVector]) and, when the index has a Semantic
+// embedder, the sentence encoder's vectors
+// ([toolindex.Index.SearchSemantic]) — and fuses
 // them into one ranking. Pinned tools are always returned, tools the agent
 // already used stay (sticky), and a server filter restricts what is
 // retrieved.
@@ -18,10 +20,10 @@
 //	r, _ := retrieval.New(ix, &retrieval.Options{K: 8})
 //	matches, _ := r.Retrieve(ctx, retrieval.Query{Task: userMessage, Thought: lastAssistantText})
 //
-// The package also defines the search_tools meta-tool (SearchTool, and
-// Retriever.SearchTools to answer its calls), so that a model can ask for
+// The package also defines the search_tools meta-tool ([SearchTool], and
+// [Retriever.SearchTools] to answer its calls), so that a model can ask for
 // tools it was not offered, and the retrieval metrics used to measure all
-// this (Recall, Hit, Complete, MRR, NDCG).
+// this ([Recall], [Hit], [Complete], [MRR], [NDCG]).
 //
 // # How a query is ranked
 //
@@ -29,12 +31,12 @@
 // whole and, when it has several sentences, sentence by sentence: an
 // agent's task often asks for several things ("find the flight, then book
 // the hotel, then email the plan"), and the tool for each of them is best
-// found by its own sentence. Every search asks every signal for Depth
-// candidates. Fusion (WeightedSum) scores a tool in each list by how far
+// found by its own sentence. Every search asks every signal for [Options].Depth
+// candidates. Fusion ([WeightedSum]) scores a tool in each list by how far
 // it stands above the list's last candidate, in standard deviations of
 // the list's scores, then sums, per tool and signal, the contribution of
 // the whole text and the best contribution among its sentences, weighted
-// by the signal (DefaultWeights: BM25F 1, semantic 0.75, vector 0.5) and
+// by the signal ([DefaultWeights]: BM25F 1, semantic 0.75, vector 0.5) and
 // by the text (thought 1, task 0.6, observations 0.25; the task alone
 // weighs 1).
 //
