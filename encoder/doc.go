@@ -19,7 +19,7 @@
 // the user brings: a static table, microseconds per text. Which semantic
 // encoder to use:
 //
-//   - USE (the default): offline, nothing to install, 1.5–3 ms of CPU per
+//   - [USE] (the default): offline, nothing to install, 1.5–3 ms of CPU per
 //     tool with AVX-512 (twice that with AVX2) and well under a millisecond
 //     per short query; vectors are cached by content hash, so a tool is
 //     encoded once.

@@ -10,7 +10,7 @@ import (
 // ErrInvalidOptions reports options that a constructor cannot use.
 var ErrInvalidOptions = errors.New("encoder: invalid options")
 
-// USEOptions configures NewUSE. The zero value (or nil) gives the defaults.
+// USEOptions configures [NewUSE]. The zero value (or nil) gives the defaults.
 type USEOptions struct {
 	// Workers bounds the goroutines that one Embed call computes with.
 	// Default runtime.GOMAXPROCS(0).
@@ -51,7 +51,7 @@ const useBatchRows = 512
 
 // NewUSE returns the Universal Sentence Encoder Lite embedder. The first
 // call decodes the embedded weights (tens of milliseconds, 15 MB of memory shared
-// by every USE of the process; 25 MB where the matrix kernels are the
+// by every [USE] of the process; 25 MB where the matrix kernels are the
 // portable Go ones, which read float32).
 func NewUSE(opts *USEOptions) (*USE, error) {
 	var o USEOptions

@@ -51,7 +51,7 @@ var _ toolindex.Embedder = (*Embedder)(nil)
 
 // NewEmbedder returns an embedder for model (for example
 // "text-embedding-3-small" or, with Ollama, "nomic-embed-text"). It does
-// not contact the server. Options that cannot reach an endpoint fail here
+// not contact the server. [Options] that cannot reach an endpoint fail here
 // with an error wrapping [ErrOptions]; a negative Dimensions wraps
 // [toolindex.ErrDimension] too.
 func NewEmbedder(model string, opts *EmbedderOptions) (*Embedder, error) {

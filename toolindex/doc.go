@@ -14,7 +14,7 @@
 //   - [Embedder] embeds batches of texts. [LocalEmbedder] is the offline,
 //     deterministic hashed n-gram embedder (no model download, no key).
 //     Embedders that need more live at the edge, outside the ranking code:
-//     package provider's Embedder talks to any OpenAI-compatible
+//     package provider's [Embedder] talks to any OpenAI-compatible
 //     /v1/embeddings endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp
 //     server), batched, with retries; package encoder has pretrained
 //     encoders in pure Go.
@@ -30,7 +30,7 @@
 //     [Index.SearchVector], [Index.SearchSemantic] and [Index.SearchLexical]
 //     return scored [Hit]s, optionally filtered; package retrieval fuses
 //     them.
-//   - [Index.Save] writes an Index to a directory (manifest with format
+//   - [Index.Save] writes an [Index] to a directory (manifest with format
 //     version, embedder IDs and dimensions; tools with hashes; vectors as
 //     little-endian float32, one file per signal), atomically; [Load] reads
 //     it back without embedding anything and refuses an index built by other

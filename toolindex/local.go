@@ -10,12 +10,12 @@ import (
 	"github.com/toolsift/toolsift/internal/textproc"
 )
 
-// localVersion changes whenever LocalEmbedder's vectors change for the same
-// settings, so that indexes saved by an older build are refused on Load
+// localVersion changes whenever [LocalEmbedder]'s vectors change for the same
+// settings, so that indexes saved by an older build are refused on [Load]
 // instead of being compared with incompatible vectors.
 const localVersion = 2
 
-// LocalOptions configures NewLocalEmbedder. The zero value (or nil) gives
+// LocalOptions configures [NewLocalEmbedder]. The zero value (or nil) gives
 // the defaults, which are what toolsift was measured with.
 type LocalOptions struct {
 	// Dims is the vector length. Default 1024; at least 64.
@@ -30,7 +30,7 @@ type LocalOptions struct {
 	WordWeight, BigramWeight, CharWeight float64
 }
 
-// LocalEmbedder is the default Embedder: a pure-Go, deterministic, offline
+// LocalEmbedder is the default [Embedder]: a pure-Go, deterministic, offline
 // embedding designed for tool text. It needs no model file, no network and
 // no fitting, so any two LocalEmbedders with the same options embed the same
 // text to the same vector, on any machine, forever (for one localVersion).
@@ -50,7 +50,7 @@ type LocalOptions struct {
 // height of 5", dates, ids) are dropped: a literal value in a request
 // never says which tool is wanted, and a number in a tool's text rarely
 // tells tools apart. The first paragraph of a text that has several (a
-// tool document's name and title, see Document) is its heading: each of
+// tool document's name and title, see [Document]) is its heading: each of
 // its features counts headingWeight times, as the lexical index counts a
 // name term twice, so a tool whose name says what the request says beats
 // one that only mentions it in a long description. A query is usually one
@@ -83,8 +83,8 @@ type LocalEmbedder struct {
 
 var _ Embedder = (*LocalEmbedder)(nil)
 
-// NewLocalEmbedder returns a LocalEmbedder with opts (nil for the defaults).
-// It returns an error wrapping ErrDimension for a Dims below 64, and an
+// NewLocalEmbedder returns a [LocalEmbedder] with opts (nil for the defaults).
+// It returns an error wrapping [ErrDimension] for a Dims below 64, and an
 // error for an invalid n-gram range or negative weights.
 func NewLocalEmbedder(opts *LocalOptions) (*LocalEmbedder, error) {
 	var o LocalOptions
@@ -143,7 +143,7 @@ type bag []uint64
 
 // headingWeight is how many occurrences a word of a text's heading counts
 // for: the first paragraph of a text that has more than one (a tool
-// document's name and title, see Document). It is the lexical index's
+// document's name and title, see [Document]). It is the lexical index's
 // default name field weight, so that both sides of hybrid retrieval trust
 // a tool's name alike.
 const headingWeight = 2

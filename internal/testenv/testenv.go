@@ -24,7 +24,7 @@ import (
 // hang guard, not a timing assertion.
 const WaitLimit = 20 * time.Second
 
-// checkWait is CheckGoroutines' wait: WaitLimit, shorter in this package's
+// checkWait is [CheckGoroutines]' wait: [WaitLimit], shorter in this package's
 // own tests.
 var checkWait = WaitLimit
 
