@@ -19,10 +19,10 @@
 // the user brings: a static table, microseconds per text. Which semantic
 // encoder to use:
 //
-//   - [USE] (the default): offline, nothing to install, 1.5–3 ms of CPU per
-//     tool with AVX-512 (twice that with AVX2) and well under a millisecond
-//     per short query; vectors are cached by content hash, so a tool is
-//     encoded once.
+//   - [USE] (the default): offline, nothing to install, a few milliseconds
+//     of CPU per tool and well under one per short query
+//     (docs/measurements.md has the figures per processor); vectors are
+//     cached by content hash, so a tool is encoded once.
 //   - A Model2Vec model: when indexing must be instant (tens of thousands
 //     of tools changing often) or the machine has no AVX2; its quality
 //     depends on the model, measure it on your tools with toolbench eval
