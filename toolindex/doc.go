@@ -14,7 +14,7 @@
 //   - [Embedder] embeds batches of texts. [LocalEmbedder] is the offline,
 //     deterministic hashed n-gram embedder (no model download, no key).
 //     Embedders that need more live at the edge, outside the ranking code:
-//     package provider's [Embedder] talks to any OpenAI-compatible
+//     provider.Embedder talks to any OpenAI-compatible
 //     /v1/embeddings endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp
 //     server), batched, with retries; package encoder has pretrained
 //     encoders in pure Go.
