@@ -289,3 +289,36 @@ func display(pkg string) string {
 	}
 	return pkg
 }
+
+// TestNoSDKInRanking holds ARCHITECTURE's claims about third-party modules:
+// the ranking packages compile no HTTP SDK (OpenAI's client and its
+// websocket library are reached through provider only), and mcp and
+// budget compile neither chromem-go nor openai-go.
+func TestNoSDKInRanking(t *testing.T) {
+	tests := []struct {
+		pkgs      []string
+		forbidden []string
+	}{
+		{[]string{"./toolindex", "./retrieval", "./budget", "./think"}, []string{"github.com/openai/", "websocket"}},
+		{[]string{"./mcp", "./budget"}, []string{"github.com/openai/", "github.com/philippgille/chromem-go"}},
+	}
+	for _, tt := range tests {
+		args := append([]string{"list", "-deps"}, tt.pkgs...)
+		cmd := exec.Command("go", args...)
+		cmd.Dir = filepath.Join("..", "..")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+		}
+		for dep := range strings.Lines(string(out)) {
+			dep = strings.TrimSpace(dep)
+			for _, f := range tt.forbidden {
+				if strings.Contains(dep, f) {
+					t.Errorf("go %s lists %s: %s must not depend on it (%s)", strings.Join(args, " "), dep, strings.Join(tt.pkgs, " "), doc)
+				}
+			}
+		}
+	}
+}
