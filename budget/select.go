@@ -115,8 +115,8 @@ const none Tier = -1
 // returns the plan with the highest value, so it is never worse than any of
 // them; with no pinned or minimum tools its value is at least half of the
 // optimum (the LP-greedy bound). Against the exact optimum (brute force) on
-// small random instances (TestSelectNearOptimal) it is optimal in about 80%
-// of them and keeps 98% of the optimal value on average.
+// small random instances (TestSelectNearOptimal) it is usually optimal and
+// close to it otherwise (docs/measurements.md, "Budget selection").
 //
 // A candidate whose schema cannot be sent (see CountTool) is skipped and named
 // in Selection.Skipped; it does not fail the selection.

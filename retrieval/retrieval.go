@@ -56,7 +56,7 @@ type Weights struct {
 }
 
 // DefaultWeights are the weights of Hybrid fusion, measured on the public
-// datasets and paraphrase sets (docs/encoder-measurements.md): BM25F
+// datasets and paraphrase sets (docs/measurements.md): BM25F
 // counts most, the sentence encoder next, the hashed n-grams of the local
 // embedder least. An index without a semantic signal fuses the other two
 // with the same weights.
@@ -74,7 +74,7 @@ const (
 	// best stands far above the rest (a confident signal) speaks louder
 	// than one whose scores are all alike. It measured better than
 	// dividing by the list's best, than min-max and than RRF
-	// (docs/encoder-measurements.md): unlike RRF it keeps how much better
+	// (docs/measurements.md): unlike RRF it keeps how much better
 	// the first candidates are than the fifth.
 	WeightedSum Fusion = iota
 	// RRF is weighted reciprocal-rank fusion (Cormack et al. 2009): a

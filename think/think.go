@@ -73,8 +73,8 @@ type Options struct {
 	Tokenizer *budget.Tokenizer
 	// Costs, when set, keeps the full-tier token cost of tools between
 	// runs, so that the catalog's cost (Offer.AllTokens) is not counted
-	// again at every start: counting a catalog of 2,670 tools (1.2 million
-	// tokens) takes about a second.
+	// again at every start: counting a catalog of thousands of tools takes
+	// about a second (docs/measurements.md, "Think step").
 	Costs CostCache
 }
 
@@ -216,10 +216,9 @@ func (o Offer) HasSearchTool() bool {
 // A tool larger than the budget is offered unasked only when the retriever
 // is sure of it: ranked first by every signal (score at least
 // oversizeMinScore; scores are relative to each list's best) and well
-// ahead of the second (oversizeMargin times its score). "What is the
-// weather in Bern?" over a small catalog gives get_weather 1.00 against
-// 0.42; a vague "hello" gives 0.50 against 0.34 and offers nothing
-// oversized.
+// ahead of the second (oversizeMargin times its score): a clear request
+// passes, a vague one does not (docs/measurements.md, "Think step", has
+// example scores).
 const (
 	oversizeMinScore = 0.9
 	oversizeMargin   = 1.5

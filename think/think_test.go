@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -51,19 +52,7 @@ var catalog = []tool.Tool{
 }
 
 func newIndex(t *testing.T, tools ...tool.Tool) *toolindex.Index {
-	t.Helper()
-	emb, err := toolindex.NewLocalEmbedder(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := toolindex.New(emb, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Upsert(context.Background(), tools...); err != nil {
-		t.Fatal(err)
-	}
-	return ix
+	return testenv.Index(t, nil, nil, tools...)
 }
 
 func newThinker(t *testing.T, ix *toolindex.Index, o think.Options) *think.Thinker {

@@ -90,7 +90,7 @@ func parseEval(e *env, name, modes string, args []string) (evalOptions, error) {
 
 Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	var o evalOptions
-	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file` (format: ../shared/datasets/README.md)")
+	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file`: one MCP-shaped tool per line (format: docs/measurements.md in the source)")
 	fs.StringVar(&o.queriesPath, "queries", "", "queries.jsonl `file` with gold tool names")
 	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, server__tool, as list --json prints them)")
 	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
@@ -533,7 +533,7 @@ func newEmbedder(e *env, o evalOptions, name string) (toolindex.Embedder, error)
 			}
 			return nil, err
 		}
-		return toolindex.NewOpenAIEmbedder(o.embedModel, &toolindex.OpenAIOptions{Options: endpoint})
+		return provider.NewEmbedder(o.embedModel, &provider.EmbedderOptions{Options: endpoint})
 	case name == "use":
 		return encoder.NewUSE(nil)
 	case strings.HasPrefix(name, "model2vec:"):

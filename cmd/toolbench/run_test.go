@@ -16,6 +16,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -24,18 +25,12 @@ import (
 // one.
 const runTestServerEnv = "TOOLBENCH_RUN_TEST_MCP_SERVER"
 
-// TestMain keeps the tool-list cache of every command the tests run in a
-// folder of this run, not the user's.
+// TestMain keeps the caches of every command the tests run in a folder of
+// this run, not the user's, and fails the run on leaked goroutines (see
+// testenv.Main).
 func TestMain(m *testing.M) {
 	if os.Getenv(runTestServerEnv) != "1" {
-		cache, err := os.MkdirTemp("", "toolbench-cache")
-		if err != nil {
-			panic(err)
-		}
-		os.Setenv("XDG_CACHE_HOME", cache)
-		code := m.Run()
-		os.RemoveAll(cache)
-		os.Exit(code)
+		os.Exit(testenv.Main(m))
 	}
 	os.Exit(m.Run())
 }
