@@ -1,18 +1,15 @@
 package tool
 
-import (
-	"bytes"
-	"reflect"
-)
+import "reflect"
 
-// Same reports whether a and b are the same tool in everything a consumer
-// keeps of it: content hash, server, original name, title, input schema
-// (byte for byte) and annotations. mcp uses it to tell whether a server's
-// new list changed a tool, toolindex whether an upsert changes what it
-// stores; one rule, so that a change the Hub reports is one the index
-// stores.
+// Same reports whether a and b are the same tool in meaning: content hash
+// (name, description and the input schema in canonical form), server,
+// original name, title and annotations. The Hub uses it to tell whether a
+// server's new list changed a tool, so that a schema re-serialised with
+// its keys in another order (a cached list against the live one) is no
+// change. The index stores bytes, so it also compares the schema byte for
+// byte (see toolindex's upsert).
 func Same(a, b Tool) bool {
 	return a.Hash == b.Hash && a.Server == b.Server && a.OriginalName == b.OriginalName &&
-		a.Title == b.Title && bytes.Equal(a.InputSchema, b.InputSchema) &&
-		reflect.DeepEqual(a.Annotations, b.Annotations)
+		a.Title == b.Title && reflect.DeepEqual(a.Annotations, b.Annotations)
 }

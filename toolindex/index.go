@@ -1,6 +1,7 @@
 package toolindex
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -349,9 +350,10 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 			st.Changed++
 		default:
 			st.Unchanged++
-			if !tool.Same(old.tool, t) {
+			if !tool.Same(old.tool, t) || !bytes.Equal(old.tool.InputSchema, t.InputSchema) {
 				// Same content for the model, other metadata (title,
-				// annotations...): keep the vector, update the rest.
+				// annotations, the schema's bytes): keep the vector,
+				// update what is stored.
 				ps = append(ps, pending{tool: t})
 			}
 			continue
