@@ -5,4 +5,5 @@ import "github.com/toolsift/toolsift/mcp"
 // Hub returns the Hub behind the Toolset, for what a Toolset does not index:
 // its servers' resources and prompts (a proxy such as toolsift serve passes
 // them on). Call tools through the Toolset, which keeps its index current.
+// It is nil for a Toolset made by New, which has no servers.
 func (ts *Toolset) Hub() *mcp.Hub { return ts.hub }

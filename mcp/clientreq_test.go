@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -129,7 +130,7 @@ func TestHubClientRequests(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			checkGoroutines(t)
 			a := &answerer{caps: tt.caps, answers: answers}
-			hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"asker": memServer(askingServer())}},
+			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(askingServer())}},
 				&mcp.HubOptions{ClientRequests: a, ProtocolVersion: tt.protocol})
 			ctx := context.WithValue(context.Background(), callerKey{}, "session-7")
 			res, err := hub.Call(ctx, "asker__"+tt.tool, json.RawMessage(fmt.Sprintf(`{"what":%q}`, tt.what)))
@@ -191,7 +192,7 @@ func TestHubClientRequestsDeclaresCapabilities(t *testing.T) {
 				},
 			})
 			addTextTool(srv, "t", "A tool.", "ok")
-			startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": memServer(srv)}}, tt.opts)
+			startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, tt.opts)
 			if got := canonicalJSON(t, <-caps); got != tt.want {
 				t.Errorf("declared %s, want %s", got, tt.want)
 			}
@@ -216,7 +217,7 @@ func TestHubClientRequestsAmbiguous(t *testing.T) {
 	a := &answerer{caps: mcp.ClientCapabilities{Sampling: true}, answers: map[string]string{
 		mcp.MethodCreateMessage: `{"role":"assistant","content":{"type":"text","text":"hi!"},"model":"m"}`,
 	}}
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"asker": memServer(srv)}}, &mcp.HubOptions{ClientRequests: a})
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(srv)}}, &mcp.HubOptions{ClientRequests: a})
 
 	held := make(chan error, 1)
 	go func() {
@@ -247,7 +248,7 @@ func TestHubClientRequestsAmbiguous(t *testing.T) {
 func TestHubClientRequestsHandlerError(t *testing.T) {
 	checkGoroutines(t)
 	a := &answerer{caps: mcp.ClientCapabilities{Sampling: true}} // no answers: every request is declined
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"asker": memServer(askingServer())}}, &mcp.HubOptions{ClientRequests: a})
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(askingServer())}}, &mcp.HubOptions{ClientRequests: a})
 	res, err := hub.Call(context.Background(), "asker__ask", json.RawMessage(`{"what":"sampling"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +286,7 @@ func TestHubClientRequestsForPromptsAndResources(t *testing.T) {
 	for _, protocol := range []string{"", "latest"} {
 		t.Run("protocol "+protocol, func(t *testing.T) {
 			a := &answerer{caps: mcp.ClientCapabilities{Elicitation: true}, answers: map[string]string{mcp.MethodElicit: `{"action":"accept","content":{"name":"Ada"}}`}}
-			hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"asker": memServer(srv)}}, &mcp.HubOptions{ClientRequests: a, ProtocolVersion: protocol})
+			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(srv)}}, &mcp.HubOptions{ClientRequests: a, ProtocolVersion: protocol})
 			ctx := context.WithValue(context.Background(), callerKey{}, "session-9")
 
 			raw, err := hub.GetPrompt(ctx, "asker__pick", nil)

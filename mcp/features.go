@@ -144,7 +144,7 @@ func (h *Hub) listFeatures(s *server, cs *sdk.ClientSession, k featKind) bool {
 	if init == nil || init.Capabilities == nil {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(h.life, h.connectTimeout(s))
+	ctx, cancel := context.WithTimeout(h.life, s.connectTimeout())
 	defer cancel()
 	var ch ListChange
 	var res []Resource
@@ -155,7 +155,7 @@ func (h *Hub) listFeatures(s *server, cs *sdk.ClientSession, k featKind) bool {
 	}
 	if k&featResources != 0 {
 		if err != nil {
-			h.opts.Logger.Warn("mcp: listing resources failed", "server", s.name, "error", h.redact.err(err))
+			h.opts.Logger.Warn("mcp: listing resources failed", "server", s.name, "error", h.redact.Err(err))
 		} else {
 			matchers := make([]*uritemplate.Template, len(tmpl))
 			for i, t := range tmpl {
@@ -175,7 +175,7 @@ func (h *Hub) listFeatures(s *server, cs *sdk.ClientSession, k featKind) bool {
 	}
 	if k&featPrompts != 0 {
 		if err != nil {
-			h.opts.Logger.Warn("mcp: listing prompts failed", "server", s.name, "error", h.redact.err(err))
+			h.opts.Logger.Warn("mcp: listing prompts failed", "server", s.name, "error", h.redact.Err(err))
 		} else {
 			h.mu.Lock()
 			ch.Prompts = !slices.EqualFunc(s.feat.prompts, prompts, func(a, b Prompt) bool { return string(a.Raw) == string(b.Raw) })
@@ -251,7 +251,7 @@ func listResources(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Res
 	var res []Resource
 	for r, err := range cs.Resources(ctx, nil) {
 		if err != nil {
-			return nil, nil, describe(ctx, s, nil, "resources/list", err)
+			return nil, nil, s.describe(ctx, nil, "resources/list", err)
 		}
 		raw, err := json.Marshal(r)
 		if err != nil {
@@ -263,7 +263,7 @@ func listResources(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Res
 	var tmpl []ResourceTemplate
 	for t, err := range cs.ResourceTemplates(ctx, nil) {
 		if err != nil {
-			return nil, nil, describe(ctx, s, nil, "resources/templates/list", err)
+			return nil, nil, s.describe(ctx, nil, "resources/templates/list", err)
 		}
 		raw, err := json.Marshal(t)
 		if err != nil {
@@ -280,7 +280,7 @@ func listPrompts(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Promp
 	seen := map[string]bool{}
 	for p, err := range cs.Prompts(ctx, nil) {
 		if err != nil {
-			return nil, describe(ctx, s, nil, "prompts/list", err)
+			return nil, s.describe(ctx, nil, "prompts/list", err)
 		}
 		raw, err := json.Marshal(p)
 		if err != nil || seen[p.Name] {
@@ -388,7 +388,7 @@ func (h *Hub) ReadResource(ctx context.Context, uri string) (json.RawMessage, er
 	raw, err := h.request(ctx, s, "read resource "+uri, uri, params, func(ctx context.Context, cs *sdk.ClientSession) (any, error) {
 		return cs.ReadResource(ctx, params)
 	})
-	return raw, h.redact.err(err)
+	return raw, h.redact.Err(err)
 }
 
 // GetPrompt gets the prompt of the given qualified name (see Prompts) with
@@ -417,7 +417,7 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	raw, err := h.request(ctx, s, "get prompt "+name, name, params, func(ctx context.Context, cs *sdk.ClientSession) (any, error) {
 		return cs.GetPrompt(ctx, params)
 	})
-	return raw, h.redact.err(err)
+	return raw, h.redact.Err(err)
 }
 
 // request makes a request other than tools/call to s: it starts s when it
@@ -429,8 +429,8 @@ func (h *Hub) request(ctx context.Context, s *server, op, name string, params pr
 		h.mu.Unlock()
 		return nil, fmt.Errorf("%s: %w", op, ErrClosed)
 	}
-	defer h.using(s)()
-	if _, err := h.startServer(ctx, s); err != nil {
+	defer s.using()()
+	if _, err := s.start(ctx); err != nil {
 		h.mu.Unlock()
 		if errors.Is(err, ErrClosed) {
 			return nil, fmt.Errorf("%s: %w", op, ErrClosed)

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -62,7 +63,7 @@ func TestHubResourcesAndPrompts(t *testing.T) {
 		})
 
 	lists := make(chan mcp.ListChange, 8)
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"docs": memServer(docs), "other": memServer(other)}},
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"docs": memServer(docs), "other": memServer(other)}},
 		&mcp.HubOptions{OnListChange: func(c mcp.ListChange) { lists <- c }})
 
 	var uris, names []string
@@ -174,7 +175,7 @@ func TestCacheFeatures(t *testing.T) {
 	srv.AddPrompt(&sdk.Prompt{Name: "greet"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Hello"}}}}, nil
 	})
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"docs": countedServer(srv, &conns)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"docs": countedServer(srv, &conns)}}
 	first := startHub(t, cfg, &mcp.HubOptions{CacheDir: dir})
 	wantRes, wantTmpl, wantPrompts := first.Resources(), first.ResourceTemplates(), first.Prompts()
 	first.Close()

@@ -10,10 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
-	"github.com/toolsift/toolsift/toolindex"
 )
 
 // TestHubIndexHandoff follows tools from real go-sdk servers through the Hub
@@ -22,15 +23,8 @@ import (
 // filled), and a notifications/tools/list_changed reaches retrieval.
 func TestHubIndexHandoff(t *testing.T) {
 	checkGoroutines(t)
-	emb, err := toolindex.NewLocalEmbedder(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := toolindex.New(emb, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	servers := map[string]mcp.ServerConfig{}
+	ix := testenv.Index(t, nil, nil)
+	servers := map[string]config.Server{}
 	want := 0
 	var live = newServer("weather", nil, "forecast", "radar")
 	servers["weather"] = memServer(live)
@@ -44,7 +38,7 @@ func TestHubIndexHandoff(t *testing.T) {
 		servers[name] = memServer(newServer(name, nil, names...))
 		want += len(names)
 	}
-	hub := startHub(t, &mcp.Config{Servers: servers}, &mcp.HubOptions{OnChange: ix.Apply})
+	hub := startHub(t, &config.Config{Servers: servers}, &mcp.HubOptions{OnChange: ix.Apply})
 	if got := ix.Len(); got != want {
 		t.Fatalf("index holds %d tools when Connect returns, want %d", got, want)
 	}
@@ -83,7 +77,7 @@ func TestHubIndexHandoff(t *testing.T) {
 // status and does not take the server down.
 func TestHubApplyErrorInStatus(t *testing.T) {
 	checkGoroutines(t)
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{
 		"a": memServer(newServer("a", nil, "x")),
 		"b": memServer(newServer("b", nil, "y")),
 	}}, &mcp.HubOptions{OnChange: func(_ context.Context, c tool.Change) error {
@@ -108,7 +102,7 @@ func TestHubRefresh(t *testing.T) {
 	srv := newServer("quiet", &sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}}, "one")
 	var mu sync.Mutex
 	var seen []string
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"quiet": memServer(srv)}},
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"quiet": memServer(srv)}},
 		&mcp.HubOptions{OnChange: func(_ context.Context, c tool.Change) error {
 			mu.Lock()
 			defer mu.Unlock()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +16,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -22,16 +26,25 @@ import (
 // timing assertion.
 const waitLimit = 20 * time.Second
 
-// memServer serves srv to the Hub over in-memory transports, one fresh pair
-// per connection attempt.
-func memServer(srv *sdk.Server) mcp.ServerConfig {
-	return mcp.ServerConfig{Transport: func(ctx context.Context) (sdk.Transport, error) {
-		serverSide, clientSide := sdk.NewInMemoryTransports()
-		if _, err := srv.Connect(ctx, serverSide, nil); err != nil {
-			return nil, err
-		}
-		return clientSide, nil
+// memServer serves srv to the Hub over an in-memory pipe, a fresh one per
+// connection attempt.
+func memServer(srv *sdk.Server) config.Server {
+	return config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		_, conn, err := connectPipe(ctx, srv)
+		return conn, err
 	}}
+}
+
+// connectPipe connects srv to one end of an in-memory pipe and returns its
+// session and the other end, for a config.Server's Dial.
+func connectPipe(ctx context.Context, srv *sdk.Server) (*sdk.ServerSession, io.ReadWriteCloser, error) {
+	serverSide, clientSide := net.Pipe()
+	ss, err := srv.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil)
+	if err != nil {
+		clientSide.Close()
+		return nil, nil, err
+	}
+	return ss, clientSide, nil
 }
 
 // newServer returns a go-sdk server with a text tool per name; each answers
@@ -93,7 +106,7 @@ func toolNames(tools []tool.Tool) []string {
 	return out
 }
 
-func startHub(t *testing.T, cfg *mcp.Config, opts *mcp.HubOptions) *mcp.Hub {
+func startHub(t *testing.T, cfg *config.Config, opts *mcp.HubOptions) *mcp.Hub {
 	t.Helper()
 	hub, err := mcp.NewHub(cfg, opts)
 	if err != nil {
@@ -126,22 +139,7 @@ func statusOf(t *testing.T, hub *mcp.Hub, server string) mcp.ServerStatus {
 // checkGoroutines fails the test if goroutines started during it are still
 // running after its cleanups (the Hub's Close included). Call it first, so
 // that its cleanup runs last. Tests using it must not run in parallel.
-func checkGoroutines(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(waitLimit)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("goroutine leak: %d before the test, %d after\n%s", before, runtime.NumGoroutine(), buf)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
+var checkGoroutines = testenv.CheckGoroutines
 
 // children lists this process's child processes, zombies included, as
 // "pid state command". Linux only: elsewhere it skips the check.

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -48,7 +49,7 @@ func ExampleClientRequests() {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{res.Content}}, nil
 		})
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"poet": memServer(srv)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"poet": memServer(srv)}}
 	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{ClientRequests: proxyRequests{}})
 	if err != nil {
 		log.Fatal(err)

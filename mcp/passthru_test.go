@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -44,7 +45,7 @@ func TestHubToolOutputSchemaAndAnnotations(t *testing.T) {
 		Annotations: &sdk.ToolAnnotations{Title: "Weather", ReadOnlyHint: true, DestructiveHint: new(false)},
 	}, handler)
 	ch := make(changes, 8)
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"wx": memServer(srv)}}, &mcp.HubOptions{OnChange: ch.onChange})
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"wx": memServer(srv)}}, &mcp.HubOptions{OnChange: ch.onChange})
 	first := ch.next(t)
 
 	got := hub.Tools()
@@ -99,7 +100,7 @@ func TestHubCallRawResult(t *testing.T) {
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return nil, errors.New("kaput")
 		})
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, nil)
 	ctx := context.Background()
 
 	res, err := hub.Call(ctx, "s__mixed", nil)
@@ -163,7 +164,7 @@ func progressServer(n int, seen <-chan struct{}) *sdk.Server {
 func TestHubCallProgress(t *testing.T) {
 	checkGoroutines(t)
 	seen := make(chan struct{})
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"p": memServer(progressServer(3, seen))}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"p": memServer(progressServer(3, seen))}}, nil)
 
 	var mu sync.Mutex
 	var got []mcp.CallProgress
@@ -214,7 +215,7 @@ func TestHubCallCancelReachesServer(t *testing.T) {
 			}
 			return &sdk.CallToolResult{}, nil
 		})
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"slow": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"slow": memServer(srv)}}, nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -33,7 +35,7 @@ func TestMain(m *testing.M) {
 	// (see proc_linux.go); start it now, so that the goroutine leak checks
 	// do not count it.
 	_ = mcp.StartProcess(exec.Command("/nonexistent/toolsift-warm-up"))
-	code := m.Run()
+	code := testenv.Main(m)
 	if testServer.dir != "" {
 		os.RemoveAll(testServer.dir)
 	}
@@ -61,7 +63,7 @@ func testServerPath(t *testing.T) string {
 }
 
 // writeConfig writes an mcpServers file into dir and loads it.
-func writeConfig(t *testing.T, dir string, servers map[string]any) *mcp.Config {
+func writeConfig(t *testing.T, dir string, servers map[string]any) *config.Config {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{"mcpServers": servers})
 	if err != nil {
@@ -71,7 +73,7 @@ func writeConfig(t *testing.T, dir string, servers map[string]any) *mcp.Config {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := mcp.LoadConfig(file)
+	cfg, err := config.Load(file, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -55,8 +56,9 @@ func runList(ctx context.Context, e *env, args []string) error {
 	// list measures the servers themselves: every one is started (and its
 	// fresh list cached).
 	hub := mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: mcp.StartEager}
-	cache(&hub)
-	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{Hub: hub, Inputs: inputs}, *quiet)
+	o := toolsift.Options{Hub: hub, Inputs: inputs}
+	cache(&o)
+	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet)
 	if err != nil {
 		return err
 	}
@@ -128,7 +130,7 @@ func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Durati
 			continue
 		}
 		fmt.Fprintf(w, "\n%s failed: %v\n", st.Name, st.Err)
-		if ie, ok := errors.AsType[*mcp.InputError](st.Err); ok {
+		if ie, ok := errors.AsType[*config.InputError](st.Err); ok {
 			fmt.Fprintf(w, "  give it with --input %s=VALUE\n", ie.ID)
 		}
 		if st.Stderr != "" {

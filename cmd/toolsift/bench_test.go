@@ -18,7 +18,6 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/proxy"
-	"github.com/toolsift/toolsift/mcp"
 )
 
 // The benchmarks run against the pinned reference servers, or against the
@@ -57,7 +56,7 @@ func benchToolset(b *testing.B, config string) *toolsift.Toolset {
 	b.Helper()
 	// $TOOLSIFT_BENCH_CACHE_DIR: a warm cache, so that lazy servers stay
 	// unstarted as in a warm toolsift serve.
-	ts, err := toolsift.Open(context.Background(), config, &toolsift.Options{Hub: mcp.HubOptions{CacheDir: os.Getenv("TOOLSIFT_BENCH_CACHE_DIR")}})
+	ts, err := toolsift.Open(context.Background(), config, &toolsift.Options{CacheDir: os.Getenv("TOOLSIFT_BENCH_CACHE_DIR")})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/config"
 )
 
 func TestUsage(t *testing.T) {
@@ -63,16 +63,16 @@ func TestUsage(t *testing.T) {
 
 func TestIsSelf(t *testing.T) {
 	tests := []struct {
-		sc   mcp.ServerConfig
+		sc   config.Server
 		want bool
 	}{
-		{mcp.ServerConfig{Command: "toolsift", Args: []string{"serve", "--config", "x.json"}}, true},
-		{mcp.ServerConfig{Command: "/home/me/go/bin/toolsift", Args: []string{"serve"}}, true},
-		{mcp.ServerConfig{Command: "go", Args: []string{"run", "./cmd/toolsift", "serve"}}, true},
-		{mcp.ServerConfig{Command: "go", Args: []string{"run", "github.com/toolsift/toolsift/cmd/toolsift@latest", "serve"}}, true},
-		{mcp.ServerConfig{Command: "go", Args: []string{"run", "./cmd/other", "serve"}}, false},
-		{mcp.ServerConfig{Command: "toolsift-other", Args: []string{"serve"}}, false},
-		{mcp.ServerConfig{Command: "node", Args: []string{"serve"}}, false},
+		{config.Server{Command: "toolsift", Args: []string{"serve", "--config", "x.json"}}, true},
+		{config.Server{Command: "/home/me/go/bin/toolsift", Args: []string{"serve"}}, true},
+		{config.Server{Command: "go", Args: []string{"run", "./cmd/toolsift", "serve"}}, true},
+		{config.Server{Command: "go", Args: []string{"run", "github.com/toolsift/toolsift/cmd/toolsift@latest", "serve"}}, true},
+		{config.Server{Command: "go", Args: []string{"run", "./cmd/other", "serve"}}, false},
+		{config.Server{Command: "toolsift-other", Args: []string{"serve"}}, false},
+		{config.Server{Command: "node", Args: []string{"serve"}}, false},
 	}
 	for _, tt := range tests {
 		if got := isSelf(tt.sc); got != tt.want {

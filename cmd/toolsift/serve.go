@@ -19,6 +19,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/proxy"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/think"
@@ -54,7 +55,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "Usage: %s\n\nFlags:\n", serveSynopsis)
 		fs.PrintDefaults()
 	}
-	config := fs.String("config", "", "MCP servers config `file` (required)")
+	configFile := fs.String("config", "", "MCP servers config `file` (required)")
 	listen := fs.String("listen", "", "serve streamable HTTP on `addr` (host:port) at /mcp instead of stdio")
 	tokenFile := fs.String("token-file", "", "`file` holding the bearer token for --listen (default $"+tokenEnv+")")
 	stateless := fs.Bool("stateless", false, "with --listen: no sessions (serves MCP 2026-07-28 too); found tools are called through call_tool")
@@ -94,7 +95,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	switch {
 	case fs.NArg() > 0:
 		return usageError(fs, "unexpected argument %q (the config file goes after --config)", fs.Arg(0))
-	case *config == "":
+	case *configFile == "":
 		return usageError(fs, "--config is required")
 	case *maxTools < 3:
 		return usageError(fs, "--max-tools %d: want at least 3 (search_tools, call_tool and one more)", *maxTools)
@@ -131,7 +132,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	log := slog.New(handler)
 
 	start := time.Now()
-	cfg, err := mcp.LoadConfigWith(*config, &mcp.LoadOptions{Inputs: inputs})
+	cfg, err := config.Load(*configFile, &config.Options{Inputs: inputs})
 	if err != nil {
 		return err
 	}
@@ -159,8 +160,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 	var px *proxy.Proxy
 	var pxMu sync.Mutex
 	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
+		CacheDir: *cacheDir,
+		NoCache:  *noCache,
 		Hub: mcp.HubOptions{
-			CacheDir: *cacheDir, NoCache: *noCache, IdleTimeout: *idle, Timeout: *connectTimeout,
+			IdleTimeout: *idle, Timeout: *connectTimeout,
 			ClientRequests: proxy.NewClientRequests(log),
 			OnListChange: func(mcp.ListChange) {
 				pxMu.Lock()
@@ -270,7 +273,7 @@ func readToken(e *env, file string) (string, error) {
 }
 
 // isSelf reports whether a server of the config is toolsift serve.
-func isSelf(sc mcp.ServerConfig) bool {
+func isSelf(sc config.Server) bool {
 	base := strings.TrimSuffix(filepath.Base(sc.Command), ".exe")
 	if base == "go" && slices.Contains(sc.Args, "run") {
 		base = "toolsift" // go run ./cmd/toolsift serve ...

@@ -4,11 +4,14 @@ package proxy_test
 
 import (
 	"context"
+	"io"
+	"net"
 	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/proxy"
 	"github.com/toolsift/toolsift/mcp"
 )
@@ -29,13 +32,16 @@ func TestSamplingReachesTheCallingClient(t *testing.T) {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "model said: " + res.Content.(*sdk.TextContent).Text}}}, nil
 		})
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"asker": {Transport: func(ctx context.Context) (sdk.Transport, error) {
-		st, ct := sdk.NewInMemoryTransports()
-		go upstream.Run(context.Background(), st)
-		return ct, nil
+	cfg := &config.Config{Servers: map[string]config.Server{"asker": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		serverSide, clientSide := net.Pipe()
+		if _, err := upstream.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
+			clientSide.Close()
+			return nil, err
+		}
+		return clientSide, nil
 	}}}}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true,
-		Hub: mcp.HubOptions{NoCache: true, ClientRequests: proxy.NewClientRequests(nil)}})
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
+		Hub: mcp.HubOptions{ClientRequests: proxy.NewClientRequests(nil)}})
 	if err != nil {
 		t.Fatal(err)
 	}

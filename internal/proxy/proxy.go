@@ -99,8 +99,11 @@ type Proxy struct {
 // New returns a Proxy over ts. It fails on invalid Options; pins that match
 // nothing are warnings (Warnings), not errors.
 func New(ts *toolsift.Toolset, opts *Options) (*Proxy, error) {
-	if ts == nil {
+	switch {
+	case ts == nil:
 		return nil, fmt.Errorf("%w: nil Toolset", ErrOptions)
+	case ts.Hub() == nil:
+		return nil, fmt.Errorf("%w: the Toolset has no servers (made by toolsift.New): open it with toolsift.Open or OpenConfig", ErrOptions)
 	}
 	var o Options
 	if opts != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/proxy"
 	"github.com/toolsift/toolsift/mcp"
 )
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 
 // localTools are a small catalog of in-process tools: the upstream servers
 // of most tests.
-func localTools(t *testing.T) *mcp.Config {
+func localTools(t *testing.T) *config.Config {
 	t.Helper()
 	text := func(s string) func(context.Context, json.RawMessage) (string, error) {
 		return func(context.Context, json.RawMessage) (string, error) { return s, nil }
@@ -74,12 +75,12 @@ func localTools(t *testing.T) *mcp.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &mcp.Config{Servers: map[string]mcp.ServerConfig{"math": math, "notes": notes, "weather": weather}}
+	return &config.Config{Servers: map[string]config.Server{"math": math, "notes": notes, "weather": weather}}
 }
 
-func openToolset(t *testing.T, cfg *mcp.Config) *toolsift.Toolset {
+func openToolset(t *testing.T, cfg *config.Config) *toolsift.Toolset {
 	t.Helper()
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Hub: mcp.HubOptions{NoCache: true}})
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestCallErrors(t *testing.T) {
 // warning naming it.
 func TestPinnedServerWithoutTools(t *testing.T) {
 	cfg := localTools(t)
-	cfg.Servers["broken"] = mcp.ServerConfig{Command: "/nonexistent/toolsift-test-server"}
+	cfg.Servers["broken"] = config.Server{Command: "/nonexistent/toolsift-test-server"}
 	ts := openToolset(t, cfg)
 	p, err := proxy.New(ts, &proxy.Options{PinnedServers: []string{"broken"}})
 	if err != nil {
@@ -506,7 +507,7 @@ func TestCancelReachesUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := openToolset(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"slow": slow}})
+	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"slow": slow}})
 	p, err := proxy.New(ts, nil)
 	if err != nil {
 		t.Fatal(err)

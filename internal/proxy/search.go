@@ -74,7 +74,7 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	ans, tools, err := p.Search(ctx, a.Query, a.K)
 	if err != nil {
 		log.Warn("search", "query", a.Query, "k", a.K, "error", err, "duration", time.Since(start))
-		if errors.Is(err, retrieval.ErrSearchArgs) {
+		if errors.Is(err, retrieval.ErrSearch) {
 			return errorResult("search_tools: %v", err), nil
 		}
 		return nil, err
@@ -109,7 +109,7 @@ func (p *Proxy) Search(ctx context.Context, query string, k int) (SearchAnswer, 
 	if len(matches) == 0 {
 		return ans, nil, nil
 	}
-	tok := p.ts.Thinker().Tokenizer()
+	tok := p.ts.Thinker().Options().Tokenizer
 	cands := make([]budget.Candidate, len(matches))
 	score := make(map[string]float64, len(matches))
 	for i, m := range matches {
