@@ -59,6 +59,11 @@ type ServerConfig struct {
 	Headers map[string]string
 	Type    string
 
+	// OAuth, when set, is how a login identifies this client to the
+	// server's authorization server (see OAuthConfig); nil means a client
+	// registered at login.
+	OAuth *OAuthConfig
+
 	// Transport, when set, makes a fresh transport for each connection
 	// attempt instead of Command or URL: for in-process servers (see
 	// LocalServer) and tests. It is not read from files.
@@ -263,6 +268,9 @@ func (sc ServerConfig) validate(name string) error {
 	}
 	if sc.URL == "" && len(sc.Headers) > 0 && !sc.Disabled {
 		return fmt.Errorf(`server %q: "headers" needs "url"`, name)
+	}
+	if sc.URL == "" && sc.OAuth != nil && !sc.Disabled {
+		return fmt.Errorf(`server %q: "oauth" needs "url"`, name)
 	}
 	if sc.Type != "" && sc.URL == "" && !sc.Disabled {
 		return fmt.Errorf(`server %q: field "type": %q needs "url"`, name, sc.Type)

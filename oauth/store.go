@@ -114,8 +114,16 @@ type Store struct {
 
 	mu     sync.Mutex
 	locks  map[string]*sync.Mutex // per server URL: one refresh at a time
-	forced map[string]string      // server URL → access token got by refreshing after the server rejected the previous one
+	forced map[string]*forced     // server URL → the token got by refreshing after the server refused the previous one
 	cache  map[string]cached
+}
+
+// forced is an access token got because the server refused the one
+// before. Refused again on the retry it was got for (uses 1), it is not
+// refreshed once more: the login is what is wrong.
+type forced struct {
+	token string
+	uses  int
 }
 
 // cached is a record as read from its file, with what tells a newer file.
@@ -128,7 +136,7 @@ type cached struct {
 // New returns a Store over opts.Dir (or DefaultDir). It creates nothing
 // until a login is stored.
 func New(opts *Options) (*Store, error) {
-	s := &Store{locks: map[string]*sync.Mutex{}, forced: map[string]string{}, cache: map[string]cached{}}
+	s := &Store{locks: map[string]*sync.Mutex{}, forced: map[string]*forced{}, cache: map[string]cached{}}
 	if opts != nil {
 		s.dir, s.client, s.hint = opts.Dir, opts.HTTPClient, opts.LoginHint
 	}
@@ -303,6 +311,13 @@ func (s *Store) Token(ctx context.Context, server, serverURL string) (string, er
 		return "", err
 	}
 	if r.fresh(time.Now()) {
+		s.mu.Lock()
+		if f := s.forced[serverURL]; f != nil {
+			if f.uses++; f.token != r.AccessToken || f.uses > 1 {
+				delete(s.forced, serverURL) // past its retry
+			}
+		}
+		s.mu.Unlock()
 		return r.AccessToken, nil
 	}
 	if r.RefreshToken == "" {
@@ -354,9 +369,9 @@ func (s *Store) Unauthorized(ctx context.Context, server, serverURL string, resp
 		return nil // refreshed since: retry with the new one
 	}
 	s.mu.Lock()
-	forced := s.forced[serverURL]
+	f := s.forced[serverURL]
 	s.mu.Unlock()
-	if forced != "" && forced == sent {
+	if f != nil && f.token == sent {
 		return s.loginError(server, "the server rejects a freshly refreshed token", true)
 	}
 	if r.RefreshToken == "" {
@@ -376,7 +391,7 @@ func (s *Store) Unauthorized(ctx context.Context, server, serverURL string, resp
 		return err
 	}
 	s.mu.Lock()
-	s.forced[serverURL] = tok
+	s.forced[serverURL] = &forced{token: tok}
 	s.mu.Unlock()
 	return nil
 }
