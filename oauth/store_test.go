@@ -190,7 +190,7 @@ func TestLoginFlow(t *testing.T) {
 		if st.State != mcp.StateReady {
 			t.Fatalf("status %+v", st)
 		}
-		res, err := h.Call(t.Context(), "notes__write_note", json.RawMessage(`{"text":"x"}`))
+		_, err := h.Call(t.Context(), "notes__write_note", json.RawMessage(`{"text":"x"}`))
 		wantLoginError(t, err, true, `asks for scope "mcp:tools offline_access notes:write"`)
 		g := login(t, s, srv.URL)
 		if got := strings.Join(g.Scopes, " "); got != "mcp:tools offline_access notes:write" {

@@ -190,15 +190,15 @@ func oauthError(w http.ResponseWriter, status int, code, desc string) {
 
 func (s *Server) asMetadata(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{
-		"issuer":                                s.issuer(),
-		"authorization_endpoint":                s.issuer() + "/authorize",
-		"token_endpoint":                        s.issuer() + "/token",
-		"registration_endpoint":                 s.issuer() + "/register",
-		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
-		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_post"},
-		"scopes_supported":                      append(slices.Clone(s.opts.Scopes), "offline_access"),
+		"issuer":                                         s.issuer(),
+		"authorization_endpoint":                         s.issuer() + "/authorize",
+		"token_endpoint":                                 s.issuer() + "/token",
+		"registration_endpoint":                          s.issuer() + "/register",
+		"response_types_supported":                       []string{"code"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"token_endpoint_auth_methods_supported":          []string{"none", "client_secret_post"},
+		"scopes_supported":                               append(slices.Clone(s.opts.Scopes), "offline_access"),
 		"authorization_response_iss_parameter_supported": true,
 	})
 }
