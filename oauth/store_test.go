@@ -197,7 +197,7 @@ func TestLoginFlow(t *testing.T) {
 			t.Fatalf("scopes after step-up %q", got)
 		}
 		h, _ = connect(t, s, srv.URL)
-		res, err = h.Call(t.Context(), "notes__write_note", json.RawMessage(`{"text":"x"}`))
+		res, err := h.Call(t.Context(), "notes__write_note", json.RawMessage(`{"text":"x"}`))
 		if err != nil || res.IsError {
 			t.Fatalf("call after step-up: %v %+v", err, res)
 		}
