@@ -285,3 +285,37 @@ func TestLoginNeedsNone(t *testing.T) {
 		t.Fatal("login to a server that asks for none succeeded")
 	}
 }
+
+// A server whose tool list is cached is not started until a call needs it
+// (lazy start): after a logout, that first call fails, naming the login.
+func TestLazyServerNeedsLogin(t *testing.T) {
+	srv := oauthtest.New(notesServer(), nil)
+	t.Cleanup(srv.Close) // after the Hubs' cleanups
+	s := newStore(t, t.TempDir())
+	cache := t.TempDir()
+	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"notes": {URL: srv.URL, Type: "http"}}}
+	hub := func() *mcp.Hub {
+		h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, CacheDir: cache, Timeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		if err := h.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	login(t, s, srv.URL)
+	if st := hub().Status()[0]; st.State != mcp.StateReady {
+		t.Fatalf("first Hub: %+v", st)
+	}
+	if _, err := s.Logout(srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	h := hub()
+	if st := h.Status()[0]; st.State != mcp.StateLazy {
+		t.Fatalf("second Hub: state %s, want lazy (listed from the cache)", st.State)
+	}
+	_, err := h.Call(t.Context(), "notes__read_notes", json.RawMessage(`{}`))
+	wantLoginError(t, err, false, "not logged in")
+}

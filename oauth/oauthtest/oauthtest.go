@@ -112,8 +112,10 @@ func New(mcp http.Handler, opts *Options) *Server {
 	return s
 }
 
-// Close stops both servers.
+// Close stops both servers, ending the requests in flight (a client's
+// open event stream among them).
 func (s *Server) Close() {
+	s.RS.CloseClientConnections()
 	s.RS.Close()
 	s.AS.Close()
 }
