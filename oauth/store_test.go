@@ -281,8 +281,8 @@ func TestLoginNeedsNone(t *testing.T) {
 		t.Error("opened a browser for a server that needs no login")
 		return nil
 	}})
-	if err == nil {
-		t.Fatal("login to a server that asks for none succeeded")
+	if !errors.Is(err, oauth.ErrNoLoginNeeded) {
+		t.Fatalf("login to a server that asks for none: %v, want ErrNoLoginNeeded", err)
 	}
 }
 
@@ -318,4 +318,22 @@ func TestLazyServerNeedsLogin(t *testing.T) {
 	}
 	_, err := h.Call(t.Context(), "notes__read_notes", json.RawMessage(`{}`))
 	wantLoginError(t, err, false, "not logged in")
+}
+
+// A user who refuses in the browser gets the authorization server's
+// reason, and nothing is stored.
+func TestLoginDenied(t *testing.T) {
+	srv := oauthtest.New(notesServer(), &oauthtest.Options{Deny: true})
+	defer srv.Close()
+	s := newStore(t, t.TempDir())
+	_, err := s.Login(t.Context(), "notes", srv.URL, &oauth.LoginOptions{Open: func(ctx context.Context, authURL string) error {
+		go oauthtest.Browse(authURL)
+		return nil
+	}})
+	if err == nil || !strings.Contains(err.Error(), `login to server "notes": the authorization server refused: access_denied: the user said no`) {
+		t.Fatalf("got %v", err)
+	}
+	if ok, err := s.LoggedIn(srv.URL); ok || err != nil {
+		t.Fatalf("LoggedIn = %v, %v after a refusal", ok, err)
+	}
 }

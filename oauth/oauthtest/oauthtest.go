@@ -44,6 +44,9 @@ type Options struct {
 	// ToolScopes maps a tool's name to a scope its tools/call needs
 	// besides: without it the resource answers 403 insufficient_scope.
 	ToolScopes map[string]string
+	// Deny makes the authorization page refuse (error=access_denied), as
+	// a user who clicks "Deny" does.
+	Deny bool
 }
 
 // Server is an authorization server (AS) and a resource server (RS) on two
@@ -256,6 +259,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	back, _ := url.Parse(q.Get("redirect_uri"))
 	v := url.Values{"state": {q.Get("state")}, "iss": {s.issuer()}}
 	switch {
+	case s.opts.Deny:
+		v.Set("error", "access_denied")
+		v.Set("error_description", "the user said no")
 	case q.Get("response_type") != "code":
 		v.Set("error", "unsupported_response_type")
 	case q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
