@@ -309,6 +309,23 @@ func TestLazyServerNeedsLogin(t *testing.T) {
 	if st := hub().Status()[0]; st.State != mcp.StateReady {
 		t.Fatalf("first Hub: %+v", st)
 	}
+	tok, err := s.Token(t.Context(), "notes", srv.URL)
+	if err != nil || tok == "" {
+		t.Fatalf("Token: %q, %v", tok, err)
+	}
+	files := 0
+	filepath.WalkDir(cache, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files++
+			if data, _ := os.ReadFile(path); strings.Contains(string(data), tok) {
+				t.Errorf("the cache file %s holds the access token", path)
+			}
+		}
+		return nil
+	})
+	if files == 0 {
+		t.Fatal("the Hub cached nothing")
+	}
 	if _, err := s.Logout(srv.URL); err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +333,7 @@ func TestLazyServerNeedsLogin(t *testing.T) {
 	if st := h.Status()[0]; st.State != mcp.StateLazy {
 		t.Fatalf("second Hub: state %s, want lazy (listed from the cache)", st.State)
 	}
-	_, err := h.Call(t.Context(), "notes__read_notes", json.RawMessage(`{}`))
+	_, err = h.Call(t.Context(), "notes__read_notes", json.RawMessage(`{}`))
 	wantLoginError(t, err, false, "not logged in")
 }
 
