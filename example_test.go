@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/think"
 )
@@ -25,7 +26,7 @@ func ExampleOpenConfig() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ts, err := toolsift.OpenConfig(ctx, &mcp.Config{Servers: map[string]mcp.ServerConfig{"demo": local}}, nil)
+	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"demo": local}}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/encoder"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/mcp"
@@ -87,7 +88,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Toolset, error) {
 	if opts != nil {
 		inputs = opts.Inputs
 	}
-	cfg, err := mcp.LoadConfigWith(path, &mcp.LoadOptions{Inputs: inputs})
+	cfg, err := config.Load(path, &config.Options{Inputs: inputs})
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Toolset, error) {
 // OpenConfig is Open with a config built in code, where MCP servers and
 // local Go functions (mcp.LocalServer) mix: every tool is listed and called
 // the same way, whatever is behind it.
-func OpenConfig(ctx context.Context, cfg *mcp.Config, opts *Options) (*Toolset, error) {
+func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolset, error) {
 	var o Options
 	if opts != nil {
 		o = *opts

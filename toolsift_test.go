@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -75,7 +76,7 @@ func TestOpenConfigLocalTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ts, err := toolsift.OpenConfig(ctx, &mcp.Config{Servers: map[string]mcp.ServerConfig{"calc": local}}, nil)
+	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"calc": local}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +106,8 @@ func TestOpenConfigLocalTools(t *testing.T) {
 
 func TestOpenRejects(t *testing.T) {
 	ctx := context.Background()
-	if _, err := toolsift.Open(ctx, filepath.Join(t.TempDir(), "none.json"), nil); !errors.Is(err, mcp.ErrConfig) {
-		t.Errorf("missing file: %v, want mcp.ErrConfig", err)
+	if _, err := toolsift.Open(ctx, filepath.Join(t.TempDir(), "none.json"), nil); !errors.Is(err, config.ErrInvalid) {
+		t.Errorf("missing file: %v, want config.ErrInvalid", err)
 	}
 	bad := &toolsift.Options{Hub: mcp.HubOptions{OnChange: func(context.Context, tool.Change) error { return nil }}}
 	if _, err := toolsift.OpenConfig(ctx, nil, bad); !errors.Is(err, toolsift.ErrOptions) {

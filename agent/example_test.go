@@ -10,6 +10,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
@@ -45,7 +46,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	// A budget too small for all three tools, so each step is chosen.
-	ts, err := toolsift.OpenConfig(ctx, &mcp.Config{Servers: map[string]mcp.ServerConfig{"city": local}},
+	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"city": local}},
 		&toolsift.Options{Think: think.Options{Budget: 120, Search: think.SearchNever, Retrieval: retrieval.Options{K: 1}}})
 	if err != nil {
 		log.Fatal(err)

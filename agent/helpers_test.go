@@ -20,6 +20,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
@@ -213,7 +214,7 @@ func newFixtureWith(t *testing.T, specs []spec, to think.Options) *fixture {
 	to.Tokenizer = tokenizer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	ts, err := toolsift.OpenConfig(ctx, &mcp.Config{Servers: map[string]mcp.ServerConfig{"t": sc}}, &toolsift.Options{Think: to})
+	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"t": sc}}, &toolsift.Options{Think: to})
 	if err != nil {
 		t.Fatal(err)
 	}

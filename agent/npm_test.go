@@ -10,8 +10,8 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/npmtest"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 )
@@ -28,7 +28,7 @@ func TestRunNPMServer(t *testing.T) {
 	entry := npmServer(t, "server-everything")
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	ts, err := toolsift.OpenConfig(ctx, &mcp.Config{Servers: map[string]mcp.ServerConfig{
+	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{
 		"everything": {Command: "node", Args: []string{entry, "stdio"}, Timeout: waitLimit},
 	}}, &toolsift.Options{Think: think.Options{Budget: 500, Retrieval: retrieval.Options{K: 3}, Tokenizer: tokenizer(t)}})
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/toolsift/toolsift/config"
 )
 
 // Authorizer gives url servers the access tokens they ask for (MCP
@@ -127,7 +129,7 @@ func discard(resp *http.Response) {
 
 // authClient returns client with the Authorizer's tokens on requests to
 // the server, unless its config sends its own Authorization header.
-func (h *Hub) authClient(client *http.Client, name string, sc ServerConfig) *http.Client {
+func (h *Hub) authClient(client *http.Client, name string, sc config.Server) *http.Client {
 	for k := range sc.Headers {
 		if strings.EqualFold(k, "Authorization") {
 			return client

@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -77,7 +78,7 @@ func (b *bearerServer) headers() []string {
 
 func authHub(t *testing.T, url string, auth mcp.Authorizer, headers map[string]string) mcp.ServerStatus {
 	t.Helper()
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"remote": {URL: url, Type: "http", Headers: headers}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"remote": {URL: url, Type: "http", Headers: headers}}}
 	hub := startHub(t, cfg, &mcp.HubOptions{Auth: auth, MaxRestarts: -1, NoCache: true})
 	return statusOf(t, hub, "remote")
 }

@@ -1,17 +1,10 @@
 package mcp
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/toolsift/toolsift/internal/cachefile"
@@ -26,9 +19,9 @@ const catalogFormat = 1
 // touch the user's cache.
 var userCacheDir = os.UserCacheDir
 
-// transportKey, when set, stands for a server's Transport in its
-// fingerprint: tests use it to cache in-memory servers.
-var transportKey func(server string) string
+// dialKey, when set, stands for a server's Dial in its fingerprint: tests
+// use it to cache in-memory servers.
+var dialKey func(server string) string
 
 // catalogEntry is one cache file: the tools one server listed, under the
 // fingerprint of how it was launched. It holds nothing of the server's
@@ -52,7 +45,7 @@ type catalogEntry struct {
 // one the cache is off.
 func (h *Hub) setupCache() error {
 	if h.opts.Start != StartLazy && h.opts.Start != StartEager {
-		return fmt.Errorf("%w: HubOptions.Start %d is not StartLazy or StartEager", ErrConfig, h.opts.Start)
+		return fmt.Errorf("%w: HubOptions.Start %d is not StartLazy or StartEager", ErrOptions, h.opts.Start)
 	}
 	if h.opts.IdleTimeout == 0 {
 		h.opts.IdleTimeout = defaultIdleTimeout
@@ -90,10 +83,6 @@ func (o HubOptions) CacheFolder() (string, error) {
 
 func (h *Hub) catalogDir() string { return filepath.Join(h.opts.CacheDir, "catalog") }
 
-func (h *Hub) catalogFile(s *server) string {
-	return filepath.Join(h.catalogDir(), serverPrefix(s.name)+"-"+s.lazy.fp+".json")
-}
-
 // readCatalogs sets every server's fingerprint and, in StartLazy mode,
 // returns the cache entries found, by server name.
 func (h *Hub) readCatalogs() map[string]*catalogEntry {
@@ -107,115 +96,15 @@ func (h *Hub) readCatalogs() map[string]*catalogEntry {
 		if s.cfg.Disabled {
 			continue
 		}
-		s.lazy.fp = h.fingerprint(name, s.cfg)
+		s.lazy.fp = s.fingerprint()
 		if s.lazy.fp == "" || h.opts.Start != StartLazy {
 			continue
 		}
-		if e := h.loadCatalog(s); e != nil {
+		if e := s.loadCatalog(); e != nil {
 			out[name] = e
 		}
 	}
 	return out
-}
-
-// fingerprint identifies how a server is launched: what decides which tools
-// it lists. Environment and headers go in as hashes, and the whole as a
-// hash, so the fingerprint holds no secret. A server with a Transport has
-// none (it cannot be told apart from another run's).
-func (h *Hub) fingerprint(name string, sc ServerConfig) string {
-	key := ""
-	if sc.Transport != nil {
-		if transportKey == nil {
-			return ""
-		}
-		key = transportKey(name)
-	}
-	version := sc.ProtocolVersion
-	if version == "" {
-		version = h.opts.ProtocolVersion
-		if version == "" {
-			version = "latest"
-		}
-	}
-	launch := struct {
-		Format          int
-		Server          string
-		Key             string
-		Command         string
-		Args            []string
-		Cwd             string
-		URL             string
-		Type            string
-		ProtocolVersion string
-		AllowedTools    []string
-		DisabledTools   []string
-		Env, Headers    string
-	}{
-		Format: catalogFormat, Server: name, Key: key,
-		Args: sc.Args, URL: sc.URL, Type: sc.Type, ProtocolVersion: version,
-		AllowedTools: sc.AllowedTools, DisabledTools: sc.DisabledTools,
-		Env: hashMap(sc.Env), Headers: hashMap(sc.Headers),
-	}
-	if sc.Command != "" {
-		// As commandTransport resolves them.
-		dir := h.dir
-		if sc.Cwd != "" {
-			dir = sc.Cwd
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(h.dir, dir)
-			}
-		}
-		if abs, err := filepath.Abs(dir); err == nil {
-			dir = abs
-		}
-		launch.Cwd = dir
-		launch.Command = sc.Command
-		if strings.ContainsRune(sc.Command, filepath.Separator) && !filepath.IsAbs(sc.Command) {
-			launch.Command = filepath.Join(dir, sc.Command)
-		}
-	}
-	b, err := json.Marshal(launch)
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// hashMap returns the hex SHA-256 of a map's sorted keys and values.
-func hashMap(m map[string]string) string {
-	if len(m) == 0 {
-		return ""
-	}
-	h := sha256.New()
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		h.Write([]byte(k))
-		h.Write([]byte{0})
-		h.Write([]byte(m[k]))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// loadCatalog reads s's cache entry. A missing entry is a miss; an
-// unreadable, corrupt or foreign one is a miss with a warning, and is
-// rewritten when the server has listed its tools.
-func (h *Hub) loadCatalog(s *server) *catalogEntry {
-	file := h.catalogFile(s)
-	data, err := os.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err == nil {
-		var e catalogEntry
-		if err = json.Unmarshal(data, &e); err == nil {
-			if err = e.check(s.name, s.lazy.fp); err == nil {
-				return &e
-			}
-		}
-	}
-	h.opts.Logger.Warn("mcp: cache entry ignored; the server starts now and rewrites it", "server", s.name, "file", file, "error", err)
-	return nil
 }
 
 // check reports why e cannot stand for server's tools, if it cannot.
@@ -244,48 +133,4 @@ func (e *catalogEntry) check(server, fp string) error {
 		}
 	}
 	return nil
-}
-
-// storeCatalog writes the tools s has just listed to its cache entry. A
-// failure is logged: the cache only saves time.
-func (h *Hub) storeCatalog(s *server) {
-	if h.opts.NoCache || s.lazy.fp == "" {
-		return
-	}
-	h.mu.Lock()
-	if s.state != StateReady {
-		h.mu.Unlock()
-		return
-	}
-	s.lazy.fromCache = false
-	e := catalogEntry{
-		Format:          catalogFormat,
-		Server:          s.name,
-		Fingerprint:     s.lazy.fp,
-		Created:         time.Now().UTC(),
-		ProtocolVersion: s.version,
-		Tools:           make([]tool.Tool, 0, len(s.tools)),
-	}
-	for _, q := range slices.Sorted(maps.Keys(s.tools)) {
-		e.Tools = append(e.Tools, s.tools[q])
-	}
-	if len(s.disabled) > 0 {
-		e.Disabled = maps.Clone(s.disabled)
-	}
-	if s.info != nil {
-		e.ServerName, e.ServerVersion = s.info.Name, s.info.Version
-	}
-	h.mu.Unlock()
-
-	data, err := json.MarshalIndent(e, "", "\t")
-	if err == nil {
-		err = cachefile.WriteAtomic(h.catalogFile(s), data)
-	}
-	if err != nil {
-		h.opts.Logger.Warn("mcp: writing the cache entry failed", "server", s.name, "error", err)
-		return
-	}
-	h.mu.Lock()
-	s.lazy.cachedAt = e.Created
-	h.mu.Unlock()
 }

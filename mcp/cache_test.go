@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -21,16 +22,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 )
 
 // countedServer serves srv in memory, counting the connections made to
 // it: a lazy server has none until its first call. Call cacheTransports
 // first, so that the Hub caches it.
-func countedServer(srv *sdk.Server, n *atomic.Int32) mcp.ServerConfig {
+func countedServer(srv *sdk.Server, n *atomic.Int32) config.Server {
 	sc := memServer(srv)
-	connect := sc.Transport
-	sc.Transport = func(ctx context.Context) (sdk.Transport, error) {
+	connect := sc.Dial
+	sc.Dial = func(ctx context.Context) (io.ReadWriteCloser, error) {
 		n.Add(1)
 		return connect(ctx)
 	}
@@ -39,7 +41,7 @@ func countedServer(srv *sdk.Server, n *atomic.Int32) mcp.ServerConfig {
 
 // cacheTransports lets the Hubs of a test cache in-memory servers.
 func cacheTransports(t *testing.T) {
-	t.Cleanup(mcp.CacheTransports())
+	t.Cleanup(mcp.CacheDials())
 }
 
 // logBuffer collects a Hub's log, for tests that look for warnings.
@@ -82,9 +84,9 @@ func TestCacheWrittenThenLazy(t *testing.T) {
 	cacheTransports(t)
 	dir := t.TempDir()
 	var conns atomic.Int32
-	cfg := func() *mcp.Config {
-		return &mcp.Config{Servers: map[string]mcp.ServerConfig{
-			"docs": func() mcp.ServerConfig {
+	cfg := func() *config.Config {
+		return &config.Config{Servers: map[string]config.Server{
+			"docs": func() config.Server {
 				sc := countedServer(newServer("docs", nil, "find", "read", "delete"), &conns)
 				sc.DisabledTools = []string{"delete"}
 				return sc
@@ -183,14 +185,14 @@ func TestCacheStale(t *testing.T) {
 			var conns atomic.Int32
 			old := newServer("wx", nil, "kept", "gone")
 			addTextTool(old, "edited", "Old description.", "old")
-			startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"wx": countedServer(old, &conns)}},
+			startHub(t, &config.Config{Servers: map[string]config.Server{"wx": countedServer(old, &conns)}},
 				&mcp.HubOptions{CacheDir: dir}).Close()
 
 			// The next run: "gone" removed, "edited" changed, "new" added.
 			cur := newServer("wx", nil, "kept", "new")
 			addTextTool(cur, "edited", "New description.", "new")
 			got := make(changes, 16)
-			hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"wx": countedServer(cur, &conns)}},
+			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"wx": countedServer(cur, &conns)}},
 				&mcp.HubOptions{CacheDir: dir, OnChange: got.onChange})
 			if diff := cmp.Diff(changeSummary{Server: "wx", Added: []string{"wx__edited", "wx__gone", "wx__kept"}}, summarize(got.next(t))); diff != "" {
 				t.Errorf("change at Connect (-want +got):\n%s", diff)
@@ -220,7 +222,7 @@ func TestCacheStale(t *testing.T) {
 			hub.Close()
 
 			// The entry was rewritten with the fresh list.
-			hub3 := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"wx": countedServer(cur, &conns)}},
+			hub3 := startHub(t, &config.Config{Servers: map[string]config.Server{"wx": countedServer(cur, &conns)}},
 				&mcp.HubOptions{CacheDir: dir})
 			if st := statusOf(t, hub3, "wx"); st.State != mcp.StateLazy {
 				t.Errorf("third hub: state %s, want lazy", st.State)
@@ -244,18 +246,18 @@ func TestCacheMisses(t *testing.T) {
 	srv := newServer("s", nil, "a", "b")
 	var conns atomic.Int32
 	base := countedServer(srv, &conns)
-	startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": base}}, &mcp.HubOptions{CacheDir: dir}).Close()
+	startHub(t, &config.Config{Servers: map[string]config.Server{"s": base}}, &mcp.HubOptions{CacheDir: dir}).Close()
 
-	changed := func(f func(*mcp.ServerConfig)) mcp.ServerConfig { sc := base; f(&sc); return sc }
+	changed := func(f func(*config.Server)) config.Server { sc := base; f(&sc); return sc }
 	for _, tt := range []struct {
 		name  string
-		sc    mcp.ServerConfig
+		sc    config.Server
 		opts  mcp.HubOptions
 		state mcp.State
 	}{
 		{"same launch", base, mcp.HubOptions{}, mcp.StateLazy},
-		{"disabledTools changed", changed(func(sc *mcp.ServerConfig) { sc.DisabledTools = []string{"b"} }), mcp.HubOptions{}, mcp.StateReady},
-		{"protocol version changed", changed(func(sc *mcp.ServerConfig) { sc.ProtocolVersion = "2025-06-18" }), mcp.HubOptions{}, mcp.StateReady},
+		{"disabledTools changed", changed(func(sc *config.Server) { sc.DisabledTools = []string{"b"} }), mcp.HubOptions{}, mcp.StateReady},
+		{"protocol version changed", changed(func(sc *config.Server) { sc.ProtocolVersion = "2025-06-18" }), mcp.HubOptions{}, mcp.StateReady},
 		{"eager", base, mcp.HubOptions{Start: mcp.StartEager}, mcp.StateReady},
 		{"no cache", base, mcp.HubOptions{NoCache: true}, mcp.StateReady},
 	} {
@@ -264,7 +266,7 @@ func TestCacheMisses(t *testing.T) {
 			if !opts.NoCache {
 				opts.CacheDir = dir
 			}
-			hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": tt.sc}}, &opts)
+			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": tt.sc}}, &opts)
 			st := statusOf(t, hub, "s")
 			if st.State != tt.state {
 				t.Errorf("state %s, want %s", st.State, tt.state)
@@ -289,7 +291,7 @@ func TestCacheCorruptEntry(t *testing.T) {
 	cacheTransports(t)
 	dir := t.TempDir()
 	var conns atomic.Int32
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": countedServer(newServer("s", nil, "a", "b"), &conns)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a", "b"), &conns)}}
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: dir}).Close()
 	files := cacheFiles(t, dir)
 	if len(files) != 1 {
@@ -400,7 +402,7 @@ func TestCacheDefaultDir(t *testing.T) {
 	home := t.TempDir()
 	defer mcp.SetUserCacheDir(home)()
 	cacheTransports(t)
-	startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": memServer(newServer("s", nil, "a"))}}, nil).Close()
+	startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "a"))}}, nil).Close()
 	if files := cacheFiles(t, filepath.Join(home, "toolsift")); len(files) != 1 {
 		t.Errorf("cache files under %s: %v, want one", home, files)
 	}
@@ -426,7 +428,7 @@ func TestCacheWriterProcess(t *testing.T) {
 func writeRepeatedly(t *testing.T, dir, writer string) {
 	srv := newServer("shared", nil, "common", "only_"+writer)
 	var conns atomic.Int32
-	hub, err := mcp.NewHub(&mcp.Config{Servers: map[string]mcp.ServerConfig{"shared": countedServer(srv, &conns)}},
+	hub, err := mcp.NewHub(&config.Config{Servers: map[string]config.Server{"shared": countedServer(srv, &conns)}},
 		&mcp.HubOptions{CacheDir: dir, Start: mcp.StartEager})
 	if err != nil {
 		t.Error(err)
@@ -488,7 +490,7 @@ func TestCacheConcurrentWriters(t *testing.T) {
 		case <-done:
 		default:
 			var conns atomic.Int32
-			cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"shared": countedServer(newServer("shared", nil, "common"), &conns)}}
+			cfg := &config.Config{Servers: map[string]config.Server{"shared": countedServer(newServer("shared", nil, "common"), &conns)}}
 			// A reader that finds no entry yet connects and writes too.
 			hub, err := mcp.NewHub(cfg, &mcp.HubOptions{CacheDir: dir, Logger: log.logger()})
 			if err != nil {
@@ -523,8 +525,8 @@ func TestCacheConcurrentWriters(t *testing.T) {
 }
 
 func TestNewHubRejectsStartMode(t *testing.T) {
-	if _, err := mcp.NewHub(nil, &mcp.HubOptions{Start: 7}); !errors.Is(err, mcp.ErrConfig) {
-		t.Errorf("NewHub error = %v, want ErrConfig", err)
+	if _, err := mcp.NewHub(nil, &mcp.HubOptions{Start: 7}); !errors.Is(err, mcp.ErrOptions) {
+		t.Errorf("NewHub error = %v, want ErrOptions", err)
 	}
 }
 
@@ -548,7 +550,7 @@ func TestCacheStaleTempFiles(t *testing.T) {
 	if err := os.Chtimes(old, long, long); err != nil {
 		t.Fatal(err)
 	}
-	startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": memServer(newServer("s", nil, "a"))}}, &mcp.HubOptions{CacheDir: dir})
+	startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "a"))}}, &mcp.HubOptions{CacheDir: dir})
 	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("old temporary file: %v, want it removed", err)
 	}

@@ -27,7 +27,7 @@ import (
 // restarted, and the error wraps ErrServerUnavailable.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
 	res, err := h.call(ctx, name, args)
-	return res, h.redact.err(err)
+	return res, h.redact.Err(err)
 }
 
 func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
@@ -46,13 +46,13 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 		return tool.Result{}, fmt.Errorf("%w: %s (tool %q of server %s is filtered out by its config)", ErrToolDisabled, name, orig, s.name)
 	}
 	orig := s.originals[name]
-	defer h.using(s)() // no idle stop while the call is in progress
+	defer s.using()() // no idle stop while the call is in progress
 	cs, att, state, why := s.session, s.att, s.state, s.err
 	h.mu.Unlock()
 
 	if state == StateLazy || state == StateConnecting {
 		var err error
-		if cs, orig, state, why, err = h.wake(ctx, s, name); err != nil {
+		if cs, orig, state, why, err = s.wake(ctx, name); err != nil {
 			return tool.Result{}, err
 		}
 		h.mu.Lock()

@@ -1,12 +1,12 @@
 // Package mcp connects toolsift to many Model Context Protocol servers at
 // once and routes tool calls to them.
 //
-// It owns the mcpServers config file (the format Claude Desktop, Cursor and
-// VS Code use, plus allowedTools, disabledTools, timeout, disabled and
-// protocolVersion per server), the connections (stdio, streamable HTTP, SSE,
-// and in-process Go functions through LocalServer), namespacing, live
-// updates and restarts, and rendering results for a model. It is built on
-// github.com/modelcontextprotocol/go-sdk; its API speaks tool.Tool.
+// It owns the connections to the servers a config.Config lists (stdio,
+// streamable HTTP, SSE, and in-process Go functions through LocalServer),
+// namespacing, allowedTools and disabledTools, live updates and restarts,
+// the cache of tool lists and lazy start, and rendering results for a
+// model. It is built on github.com/modelcontextprotocol/go-sdk; its API
+// speaks tool.Tool and config.Server, never an SDK type.
 //
 // A Hub gives every tool a qualified name, "server__tool", that is unique
 // across servers and a valid OpenAI function name (see QualifiedName). One
@@ -21,13 +21,21 @@
 // first connection attempt; HubOptions.Progress hears how far it is
 // (servers ready, failed, pending), for a progress display.
 //
-// Config files are read in the forms Claude Desktop, Claude Code, Cursor and
-// VS Code write (docs/config.md). A stdio server gets a small default
-// environment plus its env, never the caller's whole environment.
+// Config files are read by package config, in the forms Claude Desktop,
+// Claude Code, Cursor and VS Code write (docs/config.md). A stdio server
+// gets a small default environment plus its env, never the caller's whole
+// environment. Secrets in server URLs (userinfo, query values, fragment,
+// secret-looking path segments) never reach an error, a ServerStatus or a
+// log line, the SDK's included.
+//
+// One server's life (connect, supervise and restart, its tool list, its
+// cache entry, lazy start and idle stop) is the methods of that server, in
+// server.go and server_tools.go; the Hub owns the set of servers, routing
+// and options.
 //
 // Quick start:
 //
-//	cfg, err := mcp.LoadConfig("mcp.json")
+//	cfg, err := config.Load("mcp.json", nil)
 //	if err != nil { ... }
 //	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{OnChange: ix.Apply})
 //	if err != nil { ... }
@@ -64,7 +72,7 @@
 // 0700 folder, written to a temporary file and renamed, so Hubs in several
 // processes can share the folder; an entry that is unreadable, of another
 // format version or does not match its server is ignored with a warning
-// and rewritten. Servers with a Transport (LocalServer) are not cached:
+// and rewritten. Servers with a Dial (LocalServer) are not cached:
 // they are cheap to start and cannot be told apart across runs.
 //
 // In StartLazy mode (the default), Connect starts only the servers that

@@ -7,6 +7,7 @@ import (
 	"log"
 	"strings"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -45,7 +46,7 @@ func ExampleLocalServer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"calc": calc}}
+	cfg := &config.Config{Servers: map[string]config.Server{"calc": calc}}
 	var changes []tool.Change // for an index: OnChange: ix.Apply
 	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{
 		OnChange: func(_ context.Context, c tool.Change) error {

@@ -9,11 +9,11 @@ func init() {
 	userCacheDir = func() (string, error) { return "", errors.New("no default cache folder in tests") }
 }
 
-// CacheTransports makes servers with a Transport cacheable, as if servers
-// of the same name were launched the same way, until restore is called.
-func CacheTransports() (restore func()) {
-	transportKey = func(server string) string { return "transport " + server }
-	return func() { transportKey = nil }
+// CacheDials makes servers with a Dial cacheable, as if servers of the
+// same name were launched the same way, until restore is called.
+func CacheDials() (restore func()) {
+	dialKey = func(server string) string { return "dial " + server }
+	return func() { dialKey = nil }
 }
 
 // SetUserCacheDir replaces os.UserCacheDir until the returned function is

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
@@ -30,7 +31,7 @@ func TestHubIndexHandoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	servers := map[string]mcp.ServerConfig{}
+	servers := map[string]config.Server{}
 	want := 0
 	var live = newServer("weather", nil, "forecast", "radar")
 	servers["weather"] = memServer(live)
@@ -44,7 +45,7 @@ func TestHubIndexHandoff(t *testing.T) {
 		servers[name] = memServer(newServer(name, nil, names...))
 		want += len(names)
 	}
-	hub := startHub(t, &mcp.Config{Servers: servers}, &mcp.HubOptions{OnChange: ix.Apply})
+	hub := startHub(t, &config.Config{Servers: servers}, &mcp.HubOptions{OnChange: ix.Apply})
 	if got := ix.Len(); got != want {
 		t.Fatalf("index holds %d tools when Connect returns, want %d", got, want)
 	}
@@ -83,7 +84,7 @@ func TestHubIndexHandoff(t *testing.T) {
 // status and does not take the server down.
 func TestHubApplyErrorInStatus(t *testing.T) {
 	checkGoroutines(t)
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{
 		"a": memServer(newServer("a", nil, "x")),
 		"b": memServer(newServer("b", nil, "y")),
 	}}, &mcp.HubOptions{OnChange: func(_ context.Context, c tool.Change) error {
@@ -108,7 +109,7 @@ func TestHubRefresh(t *testing.T) {
 	srv := newServer("quiet", &sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}}, "one")
 	var mu sync.Mutex
 	var seen []string
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"quiet": memServer(srv)}},
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"quiet": memServer(srv)}},
 		&mcp.HubOptions{OnChange: func(_ context.Context, c tool.Change) error {
 			mu.Lock()
 			defer mu.Unlock()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -22,16 +25,25 @@ import (
 // timing assertion.
 const waitLimit = 20 * time.Second
 
-// memServer serves srv to the Hub over in-memory transports, one fresh pair
-// per connection attempt.
-func memServer(srv *sdk.Server) mcp.ServerConfig {
-	return mcp.ServerConfig{Transport: func(ctx context.Context) (sdk.Transport, error) {
-		serverSide, clientSide := sdk.NewInMemoryTransports()
-		if _, err := srv.Connect(ctx, serverSide, nil); err != nil {
-			return nil, err
-		}
-		return clientSide, nil
+// memServer serves srv to the Hub over an in-memory pipe, a fresh one per
+// connection attempt.
+func memServer(srv *sdk.Server) config.Server {
+	return config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		_, conn, err := connectPipe(ctx, srv)
+		return conn, err
 	}}
+}
+
+// connectPipe connects srv to one end of an in-memory pipe and returns its
+// session and the other end, for a config.Server's Dial.
+func connectPipe(ctx context.Context, srv *sdk.Server) (*sdk.ServerSession, io.ReadWriteCloser, error) {
+	serverSide, clientSide := net.Pipe()
+	ss, err := srv.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil)
+	if err != nil {
+		clientSide.Close()
+		return nil, nil, err
+	}
+	return ss, clientSide, nil
 }
 
 // newServer returns a go-sdk server with a text tool per name; each answers
@@ -93,7 +105,7 @@ func toolNames(tools []tool.Tool) []string {
 	return out
 }
 
-func startHub(t *testing.T, cfg *mcp.Config, opts *mcp.HubOptions) *mcp.Hub {
+func startHub(t *testing.T, cfg *config.Config, opts *mcp.HubOptions) *mcp.Hub {
 	t.Helper()
 	hub, err := mcp.NewHub(cfg, opts)
 	if err != nil {

@@ -8,13 +8,15 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/redact"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -31,6 +33,10 @@ import (
 // round trip, so it is opt-in: "latest" in HubOptions, or protocolVersion
 // per server.
 const DefaultProtocolVersion = "2025-11-25"
+
+// revisionRE matches an MCP revision, as HubOptions.ProtocolVersion names
+// one.
+var revisionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // Defaults for HubOptions.
 const (
@@ -51,6 +57,9 @@ var (
 	ErrServerUnavailable = fmt.Errorf("mcp: server unavailable: %w", tool.ErrUnavailable)
 	ErrInvalidArguments  = fmt.Errorf("mcp: %w", tool.ErrInvalidArguments)
 	ErrClosed            = errors.New("mcp: hub closed")
+	// ErrOptions is wrapped by NewHub's errors about HubOptions; errors
+	// about the servers' config wrap config.ErrInvalid.
+	ErrOptions = errors.New("mcp: invalid options")
 )
 
 // HubOptions configures a Hub. The zero value is usable.
@@ -101,7 +110,7 @@ type HubOptions struct {
 	Auth Authorizer
 
 	// Logger receives the Hub's and the SDK's diagnostics; nil discards them.
-	// Secrets in server URLs are redacted from them (see RedactURL).
+	// Secrets in server URLs are redacted from them (see the package doc).
 	Logger *slog.Logger
 
 	// Start says when servers start: StartLazy (the default) leaves a server
@@ -172,7 +181,8 @@ type ServerStatus struct {
 	Name  string
 	State State
 	// Err is why the server failed or last went down; nil when it never did.
-	// Secrets in the server's URL are redacted from its text (see RedactURL).
+	// Secrets in the server's URL are redacted from its text (see the
+	// package doc).
 	Err error
 	// Stderr is the tail of a stdio server's standard error.
 	Stderr string
@@ -217,9 +227,9 @@ type Hub struct {
 	wg    sync.WaitGroup
 	start sync.Once
 
-	redact    *redactor     // scrubs server URLs' secrets from errors and logs
-	slots     chan struct{} // connection attempts in progress, up to MaxStarting
-	ownClient *http.Client  // made by NewHub when HubOptions has none
+	redact    *redact.Scrubber // server URLs' secrets, out of errors and logs
+	slots     chan struct{}    // connection attempts in progress, up to MaxStarting
+	ownClient *http.Client     // made by NewHub when HubOptions has none
 
 	mu     sync.Mutex
 	closed bool
@@ -231,44 +241,19 @@ type Hub struct {
 	progressMu sync.Mutex
 }
 
-// server is one configured server and what the Hub knows of it. All fields
-// after cfg are guarded by Hub.mu.
-type server struct {
-	name    string
-	cfg     ServerConfig
-	relist  chan struct{}   // tools/list_changed arrived; capacity 1
-	refresh chan chan error // Refresh asks; the supervisor answers when applied
-	ready   chan struct{}   // closed after the first connection attempt
-
-	state     State
-	err       error
-	session   *sdk.ClientSession
-	att       *attempt // the session's connection attempt
-	stderr    *tailBuffer
-	tools     map[string]tool.Tool // allowed tools by qualified name
-	originals map[string]string    // qualified → original name, allowed tools
-	disabled  map[string]string    // qualified → original name, filtered out
-	version   string
-	info      *sdk.Implementation
-	restarts  int
-	elapsed   time.Duration
-	warnings  []string
-	applyErr  error
-	// removed: consumers were told its tools are gone (it went down), so
-	// its next connection announces them all as added.
-	removed bool
-	lazy    lazyServer // the cache and lazy starts; see lazy.go
-}
-
 // NewHub returns a Hub for the servers in cfg (nil means none). It starts
-// nothing: call Connect.
-func NewHub(cfg *Config, opts *HubOptions) (*Hub, error) {
+// nothing: call Connect. A config that does not validate (see
+// config.Config.Validate), or two servers whose names give the same prefix,
+// fail with an error wrapping config.ErrInvalid; bad options with one
+// wrapping ErrOptions. Servers with an Err are not an error: they are
+// reported as failed and never started.
+func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 	h := &Hub{servers: map[string]*server{}, routes: map[string]*server{}}
 	if opts != nil {
 		h.opts = *opts
 	}
 	if h.opts.Timeout < 0 || h.opts.Backoff < 0 || h.opts.MaxBackoff < 0 {
-		return nil, fmt.Errorf("%w: negative duration in HubOptions", ErrConfig)
+		return nil, fmt.Errorf("%w: negative duration in HubOptions", ErrOptions)
 	}
 	if h.opts.Timeout == 0 {
 		h.opts.Timeout = defaultTimeout
@@ -291,8 +276,8 @@ func NewHub(cfg *Config, opts *HubOptions) (*Hub, error) {
 		h.opts.ProtocolVersion = DefaultProtocolVersion
 	case v == "latest":
 		h.opts.ProtocolVersion = ""
-	case !protocolVersionRE.MatchString(v):
-		return nil, fmt.Errorf("%w: HubOptions.ProtocolVersion %q is not a YYYY-MM-DD revision", ErrConfig, v)
+	case !revisionRE.MatchString(v):
+		return nil, fmt.Errorf("%w: HubOptions.ProtocolVersion %q is not a YYYY-MM-DD revision", ErrOptions, v)
 	}
 	if h.opts.HTTPClient == nil {
 		h.ownClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
@@ -310,26 +295,23 @@ func NewHub(cfg *Config, opts *HubOptions) (*Hub, error) {
 			urls = append(urls, sc.URL)
 		}
 	}
-	// Secrets in server URLs reach neither errors nor logs (see RedactURL).
-	h.redact = newRedactor(urls)
-	h.opts.Logger = slog.New(h.redact.handler(h.opts.Logger.Handler()))
+	// Secrets in server URLs reach neither errors nor logs.
+	h.redact = redact.NewScrubber(urls)
+	h.opts.Logger = slog.New(h.redact.Handler(h.opts.Logger.Handler()))
 	if cfg != nil {
 		h.dir = cfg.Dir
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
 		prefixes := map[string]string{}
 		for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 			sc := cfg.Servers[name]
-			if name == "" {
-				return nil, fmt.Errorf("%w: server with an empty name", ErrConfig)
-			}
-			if err := sc.validate(name); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-			}
 			p := serverPrefix(name)
 			if other, ok := prefixes[p]; ok {
-				return nil, fmt.Errorf("%w: servers %q and %q get the same name prefix %q", ErrConfig, other, name, p)
+				return nil, fmt.Errorf("%w: servers %q and %q get the same name prefix %q", config.ErrInvalid, other, name, p)
 			}
 			prefixes[p] = name
-			s := &server{name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan chan error), ready: make(chan struct{}), state: StateConnecting}
+			s := &server{h: h, name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan chan error), ready: make(chan struct{}), state: StateConnecting}
 			switch {
 			case sc.Disabled:
 				s.state = StateDisabled
@@ -383,9 +365,9 @@ func (h *Hub) Connect(ctx context.Context) error {
 		}
 		var lazy []*server
 		for _, name := range h.order {
-			if s := h.servers[name]; s.state == StateConnecting && !h.restFromCache(s, cached[name]) {
+			if s := h.servers[name]; s.state == StateConnecting && !s.restFromCache(cached[name]) {
 				h.wg.Add(1)
-				go h.supervise(s)
+				go s.supervise()
 			} else if s.state == StateLazy {
 				lazy = append(lazy, s)
 			}

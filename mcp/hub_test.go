@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -20,7 +25,7 @@ import (
 func TestHubListsAllPages(t *testing.T) {
 	checkGoroutines(t)
 	srv := newServer("paged", &sdk.ServerOptions{PageSize: 2}, "a", "b", "c", "d", "e")
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"paged": memServer(srv)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"paged": memServer(srv)}}
 	hub := startHub(t, cfg, nil)
 
 	want := []string{"paged__a", "paged__b", "paged__c", "paged__d", "paged__e"}
@@ -43,7 +48,7 @@ func TestHubConvertsTools(t *testing.T) {
 	}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{}, nil
 	})
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"docs": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"docs": memServer(srv)}}, nil)
 
 	got := hub.Tools()
 	want := []tool.Tool{(tool.Tool{
@@ -69,7 +74,7 @@ func testListChanged(t *testing.T, version string) {
 	checkGoroutines(t)
 	srv := newServer("live", nil, "one", "two")
 	got := make(changes, 16)
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"live": memServer(srv)}},
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"live": memServer(srv)}},
 		&mcp.HubOptions{OnChange: got.onChange, ProtocolVersion: version})
 	wantVersion := map[string]string{"": mcp.DefaultProtocolVersion, "latest": "2026-07-28"}[version]
 	if wantVersion == "" {
@@ -116,7 +121,7 @@ func TestHubNamespacing(t *testing.T) {
 		"github":                                 newServer("github", nil, long, long+"y"),
 		"my server with a very long name indeed": newServer("long", nil, "search"),
 	}
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{}}
+	cfg := &config.Config{Servers: map[string]config.Server{}}
 	for name, srv := range servers {
 		cfg.Servers[name] = memServer(srv)
 	}
@@ -208,7 +213,7 @@ func TestHubAllowDeny(t *testing.T) {
 	sc := memServer(srv)
 	sc.AllowedTools = []string{"get_*", "list_users"}
 	sc.DisabledTools = []string{"get_secret"}
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": sc}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": sc}}, nil)
 
 	if diff := cmp.Diff([]string{"s__get_user", "s__list_users"}, toolNames(hub.Tools())); diff != "" {
 		t.Errorf("Tools() (-want +got):\n%s", diff)
@@ -240,7 +245,7 @@ func TestHubCall(t *testing.T) {
 	srv.AddTool(&sdk.Tool{Name: "throws", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return nil, errors.New("database is down")
 	})
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, nil)
 
 	tests := []struct {
 		name, tool, args string
@@ -301,7 +306,7 @@ func TestHubCallCancel(t *testing.T) {
 		serverSaw <- ctx.Err()
 		return nil, ctx.Err()
 	})
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -323,14 +328,14 @@ func TestHubCallCancel(t *testing.T) {
 func TestHubOneBrokenServer(t *testing.T) {
 	checkGoroutines(t)
 	good := newServer("good", nil, "ping")
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{
+	cfg := &config.Config{Servers: map[string]config.Server{
 		"good": memServer(good),
-		"refuses": {Transport: func(context.Context) (sdk.Transport, error) {
+		"refuses": {Dial: func(context.Context) (io.ReadWriteCloser, error) {
 			return nil, errors.New("connection refused")
 		}},
 		// Nobody reads the other end: initialize never gets an answer.
-		"silent": {Timeout: 200 * time.Millisecond, Transport: func(context.Context) (sdk.Transport, error) {
-			_, clientSide := sdk.NewInMemoryTransports()
+		"silent": {Timeout: 200 * time.Millisecond, Dial: func(context.Context) (io.ReadWriteCloser, error) {
+			_, clientSide := net.Pipe()
 			return clientSide, nil
 		}},
 		"off": {Disabled: true, Command: "does-not-exist"},
@@ -360,17 +365,16 @@ func TestHubServerGoesAway(t *testing.T) {
 	checkGoroutines(t)
 	srv := newServer("s", nil, "ping")
 	var sessions = make(chan *sdk.ServerSession, 4)
-	sc := mcp.ServerConfig{Transport: func(ctx context.Context) (sdk.Transport, error) {
-		serverSide, clientSide := sdk.NewInMemoryTransports()
-		ss, err := srv.Connect(ctx, serverSide, nil)
+	sc := config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		ss, conn, err := connectPipe(ctx, srv)
 		if err != nil {
 			return nil, err
 		}
 		sessions <- ss
-		return clientSide, nil
+		return conn, nil
 	}}
 	got := make(changes, 16)
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": sc}},
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": sc}},
 		&mcp.HubOptions{OnChange: got.onChange, MaxRestarts: -1})
 	got.next(t) // the initial Added
 
@@ -394,17 +398,16 @@ func TestHubRestartsInMemory(t *testing.T) {
 	checkGoroutines(t)
 	srv := newServer("s", nil, "ping")
 	sessions := make(chan *sdk.ServerSession, 4)
-	sc := mcp.ServerConfig{Transport: func(ctx context.Context) (sdk.Transport, error) {
-		serverSide, clientSide := sdk.NewInMemoryTransports()
-		ss, err := srv.Connect(ctx, serverSide, nil)
+	sc := config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		ss, conn, err := connectPipe(ctx, srv)
 		if err != nil {
 			return nil, err
 		}
 		sessions <- ss
-		return clientSide, nil
+		return conn, nil
 	}}
 	got := make(changes, 16)
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": sc}},
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": sc}},
 		&mcp.HubOptions{OnChange: got.onChange, Backoff: time.Millisecond})
 	got.next(t)
 
@@ -427,7 +430,7 @@ func TestHubRestartsInMemory(t *testing.T) {
 
 func TestHubClose(t *testing.T) {
 	checkGoroutines(t)
-	hub, err := mcp.NewHub(&mcp.Config{Servers: map[string]mcp.ServerConfig{"s": memServer(newServer("s", nil, "ping"))}}, nil)
+	hub, err := mcp.NewHub(&config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "ping"))}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,19 +466,54 @@ func TestHubClose(t *testing.T) {
 func TestNewHubRejects(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  *mcp.Config
+		cfg  *config.Config
 		opts *mcp.HubOptions
+		want error
 	}{
-		{"no command or url", &mcp.Config{Servers: map[string]mcp.ServerConfig{"x": {}}}, nil},
-		{"url and command", &mcp.Config{Servers: map[string]mcp.ServerConfig{"x": {Command: "x", URL: "http://127.0.0.1:1/mcp"}}}, nil},
-		{"bad protocol version", nil, &mcp.HubOptions{ProtocolVersion: "june"}},
-		{"negative timeout", nil, &mcp.HubOptions{Timeout: -1}},
+		{"no command or url", &config.Config{Servers: map[string]config.Server{"x": {}}}, nil, config.ErrInvalid},
+		{"url and command", &config.Config{Servers: map[string]config.Server{"x": {Command: "x", URL: "http://127.0.0.1:1/mcp"}}}, nil, config.ErrInvalid},
+		{"empty name", &config.Config{Servers: map[string]config.Server{"": {Command: "x"}}}, nil, config.ErrInvalid},
+		{"bad protocol version", nil, &mcp.HubOptions{ProtocolVersion: "june"}, mcp.ErrOptions},
+		{"negative timeout", nil, &mcp.HubOptions{Timeout: -1}, mcp.ErrOptions},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := mcp.NewHub(tt.cfg, tt.opts); !errors.Is(err, mcp.ErrConfig) {
-				t.Errorf("NewHub error = %v, want ErrConfig", err)
+			if _, err := mcp.NewHub(tt.cfg, tt.opts); !errors.Is(err, tt.want) {
+				t.Errorf("NewHub error = %v, want %v", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestHubUnusableServers: a Hub takes a config as loaded. A server that
+// needs an input nobody gave is reported as failed with its InputError and
+// never started; a disabled one that would be unusable is just disabled;
+// the others work.
+func TestHubUnusableServers(t *testing.T) {
+	checkGoroutines(t)
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	text := `{"inputs": [{"id": "key", "password": true}], "servers": {
+	  "needs": {"command": "does-not-exist", "env": {"KEY": "${input:key}"}},
+	  "off": {"url": "https://example.invalid/${input:key}", "disabled": true}
+	}}`
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Servers["good"] = memServer(newServer("good", nil, "ping"))
+	hub := startHub(t, cfg, nil)
+
+	st := statusOf(t, hub, "needs")
+	if ie, ok := errors.AsType[*config.InputError](st.Err); st.State != mcp.StateFailed || !ok || ie.ID != "key" || !errors.Is(st.Err, config.ErrInvalid) {
+		t.Errorf("needs: state %s, error %v; want failed with the InputError of input key", st.State, st.Err)
+	}
+	if st := statusOf(t, hub, "off"); st.State != mcp.StateDisabled || st.Err != nil {
+		t.Errorf("off: state %s, error %v; want disabled without an error", st.State, st.Err)
+	}
+	if _, err := hub.Call(context.Background(), "good__ping", nil); err != nil {
+		t.Errorf("Call(good__ping): %v", err)
 	}
 }

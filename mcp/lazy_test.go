@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -59,7 +60,9 @@ func TestLazyStdio(t *testing.T) {
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
 
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange, IdleTimeout: 100 * time.Millisecond})
+	// The idle timeout must outlast the gap between a call's return and
+	// the look at /proc below, which on a loaded machine exceeds 100ms.
+	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange, IdleTimeout: time.Second})
 	if procs := testServers(t); len(procs) != 0 {
 		t.Errorf("server processes after Connect: %v, want none", procs)
 	}
@@ -115,7 +118,7 @@ func TestLazyIdleStop(t *testing.T) {
 			<-release
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
 		})
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": countedServer(srv, &conns)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(srv, &conns)}}
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
 
 	got := make(changes, 16)
@@ -159,7 +162,7 @@ func TestLazySingleFlight(t *testing.T) {
 	cacheTransports(t)
 	cache := t.TempDir()
 	var conns atomic.Int32
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": countedServer(newServer("s", nil, "a", "b"), &conns)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a", "b"), &conns)}}
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
 	conns.Store(0)
 	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
@@ -232,7 +235,7 @@ func TestLazyRefresh(t *testing.T) {
 	cache := t.TempDir()
 	var conns atomic.Int32
 	srv := newServer("s", nil, "a")
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": countedServer(srv, &conns)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(srv, &conns)}}
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
 	addTextTool(srv, "b", "Tool b.", "s:b")
 
@@ -259,7 +262,7 @@ func TestLazyClose(t *testing.T) {
 	cacheTransports(t)
 	cache := t.TempDir()
 	var conns atomic.Int32
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"s": countedServer(newServer("s", nil, "a"), &conns)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a"), &conns)}}
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
 	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
 	if err := hub.Close(); err != nil {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -26,22 +29,24 @@ type LocalTool struct {
 }
 
 // LocalServer returns a server config that serves tools from this process
-// over an in-memory MCP connection, so local and remote tools share one Hub:
-// the same names, change events, call path and result rendering. Add it to
-// Config.Servers under the name its tools should be qualified with.
-func LocalServer(tools ...LocalTool) (ServerConfig, error) {
+// over an in-memory MCP connection (its Dial), so local and remote tools
+// share one Hub: the same names, change events, call path and result
+// rendering. Add it to config.Config.Servers under the name its tools
+// should be qualified with. An invalid tool is an error wrapping
+// config.ErrInvalid.
+func LocalServer(tools ...LocalTool) (config.Server, error) {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "toolsift-local", Version: "0.1.0"}, nil)
 	seen := map[string]bool{}
 	for _, lt := range tools {
 		if lt.Name == "" {
-			return ServerConfig{}, fmt.Errorf("%w: local tool with an empty name", ErrConfig)
+			return config.Server{}, fmt.Errorf("%w: local tool with an empty name", config.ErrInvalid)
 		}
 		if seen[lt.Name] {
-			return ServerConfig{}, fmt.Errorf("%w: local tool %q defined twice", ErrConfig, lt.Name)
+			return config.Server{}, fmt.Errorf("%w: local tool %q defined twice", config.ErrInvalid, lt.Name)
 		}
 		seen[lt.Name] = true
 		if lt.Handler == nil {
-			return ServerConfig{}, fmt.Errorf("%w: local tool %q has no Handler", ErrConfig, lt.Name)
+			return config.Server{}, fmt.Errorf("%w: local tool %q has no Handler", config.ErrInvalid, lt.Name)
 		}
 		schema := lt.InputSchema
 		if len(schema) == 0 {
@@ -51,7 +56,7 @@ func LocalServer(tools ...LocalTool) (ServerConfig, error) {
 			Type any `json:"type"`
 		}
 		if err := json.Unmarshal(schema, &obj); err != nil || obj.Type != "object" {
-			return ServerConfig{}, fmt.Errorf(`%w: local tool %q: InputSchema must be a JSON object with "type": "object"`, ErrConfig, lt.Name)
+			return config.Server{}, fmt.Errorf(`%w: local tool %q: InputSchema must be a JSON object with "type": "object"`, config.ErrInvalid, lt.Name)
 		}
 		t := &sdk.Tool{Name: lt.Name, Title: lt.Title, Description: lt.Description, InputSchema: schema}
 		if a := lt.Annotations; a != nil {
@@ -80,9 +85,10 @@ func LocalServer(tools ...LocalTool) (ServerConfig, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 		})
 	}
-	return ServerConfig{Transport: func(ctx context.Context) (sdk.Transport, error) {
-		serverSide, clientSide := sdk.NewInMemoryTransports()
-		if _, err := srv.Connect(ctx, serverSide, nil); err != nil {
+	return config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		serverSide, clientSide := net.Pipe()
+		if _, err := srv.Connect(ctx, dialTransport(serverSide), nil); err != nil {
+			clientSide.Close()
 			return nil, err
 		}
 		return clientSide, nil

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -22,7 +23,7 @@ const orphanHelperEnv = "TOOLSIFT_ORPHAN_HELPER"
 
 func orphanHelper() {
 	bin := os.Getenv(orphanHelperEnv)
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{
+	cfg := &config.Config{Servers: map[string]config.Server{
 		"deaf": {Command: bin, Args: []string{"-mode", "hang"}, Timeout: time.Hour},
 	}}
 	hub, err := mcp.NewHub(cfg, nil)

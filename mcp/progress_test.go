@@ -3,13 +3,14 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -25,18 +26,18 @@ func TestHubProgress(t *testing.T) {
 	startHub(t, stub, &mcp.HubOptions{CacheDir: cache}).Close()
 
 	release := make(chan struct{})
-	cfg := &mcp.Config{Dir: dir, Servers: map[string]mcp.ServerConfig{
+	cfg := &config.Config{Dir: dir, Servers: map[string]config.Server{
 		"stub": stub.Servers["stub"],
 		"good": memServer(newServer("good", nil, "ping")),
-		"held": {Transport: func(ctx context.Context) (sdk.Transport, error) {
+		"held": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
 			select {
 			case <-release:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			return memServer(newServer("held", nil, "pong")).Transport(ctx)
+			return memServer(newServer("held", nil, "pong")).Dial(ctx)
 		}},
-		"refuses": {Transport: func(context.Context) (sdk.Transport, error) {
+		"refuses": {Dial: func(context.Context) (io.ReadWriteCloser, error) {
 			return nil, errors.New("connection refused")
 		}},
 		"off": {Disabled: true, Command: "does-not-exist"},
@@ -79,6 +80,16 @@ func TestHubProgress(t *testing.T) {
 		t.Fatal("Connect did not return after the held server was released")
 	}
 
+	// The held server's ready channel closes before its report is made,
+	// so Connect may return first: wait for the report (a hang guard).
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		done := reports[len(reports)-1].Pending == 0
+		mu.Unlock()
+		if done || time.Now().After(deadline) {
+			break
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	want := []mcp.Progress{

@@ -10,26 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 )
-
-func TestRedactURL(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"https://example.com/mcp", "https://example.com/mcp"},
-		{"https://example.com/mcp?api_key=sk-live-1234&region=eu", "https://example.com/mcp?api_key=REDACTED&region=REDACTED"},
-		{"https://user:hunter2@example.com/mcp", "https://REDACTED@example.com/mcp"},
-		{"https://tok3nvalue@example.com/mcp", "https://REDACTED@example.com/mcp"},
-		{"https://example.com/key/abc123/sse", "https://example.com/key/REDACTED/sse"},
-		{"https://example.com/v1/3f9a8b7c6d5e4f3a2b1c/mcp", "https://example.com/v1/REDACTED/mcp"},
-		{"https://example.com/servers/github-enterprise/mcp", "https://example.com/servers/github-enterprise/mcp"},
-		{"http://localhost:8080/sse#token=xyz", "http://localhost:8080/sse#REDACTED"},
-		{"https://exa mple.com/%zz?api_key=secret", "https://exa mple.com/%zz"},
-	} {
-		if got := mcp.RedactURL(tt.in); got != tt.want {
-			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
 
 // TestURLSecretsNotInErrors: a server that cannot be reached reports its
 // failure without the credentials in its URL, in Status, Call's errors and
@@ -44,7 +27,7 @@ func TestURLSecretsNotInErrors(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	secrets := []string{"sk-live-0123456789", "pathtoken42", "hunter2secret", "bob"}
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{
+	cfg := &config.Config{Servers: map[string]config.Server{
 		"query": {URL: "http://" + addr + "/mcp?api_key=sk-live-0123456789"},
 		"path":  {URL: "http://" + addr + "/key/pathtoken42/mcp", Type: "sse"},
 		"user":  {URL: "http://bob:hunter2secret@" + addr + "/mcp", Type: "http"},
@@ -79,7 +62,7 @@ func TestURLSecretsNotInErrors(t *testing.T) {
 }
 
 func TestConfigErrorRedactsURL(t *testing.T) {
-	_, err := mcp.NewHub(&mcp.Config{Servers: map[string]mcp.ServerConfig{
+	_, err := mcp.NewHub(&config.Config{Servers: map[string]config.Server{
 		"bad": {URL: "http://host:port-is-not-a-number/?api_key=sk-live-0123456789"},
 	}}, nil)
 	if err == nil || strings.Contains(err.Error(), "sk-live-0123456789") {

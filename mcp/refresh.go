@@ -73,5 +73,5 @@ func (h *Hub) Refresh(ctx context.Context) error {
 			return ErrClosed
 		}
 	}
-	return h.redact.err(errors.Join(errs...))
+	return h.redact.Err(errors.Join(errs...))
 }

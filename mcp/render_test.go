@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -37,7 +37,7 @@ func TestCallRendersContent(t *testing.T) {
 		srv.AddTool(&sdk.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return res, nil })
 	}
-	hub := startHub(t, &mcp.Config{Servers: map[string]mcp.ServerConfig{"r": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"r": memServer(srv)}}, nil)
 
 	tests := []struct {
 		tool string

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -61,7 +62,7 @@ func testServerPath(t *testing.T) string {
 }
 
 // writeConfig writes an mcpServers file into dir and loads it.
-func writeConfig(t *testing.T, dir string, servers map[string]any) *mcp.Config {
+func writeConfig(t *testing.T, dir string, servers map[string]any) *config.Config {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{"mcpServers": servers})
 	if err != nil {
@@ -71,7 +72,7 @@ func writeConfig(t *testing.T, dir string, servers map[string]any) *mcp.Config {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := mcp.LoadConfig(file)
+	cfg, err := config.Load(file, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

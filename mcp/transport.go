@@ -21,6 +21,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/config"
 )
 
 // stopGrace is how long a stdio server gets to exit after its stdin is
@@ -93,14 +95,14 @@ func (a *attempt) wedged() bool {
 
 // transports returns the transports to try, in order, for one connection
 // attempt of sc (more than one only for a url without a type).
-func (h *Hub) transports(ctx context.Context, name string, sc ServerConfig) ([]sdk.Transport, *attempt, error) {
+func (h *Hub) transports(ctx context.Context, name string, sc config.Server) ([]sdk.Transport, *attempt, error) {
 	switch {
-	case sc.Transport != nil:
-		t, err := sc.Transport(ctx)
+	case sc.Dial != nil:
+		rwc, err := sc.Dial(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		return []sdk.Transport{t}, &attempt{}, nil
+		return []sdk.Transport{dialTransport(rwc)}, &attempt{}, nil
 	case sc.Command != "":
 		return h.commandTransport(name, sc)
 	default:
@@ -130,7 +132,7 @@ func (h *Hub) transports(ctx context.Context, name string, sc ServerConfig) ([]s
 	}
 }
 
-func (h *Hub) commandTransport(name string, sc ServerConfig) ([]sdk.Transport, *attempt, error) {
+func (h *Hub) commandTransport(name string, sc config.Server) ([]sdk.Transport, *attempt, error) {
 	dir := h.dir
 	if sc.Cwd != "" {
 		dir = sc.Cwd
@@ -150,7 +152,7 @@ func (h *Hub) commandTransport(name string, sc ServerConfig) ([]sdk.Transport, *
 	}
 	cmd.Dir = dir
 	// Only a default set, the server's InheritEnv and its Env: see environ.
-	cmd.Env = sc.environ(os.Environ())
+	cmd.Env = environ(sc, os.Environ())
 	a := &attempt{stderr: &tailBuffer{max: stderrTailSize}, cmd: cmd}
 	cmd.Stderr = a.stderr
 	// Don't wait forever for stderr when a grandchild keeps it open.
@@ -161,6 +163,19 @@ func (h *Hub) commandTransport(name string, sc ServerConfig) ([]sdk.Transport, *
 	a.cleanup = t.stop
 	return []sdk.Transport{t}, a, nil
 }
+
+// dialTransport speaks newline-delimited JSON-RPC over a stream that
+// config.Server.Dial opened, as sdk.InMemoryTransport does over its pipe:
+// the same framing and line limit. Closing the connection closes rwc once.
+func dialTransport(rwc io.ReadWriteCloser) sdk.Transport {
+	return &sdk.IOTransport{Reader: rwc, Writer: nopCloser{rwc}}
+}
+
+// nopCloser is a writer whose Close does nothing: the reader side closes
+// the stream.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 // stdioTransport runs a server as a child process and speaks newline-
 // delimited JSON over its stdin and stdout, like sdk.CommandTransport, but
@@ -427,7 +442,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // stays in force until the caller calls it, so listing tools is covered
 // too. On failure nothing is cleaned up yet: the caller calls a.cleanup,
 // after it has given back its start slot.
-func (h *Hub) connectSession(ctx context.Context, name string, sc ServerConfig, client *sdk.Client) (cs *sdk.ClientSession, a *attempt, keep func(), err error) {
+func (h *Hub) connectSession(ctx context.Context, name string, sc config.Server, client *sdk.Client) (cs *sdk.ClientSession, a *attempt, keep func(), err error) {
 	ts, a, err := h.transports(ctx, name, sc)
 	if err != nil {
 		return nil, nil, func() {}, err

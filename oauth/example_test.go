@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
@@ -20,7 +21,7 @@ func ExampleStore_Login() {
 	defer os.RemoveAll(dir)
 	store, _ := oauth.New(&oauth.Options{Dir: dir, LoginHint: "myapp login"})
 	ctx := context.Background()
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"notes": {URL: srv.URL, Type: "http"}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: srv.URL, Type: "http"}}}
 
 	connect := func() {
 		hub, _ := mcp.NewHub(cfg, &mcp.HubOptions{Auth: store, NoCache: true, MaxRestarts: -1})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
@@ -51,7 +52,7 @@ func newStore(t *testing.T, dir string) *oauth.Store {
 // and returns the server's status after Connect.
 func connect(t *testing.T, s *oauth.Store, url string) (*mcp.Hub, mcp.ServerStatus) {
 	t.Helper()
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"notes": {URL: url, Type: "http"}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: url, Type: "http"}}}
 	h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, NoCache: true, MaxRestarts: -1, Timeout: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -293,7 +294,7 @@ func TestLazyServerNeedsLogin(t *testing.T) {
 	t.Cleanup(srv.Close) // after the Hubs' cleanups
 	s := newStore(t, t.TempDir())
 	cache := t.TempDir()
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{"notes": {URL: srv.URL, Type: "http"}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: srv.URL, Type: "http"}}}
 	hub := func() *mcp.Hub {
 		h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, CacheDir: cache, Timeout: 20 * time.Second})
 		if err != nil {

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/toolsift/toolsift/internal/redact"
 )
 
 // DefaultBaseURL is OpenAI's API.
@@ -66,7 +68,7 @@ func (o Options) Resolve(getenv func(string) string) (Options, error) {
 	}
 	u, err := url.Parse(o.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return o, fmt.Errorf("%w: base URL %q is not an http(s) URL", ErrOptions, Redact(o.BaseURL))
+		return o, fmt.Errorf("%w: base URL %q is not an http(s) URL", ErrOptions, redact.URL(o.BaseURL))
 	}
 	if o.APIKey == "" {
 		o.APIKey = getenv("OPENAI_API_KEY")
@@ -107,23 +109,4 @@ func (o Options) Host() string {
 		return u.Host
 	}
 	return ""
-}
-
-// Redact returns raw with its userinfo and query values replaced, for
-// errors and logs.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	if u.User != nil {
-		u.User = url.User("REDACTED")
-	}
-	if q := u.Query(); len(q) > 0 {
-		for k := range q {
-			q[k] = []string{"REDACTED"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }

@@ -48,11 +48,9 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	got := provider.Redact("https://user:pw@example.com/v1?api_key=s3cret&x=1")
-	if strings.Contains(got, "s3cret") || strings.Contains(got, "pw") || !strings.Contains(got, "example.com/v1") {
-		t.Errorf("Redact = %q", got)
-	}
+// TestResolveRedacts: a bad base URL is named without its secrets (the
+// rule is internal/redact's).
+func TestResolveRedacts(t *testing.T) {
 	_, err := provider.Options{BaseURL: "ftp://u:secret@h/?key=s3cret"}.Resolve(func(string) string { return "" })
 	if err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "secret@") {
 		t.Errorf("error leaks the URL's secrets: %v", err)

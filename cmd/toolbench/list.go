@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -128,7 +129,7 @@ func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Durati
 			continue
 		}
 		fmt.Fprintf(w, "\n%s failed: %v\n", st.Name, st.Err)
-		if ie, ok := errors.AsType[*mcp.InputError](st.Err); ok {
+		if ie, ok := errors.AsType[*config.InputError](st.Err); ok {
 			fmt.Fprintf(w, "  give it with --input %s=VALUE\n", ie.ID)
 		}
 		if st.Stderr != "" {

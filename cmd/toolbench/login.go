@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/oauth"
 )
 
@@ -49,10 +49,10 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// remoteServers loads config and returns the url servers named in args, or
+// remoteServers loads the config at path and returns the url servers named in args, or
 // all of them (enabled) when args is empty, sorted.
-func remoteServers(config string, inputs map[string]string, args []string) ([]string, *mcp.Config, error) {
-	cfg, err := mcp.LoadConfigWith(config, &mcp.LoadOptions{Inputs: inputs})
+func remoteServers(path string, inputs map[string]string, args []string) ([]string, *config.Config, error) {
+	cfg, err := config.Load(path, &config.Options{Inputs: inputs})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,14 +64,14 @@ func remoteServers(config string, inputs map[string]string, args []string) ([]st
 			}
 		}
 		if len(names) == 0 {
-			return nil, nil, fmt.Errorf("%s has no remote (url) servers", config)
+			return nil, nil, fmt.Errorf("%s has no remote (url) servers", path)
 		}
 	}
 	for _, name := range args {
 		sc, ok := cfg.Servers[name]
 		switch {
 		case !ok:
-			return nil, nil, fmt.Errorf("%s has no server %q", config, name)
+			return nil, nil, fmt.Errorf("%s has no server %q", path, name)
 		case sc.URL == "":
 			return nil, nil, fmt.Errorf("server %q is not a remote (url) server: it needs no login", name)
 		}

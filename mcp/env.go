@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/toolsift/toolsift/config"
 )
 
 // defaultEnv lists the variables of the Hub's environment that every stdio
@@ -20,12 +22,12 @@ var defaultEnv = map[bool][]string{
 // environ returns the environment of sc's child process, given the Hub's
 // (os.Environ()): the default set and the InheritEnv matches from parent,
 // in parent's order, then Env, sorted by name. Env wins over parent.
-func (sc ServerConfig) environ(parent []string) []string {
-	return sc.environFor(runtime.GOOS == "windows", parent)
+func environ(sc config.Server, parent []string) []string {
+	return environFor(sc, runtime.GOOS == "windows", parent)
 }
 
 // environFor is environ for Windows rules (names ignore case) or the others.
-func (sc ServerConfig) environFor(windows bool, parent []string) []string {
+func environFor(sc config.Server, windows bool, parent []string) []string {
 	norm := func(s string) string { return s }
 	if windows {
 		norm = strings.ToUpper

@@ -1,11 +1,11 @@
-package mcp_test
+package config_test
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/config"
 )
 
 func TestLoadConfigOAuth(t *testing.T) {
@@ -18,12 +18,12 @@ func TestLoadConfigOAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]*mcp.OAuthConfig{
+	want := map[string]*config.OAuth{
 		"notes": {ClientID: "toolsift-cli", ClientSecret: "s3cret", Scopes: []string{"notes:read", "notes:write"}, CallbackPort: 8765},
 		"cimd":  {ClientMetadataURL: "https://app.example/client.json", Scopes: []string{"a", "b"}},
 		"plain": nil,
 	}
-	got := map[string]*mcp.OAuthConfig{}
+	got := map[string]*config.OAuth{}
 	for name, sc := range cfg.Servers {
 		got[name] = sc.OAuth
 	}
@@ -38,10 +38,10 @@ func TestLoadConfigOAuth(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ name, text, want string }{
-		{"not an object", `{"mcpServers": {"x": {"url": "http://h/", "oauth": "id"}}}`, `mcp: invalid config: mcp.json:1:52: server "x": field "oauth": want an object, got string`},
-		{"bad port", `{"mcpServers": {"x": {"url": "http://h/", "oauth": {"callbackPort": 70000}}}}`, `mcp: invalid config: mcp.json:1:69: server "x": field "oauth": "callbackPort": want a port number (0 to 65535)`},
-		{"secret without id", `{"mcpServers": {"x": {"url": "http://h/", "oauth": {"clientSecret": "s"}}}}`, `mcp: invalid config: mcp.json:1:52: server "x": field "oauth": "clientSecret" needs "clientId"`},
-		{"needs url", `{"mcpServers": {"x": {"command": "a", "oauth": {}}}}`, `mcp: invalid config: mcp.json:1:17: server "x": "oauth" needs "url"`},
+		{"not an object", `{"mcpServers": {"x": {"url": "http://h/", "oauth": "id"}}}`, `config: invalid: mcp.json:1:52: server "x": field "oauth": want an object, got string`},
+		{"bad port", `{"mcpServers": {"x": {"url": "http://h/", "oauth": {"callbackPort": 70000}}}}`, `config: invalid: mcp.json:1:69: server "x": field "oauth": "callbackPort": want a port number (0 to 65535)`},
+		{"secret without id", `{"mcpServers": {"x": {"url": "http://h/", "oauth": {"clientSecret": "s"}}}}`, `config: invalid: mcp.json:1:52: server "x": field "oauth": "clientSecret" needs "clientId"`},
+		{"needs url", `{"mcpServers": {"x": {"command": "a", "oauth": {}}}}`, `config: invalid: mcp.json:1:17: server "x": "oauth" needs "url"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := load(t, tc.text, nil)

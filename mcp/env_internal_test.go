@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolsift/toolsift/config"
 )
 
 func TestEnviron(t *testing.T) {
@@ -19,34 +21,34 @@ func TestEnviron(t *testing.T) {
 	tests := []struct {
 		name    string
 		windows bool
-		sc      ServerConfig
+		sc      config.Server
 		want    []string
 	}{
-		{"defaults only", false, ServerConfig{},
+		{"defaults only", false, config.Server{},
 			[]string{"PATH=/bin", "HOME=/home/u", "LANG=C.UTF-8", "TERM=xterm"}},
-		{"env added, sorted, winning", false, ServerConfig{Env: map[string]string{"TOKEN": "mine", "HOME": "/h", "A": "1"}},
+		{"env added, sorted, winning", false, config.Server{Env: map[string]string{"TOKEN": "mine", "HOME": "/h", "A": "1"}},
 			[]string{"PATH=/bin", "LANG=C.UTF-8", "TERM=xterm", "A=1", "HOME=/h", "TOKEN=mine"}},
-		{"names and globs", false, ServerConfig{InheritEnv: []string{"AWS_*", "KUBECONFIG", "NOPE"}},
+		{"names and globs", false, config.Server{InheritEnv: []string{"AWS_*", "KUBECONFIG", "NOPE"}},
 			[]string{"PATH=/bin", "HOME=/home/u", "AWS_PROFILE=dev", "AWS_REGION=eu", "KUBECONFIG=/k", "LANG=C.UTF-8", "TERM=xterm"}},
-		{"everything", false, ServerConfig{InheritEnv: []string{"*"}, Env: map[string]string{"TOKEN": "mine"}},
+		{"everything", false, config.Server{InheritEnv: []string{"*"}, Env: map[string]string{"TOKEN": "mine"}},
 			[]string{"PATH=/bin", "HOME=/home/u", "OPENAI_API_KEY=sk-1", "AWS_PROFILE=dev", "AWS_REGION=eu", "KUBECONFIG=/k", "LANG=C.UTF-8", "TERM=xterm", "TOKEN=mine"}},
-		{"case matters off Windows", false, ServerConfig{InheritEnv: []string{"aws_profile"}, Env: map[string]string{"path": "x"}},
+		{"case matters off Windows", false, config.Server{InheritEnv: []string{"aws_profile"}, Env: map[string]string{"path": "x"}},
 			[]string{"PATH=/bin", "HOME=/home/u", "LANG=C.UTF-8", "TERM=xterm", "path=x"}},
-		{"windows defaults", true, ServerConfig{},
+		{"windows defaults", true, config.Server{},
 			[]string{"PATH=/bin"}},
-		{"windows ignores case", true, ServerConfig{InheritEnv: []string{"aws_*"}, Env: map[string]string{"Path": `C:\bin`}},
+		{"windows ignores case", true, config.Server{InheritEnv: []string{"aws_*"}, Env: map[string]string{"Path": `C:\bin`}},
 			[]string{"AWS_PROFILE=dev", "AWS_REGION=eu", `Path=C:\bin`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.sc.environFor(tt.windows, parent)
+			got := environFor(tt.sc, tt.windows, parent)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("environ (-want +got):\n%s", diff)
 			}
 		})
 	}
 	t.Run("windows names", func(t *testing.T) {
-		got := ServerConfig{}.environFor(true, []string{"SystemRoot=C:\\Windows", "UserProfile=C:\\u", "Secret=x", "TEMP=C:\\t"})
+		got := environFor(config.Server{}, true, []string{"SystemRoot=C:\\Windows", "UserProfile=C:\\u", "Secret=x", "TEMP=C:\\t"})
 		want := []string{"SystemRoot=C:\\Windows", "UserProfile=C:\\u", "TEMP=C:\\t"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("environ (-want +got):\n%s", diff)
@@ -62,10 +64,10 @@ func TestEnvironChild(t *testing.T) {
 	}
 	t.Setenv("TOOLSIFT_TEST_SECRET", "leaked")
 	t.Setenv("PATH", os.Getenv("PATH"))
-	names := func(sc ServerConfig) []string {
+	names := func(sc config.Server) []string {
 		t.Helper()
 		cmd := exec.Command("/bin/sh", "-c", "env")
-		cmd.Env = sc.environ(os.Environ())
+		cmd.Env = environ(sc, os.Environ())
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatal(err)
@@ -78,7 +80,7 @@ func TestEnvironChild(t *testing.T) {
 		}
 		return names
 	}
-	got := names(ServerConfig{Env: map[string]string{"MINE": "1"}})
+	got := names(config.Server{Env: map[string]string{"MINE": "1"}})
 	if slices.Contains(got, "TOOLSIFT_TEST_SECRET") {
 		t.Errorf("the child sees TOOLSIFT_TEST_SECRET without opting in: %q", got)
 	}
@@ -91,7 +93,7 @@ func TestEnvironChild(t *testing.T) {
 			t.Errorf("the child sees %s, which is neither a default nor in Env", n)
 		}
 	}
-	if got := names(ServerConfig{InheritEnv: []string{"TOOLSIFT_TEST_*"}}); !slices.Contains(got, "TOOLSIFT_TEST_SECRET") {
+	if got := names(config.Server{InheritEnv: []string{"TOOLSIFT_TEST_*"}}); !slices.Contains(got, "TOOLSIFT_TEST_SECRET") {
 		t.Errorf("the child does not see TOOLSIFT_TEST_SECRET although it opted in: %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package mcp_test
+package config_test
 
 import (
 	"errors"
@@ -12,18 +12,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/config"
 )
 
 // load writes text to mcp.json in a fresh folder and loads it. In the error
 // and warnings it returns, that file's path reads "mcp.json".
-func load(t *testing.T, text string, opts *mcp.LoadOptions) (*mcp.Config, error) {
+func load(t *testing.T, text string, opts *config.Options) (*config.Config, error) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "mcp.json")
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := mcp.LoadConfigWith(file, opts)
+	cfg, err := config.Load(file, opts)
 	if cfg != nil {
 		for i, w := range cfg.Warnings {
 			cfg.Warnings[i] = strings.ReplaceAll(w, file, "mcp.json")
@@ -51,9 +51,9 @@ func (e relErr) Error() string { return strings.ReplaceAll(e.err.Error(), e.file
 func (e relErr) Unwrap() error { return e.err }
 
 // ignoreFuncs leaves out what cmp cannot compare; Err is checked apart.
-var ignoreFuncs = cmpopts.IgnoreFields(mcp.ServerConfig{}, "Transport", "Err")
+var ignoreFuncs = cmpopts.IgnoreFields(config.Server{}, "Dial", "Err")
 
-func TestLoadConfigClaudeDesktop(t *testing.T) {
+func TestLoadClaudeDesktop(t *testing.T) {
 	t.Setenv("TOOLSIFT_TOKEN", "s3cret")
 	cfg, err := load(t, `{
 	  "mcpServers": {
@@ -68,7 +68,7 @@ func TestLoadConfigClaudeDesktop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]mcp.ServerConfig{
+	want := map[string]config.Server{
 		"files":  {Command: "node", Args: []string{"node_modules/x/index.js", "."}, Env: map[string]string{"TOKEN": "s3cret", "MISSING": "ab"}, Cwd: "work"},
 		"remote": {URL: "https://example.invalid/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret", "X-Pass": "pa$$word $HOME"}, Type: "http", Timeout: 45 * time.Second},
 		"legacy": {URL: "http://127.0.0.1:9/sse", Type: "sse", Timeout: 90 * time.Second, ProtocolVersion: "2024-11-05"},
@@ -92,9 +92,9 @@ func TestLoadConfigClaudeDesktop(t *testing.T) {
 	}
 }
 
-// TestLoadConfigGolden reads the files in testdata/config as each client
+// TestLoadGolden reads the files in testdata as each client
 // writes them.
-func TestLoadConfigGolden(t *testing.T) {
+func TestLoadGolden(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("USERPROFILE", home)
@@ -113,18 +113,18 @@ func TestLoadConfigGolden(t *testing.T) {
 		}
 		return a
 	}
-	vscodeRoot := abs("testdata/config/vscode")
+	vscodeRoot := abs("testdata/vscode")
 	tests := []struct {
 		name     string
 		file     string
-		opts     *mcp.LoadOptions
-		want     map[string]mcp.ServerConfig
+		opts     *config.Options
+		want     map[string]config.Server
 		warnings []string
 	}{{
 		name: "vscode",
-		file: "testdata/config/vscode/.vscode/mcp.json",
-		opts: &mcp.LoadOptions{Inputs: map[string]string{"github-token": "ghp_s3cret"}},
-		want: map[string]mcp.ServerConfig{
+		file: "testdata/vscode/.vscode/mcp.json",
+		opts: &config.Options{Inputs: map[string]string{"github-token": "ghp_s3cret"}},
+		want: map[string]config.Server{
 			"github": {
 				Command: filepath.Join(vscodeRoot, "bin") + "/github-mcp",
 				Args:    []string{"--region", "eu", "--home=" + home},
@@ -147,9 +147,9 @@ func TestLoadConfigGolden(t *testing.T) {
 		},
 	}, {
 		name: "vscode with a workspace folder",
-		file: "testdata/config/vscode/.vscode/mcp.json",
-		opts: &mcp.LoadOptions{Inputs: map[string]string{"github-token": "t", "region": "us"}, WorkspaceFolder: "/ws"},
-		want: map[string]mcp.ServerConfig{
+		file: "testdata/vscode/.vscode/mcp.json",
+		opts: &config.Options{Inputs: map[string]string{"github-token": "t", "region": "us"}, WorkspaceFolder: "/ws"},
+		want: map[string]config.Server{
 			"github": {
 				Command: "/ws/bin/github-mcp",
 				Args:    []string{"--region", "us", "--home=" + home},
@@ -166,8 +166,8 @@ func TestLoadConfigGolden(t *testing.T) {
 		},
 	}, {
 		name: "claude code",
-		file: "testdata/config/claude-code/.mcp.json",
-		want: map[string]mcp.ServerConfig{
+		file: "testdata/claude-code/.mcp.json",
+		want: map[string]config.Server{
 			"db": {
 				Command: "npx",
 				Args:    []string{"-y", "db-mcp", "--dsn", "postgres://db/app"},
@@ -178,11 +178,11 @@ func TestLoadConfigGolden(t *testing.T) {
 		},
 	}, {
 		name: "cursor",
-		file: "testdata/config/cursor/.cursor/mcp.json",
-		want: map[string]mcp.ServerConfig{
+		file: "testdata/cursor/.cursor/mcp.json",
+		want: map[string]config.Server{
 			"notes": {
 				Command: "node",
-				Args:    []string{filepath.Join(home, "mcp") + "/notes.js", abs("testdata/config/cursor")},
+				Args:    []string{filepath.Join(home, "mcp") + "/notes.js", abs("testdata/cursor")},
 				Env:     map[string]string{"NOTES_TOKEN": "tok-123"},
 			},
 			"web": {URL: "https://mcp.example.com/sse", Headers: map[string]string{"X-Key": "tok-123"}},
@@ -190,7 +190,7 @@ func TestLoadConfigGolden(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := mcp.LoadConfigWith(tt.file, tt.opts)
+			cfg, err := config.Load(tt.file, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,10 +212,10 @@ func TestLoadConfigGolden(t *testing.T) {
 	}
 }
 
-func TestLoadConfigErrors(t *testing.T) {
+func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name, text string
-		want       string // after "mcp: invalid config: "
+		want       string // after "config: invalid: "
 	}{
 		{"not json", `{"mcpServers": }`, `mcp.json:1:16: invalid character '}' looking for beginning of value`},
 		{"truncated", "{\"mcpServers\": {\n", `mcp.json:2:1: unexpected end of file`},
@@ -246,7 +246,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"inheritEnv a string", `{"mcpServers": {"x": {"command": "a", "inheritEnv": "PATH"}}}`, `mcp.json:1:53: server "x": field "inheritEnv": want true, false or an array of names, got string`},
 		{"inheritEnv bad glob", `{"mcpServers": {"x": {"command": "a", "inheritEnv": ["AWS_[" ]}}}`, `mcp.json:1:54: server "x": field "inheritEnv": bad pattern "AWS_[": syntax error in pattern`},
 		{"no command or url", "{\"mcpServers\": {\n  \"x\": {\"args\": [\"a\"]}}}", `mcp.json:2:3: server "x": needs "command" or "url"`},
-		{"both command and url", `{"mcpServers": {"x": {"command": "a", "url": "http://h/"}}}`, `mcp.json:1:17: server "x": has more than one of "command", "url" and a Transport`},
+		{"both command and url", `{"mcpServers": {"x": {"command": "a", "url": "http://h/"}}}`, `mcp.json:1:17: server "x": has more than one of "command", "url" and a Dial`},
 		{"bad url", `{"mcpServers": {"x": {"url": "ftp://user:pw@h/"}}}`, `mcp.json:1:30: server "x": field "url": want an http or https URL`},
 		{"bad type", `{"mcpServers": {"x": {"url": "http://h/", "type": "websocket"}}}`, `mcp.json:1:51: server "x": field "type": unknown transport "websocket" (want stdio, http or sse)`},
 		{"type needs url", `{"mcpServers": {"x": {"command": "a", "type": "sse"}}}`, `mcp.json:1:17: server "x": field "type": "sse" needs "url"`},
@@ -263,20 +263,20 @@ func TestLoadConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := load(t, tt.text, nil)
-			if !errors.Is(err, mcp.ErrConfig) {
-				t.Fatalf("error = %v, want ErrConfig", err)
+			if !errors.Is(err, config.ErrInvalid) {
+				t.Fatalf("error = %v, want ErrInvalid", err)
 			}
-			if got, want := err.Error(), "mcp: invalid config: "+tt.want; got != want {
+			if got, want := err.Error(), "config: invalid: "+tt.want; got != want {
 				t.Errorf("error:\n got %s\nwant %s", got, want)
 			}
 		})
 	}
-	if _, err := mcp.LoadConfig(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, mcp.ErrConfig) || !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("missing file: error = %v, want ErrConfig wrapping ErrNotExist", err)
+	if _, err := config.Load(filepath.Join(t.TempDir(), "missing.json"), nil); !errors.Is(err, config.ErrInvalid) || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: error = %v, want ErrInvalid wrapping ErrNotExist", err)
 	}
 }
 
-func TestLoadConfigTimeout(t *testing.T) {
+func TestLoadTimeout(t *testing.T) {
 	tests := []struct {
 		value string
 		want  time.Duration
@@ -304,7 +304,7 @@ func TestLoadConfigTimeout(t *testing.T) {
 		t.Run(tt.value, func(t *testing.T) {
 			cfg, err := load(t, `{"mcpServers": {"x": {"command": "a", "timeout": `+tt.value+`}}}`, nil)
 			if tt.err != "" {
-				want := `mcp: invalid config: mcp.json:1:50: server "x": field "timeout": ` + tt.err
+				want := `config: invalid: mcp.json:1:50: server "x": field "timeout": ` + tt.err
 				if err == nil || err.Error() != want {
 					t.Errorf("error:\n got %v\nwant %s", err, want)
 				}
@@ -320,7 +320,7 @@ func TestLoadConfigTimeout(t *testing.T) {
 	}
 }
 
-func TestLoadConfigVariables(t *testing.T) {
+func TestLoadVariables(t *testing.T) {
 	t.Setenv("TOOLSIFT_A", "a")
 	t.Setenv("TOOLSIFT_EMPTY", "")
 	os.Unsetenv("TOOLSIFT_UNSET")
@@ -350,7 +350,7 @@ func TestLoadConfigVariables(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
-			cfg, err := load(t, `{"mcpServers": {"x": {"command": "a", "args": ["`+tt.value+`"]}}}`, &mcp.LoadOptions{WorkspaceFolder: filepath.Join(home, "ws")})
+			cfg, err := load(t, `{"mcpServers": {"x": {"command": "a", "args": ["`+tt.value+`"]}}}`, &config.Options{WorkspaceFolder: filepath.Join(home, "ws")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -364,8 +364,8 @@ func TestLoadConfigVariables(t *testing.T) {
 	}
 }
 
-// TestLoadConfigWorkspaceFolder checks the default of ${workspaceFolder}.
-func TestLoadConfigWorkspaceFolder(t *testing.T) {
+// TestLoadWorkspaceFolder checks the default of ${workspaceFolder}.
+func TestLoadWorkspaceFolder(t *testing.T) {
 	root := t.TempDir()
 	for _, tt := range []struct{ dir, want string }{
 		{".vscode", root},
@@ -381,7 +381,7 @@ func TestLoadConfigWorkspaceFolder(t *testing.T) {
 		if err := os.WriteFile(file, []byte(`{"servers": {"x": {"command": "${workspaceFolder}"}}}`), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := mcp.LoadConfig(file)
+		cfg, err := config.Load(file, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -393,10 +393,10 @@ func TestLoadConfigWorkspaceFolder(t *testing.T) {
 
 const secret = "hunter2-TOOLSIFT"
 
-// TestLoadConfigInputs checks ${input:ID}: values from LoadOptions, then
+// TestLoadInputs checks ${input:ID}: values from Options, then
 // defaults; a server needing a missing one is unusable, the rest load; and
 // no value ever shows in an error, warning or String.
-func TestLoadConfigInputs(t *testing.T) {
+func TestLoadInputs(t *testing.T) {
 	text := `{
   "inputs": [
     {"type": "promptString", "id": "token", "description": "API token", "password": true},
@@ -413,11 +413,11 @@ func TestLoadConfigInputs(t *testing.T) {
   }
 }`
 	os.Unsetenv("UNSET_TOOLSIFT_X")
-	cfg, err := load(t, text, &mcp.LoadOptions{Inputs: map[string]string{"token": secret}})
+	cfg, err := load(t, text, &config.Options{Inputs: map[string]string{"token": secret}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]mcp.ServerConfig{
+	want := map[string]config.Server{
 		"api":        {URL: "https://h/mcp/" + secret, Headers: map[string]string{"Authorization": "Bearer " + secret}},
 		"cli":        {Command: "cli", Args: []string{"--key=${input:key}", "--env", "dev", ""}, Env: map[string]string{"KEY": "${input:key}"}},
 		"undeclared": {Command: "x", Env: map[string]string{"V": "${input:nowhere}"}},
@@ -428,18 +428,18 @@ func TestLoadConfigInputs(t *testing.T) {
 		t.Errorf("Servers (-want +got):\n%s", diff)
 	}
 	wantErr := map[string]string{
-		"cli":        `mcp: invalid config: mcp.json:10:40: server "cli": field "args": input "key" has no value and no default (set LoadOptions.Inputs["key"])`,
-		"undeclared": `mcp: invalid config: mcp.json:11:49: server "undeclared": env "V": input "nowhere" is not in "inputs" and has no value (set LoadOptions.Inputs["nowhere"])`,
-		"off":        `mcp: invalid config: mcp.json:12:20: server "off": field "url": input "key" has no value and no default (set LoadOptions.Inputs["key"])`,
+		"cli":        `config: invalid: mcp.json:10:40: server "cli": field "args": input "key" has no value and no default (set Options.Inputs["key"])`,
+		"undeclared": `config: invalid: mcp.json:11:49: server "undeclared": env "V": input "nowhere" is not in "inputs" and has no value (set Options.Inputs["nowhere"])`,
+		"off":        `config: invalid: mcp.json:12:20: server "off": field "url": input "key" has no value and no default (set Options.Inputs["key"])`,
 	}
 	for name, sc := range cfg.Servers {
 		got := ""
 		if sc.Err != nil {
 			got = sc.Err.Error()
-			if !errors.Is(sc.Err, mcp.ErrConfig) {
-				t.Errorf("%s: Err does not wrap ErrConfig", name)
+			if !errors.Is(sc.Err, config.ErrInvalid) {
+				t.Errorf("%s: Err does not wrap ErrInvalid", name)
 			}
-			if ie, ok := errors.AsType[*mcp.InputError](sc.Err); !ok || !strings.Contains(wantErr[name], fmt.Sprintf("input %q", ie.ID)) {
+			if ie, ok := errors.AsType[*config.InputError](sc.Err); !ok || !strings.Contains(wantErr[name], fmt.Sprintf("input %q", ie.ID)) {
 				t.Errorf("%s: Err is not an InputError naming its input: %#v", name, sc.Err)
 			}
 		}
@@ -448,7 +448,7 @@ func TestLoadConfigInputs(t *testing.T) {
 		}
 	}
 	wantWarnings := []string{
-		`mcp.json:6:14: input "cmd": field "type": type "command" is not supported; the value comes from LoadOptions.Inputs`,
+		`mcp.json:6:14: input "cmd": field "type": type "command" is not supported; the value comes from Options.Inputs`,
 		`mcp.json:6:38: input "cmd": unknown field "command" ignored`,
 		`mcp.json:9:107: server "api": unknown field "args2" ignored`,
 		`mcp.json:10:87: server "cli": field "args": ${UNSET_TOOLSIFT_X} is not set`,
@@ -457,12 +457,11 @@ func TestLoadConfigInputs(t *testing.T) {
 		t.Errorf("Warnings (-want +got):\n%s", diff)
 	}
 
-	// A Hub takes the config as it is: unusable servers are its to report.
-	hub, err := mcp.NewHub(cfg, nil)
-	if err != nil {
-		t.Fatalf("NewHub: %v", err)
+	// The config is valid as it is: unusable servers are the Hub's to
+	// report (mcp's TestHubUnusableServers).
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
 	}
-	hub.Close()
 
 	// The secret must not leak into anything meant for people.
 	var shown []string
@@ -479,7 +478,7 @@ func TestLoadConfigInputs(t *testing.T) {
 		`{"inputs": [{"id": "u"}], "servers": {"x": {"url": "http://[${input:u}"}}}`,
 		`{"inputs": [{"id": "u"}], "servers": {"x": {"command": "a", "envFile": "/nonexistent/${input:u}/.env"}}}`,
 	} {
-		cfg, err := load(t, bad, &mcp.LoadOptions{Inputs: map[string]string{"u": secret + ":x"}})
+		cfg, err := load(t, bad, &config.Options{Inputs: map[string]string{"u": secret + ":x"}})
 		switch {
 		case err != nil:
 			shown = append(shown, err.Error())
@@ -496,7 +495,7 @@ func TestLoadConfigInputs(t *testing.T) {
 	}
 }
 
-func TestLoadConfigEnvFile(t *testing.T) {
+func TestLoadEnvFile(t *testing.T) {
 	tests := []struct {
 		name, env string
 		want      map[string]string
@@ -524,13 +523,13 @@ func TestLoadConfigEnvFile(t *testing.T) {
 			if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := mcp.LoadConfig(file)
+			cfg, err := config.Load(file, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			x := cfg.Servers["x"]
 			if tt.err != "" {
-				want := fmt.Sprintf(`mcp: invalid config: %s:1:71: server "x": field "envFile": %s`, file, tt.err)
+				want := fmt.Sprintf(`config: invalid: %s:1:71: server "x": field "envFile": %s`, file, tt.err)
 				if x.Err == nil || x.Err.Error() != want {
 					t.Errorf("Err:\n got %v\nwant %s", x.Err, want)
 				}
@@ -552,23 +551,23 @@ func TestLoadConfigEnvFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := `mcp: invalid config: mcp.json:1:47: server "x": field "envFile": cannot read it: no such file or directory`
+		want := `config: invalid: mcp.json:1:47: server "x": field "envFile": cannot read it: no such file or directory`
 		if err := cfg.Servers["x"].Err; err == nil || err.Error() != want {
 			t.Errorf("Err:\n got %v\nwant %s", err, want)
 		}
 	})
 }
 
-func TestServerConfigString(t *testing.T) {
+func TestServerString(t *testing.T) {
 	for _, tt := range []struct {
-		sc   mcp.ServerConfig
+		sc   config.Server
 		want string
 	}{
-		{mcp.ServerConfig{Command: "npx", Args: []string{"-y", "pkg", "--token=" + secret}, Env: map[string]string{"B": secret, "A": "x"}}, `stdio "npx" with 3 args, env A B`},
-		{mcp.ServerConfig{URL: "https://u:" + secret + "@api.example.com/p/" + secret + "?k=" + secret, Headers: map[string]string{"Authorization": secret}, Type: "http"}, `http https://api.example.com, headers Authorization`},
-		{mcp.ServerConfig{URL: "http://h/sse", Disabled: true}, `http or sse http://h, disabled`},
-		{mcp.ServerConfig{Command: "x", Err: errors.New("no input")}, `stdio "x", unusable: no input`},
-		{mcp.ServerConfig{}, `no transport`},
+		{config.Server{Command: "npx", Args: []string{"-y", "pkg", "--token=" + secret}, Env: map[string]string{"B": secret, "A": "x"}}, `stdio "npx" with 3 args, env A B`},
+		{config.Server{URL: "https://u:" + secret + "@api.example.com/p/" + secret + "?k=" + secret, Headers: map[string]string{"Authorization": secret}, Type: "http"}, `http https://api.example.com, headers Authorization`},
+		{config.Server{URL: "http://h/sse", Disabled: true}, `http or sse http://h, disabled`},
+		{config.Server{Command: "x", Err: errors.New("no input")}, `stdio "x", unusable: no input`},
+		{config.Server{}, `no transport`},
 	} {
 		if got := tt.sc.String(); got != tt.want {
 			t.Errorf("String() = %q, want %q", got, tt.want)

@@ -1,4 +1,4 @@
-package mcp
+package config
 
 import (
 	"bytes"
@@ -18,9 +18,9 @@ import (
 	"time"
 )
 
-// configParser turns the bytes of a config file into a Config. It works on
+// parser turns the bytes of a config file into a Config. It works on
 // the jval tree so that every error and warning can name file:line:col.
-type configParser struct {
+type parser struct {
 	file      string // as the caller named it, for messages
 	dir       string // the file's absolute folder: envFile resolves against it
 	workspace string // ${workspaceFolder}
@@ -48,19 +48,19 @@ type inputDef struct {
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // at formats an offset as file:line:col.
-func (p *configParser) at(off int) string { return position(p.file, p.text, off) }
+func (p *parser) at(off int) string { return position(p.file, p.text, off) }
 
 // errorf makes an error at off; ctx ("server \"x\": field \"args\"") may be
 // empty. Messages never include a value that came from a variable.
-func (p *configParser) errorf(off int, ctx, format string, args ...any) error {
+func (p *parser) errorf(off int, ctx, format string, args ...any) error {
 	if ctx != "" {
 		ctx += ": "
 	}
-	return fmt.Errorf("%w: %s: %s%s", ErrConfig, p.at(off), ctx, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s: %s%s", ErrInvalid, p.at(off), ctx, fmt.Sprintf(format, args...))
 }
 
 // warn records a warning at off, once per distinct message.
-func (p *configParser) warn(off int, ctx, format string, args ...any) {
+func (p *parser) warn(off int, ctx, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if ctx != "" {
 		msg = ctx + ": " + msg
@@ -75,7 +75,7 @@ func (p *configParser) warn(off int, ctx, format string, args ...any) {
 	p.warnings = append(p.warnings, warning{off, p.at(off) + ": " + msg})
 }
 
-func (p *configParser) parse(data []byte) (*Config, error) {
+func (p *parser) parse(data []byte) (*Config, error) {
 	p.text = bytes.TrimPrefix(data, utf8BOM)
 	clean, err := stripJSONC(p.text)
 	if err != nil {
@@ -124,7 +124,7 @@ func (p *configParser) parse(data []byte) (*Config, error) {
 	if err := p.unique(servers, ctx, "server"); err != nil {
 		return nil, err
 	}
-	cfg := &Config{Servers: map[string]ServerConfig{}}
+	cfg := &Config{Servers: map[string]Server{}}
 	for _, m := range servers.members {
 		sc, err := p.parseServer(m)
 		if err != nil {
@@ -141,7 +141,7 @@ func (p *configParser) parse(data []byte) (*Config, error) {
 }
 
 // unique fails on the second occurrence of a key in an object.
-func (p *configParser) unique(obj *jval, ctx, noun string) error {
+func (p *parser) unique(obj *jval, ctx, noun string) error {
 	first := map[string]int{}
 	for _, m := range obj.members {
 		if o, ok := first[m.key]; ok {
@@ -155,7 +155,7 @@ func (p *configParser) unique(obj *jval, ctx, noun string) error {
 
 // parseInputs reads VS Code's "inputs": [{type, id, description, password,
 // default, options}].
-func (p *configParser) parseInputs(v *jval) error {
+func (p *parser) parseInputs(v *jval) error {
 	p.inputs = map[string]inputDef{}
 	if v == nil || v.kind == jNull {
 		return nil
@@ -198,7 +198,7 @@ func (p *configParser) parseInputs(v *jval) error {
 					return p.errorf(m.val.off, fctx, "want a string, got %s", m.val.kind)
 				}
 				if m.val.str != "promptString" && m.val.str != "pickString" {
-					p.warn(m.val.off, fctx, "type %q is not supported; the value comes from LoadOptions.Inputs", m.val.str)
+					p.warn(m.val.off, fctx, "type %q is not supported; the value comes from Options.Inputs", m.val.str)
 				}
 			case "description":
 				if m.val.kind != jString {
@@ -233,7 +233,7 @@ func (p *configParser) parseInputs(v *jval) error {
 }
 
 // checkOption accepts a pickString option: a string or {"label", "value"}.
-func (p *configParser) checkOption(o *jval, ctx string) error {
+func (p *parser) checkOption(o *jval, ctx string) error {
 	switch o.kind {
 	case jString:
 		return nil
@@ -258,13 +258,13 @@ func (p *configParser) checkOption(o *jval, ctx string) error {
 // warning.
 var quietServerFields = map[string]bool{"autoApprove": true, "alwaysAllow": true, "description": true, "dev": true, "gallery": true}
 
-// serverState is what parsing one server collects besides its ServerConfig.
+// serverState is what parsing one server collects besides its Server.
 type serverState struct {
 	err error // the first reason the server is unusable
 }
 
-func (p *configParser) parseServer(m jmember) (ServerConfig, error) {
-	var sc ServerConfig
+func (p *parser) parseServer(m jmember) (Server, error) {
+	var sc Server
 	if m.key == "" {
 		return sc, p.errorf(m.off, "", "server with an empty name")
 	}
@@ -454,7 +454,7 @@ func (p *configParser) parseServer(m jmember) (ServerConfig, error) {
 }
 
 // strings reads an array of strings.
-func (p *configParser) strings(v *jval, ctx string) ([]string, error) {
+func (p *parser) strings(v *jval, ctx string) ([]string, error) {
 	if v.kind != jArray {
 		return nil, p.errorf(v.off, ctx, "want an array of strings, got %s", v.kind)
 	}
@@ -477,7 +477,7 @@ type keyValue struct {
 // stringMap reads an object of strings. With scalars, numbers and booleans
 // count as their text (VS Code allows them in env) and null entries are
 // left out.
-func (p *configParser) stringMap(v *jval, ctx string, scalars bool) ([]*keyValue, error) {
+func (p *parser) stringMap(v *jval, ctx string, scalars bool) ([]*keyValue, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -576,7 +576,7 @@ var (
 // expand replaces the variables in s, whose string starts at off. ctx names
 // the server and field for warnings. An input without a value makes the
 // server unusable and stays as written.
-func (p *configParser) expand(s string, off int, ctx string, st *serverState) string {
+func (p *parser) expand(s string, off int, ctx string, st *serverState) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
@@ -606,7 +606,7 @@ func (p *configParser) expand(s string, off int, ctx string, st *serverState) st
 				if !declared {
 					why = `is not in "inputs" and has no value`
 				}
-				st.err = &InputError{ID: id, msg: fmt.Sprintf("%v: %s: %s: input %q %s (set LoadOptions.Inputs[%q])", ErrConfig, p.at(off), ctx, id, why, id)}
+				st.err = &InputError{ID: id, msg: fmt.Sprintf("%v: %s: %s: input %q %s (set Options.Inputs[%q])", ErrInvalid, p.at(off), ctx, id, why, id)}
 			}
 			return ref
 		case name == "workspaceFolder":
@@ -638,7 +638,7 @@ func (p *configParser) expand(s string, off int, ctx string, st *serverState) st
 // loadEnvFile adds the variables of a dotenv file to sc.Env; problems make
 // the server unusable rather than the file invalid, as the file may appear
 // later.
-func (p *configParser) loadEnvFile(name string, off int, ctx string, st *serverState, sc *ServerConfig) {
+func (p *parser) loadEnvFile(name string, off int, ctx string, st *serverState, sc *Server) {
 	if !filepath.IsAbs(name) {
 		name = filepath.Join(p.dir, name)
 	}
@@ -649,12 +649,12 @@ func (p *configParser) loadEnvFile(name string, off int, ctx string, st *serverS
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		st.err = fmt.Errorf("%w: %s: %s: cannot read it: %v", ErrConfig, p.at(off), ctx, err)
+		st.err = fmt.Errorf("%w: %s: %s: cannot read it: %v", ErrInvalid, p.at(off), ctx, err)
 		return
 	}
 	vars, err := parseDotenv(data)
 	if err != nil {
-		st.err = fmt.Errorf("%w: %s: %s: %v", ErrConfig, p.at(off), ctx, err)
+		st.err = fmt.Errorf("%w: %s: %s: %v", ErrInvalid, p.at(off), ctx, err)
 		return
 	}
 	if len(vars) > 0 && sc.Env == nil {

@@ -1,9 +1,10 @@
-package mcp
+package config
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"os"
@@ -13,30 +14,28 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Config is a set of MCP servers, as read from a config file by LoadConfig
-// or built in code. docs/config.md describes the files it reads.
+// Config is a set of MCP servers, as read from a config file by [Load] or
+// built in code. docs/config.md describes the files it reads.
 type Config struct {
 	// Servers maps a server's name to how to reach it.
-	Servers map[string]ServerConfig
+	Servers map[string]Server
 
 	// Dir is the folder that relative working directories resolve against,
-	// and where a stdio server without Cwd starts. LoadConfig sets it to the
+	// and where a stdio server without Cwd starts. Load sets it to the
 	// config file's folder; empty means the process's working directory.
 	Dir string
 
-	// Warnings lists what LoadConfig ignored (unknown fields, undefined
+	// Warnings lists what Load ignored (unknown fields, undefined
 	// ${VAR}s), each as "file:line:col: message" naming the server and
 	// field. They never hold a variable's value.
 	Warnings []string
 }
 
-// ServerConfig is one entry of the mcpServers object. Exactly one of
-// Command, URL or Transport is set.
-type ServerConfig struct {
+// Server is one entry of the mcpServers object: plain data saying how to
+// reach one server. Exactly one of Command, URL or Dial is set.
+type Server struct {
 	// Command, Args, Env and Cwd start a stdio server. A relative Cwd
 	// resolves against Config.Dir. The server's environment is Env on top
 	// of a small default set of the Hub's variables (HOME, PATH, ...) and
@@ -60,14 +59,16 @@ type ServerConfig struct {
 	Type    string
 
 	// OAuth, when set, is how a login identifies this client to the
-	// server's authorization server (see OAuthConfig); nil means a client
+	// server's authorization server (see OAuth); nil means a client
 	// registered at login.
-	OAuth *OAuthConfig
+	OAuth *OAuth
 
-	// Transport, when set, makes a fresh transport for each connection
-	// attempt instead of Command or URL: for in-process servers (see
-	// LocalServer) and tests. It is not read from files.
-	Transport func(ctx context.Context) (sdk.Transport, error)
+	// Dial, when set, opens a fresh connection for each connection attempt
+	// instead of Command or URL: a stream of newline-delimited JSON-RPC
+	// messages, as a stdio server speaks on its stdin and stdout. It is for
+	// servers in this process (mcp.LocalServer) and tests; it is not read
+	// from files. Closing the stream ends the connection.
+	Dial func(ctx context.Context) (io.ReadWriteCloser, error)
 
 	// AllowedTools, when not empty, keeps only the tools whose original name
 	// matches one of its entries; DisabledTools drops the tools that match
@@ -77,9 +78,9 @@ type ServerConfig struct {
 	DisabledTools []string
 
 	// Timeout bounds connecting (start, initialize, first tools/list) and,
-	// when set, each tool call. Zero means HubOptions.Timeout for connecting
-	// and no limit but the caller's ctx for calls. In files it is a number of
-	// seconds or a Go duration string ("45s").
+	// when set, each tool call. Zero means the Hub's default for connecting
+	// (mcp.HubOptions.Timeout) and no limit but the caller's ctx for calls.
+	// In files it is a number of seconds or a Go duration string ("45s").
 	Timeout time.Duration
 
 	// Disabled servers are not started.
@@ -87,13 +88,13 @@ type ServerConfig struct {
 
 	// ProtocolVersion is the MCP revision sent in initialize (e.g.
 	// "2025-06-18"), or "latest" for the SDK's newest, probed with
-	// server/discover; empty means HubOptions.ProtocolVersion.
+	// server/discover; empty means the Hub's (mcp.HubOptions.ProtocolVersion).
 	ProtocolVersion string
 
 	// Err, when not nil, says why the server cannot be used although the
 	// file is valid: an ${input:ID} without a value, an unreadable envFile.
 	// The server must not be started; the other servers are fine. Err
-	// wraps ErrConfig and never holds a secret. Disabled wins: a disabled
+	// wraps [ErrInvalid] and never holds a secret. Disabled wins: a disabled
 	// server is not started and not a failure, Err or not.
 	Err error
 }
@@ -101,10 +102,10 @@ type ServerConfig struct {
 // String describes sc without anything that may be secret: it shows the
 // command, the URL's scheme and host, and the names of the environment
 // variables and headers, never args, values or the rest of the URL.
-func (sc ServerConfig) String() string {
+func (sc Server) String() string {
 	var b strings.Builder
 	switch {
-	case sc.Transport != nil:
+	case sc.Dial != nil:
 		b.WriteString("in-process")
 	case sc.Command != "":
 		fmt.Fprintf(&b, "stdio %q", sc.Command)
@@ -143,13 +144,13 @@ func (sc ServerConfig) String() string {
 	return b.String()
 }
 
-// LoadOptions are the caller's part of reading a config file. The zero
-// value, or nil, is fine.
-type LoadOptions struct {
+// Options are the caller's part of reading a config file. The zero value,
+// or nil, is fine.
+type Options struct {
 	// Inputs holds the values of VS Code's ${input:ID} variables, by ID:
 	// what the editor would prompt for. A value here beats the input's
 	// "default". A server that needs an input with neither gets
-	// ServerConfig.Err naming the input; the others load. Values are
+	// Server.Err, an [InputError] naming the input; the others load. Values are
 	// treated as secrets: no error, warning or String shows them.
 	Inputs map[string]string
 
@@ -159,12 +160,14 @@ type LoadOptions struct {
 	WorkspaceFolder string
 }
 
-// ErrConfig is wrapped by every error about an invalid configuration.
-var ErrConfig = errors.New("mcp: invalid config")
+// ErrInvalid is wrapped by every error about an invalid configuration: a
+// file that cannot be read as one, a server that is incomplete or
+// contradictory, and Server.Err.
+var ErrInvalid = errors.New("config: invalid")
 
-// An InputError is the ServerConfig.Err of a server whose config uses an
-// ${input:ID} that has no value: none in LoadOptions.Inputs and no default
-// in "inputs". It wraps ErrConfig; ID says which value to give (a CLI can
+// An InputError is the Server.Err of a server whose config uses an
+// ${input:ID} that has no value: none in Options.Inputs and no default in
+// "inputs". It wraps [ErrInvalid]; ID says which value to give (a CLI can
 // ask for it).
 type InputError struct {
 	ID  string
@@ -173,36 +176,30 @@ type InputError struct {
 
 func (e *InputError) Error() string { return e.msg }
 
-// Unwrap returns ErrConfig.
-func (e *InputError) Unwrap() error { return ErrConfig }
+// Unwrap returns ErrInvalid.
+func (e *InputError) Unwrap() error { return ErrInvalid }
 
-// LoadConfig reads a config file with default LoadOptions; see
-// LoadConfigWith.
-func LoadConfig(file string) (*Config, error) {
-	return LoadConfigWith(file, nil)
-}
-
-// LoadConfigWith reads a config file of MCP servers as Claude Desktop,
-// Claude Code (.mcp.json), Cursor and VS Code (mcp.json, JSONC with
-// "servers", "inputs" and "envFile") write them; docs/config.md has every
-// accepted form. Variables (${VAR}, ${VAR:-default}, ${env:NAME},
-// ${input:ID}, ${workspaceFolder}, ${userHome}) expand in command, args,
-// env, cwd, url, headers and envFile. Unknown fields and undefined
-// variables are ignored with a warning in Config.Warnings. An invalid file
-// fails with an error wrapping ErrConfig that names file:line:col, the
-// server and the field. A server that is valid but cannot be used (an
-// input without a value, an unreadable envFile) gets ServerConfig.Err.
-func LoadConfigWith(file string, opts *LoadOptions) (*Config, error) {
+// Load reads a config file of MCP servers as Claude Desktop, Claude Code
+// (.mcp.json), Cursor and VS Code (mcp.json, JSONC with "servers", "inputs"
+// and "envFile") write them; docs/config.md has every accepted form. opts
+// may be nil. Variables (${VAR}, ${VAR:-default}, ${env:NAME}, ${input:ID},
+// ${workspaceFolder}, ${userHome}) expand in command, args, env, cwd, url,
+// headers and envFile. Unknown fields and undefined variables are ignored
+// with a warning in Config.Warnings. An invalid file fails with an error
+// wrapping [ErrInvalid] that names file:line:col, the server and the field.
+// A server that is valid but cannot be used (an input without a value, an
+// unreadable envFile) gets Server.Err.
+func Load(file string, opts *Options) (*Config, error) {
 	if opts == nil {
-		opts = &LoadOptions{}
+		opts = &Options{}
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	dir, err := filepath.Abs(filepath.Dir(file))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, file, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, file, err)
 	}
 	ws := opts.WorkspaceFolder
 	if ws == "" {
@@ -211,7 +208,7 @@ func LoadConfigWith(file string, opts *LoadOptions) (*Config, error) {
 			ws = filepath.Dir(dir)
 		}
 	}
-	p := &configParser{
+	p := &parser{
 		file:      file,
 		dir:       dir,
 		workspace: ws,
@@ -227,17 +224,34 @@ func LoadConfigWith(file string, opts *LoadOptions) (*Config, error) {
 	return cfg, nil
 }
 
-var (
-	protocolVersionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-)
+// Validate reports the first problem of a config built in code (a loaded
+// one has none), naming the server and field: a server with an empty name,
+// none or more than one of Command, URL and Dial, a field that needs
+// another, a URL that is not http(s), a bad pattern, a negative timeout or
+// a malformed protocol version. The error wraps [ErrInvalid] and holds no
+// secret of a URL. A server's Err is not a problem of the config.
+func (c *Config) Validate() error {
+	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {
+		if name == "" {
+			return fmt.Errorf("%w: server with an empty name", ErrInvalid)
+		}
+		if err := c.Servers[name].validate(name); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	return nil
+}
+
+// protocolVersionRE matches an MCP revision.
+var protocolVersionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // validate reports the first problem with sc, naming the server and field.
-func (sc ServerConfig) validate(name string) error {
+func (sc Server) validate(name string) error {
 	if sc.Err != nil {
 		return nil // reported as the server's failure, not the config's
 	}
 	n := 0
-	for _, set := range []bool{sc.Command != "", sc.URL != "", sc.Transport != nil} {
+	for _, set := range []bool{sc.Command != "", sc.URL != "", sc.Dial != nil} {
 		if set {
 			n++
 		}
@@ -248,14 +262,15 @@ func (sc ServerConfig) validate(name string) error {
 	case n == 0:
 		return fmt.Errorf(`server %q: needs "command" or "url"`, name)
 	case n > 1:
-		return fmt.Errorf(`server %q: has more than one of "command", "url" and a Transport`, name)
+		return fmt.Errorf(`server %q: has more than one of "command", "url" and a Dial`, name)
 	}
 	if sc.URL != "" {
 		u, err := url.Parse(sc.URL)
 		if err != nil {
+			// The URL may hold a credential: give the reason, not the URL.
 			var ue *url.Error
 			if errors.As(err, &ue) {
-				ue.URL = RedactURL(ue.URL) // it may hold a credential
+				err = ue.Err
 			}
 			return fmt.Errorf("server %q: field \"url\": %w", name, err)
 		}
@@ -297,21 +312,4 @@ func (sc ServerConfig) validate(name string) error {
 		return fmt.Errorf(`server %q: field "protocolVersion": %q is not a YYYY-MM-DD revision`, name, sc.ProtocolVersion)
 	}
 	return nil
-}
-
-// toolAllowed applies AllowedTools and DisabledTools to a tool's original
-// name.
-func (sc ServerConfig) toolAllowed(tool string) bool {
-	match := func(patterns []string) bool {
-		for _, p := range patterns {
-			if ok, _ := path.Match(p, tool); ok || p == tool {
-				return true
-			}
-		}
-		return false
-	}
-	if len(sc.AllowedTools) > 0 && !match(sc.AllowedTools) {
-		return false
-	}
-	return !match(sc.DisabledTools)
 }

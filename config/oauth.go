@@ -1,4 +1,4 @@
-package mcp
+package config
 
 import (
 	"fmt"
@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// OAuthConfig is how a login identifies this client to a url server's
+// OAuth is how a login identifies this client to a url server's
 // authorization server (MCP authorization); the Hub itself does not read
 // it. In files it is the server's "oauth" object (docs/config.md). Nothing
 // here is needed for dynamic client registration, the usual case.
-type OAuthConfig struct {
+type OAuth struct {
 	// ClientID and ClientSecret: a client registered beforehand. The secret
 	// is a secret: give it as ${env:NAME} or ${input:ID}.
 	ClientID     string
@@ -26,7 +26,7 @@ type OAuthConfig struct {
 }
 
 // parseOAuth reads a server's "oauth" object into sc.OAuth.
-func (p *configParser) parseOAuth(v *jval, sctx string, st *serverState, sc *ServerConfig) error {
+func (p *parser) parseOAuth(v *jval, sctx string, st *serverState, sc *Server) error {
 	ctx := sctx + `: field "oauth"`
 	if v.kind != jObject {
 		return p.errorf(v.off, ctx, "want an object, got %s", v.kind)
@@ -34,7 +34,7 @@ func (p *configParser) parseOAuth(v *jval, sctx string, st *serverState, sc *Ser
 	if err := p.unique(v, ctx, "field"); err != nil {
 		return err
 	}
-	o := &OAuthConfig{}
+	o := &OAuth{}
 	for _, m := range v.members {
 		fctx := fmt.Sprintf("%s: %q", ctx, m.key)
 		if m.val.kind == jNull {

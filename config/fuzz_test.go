@@ -1,4 +1,4 @@
-package mcp
+package config
 
 import (
 	"bytes"
@@ -93,12 +93,15 @@ func FuzzStripJSONC(f *testing.F) {
 
 const fuzzSecret = "FUZZ-SECRET-VALUE"
 
-var positionRE = regexp.MustCompile(`^mcp: invalid config: fuzz\.json:\d+:\d+: `)
+var positionRE = regexp.MustCompile(`^config: invalid: fuzz\.json:\d+:\d+: `)
 
-func FuzzParseConfig(f *testing.F) {
+// FuzzLoad fuzzes what Load does after reading the file: errors wrap
+// ErrInvalid and name file:line:col, loaded servers validate, and an
+// input's value shows nowhere.
+func FuzzLoad(f *testing.F) {
 	addConfigSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := &configParser{
+		p := &parser{
 			file:      "fuzz.json",
 			dir:       "/nonexistent",
 			workspace: "/ws",
@@ -114,8 +117,8 @@ func FuzzParseConfig(f *testing.F) {
 		cfg, err := p.parse(data)
 		leakCheck := !bytes.Contains(data, []byte(fuzzSecret))
 		if err != nil {
-			if !errors.Is(err, ErrConfig) {
-				t.Fatalf("error does not wrap ErrConfig: %v", err)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error does not wrap ErrInvalid: %v", err)
 			}
 			if !positionRE.MatchString(err.Error()) {
 				t.Fatalf("error has no file:line:col: %v", err)
@@ -134,8 +137,8 @@ func FuzzParseConfig(f *testing.F) {
 			if err := sc.validate(name); err != nil {
 				t.Fatalf("server %q loaded but does not validate: %v", name, err)
 			}
-			if sc.Err != nil && !errors.Is(sc.Err, ErrConfig) {
-				t.Fatalf("server %q: Err does not wrap ErrConfig: %v", name, sc.Err)
+			if sc.Err != nil && !errors.Is(sc.Err, ErrInvalid) {
+				t.Fatalf("server %q: Err does not wrap ErrInvalid: %v", name, sc.Err)
 			}
 			if leakCheck && (strings.Contains(sc.String(), fuzzSecret) || sc.Err != nil && strings.Contains(sc.Err.Error(), fuzzSecret)) {
 				t.Fatalf("server %q shows the input's value: %s", name, sc)
@@ -147,9 +150,9 @@ func FuzzParseConfig(f *testing.F) {
 // addConfigSeeds adds the golden config files as seeds; the rest of the
 // corpus is in testdata/fuzz.
 func addConfigSeeds(f *testing.F) {
-	files, _ := filepath.Glob("testdata/config/*/*.json")
-	more, _ := filepath.Glob("testdata/config/*/.*/*.json")
-	dot, _ := filepath.Glob("testdata/config/*/.*.json")
+	files, _ := filepath.Glob("testdata/*/*.json")
+	more, _ := filepath.Glob("testdata/*/.*/*.json")
+	dot, _ := filepath.Glob("testdata/*/.*.json")
 	for _, file := range append(append(files, more...), dot...) {
 		data, err := os.ReadFile(file)
 		if err != nil {

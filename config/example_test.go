@@ -1,4 +1,4 @@
-package mcp_test
+package config_test
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/config"
 )
 
 // A VS Code mcp.json, with a comment, a trailing comma and an input whose
 // value the caller supplies instead of a prompt.
-func ExampleLoadConfigWith() {
+func ExampleLoad() {
 	dir, err := os.MkdirTemp("", "example")
 	if err != nil {
 		log.Fatal(err)
@@ -31,7 +31,7 @@ func ExampleLoadConfigWith() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg, err := mcp.LoadConfigWith(file, &mcp.LoadOptions{Inputs: map[string]string{"token": "ghp_example"}})
+	cfg, err := config.Load(file, &config.Options{Inputs: map[string]string{"token": "ghp_example"}})
 	if err != nil {
 		log.Fatal(err)
 	}

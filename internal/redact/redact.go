@@ -1,4 +1,8 @@
-package mcp
+// Package redact keeps the secrets of URLs out of errors and logs: one rule
+// for what of a URL is secret ([URL]), and a [Scrubber] that removes the
+// secrets of known URLs from any text, error or log record. mcp uses it for
+// server URLs, config for the URLs in its errors, provider for base URLs.
+package redact
 
 import (
 	"context"
@@ -8,10 +12,9 @@ import (
 	"strings"
 )
 
-// Server URLs often carry credentials (https://host/mcp?api_key=…,
-// https://host/key/abc123/sse, https://token@host/). The Hub never puts
-// them in an error, a ServerStatus or a log line. The rule, applied by
-// RedactURL:
+// URLs often carry credentials (https://host/mcp?api_key=…,
+// https://host/key/abc123/sse, https://token@host/). The rule, applied by
+// URL:
 //
 //   - userinfo (user and password) becomes REDACTED;
 //   - every query value becomes REDACTED (the keys stay, for diagnosis);
@@ -22,29 +25,37 @@ import (
 //     more mixing letters and digits.
 //
 // Scheme, host, port and the other path segments stay, so that an error
-// still says which server failed. Errors that come from the SDK or net/http
-// are scrubbed too: the URL is replaced wherever it appears in their text,
-// and so is each secret part of at least 6 bytes.
+// still says which server failed. A string that does not parse as a URL
+// keeps only its scheme and host. Text that comes from elsewhere (the MCP
+// SDK, net/http) is scrubbed by a Scrubber: the URL is replaced wherever it
+// appears, and so is each secret part of at least 6 bytes.
 
 const redacted = "REDACTED"
 
-// RedactURL returns raw with its secret parts replaced by REDACTED (see
-// above). A string that does not parse as a URL keeps only what comes
-// before any "?", "#" or userinfo.
-func RedactURL(raw string) string {
+// URL returns raw with its secret parts replaced by REDACTED (see above).
+// A string that does not parse as a URL keeps only its scheme and host,
+// without userinfo: "scheme://host/REDACTED", or REDACTED without a
+// scheme.
+func URL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		s, _, _ := strings.Cut(raw, "?")
-		s, _, _ = strings.Cut(s, "#")
-		if scheme, rest, ok := strings.Cut(s, "://"); ok {
-			if at := strings.LastIndexByte(rest, '@'); at >= 0 {
-				rest = redacted + rest[at:]
-			}
-			s = scheme + "://" + rest
-		}
-		return s
+	if err == nil {
+		return redactParsed(u).String()
 	}
-	return redactParsed(u).String()
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || scheme == "" || strings.ContainsAny(scheme, "/?#@") {
+		return redacted
+	}
+	host := rest
+	if i := strings.IndexAny(host, "/?#"); i >= 0 {
+		host = host[:i]
+	}
+	if at := strings.LastIndexByte(host, '@'); at >= 0 {
+		host = host[at+1:]
+	}
+	if host == rest {
+		return scheme + "://" + host
+	}
+	return scheme + "://" + host + "/" + redacted
 }
 
 func redactParsed(u *url.URL) *url.URL {
@@ -113,12 +124,16 @@ func secretSegment(segs []string, i int) bool {
 	return letters && digits
 }
 
-// redactor scrubs the secrets of a set of URLs from any text.
-type redactor struct {
+// A Scrubber removes the secrets of a set of URLs from any text: each URL
+// becomes what URL makes of it, and each secret part of it (userinfo, query
+// values, fragment, secret path segments) of at least 6 bytes becomes
+// REDACTED. A nil *Scrubber scrubs nothing. It is safe for concurrent use.
+type Scrubber struct {
 	repl *strings.Replacer // nil when there is nothing to scrub
 }
 
-func newRedactor(urls []string) *redactor {
+// NewScrubber returns a Scrubber for urls; empty strings are ignored.
+func NewScrubber(urls []string) *Scrubber {
 	var pairs []string
 	add := func(secret, with string) {
 		if secret != "" && secret != with {
@@ -130,7 +145,7 @@ func newRedactor(urls []string) *redactor {
 		if raw == "" {
 			continue
 		}
-		red := RedactURL(raw)
+		red := URL(raw)
 		add(raw, red)
 		u, err := url.Parse(raw)
 		if err != nil {
@@ -171,7 +186,7 @@ func newRedactor(urls []string) *redactor {
 		}
 	}
 	if len(pairs) == 0 {
-		return &redactor{}
+		return &Scrubber{}
 	}
 	// Longest first, so that a whole URL wins over a part of it.
 	type pair struct{ old, new string }
@@ -184,24 +199,25 @@ func newRedactor(urls []string) *redactor {
 	for _, p := range ps {
 		pairs = append(pairs, p.old, p.new)
 	}
-	return &redactor{repl: strings.NewReplacer(pairs...)}
+	return &Scrubber{repl: strings.NewReplacer(pairs...)}
 }
 
-func (r *redactor) scrub(s string) string {
+// String returns s scrubbed.
+func (r *Scrubber) String(s string) string {
 	if r == nil || r.repl == nil {
 		return s
 	}
 	return r.repl.Replace(s)
 }
 
-// err returns err with its text scrubbed; errors.Is and errors.As still
-// see the original chain.
-func (r *redactor) err(err error) error {
+// Err returns err with its text scrubbed; errors.Is and errors.As still
+// see the original chain. A nil error stays nil.
+func (r *Scrubber) Err(err error) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
-	if clean := r.scrub(msg); clean != msg {
+	if clean := r.String(msg); clean != msg {
 		return &redactedError{msg: clean, err: err}
 	}
 	return err
@@ -215,8 +231,9 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// handler scrubs log records, the SDK's included, before h sees them.
-func (r *redactor) handler(h slog.Handler) slog.Handler {
+// Handler returns a handler that scrubs log records (message, string and
+// error attributes, groups) before h sees them.
+func (r *Scrubber) Handler(h slog.Handler) slog.Handler {
 	if r == nil || r.repl == nil {
 		return h
 	}
@@ -225,13 +242,13 @@ func (r *redactor) handler(h slog.Handler) slog.Handler {
 
 type redactHandler struct {
 	h slog.Handler
-	r *redactor
+	r *Scrubber
 }
 
 func (h *redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
 
 func (h *redactHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.r.scrub(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.attr(a))
 		return true
@@ -255,7 +272,7 @@ func (h *redactHandler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, h.r.scrub(v.String()))
+		return slog.String(a.Key, h.r.String(v.String()))
 	case slog.KindGroup:
 		g := v.Group()
 		clean := make([]any, len(g))
@@ -265,10 +282,10 @@ func (h *redactHandler) attr(a slog.Attr) slog.Attr {
 		return slog.Group(a.Key, clean...)
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			return slog.Any(a.Key, h.r.err(err))
+			return slog.Any(a.Key, h.r.Err(err))
 		}
-		if s := v.String(); s != h.r.scrub(s) {
-			return slog.String(a.Key, h.r.scrub(s))
+		if s := v.String(); s != h.r.String(s) {
+			return slog.String(a.Key, h.r.String(s))
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}

@@ -4,103 +4,29 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
+	"path"
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/tool"
 )
 
-// updateTools replaces a ready server's tools and returns what changed, for
-// apply.
-func (h *Hub) updateTools(s *server, list []*sdk.Tool) tool.Change {
-	tools := map[string]tool.Tool{}
-	originals := map[string]string{}
-	disabled := map[string]string{}
-	var warnings []string
-	seen := map[string]bool{}
-
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if s.state != StateReady {
-		return tool.Change{Server: s.name}
-	}
-	for _, t := range list {
-		if t == nil || seen[t.Name] {
-			if t != nil {
-				warnings = append(warnings, fmt.Sprintf("tool %q listed twice; kept the first", t.Name))
+// toolAllowed applies AllowedTools and DisabledTools to a tool's original
+// name.
+func toolAllowed(sc config.Server, name string) bool {
+	match := func(patterns []string) bool {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, name); ok || p == name {
+				return true
 			}
-			continue
 		}
-		seen[t.Name] = true
-		q := QualifiedName(s.name, t.Name)
-		if owner, ok := h.routes[q]; ok && owner != s {
-			warnings = append(warnings, fmt.Sprintf("tool %q: qualified name %q is taken by server %s; dropped", t.Name, q, owner.name))
-			continue
-		}
-		if !s.cfg.toolAllowed(t.Name) {
-			disabled[q] = t.Name
-			continue
-		}
-		ct, warn, ok := convertTool(s.name, q, t)
-		if warn != "" {
-			warnings = append(warnings, warn)
-		}
-		if !ok {
-			continue
-		}
-		tools[q] = ct
-		originals[q] = t.Name
+		return false
 	}
-
-	var ch tool.Change
-	ch.Server = s.name
-	for _, q := range slices.Sorted(maps.Keys(tools)) {
-		old, ok := s.tools[q]
-		switch {
-		case !ok:
-			ch.Added = append(ch.Added, tools[q])
-		case !sameTool(old, tools[q]):
-			ch.Changed = append(ch.Changed, tools[q])
-		}
+	if len(sc.AllowedTools) > 0 && !match(sc.AllowedTools) {
+		return false
 	}
-	for _, q := range slices.Sorted(maps.Keys(s.tools)) {
-		if _, ok := tools[q]; !ok {
-			ch.Removed = append(ch.Removed, q)
-		}
-	}
-	for q, owner := range h.routes {
-		if owner == s {
-			delete(h.routes, q)
-		}
-	}
-	for q := range tools {
-		h.routes[q] = s
-	}
-	for q := range disabled {
-		h.routes[q] = s
-	}
-	s.tools, s.originals, s.disabled, s.warnings = tools, originals, disabled, warnings
-	return ch
-}
-
-// apply hands a change to OnChange, one call at a time, and records its
-// error in the server's status. It must be called from s's supervisor, so
-// that a server's changes arrive in order, and without h.mu held.
-func (h *Hub) apply(s *server, ch tool.Change) {
-	if h.opts.OnChange == nil || ch.Empty() {
-		return
-	}
-	h.changeMu.Lock()
-	err := h.opts.OnChange(h.life, ch)
-	h.changeMu.Unlock()
-	if err != nil {
-		h.opts.Logger.Warn("mcp: applying a tool change failed", "server", s.name, "error", err)
-	}
-	h.mu.Lock()
-	s.applyErr = err
-	h.mu.Unlock()
+	return !match(sc.DisabledTools)
 }
 
 func sameTool(a, b tool.Tool) bool {

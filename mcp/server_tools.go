@@ -1,0 +1,305 @@
+package mcp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/internal/cachefile"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// updateTools replaces a ready server's tools and returns what changed, for
+// apply.
+func (s *server) updateTools(list []*sdk.Tool) tool.Change {
+	h := s.h
+	tools := map[string]tool.Tool{}
+	originals := map[string]string{}
+	disabled := map[string]string{}
+	var warnings []string
+	seen := map[string]bool{}
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.state != StateReady {
+		return tool.Change{Server: s.name}
+	}
+	for _, t := range list {
+		if t == nil || seen[t.Name] {
+			if t != nil {
+				warnings = append(warnings, fmt.Sprintf("tool %q listed twice; kept the first", t.Name))
+			}
+			continue
+		}
+		seen[t.Name] = true
+		q := QualifiedName(s.name, t.Name)
+		if owner, ok := h.routes[q]; ok && owner != s {
+			warnings = append(warnings, fmt.Sprintf("tool %q: qualified name %q is taken by server %s; dropped", t.Name, q, owner.name))
+			continue
+		}
+		if !toolAllowed(s.cfg, t.Name) {
+			disabled[q] = t.Name
+			continue
+		}
+		ct, warn, ok := convertTool(s.name, q, t)
+		if warn != "" {
+			warnings = append(warnings, warn)
+		}
+		if !ok {
+			continue
+		}
+		tools[q] = ct
+		originals[q] = t.Name
+	}
+
+	var ch tool.Change
+	ch.Server = s.name
+	for _, q := range slices.Sorted(maps.Keys(tools)) {
+		old, ok := s.tools[q]
+		switch {
+		case !ok:
+			ch.Added = append(ch.Added, tools[q])
+		case !sameTool(old, tools[q]):
+			ch.Changed = append(ch.Changed, tools[q])
+		}
+	}
+	for _, q := range slices.Sorted(maps.Keys(s.tools)) {
+		if _, ok := tools[q]; !ok {
+			ch.Removed = append(ch.Removed, q)
+		}
+	}
+	for q, owner := range h.routes {
+		if owner == s {
+			delete(h.routes, q)
+		}
+	}
+	for q := range tools {
+		h.routes[q] = s
+	}
+	for q := range disabled {
+		h.routes[q] = s
+	}
+	s.tools, s.originals, s.disabled, s.warnings = tools, originals, disabled, warnings
+	return ch
+}
+
+// apply hands a change to OnChange, one call at a time, and records its
+// error in the server's status. It must be called from s's supervisor, so
+// that a server's changes arrive in order, and without h.mu held.
+func (s *server) apply(ch tool.Change) {
+	h := s.h
+	if h.opts.OnChange == nil || ch.Empty() {
+		return
+	}
+	h.changeMu.Lock()
+	err := h.opts.OnChange(h.life, ch)
+	h.changeMu.Unlock()
+	if err != nil {
+		h.opts.Logger.Warn("mcp: applying a tool change failed", "server", s.name, "error", err)
+	}
+	h.mu.Lock()
+	s.applyErr = err
+	h.mu.Unlock()
+}
+
+// restFromCache makes s lazy with the tools of its cache entry e, unless e
+// is nil or a cached name is taken by another server. h.mu is held.
+func (s *server) restFromCache(e *catalogEntry) bool {
+	h := s.h
+	if e == nil {
+		return false
+	}
+	tools := map[string]tool.Tool{}
+	originals := map[string]string{}
+	for _, t := range e.Tools {
+		if owner, ok := h.routes[t.Name]; ok && owner != s {
+			return false
+		}
+		tools[t.Name] = t
+		originals[t.Name] = t.OriginalName
+	}
+	for q := range e.Disabled {
+		if owner, ok := h.routes[q]; ok && owner != s {
+			return false
+		}
+	}
+	s.tools, s.originals, s.disabled = tools, originals, maps.Clone(e.Disabled)
+	if s.disabled == nil {
+		s.disabled = map[string]string{}
+	}
+	for q := range s.tools {
+		h.routes[q] = s
+	}
+	for q := range s.disabled {
+		h.routes[q] = s
+	}
+	s.version = e.ProtocolVersion
+	s.info = &sdk.Implementation{Name: e.ServerName, Version: e.ServerVersion}
+	s.lazy.cachedAt = e.Created
+	s.lazy.fromCache = true
+	s.state = StateLazy
+	return true
+}
+
+// cacheFile is s's cache entry: named after its name prefix and
+// fingerprint.
+func (s *server) cacheFile() string {
+	return filepath.Join(s.h.catalogDir(), serverPrefix(s.name)+"-"+s.lazy.fp+".json")
+}
+
+// fingerprint identifies how a server is launched: what decides which tools
+// it lists. Environment and headers go in as hashes, and the whole as a
+// hash, so the fingerprint holds no secret. A server with a Dial has none
+// (it cannot be told apart from another run's).
+func (s *server) fingerprint() string {
+	h, name, sc := s.h, s.name, s.cfg
+	key := ""
+	if sc.Dial != nil {
+		if dialKey == nil {
+			return ""
+		}
+		key = dialKey(name)
+	}
+	version := sc.ProtocolVersion
+	if version == "" {
+		version = h.opts.ProtocolVersion
+		if version == "" {
+			version = "latest"
+		}
+	}
+	launch := struct {
+		Format          int
+		Server          string
+		Key             string
+		Command         string
+		Args            []string
+		Cwd             string
+		URL             string
+		Type            string
+		ProtocolVersion string
+		AllowedTools    []string
+		DisabledTools   []string
+		Env, Headers    string
+	}{
+		Format: catalogFormat, Server: name, Key: key,
+		Args: sc.Args, URL: sc.URL, Type: sc.Type, ProtocolVersion: version,
+		AllowedTools: sc.AllowedTools, DisabledTools: sc.DisabledTools,
+		Env: hashMap(sc.Env), Headers: hashMap(sc.Headers),
+	}
+	if sc.Command != "" {
+		// As commandTransport resolves them.
+		dir := h.dir
+		if sc.Cwd != "" {
+			dir = sc.Cwd
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(h.dir, dir)
+			}
+		}
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		launch.Cwd = dir
+		launch.Command = sc.Command
+		if strings.ContainsRune(sc.Command, filepath.Separator) && !filepath.IsAbs(sc.Command) {
+			launch.Command = filepath.Join(dir, sc.Command)
+		}
+	}
+	b, err := json.Marshal(launch)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// hashMap returns the hex SHA-256 of a map's sorted keys and values.
+func hashMap(m map[string]string) string {
+	if len(m) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+		h.Write([]byte(m[k]))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// loadCatalog reads s's cache entry. A missing entry is a miss; an
+// unreadable, corrupt or foreign one is a miss with a warning, and is
+// rewritten when the server has listed its tools.
+func (s *server) loadCatalog() *catalogEntry {
+	h := s.h
+	file := s.cacheFile()
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		var e catalogEntry
+		if err = json.Unmarshal(data, &e); err == nil {
+			if err = e.check(s.name, s.lazy.fp); err == nil {
+				return &e
+			}
+		}
+	}
+	h.opts.Logger.Warn("mcp: cache entry ignored; the server starts now and rewrites it", "server", s.name, "file", file, "error", err)
+	return nil
+}
+
+// storeCatalog writes the tools s has just listed to its cache entry. A
+// failure is logged: the cache only saves time.
+func (s *server) storeCatalog() {
+	h := s.h
+	if h.opts.NoCache || s.lazy.fp == "" {
+		return
+	}
+	h.mu.Lock()
+	if s.state != StateReady {
+		h.mu.Unlock()
+		return
+	}
+	s.lazy.fromCache = false
+	e := catalogEntry{
+		Format:          catalogFormat,
+		Server:          s.name,
+		Fingerprint:     s.lazy.fp,
+		Created:         time.Now().UTC(),
+		ProtocolVersion: s.version,
+		Tools:           make([]tool.Tool, 0, len(s.tools)),
+	}
+	for _, q := range slices.Sorted(maps.Keys(s.tools)) {
+		e.Tools = append(e.Tools, s.tools[q])
+	}
+	if len(s.disabled) > 0 {
+		e.Disabled = maps.Clone(s.disabled)
+	}
+	if s.info != nil {
+		e.ServerName, e.ServerVersion = s.info.Name, s.info.Version
+	}
+	h.mu.Unlock()
+
+	data, err := json.MarshalIndent(e, "", "\t")
+	if err == nil {
+		err = cachefile.WriteAtomic(s.cacheFile(), data)
+	}
+	if err != nil {
+		h.opts.Logger.Warn("mcp: writing the cache entry failed", "server", s.name, "error", err)
+		return
+	}
+	h.mu.Lock()
+	s.lazy.cachedAt = e.Created
+	h.mu.Unlock()
+}
