@@ -14,7 +14,6 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/encoder"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/toolindex"
@@ -80,7 +79,7 @@ func TestOpenCachesDerivedData(t *testing.T) {
 		}
 		emb := &countingEmbedder{Embedder: local}
 		sem := &countingEmbedder{Embedder: use}
-		ts, err := toolsift.Open(ctx, path, &toolsift.Options{Embedder: emb, Semantic: sem, Hub: mcp.HubOptions{CacheDir: cache}})
+		ts, err := toolsift.Open(ctx, path, &toolsift.Options{Embedder: emb, Semantic: sem, CacheDir: cache})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,9 +24,10 @@
 //
 // # What is cached
 //
-// Open keeps, in the Hub's cache folder (os.UserCacheDir()/toolsift, or
-// Options.Hub.CacheDir; nothing with Options.Hub.NoCache), each server's
-// tool list (catalog/, see package mcp), the vector of every tool document
+// The Toolset owns one cache folder (os.UserCacheDir()/toolsift, or
+// Options.CacheDir; nothing with Options.NoCache) and hands the Hub its
+// part. It keeps each server's tool list there (catalog/, see package
+// mcp), the vector of every tool document
 // per embedder (vectors/) and the full-tier token cost of every tool per
 // tokenizer (tokens/), all keyed by content hashes. A second Open of the
 // same config starts no server that has a cache entry, embeds one document
@@ -35,6 +36,15 @@
 // out about 0.5 s after start (benchmarks/lazystart.sh). The cache holds
 // tool metadata, vectors and counts, never an env or header value, a URL,
 // nor a query.
+//
+// # One wiring
+//
+// New builds a Toolset over a list of tools, with no servers behind them;
+// OpenConfig builds the same Toolset and then feeds its index from the
+// Hub. toolbench eval and the benchmarks measure catalogs through New, so
+// the embedders, cache, tokenizer and Think options they measure are the
+// ones Open gives an agent. Search is the typed search (any k from 1);
+// SearchTools is its JSON form for the model's search_tools calls.
 //
 // The packages below it can be used on their own: mcp (many servers, one
 // Hub), toolindex (the index), retrieval (ranking), budget (token counts and

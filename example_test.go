@@ -10,6 +10,7 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // ExampleOpenConfig opens a Toolset over a config built in code, where
@@ -51,6 +52,34 @@ func ExampleOpenConfig() {
 	// search: demo__get_weather
 	// offered: [demo__get_weather demo__send_email] everything fits: true
 	// call: sunny, 21°C
+}
+
+// ExampleNew builds a Toolset over a list of tools, with no servers behind
+// them (as toolbench eval and the benchmarks do), and searches it.
+func ExampleNew() {
+	ctx := context.Background()
+	mk := func(name, desc string) tool.Tool {
+		return tool.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)}.WithHash()
+	}
+	ts, err := toolsift.New(ctx, []tool.Tool{
+		mk("get_weather", "Get the current weather for a city."),
+		mk("send_email", "Send an email to a recipient."),
+		mk("create_event", "Create a calendar event."),
+	}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ts.Close()
+	found, err := ts.Search(ctx, "email my boss", 2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range found {
+		fmt.Printf("%s %.2f\n", m.Tool.Name, m.Score)
+	}
+	// Output:
+	// send_email 1.00
+	// create_event 0.10
 }
 
 // ExampleOpen opens the servers of a config file (here one whose only

@@ -6,20 +6,12 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift/internal/npmtest"
+	"github.com/toolsift/toolsift/internal/testenv"
 )
 
-// TestMain keeps the tool-list cache in a folder of this run, not the
-// user's.
-func TestMain(m *testing.M) {
-	cache, err := os.MkdirTemp("", "toolsift-cache")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_CACHE_HOME", cache)
-	code := m.Run()
-	os.RemoveAll(cache)
-	os.Exit(code)
-}
+// TestMain keeps the caches in a folder of this run, not the user's, and
+// fails the run on leaked goroutines (see testenv.Main).
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // requireNPMServers returns the folder of the pinned reference servers
 // (see npmtest.Dir).

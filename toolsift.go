@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 
@@ -23,11 +25,12 @@ import (
 // ErrOptions reports invalid Options.
 var ErrOptions = errors.New("toolsift: invalid options")
 
-// Options configure Open. The zero value (or nil) gives the measured
-// defaults: the built-in offline embedders (hashed n-grams and Universal
-// Sentence Encoder Lite) beside BM25F, o200k_base, a 4,000-token tool
-// budget filled from the best 20 ranked tools (think.DefaultBudget,
-// think.DefaultK), search_tools whenever a tool is left out.
+// Options configure Open, OpenConfig and New. The zero value (or nil)
+// gives the measured defaults: the built-in offline embedders (hashed
+// n-grams and Universal Sentence Encoder Lite) beside BM25F, o200k_base, a
+// 4,000-token tool budget filled from the best 20 ranked tools
+// (think.DefaultBudget, think.DefaultK), search_tools whenever a tool is
+// left out, and the cache in os.UserCacheDir()/toolsift.
 type Options struct {
 	// Embedder embeds tools and queries for the vector signal; nil means
 	// the built-in hashed n-grams (toolindex.NewLocalEmbedder).
@@ -39,24 +42,31 @@ type Options struct {
 	// Embedder is nil too, and no semantic signal when Embedder is set (a
 	// model given as Embedder is one already); NoSemantic turns it off.
 	// Its vectors are cached (see the package doc), so only new tools cost
-	// their encoding, 1.5–3 ms of CPU each with AVX-512.
+	// their encoding.
 	Semantic   toolindex.Embedder
 	NoSemantic bool
 	// Encoding is the tiktoken encoding that counts the budget
 	// ("o200k_base", "cl100k_base", ...); empty means o200k_base.
 	Encoding string
 	// Think sets the budget, retrieval depth and search_tools policy of
-	// each step. Its Tokenizer, when nil, is made from Encoding.
+	// each step. Its Tokenizer, when nil, is made from Encoding; its
+	// Costs, when nil, is the cache.
 	Think think.Options
+	// CacheDir is the folder of the cache (see the package doc): the
+	// Toolset's tool vectors and token costs, and the Hub's tool lists in
+	// its catalog subfolder. Empty means os.UserCacheDir()/toolsift.
+	// NoCache turns the cache off: nothing is read or written, and every
+	// server starts at Open.
+	CacheDir string
+	NoCache  bool
 	// Hub sets timeouts, concurrency and the protocol revision of the MCP
-	// connections, Progress hears how far Open's connecting is (a caller
-	// has no Toolset to look at until then), and CacheDir and NoCache also
-	// decide where the Toolset caches tool vectors and token costs (see the
-	// package doc). Its OnChange must be nil: the Toolset keeps its index
-	// current itself.
+	// connections (Open and OpenConfig only); Progress hears how far Open's
+	// connecting is (a caller has no Toolset to look at until then). Its
+	// OnChange, CacheDir and NoCache must be zero: the Toolset keeps its
+	// index current itself and hands the Hub the cache folder.
 	Hub mcp.HubOptions
 	// Inputs are the values of a config's ${input:ID} variables (VS Code's
-	// "inputs"). They are secrets: never logged or printed.
+	// "inputs"; Open only). They are secrets: never logged or printed.
 	Inputs map[string]string
 	// Logger receives diagnostics; nil discards them. It is also the Hub's
 	// logger unless Hub.Logger is set.
@@ -69,7 +79,7 @@ type Options struct {
 // that connects, notifies tools/list_changed, restarts or goes away changes
 // it. agent.New accepts a *Toolset as it is. It is safe for concurrent use.
 type Toolset struct {
-	hub      *mcp.Hub
+	hub      *mcp.Hub // nil for a Toolset made by New
 	ix       *toolindex.Index
 	th       *think.Thinker
 	store    *cachefile.Store // nil when the cache is off
@@ -82,7 +92,7 @@ type Toolset struct {
 // servers and returns when every server that connected has its tools in
 // the index. A server that fails does not fail Open: Status reports it
 // with its reason and stderr tail. Open fails on a config that cannot be
-// read, on invalid Options, or when ctx ends first.
+// read, on invalid Options (ErrOptions), or when ctx ends first.
 func Open(ctx context.Context, path string, opts *Options) (*Toolset, error) {
 	var inputs map[string]string
 	if opts != nil {
@@ -97,32 +107,83 @@ func Open(ctx context.Context, path string, opts *Options) (*Toolset, error) {
 
 // OpenConfig is Open with a config built in code, where MCP servers and
 // local Go functions (mcp.LocalServer) mix: every tool is listed and called
-// the same way, whatever is behind it.
+// the same way, whatever is behind it. It builds the Toolset as New does,
+// then feeds its index from the Hub.
 func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolset, error) {
+	ts, o, err := newToolset(opts)
+	if err != nil {
+		return nil, err
+	}
+	hubOpts := o.Hub
+	hubOpts.OnChange = ts.apply
+	hubOpts.CacheDir, hubOpts.NoCache = ts.cacheDir(), ts.store == nil
+	if hubOpts.Logger == nil {
+		hubOpts.Logger = o.Logger
+	}
+	hub, err := mcp.NewHub(cfg, &hubOpts)
+	if err != nil {
+		return nil, err
+	}
+	ts.hub = hub
+	if cfg != nil {
+		ts.warnings = slices.Clone(cfg.Warnings)
+	}
+	if err := hub.Connect(ctx); err != nil {
+		_ = hub.Close()
+		return nil, err
+	}
+	ts.ready()
+	return ts, nil
+}
+
+// New returns a Toolset over a fixed list of tools, with no servers behind
+// them: it lists, searches and thinks exactly as a Toolset from Open does
+// (the same embedders, cache, tokenizer and Think options), and Call fails
+// with an error wrapping tool.ErrUnavailable. toolbench eval and the
+// benchmarks measure catalogs read from files this way. Options.Hub and
+// Inputs do not apply. New fails on invalid Options (ErrOptions), or when
+// the tools cannot be indexed (toolindex.ErrInvalidTool, an embedder's
+// error, or ctx's).
+func New(ctx context.Context, tools []tool.Tool, opts *Options) (*Toolset, error) {
+	ts, _, err := newToolset(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ts.ix.Upsert(ctx, tools...); err != nil {
+		return nil, fmt.Errorf("toolsift: index %d tools: %w", len(tools), err)
+	}
+	ts.ready()
+	return ts, nil
+}
+
+// newToolset is the one wiring of the library: the options resolved, the
+// cache, the index over the embedders and the Think step. The Toolset has
+// no tools and no Hub yet.
+func newToolset(opts *Options) (*Toolset, Options, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	if o.Hub.OnChange != nil {
-		return nil, fmt.Errorf("%w: Hub.OnChange is the Toolset's own", ErrOptions)
+	switch {
+	case o.Hub.OnChange != nil:
+		return nil, o, fmt.Errorf("%w: Hub.OnChange is the Toolset's own", ErrOptions)
+	case o.Hub.CacheDir != "" || o.Hub.NoCache:
+		return nil, o, fmt.Errorf("%w: the cache folder is set by Options.CacheDir and NoCache, not Hub.CacheDir and Hub.NoCache", ErrOptions)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Hub.Logger == nil {
-		o.Hub.Logger = o.Logger
 	}
 	emb, sem := o.Embedder, o.Semantic
 	if emb == nil {
 		local, err := toolindex.NewLocalEmbedder(nil)
 		if err != nil {
-			return nil, fmt.Errorf("%w: embedder: %w", ErrOptions, err)
+			return nil, o, fmt.Errorf("%w: embedder: %w", ErrOptions, err)
 		}
 		emb = local
 		if sem == nil && !o.NoSemantic {
 			use, err := encoder.NewUSE(nil)
 			if err != nil {
-				return nil, fmt.Errorf("%w: semantic embedder: %w", ErrOptions, err)
+				return nil, o, fmt.Errorf("%w: semantic embedder: %w", ErrOptions, err)
 			}
 			sem = use
 		}
@@ -140,33 +201,30 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 	}
 	ix, err := toolindex.New(emb, &ixOpts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+		return nil, o, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	th, err := newThinker(ix, o)
+	to := o.Think
+	if to.Tokenizer == nil && o.Encoding != "" {
+		if to.Tokenizer, err = budget.NewTokenizer("", o.Encoding); err != nil {
+			return nil, o, fmt.Errorf("%w: encoding %q: %w", ErrOptions, o.Encoding, err)
+		}
+	}
+	th, err := think.New(ix, &to)
 	if err != nil {
-		return nil, err
+		return nil, o, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	ts.ix, ts.th = ix, th
-	hubOpts := o.Hub
-	hubOpts.OnChange = ts.apply
-	hub, err := mcp.NewHub(cfg, &hubOpts)
-	if err != nil {
-		return nil, err
-	}
-	ts.hub = hub
-	if cfg != nil {
-		ts.warnings = slices.Clone(cfg.Warnings)
-	}
-	if err := hub.Connect(ctx); err != nil {
-		_ = hub.Close()
-		return nil, err
-	}
+	return ts, o, nil
+}
+
+// ready ends the Toolset's construction: from now on a change of the
+// index updates the catalog's cost and the cache at once. The catalog's
+// cost is counted (or found in the cache) now, not at the first Think
+// step.
+func (ts *Toolset) ready() {
 	ts.opened.Store(true)
-	// The catalog's cost is counted (or found in the cache) now, not at
-	// the first Think step.
-	th.CatalogCost()
+	ts.th.CatalogCost()
 	ts.flush()
-	return ts, nil
 }
 
 // apply is the Hub's OnChange: the change goes into the index, and once
@@ -192,34 +250,36 @@ func (ts *Toolset) flush() {
 	}
 }
 
-// openStore returns the cache of derived data in the Hub's cache folder,
-// or nil when the cache is off (Hub.NoCache) or there is no user cache
-// folder.
+// cacheDir returns the cache folder, "" when the cache is off.
+func (ts *Toolset) cacheDir() string {
+	if ts.store == nil {
+		return ""
+	}
+	return ts.store.Dir()
+}
+
+// openStore returns the cache in the folder the options name, or nil when
+// the cache is off (NoCache) or there is no user cache folder (logged).
 func openStore(o Options) *cachefile.Store {
-	dir, err := o.Hub.CacheFolder()
-	if err != nil || dir == "" {
+	if o.NoCache {
 		return nil
+	}
+	dir := o.CacheDir
+	if dir == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			o.Logger.Warn("toolsift: no cache folder; nothing is cached", "error", err)
+			return nil
+		}
+		dir = filepath.Join(d, "toolsift")
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
 	}
 	s := cachefile.NewStore(dir)
 	log := o.Logger
 	s.OnError = func(err error) { log.Warn("toolsift: cache", "error", err) }
 	return s
-}
-
-func newThinker(ix *toolindex.Index, o Options) (*think.Thinker, error) {
-	to := o.Think
-	if to.Tokenizer == nil {
-		tok, err := budget.NewTokenizer("", o.Encoding)
-		if err != nil {
-			return nil, fmt.Errorf("%w: encoding %q: %w", ErrOptions, o.Encoding, err)
-		}
-		to.Tokenizer = tok
-	}
-	th, err := think.New(ix, &to)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
-	}
-	return th, nil
 }
 
 // Tools returns every indexed tool, sorted by name.
@@ -228,14 +288,12 @@ func (ts *Toolset) Tools() []tool.Tool { return slices.Collect(ts.ix.All()) }
 // Get returns the indexed tool with that name.
 func (ts *Toolset) Get(name string) (tool.Tool, bool) { return ts.ix.Get(name) }
 
-// Search returns the k tools that best match query, best first.
+// Search returns the k tools that best match query, best first, each with
+// its score and (in Tool.Server) its server: see retrieval.Retriever.Search.
+// An empty query or k < 1 is an error wrapping retrieval.ErrSearch; fewer
+// than k come back when the catalog is smaller.
 func (ts *Toolset) Search(ctx context.Context, query string, k int) ([]retrieval.Match, error) {
-	args, err := json.Marshal(retrieval.SearchArgs{Query: query, K: k})
-	if err != nil {
-		return nil, err
-	}
-	_, found, err := ts.th.Retriever().SearchTools(ctx, args)
-	return found, err
+	return ts.th.Retriever().Search(ctx, query, k)
 }
 
 // Think chooses the tools of one agent step within the budget (see
@@ -244,7 +302,9 @@ func (ts *Toolset) Think(ctx context.Context, req think.Request) (think.Offer, e
 	return ts.th.Think(ctx, req)
 }
 
-// SearchTools answers the search_tools meta-tool.
+// SearchTools answers the search_tools meta-tool, whose JSON arguments the
+// model wrote: a thin wrapper on Search with the model's rules and
+// messages (see retrieval.Retriever.SearchTools).
 func (ts *Toolset) SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error) {
 	return ts.th.Retriever().SearchTools(ctx, args)
 }
@@ -253,26 +313,49 @@ func (ts *Toolset) SearchTools(ctx context.Context, args json.RawMessage) (strin
 // Result with IsError set; an error wraps tool.ErrUnknown,
 // tool.ErrUnavailable or tool.ErrInvalidArguments and names the tool and
 // server.
+//
+// A Toolset made by New has no servers: Call fails with tool.ErrUnknown for
+// a name it does not list, and tool.ErrUnavailable for one it does.
 func (ts *Toolset) Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
+	if ts.hub == nil {
+		if _, ok := ts.ix.Get(name); !ok {
+			return tool.Result{}, fmt.Errorf("%w: %q", tool.ErrUnknown, name)
+		}
+		return tool.Result{}, fmt.Errorf("%w: call %s: this Toolset was made by toolsift.New from a list of tools, with no server to call", tool.ErrUnavailable, name)
+	}
 	return ts.hub.Call(ctx, name, args)
 }
 
 // Status reports every configured server: state, reason of a failure,
 // stderr tail, tool count, and ApplyErr when its tools could not be
 // indexed.
-func (ts *Toolset) Status() []mcp.ServerStatus { return ts.hub.Status() }
+// A Toolset made by New has none.
+func (ts *Toolset) Status() []mcp.ServerStatus {
+	if ts.hub == nil {
+		return nil
+	}
+	return ts.hub.Status()
+}
 
 // Warnings lists what the config loader ignored, each naming file, line,
 // server and field.
 func (ts *Toolset) Warnings() []string { return slices.Clone(ts.warnings) }
 
 // Refresh lists every server's tools again and returns when the index has
-// the result.
-func (ts *Toolset) Refresh(ctx context.Context) error { return ts.hub.Refresh(ctx) }
+// the result (at once for a Toolset made by New).
+func (ts *Toolset) Refresh(ctx context.Context) error {
+	if ts.hub == nil {
+		return nil
+	}
+	return ts.hub.Refresh(ctx)
+}
 
-// Close stops every server.
+// Close stops every server and writes what is new to the cache.
 func (ts *Toolset) Close() error {
-	err := ts.hub.Close()
+	var err error
+	if ts.hub != nil {
+		err = ts.hub.Close()
+	}
 	ts.flush()
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -115,5 +116,113 @@ func TestOpenRejects(t *testing.T) {
 	}
 	if _, err := toolsift.OpenConfig(ctx, nil, &toolsift.Options{Encoding: "no-such-encoding"}); !errors.Is(err, toolsift.ErrOptions) {
 		t.Errorf("bad encoding: %v, want ErrOptions", err)
+	}
+}
+
+func weatherTools() []tool.Tool {
+	mk := func(name, desc string) tool.Tool {
+		return tool.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)}.WithHash()
+	}
+	return []tool.Tool{
+		mk("get_weather", "Get the current weather for a city."),
+		mk("get_forecast", "Get the weather forecast for the next days."),
+		mk("send_email", "Send an email message to a recipient."),
+	}
+}
+
+// TestNew: a Toolset over a list of tools lists, searches and thinks as one
+// from Open does, and its Call says there is no server to call.
+func TestNew(t *testing.T) {
+	ctx := context.Background()
+	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	if n := len(ts.Tools()); n != 3 {
+		t.Fatalf("%d tools, want 3", n)
+	}
+	found, err := ts.Search(ctx, "weather in Bern right now", 2)
+	if err != nil || len(found) != 2 || found[0].Tool.Name != "get_weather" || found[0].Score <= found[1].Score {
+		t.Fatalf("Search = %+v, %v; want get_weather first, scores descending", found, err)
+	}
+	off, err := ts.Think(ctx, think.Request{})
+	if err != nil || !off.Everything || len(off.Tools) != 3 {
+		t.Fatalf("Think = %+v, %v; want every tool (everything fits)", off, err)
+	}
+	if _, err := ts.Call(ctx, "get_weather", nil); !errors.Is(err, tool.ErrUnavailable) || !strings.Contains(err.Error(), "toolsift.New") {
+		t.Errorf("Call of a listed tool: %v, want tool.ErrUnavailable naming toolsift.New", err)
+	}
+	if _, err := ts.Call(ctx, "nope", nil); !errors.Is(err, tool.ErrUnknown) {
+		t.Errorf("Call of an unknown tool: %v, want tool.ErrUnknown", err)
+	}
+	if st := ts.Status(); st != nil {
+		t.Errorf("Status = %v, want none", st)
+	}
+	if err := ts.Refresh(ctx); err != nil {
+		t.Errorf("Refresh: %v", err)
+	}
+}
+
+// TestSearch: the typed search takes any k from 1 (more than the catalog
+// gives the catalog) and rejects what the Go caller got wrong with
+// retrieval.ErrSearch; search_tools, its JSON form, keeps the model's rules
+// and messages.
+func TestSearch(t *testing.T) {
+	ctx := context.Background()
+	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	if found, err := ts.Search(ctx, "weather", 50); err != nil || len(found) != 3 {
+		t.Errorf("k=50 over 3 tools: %d found, %v; want 3", len(found), err)
+	}
+	for _, k := range []int{0, -1} {
+		if _, err := ts.Search(ctx, "weather", k); !errors.Is(err, retrieval.ErrSearch) || errors.Is(err, retrieval.ErrSearchArgs) {
+			t.Errorf("k=%d: %v, want retrieval.ErrSearch", k, err)
+		}
+	}
+	if _, err := ts.Search(ctx, "  ", 3); !errors.Is(err, retrieval.ErrSearch) {
+		t.Errorf("empty query: %v, want retrieval.ErrSearch", err)
+	}
+	if _, _, err := ts.SearchTools(ctx, json.RawMessage(`{"query":"weather","k":50}`)); !errors.Is(err, retrieval.ErrSearchArgs) || !strings.Contains(err.Error(), "want 1..20") {
+		t.Errorf("search_tools k=50: %v, want the model's message", err)
+	}
+	text, found, err := ts.SearchTools(ctx, json.RawMessage(`{"query":"weather forecast"}`))
+	if err != nil || len(found) != 3 || !strings.Contains(text, `"name":"get_forecast"`) {
+		t.Errorf("search_tools = %s, %d found, %v; want the default k (5) over 3 tools", text, len(found), err)
+	}
+}
+
+// TestCacheFolder: the Toolset owns the cache folder and hands it to the
+// Hub: both its derived data and the Hub's tool lists land in
+// Options.CacheDir; setting the Hub's own cache fields is an error that
+// says where they moved.
+func TestCacheFolder(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "cache")
+	local, err := mcp.LocalServer(mcp.LocalTool{Name: "greet", Description: "Say hello to someone.",
+		Handler: func(context.Context, json.RawMessage) (string, error) { return "hello", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"hi": local}}, &toolsift.Options{CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"vectors", "tokens"} {
+		if _, err := os.Stat(filepath.Join(dir, sub)); err != nil {
+			t.Errorf("the Toolset's %s are not in Options.CacheDir: %v", sub, err)
+		}
+	}
+	for _, bad := range []mcp.HubOptions{{CacheDir: dir}, {NoCache: true}} {
+		_, err := toolsift.OpenConfig(ctx, nil, &toolsift.Options{Hub: bad})
+		if !errors.Is(err, toolsift.ErrOptions) || !strings.Contains(err.Error(), "Options.CacheDir") {
+			t.Errorf("Hub %+v: %v, want ErrOptions naming Options.CacheDir", bad, err)
+		}
 	}
 }

@@ -211,23 +211,13 @@ type Latency struct {
 	Tools    time.Duration `json:"tools"`
 }
 
-// Why a tool was offered.
-const (
-	ReasonRetrieved = think.ReasonRetrieved // ranked by the retriever for this step
-	ReasonPinned    = think.ReasonPinned    // retrieval.Options.Pinned
-	ReasonSticky    = think.ReasonSticky    // used earlier in the conversation
-	ReasonFound     = think.ReasonFound     // found by search_tools or offered as a close match last step
-	ReasonAll       = think.ReasonAll       // the whole catalog fits the budget
-	ReasonMeta      = think.ReasonMeta      // the search_tools meta-tool
-)
-
 // OfferedTool is one tool of a step's request.
 type OfferedTool struct {
 	Name   string      `json:"name"`
 	Tokens int         `json:"tokens"`
 	Tier   budget.Tier `json:"tier"`
 	Score  float64     `json:"score"`
-	// Reason is one of the Reason constants.
+	// Reason is why it was offered: one of think's Reason constants.
 	Reason string `json:"reason"`
 }
 

@@ -189,7 +189,7 @@ func TestRun(t *testing.T) {
 			wantUnoffered:    []string{"t__list_emails"},
 			wantOutcomes:     [][]agent.Outcome{{agent.OutcomeInvalidArgs, agent.OutcomeInvalidArgs, agent.OutcomeOK}, nil},
 			wantHandled:      []call{{"list_emails", `{}`}},
-			wantObservations: []string{"are not valid JSON", "are not a JSON object", "list_emails ok"},
+			wantObservations: []string{"not valid JSON", "arguments are not a JSON object: got", "list_emails ok"},
 			wantAnswer:       "Sorry.",
 			wantUsed:         []string{"t__get_weather", "t__list_emails"},
 		},
@@ -416,7 +416,7 @@ func checkTranscript(t *testing.T, res *agent.Result) {
 }
 
 // TestRunAccounting checks the per-step token accounting against the
-// budget package: offered tools cost what Render says, within the budget,
+// budget package: offered tools cost what CountTool says, within the budget,
 // and the catalog's full cost is the sum over every tool.
 func TestRunAccounting(t *testing.T) {
 	f := newFixtureWith(t, catalog(), think.Options{Budget: 300, Search: think.SearchNever, Retrieval: retrieval.Options{K: 3}})
@@ -430,7 +430,7 @@ func TestRunAccounting(t *testing.T) {
 	}
 	all := 0
 	for tool := range f.Index.All() {
-		r, err := tk.Render(tool, budget.TierFull)
+		r, err := tk.CountTool(tool, budget.TierFull)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -448,7 +448,7 @@ func TestRunAccounting(t *testing.T) {
 		for j, o := range st.Offered {
 			def := reqs[i].Tools[j]
 			tool, _ := f.Index.Get(o.Name)
-			r, err := tk.Render(tool, o.Tier)
+			r, err := tk.CountTool(tool, o.Tier)
 			if err != nil {
 				t.Fatal(err)
 			}

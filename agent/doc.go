@@ -1,22 +1,22 @@
 // Package agent is a ReAct agent that picks its tools afresh at every step,
 // so it stays accurate with thousands of tools.
 //
-// Each step of Agent.Run is Think → Act → Observe:
+// Each step of [Agent.Run] is Think → Act → Observe:
 //
 //   - Think: the conversation's state (the user's latest message, the
 //     model's latest message and tool calls, the last tool results, the
-//     tools used so far) becomes a retrieval.Query, and Tools.Think (the
+//     tools used so far) becomes a [retrieval.Query], and [Tools].Think (the
 //     think package's one Think step) ranks the catalog and fits the best
 //     tools, compressing schemas if need be, into the budget (every tool
 //     when the whole catalog fits); the model is called with exactly those
 //     tools, in a stable order (by name, search_tools last).
-//   - Act: the model's tool calls run through Tools.Call, several at once
-//     (Options.MaxParallel), each bounded by Options.ToolTimeout, after
-//     Options.Approve agrees when it is set.
-//   - Observe: each result, cut to Options.ObservationBudget tokens, goes
+//   - Act: the model's tool calls run through [Tools].Call, several at once
+//     ([Options.MaxParallel]), each bounded by [Options.ToolTimeout], after
+//     [Options.Approve] agrees when it is set.
+//   - Observe: each result, cut to [Options.ObservationBudget] tokens, goes
 //     back as a tool message. The loop ends when the model answers without
-//     tool calls, after Options.MaxSteps steps (ErrMaxSteps), or when ctx
-//     ends; the Result always holds the transcript so far.
+//     tool calls, after [Options.MaxSteps] steps ([ErrMaxSteps]), or when ctx
+//     ends; the [Result] always holds the transcript so far.
 //
 // Nothing the model does wrong crashes a run: a call to a tool it was not
 // offered runs anyway when the catalog has it (and the tool stays offered,
@@ -25,17 +25,17 @@
 // reported as temporarily unavailable, not unknown; arguments that are not a
 // JSON object, a failing tool and a tool that hangs become error
 // observations. Whenever a tool is left out of a step, the model also gets
-// search_tools (retrieval.SearchTool) to ask for tools by description; what
+// search_tools ([retrieval.SearchTool]) to ask for tools by description; what
 // it finds joins the next step.
 //
-// Every step is traced: Result.Steps (query, tools offered with their
+// Every step is traced: [Result].Steps (query, tools offered with their
 // tokens and tier, the provider's usage, calls with outcomes and sizes,
-// latency per phase, and the cost of offering every tool instead), an Event
-// per phase to Options.OnEvent, and a log/slog record per event.
+// latency per phase, and the cost of offering every tool instead), an [Event]
+// per phase to [Options.OnEvent], and a [log/slog] record per event.
 //
-// The chat model is an interface; NewOpenAI implements it with openai-go
+// The chat model is an interface ([Model]); [NewOpenAI] implements it with openai-go
 // for OpenAI and any compatible server (vLLM, Ollama, llama.cpp, LiteLLM),
-// streaming or not. Package agenttest has a scripted Chat Completions
+// streaming or not, with the endpoint of a [provider.Options]. Package agenttest has a scripted Chat Completions
 // server for tests.
 //
 // Quick start (toolsift.Open connects the servers of a config and indexes

@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
@@ -32,51 +32,9 @@ import (
 // assertion.
 const waitLimit = 20 * time.Second
 
-func TestMain(m *testing.M) {
-	// The tool-list cache goes to a folder of this run, not the user's.
-	cache, err := os.MkdirTemp("", "toolsift-agent-cache")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_CACHE_HOME", cache)
-	code := m.Run()
-	if code == 0 {
-		if leaked := leakedGoroutines(); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines leaked by the tests:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.RemoveAll(cache)
-	os.Exit(code)
-}
-
-// leakedGoroutines returns the stacks of goroutines still running code of
-// toolsift or of the MCP SDK, after giving them a moment to end.
-func leakedGoroutines() string {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for g := range strings.SplitSeq(string(buf), "\n\n") {
-			// mcp starts children from one goroutine locked to its
-			// thread for the process's life (Pdeathsig), by design.
-			if strings.Contains(g, "leakedGoroutines") || strings.Contains(g, "mcp.startProcess") {
-				continue
-			}
-			if strings.Contains(g, "github.com/toolsift/toolsift/") || strings.Contains(g, "modelcontextprotocol/go-sdk") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 {
-			return ""
-		}
-		if time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// TestMain keeps the caches in a folder of this run, not the user's, and
+// fails the run on leaked goroutines (see testenv.Main).
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // runtimeGosched yields while a test polls for a condition.
 func runtimeGosched() {
@@ -229,17 +187,7 @@ func newFixtureWith(t *testing.T, specs []spec, to think.Options) *fixture {
 // index builds an Index and a Retriever over tools.
 func index(t testing.TB, tools []tool.Tool, k int) (*toolindex.Index, *retrieval.Retriever) {
 	t.Helper()
-	emb, err := toolindex.NewLocalEmbedder(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := toolindex.New(emb, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Upsert(context.Background(), tools...); err != nil {
-		t.Fatal(err)
-	}
+	ix := testenv.Index(t, nil, nil, tools...)
 	r, err := retrieval.New(ix, &retrieval.Options{K: k})
 	if err != nil {
 		t.Fatal(err)
@@ -344,19 +292,19 @@ func checkSteps(t *testing.T, f *fixture, srv *agenttest.Server, res *agent.Resu
 		var st2 stepTools
 		st2.names = sent
 		for _, o := range st.Offered {
-			wantReason := agent.ReasonRetrieved
+			wantReason := think.ReasonRetrieved
 			switch {
 			case o.Name == retrieval.SearchToolName:
-				wantReason = agent.ReasonMeta
+				wantReason = think.ReasonMeta
 			case slices.Contains(st.Query.Used, o.Name):
-				wantReason = agent.ReasonSticky
+				wantReason = think.ReasonSticky
 			case slices.Contains(prevFound, o.Name):
-				wantReason = agent.ReasonFound
+				wantReason = think.ReasonFound
 			}
 			if o.Reason != wantReason {
 				t.Errorf("step %d: %s offered as %s, want %s", st.N, o.Name, o.Reason, wantReason)
 			}
-			if o.Reason == agent.ReasonFound {
+			if o.Reason == think.ReasonFound {
 				st2.found = append(st2.found, o.Name)
 			}
 		}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/toolsift/toolsift/internal/openaiclient"
 	"github.com/toolsift/toolsift/provider"
 )
 
@@ -23,7 +25,7 @@ var ErrModel = errors.New("agent: model")
 type OpenAIOptions struct {
 	// Options say where and how to reach the API: base URL, key, HTTP
 	// client, retries, with the environment rule of package provider
-	// (the same as toolindex.NewOpenAIEmbedder's).
+	// (the same as [provider.NewEmbedder]'s).
 	provider.Options
 	// Stream requests server-sent events and accumulates the deltas
 	// (content and tool-call arguments, including parallel calls).
@@ -61,7 +63,7 @@ func NewOpenAI(model string, opts *OpenAIOptions) (*OpenAI, error) {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	return &OpenAI{
-		client:      openai.NewClient(endpoint.RequestOptions()...),
+		client:      openaiclient.New(openaiclient.Endpoint(endpoint)),
 		model:       model,
 		stream:      opts.Stream,
 		temperature: opts.Temperature,

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -189,10 +189,13 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 		isOffered[o.Name] = true
 	}
 	out := make([]Call, len(calls))
+	// The catalog is asked about each call once, here.
+	tools := make([]tool.Tool, len(calls))
+	inCatalog := make([]bool, len(calls))
 	sem := make(chan struct{}, a.opts.MaxParallel)
 	var wg sync.WaitGroup
 	for i, tc := range calls {
-		tc.Name = r.resolve(tc.Name)
+		tc.Name, tools[i], inCatalog[i] = r.resolve(tc.Name)
 		out[i] = Call{ToolCall: tc, Offered: isOffered[tc.Name]}
 		select {
 		case sem <- struct{}{}:
@@ -206,7 +209,7 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 			defer func() { <-sem }()
 			r.emit(ctx, Event{Kind: EventToolCall, Step: n, Call: out[i]})
 			start := time.Now()
-			r.exec(ctx, &out[i])
+			r.exec(ctx, &out[i], tools[i], inCatalog[i])
 			out[i].Latency = time.Since(start)
 			out[i].RawTokens = a.tok.Count(out[i].Observation)
 			out[i].Observation = budget.Truncate(a.tok, out[i].Observation, a.opts.ObservationBudget)
@@ -215,28 +218,26 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 		}()
 	}
 	wg.Wait()
-	for _, c := range out {
+	for i, c := range out {
 		switch {
 		case c.Outcome == OutcomeSearch || c.Outcome == OutcomeUnknownTool:
 			r.found = append(r.found, c.Found...)
-		case !slices.Contains(r.res.Used, c.Name):
-			if _, ok := a.tools.Get(c.Name); ok {
-				r.res.Used = append(r.res.Used, c.Name)
-			}
+		case inCatalog[i] && !slices.Contains(r.res.Used, c.Name):
+			r.res.Used = append(r.res.Used, c.Name)
 		}
 	}
 	return out
 }
 
-// exec runs one call and fills in its outcome and observation.
-func (r *run) exec(ctx context.Context, c *Call) {
+// exec runs one call of tl (the catalog's tool of that name, when
+// inCatalog) and fills in its outcome and observation.
+func (r *run) exec(ctx context.Context, c *Call, tl tool.Tool, inCatalog bool) {
 	a := r.a
-	tl, inCatalog := a.tools.Get(c.Name)
 	isSearch := c.Name == retrieval.SearchToolName && !inCatalog
-	args, err := objectArgs(c.Arguments)
+	args, err := tool.ObjectArgs(json.RawMessage(c.Arguments))
 	if err != nil {
 		c.Outcome = OutcomeInvalidArgs
-		c.Observation = fmt.Sprintf("error: the arguments of %s %v. Call it again with a JSON object that matches its parameters.", c.Name, err)
+		c.Observation = fmt.Sprintf("error: calling %s: %v. Call it again with a JSON object that matches its parameters.", c.Name, err)
 		return
 	}
 	if isSearch {
@@ -301,33 +302,21 @@ func (r *run) exec(ctx context.Context, c *Call) {
 
 // resolve maps a name the model wrote to the catalog's spelling when it
 // differs only by white space or by a "functions." prefix, as some open
-// models write them.
-func (r *run) resolve(name string) string {
+// models write them, and returns the catalog's tool of that name, if any.
+func (r *run) resolve(name string) (string, tool.Tool, bool) {
 	trimmed := strings.TrimSpace(name)
 	for _, n := range []string{trimmed, strings.TrimPrefix(trimmed, "functions.")} {
-		if _, ok := r.a.tools.Get(n); ok || n == retrieval.SearchToolName {
-			return n
+		if tl, ok := r.a.tools.Get(n); ok {
+			return n, tl, true
+		}
+		if n == retrieval.SearchToolName {
+			return n, tool.Tool{}, false
+		}
+		if !strings.HasPrefix(trimmed, "functions.") {
+			break // the same name again
 		}
 	}
-	return name
-}
-
-// objectArgs checks that the model's arguments are a JSON object; empty
-// arguments mean {}.
-func objectArgs(s string) (json.RawMessage, error) {
-	b := bytes.TrimSpace([]byte(s))
-	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
-		return json.RawMessage("{}"), nil
-	}
-	if !json.Valid(b) {
-		var v any
-		err := json.Unmarshal(b, &v)
-		return nil, fmt.Errorf("are not valid JSON (%v)", err)
-	}
-	if b[0] != '{' {
-		return nil, fmt.Errorf("are not a JSON object (got %.40s)", b)
-	}
-	return json.RawMessage(b), nil
+	return name, tool.Tool{}, false
 }
 
 // closeMatches answers a call to a tool that does not exist with the tools
@@ -341,7 +330,7 @@ func (r *run) closeMatches(ctx context.Context, name string) (string, []string) 
 		for _, m := range matches {
 			found = append(found, m.Tool.Name)
 			line := "- " + m.Tool.Name
-			if d := retrieval.OneLine(m.Tool.Description, 120); d != "" {
+			if d := textproc.FirstSentence(m.Tool.Description, 120); d != "" {
 				line += ": " + d
 			}
 			lines = append(lines, line)

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/philippgille/chromem-go"
+	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/budget"
-	"github.com/toolsift/toolsift/encoder"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
@@ -22,12 +22,13 @@ var sizes = []int{1000, 10000, 100000}
 
 const seed = 42
 
-// corpus is one size's synthetic tools, their vectors and a built index,
-// made once per process and shared by the benchmarks that only read them.
+// corpus is one size's synthetic tools, their vectors and a Toolset over
+// them, made once per process and shared by the benchmarks that only read
+// them.
 type corpus struct {
 	tools   []tool.Tool
 	vectors [][]float32
-	ix      *toolindex.Index
+	ts      *toolsift.Toolset
 }
 
 var (
@@ -35,39 +36,49 @@ var (
 	corpora   = map[int]*corpus{}
 )
 
-func localEmbedder(b *testing.B) *toolindex.LocalEmbedder {
-	emb, err := toolindex.NewLocalEmbedder(nil)
+// newToolset is toolsift.New with its defaults (BM25F, local n-gram
+// vectors, USE vectors; o200k_base; the Think step's budget and depth),
+// without the user's cache: what is measured is computed, not read.
+func newToolset(b *testing.B, tools []tool.Tool, o toolsift.Options) *toolsift.Toolset {
+	o.NoCache = true
+	ts, err := toolsift.New(context.Background(), tools, &o)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return emb
+	b.Cleanup(func() { ts.Close() })
+	return ts
 }
 
 var (
-	useOnce sync.Once
-	useEnc  *encoder.USE
-	useErr  error
+	refOnce sync.Once
+	ref     *toolsift.Toolset
+	refErr  error
 )
 
-// semantic returns the default semantic embedder, Universal Sentence
-// Encoder Lite, shared by the benchmarks.
-func semantic(b *testing.B) *encoder.USE {
-	useOnce.Do(func() { useEnc, useErr = encoder.NewUSE(nil) })
-	if useErr != nil {
-		b.Fatal(useErr)
+// reference returns an empty Toolset with toolsift's defaults, made once:
+// the benchmarks of one part (the index, the tokenizer, Select) take that
+// part from it.
+func reference(b *testing.B) *toolsift.Toolset {
+	refOnce.Do(func() { ref, refErr = toolsift.New(context.Background(), nil, &toolsift.Options{NoCache: true}) })
+	if refErr != nil {
+		b.Fatal(refErr)
 	}
-	return useEnc
+	return ref
 }
 
-// defaultIndexOptions are the index options of toolsift.Open's defaults:
-// the local embedder's vectors beside USE's.
-func defaultIndexOptions(b *testing.B) *toolindex.Options {
-	return &toolindex.Options{Semantic: semantic(b)}
+// defaults returns the embedder and the index options of toolsift's
+// defaults (the local embedder's vectors beside USE's).
+func defaults(b *testing.B) (toolindex.Embedder, *toolindex.Options) {
+	ix := reference(b).Index()
+	return ix.Embedder(), &toolindex.Options{Semantic: ix.Semantic()}
 }
 
-// getCorpus returns n synthetic tools indexed as toolsift.Open indexes them
-// by default (BM25F, local vectors, USE vectors). Embedding 100,000 tools
-// with USE takes about a minute of CPU, once per process.
+// tokenizer returns the tokenizer of toolsift's defaults (o200k_base).
+func tokenizer(b *testing.B) *budget.Tokenizer { return reference(b).Thinker().Options().Tokenizer }
+
+// getCorpus returns n synthetic tools in a Toolset made as toolsift.Open
+// makes one by default. Embedding 100,000 tools with USE takes about a
+// minute of CPU, once per process.
 func getCorpus(b *testing.B, n int) *corpus {
 	corporaMu.Lock()
 	defer corporaMu.Unlock()
@@ -75,32 +86,21 @@ func getCorpus(b *testing.B, n int) *corpus {
 		return c
 	}
 	ctx := context.Background()
-	emb := localEmbedder(b)
 	c := &corpus{tools: synthTools(n, seed)}
+	ts, err := toolsift.New(ctx, c.tools, &toolsift.Options{NoCache: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.ts = ts
 	docs := make([]string, n)
 	for i, t := range c.tools {
 		docs[i] = toolindex.Document(t)
 	}
-	var err error
-	if c.vectors, err = emb.Embed(ctx, docs); err != nil {
-		b.Fatal(err)
-	}
-	if c.ix, err = toolindex.New(emb, defaultIndexOptions(b)); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.ix.Upsert(ctx, c.tools...); err != nil {
+	if c.vectors, err = ts.Index().Embedder().Embed(ctx, docs); err != nil {
 		b.Fatal(err)
 	}
 	corpora[n] = c
 	return c
-}
-
-func tokenizer(b *testing.B) *budget.Tokenizer {
-	tok, err := budget.NewTokenizer("gpt-4o", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return tok
 }
 
 // BenchmarkRetrieve is one Think step (think.Thinker, the agent's own, with
@@ -108,24 +108,18 @@ func tokenizer(b *testing.B) *budget.Tokenizer {
 // hybrid search over BM25F and both vector signals, fit the best into the
 // token budget, add search_tools.
 func BenchmarkRetrieve(b *testing.B) {
-	tok := tokenizer(b)
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			c := getCorpus(b, n)
-			th, err := think.New(c.ix, &think.Options{Tokenizer: tok})
-			if err != nil {
-				b.Fatal(err)
-			}
-			// The catalog's cost is counted once per index generation, as
-			// toolsift.Open does before the first step (or takes it from
-			// its cache): a step's own cost is what is measured.
-			th.CatalogCost()
+			// toolsift.New has counted the catalog's cost, as Open does
+			// before the first step (or takes it from its cache): a step's
+			// own cost is what is measured.
+			ts := getCorpus(b, n).ts
 			queries := synthQueries(256, seed)
 			ctx := context.Background()
 			i := 0
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := th.Think(ctx, think.Request{Query: retrieval.Query{Task: queries[i%len(queries)]}}); err != nil {
+				if _, err := ts.Think(ctx, think.Request{Query: retrieval.Query{Task: queries[i%len(queries)]}}); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -156,7 +150,7 @@ func BenchmarkChromemQuery(b *testing.B) {
 			if err := col.AddDocuments(ctx, docs, 4); err != nil {
 				b.Fatal(err)
 			}
-			qv, err := localEmbedder(b).Embed(ctx, synthQueries(256, seed))
+			qv, err := c.ts.Index().Embedder().Embed(ctx, synthQueries(256, seed))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -184,10 +178,9 @@ func BenchmarkIndexBuild(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("semantic=%v/tools=%d", sem, n), func(b *testing.B) {
 				tools := synthTools(n, seed)
-				emb := localEmbedder(b)
-				var opts *toolindex.Options
-				if sem {
-					opts = defaultIndexOptions(b)
+				emb, opts := defaults(b)
+				if !sem {
+					opts = nil
 				}
 				b.ReportAllocs()
 				for b.Loop() {
@@ -213,11 +206,10 @@ func BenchmarkWarmStart(b *testing.B) {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			c := getCorpus(b, n)
 			dir := b.TempDir()
-			if err := c.ix.Save(dir); err != nil {
+			if err := c.ts.Index().Save(dir); err != nil {
 				b.Fatal(err)
 			}
-			emb := localEmbedder(b)
-			opts := defaultIndexOptions(b)
+			emb, opts := defaults(b)
 			b.ReportAllocs()
 			for b.Loop() {
 				ix, err := toolindex.Load(ctx, dir, emb, opts)
@@ -298,29 +290,11 @@ func BenchmarkRecall(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
-			ix, err := toolindex.New(localEmbedder(b), defaultIndexOptions(b))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := ix.Upsert(ctx, tools...); err != nil {
-				b.Fatal(err)
-			}
-			tok := tokenizer(b)
-			all := 0
-			for _, t := range tools {
-				r, err := tok.Render(t, budget.TierFull)
-				if err != nil {
-					b.Fatal(err)
-				}
-				all += r.Tokens
-			}
-			th, err := think.New(ix, &think.Options{Tokenizer: tok})
-			if err != nil {
-				b.Fatal(err)
-			}
+			ts := newToolset(b, tools, toolsift.Options{})
+			all, _ := ts.Thinker().CatalogCost()
 			// step is one query's Think step, as the agent takes it.
 			step := func(q dataset.Query) (ranked, selected []string, tokens int) {
-				off, err := th.Think(ctx, think.Request{Query: retrieval.Query{Task: q.Query}})
+				off, err := ts.Think(ctx, think.Request{Query: retrieval.Query{Task: q.Query}})
 				if err != nil {
 					b.Fatal(err)
 				}

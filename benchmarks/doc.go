@@ -8,5 +8,8 @@
 //
 //	go test -run '^$' -bench . -benchmem ./benchmarks/
 //
-// The package has no code outside its tests.
+// The package has no code outside its tests. Its subfolder scriptedmodel is
+// a program for lazystart.sh (a scripted OpenAI-compatible chat server),
+// kept here rather than under internal/ because it imports agent, the top
+// of the import graph, while internal/ holds helpers that sit low in it.
 package benchmarks

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures lazy start on the real catalog (shared/mcp, 73 npm servers):
 # `toolbench run` on a one-tool task against a scripted model
-# (internal/cmd/scriptedmodel), three ways: cold (empty tool-list cache),
+# (benchmarks/scriptedmodel), three ways: cold (empty tool-list cache),
 # warm (the cache the cold run wrote) and eager (--eager, warm cache).
 # For each: wall time from start to the first model request, total time,
 # node processes started, and the peak RSS of the whole process tree
@@ -18,7 +18,7 @@ tool=${TOOL:-memory__read_graph}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/toolbench" ./cmd/toolbench
-go build -o "$work/scriptedmodel" ./internal/cmd/scriptedmodel
+go build -o "$work/scriptedmodel" ./benchmarks/scriptedmodel
 cache="$work/cache"
 
 # tree_sample PID: prints "RSS_KB NODE_PIDS..." for PID and its descendants.

@@ -20,7 +20,7 @@ func TestRenderNeverSendsANonObjectSchema(t *testing.T) {
 	tok := mustTokenizer(t, "o200k_base")
 	for _, schema := range badSchemas {
 		for tier := range budget.Tier(budget.NumTiers) {
-			r, err := tok.Render(tool.Tool{Name: "bad", InputSchema: json.RawMessage(schema)}, tier)
+			r, err := tok.CountTool(tool.Tool{Name: "bad", InputSchema: json.RawMessage(schema)}, tier)
 			if !errors.Is(err, budget.ErrBadTool) || !strings.Contains(err.Error(), `"bad"`) {
 				t.Errorf("schema %s, tier %s: got %s, %v; want ErrBadTool naming the tool", schema, tier, r.Parameters, err)
 			}
@@ -32,7 +32,7 @@ func TestRenderNeverSendsANonObjectSchema(t *testing.T) {
 		`{}`:                                     `{"type":"object"}`,
 		`true`:                                   `{"properties":{},"type":"object"}`,
 	} {
-		r, err := tok.Render(tool.Tool{Name: "fixable", InputSchema: json.RawMessage(schema)}, budget.TierFull)
+		r, err := tok.CountTool(tool.Tool{Name: "fixable", InputSchema: json.RawMessage(schema)}, budget.TierFull)
 		if err != nil || string(r.Parameters) != want {
 			t.Errorf("schema %s: got %s, %v; want %s", schema, r.Parameters, err, want)
 		}
@@ -82,7 +82,7 @@ func FuzzRender(f *testing.F) {
 	tok := mustTokenizer(f, "o200k_base")
 	f.Fuzz(func(t *testing.T, desc, schema string) {
 		for tier := range budget.Tier(budget.NumTiers) {
-			r, err := tok.Render(tool.Tool{Name: "fuzz", Description: desc, InputSchema: json.RawMessage(schema)}, tier)
+			r, err := tok.CountTool(tool.Tool{Name: "fuzz", Description: desc, InputSchema: json.RawMessage(schema)}, tier)
 			if err != nil {
 				if !errors.Is(err, budget.ErrBadTool) {
 					t.Fatalf("error %v does not wrap ErrBadTool", err)

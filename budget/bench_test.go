@@ -50,7 +50,7 @@ func BenchmarkSelect(b *testing.B) {
 			total := 0
 			for i := range cands {
 				cands[i] = budget.Candidate{Tool: pool[i], Score: 1 / float64(1+i), Pinned: i == n/2}
-				r, err := tok.Render(pool[i], budget.TierFull)
+				r, err := tok.CountTool(pool[i], budget.TierFull)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -82,7 +82,7 @@ func BenchmarkRender(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				tok := mustTokenizer(b, "o200k_base") // fresh cache
-				if _, err := tok.Render(pool[0], tier); err != nil {
+				if _, err := tok.CountTool(pool[0], tier); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -8,7 +8,7 @@
 //     from the model name (o200k_base for gpt-4o, gpt-4.1, gpt-5 and the
 //     o-series; cl100k_base for gpt-4, gpt-3.5 and the embedding models;
 //     o200k_base for models it does not know) or takes one explicitly.
-//   - The cost of a tool as sent: Tokenizer.Render returns a tool at a
+//   - The cost of a tool as sent: Tokenizer.CountTool returns a tool at a
 //     compression Tier (full, no parameter docs, short description,
 //     minimal) with the tokens of its Chat Completions JSON, cached by
 //     content hash. See the Overhead constants for how that count relates

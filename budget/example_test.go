@@ -24,7 +24,7 @@ func ExampleNewTokenizer() {
 	// true
 }
 
-func ExampleTokenizer_Render() {
+func ExampleTokenizer_CountTool() {
 	tok, _ := budget.NewTokenizer("gpt-4o", "")
 	tool := tool.Tool{
 		Name:        "read_file",
@@ -32,7 +32,7 @@ func ExampleTokenizer_Render() {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the file"}},"required":["path"]}`),
 	}
 	for tier := budget.TierFull; tier < budget.NumTiers; tier++ {
-		r, _ := tok.Render(tool, tier)
+		r, _ := tok.CountTool(tool, tier)
 		fmt.Printf("%-17s %2d tokens  %s\n", tier, r.Tokens, r.FunctionJSON(tool.Name))
 	}
 	// Output:

@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/tool"
 )
 
 // ErrBadTool reports a tool that cannot be rendered: its input schema is not
-// a JSON object schema ("type":"object", or no type, which Render fills
+// a JSON object schema ("type":"object", or no type, which CountTool fills
 // in), nor true (any arguments, sent as an empty object schema). Schemas of
 // another type are never sent: the APIs reject them.
 var ErrBadTool = errors.New("budget: bad tool")
@@ -33,10 +32,10 @@ const (
 	// additionalItems or dependencies, which parse differently without it).
 	TierNoParamDocs
 	// TierShortDescription is TierNoParamDocs with the tool description cut
-	// to its first sentence (at most MaxShortDescription runes).
+	// to its first sentence (at most 300 runes).
 	TierShortDescription
 	// TierMinimal is the name, a one-line description (at most
-	// MaxMinimalDescription runes) and bare parameter types: only type,
+	// 120 runes) and bare parameter types: only type,
 	// properties, required, items, enum, const, the anyOf/oneOf/allOf
 	// structure and $ref with its $defs are kept.
 	TierMinimal
@@ -47,8 +46,8 @@ const NumTiers = 4
 
 // Description length caps of the compressed tiers, in runes.
 const (
-	MaxShortDescription   = 300
-	MaxMinimalDescription = 120
+	maxShortDescription   = 300
+	maxMinimalDescription = 120
 )
 
 var tierNames = [NumTiers]string{"full", "no-param-docs", "short-description", "minimal"}
@@ -80,11 +79,11 @@ func (t Tier) Quality() float64 {
 	return 0
 }
 
-// Overheads that a provider adds to prompt_tokens beyond what Render counts.
+// Overheads that a provider adds to prompt_tokens beyond what CountTool counts.
 // They are approximations: OpenAI does not send the tools' JSON to the
 // model; it renders them in a TypeScript-like `namespace functions { ... }`
 // block (parameter descriptions as // comments, types as TypeScript types).
-// The compact JSON that Render counts is usually somewhat larger than that
+// The compact JSON that CountTool counts is usually somewhat larger than that
 // rendering (quotes, "type"/"properties" keys), so it is a conservative
 // budget, and it is exact, reproducible and provider-independent. The
 // constants are from OpenAI's published token-counting recipe (the
@@ -98,10 +97,6 @@ const (
 	ToolOverheadO200K = 7
 	// ToolOverheadCL100K is added per tool for cl100k_base models.
 	ToolOverheadCL100K = 10
-	// MessageOverhead is added per chat message (role and separators).
-	MessageOverhead = 3
-	// ReplyOverhead primes the assistant's reply, once per request.
-	ReplyOverhead = 3
 )
 
 // Rendered is a tool at one tier: what to send and what it costs.
@@ -137,10 +132,12 @@ type rendered struct {
 // at 70,000 tools).
 const minCache = 1 << 16
 
-// Render returns tool at tier and its token cost. Results are cached by the
-// tool's content hash (tool.Hash, or tool.ContentHash when empty) and
-// tier, so a tool is rendered and counted once per Tokenizer.
-func (t *Tokenizer) Render(tool tool.Tool, tier Tier) (Rendered, error) {
+// CountTool counts the tokens of a tool as it is sent at tier, and returns
+// what it counted: the description and parameters to send at that tier.
+// Results are cached by the tool's content hash (tool.Hash, or
+// tool.ContentHash when empty) and tier, so a tool is rendered and counted
+// once per Tokenizer.
+func (t *Tokenizer) CountTool(tool tool.Tool, tier Tier) (Rendered, error) {
 	if tier < 0 || int(tier) >= NumTiers {
 		return Rendered{}, fmt.Errorf("%w: tool %q: no tier %d", ErrBadTool, tool.Name, int(tier))
 	}
@@ -211,7 +208,7 @@ func (t *Tokenizer) render(tl tool.Tool, out *[NumTiers]Rendered, tiers ...Tier)
 var allTiers = [NumTiers]Tier{TierFull, TierNoParamDocs, TierShortDescription, TierMinimal}
 
 // FunctionJSON returns the compact JSON of the tool as it appears in the
-// "tools" array of a Chat Completions request; Render counts these bytes.
+// "tools" array of a Chat Completions request; CountTool counts these bytes.
 func (r Rendered) FunctionJSON(name string) []byte {
 	return functionJSON(name, r.Description, r.Parameters)
 }
@@ -252,9 +249,9 @@ func compress(tool tool.Tool, tier Tier) (string, json.RawMessage, error) {
 	desc := strings.TrimSpace(tool.Description)
 	switch tier {
 	case TierShortDescription:
-		desc = firstSentence(desc, MaxShortDescription)
+		desc = textproc.FirstSentence(desc, maxShortDescription)
 	case TierMinimal:
-		desc = firstSentence(desc, MaxMinimalDescription)
+		desc = textproc.FirstSentence(desc, maxMinimalDescription)
 	}
 	if len(bytes.TrimSpace(tool.InputSchema)) == 0 {
 		return desc, emptyParameters, nil
@@ -415,79 +412,6 @@ func usesDraft7Only(root any) bool {
 		return false
 	}
 	return walk(root)
-}
-
-// abbreviations end in a period without ending a sentence.
-var abbreviations = map[string]bool{
-	"e.g.": true, "i.e.": true, "etc.": true, "vs.": true, "approx.": true,
-	"incl.": true, "eg.": true, "ie.": true, "mr.": true, "ms.": true,
-	"dr.": true, "no.": true, "cf.": true, "resp.": true,
-}
-
-// firstSentence returns the first sentence of s on one line: up to the first
-// '.', '!' or '?' followed by white space, or the first line break,
-// whichever comes first; then at most max runes, cut at a word boundary
-// with "…".
-func firstSentence(s string, max int) string {
-	s = strings.TrimSpace(s)
-	end := len(s)
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		end = i
-	}
-	for i := 0; i < end; {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		next := i + size
-		switch r {
-		case '.', '!', '?':
-			if next >= end || isSpaceAt(s, next) {
-				if r != '.' || !abbreviations[strings.ToLower(lastWord(s[:next]))] {
-					end = next
-				}
-			}
-		case '。', '！', '？':
-			end = next
-		}
-		i = next
-	}
-	one := strings.TrimSpace(s[:end])
-	// An empty first line ("\n\nDoes X") falls back to the next text.
-	if one == "" && end < len(s) {
-		return firstSentence(s[end:], max)
-	}
-	return capRunes(one, max)
-}
-
-func isSpaceAt(s string, i int) bool {
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	return unicode.IsSpace(r)
-}
-
-func lastWord(s string) string {
-	if i := strings.LastIndexFunc(s, unicode.IsSpace); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
-// capRunes cuts s to at most max runes (including the "…" it appends), at a
-// word boundary when there is one in the last third.
-func capRunes(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	cut, n := 0, 0
-	for i := range s {
-		if n == max-1 {
-			cut = i
-			break
-		}
-		n++
-	}
-	head := s[:cut]
-	if i := strings.LastIndexFunc(head, unicode.IsSpace); i > len(head)*2/3 {
-		head = head[:i]
-	}
-	return strings.TrimRightFunc(head, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) + "…"
 }
 
 // sweepLocked drops the cache entries not used since the last sweep, or

@@ -60,7 +60,7 @@ func TestRenderGolden(t *testing.T) {
 	prev := 1 << 30
 	for _, tt := range tests {
 		t.Run(tt.tier.String(), func(t *testing.T) {
-			r, err := tok.Render(tool, tt.tier)
+			r, err := tok.CountTool(tool, tt.tier)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func TestRenderEdgeCases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := tok.Render(tt.tool, tt.tier)
+			r, err := tok.CountTool(tt.tool, tt.tier)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,12 +122,12 @@ func TestRenderEdgeCases(t *testing.T) {
 func TestRenderErrors(t *testing.T) {
 	tok := mustTokenizer(t, "o200k_base")
 	for _, schema := range []string{`{"type":`, `[1,2]`, `"string"`} {
-		_, err := tok.Render(tool.Tool{Name: "broken", InputSchema: json.RawMessage(schema)}, budget.TierFull)
+		_, err := tok.CountTool(tool.Tool{Name: "broken", InputSchema: json.RawMessage(schema)}, budget.TierFull)
 		if !errors.Is(err, budget.ErrBadTool) || !strings.Contains(err.Error(), `"broken"`) {
 			t.Errorf("schema %s: error = %v, want ErrBadTool naming the tool", schema, err)
 		}
 	}
-	if _, err := tok.Render(exampleTool(), budget.Tier(9)); !errors.Is(err, budget.ErrBadTool) {
+	if _, err := tok.CountTool(exampleTool(), budget.Tier(9)); !errors.Is(err, budget.ErrBadTool) {
 		t.Errorf("tier 9: error = %v, want ErrBadTool", err)
 	}
 }

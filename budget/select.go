@@ -32,7 +32,7 @@ type Candidate struct {
 // Budget limits a selection.
 type Budget struct {
 	// Tokens is the most the selected tools may cost together, as counted
-	// by Render (the per-request and per-tool overheads are not included:
+	// by CountTool (the per-request and per-tool overheads are not included:
 	// subtract ToolsRequestOverhead and n × ToolOverhead* first if the
 	// budget is for prompt_tokens).
 	Tokens int
@@ -43,19 +43,17 @@ type Budget struct {
 	MaxTools int
 }
 
-// Selected is one chosen tool, rendered at its tier.
+// Selected is a chosen Candidate, rendered at its tier.
 type Selected struct {
-	Tool   tool.Tool
-	Score  float64
-	Pinned bool
+	Candidate
 	Rendered
 }
 
 // Selection is the result of Select.
 type Selection struct {
-	// Tools are the chosen tools: pinned ones first, then the others, each
-	// group sorted by name. The order depends only on the set, so the same
-	// set gives the same request prefix and prompt caches keep hitting.
+	// Tools are the chosen tools, sorted by name: the order depends only
+	// on the set, so the same set gives the same request prefix and prompt
+	// caches keep hitting.
 	Tools []Selected
 	// Tokens is the sum of Tools[i].Tokens; never more than Budget.Tokens.
 	Tokens int
@@ -64,7 +62,7 @@ type Selection struct {
 	// Dropped names the candidates left out, best-scored first.
 	Dropped []string
 	// Skipped names the candidates Select could not render (their input
-	// schema is not a JSON object schema: Render says why), sorted. They
+	// schema is not a JSON object schema: CountTool says why), sorted. They
 	// are left out of the selection instead of failing it, so that one bad
 	// tool does not cost every step that retrieves it.
 	Skipped []string
@@ -117,10 +115,10 @@ const none Tier = -1
 // returns the plan with the highest value, so it is never worse than any of
 // them; with no pinned or minimum tools its value is at least half of the
 // optimum (the LP-greedy bound). Against the exact optimum (brute force) on
-// small random instances (TestSelectNearOptimal) it is optimal in about 80%
-// of them and keeps 98% of the optimal value on average.
+// small random instances (TestSelectNearOptimal) it is usually optimal and
+// close to it otherwise (docs/measurements.md, "Budget selection").
 //
-// A candidate whose schema cannot be sent (see Render) is skipped and named
+// A candidate whose schema cannot be sent (see CountTool) is skipped and named
 // in Selection.Skipped; it does not fail the selection.
 //
 // Select is deterministic: the result depends only on the set of candidates
@@ -499,19 +497,11 @@ func (p *planner) selection(plan []Tier) Selection {
 			s.Dropped = append(s.Dropped, it.cand.Tool.Name)
 			continue
 		}
-		s.Tools = append(s.Tools, Selected{Tool: it.cand.Tool, Score: it.cand.Score, Pinned: it.cand.Pinned, Rendered: it.opts[t]})
+		s.Tools = append(s.Tools, Selected{Candidate: it.cand, Rendered: it.opts[t]})
 		s.Tokens += it.opts[t].Tokens
 		s.Value += relevance(it.cand.Score) * t.Quality()
 	}
-	slices.SortFunc(s.Tools, func(a, b Selected) int {
-		if a.Pinned != b.Pinned {
-			if a.Pinned {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(a.Tool.Name, b.Tool.Name)
-	})
+	slices.SortFunc(s.Tools, func(a, b Selected) int { return cmp.Compare(a.Tool.Name, b.Tool.Name) })
 	return s
 }
 

@@ -70,7 +70,7 @@ func names(sel budget.Selection) []string {
 // cost returns the tokens of tool at tier.
 func cost(t *testing.T, tok *budget.Tokenizer, tool tool.Tool, tier budget.Tier) int {
 	t.Helper()
-	r, err := tok.Render(tool, tier)
+	r, err := tok.CountTool(tool, tier)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,8 +145,8 @@ func TestSelectCases(t *testing.T) {
 	}{
 		{"everything fits at full, sorted by name", []budget.Candidate{all[2], all[0], all[1]}, budget.Budget{Tokens: sumFull},
 			[]string{"tool_000@full", "tool_001@full", "tool_002@full"}},
-		{"pinned first, then by name", []budget.Candidate{all[0], {Tool: pool[5], Score: 0.1, Pinned: true}, all[1]}, budget.Budget{Tokens: sumFull},
-			[]string{"tool_005@full", "tool_000@full", "tool_001@full"}},
+		{"pinned ones too, by name", []budget.Candidate{all[0], {Tool: pool[5], Score: 0.1, Pinned: true}, all[1]}, budget.Budget{Tokens: sumFull},
+			[]string{"tool_000@full", "tool_001@full", "tool_005@full"}},
 		{"max tools keeps the best", all, budget.Budget{Tokens: sumFull, MaxTools: 2},
 			[]string{"tool_000@full", "tool_001@full"}},
 		{"duplicates merge", []budget.Candidate{all[0], {Tool: pool[0], Score: 0.1, Pinned: true}}, budget.Budget{Tokens: sumFull},
@@ -277,7 +277,7 @@ func TestSelectProperties(t *testing.T) {
 			}
 			if j > 0 {
 				p := sel.Tools[j-1]
-				check(p.Pinned && !s.Pinned || p.Pinned == s.Pinned && p.Tool.Name < s.Tool.Name, "order: %s before %s", p.Tool.Name, s.Tool.Name)
+				check(p.Tool.Name < s.Tool.Name, "order: %s before %s", p.Tool.Name, s.Tool.Name)
 			}
 		}
 		check(sel.Tokens <= b.Tokens, "over budget: %d > %d", sel.Tokens, b.Tokens)

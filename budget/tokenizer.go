@@ -12,13 +12,11 @@ import (
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
-// Encoding names accepted by NewTokenizer.
+// The encodings of current models. NewTokenizer also accepts the legacy
+// p50k_base, p50k_edit and r50k_base (see Encodings).
 const (
 	EncodingO200K  = "o200k_base"  // gpt-4o, gpt-4.1, gpt-4.5, gpt-5, o1, o3, o4
 	EncodingCL100K = "cl100k_base" // gpt-4, gpt-3.5-turbo, text-embedding-3-*, text-embedding-ada-002
-	EncodingP50K   = "p50k_base"   // legacy completion and code models
-	EncodingP50KEd = "p50k_edit"   // legacy edit models
-	EncodingR50K   = "r50k_base"   // legacy GPT-3 models
 
 	// DefaultEncoding is used for a model NewTokenizer does not recognise.
 	// Current OpenAI models and most OpenAI-compatible servers that copy
@@ -39,9 +37,9 @@ var (
 var encodings = map[string]*encoding{
 	EncodingO200K:  {},
 	EncodingCL100K: {},
-	EncodingP50K:   {},
-	EncodingP50KEd: {},
-	EncodingR50K:   {},
+	"p50k_base":    {}, // legacy completion and code models
+	"p50k_edit":    {}, // legacy edit models
+	"r50k_base":    {}, // legacy GPT-3 models
 }
 
 type encoding struct {
@@ -117,7 +115,7 @@ func EncodingForModel(model string) (string, bool) {
 }
 
 // Tokenizer counts tokens exactly as tiktoken does for one encoding, and
-// caches the cost of tools (see Tokenizer.Render). It never touches the
+// caches the cost of tools (see Tokenizer.CountTool). It never touches the
 // network: the BPE tables are embedded in the binary. A Tokenizer is safe for
 // concurrent use.
 type Tokenizer struct {
@@ -151,12 +149,12 @@ func NewTokenizer(model, encoding string) (*Tokenizer, error) {
 // Encoding returns the name of the tokenizer's encoding, e.g. "o200k_base".
 func (t *Tokenizer) Encoding() string { return t.name }
 
-// renderVersion is the version of what Render sends and counts; it changes
+// renderVersion is the version of what CountTool sends and counts; it changes
 // whenever a tool's rendering (and so its token count) changes, so that
 // counts cached under ID by an older version are not trusted.
 const renderVersion = 1
 
-// ID names what Render counts: the encoding and the version of the
+// ID names what CountTool counts: the encoding and the version of the
 // rendering ("o200k_base/render-1"). Two Tokenizers with the same ID give
 // every tool the same token counts, so counts may be cached under it
 // (keyed by the tool's content hash) across processes.

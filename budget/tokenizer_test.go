@@ -198,7 +198,7 @@ func TestConcurrentCount(t *testing.T) {
 				if got := tok.Count(texts[k]); got != want[k] {
 					errs <- texts[k]
 				}
-				if _, err := tok.Render(exampleTool(), budget.Tier(i%budget.NumTiers)); err != nil {
+				if _, err := tok.CountTool(exampleTool(), budget.Tier(i%budget.NumTiers)); err != nil {
 					errs <- err.Error()
 				}
 			}

@@ -2,7 +2,7 @@
 // their weights embedded in the binary, for use as a toolindex.Embedder:
 // no model file to install, no network, no cgo.
 //
-// USE is Universal Sentence Encoder Lite, a two-layer transformer over
+// [USE] is Universal Sentence Encoder Lite, a two-layer transformer over
 // SentencePiece pieces giving 512-dimensional unit vectors:
 //
 //	u, err := encoder.NewUSE(nil)
@@ -14,20 +14,20 @@
 // it finds "Returns the sum of two numbers" for "add 2 and 3", which no
 // word-based signal can.
 //
-// Model2Vec (LoadModel2Vec) reads a Model2Vec model directory
+// [Model2Vec] ([LoadModel2Vec]) reads a Model2Vec model directory
 // (model.safetensors and tokenizer.json, e.g. potion-retrieval-32M) that
 // the user brings: a static table, microseconds per text. Which semantic
 // encoder to use:
 //
-//   - USE (the default): offline, nothing to install, 1.5–3 ms of CPU per
-//     tool with AVX-512 (twice that with AVX2) and well under a millisecond
-//     per short query; vectors are cached by content hash, so a tool is
-//     encoded once.
+//   - [USE] (the default): offline, nothing to install, a few milliseconds
+//     of CPU per tool and well under one per short query
+//     (docs/measurements.md has the figures per processor); vectors are
+//     cached by content hash, so a tool is encoded once.
 //   - A Model2Vec model: when indexing must be instant (tens of thousands
 //     of tools changing often) or the machine has no AVX2; its quality
 //     depends on the model, measure it on your tools with toolbench eval
 //     --semantic model2vec:DIR.
-//   - An OpenAI-compatible embeddings server (toolindex.NewOpenAIEmbedder:
+//   - An OpenAI-compatible embeddings server (provider.NewEmbedder:
 //     Ollama, vLLM, a hosted API): when a larger model's quality is worth
 //     a network call per step and per new tool.
 //

@@ -31,7 +31,7 @@ var (
 // m2vDefaultMaxLength is model2vec's default for encode(max_length=...).
 const m2vDefaultMaxLength = 512
 
-// Model2VecOptions configures LoadModel2Vec. Nil or the zero value gives
+// Model2VecOptions configures [LoadModel2Vec]. Nil or the zero value gives
 // the defaults, which embed as model2vec's StaticModel.encode does.
 type Model2VecOptions struct {
 	// MaxLength is how many tokens of a text count; the rest are dropped.
@@ -65,7 +65,7 @@ const (
 	m2vConfigFile    = "config.json"
 )
 
-// LoadModel2Vec loads a Model2Vec model (github.com/MinishLab/model2vec)
+// LoadModel2Vec loads a [Model2Vec] model (github.com/MinishLab/model2vec)
 // from a directory holding model.safetensors, tokenizer.json and
 // config.json, as saved by StaticModel.save_pretrained or downloaded from
 // a model hub (for example minishlab/potion-retrieval-32M). Nothing is
@@ -78,7 +78,7 @@ const (
 // (or Lowercase, StripAccents, NF[K]C/D and Sequences of them), a
 // BertPreTokenizer or WhitespaceSplit, and added tokens; and "normalize"
 // from config.json. Unigram and BPE tokenizers (and other normalizers or
-// pre-tokenizers) are refused with ErrModel2VecUnsupported naming the file
+// pre-tokenizers) are refused with [ErrModel2VecUnsupported] naming the file
 // and field. Texts are tokenized without special tokens ([CLS] and [SEP]
 // are not added), unknown tokens are dropped, and the vector is the mean
 // of the token rows (each scaled by its weight, if the model has weights),
@@ -97,7 +97,7 @@ const (
 // Ollama, vLLM, any /v1/embeddings server) for the best retrieval quality,
 // when a server is there to call and a few milliseconds per batch are fine.
 //
-// A missing file gives an error that matches both ErrModel2VecInvalid and
+// A missing file gives an error that matches both [ErrModel2VecInvalid] and
 // fs.ErrNotExist.
 //
 // ID is "model2vec:<directory name>:<dimension>:<hash>", the hash covering

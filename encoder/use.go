@@ -7,10 +7,10 @@ import (
 	"runtime"
 )
 
-// ErrInvalidOptions reports options that a constructor cannot use.
-var ErrInvalidOptions = errors.New("encoder: invalid options")
+// ErrOptions reports options that a constructor cannot use.
+var ErrOptions = errors.New("encoder: invalid options")
 
-// USEOptions configures NewUSE. The zero value (or nil) gives the defaults.
+// USEOptions configures [NewUSE]. The zero value (or nil) gives the defaults.
 type USEOptions struct {
 	// Workers bounds the goroutines that one Embed call computes with.
 	// Default runtime.GOMAXPROCS(0).
@@ -34,18 +34,11 @@ type USEOptions struct {
 // products spread over Workers goroutines, on the fastest matrix kernels
 // the processor runs, chosen at start: AVX-512, else AVX2 with FMA, else
 // portable Go (always with the purego build tag); all give the same
-// vectors but for float rounding. CPU time per text (documents in batches
-// of 16) on an AMD EPYC with 512-bit FMA units (see
-// docs/encoder-measurements.md; go test -bench USE ./encoder/):
-//
-//	pieces   AVX-512   AVX2     Go
-//	~32      1.4 ms    2.7 ms   43 ms
-//	~64      2.9 ms    5.4 ms   87 ms
-//	128      6.0 ms    11 ms    180 ms
-//	query    0.33 ms   0.57 ms  12 ms   ("search flights to Paris", 5 pieces)
-//
-// so the 2,671 tool documents of a large MCP catalog take about 14 s of
-// CPU with AVX-512. A USE is safe for concurrent use.
+// vectors but for float rounding. A tool document costs a few milliseconds
+// of CPU with AVX-512 (about twice that with AVX2, thirty times with
+// portable Go), a short query a fraction of one: docs/measurements.md has
+// the figures per text length and kernel and the commands
+// (go test -bench USE ./encoder/). A USE is safe for concurrent use.
 type USE struct {
 	w       *useWeights
 	workers int
@@ -57,8 +50,8 @@ type USE struct {
 const useBatchRows = 512
 
 // NewUSE returns the Universal Sentence Encoder Lite embedder. The first
-// call decodes the embedded weights (about 30 ms, 15 MB of memory shared
-// by every USE of the process; 25 MB where the matrix kernels are the
+// call decodes the embedded weights (tens of milliseconds, 15 MB of memory shared
+// by every [USE] of the process; 25 MB where the matrix kernels are the
 // portable Go ones, which read float32).
 func NewUSE(opts *USEOptions) (*USE, error) {
 	var o USEOptions
@@ -66,7 +59,7 @@ func NewUSE(opts *USEOptions) (*USE, error) {
 		o = *opts
 	}
 	if o.Workers < 0 {
-		return nil, fmt.Errorf("%w: Workers = %d", ErrInvalidOptions, o.Workers)
+		return nil, fmt.Errorf("%w: Workers = %d", ErrOptions, o.Workers)
 	}
 	if o.Workers == 0 {
 		o.Workers = runtime.GOMAXPROCS(0)

@@ -250,8 +250,8 @@ func TestNewUSEOptions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			u, err := encoder.NewUSE(tt.opts)
 			if tt.wantErr {
-				if !errors.Is(err, encoder.ErrInvalidOptions) {
-					t.Fatalf("err = %v, want ErrInvalidOptions", err)
+				if !errors.Is(err, encoder.ErrOptions) {
+					t.Fatalf("err = %v, want ErrOptions", err)
 				}
 				return
 			}

@@ -63,7 +63,7 @@ var (
 	useErr  error
 )
 
-// loadUSE decodes the embedded model once for the process: every USE
+// loadUSE decodes the embedded model once for the process: every [USE]
 // shares the same read-only weights (about 15 MB: the matrices and the
 // piece embeddings stay in float16, see usePanels).
 func loadUSE() (*useWeights, error) {

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -49,9 +48,12 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 	defer s.using()() // no idle stop while the call is in progress
 	cs, att, state, why := s.session, s.att, s.state, s.err
 	h.mu.Unlock()
+	args, err := tool.ObjectArgs(args) // before a lazy server starts for nothing
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("%w: call %s (server %s): %w", ErrInvalidArguments, name, s.name, err)
+	}
 
 	if state == StateLazy || state == StateConnecting {
-		var err error
 		if cs, orig, state, why, err = s.wake(ctx, name); err != nil {
 			return tool.Result{}, err
 		}
@@ -65,13 +67,6 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 			return tool.Result{}, fmt.Errorf("%w: call %s: server %s is %s: %w", ErrServerUnavailable, name, s.name, state, why)
 		}
 		return tool.Result{}, fmt.Errorf("%w: call %s: server %s is %s", ErrServerUnavailable, name, s.name, state)
-	}
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
-		args = json.RawMessage("{}")
-	}
-	if args[0] != '{' || !json.Valid(args) {
-		return tool.Result{}, fmt.Errorf("%w: call %s (server %s): got %.80s", ErrInvalidArguments, name, s.name, args)
 	}
 	if s.cfg.Timeout > 0 {
 		var cancel context.CancelFunc

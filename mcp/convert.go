@@ -29,15 +29,6 @@ func toolAllowed(sc config.Server, name string) bool {
 	return !match(sc.DisabledTools)
 }
 
-func sameTool(a, b tool.Tool) bool {
-	if a.Hash != b.Hash || a.Title != b.Title {
-		return false
-	}
-	ja, _ := json.Marshal(a.Annotations)
-	jb, _ := json.Marshal(b.Annotations)
-	return bytes.Equal(ja, jb)
-}
-
 // convertTool turns an SDK tool into ours at the package boundary. A tool
 // whose input schema the model APIs would reject is repaired when its
 // meaning is clear (an object schema without "type", or true, becomes

@@ -11,10 +11,10 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
-	"github.com/toolsift/toolsift/toolindex"
 )
 
 // TestHubIndexHandoff follows tools from real go-sdk servers through the Hub
@@ -23,14 +23,7 @@ import (
 // filled), and a notifications/tools/list_changed reaches retrieval.
 func TestHubIndexHandoff(t *testing.T) {
 	checkGoroutines(t)
-	emb, err := toolindex.NewLocalEmbedder(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := toolindex.New(emb, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := testenv.Index(t, nil, nil)
 	servers := map[string]config.Server{}
 	want := 0
 	var live = newServer("weather", nil, "forecast", "radar")

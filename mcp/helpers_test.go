@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -138,22 +139,7 @@ func statusOf(t *testing.T, hub *mcp.Hub, server string) mcp.ServerStatus {
 // checkGoroutines fails the test if goroutines started during it are still
 // running after its cleanups (the Hub's Close included). Call it first, so
 // that its cleanup runs last. Tests using it must not run in parallel.
-func checkGoroutines(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(waitLimit)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("goroutine leak: %d before the test, %d after\n%s", before, runtime.NumGoroutine(), buf)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
+var checkGoroutines = testenv.CheckGoroutines
 
 // children lists this process's child processes, zombies included, as
 // "pid state command". Linux only: elsewhere it skips the check.

@@ -24,14 +24,12 @@ import (
 // HubOptions or a server's config says otherwise: the newest revision that
 // still starts with initialize.
 //
-// Measured on the 73 real npm servers of shared/mcp: offered 2025-11-25,
-// the SDK's newest (2026-07-28, probed with server/discover, then
-// initialize), or 2024-11-05, all 73 connect; each answers with the
-// revision it speaks (10 say 2024-11-05, 3 say 2025-03-26, 2 say 2025-06-18,
-// the rest 2025-11-25, and 4 accept 2026-07-28 when offered). The probe
-// costs the other 69 a request they do not know, before initialize, and a
-// round trip, so it is opt-in: "latest" in HubOptions, or protocolVersion
-// per server.
+// Every server of a catalog of 73 real npm servers connects with it, and
+// with the SDK's newest or 2024-11-05 too; few accept the newest
+// (docs/measurements.md, "MCP protocol versions"). The newest needs a
+// server/discover probe, which costs most servers a request they do not
+// know, before initialize, and a round trip, so it is opt-in: "latest" in
+// HubOptions, or protocolVersion per server.
 const DefaultProtocolVersion = "2025-11-25"
 
 // revisionRE matches an MCP revision, as HubOptions.ProtocolVersion names

@@ -69,7 +69,7 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 		switch {
 		case !ok:
 			ch.Added = append(ch.Added, tools[q])
-		case !sameTool(old, tools[q]):
+		case !tool.Same(old, tools[q]):
 			ch.Changed = append(ch.Changed, tools[q])
 		}
 	}

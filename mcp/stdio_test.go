@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 	// (see proc_linux.go); start it now, so that the goroutine leak checks
 	// do not count it.
 	_ = mcp.StartProcess(exec.Command("/nonexistent/toolsift-warm-up"))
-	code := m.Run()
+	code := testenv.Main(m)
 	if testServer.dir != "" {
 		os.RemoveAll(testServer.dir)
 	}

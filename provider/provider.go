@@ -1,14 +1,17 @@
 // Package provider is how toolsift reaches an OpenAI-compatible API, for
-// chat (agent.NewOpenAI) and embeddings (toolindex.NewOpenAIEmbedder)
-// alike: one options struct, one rule for the environment, one retry
-// default.
+// chat (agent.NewOpenAI) and embeddings ([NewEmbedder], a
+// [toolindex.Embedder]) alike: one options struct, one rule for the
+// environment, one retry default. It is the adapter at the edge: the
+// ranking packages (toolindex, retrieval, budget, think) compile no HTTP
+// SDK, and a caller configures an endpoint with [Options] alone, without
+// importing openai-go.
 //
-// The rule: a field set in Options wins; an empty BaseURL is
-// $OPENAI_BASE_URL, else https://api.openai.com/v1; an empty APIKey is
+// The rule: a field set in [Options] wins; an empty BaseURL is
+// $OPENAI_BASE_URL, else [DefaultBaseURL]; an empty APIKey is
 // $OPENAI_API_KEY. api.openai.com needs a key; other servers (Ollama, vLLM,
 // llama.cpp, LiteLLM, LM Studio) get none when none is set. Requests that
 // fail with a connection error, 408, 409, 429 or 5xx are retried
-// DefaultMaxRetries times with backoff (or the wait the server asks for).
+// [DefaultMaxRetries] times with backoff (or the wait the server asks for).
 package provider
 
 import (
@@ -19,8 +22,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/openai/openai-go/v3/option"
-
 	"github.com/toolsift/toolsift/internal/redact"
 )
 
@@ -30,8 +31,9 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 // DefaultMaxRetries is how often a failed request is retried.
 const DefaultMaxRetries = 3
 
-// ErrOptions reports Options that cannot reach an endpoint: a base URL that
-// is not http(s), or api.openai.com without a key.
+// ErrOptions reports [Options] that cannot reach an endpoint (a base URL
+// that is not http(s), or api.openai.com without a key) and invalid
+// [EmbedderOptions].
 var ErrOptions = errors.New("provider: invalid options")
 
 // Options say where and how to reach the API. The zero value uses the
@@ -40,13 +42,13 @@ type Options struct {
 	// BaseURL of the API, up to and including the version path:
 	// "https://api.openai.com/v1", "http://localhost:11434/v1" (Ollama),
 	// "http://localhost:8000/v1" (vLLM), "http://localhost:8080/v1"
-	// (llama.cpp). Empty means $OPENAI_BASE_URL, else DefaultBaseURL.
+	// (llama.cpp). Empty means $OPENAI_BASE_URL, else [DefaultBaseURL].
 	BaseURL string
 	// APIKey is sent as a bearer token. Empty means $OPENAI_API_KEY.
 	APIKey string
 	// HTTPClient sends the requests; nil means openai-go's default.
 	HTTPClient *http.Client
-	// MaxRetries of a failed request. Zero means DefaultMaxRetries; a
+	// MaxRetries of a failed request. Zero means [DefaultMaxRetries]; a
 	// negative value disables retries.
 	MaxRetries int
 	// MaxRetryDelay bounds one wait between retries; zero means
@@ -55,7 +57,7 @@ type Options struct {
 }
 
 // Resolve applies the environment rule and the defaults: the result has
-// BaseURL and MaxRetries set. getenv nil means os.Getenv.
+// BaseURL and MaxRetries set. getenv nil means [os.Getenv].
 func (o Options) Resolve(getenv func(string) string) (Options, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -83,24 +85,6 @@ func (o Options) Resolve(getenv func(string) string) (Options, error) {
 		o.MaxRetries = 0
 	}
 	return o, nil
-}
-
-// RequestOptions are openai-go's options for resolved Options. They are
-// complete: the client built from them reads nothing from the environment
-// that Resolve did not.
-func (o Options) RequestOptions() []option.RequestOption {
-	ro := []option.RequestOption{
-		option.WithBaseURL(o.BaseURL),
-		option.WithAPIKey(o.APIKey), // empty: no Authorization header
-		option.WithMaxRetries(o.MaxRetries),
-	}
-	if o.MaxRetryDelay > 0 {
-		ro = append(ro, option.WithMaxRetryDelay(o.MaxRetryDelay))
-	}
-	if o.HTTPClient != nil {
-		ro = append(ro, option.WithHTTPClient(o.HTTPClient))
-	}
-	return ro
 }
 
 // Host is the base URL's host, for names and messages.

@@ -2,7 +2,7 @@
 
 package retrieval
 
-// The measurement behind docs/encoder-measurements.md: how the Universal
+// The measurement behind docs/measurements.md: how the Universal
 // Sentence Encoder (package encoder) fuses with BM25F and the hashed
 // n-gram vectors. Run it with
 //
@@ -170,7 +170,7 @@ func fusionSets() []dsSpec {
 	return out
 }
 
-// defaultFusionSpecs are the configurations of docs/encoder-measurements.md:
+// defaultFusionSpecs are the configurations of docs/measurements.md:
 // the fusion before the semantic signal, each signal alone, today's
 // default (lib), and its neighbours.
 const defaultFusionSpecs = "lex=1,hash=1,norm=best|lex=1,norm=lib|hash=1,norm=lib|use:nd256=1,norm=lib|use:doc=1,norm=lib|" +

@@ -2,8 +2,9 @@
 
 package retrieval_test
 
-// The quality measurement on the public datasets in ../shared/datasets
-// (see /work/shared/datasets/README.md). Run it with
+// The quality measurement on the public datasets (docs/measurements.md,
+// "Data and machine": a datasets folder beside the checkout, or
+// TOOLSIFT_DATASETS). Run it with
 //
 //	go test -tags datasets -run Quality ./retrieval/ -v -timeout 30m
 //
@@ -30,7 +31,8 @@ import (
 	"github.com/toolsift/toolsift/toolindex"
 )
 
-// datasetsDir is where the shared datasets live, relative to this package.
+// datasetsDir is where the datasets live by default, relative to this
+// package: a folder beside the checkout (TOOLSIFT_DATASETS overrides it).
 const datasetsDir = "../../shared/datasets"
 
 type qualityRow struct {

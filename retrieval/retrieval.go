@@ -9,12 +9,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
-// ErrInvalidOptions reports Options that New cannot use.
-var ErrInvalidOptions = errors.New("retrieval: invalid options")
+// ErrOptions reports Options that New cannot use.
+var ErrOptions = errors.New("retrieval: invalid options")
 
 // Mode chooses which of the index's signals rank tools.
 type Mode int
@@ -55,7 +56,7 @@ type Weights struct {
 }
 
 // DefaultWeights are the weights of Hybrid fusion, measured on the public
-// datasets and paraphrase sets (docs/encoder-measurements.md): BM25F
+// datasets and paraphrase sets (docs/measurements.md): BM25F
 // counts most, the sentence encoder next, the hashed n-grams of the local
 // embedder least. An index without a semantic signal fuses the other two
 // with the same weights.
@@ -73,7 +74,7 @@ const (
 	// best stands far above the rest (a confident signal) speaks louder
 	// than one whose scores are all alike. It measured better than
 	// dividing by the list's best, than min-max and than RRF
-	// (docs/encoder-measurements.md): unlike RRF it keeps how much better
+	// (docs/measurements.md): unlike RRF it keeps how much better
 	// the first candidates are than the fifth.
 	WeightedSum Fusion = iota
 	// RRF is weighted reciprocal-rank fusion (Cormack et al. 2009): a
@@ -175,7 +176,7 @@ type Retriever struct {
 // New returns a Retriever over ix.
 func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 	if ix == nil {
-		return nil, fmt.Errorf("%w: nil index", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: nil index", ErrOptions)
 	}
 	var o Options
 	if opts != nil {
@@ -183,20 +184,20 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 	}
 	switch {
 	case o.K < 0:
-		return nil, fmt.Errorf("%w: K = %d", ErrInvalidOptions, o.K)
+		return nil, fmt.Errorf("%w: K = %d", ErrOptions, o.K)
 	case o.Mode < Hybrid || o.Mode > Semantic:
-		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, o.Mode)
+		return nil, fmt.Errorf("%w: %v", ErrOptions, o.Mode)
 	case o.Mode == Semantic && ix.Semantic() == nil:
-		return nil, fmt.Errorf("%w: mode semantic needs an index with a Semantic embedder", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: mode semantic needs an index with a Semantic embedder", ErrOptions)
 	case o.Weights.Lexical < 0 || o.Weights.Vector < 0 || o.Weights.Semantic < 0 ||
 		math.IsNaN(o.Weights.Lexical+o.Weights.Vector+o.Weights.Semantic) || math.IsInf(o.Weights.Lexical+o.Weights.Vector+o.Weights.Semantic, 0):
-		return nil, fmt.Errorf("%w: Weights = %+v", ErrInvalidOptions, o.Weights)
+		return nil, fmt.Errorf("%w: Weights = %+v", ErrOptions, o.Weights)
 	case o.Fusion < WeightedSum || o.Fusion > RRF:
-		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, o.Fusion)
+		return nil, fmt.Errorf("%w: %v", ErrOptions, o.Fusion)
 	case o.MinScore < 0 || o.MinScore > 1 || math.IsNaN(o.MinScore):
-		return nil, fmt.Errorf("%w: MinScore = %v, want 0..1", ErrInvalidOptions, o.MinScore)
+		return nil, fmt.Errorf("%w: MinScore = %v, want 0..1", ErrOptions, o.MinScore)
 	case o.Depth < 0:
-		return nil, fmt.Errorf("%w: Depth = %d", ErrInvalidOptions, o.Depth)
+		return nil, fmt.Errorf("%w: Depth = %d", ErrOptions, o.Depth)
 	}
 	if o.K == 0 {
 		o.K = DefaultK
@@ -311,7 +312,7 @@ func sentences(t string) []string {
 			end = true
 		case '.', '!', '?', ';':
 			end = (i+1 == len(t) || t[i+1] == ' ' || t[i+1] == '\n' || t[i+1] == '\t') &&
-				(c != '.' || !abbreviation(t[start:i]))
+				(c != '.' || textproc.SentenceEnd(t[start:i]))
 		}
 		if end {
 			raw = append(raw, t[start:i+1])
@@ -354,30 +355,6 @@ func sentences(t string) []string {
 		out = out[:maxSentences]
 	}
 	return out
-}
-
-// abbreviation reports whether the last word of s, which a full stop
-// follows, is an abbreviation ("e.g", "U.S", "Dr", "vs") or a number ("1"
-// in a numbered list), after which the stop does not end a sentence.
-func abbreviation(s string) bool {
-	w := s[strings.LastIndexAny(s, " \t\n(")+1:]
-	if w == "" || strings.Contains(w, ".") || abbreviations[strings.ToLower(w)] {
-		return true
-	}
-	for _, r := range w {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// abbreviations are common English abbreviations written with a single
-// full stop.
-var abbreviations = map[string]bool{
-	"dr": true, "mr": true, "mrs": true, "ms": true, "prof": true, "st": true,
-	"vs": true, "etc": true, "no": true, "fig": true, "approx": true, "inc": true,
-	"ltd": true, "jr": true, "sr": true, "co": true, "eg": true, "ie": true,
 }
 
 // clip trims s and cuts it to at most n runes.

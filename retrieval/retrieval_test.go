@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
@@ -23,18 +24,7 @@ func newIndex(t testing.TB) *toolindex.Index {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb, err := toolindex.NewLocalEmbedder(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := toolindex.New(emb, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Upsert(context.Background(), tools...); err != nil {
-		t.Fatal(err)
-	}
-	return ix
+	return testenv.Index(t, nil, nil, tools...)
 }
 
 func newRetriever(t testing.TB, ix *toolindex.Index, opts *retrieval.Options) *retrieval.Retriever {
@@ -250,8 +240,8 @@ func TestNewInvalid(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := retrieval.New(tt.ix, &tt.opts)
-			if !errors.Is(err, retrieval.ErrInvalidOptions) {
-				t.Errorf("New: err = %v, want ErrInvalidOptions", err)
+			if !errors.Is(err, retrieval.ErrOptions) {
+				t.Errorf("New: err = %v, want ErrOptions", err)
 			}
 		})
 	}

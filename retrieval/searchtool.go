@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -17,8 +18,12 @@ const SearchToolName = "search_tools"
 // JSON object, no query, k out of range).
 var ErrSearchArgs = errors.New("retrieval: bad search_tools arguments")
 
-// maxSearchK bounds the k a model may ask search_tools for.
-const maxSearchK = 20
+// maxSearchK bounds the k a model may ask search_tools for;
+// defaultSearchK is its k when it names none.
+const (
+	maxSearchK     = 20
+	defaultSearchK = 5
+)
 
 // SearchTool returns the definition of the search_tools meta-tool: give it
 // to the model beside the retrieved tools so that it can ask for tools the
@@ -46,20 +51,50 @@ type SearchArgs struct {
 	K     int    `json:"k,omitempty"`
 }
 
-// FoundTool is one entry of a search_tools answer.
-type FoundTool struct {
+// foundTool is one entry of a search_tools answer.
+type foundTool struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 }
 
-// SearchTools answers a search_tools call: args is the JSON arguments the
-// model sent. It returns the answer for the model (a compact JSON object
-// {"tools":[{"name","description"}...]} with one-line descriptions) and the
-// matches, which the caller adds to the tools of the next step. K defaults
-// to 5. The query is searched as one text (no sentence split: the model
-// writes one need). Mode, Fusion, Servers and MinScore apply as in
-// Retrieve; Pinned and sticky tools get no special treatment (the caller
-// already offers them), and search_tools never finds itself.
+// ErrSearch reports a Search that cannot be run: an empty query or k < 1.
+var ErrSearch = errors.New("retrieval: bad search")
+
+// Search returns the k tools that best match query, best first (fewer when
+// the catalog is smaller or MinScore cuts the list). The query is searched
+// as one text (no sentence split: it is one need); Mode, Fusion, Servers
+// and MinScore apply as in Retrieve; pinned and sticky tools get no special
+// treatment, and search_tools never finds itself. An empty query or k < 1
+// is an error wrapping ErrSearch.
+func (r *Retriever) Search(ctx context.Context, query string, k int) ([]Match, error) {
+	query = strings.TrimSpace(query)
+	switch {
+	case query == "":
+		return nil, fmt.Errorf("%w: empty query", ErrSearch)
+	case k < 1:
+		return nil, fmt.Errorf("%w: k = %d, want at least 1", ErrSearch, k)
+	}
+	ranked, err := r.rank(ctx, []part{{clip(query, maxPartRunes), thoughtWeight, 0}}, k+1)
+	if err != nil {
+		return nil, err
+	}
+	var matches []Match
+	for _, m := range ranked {
+		if len(matches) == k || m.Score < r.opts.MinScore {
+			break
+		}
+		if m.Tool.Name != SearchToolName {
+			matches = append(matches, m)
+		}
+	}
+	return matches, nil
+}
+
+// SearchTools answers a search_tools call, the model's form of Search: args
+// is the JSON arguments the model sent. It returns the answer for the model
+// (a compact JSON object {"tools":[{"name","description"}...]} with
+// one-line descriptions) and the matches, which the caller adds to the
+// tools of the next step. K defaults to 5 and may be at most 20.
 //
 // Bad arguments give an error wrapping ErrSearchArgs, whose text is meant
 // to be shown to the model.
@@ -75,47 +110,21 @@ func (r *Retriever) SearchTools(ctx context.Context, args json.RawMessage) (stri
 	case a.K < 0 || a.K > maxSearchK:
 		return "", nil, fmt.Errorf("%w: k = %d, want 1..%d", ErrSearchArgs, a.K, maxSearchK)
 	case a.K == 0:
-		a.K = 5
+		a.K = defaultSearchK
 	}
-	ranked, err := r.rank(ctx, []part{{clip(a.Query, maxPartRunes), thoughtWeight, 0}}, a.K+1)
+	matches, err := r.Search(ctx, a.Query, a.K)
 	if err != nil {
 		return "", nil, err
 	}
-	var matches []Match
-	found := []FoundTool{}
-	for _, m := range ranked {
-		if len(matches) == a.K || m.Score < r.opts.MinScore {
-			break
-		}
-		if m.Tool.Name == SearchToolName {
-			continue
-		}
-		matches = append(matches, m)
-		found = append(found, FoundTool{Name: m.Tool.Name, Description: OneLine(m.Tool.Description, 160)})
+	found := make([]foundTool, len(matches))
+	for i, m := range matches {
+		found[i] = foundTool{Name: m.Tool.Name, Description: textproc.FirstSentence(m.Tool.Description, 160)}
 	}
 	b, err := json.Marshal(struct {
-		Tools []FoundTool `json:"tools"`
+		Tools []foundTool `json:"tools"`
 	}{found})
 	if err != nil {
 		return "", nil, fmt.Errorf("retrieval: encode search_tools answer: %w", err)
 	}
 	return string(b), matches, nil
-}
-
-// OneLine returns the first sentence of a description, on one line and at
-// most n runes long (cut at a word boundary, with "…" when cut).
-func OneLine(desc string, n int) string {
-	s := strings.Join(strings.Fields(desc), " ")
-	if i := strings.Index(s, ". "); i >= 0 {
-		s = s[:i+1]
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	cut := string(r[:n])
-	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
-		cut = cut[:i]
-	}
-	return strings.TrimRight(cut, " ,;:") + "…"
 }

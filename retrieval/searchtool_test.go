@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,7 +48,7 @@ func TestSearchTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Tools []retrieval.FoundTool `json:"tools"`
+		Tools []struct{ Name, Description string } `json:"tools"`
 	}
 	if err := json.Unmarshal([]byte(text), &got); err != nil {
 		t.Fatalf("answer %q is not JSON: %v", text, err)
@@ -94,26 +93,5 @@ func TestSearchToolsBadArgs(t *testing.T) {
 				t.Errorf("SearchTools(%s): err = %v, want ErrSearchArgs", args, err)
 			}
 		})
-	}
-}
-
-func TestOneLine(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"Send an email.", 80, "Send an email."},
-		{"Send an email.  It supports\nattachments. And more.", 80, "Send an email."},
-		{"Version 1.2 of the tool", 80, "Version 1.2 of the tool"},
-		{"  multi\n line\tdescription  ", 80, "multi line description"},
-		{"a very long description without any full stop that goes on", 20, "a very long…"},
-		{strings.Repeat("x", 30), 10, strings.Repeat("x", 10) + "…"},
-		{"", 10, ""},
-	}
-	for _, tt := range tests {
-		if got := retrieval.OneLine(tt.in, tt.n); got != tt.want {
-			t.Errorf("OneLine(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
 	}
 }

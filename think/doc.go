@@ -5,7 +5,7 @@
 //
 // It is written once and used by the agent, `toolbench eval` and the
 // benchmarks, so the numbers toolbench prints are what the agent sends, and
-// its defaults (DefaultBudget, DefaultK, DefaultMaxTools) are the library's
+// its defaults (DefaultBudget, DefaultK) are the library's
 // and the CLI's.
 //
 // Most programs do not use it directly: toolsift.Open returns a Toolset

@@ -1,7 +1,6 @@
 package think
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,9 +23,9 @@ const (
 	// DefaultK is how many ranked tools a step considers; budget.Select
 	// then decides which of them are sent, and at which tier.
 	DefaultK = retrieval.DefaultK
-	// DefaultMaxTools is the most tools in one request: OpenAI rejects more
+	// defaultMaxTools is the most tools in one request: OpenAI rejects more
 	// than 128.
-	DefaultMaxTools = 128
+	defaultMaxTools = 128
 )
 
 // ErrOptions reports invalid Options.
@@ -58,12 +57,12 @@ const (
 // Options configure a Thinker. The zero value (or nil) gives the defaults.
 type Options struct {
 	// Budget is the most tokens the tools offered at one step may cost, as
-	// budget.Tokenizer.Render counts them. Default DefaultBudget. A tool
+	// budget.Tokenizer.CountTool counts them. Default DefaultBudget. A tool
 	// that is larger than the whole budget even at its cheapest tier may
 	// still be offered when it is clearly wanted (see Thinker.Think).
 	Budget int
 	// MinTools and MaxTools bound the number of tools offered at one step
-	// (besides search_tools). Defaults 0 and DefaultMaxTools.
+	// (besides search_tools). Defaults 0 and 128, the most OpenAI accepts.
 	MinTools, MaxTools int
 	// Search says when to offer the search_tools meta-tool.
 	Search SearchMode
@@ -74,8 +73,8 @@ type Options struct {
 	Tokenizer *budget.Tokenizer
 	// Costs, when set, keeps the full-tier token cost of tools between
 	// runs, so that the catalog's cost (Offer.AllTokens) is not counted
-	// again at every start: counting a catalog of 2,670 tools (1.2 million
-	// tokens) takes about a second.
+	// again at every start: counting a catalog of thousands of tools takes
+	// about a second (docs/measurements.md, "Think step").
 	Costs CostCache
 }
 
@@ -134,7 +133,7 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 		o.Budget = DefaultBudget
 	}
 	if o.MaxTools == 0 {
-		o.MaxTools = DefaultMaxTools
+		o.MaxTools = defaultMaxTools
 	}
 	r, err := retrieval.New(ix, &o.Retrieval)
 	if err != nil {
@@ -153,10 +152,9 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 // Retriever returns the Thinker's retriever: it answers search_tools.
 func (t *Thinker) Retriever() *retrieval.Retriever { return t.r }
 
-// Tokenizer returns the tokenizer that counts the budget.
-func (t *Thinker) Tokenizer() *budget.Tokenizer { return t.tok }
-
-// Options returns the options in force, defaults filled in.
+// Options returns the options in force, defaults filled in (its Tokenizer
+// is the one that counts the budget): a Thinker for another ranking mode
+// over the same index is think.New(ix, &opts) with opts changed.
 func (t *Thinker) Options() Options { return t.opts }
 
 // Request is what one step knows.
@@ -168,12 +166,11 @@ type Request struct {
 	Found []string
 }
 
-// Offered is one tool of a step's request, rendered at its tier.
+// Offered is one tool of a step's request: a budget.Selected (the tool,
+// its retrieval score in [0, 1], 0 when not retrieved, and its rendering
+// at its tier) with why it is offered.
 type Offered struct {
-	Tool tool.Tool
-	budget.Rendered
-	// Score is the retrieval score in [0, 1] (0 when not retrieved).
-	Score float64
+	budget.Selected
 	// Reason is one of the Reason constants.
 	Reason string
 }
@@ -211,88 +208,138 @@ func (o Offer) Names() []string {
 	return out
 }
 
-// Search reports whether search_tools is offered.
-func (o Offer) Search() bool {
+// HasSearchTool reports whether search_tools is offered.
+func (o Offer) HasSearchTool() bool {
 	return len(o.Tools) > 0 && o.Tools[len(o.Tools)-1].Reason == ReasonMeta
 }
 
 // A tool larger than the budget is offered unasked only when the retriever
 // is sure of it: ranked first by every signal (score at least
 // oversizeMinScore; scores are relative to each list's best) and well
-// ahead of the second (oversizeMargin times its score). "What is the
-// weather in Bern?" over a small catalog gives get_weather 1.00 against
-// 0.42; a vague "hello" gives 0.50 against 0.34 and offers nothing
-// oversized.
+// ahead of the second (oversizeMargin times its score): a clear request
+// passes, a vague one does not (docs/measurements.md, "Think step", has
+// example scores).
 const (
 	oversizeMinScore = 0.9
 	oversizeMargin   = 1.5
 )
 
-// Think chooses the tools of one step.
+// Think chooses the tools of one step. It is one plan in five stages:
 //
-// When the whole catalog fits the budget (and MaxTools), every tool is
-// offered at full tier, without search_tools: nothing is hidden that could
-// have been shown. Otherwise the retriever's best K tools compete with the
-// pinned, sticky and found ones for the budget (budget.Select: pinned,
-// sticky and found tools first, the rest compressed before it is dropped),
-// and search_tools is offered whenever a tool of the catalog is left out
-// (SearchAuto).
+//  1. retrieve: rank the catalog for the step (Offer.Ranked);
+//  2. candidates: when the whole catalog fits the budget (and MaxTools),
+//     every tool, at full tier and without search_tools: nothing is hidden
+//     that could have been shown. Otherwise the search_tools meta-tool, the
+//     pinned, sticky and found tools (which must be offered) and the
+//     retriever's best K;
+//  3. select: budget.Select fits them into the budget (the must-haves
+//     first, the rest compressed before it is dropped). When the
+//     must-haves do not fit, they compete on score; when not even
+//     search_tools fits, it goes;
+//  4. meta-tool: search_tools stays whenever a tool of the catalog is left
+//     out (SearchAuto), and goes, its tokens given to the others, when
+//     every tool made it in;
+//  5. request order: budget.Select's order (by name), search_tools last,
+//     so the same set always makes the same request.
 //
 // A tool larger than the whole budget even at its cheapest tier can never
 // compete. It is offered anyway, at its cheapest tier and beyond the
 // budget, when it is clearly wanted: found by search_tools (or as a close
 // match) at the previous step, or ranked first by the retriever with a
-// top score (at least 0.9 of 1) at least 1.5 times the second's. At most one such tool is offered
-// per step; the rest of the budget is spent as usual.
+// top score (at least 0.9 of 1) at least 1.5 times the second's. At most
+// one such tool is offered per step; the rest of the budget is spent as
+// usual.
 func (t *Thinker) Think(ctx context.Context, req Request) (Offer, error) {
 	var off Offer
-	t0 := time.Now()
-	matches, err := t.r.Retrieve(ctx, req.Query)
+	start := time.Now()
+	ranked, err := t.r.Retrieve(ctx, req.Query)
 	if err != nil {
 		return off, fmt.Errorf("retrieve: %w", err)
 	}
-	t1 := time.Now()
-	off.Retrieve = t1.Sub(t0)
-	off.Ranked = matches
+	retrieved := time.Now()
+	off.Retrieve = retrieved.Sub(start)
+	off.Ranked = ranked
 	off.AllTokens, off.AllTools = t.CatalogCost()
 
-	search := t.opts.Search != SearchNever
-	if _, clash := t.ix.Get(retrieval.SearchToolName); clash {
-		search = false // a real tool has the name: never shadow it
+	var sel budget.Selection
+	var reason map[string]string
+	if t.everythingFits(off) {
+		sel, reason, off.Everything = t.selectEverything(ranked)
+	}
+	if !off.Everything {
+		p := t.candidates(req, ranked)
+		off.Oversized = p.wanted
+		if sel, err = t.fit(p, off.AllTools); err != nil {
+			return off, fmt.Errorf("select tools (budget %d tokens): %w", t.opts.Budget, err)
+		}
+		reason = p.reason
+	}
+	off.Tools, off.Tokens = requestOrder(sel, reason)
+	off.Select = time.Since(retrieved)
+	return off, nil
+}
+
+// everythingFits reports whether the whole catalog, as last counted, fits
+// the budget and MaxTools, and may be offered without search_tools.
+func (t *Thinker) everythingFits(off Offer) bool {
+	return off.AllTools > 0 && off.AllTokens <= t.opts.Budget && off.AllTools <= t.opts.MaxTools && t.opts.Search != SearchAlways
+}
+
+// selectEverything offers every tool of the catalog at full tier. It
+// reports false when the catalog changed since its cost was counted and
+// no longer fits: the step then chooses as usual.
+func (t *Thinker) selectEverything(ranked []retrieval.Match) (budget.Selection, map[string]string, bool) {
+	score := map[string]float64{}
+	for _, m := range ranked {
+		score[m.Tool.Name] = m.Score
 	}
 	reason := map[string]string{}
 	var cands []budget.Candidate
+	for tl := range t.ix.All() {
+		if _, dup := reason[tl.Name]; !dup {
+			reason[tl.Name] = ReasonAll
+			cands = append(cands, budget.Candidate{Tool: tl, Score: max(score[tl.Name], 1e-3)})
+		}
+	}
+	sel, err := budget.Select(t.tok, cands, budget.Budget{Tokens: t.opts.Budget, MaxTools: t.opts.MaxTools})
+	if err != nil || len(sel.Tools) != len(cands) {
+		return budget.Selection{}, nil, false
+	}
+	return sel, reason, true
+}
+
+// plan is what competes for one step's budget.
+type plan struct {
+	cands  []budget.Candidate
+	reason map[string]string // by tool name: one of the Reason constants
+	// search is set while search_tools is among the candidates.
+	search bool
+	// wanted names the oversized tool offered beyond the budget, if any;
+	// oversized counts those left out.
+	wanted    string
+	oversized int
+	b         budget.Budget
+}
+
+// candidates lists the tools that compete for the budget, each once, with
+// why: search_tools, the pinned and sticky tools, the found ones, then the
+// ranked ones. Oversized tools are left out, but for one that is clearly
+// wanted, which is pinned and given its cheapest cost beyond the budget.
+func (t *Thinker) candidates(req Request, ranked []retrieval.Match) *plan {
+	p := &plan{reason: map[string]string{}}
 	add := func(tl tool.Tool, score float64, why string) {
-		if _, ok := reason[tl.Name]; ok {
-			return
+		if _, ok := p.reason[tl.Name]; !ok {
+			p.reason[tl.Name] = why
+			p.cands = append(p.cands, budget.Candidate{Tool: tl, Score: score, Pinned: why != ReasonRetrieved})
 		}
-		reason[tl.Name] = why
-		cands = append(cands, budget.Candidate{Tool: tl, Score: score, Pinned: why != ReasonRetrieved && why != ReasonAll})
 	}
-	if off.AllTools > 0 && off.AllTokens <= t.opts.Budget && off.AllTools <= t.opts.MaxTools && t.opts.Search != SearchAlways {
-		off.Everything = true
-		score := map[string]float64{}
-		for _, m := range matches {
-			score[m.Tool.Name] = m.Score
+	if t.opts.Search != SearchNever {
+		if _, clash := t.ix.Get(retrieval.SearchToolName); !clash { // never shadow a real tool of that name
+			p.search = true
+			add(retrieval.SearchTool(), 1, ReasonMeta)
 		}
-		for tl := range t.ix.All() {
-			add(tl, max(score[tl.Name], 1e-3), ReasonAll)
-		}
-		sel, err := budget.Select(t.tok, cands, budget.Budget{Tokens: t.opts.Budget, MaxTools: t.opts.MaxTools})
-		if err == nil && len(sel.Tools) == len(cands) {
-			t.finish(&off, sel, reason)
-			off.Select = time.Since(t1)
-			return off, nil
-		}
-		// The catalog changed since its cost was counted: choose as usual.
-		off.Everything = false
-		clear(reason)
-		cands = cands[:0]
 	}
-	if search {
-		add(retrieval.SearchTool(), 1, ReasonMeta)
-	}
-	for _, m := range matches {
+	for _, m := range ranked {
 		switch {
 		case m.Pinned:
 			add(m.Tool, m.Score, ReasonPinned)
@@ -305,102 +352,105 @@ func (t *Thinker) Think(ctx context.Context, req Request) (Offer, error) {
 			add(tl, 1, ReasonFound)
 		}
 	}
-	for _, m := range matches {
+	for _, m := range ranked {
 		add(m.Tool, m.Score, ReasonRetrieved)
 	}
 
-	// Tools that cannot fit even alone: drop them, but keep the one that
-	// is clearly wanted.
 	tokens := t.opts.Budget
-	var wanted string
-	oversized := 0
-	kept := cands[:0]
-	for _, c := range cands {
+	kept := p.cands[:0]
+	for _, c := range p.cands {
+		why := p.reason[c.Tool.Name]
 		cheap, err := t.cheapest(c.Tool)
-		if err != nil || cheap <= t.opts.Budget || reason[c.Tool.Name] == ReasonMeta {
+		if err != nil || cheap <= t.opts.Budget || why == ReasonMeta {
 			kept = append(kept, c)
 			continue
 		}
-		if wanted == "" && t.clearlyWanted(c.Tool.Name, reason[c.Tool.Name], matches) {
-			wanted = c.Tool.Name
+		if p.wanted == "" && t.clearlyWanted(c.Tool.Name, why, ranked) {
+			p.wanted = c.Tool.Name
 			tokens += cheap
 			c.Pinned = true
 			kept = append(kept, c)
 			continue
 		}
-		oversized++
+		p.oversized++
 	}
-	cands = kept
-	off.Oversized = wanted
+	p.cands = kept
+	p.b = budget.Budget{Tokens: tokens, MinTools: t.opts.MinTools, MaxTools: t.opts.MaxTools}
+	if p.search {
+		p.b.MaxTools++
+		p.b.MinTools = min(p.b.MinTools+1, p.b.MaxTools)
+	}
+	return p
+}
 
-	b := budget.Budget{Tokens: tokens, MinTools: t.opts.MinTools, MaxTools: t.opts.MaxTools}
-	if search {
-		b.MaxTools++
-		b.MinTools = min(b.MinTools+1, b.MaxTools)
-	}
-	sel, err := budget.Select(t.tok, cands, b)
+// dropSearch takes search_tools out of the plan.
+func (p *plan) dropSearch(minTools int) {
+	p.cands = slices.DeleteFunc(p.cands, func(c budget.Candidate) bool { return p.reason[c.Tool.Name] == ReasonMeta })
+	p.b.MaxTools--
+	p.b.MinTools = min(minTools, p.b.MaxTools)
+	p.search = false
+}
+
+// fit selects the plan's tools within its budget (stages 3 and 4 of
+// Think): relaxed while it does not fit, then without search_tools when
+// every tool of the catalog (allTools) made it in.
+func (t *Thinker) fit(p *plan, allTools int) (budget.Selection, error) {
+	sel, err := budget.Select(t.tok, p.cands, p.b)
 	if errors.Is(err, budget.ErrBudgetTooSmall) {
-		// Too many must-haves: keep the meta-tool and the wanted tool, let
+		// Too many must-haves: keep search_tools and the wanted tool, let
 		// the others compete with the best retrieved score.
-		for i := range cands {
-			if why := reason[cands[i].Tool.Name]; why != ReasonMeta && why != ReasonRetrieved && cands[i].Tool.Name != wanted {
-				cands[i].Pinned = false
-				cands[i].Score = max(cands[i].Score, 1)
+		for i, c := range p.cands {
+			if why := p.reason[c.Tool.Name]; why != ReasonMeta && why != ReasonRetrieved && c.Tool.Name != p.wanted {
+				p.cands[i].Pinned = false
+				p.cands[i].Score = max(c.Score, 1)
 			}
 		}
-		sel, err = budget.Select(t.tok, cands, b)
+		sel, err = budget.Select(t.tok, p.cands, p.b)
 	}
-	if errors.Is(err, budget.ErrBudgetTooSmall) && search {
-		// Not even the meta-tool fits: go without it.
-		cands = slices.DeleteFunc(cands, func(c budget.Candidate) bool { return reason[c.Tool.Name] == ReasonMeta })
-		b.MaxTools--
-		b.MinTools = min(t.opts.MinTools, b.MaxTools)
-		search = false
-		sel, err = budget.Select(t.tok, cands, b)
+	if errors.Is(err, budget.ErrBudgetTooSmall) && p.search {
+		// Not even search_tools fits: go without it.
+		p.dropSearch(t.opts.MinTools)
+		sel, err = budget.Select(t.tok, p.cands, p.b)
 	}
-	if err == nil && len(sel.Tools) == 0 && oversized > 0 {
-		err = fmt.Errorf("%w: all %d candidates are larger than the budget", budget.ErrBudgetTooSmall, oversized)
+	if err == nil && len(sel.Tools) == 0 && p.oversized > 0 {
+		err = fmt.Errorf("%w: all %d candidates are larger than the budget", budget.ErrBudgetTooSmall, p.oversized)
 	}
 	if err != nil {
-		return off, fmt.Errorf("select tools (budget %d tokens): %w", t.opts.Budget, err)
+		return sel, err
 	}
-	if search && t.opts.Search == SearchAuto && len(sel.Tools)-1 >= off.AllTools {
+	if p.search && t.opts.Search == SearchAuto && len(sel.Tools)-1 >= allTools {
 		// Every tool made it in (compressed): nothing to search for.
-		cands = slices.DeleteFunc(cands, func(c budget.Candidate) bool { return reason[c.Tool.Name] == ReasonMeta })
-		b.MaxTools--
-		b.MinTools = min(t.opts.MinTools, b.MaxTools)
-		if s, err := budget.Select(t.tok, cands, b); err == nil {
+		p.dropSearch(t.opts.MinTools)
+		if s, err := budget.Select(t.tok, p.cands, p.b); err == nil {
 			sel = s
 		}
 	}
-	t.finish(&off, sel, reason)
-	off.Select = time.Since(t1)
-	return off, nil
+	return sel, nil
 }
 
 // clearlyWanted reports whether an oversized tool should be offered: found
 // at the last step, or the retriever's first match by a margin.
-func (t *Thinker) clearlyWanted(name, why string, matches []retrieval.Match) bool {
+func (t *Thinker) clearlyWanted(name, why string, ranked []retrieval.Match) bool {
 	if why == ReasonFound {
 		return true
 	}
-	var ranked []retrieval.Match
-	for _, m := range matches {
+	var plain []retrieval.Match
+	for _, m := range ranked {
 		if !m.Pinned && !m.Sticky {
-			ranked = append(ranked, m)
+			plain = append(plain, m)
 		}
 	}
-	if len(ranked) == 0 || ranked[0].Tool.Name != name || ranked[0].Score < oversizeMinScore {
+	if len(plain) == 0 || plain[0].Tool.Name != name || plain[0].Score < oversizeMinScore {
 		return false
 	}
-	return len(ranked) == 1 || ranked[0].Score >= oversizeMargin*ranked[1].Score
+	return len(plain) == 1 || plain[0].Score >= oversizeMargin*plain[1].Score
 }
 
 // cheapest returns a tool's token cost at its cheapest tier.
 func (t *Thinker) cheapest(tl tool.Tool) (int, error) {
 	best := -1
 	for tier := budget.TierFull; tier < budget.NumTiers; tier++ {
-		r, err := t.tok.Render(tl, tier)
+		r, err := t.tok.CountTool(tl, tier)
 		if err != nil {
 			return 0, err
 		}
@@ -411,25 +461,22 @@ func (t *Thinker) cheapest(tl tool.Tool) (int, error) {
 	return best, nil
 }
 
-// finish fills off from a selection, in request order.
-func (t *Thinker) finish(off *Offer, sel budget.Selection, reason map[string]string) {
-	picked := slices.Clone(sel.Tools)
-	slices.SortFunc(picked, func(x, y budget.Selected) int {
-		mx, my := reason[x.Tool.Name] == ReasonMeta, reason[y.Tool.Name] == ReasonMeta
-		if mx != my {
-			if mx {
-				return 1
-			}
-			return -1
+// requestOrder is the one place that orders a request: budget.Select's
+// order (by name), with search_tools moved last.
+func requestOrder(sel budget.Selection, reason map[string]string) ([]Offered, int) {
+	out := make([]Offered, 0, len(sel.Tools))
+	var meta []Offered
+	tokens := 0
+	for _, s := range sel.Tools {
+		o := Offered{Selected: s, Reason: reason[s.Tool.Name]}
+		if o.Reason == ReasonMeta {
+			meta = append(meta, o)
+		} else {
+			out = append(out, o)
 		}
-		return cmp.Compare(x.Tool.Name, y.Tool.Name)
-	})
-	off.Tools = make([]Offered, len(picked))
-	off.Tokens = 0
-	for i, s := range picked {
-		off.Tools[i] = Offered{Tool: s.Tool, Rendered: s.Rendered, Score: s.Score, Reason: reason[s.Tool.Name]}
-		off.Tokens += s.Tokens
+		tokens += s.Tokens
 	}
+	return append(out, meta...), tokens
 }
 
 // CatalogCost returns what sending every tool of the index at full tier
@@ -461,7 +508,7 @@ func (t *Thinker) CatalogCost() (tokens, n int) {
 			c, ok = t.opts.Costs.Cost(id, h)
 		}
 		if !ok {
-			if r, err := t.tok.Render(tl, budget.TierFull); err == nil {
+			if r, err := t.tok.CountTool(tl, budget.TierFull); err == nil {
 				c = r.Tokens
 			}
 			if t.opts.Costs != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -51,19 +52,7 @@ var catalog = []tool.Tool{
 }
 
 func newIndex(t *testing.T, tools ...tool.Tool) *toolindex.Index {
-	t.Helper()
-	emb, err := toolindex.NewLocalEmbedder(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := toolindex.New(emb, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Upsert(context.Background(), tools...); err != nil {
-		t.Fatal(err)
-	}
-	return ix
+	return testenv.Index(t, nil, nil, tools...)
 }
 
 func newThinker(t *testing.T, ix *toolindex.Index, o think.Options) *think.Thinker {
@@ -93,7 +82,7 @@ func TestThinkEverythingFits(t *testing.T) {
 	}
 	// K bounds the ranking, not what is sent: the whole catalog fits the
 	// default budget, so every tool is offered and search_tools is not.
-	if !off.Everything || len(off.Tools) != len(catalog) || off.Search() {
+	if !off.Everything || len(off.Tools) != len(catalog) || off.HasSearchTool() {
 		t.Errorf("offered %v (everything=%v); want all %d tools, no search_tools", names(off), off.Everything, len(catalog))
 	}
 	if off.Tokens != off.AllTokens {
@@ -118,7 +107,7 @@ func TestThinkSearchWheneverLeftOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if off.Everything || !off.Search() {
+	if off.Everything || !off.HasSearchTool() {
 		t.Fatalf("offered %v; want a selection with search_tools last", names(off))
 	}
 	if off.Tokens > full.AllTokens/2 {
@@ -128,7 +117,7 @@ func TestThinkSearchWheneverLeftOut(t *testing.T) {
 		t.Errorf("offered %v; want send_email", off.Names())
 	}
 	never := newThinker(t, ix, think.Options{Budget: full.AllTokens / 2, Search: think.SearchNever, Retrieval: retrieval.Options{K: 3}})
-	if off, _ := never.Think(context.Background(), think.Request{Query: retrieval.Query{Task: "send an email"}}); off.Search() {
+	if off, _ := never.Think(context.Background(), think.Request{Query: retrieval.Query{Task: "send an email"}}); off.HasSearchTool() {
 		t.Errorf("SearchNever offered %v", names(off))
 	}
 }
@@ -142,7 +131,7 @@ func TestThinkOversizedTool(t *testing.T) {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` + strings.TrimSuffix(b.String(), ",") + `}}`)}.WithHash()
 	ix := newIndex(t, append(slices.Clone(catalog), huge)...)
 	th := newThinker(t, ix, think.Options{Budget: 600, Retrieval: retrieval.Options{K: 5}})
-	cheap, err := tokenizer(t).Render(huge, budget.TierMinimal)
+	cheap, err := tokenizer(t).CountTool(huge, budget.TierMinimal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +195,7 @@ func TestThinkCatalogCostFollowsChanges(t *testing.T) {
 	}
 	var want int
 	for _, tl := range []tool.Tool{catalog[1], catalog[2], catalog[3], catalog[4]} {
-		r, err := tokenizer(t).Render(tl, budget.TierFull)
+		r, err := tokenizer(t).CountTool(tl, budget.TierFull)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,6 +32,4 @@ var (
 	ErrUnavailable = errors.New("tool temporarily unavailable")
 	// ErrInvalidArguments: the arguments are not a JSON object.
 	ErrInvalidArguments = errors.New("arguments are not a JSON object")
-	// ErrDenied: the call was not approved (see agent.Options.Approve).
-	ErrDenied = errors.New("tool call denied")
 )

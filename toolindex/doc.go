@@ -2,35 +2,39 @@
 // tool once, with one embedding and one lexical entry each, updates them
 // incrementally, and saves them to disk.
 //
-//   - Tool is one callable tool (qualified Name, Server, Description,
-//     InputSchema, Annotations) with a content Hash of what the model is sent.
-//     Change is how one server's tool list changed, as mcp.Hub reports it.
-//   - Document (and DocumentFields) is a tool's search text: its name split
-//     into words, description, parameter names, descriptions and enum values,
-//     and server. Retrieval quality starts there.
-//   - SemanticDocument is what a sentence encoder reads of a tool: its name
+//   - A tool is a [tool.Tool] (qualified Name, Server, Description,
+//     InputSchema, Annotations) with a content Hash of what the model is sent;
+//     a [tool.Change] is how one server's tool list changed, as mcp.Hub
+//     reports it.
+//   - [Document] (and [DocumentFields]) is a tool's search text: its name
+//     split into words, description, parameter names, descriptions and enum
+//     values, and server. Retrieval quality starts there.
+//   - [SemanticDocument] is what a sentence encoder reads of a tool: its name
 //     and the start of its description.
-//   - Embedder embeds batches of texts. LocalEmbedder is the offline,
-//     deterministic hashed n-gram embedder (no model download, no key);
-//     OpenAIEmbedder talks to any OpenAI-compatible /v1/embeddings endpoint
-//     (OpenAI, Ollama, vLLM, LM Studio, llama.cpp server), batched, with
-//     retries; package encoder has pretrained encoders in pure Go.
-//   - Index holds the tools: their vectors in a chromem-go collection
+//   - [Embedder] embeds batches of texts. [LocalEmbedder] is the offline,
+//     deterministic hashed n-gram embedder (no model download, no key).
+//     Embedders that need more live at the edge, outside the ranking code:
+//     provider.Embedder talks to any OpenAI-compatible
+//     /v1/embeddings endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp
+//     server), batched, with retries; package encoder has pretrained
+//     encoders in pure Go.
+//   - [Index] holds the tools: their vectors in a chromem-go collection
 //     (precomputed embeddings, cosine similarity), optionally a second
 //     collection of a Semantic embedder's vectors of their
-//     SemanticDocument, and a BM25F lexical index with postings lists over
-//     three fields (name, description, parameters). Upsert embeds only new
-//     or changed tools (by content hash), in batches, without blocking
-//     searches, and takes vectors from Options.Cache (a VectorCache, keyed
-//     by the document's hash) before embedding; Remove and Apply keep it in
-//     step with servers. SearchVector, SearchSemantic and SearchLexical
-//     return scored Hits, optionally filtered; package retrieval fuses
+//     [SemanticDocument], and a BM25F lexical index with postings lists over
+//     three fields (name, description, parameters). [Index.Upsert] embeds
+//     only new or changed tools (by content hash), in batches, without
+//     blocking searches, and takes vectors from [Options].Cache (a
+//     [VectorCache], keyed by the document's hash) before embedding;
+//     [Index.Remove] and [Index.Apply] keep it in step with servers.
+//     [Index.SearchVector], [Index.SearchSemantic] and [Index.SearchLexical]
+//     return scored [Hit]s, optionally filtered; package retrieval fuses
 //     them.
-//   - Save writes an Index to a directory (manifest with format version,
-//     embedder IDs and dimensions; tools with hashes; vectors as
-//     little-endian float32, one file per signal), atomically; Load reads it
-//     back without embedding anything and refuses an index built by other
-//     embedders (ErrEmbedderMismatch).
+//   - [Index.Save] writes an [Index] to a directory (manifest with format
+//     version, embedder IDs and dimensions; tools with hashes; vectors as
+//     little-endian float32, one file per signal), atomically; [Load] reads
+//     it back without embedding anything and refuses an index built by other
+//     embedders ([ErrEmbedderMismatch]).
 //
 // Quick start:
 //

@@ -13,7 +13,7 @@ import (
 
 // Fields is a tool's search text split by where it came from, so that a
 // field-weighted ranker (BM25F) can trust a word in the name more than the
-// same word deep in a parameter description. Document joins the fields.
+// same word deep in a parameter description. [Document] joins the fields.
 type Fields struct {
 	// Name is the tool's name split into words ("github__create_issue" gives
 	// "github create issue"), followed by its original name's words when they
@@ -31,7 +31,7 @@ type Fields struct {
 	Server string
 }
 
-// Bounds on what DocumentFields takes from an input schema: a tool with a
+// Bounds on what [DocumentFields] takes from an input schema: a tool with a
 // huge schema must not drown its name and description, and must not cost
 // unbounded time to index.
 const (
@@ -69,7 +69,7 @@ func DocumentFields(t tool.Tool) Fields {
 }
 
 // Document returns t's search text: what the embedder embeds and what the
-// lexical index counts. It is the fields of DocumentFields in the order
+// lexical index counts. It is the fields of [DocumentFields] in the order
 // name, description, parameters, server, separated by blank lines:
 //
 //	get weather
@@ -82,17 +82,17 @@ func DocumentFields(t tool.Tool) Fields {
 func Document(t tool.Tool) string { return DocumentFields(t).text() }
 
 // maxSemanticDescription bounds the bytes of description in a
-// SemanticDocument: a sentence encoder reads what a description says first
+// [SemanticDocument]: a sentence encoder reads what a description says first
 // (Universal Sentence Encoder reads 128 pieces at most), and what it reads
 // is what it costs. Measured on the public datasets and the paraphrase sets
-// (docs/encoder-measurements.md), the first 256 bytes rank as well as the
+// (docs/measurements.md), the first 256 bytes rank as well as the
 // whole description.
 const maxSemanticDescription = 256
 
 // SemanticDocument returns the text a sentence encoder (Options.Semantic)
 // embeds for t: its name split into words (and its title), then its
 // description's first maxSemanticDescription bytes, cut at a word boundary.
-// Parameters and server are left to the lexical index and the Embedder:
+// Parameters and server are left to the lexical index and the [Embedder]:
 // they are not what a request paraphrases.
 func SemanticDocument(t tool.Tool) string { return DocumentFields(t).semanticText() }
 
@@ -112,7 +112,7 @@ func (f Fields) semanticText() string {
 	return joinNonEmpty("\n\n", f.Name, d)
 }
 
-// text joins the fields as Document does.
+// text joins the fields as [Document] does.
 func (f Fields) text() string {
 	return joinNonEmpty("\n\n", f.Name, f.Description, f.Params, f.Server)
 }

@@ -16,7 +16,7 @@ import (
 // ID names the embedder, its model and its dimension (for example
 // "openai:text-embedding-3-small:1536@api.openai.com"). Two embedders with
 // the same ID must produce the same vectors for the same texts: a saved
-// Index records the ID and Load refuses vectors made by another one.
+// [Index] records the ID and [Load] refuses vectors made by another one.
 //
 // Implementations must be safe for concurrent use.
 type Embedder interface {
@@ -26,7 +26,7 @@ type Embedder interface {
 
 var (
 	// ErrEmbedderMismatch reports a saved index whose vectors were made by
-	// another embedder than the one given to Load.
+	// another embedder than the one given to [Load].
 	ErrEmbedderMismatch = errors.New("toolindex: embedder mismatch")
 	// ErrDimension reports a vector whose length differs from the index's
 	// or the embedder's dimension, or an embedder that returned a wrong

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"iter"
 	"maps"
-	"reflect"
 	"runtime"
 	"slices"
 	"sync"
@@ -19,11 +18,11 @@ import (
 	"github.com/toolsift/toolsift/tool"
 )
 
-// Options configure an Index. The zero value (or nil) means defaults.
+// Options configure an [Index]. The zero value (or nil) means defaults.
 type Options struct {
 	// BatchSize is the number of tool documents sent to an embedder per
 	// Embed call. Default: the embedder's own BatchSize() when it has one
-	// (OpenAIEmbedder's OpenAIOptions.BatchSize), else 128.
+	// (provider.Embedder's EmbedderOptions.BatchSize), else 128.
 	BatchSize int
 
 	// Concurrency is the number of Embed calls Upsert runs at a time.
@@ -35,23 +34,23 @@ type Options struct {
 
 	// Semantic, when set, is a second vector signal: a sentence encoder
 	// (encoder.USE, a Model2Vec model, an embeddings API) given each
-	// tool's SemanticDocument, its name and what its description says
+	// tool's [SemanticDocument], its name and what its description says
 	// first, rather than the whole search document. SearchSemantic
-	// searches it; package retrieval fuses it with the Embedder's vectors
+	// searches it; package retrieval fuses it with the [Embedder]'s vectors
 	// and BM25F.
 	Semantic Embedder
 
 	// Cache, when set, keeps the vectors of tool documents between runs:
 	// Upsert looks every document up before embedding it and stores what
-	// it embeds, so an Index built again over the same tools (a restart)
+	// it embeds, so an [Index] built again over the same tools (a restart)
 	// embeds nothing. Queries are never cached.
 	Cache VectorCache
 }
 
 // A VectorCache keeps the vectors of tool documents between runs. Keys are
-// the SHA-256 of a document's text (Document); embedder is the ID of the
-// Embedder that made the vector, so vectors of two embedders never mix.
-// Vectors are stored as the Index keeps them, unit length, and all vectors
+// the SHA-256 of a document's text ([Document]); embedder is the ID of the
+// [Embedder] that made the vector, so vectors of two embedders never mix.
+// Vectors are stored as the [Index] keeps them, unit length, and all vectors
 // of one embedder have its dimension (a cached vector of another length
 // than the index's is ignored). A cache may forget anything: a vector it
 // does not return is embedded again.
@@ -130,7 +129,7 @@ type Index struct {
 	gen atomic.Uint64 // see Generation
 }
 
-// signal is one vector signal of an Index: an embedder, the text of a
+// signal is one vector signal of an [Index]: an embedder, the text of a
 // tool it embeds, and the vectors in a chromem collection.
 type signal struct {
 	emb  Embedder
@@ -139,7 +138,7 @@ type signal struct {
 	dim  int // vector length; 0 until the first vector
 }
 
-// The signals of an Index.
+// The signals of an [Index].
 const (
 	sigVector   = 0 // the Embedder, over Document
 	sigSemantic = 1 // Options.Semantic, over SemanticDocument
@@ -180,13 +179,13 @@ type UpsertStats struct {
 }
 
 // errEmbedFunc is the chromem EmbeddingFunc of our collection: every vector
-// is computed by our Embedder before it reaches chromem, so chromem must
+// is computed by our [Embedder] before it reaches chromem, so chromem must
 // never embed anything itself.
 func errEmbedFunc(context.Context, string) ([]float32, error) {
 	return nil, errors.New("toolindex: chromem must not embed; vectors are precomputed")
 }
 
-// New returns an empty Index that embeds tool documents with emb.
+// New returns an empty [Index] that embeds tool documents with emb.
 func New(emb Embedder, opts *Options) (*Index, error) {
 	if emb == nil {
 		return nil, errors.New("toolindex: New: nil Embedder")
@@ -351,9 +350,10 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 			st.Changed++
 		default:
 			st.Unchanged++
-			if !sameTool(old.tool, t) {
+			if !tool.Same(old.tool, t) || !bytes.Equal(old.tool.InputSchema, t.InputSchema) {
 				// Same content for the model, other metadata (title,
-				// annotations...): keep the vector, update the rest.
+				// annotations, the schema's bytes): keep the vector,
+				// update what is stored.
 				ps = append(ps, pending{tool: t})
 			}
 			continue
@@ -581,13 +581,6 @@ func analyzeAll(n int, analyze func(i int)) {
 	wg.Wait()
 }
 
-// sameTool reports whether b would store exactly what a stores.
-func sameTool(a, b tool.Tool) bool {
-	return a.Hash == b.Hash && a.Server == b.Server && a.OriginalName == b.OriginalName &&
-		a.Title == b.Title && bytes.Equal(a.InputSchema, b.InputSchema) &&
-		reflect.DeepEqual(a.Annotations, b.Annotations)
-}
-
 func isZero(v []float32) bool {
 	for _, x := range v {
 		if x != 0 {
@@ -662,14 +655,14 @@ func (ix *Index) Apply(ctx context.Context, c tool.Change) error {
 // SearchVector returns the k tools whose vectors are most similar (cosine)
 // to query, best first, among the tools that filter accepts (nil accepts
 // all). k larger than the index is clamped; a zero query matches nothing.
-// query must have the index's dimension (ErrDimension otherwise).
+// query must have the index's dimension ([ErrDimension] otherwise).
 func (ix *Index) SearchVector(ctx context.Context, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
 	return ix.search(ctx, sigVector, query, k, filter)
 }
 
 // SearchSemantic is SearchVector over the vectors of the Semantic
 // embedder: query is a vector of Semantic. An index without one returns
-// ErrNoSemantic.
+// [ErrNoSemantic].
 func (ix *Index) SearchSemantic(ctx context.Context, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
 	if len(ix.sigs) <= sigSemantic {
 		return nil, ErrNoSemantic

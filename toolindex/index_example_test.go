@@ -6,7 +6,6 @@ import (
 	"log"
 	"os"
 
-	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
@@ -87,18 +86,4 @@ func ExampleLoad() {
 	// fs__read_file
 	// github__create_issue
 	// weather__get_forecast
-}
-
-func ExampleNewOpenAIEmbedder() {
-	// Ollama's OpenAI-compatible endpoint; for OpenAI leave BaseURL empty
-	// and set OPENAI_API_KEY.
-	emb, err := toolindex.NewOpenAIEmbedder("nomic-embed-text", &toolindex.OpenAIOptions{
-		Options:   provider.Options{BaseURL: "http://localhost:11434/v1"},
-		BatchSize: 128,
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(emb.ID())
-	// Output: openai:nomic-embed-text@localhost:11434
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
@@ -94,19 +95,8 @@ var testTools = []tool.Tool{
 	{Name: "math__factorial", Server: "math", Description: "Calculate the factorial of a number."},
 }
 
-func newTestIndex(t testing.TB, emb toolindex.Embedder, opts *toolindex.Options, tools ...tool.Tool) *toolindex.Index {
-	t.Helper()
-	ix, err := toolindex.New(emb, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tools) > 0 {
-		if _, err := ix.Upsert(context.Background(), tools...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ix
-}
+// newTestIndex is testenv.Index.
+var newTestIndex = testenv.Index
 
 func names(hits []toolindex.Hit) []string {
 	out := make([]string, len(hits))

@@ -19,7 +19,7 @@ const (
 // fieldTerms are a tool's analysed terms, by field.
 type fieldTerms [numFields][]string
 
-// analyzeTool returns t's lexical terms by field (DocumentFields analysed
+// analyzeTool returns t's lexical terms by field ([DocumentFields] analysed
 // with textproc.Terms).
 func analyzeTool(t tool.Tool) fieldTerms { return analyzeFields(DocumentFields(t)) }
 
@@ -46,7 +46,7 @@ type posting struct {
 }
 
 // lexical is a BM25F index over documents identified by small integer slots
-// (assigned by Index). Postings lists are kept per term, so a search costs
+// (assigned by [Index]). Postings lists are kept per term, so a search costs
 // the lengths of its terms' lists, not the number of documents.
 //
 // lexical is not safe for concurrent use on its own: Index calls add and

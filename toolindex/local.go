@@ -10,12 +10,12 @@ import (
 	"github.com/toolsift/toolsift/internal/textproc"
 )
 
-// localVersion changes whenever LocalEmbedder's vectors change for the same
-// settings, so that indexes saved by an older build are refused on Load
+// localVersion changes whenever [LocalEmbedder]'s vectors change for the same
+// settings, so that indexes saved by an older build are refused on [Load]
 // instead of being compared with incompatible vectors.
 const localVersion = 2
 
-// LocalOptions configures NewLocalEmbedder. The zero value (or nil) gives
+// LocalOptions configures [NewLocalEmbedder]. The zero value (or nil) gives
 // the defaults, which are what toolsift was measured with.
 type LocalOptions struct {
 	// Dims is the vector length. Default 1024; at least 64.
@@ -30,7 +30,7 @@ type LocalOptions struct {
 	WordWeight, BigramWeight, CharWeight float64
 }
 
-// LocalEmbedder is the default Embedder: a pure-Go, deterministic, offline
+// LocalEmbedder is the default [Embedder]: a pure-Go, deterministic, offline
 // embedding designed for tool text. It needs no model file, no network and
 // no fitting, so any two LocalEmbedders with the same options embed the same
 // text to the same vector, on any machine, forever (for one localVersion).
@@ -50,7 +50,7 @@ type LocalOptions struct {
 // height of 5", dates, ids) are dropped: a literal value in a request
 // never says which tool is wanted, and a number in a tool's text rarely
 // tells tools apart. The first paragraph of a text that has several (a
-// tool document's name and title, see Document) is its heading: each of
+// tool document's name and title, see [Document]) is its heading: each of
 // its features counts headingWeight times, as the lexical index counts a
 // name term twice, so a tool whose name says what the request says beats
 // one that only mentions it in a long description. A query is usually one
@@ -66,29 +66,12 @@ type LocalOptions struct {
 // catalog would silently disagree with queries embedded after another; in
 // hybrid retrieval the lexical index (BM25F) brings the IDF.
 //
-// Measured effect (recall@5 of vector-only search, whole query, on the
-// public datasets bfcl / sealtools; go test -tags datasets in retrieval):
-//
-//	default (1024 dims, weights 0.5/0.15/0.35)   0.679 / 0.832
-//	512 dims                                     0.649 / 0.796
-//	2048 dims                                    0.691 / 0.847
-//	no bigrams (0.55/0/0.45)                     0.686 / 0.817
-//	word-heavy (0.7/0.1/0.2)                     0.663 / 0.822
-//	char-heavy (0.3/0.1/0.6)                     0.689 / 0.826
-//	corpus IDF on both sides (rejected, above)   0.677 / 0.874
-//	tool document without parameters             0.611 / (not run)
-//
-// For comparison, BM25F alone scores 0.710 / 0.816. The weights are a
-// priori (words first, then subwords, a little word order); no variant
-// wins on both datasets except more dimensions, which cost memory and
-// search time in proportion. The rows above are localVersion 1, which
-// kept digit words and had no heading weight. In retrieval's default
-// hybrid ranking (with sentence searches; cmd/toolbench eval), recall@5 is
-// 0.720 / 0.927 (version 1: 0.715 / 0.926), against 0.712 / 0.906 for
-// BM25F alone and 0.690 / 0.922 (version 1: 0.677 / 0.917) for these
-// vectors alone (see package retrieval). Embedding runs at about 17,000 short tool documents a second
-// on one core (BenchmarkLocalEmbed), 4,500 to 11,000 a second for the
-// datasets' longer documents on a loaded machine.
+// The weights are a priori (words first, then subwords, a little word
+// order); measured on two public datasets, no variant of dimensions,
+// weights or IDF wins on both except more dimensions, which cost memory
+// and search time in proportion, and dropping the parameters from the tool
+// document costs the most. docs/measurements.md ("Local embedder") has the
+// figures, its speed, and the commands.
 //
 // LocalEmbedder is safe for concurrent use.
 type LocalEmbedder struct {
@@ -100,8 +83,8 @@ type LocalEmbedder struct {
 
 var _ Embedder = (*LocalEmbedder)(nil)
 
-// NewLocalEmbedder returns a LocalEmbedder with opts (nil for the defaults).
-// It returns an error wrapping ErrDimension for a Dims below 64, and an
+// NewLocalEmbedder returns a [LocalEmbedder] with opts (nil for the defaults).
+// It returns an error wrapping [ErrDimension] for a Dims below 64, and an
 // error for an invalid n-gram range or negative weights.
 func NewLocalEmbedder(opts *LocalOptions) (*LocalEmbedder, error) {
 	var o LocalOptions
@@ -160,7 +143,7 @@ type bag []uint64
 
 // headingWeight is how many occurrences a word of a text's heading counts
 // for: the first paragraph of a text that has more than one (a tool
-// document's name and title, see Document). It is the lexical index's
+// document's name and title, see [Document]). It is the lexical index's
 // default name field weight, so that both sides of hybrid retrieval trust
 // a tool's name alike.
 const headingWeight = 2

@@ -23,7 +23,7 @@ import (
 	"github.com/toolsift/toolsift/tool"
 )
 
-// The saved form of an Index is a directory:
+// The saved form of an [Index] is a directory:
 //
 //	manifest.json          format, version, embedder ID, dimension, tool count,
 //	                       and the name, size and SHA-256 of the two data files
@@ -36,7 +36,7 @@ import (
 // manifest.json is replaced last by an atomic rename, so a reader sees the
 // old index or the new one, never a mix, and a crash mid-save leaves the old
 // one intact. The lexical index is not saved: rebuilding it from the tools
-// at Load is cheap (see BenchmarkLoad).
+// at [Load] is cheap (see BenchmarkLoad).
 const (
 	// minToolLine is the shortest line of a tools file: {"name":"a","hash":"b"}
 	// and a newline.
@@ -205,7 +205,7 @@ func isTempFile(name string) bool {
 }
 
 // savable returns t as it is saved. encoding/json replaces invalid UTF-8
-// with U+FFFD, so a tool with some comes back from Load with other bytes:
+// with U+FFFD, so a tool with some comes back from [Load] with other bytes:
 // its hash is then recomputed over the bytes Load will see, so that the
 // hash always matches the content (the live tool, with its own bytes and
 // hash, is then seen as changed, which it is).
@@ -283,9 +283,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // Load reads an index saved by Save from dir. emb must be the embedder the
 // index was built with (same ID), and opts.Semantic its semantic embedder
 // (same ID, or nil for an index saved without one), or Load returns an
-// error wrapping ErrEmbedderMismatch; nothing is embedded. Missing, truncated or altered
-// files give errors wrapping ErrCorrupt that name the file. opts are the
-// options of the returned index, as for New.
+// error wrapping [ErrEmbedderMismatch]; nothing is embedded. Missing, truncated or altered
+// files give errors wrapping [ErrCorrupt] that name the file. opts are the
+// options of the returned index, as for [New].
 func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index, error) {
 	ix, err := New(emb, opts)
 	if err != nil {

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/toolsift/toolsift"
-	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -52,28 +53,13 @@ func quietFlag(fs *flag.FlagSet) *bool {
 }
 
 // cacheFlags adds --cache-dir and --no-cache to fs; apply sets them on a
-// Hub's options.
-func cacheFlags(fs *flag.FlagSet) (apply func(*mcp.HubOptions)) {
-	dir := fs.String("cache-dir", "", "`folder` of the tool-list cache (default the user cache folder's toolsift)")
-	off := fs.Bool("no-cache", false, "neither read nor write the tool-list cache")
-	return func(o *mcp.HubOptions) {
+// Toolset's options.
+func cacheFlags(fs *flag.FlagSet) (apply func(*toolsift.Options)) {
+	dir := fs.String("cache-dir", "", "`folder` of the cache of tool lists, vectors and token costs (default the user cache folder's toolsift)")
+	off := fs.Bool("no-cache", false, "neither read nor write the cache")
+	return func(o *toolsift.Options) {
 		o.CacheDir, o.NoCache = *dir, *off
 	}
-}
-
-// derivedStore returns the cache of tool vectors in the folder that cache
-// (cacheFlags) names, or nil with --no-cache or without a user cache
-// folder.
-func derivedStore(e *env, cache func(*mcp.HubOptions)) *cachefile.Store {
-	var o mcp.HubOptions
-	cache(&o)
-	dir, err := o.CacheFolder()
-	if err != nil || dir == "" {
-		return nil
-	}
-	s := cachefile.NewStore(dir)
-	s.OnError = func(err error) { fmt.Fprintf(e.stderr, "warning: %v\n", err) }
-	return s
 }
 
 // warnFailed prints one line per server that is not ready (a lazy server,
@@ -103,3 +89,22 @@ func inputFlag(fs *flag.FlagSet) map[string]string {
 	})
 	return inputs
 }
+
+// warnHandler prints the library's warnings on w as "warning: message:
+// value ...", one line each, and drops the rest.
+type warnHandler struct{ w io.Writer }
+
+func (h warnHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h warnHandler) Handle(_ context.Context, r slog.Record) error {
+	line := "warning: " + r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		line += ": " + a.Value.String()
+		return true
+	})
+	_, err := fmt.Fprintln(h.w, line)
+	return err
+}
+
+func (h warnHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h warnHandler) WithGroup(string) slog.Handler      { return h }

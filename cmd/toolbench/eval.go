@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"slices"
@@ -57,7 +58,7 @@ type evalOptions struct {
 	rankingsPath, plotPath             string
 	json, quiet                        bool
 	timeout                            time.Duration
-	cache                              func(*mcp.HubOptions)
+	cache                              func(*toolsift.Options)
 	inputs                             map[string]string
 }
 
@@ -89,7 +90,7 @@ func parseEval(e *env, name, modes string, args []string) (evalOptions, error) {
 
 Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	var o evalOptions
-	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file` (format: ../shared/datasets/README.md)")
+	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file`: one MCP-shaped tool per line (format: docs/measurements.md in the source)")
 	fs.StringVar(&o.queriesPath, "queries", "", "queries.jsonl `file` with gold tool names")
 	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, server__tool, as list --json prints them)")
 	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
@@ -262,10 +263,6 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		return fmt.Errorf("%s: no tools", name)
 	}
 
-	tok, err := budget.NewTokenizer(o.model, o.encoding)
-	if err != nil {
-		return err
-	}
 	emb, err := newEmbedder(e, o, o.embedder)
 	if err != nil {
 		return err
@@ -278,6 +275,29 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		// Every mode embeds the same query texts: once is enough.
 		sem = &memoEmbedder{Embedder: sem, vecs: map[string][]float32{}}
 	}
+	encoding := o.encoding
+	if encoding == "" {
+		encoding, _ = budget.EncodingForModel(o.model)
+	}
+	// Each query is one Think step, the agent's own: the same wiring
+	// (toolsift.New), ranking depth, budget and search_tools policy, so the
+	// in-budget figures are what the agent sends. A k above the step's
+	// depth deepens the ranking.
+	opts := toolsift.Options{
+		Embedder: emb,
+		Semantic: sem,
+		Encoding: encoding,
+		Think:    think.Options{Budget: o.budget, Retrieval: retrieval.Options{K: max(o.ks[len(o.ks)-1], think.DefaultK)}},
+		Logger:   slog.New(warnHandler{e.stderr}),
+	}
+	o.cache(&opts)
+	ts, err := toolsift.New(ctx, nil, &opts)
+	if err != nil {
+		return err
+	}
+	defer ts.Close()
+	base := ts.Thinker().Options()
+	tok := base.Tokenizer
 
 	rep := evalReport{Dataset: name, Tools: len(tools), Embedder: emb.ID(), Encoding: tok.Encoding(), Budget: o.budget}
 	if sem != nil {
@@ -314,7 +334,7 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 	// Full-tier cost of every tool: what offering them all would cost.
 	cost := make(map[string]int, len(tools))
 	for _, t := range tools {
-		r, err := tok.Render(t, budget.TierFull)
+		r, err := tok.CountTool(t, budget.TierFull)
 		if err != nil {
 			return fmt.Errorf("tool %q: %w", t.Name, err)
 		}
@@ -322,22 +342,12 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		rep.AllToolsTokens += r.Tokens
 	}
 
-	ixOpts := toolindex.Options{Semantic: sem}
-	store := derivedStore(e, o.cache)
-	if store != nil {
-		ixOpts.Cache = store
-		defer store.Flush()
-	}
-	ix, err := toolindex.New(emb, &ixOpts)
-	if err != nil {
-		return err
-	}
 	start := time.Now()
 	bar := newProgress(e.stderr, showProgress, "indexing", len(tools))
 	const chunk = 256
 	for i := 0; i < len(tools); i += chunk {
 		part := tools[i:min(i+chunk, len(tools))]
-		if _, err := ix.Upsert(ctx, part...); err != nil {
+		if _, err := ts.Index().Upsert(ctx, part...); err != nil {
 			bar.Done()
 			return fmt.Errorf("indexing %s: %w", name, err)
 		}
@@ -357,12 +367,10 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		rankings.SetEscapeHTML(false)
 	}
 
-	// Each query is one Think step, the agent's own: the same ranking depth,
-	// budget and search_tools policy, so the in-budget figures are what the
-	// agent sends. A k above the step's depth deepens the ranking.
-	depth := max(o.ks[len(o.ks)-1], think.DefaultK)
 	for _, mode := range o.modes {
-		th, err := think.New(ix, &think.Options{Budget: o.budget, Retrieval: retrieval.Options{K: depth, Mode: mode}, Tokenizer: tok})
+		to := base
+		to.Retrieval.Mode = mode
+		th, err := think.New(ts.Index(), &to)
 		if err != nil {
 			return err
 		}
@@ -463,9 +471,9 @@ func loadEvalData(ctx context.Context, e *env, o evalOptions) ([]tool.Tool, []da
 		}
 		// Live servers, every one started: the evaluation is of their
 		// tools as they list them now.
-		hub := mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: mcp.StartEager}
-		o.cache(&hub)
-		ts, _, err := openToolset(ctx, e, o.configPath, toolsift.Options{Hub: hub, Inputs: o.inputs}, o.quiet)
+		opts := toolsift.Options{Hub: mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: mcp.StartEager}, Inputs: o.inputs}
+		o.cache(&opts)
+		ts, _, err := openToolset(ctx, e, o.configPath, opts, o.quiet)
 		if err != nil {
 			return nil, nil, "", noop, err
 		}
@@ -525,7 +533,7 @@ func newEmbedder(e *env, o evalOptions, name string) (toolindex.Embedder, error)
 			}
 			return nil, err
 		}
-		return toolindex.NewOpenAIEmbedder(o.embedModel, &toolindex.OpenAIOptions{Options: endpoint})
+		return provider.NewEmbedder(o.embedModel, &provider.EmbedderOptions{Options: endpoint})
 	case name == "use":
 		return encoder.NewUSE(nil)
 	case strings.HasPrefix(name, "model2vec:"):

@@ -56,8 +56,9 @@ func runList(ctx context.Context, e *env, args []string) error {
 	// list measures the servers themselves: every one is started (and its
 	// fresh list cached).
 	hub := mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: mcp.StartEager}
-	cache(&hub)
-	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{Hub: hub, Inputs: inputs}, *quiet)
+	o := toolsift.Options{Hub: hub, Inputs: inputs}
+	cache(&o)
+	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func TestList(t *testing.T) {
 		}
 		var got []string
 		for line := range strings.Lines(stdout) {
-			// A tools.jsonl record (../shared/datasets/README.md).
+			// A tools.jsonl record (docs/measurements.md, "Data and machine").
 			var tool struct {
 				Name         string          `json:"name"`
 				Server       string          `json:"server"`

@@ -93,7 +93,7 @@ func TestPlotTitle(t *testing.T) {
 		want string
 	}{
 		{evalOptions{toolsPath: "../shared/datasets/bfcl/tools.jsonl"}, "bfcl"},
-		{evalOptions{toolsPath: "/work/shared/mcp/catalog.jsonl"}, "mcp"},
+		{evalOptions{toolsPath: "/data/shared/mcp/catalog.jsonl"}, "mcp"},
 		{evalOptions{configPath: "/home/me/.config/servers.json"}, "servers.json"},
 		{evalOptions{}, "BFCL v4"},
 	} {

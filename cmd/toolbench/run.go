@@ -99,8 +99,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if *eager {
 		hubOpts.Start = mcp.StartEager
 	}
-	cache(&hubOpts)
-	ts, elapsed, err := openToolset(ctx, e, *config, toolsift.Options{
+	o := toolsift.Options{
 		Think: think.Options{
 			Budget:    *toolBudget,
 			Search:    searchMode,
@@ -110,7 +109,9 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		Hub:    hubOpts,
 		Inputs: inputs,
 		Logger: logger,
-	}, *quiet || *verbose) // -v logs each server's start instead
+	}
+	cache(&o)
+	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet || *verbose) // -v logs each server's start instead
 	if err != nil {
 		return err
 	}
@@ -226,7 +227,7 @@ func (p *stepPrinter) summary(res *agent.Result, elapsed time.Duration) {
 func writeOffered(w io.Writer, offered []agent.OfferedTool) {
 	rows := slices.Clone(offered)
 	slices.SortFunc(rows, func(a, b agent.OfferedTool) int {
-		if ma, mb := a.Reason == agent.ReasonMeta, b.Reason == agent.ReasonMeta; ma != mb {
+		if ma, mb := a.Reason == think.ReasonMeta, b.Reason == think.ReasonMeta; ma != mb {
 			if ma {
 				return 1
 			}
@@ -240,7 +241,7 @@ func writeOffered(w io.Writer, offered []agent.OfferedTool) {
 	cells := [][]string{{"TOOL", "SCORE", "TOKENS", "TIER", "WHY"}}
 	for _, o := range rows {
 		score := fmt.Sprintf("%.2f", o.Score)
-		if o.Reason == agent.ReasonMeta {
+		if o.Reason == think.ReasonMeta {
 			score = "-"
 		}
 		cells = append(cells, []string{o.Name, score, strconv.Itoa(o.Tokens), o.Tier.String(), o.Reason})

@@ -16,6 +16,8 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/think"
 )
 
 // runTestServerEnv makes the test binary an MCP stdio server (see init), so
@@ -23,18 +25,12 @@ import (
 // one.
 const runTestServerEnv = "TOOLBENCH_RUN_TEST_MCP_SERVER"
 
-// TestMain keeps the tool-list cache of every command the tests run in a
-// folder of this run, not the user's.
+// TestMain keeps the caches of every command the tests run in a folder of
+// this run, not the user's, and fails the run on leaked goroutines (see
+// testenv.Main).
 func TestMain(m *testing.M) {
 	if os.Getenv(runTestServerEnv) != "1" {
-		cache, err := os.MkdirTemp("", "toolbench-cache")
-		if err != nil {
-			panic(err)
-		}
-		os.Setenv("XDG_CACHE_HOME", cache)
-		code := m.Run()
-		os.RemoveAll(cache)
-		os.Exit(code)
+		os.Exit(testenv.Main(m))
 	}
 	os.Exit(m.Run())
 }
@@ -146,11 +142,11 @@ func TestStepTable(t *testing.T) {
 	long := "a_server_with_a_long_name__a_tool_whose_name_is_longer_than_forty_characters"
 	var b bytes.Buffer
 	(&stepPrinter{w: &b}).event(agent.Event{Kind: agent.EventThink, Step: 1, Offered: []agent.OfferedTool{
-		{Name: "search_tools", Tokens: 80, Tier: budget.TierFull, Score: 0.7, Reason: agent.ReasonMeta}, // last whatever its score
-		{Name: "b__tie", Tokens: 9, Tier: budget.TierMinimal, Score: 0.5, Reason: agent.ReasonRetrieved},
-		{Name: long, Tokens: 1234, Tier: budget.TierNoParamDocs, Score: 0.25, Reason: agent.ReasonRetrieved},
-		{Name: "a__tie", Tokens: 12, Tier: budget.TierFull, Score: 0.5, Reason: agent.ReasonSticky},
-		{Name: "z__best", Tokens: 100, Tier: budget.TierFull, Score: 1, Reason: agent.ReasonRetrieved},
+		{Name: "search_tools", Tokens: 80, Tier: budget.TierFull, Score: 0.7, Reason: think.ReasonMeta}, // last whatever its score
+		{Name: "b__tie", Tokens: 9, Tier: budget.TierMinimal, Score: 0.5, Reason: think.ReasonRetrieved},
+		{Name: long, Tokens: 1234, Tier: budget.TierNoParamDocs, Score: 0.25, Reason: think.ReasonRetrieved},
+		{Name: "a__tie", Tokens: 12, Tier: budget.TierFull, Score: 0.5, Reason: think.ReasonSticky},
+		{Name: "z__best", Tokens: 100, Tier: budget.TierFull, Score: 1, Reason: think.ReasonRetrieved},
 	}})
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")[2:] // after the blank line and the step line
 	pad := strings.Repeat(" ", len(long)-len("TOOL"))

@@ -22,7 +22,7 @@ func init() {
 }
 
 // tokensReport is the output of `tokens --json`. Token counts are of each
-// tool's Chat Completions JSON (budget.Tokenizer.Render); total_tokens is
+// tool's Chat Completions JSON (budget.Tokenizer.CountTool); total_tokens is
 // the full tier.
 type tokensReport struct {
 	Encoding    string                  `json:"encoding"`
@@ -84,8 +84,9 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 		tools, err = loadToolsQualified(e, *toolsPath)
 	} else {
 		hub := mcp.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: mcp.StartEager}
-		cache(&hub)
-		tools, err = listConfigTools(ctx, e, *config, toolsift.Options{Hub: hub, Inputs: inputs}, *quiet)
+		o := toolsift.Options{Hub: hub, Inputs: inputs}
+		cache(&o)
+		tools, err = listConfigTools(ctx, e, *config, o, *quiet)
 	}
 	if err != nil {
 		return err
@@ -130,7 +131,7 @@ func measureTokens(ctx context.Context, tok *budget.Tokenizer, tools []tool.Tool
 		wg.Go(func() {
 			for i := range next {
 				for tier := range budget.Tier(budget.NumTiers) {
-					r, err := tok.Render(tools[i], tier)
+					r, err := tok.CountTool(tools[i], tier)
 					if err != nil {
 						errs[i] = err
 						break

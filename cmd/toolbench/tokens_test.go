@@ -66,7 +66,7 @@ func TestTokensJSON(t *testing.T) {
 		}
 		s.Tools++
 		for tier := range budget.Tier(budget.NumTiers) {
-			rd, err := tok.Render(tool, tier)
+			rd, err := tok.CountTool(tool, tier)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,7 +31,7 @@ type Key [32]byte
 // magic starts every file; the version is its last byte.
 const magic = "TSCACHE1"
 
-// DefaultMaxBytes bounds a file's records (keys and values) unless Open is
+// DefaultMaxBytes bounds a file's records (keys and values) unless [Open] is
 // told otherwise.
 const DefaultMaxBytes = 256 << 20
 
@@ -49,13 +49,13 @@ type File struct {
 	dirty bool
 }
 
-// ErrCorrupt reports a cache file that could not be read back; Open
-// returns it beside a usable, empty File.
+// ErrCorrupt reports a cache file that could not be read back; [Open]
+// returns it beside a usable, empty [File].
 var ErrCorrupt = errors.New("cachefile: corrupt cache file")
 
 // Open reads the file at path, holding records of the given kind, at most
-// maxBytes of them (0 means DefaultMaxBytes). A file that does not exist
-// yet gives an empty File and no error. A file that cannot be read, is
+// maxBytes of them (0 means [DefaultMaxBytes]). A file that does not exist
+// yet gives an empty [File] and no error. A file that cannot be read, is
 // corrupt or holds another kind also gives an empty File (which replaces
 // it on the next Flush), with an error that says why: the caller may log
 // it, the cache still works.
@@ -114,7 +114,7 @@ func (f *File) Dirty() bool {
 }
 
 // Flush writes the records to the file when some were put since the last
-// Flush: the file on disk is read again and its records that this File
+// Flush: the file on disk is read again and its records that this [File]
 // does not have are kept, then records beyond maxBytes are dropped (those
 // this process neither read nor wrote first), then the file is replaced
 // atomically (mode 0600, folder 0700).
@@ -292,7 +292,7 @@ func WriteAtomic(file string, data []byte) (err error) {
 	return nil
 }
 
-// StaleTemp is how old a temporary file must be before RemoveStaleTemps
+// StaleTemp is how old a temporary file must be before [RemoveStaleTemps]
 // takes it for the leftover of a writer that died between creating and
 // renaming it.
 const StaleTemp = time.Hour

@@ -122,7 +122,7 @@ func LoadTools(path string) ([]tool.Tool, error) {
 	return ReadTools(f, path)
 }
 
-// LoadToolsQualified reads a tools.jsonl file like LoadTools, except that
+// LoadToolsQualified reads a tools.jsonl file like [LoadTools], except that
 // when tool names repeat across servers (a catalog of many MCP servers),
 // every tool that has a server is renamed to qualify(server, name) — the
 // name a hub sends it under — with its own name kept as OriginalName.

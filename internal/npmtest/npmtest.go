@@ -37,7 +37,7 @@ func Dir(t testing.TB, rel string) string {
 }
 
 // Entry returns the entry point of one reference server (such as
-// "server-memory") in the folder Dir returned.
+// "server-memory") in the folder [Dir] returned.
 func Entry(dir, server string) string {
 	return filepath.Join(dir, "node_modules", "@modelcontextprotocol", server, "dist", "index.js")
 }

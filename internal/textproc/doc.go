@@ -8,21 +8,15 @@
 //	textproc.Words("getWeatherForecast")    // [get weather forecast]
 //	textproc.Terms("Searching cities' weather") // [search citi weather]
 //
-// Words splits identifiers of every common shape (camelCase, snake_case,
+// [Words] splits identifiers of every common shape (camelCase, snake_case,
 // kebab-case, dotted and server__tool names, letters and digits) and
-// lowercases them; Terms additionally drops a short English stopword list and
-// applies a light Porter step-1 stemmer (Stem).
+// lowercases them; [Terms] additionally drops a short English stopword list
+// and applies a light Porter step-1 stemmer ([Stem]).
 //
-// Measured on BM25F alone (recall@5, bfcl / sealtools, the public datasets
-// in ../shared/datasets; retrieval's quality test with MODES=lexical):
-//
-//	Terms as shipped              0.713 / 0.904
-//	without stemming              0.709 / 0.910
-//	without stopwords             0.701 / 0.895
-//	without either                0.699 / 0.899
-//
-// The stopword list helps on both. The stemmer is neutral on these two
-// sets (their queries mostly reuse the tools' own word forms); it is kept
+// Measured on BM25F alone over two public datasets (docs/measurements.md,
+// "Text analysis", has the figures and the command), the stopword list
+// helps on both. The stemmer is neutral on these two sets (their queries
+// mostly reuse the tools' own word forms); it is kept
 // because agents paraphrase ("calculating", "cities") where tools state
 // ("calculate", "city"), and step 1 of Porter only merges inflections.
 package textproc

@@ -12,7 +12,7 @@ import "strings"
 // organize), and the local embedder's character n-grams already relate
 // such forms softly.
 //
-// Words shorter than three letters and words that contain anything but
+// [Words] shorter than three letters and words that contain anything but
 // a-z (digits, non-ASCII letters) are returned unchanged.
 func Stem(w string) string {
 	if len(w) < 3 {

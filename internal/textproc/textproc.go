@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// Terms returns the index terms of s: its words (see Words) without English
-// stopwords, each reduced by Stem. It is the analysis both the lexical index
+// Terms returns the index terms of s: its words (see [Words]) without English
+// stopwords, each reduced by [Stem]. It is the analysis both the lexical index
 // and the local embedder apply to tool documents and to queries, so the two
 // sides always agree.
 //
@@ -111,6 +111,6 @@ func init() {
 	}
 }
 
-// IsStopword reports whether w (a lowercase word as returned by Words) is on
+// IsStopword reports whether w (a lowercase word as returned by [Words]) is on
 // the short English stopword list.
 func IsStopword(w string) bool { return stopwords[w] }

@@ -4,7 +4,7 @@
 // base URL on stdout and, on stderr, the Unix time in milliseconds of the
 // first request it receives (for "time to the first model request").
 //
-//	go run ./internal/cmd/scriptedmodel --call memory__read_graph --args '{}'
+//	go run ./benchmarks/scriptedmodel --call memory__read_graph --args '{}'
 //
 // benchmarks/lazystart.sh uses it with toolbench run on the real catalog.
 package main

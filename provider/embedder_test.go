@@ -1,4 +1,4 @@
-package toolindex_test
+package provider_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/openai/openai-go/v3"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
@@ -116,11 +117,11 @@ func newEmbeddingsServer(t *testing.T, dim int) (*embeddingsServer, *httptest.Se
 	return s, srv
 }
 
-func TestOpenAIEmbedderBatchesAndOrders(t *testing.T) {
+func TestEmbedderBatchesAndOrders(t *testing.T) {
 	for _, format := range []string{"", "float"} {
 		t.Run("encoding "+format, func(t *testing.T) {
 			s, srv := newEmbeddingsServer(t, 4)
-			emb, err := toolindex.NewOpenAIEmbedder("nomic-embed-text", &toolindex.OpenAIOptions{
+			emb, err := provider.NewEmbedder("nomic-embed-text", &provider.EmbedderOptions{
 				Options:        provider.Options{BaseURL: srv.URL + "/v1", APIKey: "sk-test"},
 				BatchSize:      2,
 				EncodingFormat: format,
@@ -156,18 +157,18 @@ func TestOpenAIEmbedderBatchesAndOrders(t *testing.T) {
 	}
 }
 
-func TestOpenAIEmbedderID(t *testing.T) {
+func TestEmbedderID(t *testing.T) {
 	tests := []struct {
 		model string
-		opts  *toolindex.OpenAIOptions
+		opts  *provider.EmbedderOptions
 		want  string
 	}{
-		{"text-embedding-3-small", &toolindex.OpenAIOptions{Options: provider.Options{APIKey: "sk"}}, "openai:text-embedding-3-small@api.openai.com"},
-		{"text-embedding-3-small", &toolindex.OpenAIOptions{Options: provider.Options{APIKey: "sk"}, Dimensions: 512}, "openai:text-embedding-3-small:512@api.openai.com"},
-		{"nomic-embed-text", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: "http://localhost:11434/v1"}}, "openai:nomic-embed-text@localhost:11434"},
+		{"text-embedding-3-small", &provider.EmbedderOptions{Options: provider.Options{APIKey: "sk"}}, "openai:text-embedding-3-small@api.openai.com"},
+		{"text-embedding-3-small", &provider.EmbedderOptions{Options: provider.Options{APIKey: "sk"}, Dimensions: 512}, "openai:text-embedding-3-small:512@api.openai.com"},
+		{"nomic-embed-text", &provider.EmbedderOptions{Options: provider.Options{BaseURL: "http://localhost:11434/v1"}}, "openai:nomic-embed-text@localhost:11434"},
 	}
 	for _, tt := range tests {
-		emb, err := toolindex.NewOpenAIEmbedder(tt.model, tt.opts)
+		emb, err := provider.NewEmbedder(tt.model, tt.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,22 +176,32 @@ func TestOpenAIEmbedderID(t *testing.T) {
 			t.Errorf("ID = %q, want %q", emb.ID(), tt.want)
 		}
 	}
-	for _, bad := range []*toolindex.OpenAIOptions{
-		{Options: provider.Options{BaseURL: "localhost:11434"}}, {Options: provider.Options{BaseURL: "ftp://x/v1"}}, {Dimensions: -1}, {EncodingFormat: "hex"},
+	local := provider.Options{BaseURL: "http://localhost:11434/v1"}
+	for _, tt := range []struct {
+		model string
+		opts  *provider.EmbedderOptions
+		want  string // in the error
+	}{
+		{"m", &provider.EmbedderOptions{Options: provider.Options{BaseURL: "localhost:11434"}}, "not an http(s) URL"},
+		{"m", &provider.EmbedderOptions{Options: provider.Options{BaseURL: "ftp://x/v1"}}, "not an http(s) URL"},
+		{"m", &provider.EmbedderOptions{Options: local, Dimensions: -1}, "Dimensions = -1"},
+		{"m", &provider.EmbedderOptions{Options: local, EncodingFormat: "hex"}, `EncodingFormat "hex"`},
+		{"", &provider.EmbedderOptions{Options: local}, "empty model name"},
 	} {
-		if _, err := toolindex.NewOpenAIEmbedder("m", bad); err == nil {
-			t.Errorf("NewOpenAIEmbedder(%+v) succeeded", bad)
+		_, err := provider.NewEmbedder(tt.model, tt.opts)
+		if !errors.Is(err, provider.ErrOptions) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("NewEmbedder(%q, %+v) = %v, want ErrOptions saying %q", tt.model, tt.opts, err, tt.want)
 		}
 	}
-	if _, err := toolindex.NewOpenAIEmbedder("", nil); err == nil {
-		t.Error("empty model accepted")
+	if _, err := provider.NewEmbedder("m", &provider.EmbedderOptions{Options: local, Dimensions: -1}); !errors.Is(err, toolindex.ErrDimension) {
+		t.Errorf("Dimensions -1: %v, want ErrDimension too", err)
 	}
 }
 
-func TestOpenAIEmbedderErrors(t *testing.T) {
+func TestEmbedderErrors(t *testing.T) {
 	tests := []struct {
 		name       string
-		opts       toolindex.OpenAIOptions
+		opts       provider.EmbedderOptions
 		dim        int
 		fail       func(n int, w http.ResponseWriter) bool
 		wantErr    error // errors.Is target; nil means success
@@ -211,7 +222,7 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 		},
 		{
 			name: "500 until retries run out",
-			opts: toolindex.OpenAIOptions{Options: provider.Options{MaxRetries: 2}},
+			opts: provider.EmbedderOptions{Options: provider.Options{MaxRetries: 2}},
 			dim:  3,
 			fail: func(n int, w http.ResponseWriter) bool {
 				w.Header().Set("Retry-After-Ms", "1")
@@ -223,7 +234,7 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 		},
 		{
 			name: "no retry",
-			opts: toolindex.OpenAIOptions{Options: provider.Options{MaxRetries: -1}},
+			opts: provider.EmbedderOptions{Options: provider.Options{MaxRetries: -1}},
 			dim:  3,
 			fail: func(n int, w http.ResponseWriter) bool {
 				apiError(w, http.StatusServiceUnavailable, "0")
@@ -234,7 +245,7 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 		},
 		{
 			name: "Retry-After beyond MaxRetryDelay fails at once",
-			opts: toolindex.OpenAIOptions{Options: provider.Options{MaxRetryDelay: 1e9}},
+			opts: provider.EmbedderOptions{Options: provider.Options{MaxRetryDelay: 1e9}},
 			dim:  3,
 			fail: func(n int, w http.ResponseWriter) bool {
 				apiError(w, http.StatusTooManyRequests, "3600")
@@ -255,7 +266,7 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 		},
 		{
 			name:     "wrong dimension",
-			opts:     toolindex.OpenAIOptions{Dimensions: 4},
+			opts:     provider.EmbedderOptions{Dimensions: 4},
 			dim:      3,
 			wantErr:  toolindex.ErrDimension,
 			wantReqs: 1,
@@ -266,7 +277,7 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 			s, srv := newEmbeddingsServer(t, tt.dim)
 			s.fail = tt.fail
 			tt.opts.BaseURL = srv.URL + "/v1"
-			emb, err := toolindex.NewOpenAIEmbedder("m", &tt.opts)
+			emb, err := provider.NewEmbedder("m", &tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -296,9 +307,9 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 	}
 }
 
-func TestOpenAIEmbedderDimensionsSent(t *testing.T) {
+func TestEmbedderDimensionsSent(t *testing.T) {
 	s, srv := newEmbeddingsServer(t, 8)
-	emb, err := toolindex.NewOpenAIEmbedder("text-embedding-3-small", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}, Dimensions: 8})
+	emb, err := provider.NewEmbedder("text-embedding-3-small", &provider.EmbedderOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}, Dimensions: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +324,7 @@ func TestOpenAIEmbedderDimensionsSent(t *testing.T) {
 	}
 	// A server that changes its dimension between calls is caught too.
 	s2, srv2 := newEmbeddingsServer(t, 3)
-	emb2, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: srv2.URL + "/v1"}})
+	emb2, err := provider.NewEmbedder("m", &provider.EmbedderOptions{Options: provider.Options{BaseURL: srv2.URL + "/v1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +339,7 @@ func TestOpenAIEmbedderDimensionsSent(t *testing.T) {
 	}
 }
 
-func TestOpenAIEmbedderContext(t *testing.T) {
+func TestEmbedderContext(t *testing.T) {
 	t.Run("cancel during request", func(t *testing.T) {
 		arrived, stop := make(chan struct{}), make(chan struct{})
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -341,7 +352,7 @@ func TestOpenAIEmbedderContext(t *testing.T) {
 		}))
 		defer srv.Close()
 		defer close(stop)
-		emb, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}})
+		emb, err := provider.NewEmbedder("m", &provider.EmbedderOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -359,7 +370,7 @@ func TestOpenAIEmbedderContext(t *testing.T) {
 			cancel() // the client is about to wait 60 s; the cancel must end it
 			return true
 		}
-		emb, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}})
+		emb, err := provider.NewEmbedder("m", &provider.EmbedderOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,28 +383,32 @@ func TestOpenAIEmbedderContext(t *testing.T) {
 	})
 }
 
-// TestOpenAIEmbedderInIndex builds an Index on the OpenAI embedder and
+// TestEmbedderInIndex builds an Index on the OpenAI embedder and
 // checks that it sends one request per batch.
-func TestOpenAIEmbedderInIndex(t *testing.T) {
+func TestEmbedderInIndex(t *testing.T) {
 	s, srv := newEmbeddingsServer(t, 4)
-	emb, err := toolindex.NewOpenAIEmbedder("m", &toolindex.OpenAIOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}, BatchSize: 4})
+	emb, err := provider.NewEmbedder("m", &provider.EmbedderOptions{Options: provider.Options{BaseURL: srv.URL + "/v1"}, BatchSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := newTestIndex(t, emb, &toolindex.Options{BatchSize: 100}, testTools...)
-	if ix.Len() != len(testTools) || s.count() != 2 {
-		t.Errorf("Len = %d with %d requests, want %d tools in 2 requests", ix.Len(), s.count(), len(testTools))
+	var tools []tool.Tool
+	for i := range 6 {
+		tools = append(tools, tool.Tool{Name: fmt.Sprintf("t%d", i), Description: fmt.Sprintf("Tool number %d.", i)})
+	}
+	ix := testenv.Index(t, emb, &toolindex.Options{BatchSize: 100}, tools...)
+	if ix.Len() != len(tools) || s.count() != 2 {
+		t.Errorf("Len = %d with %d requests, want %d tools in 2 requests", ix.Len(), s.count(), len(tools))
 	}
 }
 
-// TestOpenAIEmbedderEnvironment: the embedder follows provider's one rule,
+// TestEmbedderEnvironment: the embedder follows provider's one rule,
 // the chat model's: OPENAI_BASE_URL and OPENAI_API_KEY when unset (it used
 // to ignore OPENAI_BASE_URL). The index takes its batch size.
-func TestOpenAIEmbedderEnvironment(t *testing.T) {
+func TestEmbedderEnvironment(t *testing.T) {
 	s, srv := newEmbeddingsServer(t, 4)
 	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 	t.Setenv("OPENAI_API_KEY", "sk-env")
-	emb, err := toolindex.NewOpenAIEmbedder("nomic-embed-text", &toolindex.OpenAIOptions{BatchSize: 3})
+	emb, err := provider.NewEmbedder("nomic-embed-text", &provider.EmbedderOptions{BatchSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

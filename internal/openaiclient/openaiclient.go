@@ -1,0 +1,47 @@
+// Package openaiclient builds the openai-go client for a resolved
+// endpoint. The two packages that talk to an OpenAI-compatible API, provider
+// (its [provider.Embedder]) and agent (its chat model, agent.OpenAI), build
+// their clients here, so that neither has an openai-go type in its API: a
+// caller configures an endpoint with [provider.Options] alone.
+//
+// [provider.Embedder]: https://pkg.go.dev/github.com/toolsift/toolsift/provider#Embedder
+// [provider.Options]: https://pkg.go.dev/github.com/toolsift/toolsift/provider#Options
+package openaiclient
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// Endpoint is provider.Options after its Resolve, field for field, so that
+// a caller converts one to the other (openaiclient.Endpoint(resolved)): the
+// conversion stops compiling when the two structs drift apart.
+type Endpoint struct {
+	BaseURL       string
+	APIKey        string
+	HTTPClient    *http.Client
+	MaxRetries    int
+	MaxRetryDelay time.Duration
+}
+
+// New returns a client for e. The base URL, key and retries come from e
+// alone (openai-go's defaults read $OPENAI_BASE_URL and $OPENAI_API_KEY
+// themselves; provider.Options.Resolve has already applied toolsift's one
+// rule for them). An empty APIKey sends no Authorization header.
+func New(e Endpoint) openai.Client {
+	ro := []option.RequestOption{
+		option.WithBaseURL(e.BaseURL),
+		option.WithAPIKey(e.APIKey),
+		option.WithMaxRetries(e.MaxRetries),
+	}
+	if e.MaxRetryDelay > 0 {
+		ro = append(ro, option.WithMaxRetryDelay(e.MaxRetryDelay))
+	}
+	if e.HTTPClient != nil {
+		ro = append(ro, option.WithHTTPClient(e.HTTPClient))
+	}
+	return openai.NewClient(ro...)
+}

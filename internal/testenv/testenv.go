@@ -1,0 +1,153 @@
+// Package testenv is what the tests of several toolsift packages share, so
+// that each is written once: [Main] keeps a test binary away from the
+// user's cache folder and fails it when goroutines of toolsift leak,
+// [CheckGoroutines] checks one test for any goroutine it leaves, and
+// [Index] builds the small index most tests search.
+//
+// It is imported by tests only (package x_test files).
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// WaitLimit bounds how long a leak check waits for goroutines to end: a
+// hang guard, not a timing assertion.
+const WaitLimit = 20 * time.Second
+
+// checkWait is [CheckGoroutines]' wait: [WaitLimit], shorter in this package's
+// own tests.
+var checkWait = WaitLimit
+
+// Main runs the tests of m and returns the code for os.Exit. While they
+// run, $XDG_CACHE_HOME is a folder of this run (removed afterwards), so
+// that no test reads or writes the user's cache (the Hub's tool lists,
+// the Toolset's vectors and token costs). When the tests pass, Main fails
+// the run if goroutines running toolsift's or the MCP SDK's code are left
+// (see [Leaked]), printing their stacks.
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+func Main(m *testing.M) int {
+	cache, err := os.MkdirTemp("", "toolsift-test-cache")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer os.RemoveAll(cache)
+	os.Setenv("XDG_CACHE_HOME", cache)
+	code := m.Run()
+	if code == 0 {
+		if leaked := Leaked(WaitLimit); leaked != "" {
+			fmt.Fprintf(os.Stderr, "goroutines leaked by the tests:\n%s\n", leaked)
+			code = 1
+		}
+	}
+	return code
+}
+
+// Leaked returns the stacks of goroutines, other than the caller's, that
+// run code of toolsift (github.com/toolsift/toolsift/, or package main of
+// a command under test) or of the MCP SDK,
+// after waiting up to wait for them to end; "" when there are none. Call
+// it when no test is running.
+//
+// One goroutine is allowed: package mcp starts child processes from a
+// goroutine that locks its thread for the life of the process (Linux's
+// Pdeathsig is per thread), by design.
+func Leaked(wait time.Duration) string {
+	deadline := time.Now().Add(wait)
+	for {
+		leaked := ours(stacks())
+		if len(leaked) == 0 || time.Now().After(deadline) {
+			return strings.Join(leaked, "\n\n")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// CheckGoroutines fails t if, once t's cleanups have run, more goroutines
+// run than when it was called (any goroutine: a pipe copier of os/exec
+// counts as much as one of toolsift's), after waiting up to [WaitLimit]
+// for them to end. Call it first in a test that starts goroutines; tests
+// that use it must not run in parallel.
+func CheckGoroutines(t testing.TB) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(checkWait)
+		for runtime.NumGoroutine() > before {
+			if time.Now().After(deadline) {
+				t.Errorf("goroutine leak: %d before the test, %d after\n%s", before, runtime.NumGoroutine(), strings.Join(stacks(), "\n\n"))
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+// stacks returns the stacks of all goroutines but the caller's (which
+// runtime.Stack lists first).
+func stacks() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	all := strings.Split(string(buf), "\n\n")
+	return all[1:]
+}
+
+// ours keeps the stacks that run code of toolsift or of the MCP SDK,
+// except mcp's process starter and the test framework's own goroutines
+// (a test's goroutine names the test's package while it runs).
+func ours(stacks []string) []string {
+	var out []string
+	for _, g := range stacks {
+		if strings.Contains(g, "mcp.startProcess") || strings.Contains(g, "testing.tRunner") {
+			continue
+		}
+		// Frames of a command's own code (cmd/toolbench's tests) are
+		// named main.*.
+		if strings.Contains(g, "github.com/toolsift/toolsift/") || strings.Contains(g, "modelcontextprotocol/go-sdk") || strings.Contains(g, "\nmain.") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Index returns an index over tools: with emb, or with the local embedder
+// ([toolindex.NewLocalEmbedder] with default options) when emb is nil,
+// and with opts. It fails t on any error.
+func Index(t testing.TB, emb toolindex.Embedder, opts *toolindex.Options, tools ...tool.Tool) *toolindex.Index {
+	t.Helper()
+	if emb == nil {
+		local, err := toolindex.NewLocalEmbedder(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		emb = local
+	}
+	ix, err := toolindex.New(emb, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) > 0 {
+		if _, err := ix.Upsert(context.Background(), tools...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ix
+}

@@ -1,0 +1,82 @@
+package testenv
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolsift/toolsift/tool"
+)
+
+// recorder is a testing.TB that keeps its cleanups and errors, so that a
+// check meant to fail a test can be seen failing.
+type recorder struct {
+	testing.TB
+	cleanups []func()
+	errs     []string
+}
+
+func (r *recorder) Helper()          {}
+func (r *recorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// parkedInToolsift blocks until release is closed; its frame names this
+// package, so Leaked counts the goroutine running it.
+func parkedInToolsift(release chan struct{}) { <-release }
+
+func TestLeaked(t *testing.T) {
+	if got := Leaked(time.Second); got != "" {
+		t.Fatalf("goroutines left before the test:\n%s", got)
+	}
+	release := make(chan struct{})
+	done := make(chan struct{})
+	go func() { parkedInToolsift(release); close(done) }()
+	got := Leaked(100 * time.Millisecond)
+	if !strings.Contains(got, "testenv.parkedInToolsift") {
+		t.Errorf("Leaked = %q, want the parked goroutine's stack", got)
+	}
+	close(release)
+	<-done
+	if got := Leaked(WaitLimit); got != "" {
+		t.Errorf("Leaked after the goroutine ended = %q, want none", got)
+	}
+}
+
+func TestCheckGoroutines(t *testing.T) {
+	checkWait = 100 * time.Millisecond
+	defer func() { checkWait = WaitLimit }()
+
+	r := &recorder{TB: t}
+	CheckGoroutines(r)
+	release := make(chan struct{})
+	go parkedInToolsift(release)
+	for _, f := range r.cleanups {
+		f()
+	}
+	close(release)
+	if len(r.errs) != 1 || !strings.Contains(r.errs[0], "goroutine leak") || !strings.Contains(r.errs[0], "parkedInToolsift") {
+		t.Errorf("errors = %q, want one goroutine leak naming parkedInToolsift", r.errs)
+	}
+
+	r = &recorder{TB: t}
+	CheckGoroutines(r)
+	for _, f := range r.cleanups {
+		f()
+	}
+	if len(r.errs) != 0 {
+		t.Errorf("no goroutine started: errors = %q", r.errs)
+	}
+}
+
+func TestIndex(t *testing.T) {
+	ix := Index(t, nil, nil, tool.Tool{Name: "fs__read_file", Description: "Read a file."}, tool.Tool{Name: "fs__write_file", Description: "Write a file."})
+	if ix.Len() != 2 {
+		t.Errorf("Len = %d, want 2", ix.Len())
+	}
+	if hits := ix.SearchLexical("write", 1, nil); len(hits) != 1 || hits[0].Tool.Name != "fs__write_file" {
+		t.Errorf("SearchLexical(write) = %+v, want fs__write_file", hits)
+	}
+}
