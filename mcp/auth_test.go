@@ -53,7 +53,9 @@ type bearerServer struct {
 
 func newBearerServer(t *testing.T, want string) *bearerServer {
 	b := &bearerServer{want: want}
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return newServer("remote", nil, "echo") }, nil)
+	// Stateless: no session outlives a request, so none is left running
+	// after the test whichever way its client went (redirects, refusals).
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return newServer("remote", nil, "echo") }, &sdk.StreamableHTTPOptions{Stateless: true})
 	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
 		b.seen = append(b.seen, r.Header.Get("Authorization"))
