@@ -58,6 +58,11 @@ type Server struct {
 	Headers map[string]string
 	Type    string
 
+	// OAuth, when set, is how a login identifies this client to the
+	// server's authorization server (see OAuth); nil means a client
+	// registered at login.
+	OAuth *OAuth
+
 	// Dial, when set, opens a fresh connection for each connection attempt
 	// instead of Command or URL: a stream of newline-delimited JSON-RPC
 	// messages, as a stdio server speaks on its stdin and stdout. It is for
@@ -283,6 +288,9 @@ func (sc Server) validate(name string) error {
 	}
 	if sc.URL == "" && len(sc.Headers) > 0 && !sc.Disabled {
 		return fmt.Errorf(`server %q: "headers" needs "url"`, name)
+	}
+	if sc.URL == "" && sc.OAuth != nil && !sc.Disabled {
+		return fmt.Errorf(`server %q: "oauth" needs "url"`, name)
 	}
 	if sc.Type != "" && sc.URL == "" && !sc.Disabled {
 		return fmt.Errorf(`server %q: field "type": %q needs "url"`, name, sc.Type)

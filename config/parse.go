@@ -351,6 +351,11 @@ func (p *parser) parseServer(m jmember) (Server, error) {
 			return sc, p.errorf(fv.off, fctx("inheritEnv"), "want true, false or an array of names, got %s", fv.kind)
 		}
 	}
+	if fv := fields["oauth"]; fv != nil {
+		if err := p.parseOAuth(fv, sctx, st, &sc); err != nil {
+			return sc, err
+		}
+	}
 	if fv := fields["timeout"]; fv != nil {
 		if sc.Timeout, err = parseTimeout(fv); err != nil {
 			return sc, p.errorf(fv.off, fctx("timeout"), "%v", err)
@@ -359,7 +364,7 @@ func (p *parser) parseServer(m jmember) (Server, error) {
 	for _, f := range v.members {
 		switch f.key {
 		case "command", "args", "env", "cwd", "url", "headers", "type", "transport", "envFile", "inheritEnv",
-			"allowedTools", "disabledTools", "timeout", "disabled", "protocolVersion", "alwaysLoad":
+			"allowedTools", "disabledTools", "timeout", "disabled", "protocolVersion", "oauth", "alwaysLoad":
 		default:
 			if !quietServerFields[f.key] {
 				p.warn(f.off, sctx, "unknown field %q ignored", f.key)

@@ -93,7 +93,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, context.Cause(ctx))
 		}
 		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) {
+		if errors.As(err, &rpcErr) && rpcErr.Code != codeRejected {
 			// The server answered, with an error instead of a result
 			// (unknown arguments, a thrown exception): data for the model.
 			return render(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "error: " + rpcErr.Message}}, IsError: true}), nil

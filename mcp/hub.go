@@ -103,6 +103,10 @@ type HubOptions struct {
 	// own, whose idle connections Close closes.
 	HTTPClient *http.Client
 
+	// Auth, if set, gives url servers the access tokens they ask for (MCP
+	// authorization): see Authorizer. oauth.Store is one.
+	Auth Authorizer
+
 	// Logger receives the Hub's and the SDK's diagnostics; nil discards them.
 	// Secrets in server URLs are redacted from them (see the package doc).
 	Logger *slog.Logger

@@ -116,6 +116,9 @@ func (h *Hub) transports(ctx context.Context, name string, sc config.Server) ([]
 			c.Transport = &headerTransport{base: base, headers: sc.Headers}
 			client = &c
 		}
+		if h.opts.Auth != nil {
+			client = h.authClient(client, name, sc)
+		}
 		streamable := &sdk.StreamableClientTransport{Endpoint: sc.URL, HTTPClient: client, MaxRetries: -1}
 		sse := &sdk.SSEClientTransport{Endpoint: sc.URL, HTTPClient: client}
 		switch sc.Type {

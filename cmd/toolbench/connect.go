@@ -26,6 +26,13 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options,
 		line = startConnectProgress(e.stderr)
 		o.Hub.Progress = line.update
 	}
+	if o.Hub.Auth == nil {
+		// Servers that need a login get the stored tokens, or fail at once
+		// naming toolbench login.
+		if s := authStore(e, config); s != nil {
+			o.Hub.Auth = s
+		}
+	}
 	ts, err := toolsift.Open(ctx, config, &o)
 	elapsed := time.Since(start)
 	if line != nil {

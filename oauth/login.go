@@ -1,0 +1,382 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// ErrNoLoginNeeded: the server answered without asking for authorization
+// and publishes no protected resource metadata.
+var ErrNoLoginNeeded = errors.New("oauth: the server does not ask for a login")
+
+// LoginOptions configures one Login. Open is required.
+type LoginOptions struct {
+	// ClientID and ClientSecret identify a client registered beforehand
+	// with the server's authorization server (a config's oauth.clientId and
+	// oauth.clientSecret). Without them, the client is ClientMetadataURL
+	// where the authorization server accepts client ID metadata documents,
+	// else one registered at login (dynamic client registration).
+	ClientID, ClientSecret string
+	ClientMetadataURL      string
+
+	// Scopes are asked for besides those the server names (in its 401
+	// challenge, else in its resource metadata) and those granted or asked
+	// for before.
+	Scopes []string
+
+	// CallbackPort is the loopback port the authorization server redirects
+	// the browser to (http://127.0.0.1:PORT/callback); 0 picks a free one.
+	// Set it when a pre-registered client allows one redirect URI only.
+	CallbackPort int
+
+	// Header is sent with the request that asks the server what it needs:
+	// the server's configured headers.
+	Header http.Header
+
+	// Open is given the authorization URL to show the user: open a
+	// browser, print it. Login then waits for the browser's redirect, or
+	// for ctx to end.
+	Open func(ctx context.Context, authURL string) error
+}
+
+// Grant is what a login got (never the tokens themselves).
+type Grant struct {
+	// Issuer is the authorization server.
+	Issuer string
+	// Scopes were granted (or asked for, when the server did not say).
+	Scopes []string
+	// Expiry is when the access token expires; zero when it did not say.
+	Expiry time.Time
+	// Refreshable is set when a refresh token came with it: the login
+	// outlives the access token.
+	Refreshable bool
+}
+
+// Login runs the MCP authorization flow for the server named server at
+// serverURL and stores the tokens it gets: it asks the server what it needs
+// (the WWW-Authenticate challenge of its 401, its protected resource
+// metadata, RFC 9728), discovers the authorization server (RFC 8414 or
+// OpenID Connect discovery), identifies the client (LoginOptions, or
+// dynamic client registration, RFC 7591), and runs the authorization code
+// flow with PKCE (S256) and the resource parameter (RFC 8707), with the
+// redirect to a loopback port. The previous login of serverURL, if any, is
+// replaced when this one succeeds.
+func (s *Store) Login(ctx context.Context, server, serverURL string, opts *LoginOptions) (*Grant, error) {
+	if opts == nil || opts.Open == nil {
+		return nil, errors.New("oauth: Login needs LoginOptions.Open")
+	}
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("oauth: login to server %q: %w", server, fmt.Errorf(format, a...))
+	}
+	challenges, status, err := s.probe(ctx, serverURL, opts.Header)
+	if err != nil {
+		return nil, fail("%w", err)
+	}
+	prm, tried := s.resourceMetadata(ctx, serverURL, challenges)
+	if prm == nil {
+		if status != http.StatusUnauthorized && status != http.StatusForbidden {
+			return nil, fmt.Errorf("server %q answered HTTP %d: %w", server, status, ErrNoLoginNeeded)
+		}
+		return nil, fail("it answered HTTP %d but publishes no protected resource metadata (%s)", status, strings.Join(tried, "; "))
+	}
+	issuer := prm.AuthorizationServers[0]
+	asm, err := auth.GetAuthServerMetadata(ctx, issuer, s.client)
+	switch {
+	case err != nil:
+		return nil, fail("authorization server %s: %w", issuer, err)
+	case asm == nil:
+		return nil, fail("authorization server %s publishes no metadata (RFC 8414 or OpenID Connect discovery)", issuer)
+	case !slices.Contains(asm.CodeChallengeMethodsSupported, "S256"):
+		return nil, fail("authorization server %s does not support PKCE with S256", issuer)
+	}
+
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.CallbackPort)))
+	if err != nil {
+		return nil, fail("listening for the redirect: %w", err)
+	}
+	defer ln.Close()
+	redirect := "http://" + ln.Addr().String() + "/callback"
+
+	r := &record{ServerURL: serverURL, Resource: prm.Resource, Issuer: asm.Issuer, TokenURL: asm.TokenEndpoint}
+	if err := s.identify(ctx, asm, redirect, opts, r); err != nil {
+		return nil, fail("%w", err)
+	}
+
+	scopes := slices.Clone(opts.Scopes)
+	if sc := bearerParam(challenges, "scope"); sc != "" {
+		scopes = unionScopes(scopes, strings.Fields(sc))
+	} else {
+		scopes = unionScopes(scopes, prm.ScopesSupported)
+	}
+	if prev, _ := s.load(serverURL); prev != nil && prev.Issuer == asm.Issuer {
+		// Step-up: keep what was granted, add what a server asked for.
+		scopes = unionScopes(scopes, prev.Scopes)
+		scopes = unionScopes(scopes, prev.WantScopes)
+	}
+	if slices.Contains(asm.ScopesSupported, "offline_access") {
+		scopes = unionScopes(scopes, []string{"offline_access"})
+	}
+	cfg := &oauth2.Config{ClientID: r.ClientID, ClientSecret: r.ClientSecret, RedirectURL: redirect, Scopes: scopes,
+		Endpoint: oauth2.Endpoint{AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint, AuthStyle: r.AuthStyle}}
+	verifier, state := oauth2.GenerateVerifier(), rand.Text()
+	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", r.Resource))
+
+	res, err := waitRedirect(ctx, ln, state, func() error { return opts.Open(ctx, authURL) })
+	if err != nil {
+		return nil, fail("%w", err)
+	}
+	// RFC 9207: where the server sends its issuer, it must be this one.
+	if (res.iss != "" || asm.AuthorizationResponseIssParameterSupported) && res.iss != asm.Issuer {
+		return nil, fail("the authorization response names issuer %q, want %q", res.iss, asm.Issuer)
+	}
+	tokenClient := context.WithValue(ctx, oauth2.HTTPClient, s.client)
+	tok, err := cfg.Exchange(tokenClient, res.code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", r.Resource))
+	if err != nil {
+		return nil, fail("exchanging the authorization code: %w", err)
+	}
+	r.AccessToken, r.TokenType, r.RefreshToken, r.Expiry = tok.AccessToken, tok.TokenType, tok.RefreshToken, tok.Expiry
+	r.Scopes = scopes
+	if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
+		r.Scopes = strings.Fields(sc)
+	}
+	r.LoggedIn = time.Now().UTC().Truncate(time.Second)
+	mu := s.serverLock(serverURL)
+	mu.Lock()
+	err = s.save(r)
+	s.mu.Lock()
+	delete(s.forced, serverURL)
+	s.mu.Unlock()
+	mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return &Grant{Issuer: r.Issuer, Scopes: r.Scopes, Expiry: r.Expiry, Refreshable: r.RefreshToken != ""}, nil
+}
+
+// probe sends what a client sends first (initialize) without a token, and
+// returns the challenges and status of the answer.
+func (s *Store) probe(ctx context.Context, serverURL string, header http.Header) ([]oauthex.Challenge, int, error) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolsift-login","version":"1"}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(body))
+	if err != nil {
+		return nil, 0, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("asking the server what it needs: %w", scrubURL(err, serverURL))
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && resp.StatusCode < 300 {
+		// It opened a session it needs no login for: close it.
+		if del, err := http.NewRequestWithContext(ctx, http.MethodDelete, serverURL, nil); err == nil {
+			del.Header.Set("Mcp-Session-Id", id)
+			if r, err := s.client.Do(del); err == nil {
+				r.Body.Close()
+			}
+		}
+	}
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return nil, resp.StatusCode, fmt.Errorf("its WWW-Authenticate header: %w", err)
+	}
+	return cs, resp.StatusCode, nil
+}
+
+// resourceMetadata finds the server's protected resource metadata where the
+// MCP spec says to look: the challenge's resource_metadata, then the
+// well-known URI with the server's path, then at the root. It returns why
+// each place failed when none answered.
+func (s *Store) resourceMetadata(ctx context.Context, serverURL string, cs []oauthex.Challenge) (*oauthex.ProtectedResourceMetadata, []string) {
+	type place struct{ url, resource string }
+	var places []place
+	if u := bearerParam(cs, "resource_metadata"); u != "" {
+		places = append(places, place{u, serverURL})
+	} else if u := anyParam(cs, "resource_metadata"); u != "" {
+		places = append(places, place{u, serverURL})
+	}
+	if u, err := url.Parse(serverURL); err == nil {
+		m := url.URL{Scheme: u.Scheme, Host: u.Host}
+		if p := strings.Trim(u.Path, "/"); p != "" {
+			m.Path = "/.well-known/oauth-protected-resource/" + p
+			places = append(places, place{m.String(), serverURL})
+		}
+		m.Path = "/.well-known/oauth-protected-resource"
+		places = append(places, place{m.String(), (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()})
+	}
+	var tried []string
+	for _, p := range places {
+		prm, err := oauthex.GetProtectedResourceMetadata(ctx, p.url, p.resource, s.client)
+		switch {
+		case err != nil:
+			tried = append(tried, scrubURL(err, serverURL).Error())
+		case prm == nil || len(prm.AuthorizationServers) == 0:
+			tried = append(tried, fmt.Sprintf("%s names no authorization server", p.url))
+		default:
+			return prm, nil
+		}
+	}
+	return nil, tried
+}
+
+func anyParam(cs []oauthex.Challenge, key string) string {
+	for _, c := range cs {
+		if c.Params[key] != "" {
+			return c.Params[key]
+		}
+	}
+	return ""
+}
+
+// identify sets r's client: the configured one, a client ID metadata
+// document, or one registered now.
+func (s *Store) identify(ctx context.Context, asm *oauthex.AuthServerMeta, redirect string, opts *LoginOptions, r *record) error {
+	methods := asm.TokenEndpointAuthMethodsSupported
+	switch {
+	case opts.ClientID != "":
+		r.ClientID, r.ClientSecret = opts.ClientID, opts.ClientSecret
+		r.AuthStyle = oauth2.AuthStyleInParams
+		if r.ClientSecret != "" && !slices.Contains(methods, "client_secret_post") && (len(methods) == 0 || slices.Contains(methods, "client_secret_basic")) {
+			r.AuthStyle = oauth2.AuthStyleInHeader // RFC 6749's default
+		}
+	case opts.ClientMetadataURL != "" && asm.ClientIDMetadataDocumentSupported:
+		r.ClientID, r.AuthStyle = opts.ClientMetadataURL, oauth2.AuthStyleInParams
+	case asm.RegistrationEndpoint != "":
+		// A public client: a command on the user's machine keeps no secret
+		// the user could not read. Where the server wants a secret, it
+		// gets one.
+		method := "none"
+		if len(methods) > 0 && !slices.Contains(methods, "none") {
+			method = "client_secret_basic"
+			if slices.Contains(methods, "client_secret_post") {
+				method = "client_secret_post"
+			}
+		}
+		reg, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, &oauthex.ClientRegistrationMetadata{
+			RedirectURIs:            []string{redirect},
+			TokenEndpointAuthMethod: method,
+			GrantTypes:              []string{"authorization_code", "refresh_token"},
+			ResponseTypes:           []string{"code"},
+			ClientName:              "toolsift",
+			ApplicationType:         "native",
+		}, s.client)
+		if err != nil {
+			return fmt.Errorf("registering a client with %s: %w", asm.Issuer, err)
+		}
+		r.ClientID, r.ClientSecret = reg.ClientID, reg.ClientSecret
+		if reg.TokenEndpointAuthMethod != "" {
+			method = reg.TokenEndpointAuthMethod
+		}
+		r.AuthStyle = oauth2.AuthStyleInParams
+		if method == "client_secret_basic" {
+			r.AuthStyle = oauth2.AuthStyleInHeader
+		}
+	default:
+		return fmt.Errorf("authorization server %s registers no clients: give oauth.clientId (and clientSecret) in the config", asm.Issuer)
+	}
+	return nil
+}
+
+// redirectResult is what the browser brought back.
+type redirectResult struct{ code, iss string }
+
+// waitRedirect serves ln until the browser comes back with state, then
+// returns the code. open is called once the server is up.
+func waitRedirect(ctx context.Context, ln net.Listener, state string, open func() error) (*redirectResult, error) {
+	type outcome struct {
+		res *redirectResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	finish := func(o outcome) {
+		select {
+		case done <- o:
+		default:
+		}
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		q := req.URL.Query()
+		if req.URL.Path != "/callback" || q.Get("state") != state {
+			// Not our redirect (a stray request, a forged one): keep waiting.
+			http.Error(w, "not the redirect this login waits for", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if e := q.Get("error"); e != "" {
+			desc := q.Get("error_description")
+			fmt.Fprintf(w, "<!doctype html><title>toolsift</title><p>Login failed: %s %s. You can close this tab.", html.EscapeString(e), html.EscapeString(desc))
+			msg := "the authorization server refused: " + e
+			if desc != "" {
+				msg += ": " + desc
+			}
+			finish(outcome{err: errors.New(msg)})
+			return
+		}
+		if q.Get("code") == "" {
+			http.Error(w, "no code in the redirect", http.StatusBadRequest)
+			finish(outcome{err: errors.New("the redirect carries no authorization code")})
+			return
+		}
+		fmt.Fprint(w, "<!doctype html><title>toolsift</title><p>Logged in. You can close this tab.")
+		finish(outcome{res: &redirectResult{code: q.Get("code"), iss: q.Get("iss")}})
+	})}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		srv.Serve(ln)
+	}()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		<-served
+	}()
+	if err := open(); err != nil {
+		return nil, err
+	}
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the browser: %w", ctx.Err())
+	}
+}
+
+// scrubURL keeps a server URL's query (where keys hide) out of an error.
+func scrubURL(err error, serverURL string) error {
+	u, perr := url.Parse(serverURL)
+	if perr != nil || (u.RawQuery == "" && u.User == nil) {
+		return err
+	}
+	msg := err.Error()
+	clean := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+	msg = strings.ReplaceAll(msg, serverURL, clean.String())
+	if u.RawQuery != "" {
+		msg = strings.ReplaceAll(msg, u.RawQuery, "REDACTED")
+	}
+	if u.User != nil {
+		msg = strings.ReplaceAll(msg, u.User.String(), "REDACTED")
+	}
+	return errors.New(msg)
+}

@@ -1,0 +1,357 @@
+package oauth_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/oauth"
+	"github.com/toolsift/toolsift/oauth/oauthtest"
+)
+
+const hint = "toolbench login --config mcp.json"
+
+// notesServer is a real go-sdk MCP server with two tools; write_note is
+// the one a step-up test guards with a scope.
+func notesServer() http.Handler {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "notes", Version: "1"}, nil)
+	type args struct {
+		Text string `json:"text"`
+	}
+	sdk.AddTool(srv, &sdk.Tool{Name: "read_notes", Description: "Read the notes."},
+		func(ctx context.Context, req *sdk.CallToolRequest, a args) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "notes: " + a.Text}}}, nil, nil
+		})
+	sdk.AddTool(srv, &sdk.Tool{Name: "write_note", Description: "Write a note."},
+		func(ctx context.Context, req *sdk.CallToolRequest, a args) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wrote " + a.Text}}}, nil, nil
+		})
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+}
+
+func newStore(t *testing.T, dir string) *oauth.Store {
+	t.Helper()
+	s, err := oauth.New(&oauth.Options{Dir: dir, LoginHint: hint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// connect opens a Hub on the one server "notes" with s as its Authorizer,
+// and returns the server's status after Connect.
+func connect(t *testing.T, s *oauth.Store, url string) (*mcp.Hub, mcp.ServerStatus) {
+	t.Helper()
+	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: url, Type: "http"}}}
+	h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, NoCache: true, MaxRestarts: -1, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	h.Connect(t.Context())
+	return h, h.Status()[0]
+}
+
+func login(t *testing.T, s *oauth.Store, url string) *oauth.Grant {
+	t.Helper()
+	opened := 0
+	g, err := s.Login(t.Context(), "notes", url, &oauth.LoginOptions{Open: func(ctx context.Context, authURL string) error {
+		opened++
+		go func() {
+			if err := oauthtest.Browse(authURL); err != nil {
+				t.Errorf("browser: %v", err)
+			}
+		}()
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opened != 1 {
+		t.Fatalf("Open called %d times, want 1", opened)
+	}
+	return g
+}
+
+func wantLoginError(t *testing.T, err error, again bool, reason string) {
+	t.Helper()
+	if !errors.Is(err, oauth.ErrLoginRequired) {
+		t.Fatalf("got %v, want a login error", err)
+	}
+	cmd := "log in with: " + hint + " notes"
+	if again {
+		cmd = "log in again: " + hint + " notes"
+	}
+	if msg := err.Error(); !strings.Contains(msg, cmd) || !strings.Contains(msg, reason) {
+		t.Fatalf("error %q: want it to say %q and %q", msg, reason, cmd)
+	}
+}
+
+func TestLoginFlow(t *testing.T) {
+	srv := oauthtest.New(notesServer(), &oauthtest.Options{ToolScopes: map[string]string{"write_note": "notes:write"}})
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "oauth")
+	s := newStore(t, dir)
+
+	t.Run("before login", func(t *testing.T) {
+		if tok, err := s.Token(t.Context(), "notes", srv.URL); tok != "" || err != nil {
+			t.Fatalf("Token = %q, %v; want none yet", tok, err)
+		}
+		_, st := connect(t, s, srv.URL)
+		if st.State != mcp.StateFailed {
+			t.Fatalf("state %s, want failed", st.State)
+		}
+		wantLoginError(t, st.Err, false, "needs a login: not logged in")
+		if c := srv.Counts(); c.Registrations+c.Authorizations != 0 {
+			t.Fatalf("a Hub registered or authorized without a login: %+v", c)
+		}
+	})
+
+	t.Run("login", func(t *testing.T) {
+		g := login(t, s, srv.URL)
+		if g.Issuer != srv.AS.URL || !g.Refreshable || g.Expiry.IsZero() {
+			t.Fatalf("grant %+v", g)
+		}
+		if got := strings.Join(g.Scopes, " "); got != "mcp:tools offline_access" {
+			t.Errorf("scopes %q, want the challenge's and offline_access", got)
+		}
+		fi, err := os.Stat(dir)
+		if err != nil || fi.Mode().Perm() != 0o700 {
+			t.Fatalf("folder %v %v, want 0700", fi.Mode(), err)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		if len(files) != 1 {
+			t.Fatalf("files %v, want one", files)
+		}
+		fi, _ = os.Stat(files[0])
+		if fi.Mode().Perm() != 0o600 {
+			t.Fatalf("file mode %v, want 0600", fi.Mode())
+		}
+		if strings.Contains(files[0], "localhost") || strings.Contains(files[0], "notes") {
+			t.Errorf("file name %s shows the server", files[0])
+		}
+	})
+
+	t.Run("list and call", func(t *testing.T) {
+		h, st := connect(t, s, srv.URL)
+		if st.State != mcp.StateReady || st.Tools != 2 {
+			t.Fatalf("status %+v", st)
+		}
+		res, err := h.Call(t.Context(), "notes__read_notes", json.RawMessage(`{"text":"x"}`))
+		if err != nil || res.IsError {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+	})
+
+	t.Run("another process", func(t *testing.T) {
+		before := srv.Counts()
+		_, st := connect(t, newStore(t, dir), srv.URL)
+		if st.State != mcp.StateReady {
+			t.Fatalf("status %+v", st)
+		}
+		if c := srv.Counts(); c.Refreshes != before.Refreshes || c.Authorizations != before.Authorizations {
+			t.Fatalf("reusing a stored token asked the authorization server: %+v → %+v", before, c)
+		}
+	})
+
+	t.Run("expired here", func(t *testing.T) {
+		if err := oauth.SetExpiry(s, srv.URL, time.Now().Add(-time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		before := srv.Counts()
+		_, st := connect(t, newStore(t, dir), srv.URL)
+		c := srv.Counts()
+		if st.State != mcp.StateReady || c.Refreshes != before.Refreshes+1 || c.Unauthorized != before.Unauthorized {
+			t.Fatalf("status %+v; counts %+v → %+v: want one refresh before any request", st, before, c)
+		}
+	})
+
+	t.Run("expired at the server", func(t *testing.T) {
+		srv.ExpireAccessTokens()
+		before := srv.Counts()
+		_, st := connect(t, s, srv.URL)
+		c := srv.Counts()
+		if st.State != mcp.StateReady || c.Refreshes != before.Refreshes+1 || c.Unauthorized != before.Unauthorized+1 {
+			t.Fatalf("status %+v; counts %+v → %+v: want one 401, one refresh", st, before, c)
+		}
+	})
+
+	t.Run("step-up", func(t *testing.T) {
+		h, st := connect(t, s, srv.URL)
+		if st.State != mcp.StateReady {
+			t.Fatalf("status %+v", st)
+		}
+		_, err := h.Call(t.Context(), "notes__write_note", json.RawMessage(`{"text":"x"}`))
+		wantLoginError(t, err, true, `asks for scope "mcp:tools offline_access notes:write"`)
+		g := login(t, s, srv.URL)
+		if got := strings.Join(g.Scopes, " "); got != "mcp:tools offline_access notes:write" {
+			t.Fatalf("scopes after step-up %q", got)
+		}
+		h, _ = connect(t, s, srv.URL)
+		res, err := h.Call(t.Context(), "notes__write_note", json.RawMessage(`{"text":"x"}`))
+		if err != nil || res.IsError {
+			t.Fatalf("call after step-up: %v %+v", err, res)
+		}
+	})
+
+	t.Run("revoked", func(t *testing.T) {
+		srv.Revoke()
+		before := srv.Counts()
+		_, st := connect(t, s, srv.URL)
+		wantLoginError(t, st.Err, true, "the stored login expired or was revoked (invalid_grant)")
+		c := srv.Counts()
+		if c.Refreshes != before.Refreshes || c.Unauthorized != before.Unauthorized+1 {
+			t.Fatalf("counts %+v → %+v: want one 401 and one failed refresh, no loop", before, c)
+		}
+		// The next process knows without asking anyone.
+		_, st = connect(t, newStore(t, dir), srv.URL)
+		wantLoginError(t, st.Err, true, "the stored login expired or was revoked")
+		if c2 := srv.Counts(); c2 != c {
+			t.Fatalf("a known-revoked login asked the network: %+v → %+v", c, c2)
+		}
+		login(t, s, srv.URL)
+		if _, st = connect(t, s, srv.URL); st.State != mcp.StateReady {
+			t.Fatalf("after a new login: %+v", st)
+		}
+	})
+
+	t.Run("logout", func(t *testing.T) {
+		for _, want := range []bool{true, false} {
+			if got, err := s.Logout(srv.URL); got != want || err != nil {
+				t.Fatalf("Logout = %v, %v; want %v", got, err, want)
+			}
+		}
+		_, st := connect(t, s, srv.URL)
+		wantLoginError(t, st.Err, false, "not logged in")
+	})
+
+	for i, r := range srv.Resources() {
+		if r != srv.URL {
+			t.Errorf("token request %d: resource %q, want %q", i, r, srv.URL)
+		}
+	}
+	if b := srv.ASBearers(); len(b) > 0 {
+		t.Errorf("the authorization server got bearer tokens: %d", len(b))
+	}
+}
+
+// Two processes that find the same expired token refresh it once: the
+// refresh token rotates, so a second refresh with the old one would fail.
+func TestConcurrentRefresh(t *testing.T) {
+	srv := oauthtest.New(notesServer(), nil)
+	defer srv.Close()
+	dir := t.TempDir()
+	login(t, newStore(t, dir), srv.URL)
+	if err := oauth.SetExpiry(newStore(t, dir), srv.URL, time.Now().Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	toks := make([]string, 4)
+	errs := make([]error, 4)
+	for i := range toks {
+		wg.Go(func() { toks[i], errs[i] = newStore(t, dir).Token(t.Context(), "notes", srv.URL) })
+	}
+	wg.Wait()
+	for i := range toks {
+		if errs[i] != nil || toks[i] != toks[0] || toks[i] == "" {
+			t.Fatalf("store %d: %q, %v; store 0: %q", i, toks[i], errs[i], toks[0])
+		}
+	}
+	if c := srv.Counts(); c.Refreshes != 1 {
+		t.Fatalf("%d refreshes, want 1", c.Refreshes)
+	}
+}
+
+func TestLoginNeedsNone(t *testing.T) {
+	open := notesServer()
+	srv := oauthtest.New(open, nil)
+	defer srv.Close()
+	s := newStore(t, t.TempDir())
+	// The AS's own URL serves no MCP and asks for nothing.
+	_, err := s.Login(t.Context(), "plain", srv.AS.URL+"/register", &oauth.LoginOptions{Open: func(context.Context, string) error {
+		t.Error("opened a browser for a server that needs no login")
+		return nil
+	}})
+	if !errors.Is(err, oauth.ErrNoLoginNeeded) {
+		t.Fatalf("login to a server that asks for none: %v, want ErrNoLoginNeeded", err)
+	}
+}
+
+// A server whose tool list is cached is not started until a call needs it
+// (lazy start): after a logout, that first call fails, naming the login.
+func TestLazyServerNeedsLogin(t *testing.T) {
+	srv := oauthtest.New(notesServer(), nil)
+	t.Cleanup(srv.Close) // after the Hubs' cleanups
+	s := newStore(t, t.TempDir())
+	cache := t.TempDir()
+	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: srv.URL, Type: "http"}}}
+	hub := func() *mcp.Hub {
+		h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, CacheDir: cache, Timeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		if err := h.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	login(t, s, srv.URL)
+	if st := hub().Status()[0]; st.State != mcp.StateReady {
+		t.Fatalf("first Hub: %+v", st)
+	}
+	tok, err := s.Token(t.Context(), "notes", srv.URL)
+	if err != nil || tok == "" {
+		t.Fatalf("Token: %q, %v", tok, err)
+	}
+	files := 0
+	filepath.WalkDir(cache, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files++
+			if data, _ := os.ReadFile(path); strings.Contains(string(data), tok) {
+				t.Errorf("the cache file %s holds the access token", path)
+			}
+		}
+		return nil
+	})
+	if files == 0 {
+		t.Fatal("the Hub cached nothing")
+	}
+	if _, err := s.Logout(srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	h := hub()
+	if st := h.Status()[0]; st.State != mcp.StateLazy {
+		t.Fatalf("second Hub: state %s, want lazy (listed from the cache)", st.State)
+	}
+	_, err = h.Call(t.Context(), "notes__read_notes", json.RawMessage(`{}`))
+	wantLoginError(t, err, false, "not logged in")
+}
+
+// A user who refuses in the browser gets the authorization server's
+// reason, and nothing is stored.
+func TestLoginDenied(t *testing.T) {
+	srv := oauthtest.New(notesServer(), &oauthtest.Options{Deny: true})
+	defer srv.Close()
+	s := newStore(t, t.TempDir())
+	_, err := s.Login(t.Context(), "notes", srv.URL, &oauth.LoginOptions{Open: func(ctx context.Context, authURL string) error {
+		go oauthtest.Browse(authURL)
+		return nil
+	}})
+	if err == nil || !strings.Contains(err.Error(), `login to server "notes": the authorization server refused: access_denied: the user said no`) {
+		t.Fatalf("got %v", err)
+	}
+	if ok, err := s.LoggedIn(srv.URL); ok || err != nil {
+		t.Fatalf("LoggedIn = %v, %v after a refusal", ok, err)
+	}
+}
