@@ -22,6 +22,7 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/proxy"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -159,11 +160,19 @@ func serve(ctx context.Context, e *env, args []string) error {
 	// before that have nobody to tell.
 	var px *proxy.Proxy
 	var pxMu sync.Mutex
+	// Servers that need a login get the logins toolbench login stored, or
+	// fail at once, alone, naming that command: serve never waits on a
+	// browser.
+	var auth mcp.Authorizer
+	if s := loginStore(e, *configFile, log); s != nil {
+		auth = s
+	}
 	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
 		CacheDir: *cacheDir,
 		NoCache:  *noCache,
 		Hub: mcp.HubOptions{
 			IdleTimeout: *idle, Timeout: *connectTimeout,
+			Auth:           auth,
 			ClientRequests: proxy.NewClientRequests(log),
 			OnListChange: func(mcp.ListChange) {
 				pxMu.Lock()
@@ -296,4 +305,20 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "devel"
+}
+
+// loginStore is the store of logins that toolbench login writes
+// (oauth.DefaultDir, or $XDG_CONFIG_HOME/toolsift/oauth where that is set,
+// as toolbench does), or nil when there is none to be had.
+func loginStore(e *env, configFile string, log *slog.Logger) *oauth.Store {
+	opts := &oauth.Options{LoginHint: "toolbench login --config " + configFile}
+	if d := e.getenv("XDG_CONFIG_HOME"); d != "" {
+		opts.Dir = filepath.Join(d, "toolsift", "oauth")
+	}
+	s, err := oauth.New(opts)
+	if err != nil {
+		log.Warn("logins unavailable", "error", err)
+		return nil
+	}
+	return s
 }

@@ -71,9 +71,16 @@ async function session(transport, i, beforeClose) {
   out.progress = progress;
   const resources = await client.listResources();
   out.resources = resources.resources.length;
-  if (resources.resources.length > 0) {
-    const read = await client.readResource({ uri: resources.resources[0].uri });
-    out.resourceContents = read.contents.length;
+  // everything's resources, which need no account; in a big catalog others
+  // may answer with their service's error, which is reported, not thrown.
+  const pick = resources.resources.find((r) => r.name.startsWith("everything__")) ?? resources.resources[0];
+  if (pick) {
+    try {
+      const read = await client.readResource({ uri: pick.uri });
+      out.resourceContents = read.contents.length;
+    } catch (err) {
+      out.resourceError = String(err.message ?? err);
+    }
   }
   const prompts = await client.listPrompts();
   out.prompts = prompts.prompts.map((p) => p.name);
