@@ -302,42 +302,19 @@ func listPrompts(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Promp
 // (see Tools), by server name, then in the server's order. A lazy server's
 // are those of its last session: none before it first starts.
 func (h *Hub) Resources() []Resource {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []Resource
-	for _, name := range h.order {
-		if s := h.servers[name]; s.offersTools() {
-			out = append(out, s.feat.resources...)
-		}
-	}
-	return out
+	return offered(h, func(f *features) []Resource { return f.resources })
 }
 
 // ResourceTemplates returns the resource templates of every server whose
 // tools are offered, like Resources.
 func (h *Hub) ResourceTemplates() []ResourceTemplate {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []ResourceTemplate
-	for _, name := range h.order {
-		if s := h.servers[name]; s.offersTools() {
-			out = append(out, s.feat.templates...)
-		}
-	}
-	return out
+	return offered(h, func(f *features) []ResourceTemplate { return f.templates })
 }
 
 // Prompts returns the prompts of every server whose tools are offered,
 // like Resources, sorted by qualified name.
 func (h *Hub) Prompts() []Prompt {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []Prompt
-	for _, name := range h.order {
-		if s := h.servers[name]; s.offersTools() {
-			out = append(out, s.feat.prompts...)
-		}
-	}
+	out := offered(h, func(f *features) []Prompt { return f.prompts })
 	slices.SortFunc(out, func(a, b Prompt) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
@@ -532,4 +509,18 @@ func compact(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return b.Bytes()
+}
+
+// offered joins what pick takes of the features of every server whose
+// tools are offered, in the Hub's server order.
+func offered[T any](h *Hub, pick func(*features) []T) []T {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []T
+	for _, name := range h.order {
+		if s := h.servers[name]; s.offersTools() {
+			out = append(out, pick(&s.feat)...)
+		}
+	}
+	return out
 }
