@@ -60,6 +60,25 @@ type Request struct {
 	// Tools are offered in this order; the Agent keeps the order stable for
 	// the same set so that provider prompt caches hit.
 	Tools []ToolDef
+	// OnDelta, when set, receives the reply as it streams, piece by piece.
+	// A streaming Model calls it from the goroutine running Complete, one
+	// call at a time, and never after Complete returns; a Model that does
+	// not stream ignores it. The Response is the whole reply either way.
+	OnDelta func(Delta)
+}
+
+// Delta is a piece of a streamed reply: text, or a piece of the tool call
+// at Index of the reply's ToolCalls (ID and Name come with its first piece;
+// Arguments are appended in order).
+type Delta struct {
+	// Text is a piece of the reply's content.
+	Text string `json:"text,omitempty"`
+	// Tool is true when the piece belongs to a tool call.
+	Tool      bool   `json:"tool,omitempty"`
+	Index     int    `json:"index,omitempty"`
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
 }
 
 // Response is a Model's answer.
@@ -76,7 +95,16 @@ type Response struct {
 
 // Usage is the token usage a provider reports for one completion.
 type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
+	// PromptTokens counts every input token, cached or not.
+	PromptTokens int `json:"prompt_tokens"`
+	// CachedPromptTokens are the PromptTokens the provider read from its
+	// prompt cache (OpenAI prompt_tokens_details.cached_tokens, Anthropic
+	// cache_read_input_tokens), billed at the cached-input price.
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
+	// CacheWriteTokens are the PromptTokens the provider wrote to its
+	// cache (Anthropic cache_creation_input_tokens), billed at its
+	// cache-write price where it has one.
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
 }
@@ -84,8 +112,10 @@ type Usage struct {
 // Add returns the sum of u and v.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{
-		PromptTokens:     u.PromptTokens + v.PromptTokens,
-		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
-		TotalTokens:      u.TotalTokens + v.TotalTokens,
+		PromptTokens:       u.PromptTokens + v.PromptTokens,
+		CachedPromptTokens: u.CachedPromptTokens + v.CachedPromptTokens,
+		CacheWriteTokens:   u.CacheWriteTokens + v.CacheWriteTokens,
+		CompletionTokens:   u.CompletionTokens + v.CompletionTokens,
+		TotalTokens:        u.TotalTokens + v.TotalTokens,
 	}
 }

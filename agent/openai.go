@@ -203,9 +203,10 @@ func (m *OpenAI) completeStream(ctx context.Context, p openai.ChatCompletionNewP
 
 func fromOpenAIUsage(u openai.CompletionUsage) Usage {
 	return Usage{
-		PromptTokens:     int(u.PromptTokens),
-		CompletionTokens: int(u.CompletionTokens),
-		TotalTokens:      int(u.TotalTokens),
+		PromptTokens:       int(u.PromptTokens),
+		CachedPromptTokens: int(u.PromptTokensDetails.CachedTokens),
+		CompletionTokens:   int(u.CompletionTokens),
+		TotalTokens:        int(u.TotalTokens),
 	}
 }
 
