@@ -263,6 +263,11 @@ func listResources(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Res
 	var tmpl []ResourceTemplate
 	for t, err := range cs.ResourceTemplates(ctx, nil) {
 		if err != nil {
+			if methodNotFound(err) {
+				// The resources capability does not promise templates:
+				// many servers list resources and answer -32601 here.
+				return res, nil, nil
+			}
 			return nil, nil, s.describe(ctx, nil, "resources/templates/list", err)
 		}
 		raw, err := json.Marshal(t)
@@ -273,6 +278,13 @@ func listResources(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Res
 			Title: t.Title, Description: t.Description, MIMEType: t.MIMEType, Raw: raw})
 	}
 	return res, tmpl, nil
+}
+
+// methodNotFound reports whether err is the server's JSON-RPC "method not
+// found" answer.
+func methodNotFound(err error) bool {
+	var rpcErr *jsonrpc.Error
+	return errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound
 }
 
 func listPrompts(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Prompt, error) {

@@ -204,3 +204,45 @@ func TestCacheFeatures(t *testing.T) {
 	default:
 	}
 }
+
+// A server may list resources and answer resources/templates/list with
+// "method not found" (the resources capability does not promise templates):
+// its resources are served, it has no templates, and no warning is logged.
+func TestHubResourcesWithoutTemplates(t *testing.T) {
+	checkGoroutines(t)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "plain", Version: "1"}, nil)
+	addTextTool(srv, "t", "A tool.", "ok")
+	srv.AddResource(&sdk.Resource{URI: "file:///a.txt", Name: "a"}, textResource("plain"))
+	var asked atomic.Int32
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "resources/templates/list" {
+				asked.Add(1)
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	var logs logBuffer
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"plain": memServer(srv)}},
+		&mcp.HubOptions{Logger: logs.logger()})
+	if asked.Load() == 0 {
+		t.Fatal("the hub never asked for resource templates: the test proves nothing")
+	}
+	var uris []string
+	for _, r := range hub.Resources() {
+		uris = append(uris, r.URI)
+	}
+	if diff := cmp.Diff([]string{"file:///a.txt"}, uris); diff != "" {
+		t.Errorf("Resources() (-want +got):\n%s", diff)
+	}
+	if n := len(hub.ResourceTemplates()); n != 0 {
+		t.Errorf("ResourceTemplates() has %d entries, want none", n)
+	}
+	if got := resourceText(t, hub, "file:///a.txt"); got != "plain has file:///a.txt" {
+		t.Errorf("ReadResource = %q", got)
+	}
+	if s := logs.String(); strings.Contains(s, "resources") {
+		t.Errorf("logged a warning about resources, want none:\n%s", s)
+	}
+}
