@@ -103,6 +103,13 @@ type HubOptions struct {
 	// own, whose idle connections Close closes.
 	HTTPClient *http.Client
 
+	// MaxMessageBytes bounds what a url server sends in one response body
+	// that is not an event stream, and in one server-sent event: a server
+	// that sends more fails with an error wrapping ErrTooLarge that names
+	// it and the limit. Default DefaultMaxMessageBytes (16 MiB, as one line
+	// of a stdio server); negative means no limit. See docs/limits.md.
+	MaxMessageBytes int
+
 	// Auth, if set, gives url servers the access tokens they ask for (MCP
 	// authorization): see Authorizer. oauth.Store is one.
 	Auth Authorizer
