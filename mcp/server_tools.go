@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -240,11 +239,13 @@ func hashMap(m map[string]string) string {
 
 // loadCatalog reads s's cache entry. A missing entry is a miss; an
 // unreadable, corrupt or foreign one is a miss with a warning, and is
-// rewritten when the server has listed its tools.
+// rewritten when the server has listed its tools; so is one that is not a
+// regular file of at most maxCatalogBytes, or that another user could have
+// written (cachefile.ReadFile).
 func (s *server) loadCatalog() *catalogEntry {
 	h := s.h
 	file := s.cacheFile()
-	data, err := os.ReadFile(file)
+	data, err := cachefile.ReadFile(file, maxCatalogBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
