@@ -218,6 +218,10 @@ type ServerStatus struct {
 	// input schema that is not an object schema, and schemas repaired (an
 	// object schema without "type" gets "type":"object").
 	Warnings []string
+	// Changed are the tools that differ from what the server first listed
+	// under their names (rug pulls: see Hub.Trust); each also has a line in
+	// Warnings. Sorted by name.
+	Changed []ChangedTool
 	// ApplyErr is the error HubOptions.OnChange returned for this server's
 	// last change, nil when it succeeded.
 	ApplyErr error
@@ -466,6 +470,7 @@ func (h *Hub) Status() []ServerStatus {
 			Restarts:        s.restarts,
 			ConnectTime:     s.elapsed,
 			Warnings:        slices.Clone(s.warnings),
+			Changed:         slices.Clone(s.changed),
 			ApplyErr:        s.applyErr,
 			FromCache:       s.lazy.fromCache,
 			CachedAt:        s.lazy.cachedAt,

@@ -40,6 +40,8 @@ type server struct {
 	restarts  int
 	elapsed   time.Duration
 	warnings  []string
+	changed   []ChangedTool // tools that differ from their pins (pins.go)
+	pins      pins
 	applyErr  error
 	// removed: consumers were told its tools are gone (it went down), so
 	// its next connection announces them all as added.

@@ -27,12 +27,37 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 	disabled := map[string]string{}
 	var warnings []string
 	seen := map[string]bool{}
+	var changed, newly []ChangedTool
 
+	h.mu.Lock()
+	load := !s.pins.loaded
+	h.mu.Unlock()
+	if load {
+		p := s.loadPins()
+		h.mu.Lock()
+		if !s.pins.loaded {
+			s.pins.tools, s.pins.loaded = p, true
+		}
+		h.mu.Unlock()
+	}
+	// After the unlock below: log what newly changed, write new pins.
+	defer func() {
+		for _, c := range newly {
+			h.opts.Logger.Warn("mcp: tool changed since first seen; its readOnlyHint is ignored until accepted (Hub.Trust, toolbench trust)",
+				"server", s.name, "tool", c.Name, "changed", strings.Join(c.What, ", "))
+		}
+		s.storePins()
+	}()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s.state != StateReady {
 		return tool.Change{Server: s.name}
 	}
+	before := map[string]string{}
+	for _, c := range s.changed {
+		before[c.Name] = strings.Join(c.What, ", ")
+	}
+	s.pins.seen = map[string]tool.Tool{}
 	for _, t := range list {
 		if t == nil || seen[t.Name] {
 			if t != nil {
@@ -56,6 +81,15 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 		}
 		if !ok {
 			continue
+		}
+		ct, what := s.verify(ct)
+		if what != nil {
+			c := ChangedTool{Name: q, What: what}
+			changed = append(changed, c)
+			warnings = append(warnings, changedWarning(c, s.name))
+			if before[q] != strings.Join(what, ", ") {
+				newly = append(newly, c)
+			}
 		}
 		tools[q] = ct
 		originals[q] = t.Name
@@ -89,6 +123,8 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 		h.routes[q] = s
 	}
 	s.tools, s.originals, s.disabled, s.warnings = tools, originals, disabled, warnings
+	slices.SortFunc(changed, func(a, b ChangedTool) int { return strings.Compare(a.Name, b.Name) })
+	s.changed = changed
 	return ch
 }
 
@@ -124,7 +160,8 @@ func (s *server) restFromCache(e *catalogEntry) bool {
 		if owner, ok := h.routes[t.Name]; ok && owner != s {
 			return false
 		}
-		tools[t.Name] = t
+		// Not verified: the server has not listed it in this Hub.
+		tools[t.Name] = unverified(t)
 		originals[t.Name] = t.OriginalName
 	}
 	for q := range e.Disabled {
