@@ -12,6 +12,8 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/mcp"
+
+	"github.com/toolsift/toolsift/internal/termsafe"
 )
 
 // openToolset is how every command that connects to servers (list, tokens,
@@ -42,7 +44,7 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options,
 		return nil, elapsed, err
 	}
 	for _, w := range ts.Warnings() {
-		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		fmt.Fprintf(e.stderr, "warning: %s\n", termsafe.String(w))
 	}
 	return ts, elapsed, nil
 }
@@ -67,7 +69,7 @@ func cacheFlags(fs *flag.FlagSet) (apply func(*toolsift.Options)) {
 func warnFailed(e *env, statuses []mcp.ServerStatus, what string) {
 	for _, st := range statuses {
 		if st.State != mcp.StateReady && st.State != mcp.StateDisabled && st.State != mcp.StateLazy {
-			fmt.Fprintf(e.stderr, "warning: server %s is %s: %v%s\n", st.Name, st.State, st.Err, what)
+			fmt.Fprintf(e.stderr, "warning: server %s is %s: %s%s\n", st.Name, st.State, termsafe.String(fmt.Sprint(st.Err)), what)
 		}
 	}
 }
@@ -102,7 +104,7 @@ func (h warnHandler) Handle(_ context.Context, r slog.Record) error {
 		line += ": " + a.Value.String()
 		return true
 	})
-	_, err := fmt.Fprintln(h.w, line)
+	_, err := fmt.Fprintln(h.w, termsafe.String(line))
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -114,27 +115,27 @@ func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Durati
 			failed++
 			status = "FAILED"
 		}
-		info := strings.TrimSpace(st.ServerName + " " + st.ServerVersion)
+		info := termsafe.String(strings.TrimSpace(st.ServerName + " " + st.ServerVersion))
 		tools := fmt.Sprint(st.Tools)
 		if st.Disabled > 0 {
 			tools += fmt.Sprintf(" (+%d filtered)", st.Disabled)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, status, tools, st.ConnectTime.Round(time.Millisecond), st.ProtocolVersion, info)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, status, tools, st.ConnectTime.Round(time.Millisecond), termsafe.String(st.ProtocolVersion), info)
 	}
 	tw.Flush()
 	for _, st := range statuses {
 		if st.State == mcp.StateReady || st.State == mcp.StateDisabled {
 			for _, warn := range st.Warnings {
-				fmt.Fprintf(w, "\n%s: warning: %s", st.Name, warn)
+				fmt.Fprintf(w, "\n%s: warning: %s", st.Name, termsafe.String(warn))
 			}
 			continue
 		}
-		fmt.Fprintf(w, "\n%s failed: %v\n", st.Name, st.Err)
+		fmt.Fprintf(w, "\n%s failed: %s\n", st.Name, termsafe.String(fmt.Sprint(st.Err)))
 		if ie, ok := errors.AsType[*config.InputError](st.Err); ok {
 			fmt.Fprintf(w, "  give it with --input %s=VALUE\n", ie.ID)
 		}
 		if st.Stderr != "" {
-			fmt.Fprintf(w, "  stderr (tail):\n%s\n", indent(lastLines(st.Stderr, 10), "    "))
+			fmt.Fprintf(w, "  stderr (tail):\n%s\n", indent(lastLines(termsafe.String(st.Stderr), 10), "    "))
 		}
 	}
 	fmt.Fprintf(w, "\n%d servers: %d ok, %d failed", len(statuses), ok, failed)

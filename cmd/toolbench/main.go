@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolsift/toolsift/internal/termsafe"
 )
 
 // command is one toolbench subcommand. run gets the arguments after the
@@ -96,7 +98,7 @@ func exitCode(e *env, name string, err error) int {
 		if name != "" {
 			prefix += " " + name
 		}
-		fmt.Fprintf(e.stderr, "%s: %v\n", prefix, err)
+		fmt.Fprintf(e.stderr, "%s: %s\n", prefix, termsafe.String(err.Error()))
 		return 1
 	}
 }
