@@ -11,9 +11,8 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift"
-	"github.com/toolsift/toolsift/mcp"
-
 	"github.com/toolsift/toolsift/internal/termsafe"
+	"github.com/toolsift/toolsift/mcp"
 )
 
 // openToolset is how every command that connects to servers (list, tokens,

@@ -91,7 +91,7 @@ func runList(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%s failed: %s", runPlural(len(failed), "server"), strings.Join(failed, ", "))
+		return fmt.Errorf("%s failed: %s", runPlural(len(failed), "server"), nameList(failed, maxNamesShown))
 	}
 	return nil
 }
@@ -143,6 +143,18 @@ func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Durati
 		fmt.Fprintf(w, ", %d disabled", disabled)
 	}
 	fmt.Fprintf(w, "; %d tools; %.1fs\n", total, elapsed.Seconds())
+}
+
+// maxNamesShown is how many names a summary line lists before "and N
+// more".
+const maxNamesShown = 10
+
+// nameList joins the first max names and says how many more there are.
+func nameList(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
 }
 
 func lastLines(s string, n int) string {
