@@ -16,6 +16,16 @@ import (
 // server's stdout. See docs/limits.md.
 const DefaultMaxMessageBytes = 16 << 20
 
+// Defaults of the tool list limits (HubOptions.MaxTools and the others;
+// docs/limits.md). Real servers list tens to hundreds of tools with
+// descriptions of a few KiB at most.
+const (
+	DefaultMaxTools            = 5000
+	DefaultMaxToolPages        = 1000
+	DefaultMaxDescriptionBytes = 64 << 10
+	DefaultMaxSchemaBytes      = 1 << 20
+)
+
 // ErrForeignOrigin is wrapped by the error of a request a url server's
 // transport refused because it was going to another origin (scheme, host
 // and port) than the server's URL: a redirect, or an SSE endpoint event

@@ -110,6 +110,18 @@ type HubOptions struct {
 	// of a stdio server); negative means no limit. See docs/limits.md.
 	MaxMessageBytes int
 
+	// MaxTools bounds the tools kept of one server's listing: those beyond
+	// are not kept, and a warning says how many (default
+	// DefaultMaxTools). MaxToolPages bounds the pages of one tools/list
+	// (default DefaultMaxToolPages): a server that sends more fails, as
+	// does one that repeats a cursor. MaxDescriptionBytes and
+	// MaxSchemaBytes bound one tool's description and its input and output
+	// schemas together (defaults DefaultMaxDescriptionBytes,
+	// DefaultMaxSchemaBytes): a larger tool is dropped and named in the
+	// server's warnings, the others served. Negative means no limit. See
+	// docs/limits.md.
+	MaxTools, MaxToolPages, MaxDescriptionBytes, MaxSchemaBytes int
+
 	// Auth, if set, gives url servers the access tokens they ask for (MCP
 	// authorization): see Authorizer. oauth.Store is one.
 	Auth Authorizer

@@ -148,3 +148,21 @@ func TestRugPullReadOnlyFlip(t *testing.T) {
 		t.Error("the flipped readOnlyHint was believed")
 	}
 }
+
+// TestInvalidUTF8ToolName: a tool whose name is not valid UTF-8 could not
+// be called back under the name it was listed with: it is dropped and
+// named, the others served.
+func TestInvalidUTF8ToolName(t *testing.T) {
+	checkGoroutines(t)
+	srv := newServer("odd", nil, "fine")
+	addTextTool(srv, "bad\xffname", "A tool with a broken name.", "x")
+	cfg := &config.Config{Servers: map[string]config.Server{"odd": memServer(srv)}}
+	hub := startHub(t, cfg, &mcp.HubOptions{NoCache: true})
+	st := statusOf(t, hub, "odd")
+	if st.State != mcp.StateReady || st.Tools != 1 {
+		t.Fatalf("state %s with %d tools, want ready with 1", st.State, st.Tools)
+	}
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], `not valid UTF-8; dropped`) {
+		t.Errorf("warnings %q", st.Warnings)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/internal/cachefile"
@@ -58,6 +59,10 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 		before[c.Name] = strings.Join(c.What, ", ")
 	}
 	s.pins.seen = map[string]tool.Tool{}
+	if s.overTools > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d tools beyond the first %d not kept (HubOptions.MaxTools)", s.overTools, limit(h.opts.MaxTools, DefaultMaxTools)))
+	}
+	maxDesc, maxSchema := limit(h.opts.MaxDescriptionBytes, DefaultMaxDescriptionBytes), limit(h.opts.MaxSchemaBytes, DefaultMaxSchemaBytes)
 	for _, t := range list {
 		if t == nil || seen[t.Name] {
 			if t != nil {
@@ -66,6 +71,12 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 			continue
 		}
 		seen[t.Name] = true
+		if !utf8.ValidString(t.Name) || strings.ContainsRune(t.Name, utf8.RuneError) {
+			// JSON decoding turned its invalid bytes into U+FFFD: a call
+			// would send the server a name it never listed.
+			warnings = append(warnings, fmt.Sprintf("tool %q: name is not valid UTF-8; dropped", t.Name))
+			continue
+		}
 		q := QualifiedName(s.name, t.Name)
 		if owner, ok := h.routes[q]; ok && owner != s {
 			warnings = append(warnings, fmt.Sprintf("tool %q: qualified name %q is taken by server %s; dropped", t.Name, q, owner.name))
@@ -75,11 +86,19 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 			disabled[q] = t.Name
 			continue
 		}
+		if maxDesc > 0 && len(t.Description) > maxDesc {
+			warnings = append(warnings, fmt.Sprintf("tool %q: description of %d bytes is over the limit of %d (HubOptions.MaxDescriptionBytes); dropped", t.Name, len(t.Description), maxDesc))
+			continue
+		}
 		ct, warn, ok := convertTool(s.name, q, t)
 		if warn != "" {
 			warnings = append(warnings, warn)
 		}
 		if !ok {
+			continue
+		}
+		if n := len(ct.InputSchema) + len(ct.OutputSchema); maxSchema > 0 && n > maxSchema {
+			warnings = append(warnings, fmt.Sprintf("tool %q: schemas of %d bytes are over the limit of %d (HubOptions.MaxSchemaBytes); dropped", t.Name, n, maxSchema))
 			continue
 		}
 		ct, what := s.verify(ct)

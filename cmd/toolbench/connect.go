@@ -65,10 +65,15 @@ func cacheFlags(fs *flag.FlagSet) (apply func(*toolsift.Options)) {
 
 // warnFailed prints one line per server that is not ready (a lazy server,
 // served from the cache until it is called, is fine).
+// It also prints every server's warnings (tools dropped or changed since
+// first seen), as list does: every command that connects shows them.
 func warnFailed(e *env, statuses []mcp.ServerStatus, what string) {
 	for _, st := range statuses {
 		if st.State != mcp.StateReady && st.State != mcp.StateDisabled && st.State != mcp.StateLazy {
 			fmt.Fprintf(e.stderr, "warning: server %s is %s: %s%s\n", st.Name, st.State, termsafe.String(fmt.Sprint(st.Err)), what)
+		}
+		for _, w := range st.Warnings {
+			fmt.Fprintf(e.stderr, "warning: server %s: %s\n", st.Name, termsafe.String(w))
 		}
 	}
 }

@@ -28,7 +28,18 @@ const runTestServerEnv = "TOOLBENCH_RUN_TEST_MCP_SERVER"
 // TestMain keeps the caches of every command the tests run in a folder of
 // this run, not the user's, and fails the run on leaked goroutines (see
 // testenv.Main).
+// mainArgsEnv, set to toolbench's arguments joined by \x1f, makes the
+// test binary run toolbench's main.
+const mainArgsEnv = "TOOLBENCH_TEST_MAIN_ARGS"
+
 func TestMain(m *testing.M) {
+	if args := os.Getenv(mainArgsEnv); args != "" {
+		// The test binary as toolbench itself, for tests of the process
+		// (signals, exit codes).
+		os.Args = append([]string{"toolbench"}, strings.Split(args, "\x1f")...)
+		main()
+		return
+	}
 	if os.Getenv(runTestServerEnv) != "1" {
 		os.Exit(testenv.Main(m))
 	}
