@@ -27,6 +27,11 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options,
 		line = startConnectProgress(e.stderr)
 		o.Hub.Progress = line.update
 	}
+	if o.Logger == nil {
+		// The library's warnings (a cache entry or folder refused, a tool
+		// changed since first seen) reach the user.
+		o.Logger = slog.New(warnHandler{e.stderr})
+	}
 	if o.Hub.Auth == nil {
 		// Servers that need a login get the stored tokens, or fail at once
 		// naming toolbench login.
