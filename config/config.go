@@ -198,7 +198,7 @@ func Load(file string, opts *Options) (*Config, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	data, err := os.ReadFile(file)
+	data, err := readFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -219,7 +219,7 @@ func Load(file string, opts *Options) (*Config, error) {
 		workspace: ws,
 		inputVals: opts.Inputs,
 		lookup:    os.LookupEnv,
-		readFile:  os.ReadFile,
+		readFile:  readFile,
 	}
 	cfg, err := p.parse(data)
 	if err != nil {

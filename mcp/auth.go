@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/toolsift/toolsift/config"
 )
 
 // Authorizer gives url servers the access tokens they ask for (MCP
@@ -125,21 +123,4 @@ func askAuth(resp *http.Response) bool {
 func discard(resp *http.Response) {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
-}
-
-// authClient returns client with the Authorizer's tokens on requests to
-// the server, unless its config sends its own Authorization header.
-func (h *Hub) authClient(client *http.Client, name string, sc config.Server) *http.Client {
-	for k := range sc.Headers {
-		if strings.EqualFold(k, "Authorization") {
-			return client
-		}
-	}
-	c := *client
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	c.Transport = newAuthTransport(base, h.opts.Auth, name, sc.URL)
-	return &c
 }

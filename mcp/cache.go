@@ -15,6 +15,10 @@ import (
 // another version is ignored and rewritten.
 const catalogFormat = 2
 
+// maxCatalogBytes bounds one server's cache entry (docs/limits.md); a
+// larger one is refused and the server started.
+const maxCatalogBytes = 64 << 20
+
 // userCacheDir is os.UserCacheDir; tests replace it so that they never
 // touch the user's cache.
 var userCacheDir = os.UserCacheDir
@@ -56,6 +60,12 @@ func (h *Hub) setupCache() error {
 	dir, err := h.opts.CacheFolder()
 	if err != nil {
 		h.opts.Logger.Warn("mcp: no cache folder; tool lists are not cached", "error", err)
+	}
+	if dir != "" {
+		if err := cachefile.CheckDir(dir); err != nil {
+			h.opts.Logger.Warn("mcp: cache folder refused; tool lists are not cached", "error", err)
+			dir = ""
+		}
 	}
 	h.opts.CacheDir, h.opts.NoCache = dir, dir == ""
 	return nil

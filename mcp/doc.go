@@ -28,6 +28,16 @@
 // secret-looking path segments) never reach an error, a ServerStatus or a
 // log line, the SDK's included.
 //
+// Hostile servers and files: a url server's headers and tokens go to its
+// origin only (a redirect or SSE endpoint elsewhere is refused:
+// ErrForeignOrigin); response bodies and events are bounded
+// (HubOptions.MaxMessageBytes, ErrTooLarge), as are tool lists
+// (MaxTools, MaxToolPages, MaxDescriptionBytes, MaxSchemaBytes); cache
+// files are read only when regular, within a size limit and not writable
+// by other users; a tool that changed since it was first seen is reported
+// (ServerStatus.Changed) and loses its readOnlyHint until Hub.Trust
+// accepts it. Every limit, its default and its error: docs/limits.md.
+//
 // One server's life (connect, supervise and restart, its tool list, its
 // cache entry, lazy start and idle stop) is the methods of that server, in
 // server.go and server_tools.go; the Hub owns the set of servers, routing

@@ -103,6 +103,25 @@ type HubOptions struct {
 	// own, whose idle connections Close closes.
 	HTTPClient *http.Client
 
+	// MaxMessageBytes bounds what a url server sends in one response body
+	// that is not an event stream, and in one server-sent event: a server
+	// that sends more fails with an error wrapping ErrTooLarge that names
+	// it and the limit. Default DefaultMaxMessageBytes (16 MiB, as one line
+	// of a stdio server); negative means no limit. See docs/limits.md.
+	MaxMessageBytes int
+
+	// MaxTools bounds the tools kept of one server's listing: those beyond
+	// are not kept, and a warning says how many (default
+	// DefaultMaxTools). MaxToolPages bounds the pages of one tools/list
+	// (default DefaultMaxToolPages): a server that sends more fails, as
+	// does one that repeats a cursor. MaxDescriptionBytes and
+	// MaxSchemaBytes bound one tool's description and its input and output
+	// schemas together (defaults DefaultMaxDescriptionBytes,
+	// DefaultMaxSchemaBytes): a larger tool is dropped and named in the
+	// server's warnings, the others served. Negative means no limit. See
+	// docs/limits.md.
+	MaxTools, MaxToolPages, MaxDescriptionBytes, MaxSchemaBytes int
+
 	// Auth, if set, gives url servers the access tokens they ask for (MCP
 	// authorization): see Authorizer. oauth.Store is one.
 	Auth Authorizer
@@ -211,6 +230,10 @@ type ServerStatus struct {
 	// input schema that is not an object schema, and schemas repaired (an
 	// object schema without "type" gets "type":"object").
 	Warnings []string
+	// Changed are the tools that differ from what the server first listed
+	// under their names (rug pulls: see Hub.Trust); each also has a line in
+	// Warnings. Sorted by name.
+	Changed []ChangedTool
 	// ApplyErr is the error HubOptions.OnChange returned for this server's
 	// last change, nil when it succeeded.
 	ApplyErr error
@@ -459,6 +482,7 @@ func (h *Hub) Status() []ServerStatus {
 			Restarts:        s.restarts,
 			ConnectTime:     s.elapsed,
 			Warnings:        slices.Clone(s.warnings),
+			Changed:         slices.Clone(s.changed),
 			ApplyErr:        s.applyErr,
 			FromCache:       s.lazy.fromCache,
 			CachedAt:        s.lazy.cachedAt,

@@ -46,6 +46,7 @@ func TestHubProgress(t *testing.T) {
 	var mu sync.Mutex
 	var reports []mcp.Progress
 	heldPending := make(chan struct{})
+	closeHeld := sync.OnceFunc(func() { close(heldPending) })
 	var hub *mcp.Hub
 	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{CacheDir: cache, Progress: func(p mcp.Progress) {
 		hub.Status() // Progress may look at the Hub
@@ -53,7 +54,7 @@ func TestHubProgress(t *testing.T) {
 		defer mu.Unlock()
 		reports = append(reports, p)
 		if p.Pending == 1 && p.Ready+p.Failed+p.Disabled == 4 {
-			close(heldPending)
+			closeHeld() // two reports may count the same
 		}
 	}})
 	if err != nil {

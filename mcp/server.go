@@ -40,6 +40,9 @@ type server struct {
 	restarts  int
 	elapsed   time.Duration
 	warnings  []string
+	changed   []ChangedTool // tools that differ from their pins (pins.go)
+	overTools int           // tools of the last listing beyond MaxTools
+	pins      pins
 	applyErr  error
 	// removed: consumers were told its tools are gone (it went down), so
 	// its next connection announces them all as added.
@@ -247,7 +250,7 @@ func (s *server) connectAndList() (*sdk.ClientSession, *attempt, []*sdk.Tool, *s
 	init := cs.InitializeResult()
 	var tools []*sdk.Tool
 	if init == nil || init.Capabilities == nil || init.Capabilities.Tools != nil {
-		tools, err = listTools(ctx, cs)
+		tools, err = s.listTools(ctx, cs)
 		if err != nil {
 			elapsed := time.Since(start)
 			err = s.describe(ctx, att, "tools/list", err)
@@ -279,7 +282,7 @@ func (s *server) describe(ctx context.Context, att *attempt, op string, err erro
 func (s *server) relistTools(cs *sdk.ClientSession) error {
 	h := s.h
 	ctx, cancel := context.WithTimeout(h.life, s.connectTimeout())
-	list, err := listTools(ctx, cs)
+	list, err := s.listTools(ctx, cs)
 	cancel()
 	if err != nil {
 		return s.describe(ctx, nil, "tools/list", err)
@@ -289,15 +292,55 @@ func (s *server) relistTools(cs *sdk.ClientSession) error {
 	return nil
 }
 
-func listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) {
+// listTools lists s's tools page by page, within the Hub's limits: a
+// cursor seen before, or more pages than MaxToolPages, is an error at
+// once; tools beyond MaxTools are not kept (updateTools names how many).
+func (s *server) listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) {
+	h := s.h
+	maxTools, maxPages := limit(h.opts.MaxTools, DefaultMaxTools), limit(h.opts.MaxToolPages, DefaultMaxToolPages)
 	var out []*sdk.Tool
-	for t, err := range cs.Tools(ctx, nil) {
+	over := 0
+	seen := map[string]bool{}
+	params := &sdk.ListToolsParams{}
+	for page := 1; ; page++ {
+		if maxPages > 0 && page > maxPages {
+			return nil, fmt.Errorf("more than %d pages of tools (HubOptions.MaxToolPages)", maxPages)
+		}
+		res, err := cs.ListTools(ctx, params)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, t)
+		for _, t := range res.Tools {
+			if maxTools > 0 && len(out) >= maxTools {
+				over++
+				continue
+			}
+			out = append(out, t)
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		if seen[res.NextCursor] {
+			return nil, fmt.Errorf("page %d of tools/list repeats the cursor %q of an earlier page", page, truncate(res.NextCursor, 40))
+		}
+		seen[res.NextCursor] = true
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
 	}
+	h.mu.Lock()
+	s.overTools = over
+	h.mu.Unlock()
 	return out, nil
+}
+
+// limit is a limit option's value: def when 0, none (0) when negative.
+func limit(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 func (s *server) setClosed(first bool) {

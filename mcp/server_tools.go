@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/internal/cachefile"
@@ -28,12 +28,41 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 	disabled := map[string]string{}
 	var warnings []string
 	seen := map[string]bool{}
+	var changed, newly []ChangedTool
 
+	h.mu.Lock()
+	load := !s.pins.loaded
+	h.mu.Unlock()
+	if load {
+		p := s.loadPins()
+		h.mu.Lock()
+		if !s.pins.loaded {
+			s.pins.tools, s.pins.loaded = p, true
+		}
+		h.mu.Unlock()
+	}
+	// After the unlock below: log what newly changed, write new pins.
+	defer func() {
+		for _, c := range newly {
+			h.opts.Logger.Warn("mcp: tool changed since first seen; its readOnlyHint is ignored until accepted (Hub.Trust, toolbench trust)",
+				"server", s.name, "tool", c.Name, "changed", strings.Join(c.What, ", "))
+		}
+		s.storePins()
+	}()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s.state != StateReady {
 		return tool.Change{Server: s.name}
 	}
+	before := map[string]string{}
+	for _, c := range s.changed {
+		before[c.Name] = strings.Join(c.What, ", ")
+	}
+	s.pins.seen = map[string]tool.Tool{}
+	if s.overTools > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d tools beyond the first %d not kept (HubOptions.MaxTools)", s.overTools, limit(h.opts.MaxTools, DefaultMaxTools)))
+	}
+	maxDesc, maxSchema := limit(h.opts.MaxDescriptionBytes, DefaultMaxDescriptionBytes), limit(h.opts.MaxSchemaBytes, DefaultMaxSchemaBytes)
 	for _, t := range list {
 		if t == nil || seen[t.Name] {
 			if t != nil {
@@ -42,6 +71,12 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 			continue
 		}
 		seen[t.Name] = true
+		if !utf8.ValidString(t.Name) || strings.ContainsRune(t.Name, utf8.RuneError) {
+			// JSON decoding turned its invalid bytes into U+FFFD: a call
+			// would send the server a name it never listed.
+			warnings = append(warnings, fmt.Sprintf("tool %q: name is not valid UTF-8; dropped", t.Name))
+			continue
+		}
 		q := QualifiedName(s.name, t.Name)
 		if owner, ok := h.routes[q]; ok && owner != s {
 			warnings = append(warnings, fmt.Sprintf("tool %q: qualified name %q is taken by server %s; dropped", t.Name, q, owner.name))
@@ -51,12 +86,29 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 			disabled[q] = t.Name
 			continue
 		}
+		if maxDesc > 0 && len(t.Description) > maxDesc {
+			warnings = append(warnings, fmt.Sprintf("tool %q: description of %d bytes is over the limit of %d (HubOptions.MaxDescriptionBytes); dropped", t.Name, len(t.Description), maxDesc))
+			continue
+		}
 		ct, warn, ok := convertTool(s.name, q, t)
 		if warn != "" {
 			warnings = append(warnings, warn)
 		}
 		if !ok {
 			continue
+		}
+		if n := len(ct.InputSchema) + len(ct.OutputSchema); maxSchema > 0 && n > maxSchema {
+			warnings = append(warnings, fmt.Sprintf("tool %q: schemas of %d bytes are over the limit of %d (HubOptions.MaxSchemaBytes); dropped", t.Name, n, maxSchema))
+			continue
+		}
+		ct, what := s.verify(ct)
+		if what != nil {
+			c := ChangedTool{Name: q, What: what}
+			changed = append(changed, c)
+			warnings = append(warnings, changedWarning(c, s.name))
+			if before[q] != strings.Join(what, ", ") {
+				newly = append(newly, c)
+			}
 		}
 		tools[q] = ct
 		originals[q] = t.Name
@@ -90,6 +142,8 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 		h.routes[q] = s
 	}
 	s.tools, s.originals, s.disabled, s.warnings = tools, originals, disabled, warnings
+	slices.SortFunc(changed, func(a, b ChangedTool) int { return strings.Compare(a.Name, b.Name) })
+	s.changed = changed
 	return ch
 }
 
@@ -125,7 +179,8 @@ func (s *server) restFromCache(e *catalogEntry) bool {
 		if owner, ok := h.routes[t.Name]; ok && owner != s {
 			return false
 		}
-		tools[t.Name] = t
+		// Not verified: the server has not listed it in this Hub.
+		tools[t.Name] = unverified(t)
 		originals[t.Name] = t.OriginalName
 	}
 	for q := range e.Disabled {
@@ -240,11 +295,13 @@ func hashMap(m map[string]string) string {
 
 // loadCatalog reads s's cache entry. A missing entry is a miss; an
 // unreadable, corrupt or foreign one is a miss with a warning, and is
-// rewritten when the server has listed its tools.
+// rewritten when the server has listed its tools; so is one that is not a
+// regular file of at most maxCatalogBytes, or that another user could have
+// written (cachefile.ReadFile).
 func (s *server) loadCatalog() *catalogEntry {
 	h := s.h
 	file := s.cacheFile()
-	data, err := os.ReadFile(file)
+	data, err := cachefile.ReadFile(file, maxCatalogBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

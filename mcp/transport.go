@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,21 +105,13 @@ func (h *Hub) transports(ctx context.Context, name string, sc config.Server) ([]
 	case sc.Command != "":
 		return h.commandTransport(name, sc)
 	default:
-		client := h.opts.HTTPClient
-		if len(sc.Headers) > 0 {
-			c := *client
-			base := c.Transport
-			if base == nil {
-				base = http.DefaultTransport
-			}
-			c.Transport = &headerTransport{base: base, headers: sc.Headers}
-			client = &c
+		client := h.httpClient(h.opts.HTTPClient, name, sc.URL, sc.Headers)
+		maxEvent := int(h.maxMessage())
+		if maxEvent == 0 {
+			maxEvent = -1
 		}
-		if h.opts.Auth != nil {
-			client = h.authClient(client, name, sc)
-		}
-		streamable := &sdk.StreamableClientTransport{Endpoint: sc.URL, HTTPClient: client, MaxRetries: -1}
-		sse := &sdk.SSEClientTransport{Endpoint: sc.URL, HTTPClient: client}
+		streamable := &sdk.StreamableClientTransport{Endpoint: sc.URL, HTTPClient: client, MaxRetries: -1, MaxEventSize: maxEvent}
+		sse := &sdk.SSEClientTransport{Endpoint: sc.URL, HTTPClient: client, MaxEventSize: maxEvent}
 		switch sc.Type {
 		case "http":
 			return []sdk.Transport{streamable}, &attempt{}, nil
@@ -420,20 +411,6 @@ func isJSONRPC(line []byte) bool {
 
 // Close does nothing: the connection is closed through stdin.
 func (j *jsonLines) Close() error { return nil }
-
-// headerTransport adds configured headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range t.headers {
-		req.Header.Set(k, v)
-	}
-	return t.base.RoundTrip(req)
-}
 
 // connectSession runs one connection attempt: start the transport,
 // initialize. When ctx ends, a stdio server is killed at once and the

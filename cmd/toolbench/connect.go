@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -25,6 +26,11 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options,
 	if e.stderrIsTerminal && !quiet {
 		line = startConnectProgress(e.stderr)
 		o.Hub.Progress = line.update
+	}
+	if o.Logger == nil {
+		// The library's warnings (a cache entry or folder refused, a tool
+		// changed since first seen) reach the user.
+		o.Logger = slog.New(warnHandler{e.stderr})
 	}
 	if o.Hub.Auth == nil {
 		// Servers that need a login get the stored tokens, or fail at once
@@ -42,7 +48,7 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options,
 		return nil, elapsed, err
 	}
 	for _, w := range ts.Warnings() {
-		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		fmt.Fprintf(e.stderr, "warning: %s\n", termsafe.String(w))
 	}
 	return ts, elapsed, nil
 }
@@ -64,10 +70,15 @@ func cacheFlags(fs *flag.FlagSet) (apply func(*toolsift.Options)) {
 
 // warnFailed prints one line per server that is not ready (a lazy server,
 // served from the cache until it is called, is fine).
+// It also prints every server's warnings (tools dropped or changed since
+// first seen), as list does: every command that connects shows them.
 func warnFailed(e *env, statuses []mcp.ServerStatus, what string) {
 	for _, st := range statuses {
 		if st.State != mcp.StateReady && st.State != mcp.StateDisabled && st.State != mcp.StateLazy {
-			fmt.Fprintf(e.stderr, "warning: server %s is %s: %v%s\n", st.Name, st.State, st.Err, what)
+			fmt.Fprintf(e.stderr, "warning: server %s is %s: %s%s\n", st.Name, st.State, termsafe.String(fmt.Sprint(st.Err)), what)
+		}
+		for _, w := range st.Warnings {
+			fmt.Fprintf(e.stderr, "warning: server %s: %s\n", st.Name, termsafe.String(w))
 		}
 	}
 }
@@ -102,7 +113,7 @@ func (h warnHandler) Handle(_ context.Context, r slog.Record) error {
 		line += ": " + a.Value.String()
 		return true
 	})
-	_, err := fmt.Fprintln(h.w, line)
+	_, err := fmt.Fprintln(h.w, termsafe.String(line))
 	return err
 }
 

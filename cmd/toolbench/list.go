@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -90,7 +91,7 @@ func runList(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%s failed: %s", runPlural(len(failed), "server"), strings.Join(failed, ", "))
+		return fmt.Errorf("%s failed: %s", runPlural(len(failed), "server"), nameList(failed, maxNamesShown))
 	}
 	return nil
 }
@@ -114,27 +115,27 @@ func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Durati
 			failed++
 			status = "FAILED"
 		}
-		info := strings.TrimSpace(st.ServerName + " " + st.ServerVersion)
+		info := termsafe.String(strings.TrimSpace(st.ServerName + " " + st.ServerVersion))
 		tools := fmt.Sprint(st.Tools)
 		if st.Disabled > 0 {
 			tools += fmt.Sprintf(" (+%d filtered)", st.Disabled)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, status, tools, st.ConnectTime.Round(time.Millisecond), st.ProtocolVersion, info)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, status, tools, st.ConnectTime.Round(time.Millisecond), termsafe.String(st.ProtocolVersion), info)
 	}
 	tw.Flush()
 	for _, st := range statuses {
 		if st.State == mcp.StateReady || st.State == mcp.StateDisabled {
 			for _, warn := range st.Warnings {
-				fmt.Fprintf(w, "\n%s: warning: %s", st.Name, warn)
+				fmt.Fprintf(w, "\n%s: warning: %s", st.Name, termsafe.String(warn))
 			}
 			continue
 		}
-		fmt.Fprintf(w, "\n%s failed: %v\n", st.Name, st.Err)
+		fmt.Fprintf(w, "\n%s failed: %s\n", st.Name, termsafe.String(fmt.Sprint(st.Err)))
 		if ie, ok := errors.AsType[*config.InputError](st.Err); ok {
 			fmt.Fprintf(w, "  give it with --input %s=VALUE\n", ie.ID)
 		}
 		if st.Stderr != "" {
-			fmt.Fprintf(w, "  stderr (tail):\n%s\n", indent(lastLines(st.Stderr, 10), "    "))
+			fmt.Fprintf(w, "  stderr (tail):\n%s\n", indent(lastLines(termsafe.String(st.Stderr), 10), "    "))
 		}
 	}
 	fmt.Fprintf(w, "\n%d servers: %d ok, %d failed", len(statuses), ok, failed)
@@ -142,6 +143,18 @@ func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Durati
 		fmt.Fprintf(w, ", %d disabled", disabled)
 	}
 	fmt.Fprintf(w, "; %d tools; %.1fs\n", total, elapsed.Seconds())
+}
+
+// maxNamesShown is how many names a summary line lists before "and N
+// more".
+const maxNamesShown = 10
+
+// nameList joins the first max names and says how many more there are.
+func nameList(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
 }
 
 func lastLines(s string, n int) string {

@@ -13,8 +13,11 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/toolsift/toolsift/internal/termsafe"
 )
 
 // command is one toolbench subcommand. run gets the arguments after the
@@ -45,8 +48,18 @@ func register(c command) { commands[c.name] = c }
 var errUsage = errors.New("usage")
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// SIGINT and SIGTERM cancel the command; it exits 128+signal, as a
+	// shell reports a process the signal killed (130 for Ctrl-C).
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Value
+	go func() {
+		sig := <-sigs
+		got.Store(sig)
+		signal.Stop(sigs) // a second Ctrl-C kills at once
+		cancel()
+	}()
 	e := &env{
 		stdout:           os.Stdout,
 		stdin:            os.Stdin,
@@ -54,7 +67,19 @@ func main() {
 		stderrIsTerminal: isTerminal(os.Stderr),
 		getenv:           os.Getenv,
 	}
-	os.Exit(run(ctx, e, os.Args[1:]))
+	code := run(ctx, e, os.Args[1:])
+	if sig, ok := got.Load().(os.Signal); ok {
+		code = signalExit(sig)
+	}
+	os.Exit(code)
+}
+
+// signalExit is the exit code of a command that sig interrupted.
+func signalExit(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
 }
 
 // run dispatches args to a subcommand and returns the process exit code.
@@ -96,7 +121,7 @@ func exitCode(e *env, name string, err error) int {
 		if name != "" {
 			prefix += " " + name
 		}
-		fmt.Fprintf(e.stderr, "%s: %v\n", prefix, err)
+		fmt.Fprintf(e.stderr, "%s: %s\n", prefix, termsafe.String(err.Error()))
 		return 1
 	}
 }

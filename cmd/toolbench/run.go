@@ -19,6 +19,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
@@ -200,7 +201,7 @@ func (p *stepPrinter) summary(res *agent.Result, elapsed time.Duration) {
 		return
 	}
 	if res.Answer != "" {
-		fmt.Fprintf(w, "\nanswer:\n%s\n", res.Answer)
+		fmt.Fprintf(w, "\nanswer:\n%s\n", termsafe.String(res.Answer))
 	}
 	saved := ""
 	if res.AllToolsTokens > 0 {
@@ -278,7 +279,7 @@ func usageText(u agent.Usage) string {
 
 // runLine squeezes s onto one line of at most n runes.
 func runLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termsafe.String(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/think"
@@ -125,7 +126,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
-	hopts := &slog.HandlerOptions{Level: level}
+	// Server text (tool names, errors, stderr) is escaped before it
+	// reaches a terminal: see internal/termsafe.
+	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: escapeAttr}
 	var handler slog.Handler = slog.NewTextHandler(e.stderr, hopts)
 	if *logJSON {
 		handler = slog.NewJSONHandler(e.stderr, hopts)
@@ -321,4 +324,22 @@ func loginStore(e *env, configFile string, log *slog.Logger) *oauth.Store {
 		return nil
 	}
 	return s
+}
+
+// escapeAttr escapes control characters in a log record's text values,
+// which may come from servers.
+func escapeAttr(_ []string, a slog.Attr) slog.Attr {
+	switch v := a.Value; v.Kind() {
+	case slog.KindString:
+		if s := termsafe.String(v.String()); s != v.String() {
+			a.Value = slog.StringValue(s)
+		}
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			if s := termsafe.String(err.Error()); s != err.Error() {
+				a.Value = slog.StringValue(s)
+			}
+		}
+	}
+	return a
 }

@@ -53,7 +53,9 @@ type File struct {
 // returns it beside a usable, empty [File].
 var ErrCorrupt = errors.New("cachefile: corrupt cache file")
 
-// Open reads the file at path, holding records of the given kind, at most
+// Open reads the file at path (with [ReadFile]: a FIFO, a device, a file
+// over the limit or one another user could have written is refused with
+// an error wrapping [ErrUnsafe]), holding records of the given kind, at most
 // maxBytes of them (0 means [DefaultMaxBytes]). A file that does not exist
 // yet gives an empty [File] and no error. A file that cannot be read, is
 // corrupt or holds another kind also gives an empty File (which replaces
@@ -64,7 +66,7 @@ func Open(path, kind string, maxBytes int64) (*File, error) {
 		maxBytes = DefaultMaxBytes
 	}
 	f := &File{path: path, kind: kind, maxBytes: maxBytes, recs: map[Key][]byte{}, used: map[Key]bool{}}
-	recs, err := read(path, kind)
+	recs, err := read(path, kind, maxBytes)
 	if err != nil {
 		return f, err
 	}
@@ -124,7 +126,7 @@ func (f *File) Flush() error {
 	if !f.dirty {
 		return nil
 	}
-	if disk, err := read(f.path, f.kind); err == nil {
+	if disk, err := read(f.path, f.kind, f.maxBytes); err == nil {
 		for k, v := range disk {
 			if _, ok := f.recs[k]; !ok {
 				f.recs[k] = v
@@ -178,6 +180,12 @@ func (f *File) Flush() error {
 	return nil
 }
 
+// fileBytes is the size limit of a file of at most maxBytes of records:
+// the records, their lengths and the header, with room for a kind name.
+func fileBytes(maxBytes int64) int64 {
+	return maxBytes + maxBytes/4 + 64<<10
+}
+
 func writeU32(b *bytes.Buffer, v uint32) {
 	var x [4]byte
 	binary.LittleEndian.PutUint32(x[:], v)
@@ -185,10 +193,13 @@ func writeU32(b *bytes.Buffer, v uint32) {
 }
 
 // read parses the file at path. A missing file is no records and no error.
-func read(path, kind string) (map[Key][]byte, error) {
-	data, err := os.ReadFile(path)
+func read(path, kind string, maxBytes int64) (map[Key][]byte, error) {
+	data, err := ReadFile(path, fileBytes(maxBytes))
 	if errors.Is(err, os.ErrNotExist) {
 		return map[Key][]byte{}, nil
+	}
+	if errors.Is(err, ErrUnsafe) {
+		return map[Key][]byte{}, err
 	}
 	if err != nil {
 		return map[Key][]byte{}, fmt.Errorf("cachefile: %w", err)
@@ -257,6 +268,9 @@ func parse(data []byte, kind string) (map[Key][]byte, error) {
 func WriteAtomic(file string, data []byte) (err error) {
 	dir := filepath.Dir(file)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := CheckDir(dir); err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(dir, ".tmp-*")

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/toolsift/toolsift/tool"
 )
@@ -112,11 +113,38 @@ func ReadQueries(r io.Reader, file string) ([]Query, error) {
 	return qs, err
 }
 
-// LoadTools reads a tools.jsonl file.
-func LoadTools(path string) ([]tool.Tool, error) {
-	f, err := os.Open(path)
+// MaxFileBytes bounds a dataset file (docs/limits.md): a larger one, or
+// one that is not a regular file (a FIFO, /dev/zero), is refused before it
+// is read.
+const MaxFileBytes = 256 << 20
+
+// open opens a dataset file: a regular file of at most MaxFileBytes,
+// opened without blocking so that a FIFO cannot hang the reader.
+func open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+	case !fi.Mode().IsRegular():
+		err = fmt.Errorf("%s: not a regular file (mode %s)", path, fi.Mode().Type())
+	case fi.Size() > MaxFileBytes:
+		err = fmt.Errorf("%s: %d bytes, over the limit of %d", path, fi.Size(), MaxFileBytes)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	return f, nil
+}
+
+// LoadTools reads a tools.jsonl file.
+func LoadTools(path string) ([]tool.Tool, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	return ReadTools(f, path)
@@ -128,7 +156,12 @@ func LoadTools(path string) ([]tool.Tool, error) {
 // name a hub sends it under — with its own name kept as OriginalName.
 // shared counts the tools whose name another tool had before.
 func LoadToolsQualified(path string, qualify func(server, name string) string) (tools []tool.Tool, shared int, err error) {
-	data, err := os.ReadFile(path)
+	f, err := open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes))
+	f.Close()
 	if err != nil {
 		return nil, 0, fmt.Errorf("dataset: %w", err)
 	}
@@ -174,9 +207,9 @@ func LoadToolsQualified(path string, qualify func(server, name string) string) (
 
 // LoadQueries reads a queries.jsonl file.
 func LoadQueries(path string) ([]Query, error) {
-	f, err := os.Open(path)
+	f, err := open(path)
 	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	return ReadQueries(f, path)

@@ -1,0 +1,185 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/toolsift/toolsift/internal/redact"
+)
+
+// DefaultMaxMessageBytes is HubOptions.MaxMessageBytes's default: the most
+// a url server may send in one response body that is not an event stream,
+// or in one server-sent event; the same bound as one line of a stdio
+// server's stdout. See docs/limits.md.
+const DefaultMaxMessageBytes = 16 << 20
+
+// Defaults of the tool list limits (HubOptions.MaxTools and the others;
+// docs/limits.md). Real servers list tens to hundreds of tools with
+// descriptions of a few KiB at most.
+const (
+	DefaultMaxTools            = 5000
+	DefaultMaxToolPages        = 1000
+	DefaultMaxDescriptionBytes = 64 << 10
+	DefaultMaxSchemaBytes      = 1 << 20
+)
+
+// ErrForeignOrigin is wrapped by the error of a request a url server's
+// transport refused because it was going to another origin (scheme, host
+// and port) than the server's URL: a redirect, or an SSE endpoint event
+// naming another host. Configured headers and tokens go to the server's
+// origin only, so such a request is never sent.
+var ErrForeignOrigin = errors.New("refused a request to another origin")
+
+// ErrTooLarge is wrapped by the error of a url server whose response body
+// or server-sent event is larger than HubOptions.MaxMessageBytes.
+var ErrTooLarge = errors.New("message larger than the limit")
+
+// guardTransport is the outermost transport of a url server: it refuses
+// requests to any origin but the server's, puts the configured headers on
+// the others, and bounds what the server sends back.
+type guardTransport struct {
+	base    http.RoundTripper
+	server  string
+	origin  string
+	headers map[string]string
+	max     int64
+}
+
+func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if o := origin(req.URL.String()); o == "" || o != t.origin {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("server %q: %w %s (its URL's origin is %s)", t.server, ErrForeignOrigin, redact.URL(req.URL.String()), t.origin)
+	}
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.headers {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.Body == nil || t.max <= 0 {
+		return resp, err
+	}
+	lb := &limitedBody{rc: resp.Body, server: t.server, max: t.max, left: t.max}
+	if ct := strings.ToLower(resp.Header.Get("Content-Type")); strings.HasPrefix(ct, "text/event-stream") {
+		// The SDK bounds an event at the same limit (MaxEventSize) and
+		// says so; this bound, twice that, stops its drain of the rest of
+		// an endless stream.
+		lb.events = true
+		lb.max *= 2
+		lb.left = lb.max
+	}
+	resp.Body = lb
+	return resp, nil
+}
+
+// limitedBody fails a read once a body (or, for an event stream, one
+// event) has gone past max bytes, so that neither the SDK's io.ReadAll nor
+// its drain of an endless stream reads on.
+type limitedBody struct {
+	rc     io.ReadCloser
+	server string
+	max    int64
+	left   int64
+	events bool // reset left at each blank line (the end of an event)
+	// the last byte was a line end ('\n', or '\r' not yet followed by
+	// '\n'), and whether it was '\r'
+	lineEnd, cr bool
+	err         error
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.rc.Read(p)
+	if !b.events {
+		b.left -= int64(n)
+	} else {
+		for _, c := range p[:n] {
+			switch {
+			case c == '\n' && b.cr:
+				b.cr = false // the \n of \r\n: the same line end
+			case c == '\n' || c == '\r':
+				if b.lineEnd {
+					b.left = b.max + 1 // a blank line: the event ended
+				}
+				b.lineEnd, b.cr = true, c == '\r'
+			default:
+				b.lineEnd, b.cr = false, false
+			}
+			b.left--
+			if b.left < 0 {
+				break
+			}
+		}
+	}
+	if b.left < 0 {
+		what, max := "response body", b.max
+		if b.events {
+			what, max = "server-sent event", b.max/2
+		}
+		b.err = fmt.Errorf("server %q: %w: %s over %d bytes (HubOptions.MaxMessageBytes)", b.server, ErrTooLarge, what, max)
+		return 0, b.err
+	}
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// httpClient returns the client for url server name: base's transport
+// (with the Authorizer's tokens, when there is one) behind a guard, and
+// redirects followed only within the server's origin.
+func (h *Hub) httpClient(base *http.Client, name, serverURL string, headers map[string]string) *http.Client {
+	c := *base
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	if h.opts.Auth != nil && !hasAuthorization(headers) {
+		rt = newAuthTransport(rt, h.opts.Auth, name, serverURL)
+	}
+	o := origin(serverURL)
+	c.Transport = &guardTransport{base: rt, server: name, origin: o, headers: headers, max: h.maxMessage()}
+	next := base.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if origin(req.URL.String()) != o {
+			return fmt.Errorf("server %q: %w: a redirect to %s (its URL's origin is %s)", name, ErrForeignOrigin, redact.URL(req.URL.String()), o)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return fmt.Errorf("server %q: stopped after 10 redirects", name)
+		}
+		return nil
+	}
+	return &c
+}
+
+// maxMessage is HubOptions.MaxMessageBytes with its default; negative
+// means no limit (0 here).
+func (h *Hub) maxMessage() int64 {
+	switch m := h.opts.MaxMessageBytes; {
+	case m == 0:
+		return DefaultMaxMessageBytes
+	case m < 0:
+		return 0
+	default:
+		return int64(m)
+	}
+}
+
+func hasAuthorization(headers map[string]string) bool {
+	for k := range headers {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,268 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/toolsift/toolsift/internal/cachefile"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// Rug pulls: a server that changes a tool after it was first seen (a
+// description turned into an injection, readOnlyHint flipped to true, a
+// parameter added), live or between runs. The Hub keeps what each tool of
+// each server looked like when first seen (its pin), in the cache folder
+// (pins/, read with cachefile.ReadFile: refused when another user could
+// have written it) or, without a cache, for the Hub's life. A tool that
+// differs from its pin is still served, but:
+//
+//   - a warning names it and what changed, in ServerStatus.Warnings and
+//     ServerStatus.Changed and in the log (once per new difference);
+//   - its readOnlyHint is dropped, so that an agent that asks approval for
+//     tools that are not read-only asks for it again;
+//   - Hub.Trust (toolbench trust) accepts the new version as its pin.
+//
+// Tools from the cache entry of a lazy server are not verified either:
+// their readOnlyHint is dropped until the server lists them.
+
+// pinFormat is the version of a pin file's layout.
+const pinFormat = 1
+
+// pinEntry is one pin file: a server's tools as first seen or accepted.
+type pinEntry struct {
+	Format int                  `json:"format"`
+	Server string               `json:"server"`
+	Tools  map[string]tool.Tool `json:"tools"` // by original name
+}
+
+// ChangedTool is a tool that differs from what the server first listed
+// under its name (see Hub.Trust): Name is the qualified name, What the
+// parts that changed ("description", "input schema", "annotations
+// (readOnlyHint false → true)", ...).
+type ChangedTool struct {
+	Name string
+	What []string
+}
+
+// pins is a server's pin set. Guarded by Hub.mu, except load and store.
+type pins struct {
+	loaded bool
+	tools  map[string]tool.Tool // by original name: first seen or accepted
+	seen   map[string]tool.Tool // the last listing, as listed, by original name
+	dirty  bool
+}
+
+// pinFile is where s's pins are kept; "" without a cache.
+func (s *server) pinFile() string {
+	if s.h.opts.NoCache {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(s.name))
+	return filepath.Join(s.h.opts.CacheDir, "pins", serverPrefix(s.name)+"-"+hex.EncodeToString(sum[:8])+".json")
+}
+
+// loadPins reads s's pin file, once. It must not hold Hub.mu. A file that
+// is refused or corrupt is logged: its tools are pinned anew.
+func (s *server) loadPins() map[string]tool.Tool {
+	out := map[string]tool.Tool{}
+	file := s.pinFile()
+	if file == "" {
+		return out
+	}
+	data, err := cachefile.ReadFile(file, maxCatalogBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out
+	}
+	var e pinEntry
+	if err == nil {
+		if err = json.Unmarshal(data, &e); err == nil && (e.Format != pinFormat || e.Server != s.name) {
+			err = fmt.Errorf("format %d of server %q, want %d of %q", e.Format, e.Server, pinFormat, s.name)
+		}
+	}
+	if err != nil {
+		s.h.opts.Logger.Warn("mcp: tool pins ignored; the tools listed now are pinned anew", "server", s.name, "file", file, "error", err)
+		return out
+	}
+	for orig, t := range e.Tools {
+		if t.OriginalName == orig && t.Hash == tool.ContentHash(t) {
+			out[orig] = t
+		}
+	}
+	return out
+}
+
+// storePins writes s's pins when they changed. It must not hold Hub.mu.
+func (s *server) storePins() {
+	h := s.h
+	h.mu.Lock()
+	if !s.pins.dirty {
+		h.mu.Unlock()
+		return
+	}
+	s.pins.dirty = false
+	e := pinEntry{Format: pinFormat, Server: s.name, Tools: maps.Clone(s.pins.tools)}
+	h.mu.Unlock()
+	file := s.pinFile()
+	if file == "" {
+		return
+	}
+	data, err := json.MarshalIndent(e, "", "\t")
+	if err == nil {
+		err = cachefile.WriteAtomic(file, data)
+	}
+	if err != nil {
+		h.opts.Logger.Warn("mcp: writing the tool pins failed", "server", s.name, "error", err)
+	}
+}
+
+// verify compares a tool the server listed with its pin, pinning it when
+// it has none. It returns the tool to serve (without readOnlyHint when it
+// changed) and what changed. h.mu is held.
+func (s *server) verify(t tool.Tool) (tool.Tool, []string) {
+	s.pins.seen[t.OriginalName] = t
+	pin, ok := s.pins.tools[t.OriginalName]
+	if !ok {
+		s.pins.tools[t.OriginalName] = t
+		s.pins.dirty = true
+		return t, nil
+	}
+	what := toolDiff(pin, t)
+	if len(what) == 0 {
+		return t, nil
+	}
+	return unverified(t), what
+}
+
+// unverified returns t without its readOnlyHint.
+func unverified(t tool.Tool) tool.Tool {
+	if t.Annotations == nil || t.Annotations.ReadOnlyHint == nil {
+		return t
+	}
+	a := *t.Annotations
+	a.ReadOnlyHint = nil
+	t.Annotations = &a
+	if a == (tool.Annotations{}) {
+		t.Annotations = nil
+	}
+	return t
+}
+
+// toolDiff names what differs between a tool's pin and its listing.
+func toolDiff(pin, now tool.Tool) []string {
+	var what []string
+	if pin.Description != now.Description {
+		what = append(what, "description")
+	}
+	if pin.Title != now.Title {
+		what = append(what, "title")
+	}
+	if canonical(pin.InputSchema) != canonical(now.InputSchema) {
+		what = append(what, "input schema")
+	}
+	if canonical(pin.OutputSchema) != canonical(now.OutputSchema) {
+		what = append(what, "output schema")
+	}
+	if !reflect.DeepEqual(pin.Annotations, now.Annotations) {
+		var a, b tool.Annotations
+		if pin.Annotations != nil {
+			a = *pin.Annotations
+		}
+		if now.Annotations != nil {
+			b = *now.Annotations
+		}
+		var hints []string
+		hint := func(name string, x, y *bool) {
+			if boolOr(x) != boolOr(y) || (x == nil) != (y == nil) {
+				hints = append(hints, fmt.Sprintf("%s %s → %s", name, hintString(x), hintString(y)))
+			}
+		}
+		hint("readOnlyHint", a.ReadOnlyHint, b.ReadOnlyHint)
+		hint("destructiveHint", a.DestructiveHint, b.DestructiveHint)
+		hint("idempotentHint", a.IdempotentHint, b.IdempotentHint)
+		hint("openWorldHint", a.OpenWorldHint, b.OpenWorldHint)
+		if a.Title != b.Title {
+			hints = append(hints, "title")
+		}
+		what = append(what, "annotations ("+strings.Join(hints, ", ")+")")
+	}
+	return what
+}
+
+func boolOr(b *bool) bool { return b != nil && *b }
+
+func hintString(b *bool) string {
+	if b == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*b)
+}
+
+// changedWarning is the warning of a changed tool.
+func changedWarning(c ChangedTool, server string) string {
+	return fmt.Sprintf("tool %q changed since first seen (%s); its readOnlyHint is ignored until accepted: toolbench trust %s", c.Name, strings.Join(c.What, ", "), server)
+}
+
+// ErrUnknownServer is wrapped by the error of Trust for a server the
+// config does not name.
+var ErrUnknownServer = errors.New("mcp: no such server")
+
+// Trust accepts the current version of server's changed tools (the named
+// ones, by qualified or original name, or all when none is named) as their
+// pins: they are no longer reported as changed and get their readOnlyHint
+// back. A server that has not listed its tools in this Hub (lazy) is
+// started first. Tools that the server no longer lists lose their pins
+// only when named. It returns the tools accepted.
+func (h *Hub) Trust(ctx context.Context, server string, tools ...string) ([]string, error) {
+	s, ok := h.servers[server]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownServer, server)
+	}
+	h.mu.Lock()
+	listed := len(s.pins.seen) > 0
+	h.mu.Unlock()
+	if !listed {
+		if err := h.Refresh(ctx); err != nil {
+			return nil, err
+		}
+	}
+	want := map[string]bool{}
+	for _, t := range tools {
+		want[t] = true
+	}
+	var accepted []string
+	h.mu.Lock()
+	for orig, t := range s.pins.seen {
+		if len(want) > 0 && !want[orig] && !want[t.Name] {
+			continue
+		}
+		if pin, ok := s.pins.tools[orig]; !ok || len(toolDiff(pin, t)) > 0 {
+			s.pins.tools[orig] = t
+			s.pins.dirty = true
+			accepted = append(accepted, t.Name)
+		}
+	}
+	for orig := range s.pins.tools {
+		if _, listed := s.pins.seen[orig]; !listed && (want[orig] || want[QualifiedName(server, orig)]) {
+			delete(s.pins.tools, orig)
+			s.pins.dirty = true
+		}
+	}
+	h.mu.Unlock()
+	s.storePins()
+	slices.Sort(accepted)
+	if len(accepted) == 0 {
+		return nil, nil
+	}
+	// List again: the accepted tools are served with their annotations.
+	return accepted, h.Refresh(ctx)
+}
