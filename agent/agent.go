@@ -101,9 +101,9 @@ type Options struct {
 // It holds no conversation state: Run and Continue may be called
 // concurrently.
 type Agent struct {
-	model Model
-	tools Tools
-	opts  Options
+	model  Model
+	tools  Tools
+	opts   Options
 	tok    *budget.Tokenizer
 	log    *slog.Logger
 	prices budget.Prices

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/retrieval"
@@ -203,6 +205,110 @@ func TestStableThreeToolTask(t *testing.T) {
 			}
 			t.Logf("%d requests, %d tool list changes, %d cacheable + %d uncached prompt tokens, $%.5f: %q",
 				len(reqs), changes, res.CacheableTokens, res.UncachedTokens, res.EstimatedCost, srv.OfferedTools())
+		})
+	}
+}
+
+// messageTokens is PromptCache's count of a message.
+func messageTokens(t *testing.T, m agent.Message) int {
+	n := 4 + tokenizer(t).Count(m.Content)
+	for _, c := range m.ToolCalls {
+		n += tokenizer(t).Count(c.Name) + tokenizer(t).Count(c.Arguments)
+	}
+	return n
+}
+
+// TestPromptCacheMeasure checks each step's PromptCache against the
+// requests on the wire: the cacheable part is the longest run of tools,
+// then messages, that the request repeats byte for byte from the one
+// before; the rest is uncached; the cost follows the prices. A continued
+// conversation is measured against the last request of the turn before.
+func TestPromptCacheMeasure(t *testing.T) {
+	prices := budget.Prices{Input: 2, CachedInput: 0.2, CacheWrite: 2.5, Output: 10}
+	for _, policy := range []think.Policy{think.PolicyStable, think.PolicyFresh} {
+		t.Run(policy.String(), func(t *testing.T) {
+			f := newFixtureWith(t, with(map[string]func(context.Context, json.RawMessage) (string, error){"get_weather": weather}),
+				think.Options{Budget: 150, Search: think.SearchNever, Retrieval: retrieval.Options{K: 1}, Policy: policy})
+			srv := agenttest.NewServer(
+				agenttest.Reply{ToolCalls: calls("t__get_weather", `{"city":"Bern"}`)},
+				agenttest.Reply{Content: "Sunny in Bern."},
+				agenttest.Reply{Content: "Rain tomorrow."},
+			)
+			defer srv.Close()
+			a := newAgent(t, srv, f, false, &agent.Options{Prices: prices})
+			first, err := a.Run(context.Background(), "What is the weather in Bern?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			second, err := a.Continue(context.Background(), first, "And the forecast for the next days?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := append(slices.Clone(first.Steps), second.Steps...)
+			reqs := srv.Requests()
+			if len(reqs) != len(steps) {
+				t.Fatalf("%d requests for %d steps", len(reqs), len(steps))
+			}
+			changes := 0
+			for i, st := range steps {
+				pc := st.PromptCache
+				tools := wireTools(t, reqs[i])
+				want := 0
+				for j, o := range st.Offered {
+					if o.Name != reqs[i].Tools[j].Name {
+						t.Fatalf("step %d: Offered %s, sent %s", i+1, o.Name, reqs[i].Tools[j].Name)
+					}
+					want += o.Tokens
+				}
+				for _, m := range reqs[i].Messages {
+					want += messageTokens(t, m)
+				}
+				if pc.PromptTokens != want || pc.CacheableTokens+pc.UncachedTokens != pc.PromptTokens {
+					t.Errorf("step %d: %+v, want %d prompt tokens, cacheable + uncached = prompt", i+1, pc, want)
+				}
+				cacheable := 0
+				if i > 0 {
+					prevTools, prev := wireTools(t, reqs[i-1]), reqs[i-1]
+					same := len(prevTools) == len(tools)
+					j := 0
+					for ; j < len(tools) && j < len(prevTools) && bytes.Equal(tools[j], prevTools[j]); j++ {
+						cacheable += st.Offered[j].Tokens
+					}
+					same = same && j == len(tools)
+					if same {
+						for k := 0; k < len(prev.Messages) && k < len(reqs[i].Messages) && cmp.Equal(prev.Messages[k], reqs[i].Messages[k]); k++ {
+							cacheable += messageTokens(t, reqs[i].Messages[k])
+						}
+					} else {
+						changes++
+					}
+					if pc.ToolsChanged == same {
+						t.Errorf("step %d: ToolsChanged %v, the wire says %v", i+1, pc.ToolsChanged, !same)
+					}
+				}
+				if pc.CacheableTokens != cacheable {
+					t.Errorf("step %d: %d cacheable tokens, the wire says %d", i+1, pc.CacheableTokens, cacheable)
+				}
+				out := st.Usage.CompletionTokens
+				if out == 0 {
+					out = messageTokens(t, st.Message)
+				}
+				if got, want := st.EstimatedCost, prices.Cost(0, pc.CacheableTokens, pc.UncachedTokens, out); math.Abs(got-want) > 1e-12 {
+					t.Errorf("step %d: estimated cost %v, want %v", i+1, got, want)
+				}
+			}
+			// Without search_tools, the new turn's tool joins by retrieval:
+			// appended, once.
+			if policy == think.PolicyStable && (changes != 1 || !slices.Equal(reqs[1].ToolNames(), reqs[2].ToolNames()[:len(reqs[1].Tools)])) {
+				t.Errorf("stable: the tool list changed %d times (want once, appending): %q", changes, srv.OfferedTools())
+			}
+			if policy == think.PolicyFresh && changes == 0 {
+				t.Errorf("fresh: the tool list never changed (%q): the test shows nothing", srv.OfferedTools())
+			}
+			if got := first.ToolListChanges + second.ToolListChanges; got != changes {
+				t.Errorf("ToolListChanges %d + %d, the wire shows %d", first.ToolListChanges, second.ToolListChanges, changes)
+			}
+			t.Logf("%s: %q", policy, srv.OfferedTools())
 		})
 	}
 }

@@ -138,7 +138,7 @@ func BenchmarkPromptCache(b *testing.B) {
 			tok := ts.Thinker().Options().Tokenizer
 			traces := cat.traces(b, tools)
 			for _, pname := range prices {
-				p := budget.PricePresets[pname]
+				p, _ := budget.PricePreset(pname)
 				for _, policy := range []think.Policy{think.PolicyStable, think.PolicyFresh} {
 					opts := ts.Thinker().Options()
 					opts.Policy, opts.Prices = policy, p

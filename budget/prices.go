@@ -23,11 +23,11 @@ type Prices struct {
 	Output      float64 `json:"output_usd_per_mtok"`
 }
 
-// PricePresets are the prices of a few models, from the providers' pricing
+// pricePresets are the prices of a few models, from the providers' pricing
 // pages (platform.openai.com/docs/pricing, platform.claude.com/docs/en/
 // about-claude/pricing) as stored copies showed them on 2026-11-24. Prices
 // change: check them, or give your own (ParsePrices).
-var PricePresets = map[string]Prices{
+var pricePresets = map[string]Prices{
 	"gpt-4o-mini":      {Input: 0.15, CachedInput: 0.075, Output: 0.60},
 	"gpt-4.1":          {Input: 2.00, CachedInput: 0.50, Output: 8.00},
 	"gpt-4.1-mini":     {Input: 0.40, CachedInput: 0.10, Output: 1.60},
@@ -38,24 +38,34 @@ var PricePresets = map[string]Prices{
 // DefaultPrices is the price model used when none is given: Claude Sonnet
 // 5's, whose cached input costs a tenth of its input, as on most models
 // with a prompt cache.
-var DefaultPrices = PricePresets["claude-sonnet-5"]
+var DefaultPrices = pricePresets["claude-sonnet-5"]
 
-// PricePresetNames returns the names of PricePresets, sorted.
+// PricePreset returns the prices of a model by name ("gpt-4o-mini",
+// "claude-sonnet-5", ...: PricePresetNames), from the providers' pricing
+// pages (platform.openai.com/docs/pricing,
+// platform.claude.com/docs/en/about-claude/pricing) as stored copies
+// showed them on 2026-11-24. Prices change: check them, or give your own.
+func PricePreset(name string) (Prices, bool) {
+	p, ok := pricePresets[name]
+	return p, ok
+}
+
+// PricePresetNames returns the names PricePreset knows, sorted.
 func PricePresetNames() []string {
-	names := make([]string, 0, len(PricePresets))
-	for n := range PricePresets {
+	names := make([]string, 0, len(pricePresets))
+	for n := range pricePresets {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	return names
 }
 
-// ParsePrices reads a price model: the name of a preset (PricePresets), or
+// ParsePrices reads a price model: the name of a preset (PricePreset), or
 // four numbers in US dollars per million tokens,
 // "input,cached_input,cache_write,output" (cache_write 0: as input).
 func ParsePrices(s string) (Prices, error) {
 	s = strings.TrimSpace(s)
-	if p, ok := PricePresets[s]; ok {
+	if p, ok := pricePresets[s]; ok {
 		return p, nil
 	}
 	parts := strings.Split(s, ",")

@@ -199,8 +199,9 @@ func (t *Thinker) keepStable(req Request, off *Offer) {
 	// Appending a tool re-bills the messages after the tools: retrieved
 	// newcomers join only when the prompt changes anyway (an eviction, a
 	// found, sticky or pinned tool, search_tools), otherwise the model
-	// finds them with search_tools.
-	breaks := len(evicted) > 0
+	// finds them with search_tools; without search_tools, retrieval is
+	// the only way in and they always may.
+	breaks := len(evicted) > 0 || !slices.ContainsFunc(off.Tools, func(o Offered) bool { return o.Reason == ReasonMeta })
 	for _, o := range off.Tools {
 		switch {
 		case in[o.Tool.Name]:

@@ -173,7 +173,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 // model's preset, else budget.DefaultPrices. The name says which.
 func runPrices(flag, model string) (budget.Prices, string, error) {
 	if flag == "" {
-		if p, ok := budget.PricePresets[model]; ok {
+		if p, ok := budget.PricePreset(model); ok {
 			return p, model, nil
 		}
 		return budget.DefaultPrices, "claude-sonnet-5 (default; set --prices)", nil
@@ -182,7 +182,7 @@ func runPrices(flag, model string) (budget.Prices, string, error) {
 	if err != nil {
 		return p, "", err
 	}
-	if _, preset := budget.PricePresets[strings.TrimSpace(flag)]; preset {
+	if _, preset := budget.PricePreset(strings.TrimSpace(flag)); preset {
 		return p, strings.TrimSpace(flag), nil
 	}
 	return p, fmt.Sprintf("$%g in, $%g cached, $%g write, $%g out per Mtok", p.Input, p.CachedInput, p.Write(), p.Output), nil
@@ -204,7 +204,9 @@ func (p *stepPrinter) event(ev agent.Event) {
 		fmt.Fprintf(w, "\nstep %d · offered %s · %d tokens (all %s: %d tokens) · %s\n",
 			ev.Step, runPlural(len(ev.Offered), "tool"), ev.ToolTokens, runPlural(ev.AllTools, "tool"), ev.AllToolsTokens, ev.Latency.Round(time.Millisecond))
 		writeOffered(w, ev.Offered)
-		fmt.Fprintf(w, "  prompt: %s\n", cacheText(ev.PromptCache, ev.Step))
+		if ev.PromptCache.PromptTokens > 0 {
+			fmt.Fprintf(w, "  prompt: %s\n", cacheText(ev.PromptCache, ev.Step))
+		}
 	case agent.EventModel:
 		fmt.Fprintf(w, "  model: %s, %s; usage: %s; estimated cost $%.5f\n",
 			runPlural(len(ev.Message.ToolCalls), "tool call"), ev.Latency.Round(time.Millisecond), usageText(ev.Usage), ev.EstimatedCost)

@@ -84,14 +84,15 @@ func TestRunCommand(t *testing.T) {
 	config := runConfig(t)
 	for _, tc := range []struct {
 		policy string
-		step2  []string // the stable policy keeps step 1's list; fresh chooses again
+		step2  []string // the stable policy appends to step 1's list; fresh chooses again
 		lines  []string
 	}{
-		{"", []string{"city__get_weather"}, []string{
-			`step 2 · offered 1 tool`,
+		// Without search_tools, the forecast joins by retrieval: appended.
+		{"", []string{"city__get_weather", "city__get_forecast"}, []string{
+			`step 2 · offered 2 tools`,
 			`prompt: 0 cacheable \+ \d+ uncached tokens\n`,
-			`prompt: \d+ cacheable \+ \d+ uncached tokens · tool list unchanged\n`,
-			`prompt: \d+ cacheable \+ \d+ uncached tokens \(\d+% cacheable\) · tool list changed at 0 of 1 steps · estimated cost \$[0-9.]+ \(claude-sonnet-5 \(default; set --prices\)\)`,
+			`prompt: [1-9]\d* cacheable \+ \d+ uncached tokens · tool list changed\n`,
+			`prompt: \d+ cacheable \+ \d+ uncached tokens \(\d+% cacheable\) · tool list changed at 1 of 1 steps · estimated cost \$[0-9.]+ \(claude-sonnet-5 \(default; set --prices\)\)`,
 		}},
 		{"fresh", []string{"city__get_forecast", "city__get_weather"}, []string{
 			`step 2 · offered 2 tools`,
