@@ -189,9 +189,11 @@ type Result struct {
 	EstimatedCost float64 `json:"estimated_cost_usd"`
 	ReportedCost  float64 `json:"reported_cost_usd,omitempty"`
 
-	// last is the last request's tools and prompt: Continue keeps them.
+	// last is the last request's tools and prompt, steps the requests of
+	// the conversation so far: Continue goes on from them.
 	last     []think.Offered
 	lastSent *prompt
+	steps    int
 }
 
 // Step is one Think → Act → Observe round.

@@ -73,7 +73,8 @@ func (a *Agent) loop(ctx context.Context, msgs []Message, used []string) (*Resul
 func (a *Agent) loopFrom(ctx context.Context, msgs []Message, used []string, prev *Result) (*Result, error) {
 	r := &run{a: a, res: &Result{Messages: msgs, Used: used}}
 	if prev != nil {
-		r.prev, r.prevSent, r.steps = prev.last, prev.lastSent, len(prev.Steps)
+		r.prev, r.prevSent, r.steps = prev.last, prev.lastSent, prev.steps
+		r.res.last, r.res.lastSent, r.res.steps = prev.last, prev.lastSent, prev.steps // kept by a turn that makes no request
 	}
 	for n := 1; ; n++ {
 		done, err := r.step(ctx, n)
@@ -119,7 +120,7 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	st.PromptCache = pc
 	r.prev, r.prevSent = off.Tools, &sent
 	r.steps++
-	r.res.last, r.res.lastSent = off.Tools, &sent
+	r.res.last, r.res.lastSent, r.res.steps = off.Tools, &sent, r.steps
 	// The step is recorded however it ends, so a failed run shows what it
 	// offered.
 	defer func() {
