@@ -81,6 +81,11 @@ type Options struct {
 	// ApproveAll asks Approve for read-only tools too.
 	ApproveAll bool
 
+	// Prices is the price model of Step.EstimatedCost and ReportedCost;
+	// zero means budget.DefaultPrices. (The Think step weighs evictions
+	// with think.Options.Prices: give both the same prices.)
+	Prices budget.Prices
+
 	// Tokenizer counts the tokens of observations; nil means o200k_base.
 	Tokenizer *budget.Tokenizer
 	// Logger receives one record per event (Debug for tool calls, Info for
@@ -96,11 +101,12 @@ type Options struct {
 // It holds no conversation state: Run and Continue may be called
 // concurrently.
 type Agent struct {
-	model Model
-	tools Tools
-	opts  Options
-	tok   *budget.Tokenizer
-	log   *slog.Logger
+	model  Model
+	tools  Tools
+	opts   Options
+	tok    *budget.Tokenizer
+	log    *slog.Logger
+	prices budget.Prices
 }
 
 // New returns an Agent that asks model and runs tools.
@@ -137,7 +143,7 @@ func New(model Model, tools Tools, opts *Options) (*Agent, error) {
 	if o.MaxParallel == 0 {
 		o.MaxParallel = DefaultMaxParallel
 	}
-	a := &Agent{model: model, tools: tools, opts: o, tok: o.Tokenizer, log: o.Logger}
+	a := &Agent{model: model, tools: tools, opts: o, tok: o.Tokenizer, log: o.Logger, prices: resolvePrices(o.Prices)}
 	if a.tok == nil {
 		tok, err := budget.NewTokenizer("", "")
 		if err != nil {
@@ -173,6 +179,21 @@ type Result struct {
 	// cost.
 	ToolTokens     int `json:"tool_tokens"`
 	AllToolsTokens int `json:"all_tools_tokens"`
+	// CacheableTokens and UncachedTokens sum the Steps' PromptCache;
+	// ToolListChanges counts the steps whose tool list differs from the
+	// step before's.
+	CacheableTokens int `json:"cacheable_prompt_tokens"`
+	UncachedTokens  int `json:"uncached_prompt_tokens"`
+	ToolListChanges int `json:"tool_list_changes"`
+	// EstimatedCost and ReportedCost sum the Steps' (US dollars).
+	EstimatedCost float64 `json:"estimated_cost_usd"`
+	ReportedCost  float64 `json:"reported_cost_usd,omitempty"`
+
+	// last is the last request's tools and prompt, steps the requests of
+	// the conversation so far: Continue goes on from them.
+	last     []think.Offered
+	lastSent *prompt
+	steps    int
 }
 
 // Step is one Think → Act → Observe round.
@@ -189,9 +210,19 @@ type Step struct {
 	ToolTokens     int `json:"tool_tokens"`
 	AllToolsTokens int `json:"all_tools_tokens"`
 	AllTools       int `json:"all_tools"`
+	// PromptCache is how much of this step's request repeats the previous
+	// one's prefix.
+	PromptCache PromptCache `json:"prompt_cache"`
 	// Usage is what the provider reported for this step's model call
 	// (PromptTokens includes the tools).
 	Usage Usage `json:"usage"`
+	// EstimatedCost is the step's cost in US dollars under Options.Prices:
+	// PromptCache's cacheable tokens at the cached-input price, the
+	// uncached ones at the cache-write (or input) price, the completion at
+	// the output price (counted when the provider reports no usage).
+	// ReportedCost is the same from the provider's Usage, when reported.
+	EstimatedCost float64 `json:"estimated_cost_usd"`
+	ReportedCost  float64 `json:"reported_cost_usd,omitempty"`
 	// Message is the model's answer.
 	Message Message `json:"message"`
 	// Calls are the tool calls of Message with their outcomes, in order.
@@ -265,9 +296,11 @@ type EventKind string
 // Event kinds, in the order they happen within a step.
 const (
 	// EventThink: the step's tools are chosen. Query, Offered, ToolTokens,
-	// AllToolsTokens, AllTools; Latency is retrieval plus selection.
+	// AllToolsTokens, AllTools, PromptCache; Latency is retrieval plus
+	// selection.
 	EventThink EventKind = "think"
-	// EventModel: the model answered. Message, Usage; Latency is the call.
+	// EventModel: the model answered. Message, Usage, EstimatedCost;
+	// Latency is the call.
 	EventModel EventKind = "model"
 	// EventToolCall: a tool call starts. Call (without outcome).
 	EventToolCall EventKind = "tool_call"
@@ -285,9 +318,11 @@ type Event struct {
 	Query                                retrieval.Query
 	Offered                              []OfferedTool
 	ToolTokens, AllToolsTokens, AllTools int
+	PromptCache                          PromptCache
 
-	Message Message
-	Usage   Usage
+	Message       Message
+	Usage         Usage
+	EstimatedCost float64
 
 	Call Call
 

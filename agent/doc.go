@@ -1,5 +1,6 @@
-// Package agent is a ReAct agent that picks its tools afresh at every step,
-// so it stays accurate with thousands of tools.
+// Package agent is a ReAct agent that picks its tools at every step, so it
+// stays accurate with thousands of tools, while keeping the provider's
+// prompt cache warm.
 //
 // Each step of [Agent.Run] is Think → Act → Observe:
 //
@@ -9,7 +10,10 @@
 //     think package's one Think step) ranks the catalog and fits the best
 //     tools, compressing schemas if need be, into the budget (every tool
 //     when the whole catalog fits); the model is called with exactly those
-//     tools, in a stable order (by name, search_tools last).
+//     tools. The previous step's tools go with the request
+//     ([think.Request].Previous): under the default [think.PolicyStable]
+//     they keep their place and bytes and new ones are appended, so the
+//     prompt's prefix repeats and the provider bills it as cached input.
 //   - Act: the model's tool calls run through [Tools].Call, several at once
 //     ([Options.MaxParallel]), each bounded by [Options.ToolTimeout], after
 //     [Options.Approve] agrees when it is set.
@@ -32,6 +36,15 @@
 // tokens and tier, the provider's usage, calls with outcomes and sizes,
 // latency per phase, and the cost of offering every tool instead), an [Event]
 // per phase to [Options.OnEvent], and a [log/slog] record per event.
+//
+// What a run costs is measured from what it sends: [Step].PromptCache
+// counts the prompt tokens that repeat the previous request's prefix
+// (cacheable) and those that do not, whether the tool list changed and
+// which tools were evicted and why; [Step].EstimatedCost prices them with
+// [Options.Prices] (a [budget.Prices]: input, cached input, cache write and
+// output per million tokens), beside the provider's own cached count
+// ([Usage].CachedPromptTokens) and [Step].ReportedCost; [Result] sums
+// them.
 //
 // The chat model is an interface ([Model]); [NewOpenAI] implements it with openai-go
 // for OpenAI and any compatible server (vLLM, Ollama, llama.cpp, LiteLLM),

@@ -85,7 +85,7 @@ func Example() {
 	// Output:
 	// step 1 offers city__get_weather (retrieved)
 	//   city__get_weather {"city":"Bern"} -> Bern: sunny, 21°C
-	// step 2 offers city__get_forecast (retrieved), city__get_weather (sticky)
+	// step 2 offers city__get_weather (sticky), city__get_forecast (retrieved)
 	// It is sunny in Bern.
 }
 

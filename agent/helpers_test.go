@@ -141,7 +141,9 @@ const fixtureBudget = 1000
 // the budget is fixtureBudget.
 func newFixture(t *testing.T, specs []spec, k int) *fixture {
 	t.Helper()
-	return newFixtureWith(t, specs, think.Options{Budget: fixtureBudget, Retrieval: retrieval.Options{K: k}})
+	// checkSteps is the oracle of a fresh choice at every step; the
+	// stable policy has its own tests (cache_test.go).
+	return newFixtureWith(t, specs, think.Options{Budget: fixtureBudget, Retrieval: retrieval.Options{K: k}, Policy: think.PolicyFresh})
 }
 
 // newFixtureWith is newFixture with the Think step's options.

@@ -44,7 +44,7 @@ func (a *Agent) Continue(ctx context.Context, prev *Result, msg string) (*Result
 		return a.Run(ctx, msg)
 	}
 	msgs := append(slices.Clone(prev.Messages), Message{Role: RoleUser, Content: msg})
-	return a.loop(ctx, msgs, slices.Clone(prev.Used))
+	return a.loopFrom(ctx, msgs, slices.Clone(prev.Used), prev)
 }
 
 // run is the state of one Run or Continue.
@@ -54,12 +54,28 @@ type run struct {
 	// found names tools that join the next step only (search results,
 	// close matches of an unknown name); Think skips names it lacks.
 	found []string
+	// prev is the previous request's tools (think.Offered, as sent) and
+	// prompt; steps counts the requests made before, earlier turns'
+	// included.
+	prev     []think.Offered
+	prevSent *prompt
+	steps    int
 
 	emitMu sync.Mutex
 }
 
 func (a *Agent) loop(ctx context.Context, msgs []Message, used []string) (*Result, error) {
+	return a.loopFrom(ctx, msgs, used, nil)
+}
+
+// loopFrom runs the loop; a previous turn (prev, may be nil) gives the
+// request the first step's is measured against and kept stable with.
+func (a *Agent) loopFrom(ctx context.Context, msgs []Message, used []string, prev *Result) (*Result, error) {
 	r := &run{a: a, res: &Result{Messages: msgs, Used: used}}
+	if prev != nil {
+		r.prev, r.prevSent, r.steps = prev.last, prev.lastSent, prev.steps
+		r.res.last, r.res.lastSent, r.res.steps = prev.last, prev.lastSent, prev.steps // kept by a turn that makes no request
+	}
 	for n := 1; ; n++ {
 		done, err := r.step(ctx, n)
 		if err != nil || done {
@@ -80,7 +96,11 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	st := Step{N: n, Query: r.query()}
 
 	// Think: rank, then fit into the budget.
-	off, err := a.tools.Think(ctx, think.Request{Query: st.Query, Found: r.found})
+	treq := think.Request{Query: st.Query, Found: r.found, Previous: r.prev, Steps: r.steps}
+	if r.prevSent != nil {
+		_, treq.MessageTokens = r.prevSent.tokens()
+	}
+	off, err := a.tools.Think(ctx, treq)
 	if err != nil {
 		return false, fmt.Errorf("agent: step %d: %w", n, err)
 	}
@@ -95,6 +115,12 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	}
 	st.Offered = offered
 	st.ToolTokens = off.Tokens
+	sent, pc := r.measure(r.prevSent, offered, defs, r.res.Messages)
+	pc.Evicted = off.Evicted
+	st.PromptCache = pc
+	r.prev, r.prevSent = off.Tools, &sent
+	r.steps++
+	r.res.last, r.res.lastSent, r.res.steps = off.Tools, &sent, r.steps
 	// The step is recorded however it ends, so a failed run shows what it
 	// offered.
 	defer func() {
@@ -102,9 +128,17 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 		r.res.Usage = r.res.Usage.Add(st.Usage)
 		r.res.ToolTokens += st.ToolTokens
 		r.res.AllToolsTokens += st.AllToolsTokens
+		r.res.CacheableTokens += st.PromptCache.CacheableTokens
+		r.res.UncachedTokens += st.PromptCache.UncachedTokens
+		if st.PromptCache.ToolsChanged {
+			r.res.ToolListChanges++
+		}
+		r.res.EstimatedCost += st.EstimatedCost
+		r.res.ReportedCost += st.ReportedCost
 	}()
 	r.emit(ctx, Event{Kind: EventThink, Step: n, Query: st.Query, Offered: offered,
-		ToolTokens: st.ToolTokens, AllToolsTokens: st.AllToolsTokens, AllTools: st.AllTools, Latency: st.Latency.Retrieve + st.Latency.Select})
+		ToolTokens: st.ToolTokens, AllToolsTokens: st.AllToolsTokens, AllTools: st.AllTools, PromptCache: pc,
+		Latency: st.Latency.Retrieve + st.Latency.Select})
 
 	// The model.
 	t2 := time.Now()
@@ -125,8 +159,9 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	msg.ToolCalls = slices.Clone(msg.ToolCalls)
 	fillCallIDs(msg.ToolCalls)
 	st.Message, st.Usage = msg, resp.Usage
+	st.EstimatedCost, st.ReportedCost = r.stepCost(&st)
 	r.res.Messages = append(r.res.Messages, msg)
-	r.emit(ctx, Event{Kind: EventModel, Step: n, Message: msg, Usage: resp.Usage, Latency: st.Latency.Model})
+	r.emit(ctx, Event{Kind: EventModel, Step: n, Message: msg, Usage: resp.Usage, EstimatedCost: st.EstimatedCost, Latency: st.Latency.Model})
 
 	if len(msg.ToolCalls) == 0 {
 		r.res.Answer = msg.Content
@@ -356,7 +391,9 @@ func (r *run) emit(ctx context.Context, ev Event) {
 		}
 		a.log.LogAttrs(ctx, slog.LevelInfo, "agent think", slog.Int("step", ev.Step),
 			slog.Any("tools", names), slog.Int("tool_tokens", ev.ToolTokens),
-			slog.Int("all_tools_tokens", ev.AllToolsTokens), slog.Duration("latency", ev.Latency))
+			slog.Int("all_tools_tokens", ev.AllToolsTokens), slog.Int("cacheable_prompt_tokens", ev.PromptCache.CacheableTokens),
+			slog.Int("uncached_prompt_tokens", ev.PromptCache.UncachedTokens), slog.Bool("tools_changed", ev.PromptCache.ToolsChanged),
+			slog.Int("evicted", len(ev.PromptCache.Evicted)), slog.Duration("latency", ev.Latency))
 	case EventModel:
 		a.log.LogAttrs(ctx, slog.LevelInfo, "agent model", slog.Int("step", ev.Step),
 			slog.Int("prompt_tokens", ev.Usage.PromptTokens), slog.Int("completion_tokens", ev.Usage.CompletionTokens),

@@ -8,6 +8,17 @@
 // its defaults (DefaultBudget, DefaultK) are the library's
 // and the CLI's.
 //
+// Across the steps of one run, the tool list is kept cache-stable by
+// default (PolicyStable): providers bill a repeated prompt prefix (tools
+// first, then messages) at a fraction of the price, so the tools offered
+// at the previous step (Request.Previous) keep their place and bytes, new
+// ones are appended, and a tool is evicted only when it changed, left the
+// catalog, overflows the budget, or when keeping it for the steps to come
+// costs more, under Options.Prices, than re-billing the prompt after it
+// (Offer.Evicted says which and why). PolicyFresh chooses afresh at every
+// step. docs/measurements.md ("Prompt cache") compares both on scripted
+// traces.
+//
 // Most programs do not use it directly: toolsift.Open returns a Toolset
 // whose Think method is this step over the servers of a config file.
 package think

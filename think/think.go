@@ -52,6 +52,7 @@ const (
 	ReasonFound     = "found"     // found by search_tools or offered as a close match last step
 	ReasonAll       = "all"       // the whole catalog fits the budget
 	ReasonMeta      = "meta"      // the search_tools meta-tool
+	ReasonKept      = "kept"      // offered before and kept in place for the prompt cache (PolicyStable)
 )
 
 // Options configure a Thinker. The zero value (or nil) gives the defaults.
@@ -71,6 +72,14 @@ type Options struct {
 	Retrieval retrieval.Options
 	// Tokenizer counts tokens; nil means o200k_base.
 	Tokenizer *budget.Tokenizer
+	// Policy says how a step's list relates to the previous step's
+	// (Request.Previous): PolicyStable, the default, keeps the tools
+	// already offered in place so that the provider's prompt cache keeps
+	// hitting; PolicyFresh chooses afresh at every step.
+	Policy Policy
+	// Prices is the price model PolicyStable weighs evictions with;
+	// zero means budget.DefaultPrices.
+	Prices budget.Prices
 	// Costs, when set, keeps the full-tier token cost of tools between
 	// runs, so that the catalog's cost (Offer.AllTokens) is not counted
 	// again at every start: counting a catalog of thousands of tools takes
@@ -164,6 +173,17 @@ type Request struct {
 	// Found names tools found at the previous step (by search_tools, or as
 	// close matches of an unknown name): they are offered at this step.
 	Found []string
+	// Previous is the previous step's Offer.Tools, in request order, as
+	// they were sent: under PolicyStable they keep their place and bytes.
+	// Empty at a run's first step.
+	Previous []Offered
+	// MessageTokens is what the conversation sent with Previous cost in
+	// tokens: the part of the prompt after the tools, re-billed at full
+	// price when the tool list before it changes.
+	MessageTokens int
+	// Steps is how many steps the run has taken; PolicyStable expects as
+	// many more when it weighs keeping a stale tool against evicting it.
+	Steps int
 }
 
 // Offered is one tool of a step's request: a budget.Selected (the tool,
@@ -193,6 +213,9 @@ type Offer struct {
 	// Oversized names a tool offered although it is larger than the whole
 	// budget at its cheapest tier, because it was clearly wanted.
 	Oversized string
+	// Evicted are the tools of Request.Previous that this step dropped,
+	// and why (PolicyStable; PolicyFresh drops without saying).
+	Evicted []Eviction
 	// Retrieve and Select are how long ranking and fitting took.
 	Retrieve, Select time.Duration
 }
@@ -275,6 +298,9 @@ func (t *Thinker) Think(ctx context.Context, req Request) (Offer, error) {
 		reason = p.reason
 	}
 	off.Tools, off.Tokens = requestOrder(sel, reason)
+	if t.opts.Policy == PolicyStable && len(req.Previous) > 0 {
+		t.keepStable(req, &off)
+	}
 	off.Select = time.Since(retrieved)
 	return off, nil
 }

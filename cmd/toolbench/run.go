@@ -51,6 +51,9 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	connectTimeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
 	stream := fs.Bool("stream", true, "stream the model's responses")
 	search := fs.String("search-tools", "auto", "offer the search_tools meta-tool: auto (whenever a tool is left out), always or never")
+	policy := fs.String("policy", think.PolicyStable.String(), "tool list across steps: stable (keep the tools offered, append new ones: the prompt cache keeps hitting) or fresh (choose afresh at every step)")
+	pricesFlag := fs.String("prices", "", "price `model` of the estimated cost: a preset ("+strings.Join(budget.PricePresetNames(), ", ")+
+		") or input,cached_input,cache_write,output in USD per million tokens (default: the --model's preset, else claude-sonnet-5)")
 	asJSON := fs.Bool("json", false, "print the Result as JSON on stdout instead of the steps")
 	verbose := fs.Bool("v", false, "log the agent's and the servers' diagnostics to stderr")
 	approve := fs.Bool("approve", false, "ask on the terminal before each call of a tool not marked read-only")
@@ -64,6 +67,8 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	}
 	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
 	searchMode, ok := map[string]think.SearchMode{"auto": think.SearchAuto, "always": think.SearchAlways, "never": think.SearchNever}[*search]
+	pol, polOK := think.ParsePolicy(*policy)
+	prices, pricesName, pricesErr := runPrices(*pricesFlag, *model)
 	switch {
 	case *config == "":
 		return usageError(fs, "--config is required")
@@ -71,6 +76,10 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "the task is missing (the text after the flags)")
 	case !ok:
 		return usageError(fs, "--search-tools %q: want auto, always or never", *search)
+	case !polOK:
+		return usageError(fs, "--policy %q: want stable or fresh", *policy)
+	case pricesErr != nil:
+		return usageError(fs, "--prices: %v", pricesErr)
 	}
 
 	// The endpoint is checked first: no point starting servers without it.
@@ -106,6 +115,8 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 			Search:    searchMode,
 			Retrieval: retrieval.Options{K: *k},
 			Tokenizer: tok,
+			Policy:    pol,
+			Prices:    prices,
 		},
 		Hub:    hubOpts,
 		Inputs: inputs,
@@ -123,21 +134,22 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("no tools: none of the %d servers in %s is ready", len(statuses), *config)
 	}
 
-	p := &stepPrinter{w: e.stdout}
+	p := &stepPrinter{w: e.stdout, prices: pricesName}
 	opts := &agent.Options{
 		MaxSteps:          *maxSteps,
 		ObservationBudget: *obsBudget,
 		ToolTimeout:       *toolTimeout,
 		Tokenizer:         tok,
 		Logger:            logger,
+		Prices:            prices,
 	}
 	if *approve {
 		opts.Approve = terminalApprover(e)
 	}
 	if !*asJSON {
 		opts.OnEvent = p.event
-		fmt.Fprintf(e.stdout, "%s from %s in %.1fs · model %s at %s · budget %d tokens\n",
-			runPlural(ts.Index().Len(), "tool"), runPlural(len(statuses), "server"), elapsed.Seconds(), *model, base, *toolBudget)
+		fmt.Fprintf(e.stdout, "%s from %s in %.1fs · model %s at %s · budget %d tokens · policy %s · prices %s\n",
+			runPlural(ts.Index().Len(), "tool"), runPlural(len(statuses), "server"), elapsed.Seconds(), *model, base, *toolBudget, pol, pricesName)
 	}
 	a, err := agent.New(chat, ts, opts)
 	if err != nil {
@@ -158,10 +170,30 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	return runErr
 }
 
+// runPrices resolves --prices: a preset or four numbers; empty means the
+// model's preset, else budget.DefaultPrices. The name says which.
+func runPrices(flag, model string) (budget.Prices, string, error) {
+	if flag == "" {
+		if p, ok := budget.PricePreset(model); ok {
+			return p, model, nil
+		}
+		return budget.DefaultPrices, "claude-sonnet-5 (default; set --prices)", nil
+	}
+	p, err := budget.ParsePrices(flag)
+	if err != nil {
+		return p, "", err
+	}
+	if _, preset := budget.PricePreset(strings.TrimSpace(flag)); preset {
+		return p, strings.TrimSpace(flag), nil
+	}
+	return p, fmt.Sprintf("$%g in, $%g cached, $%g write, $%g out per Mtok", p.Input, p.CachedInput, p.Write(), p.Output), nil
+}
+
 // stepPrinter prints agent events as they come.
 type stepPrinter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	prices string // the price model's name, for the summary
 }
 
 func (p *stepPrinter) event(ev agent.Event) {
@@ -173,9 +205,12 @@ func (p *stepPrinter) event(ev agent.Event) {
 		fmt.Fprintf(w, "\nstep %d · offered %s · %d tokens (all %s: %d tokens) · %s\n",
 			ev.Step, runPlural(len(ev.Offered), "tool"), ev.ToolTokens, runPlural(ev.AllTools, "tool"), ev.AllToolsTokens, ev.Latency.Round(time.Millisecond))
 		writeOffered(w, ev.Offered)
+		if ev.PromptCache.PromptTokens > 0 {
+			fmt.Fprintf(w, "  prompt: %s\n", cacheText(ev.PromptCache, ev.Step))
+		}
 	case agent.EventModel:
-		fmt.Fprintf(w, "  model: %s, %s; usage: %s\n",
-			runPlural(len(ev.Message.ToolCalls), "tool call"), ev.Latency.Round(time.Millisecond), usageText(ev.Usage))
+		fmt.Fprintf(w, "  model: %s, %s; usage: %s; estimated cost $%.5f\n",
+			runPlural(len(ev.Message.ToolCalls), "tool call"), ev.Latency.Round(time.Millisecond), usageText(ev.Usage), ev.EstimatedCost)
 		if ev.Message.Content != "" && len(ev.Message.ToolCalls) > 0 {
 			fmt.Fprintf(w, "  thought: %s\n", runLine(ev.Message.Content, 200))
 		}
@@ -219,6 +254,37 @@ func (p *stepPrinter) summary(res *agent.Result, elapsed time.Duration) {
 	}
 	fmt.Fprintf(w, "\n%s · tool tokens offered %d vs %d for all tools%s · usage: %s · %.1fs\n",
 		runPlural(len(res.Steps), "step"), res.ToolTokens, res.AllToolsTokens, saved, usage, elapsed.Seconds())
+	prompt := res.CacheableTokens + res.UncachedTokens
+	share := 0.0
+	if prompt > 0 {
+		share = 100 * float64(res.CacheableTokens) / float64(prompt)
+	}
+	fmt.Fprintf(w, "prompt: %d cacheable + %d uncached tokens (%.0f%% cacheable) · tool list changed at %d of %d steps · estimated cost $%.5f (%s)",
+		res.CacheableTokens, res.UncachedTokens, share, res.ToolListChanges, max(len(res.Steps)-1, 0), res.EstimatedCost, p.prices)
+	if res.ReportedCost > 0 {
+		fmt.Fprintf(w, " · $%.5f by the provider's usage", res.ReportedCost)
+	}
+	fmt.Fprintln(w)
+}
+
+// cacheText is a step's PromptCache on one line: cacheable and uncached
+// tokens, whether the tool list changed, and what was evicted and why.
+func cacheText(pc agent.PromptCache, step int) string {
+	s := fmt.Sprintf("%d cacheable + %d uncached tokens", pc.CacheableTokens, pc.UncachedTokens)
+	switch {
+	case step > 1 && pc.ToolsChanged:
+		s += " · tool list changed"
+	case step > 1:
+		s += " · tool list unchanged"
+	}
+	if len(pc.Evicted) > 0 {
+		parts := make([]string, len(pc.Evicted))
+		for i, e := range pc.Evicted {
+			parts[i] = fmt.Sprintf("%s (%s, %d tokens)", e.Name, e.Reason, e.Tokens)
+		}
+		s += " · evicted " + strings.Join(parts, ", ")
+	}
+	return s
 }
 
 // writeOffered prints a step's tools as a table, best score first (ties by
@@ -274,7 +340,11 @@ func usageText(u agent.Usage) string {
 	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
 		return "not reported"
 	}
-	return fmt.Sprintf("%d prompt + %d completion tokens", u.PromptTokens, u.CompletionTokens)
+	s := fmt.Sprintf("%d prompt + %d completion tokens", u.PromptTokens, u.CompletionTokens)
+	if u.CachedPromptTokens > 0 {
+		s = fmt.Sprintf("%d prompt (%d cached) + %d completion tokens", u.PromptTokens, u.CachedPromptTokens, u.CompletionTokens)
+	}
+	return s
 }
 
 // runLine squeezes s onto one line of at most n runes.

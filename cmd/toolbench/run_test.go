@@ -102,39 +102,61 @@ func runConfig(t *testing.T) string {
 
 func TestRunCommand(t *testing.T) {
 	config := runConfig(t)
-	srv := agenttest.NewServer(
-		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
-		agenttest.Reply{Content: "It is sunny in Bern."},
-	)
-	defer srv.Close()
-
-	code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL},
-		"run", "--config", config, "--model", "test-model", "--budget", "150", "--k", "1", "--search-tools", "never", "What is the weather in Bern?")
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	for _, want := range []string{
-		`4 tools from 1 server in`,
-		`step 1 · offered 1 tool · \d+ tokens \(all 4 tools: \d+ tokens\)`,
-		`\n  TOOL +SCORE  TOKENS  TIER +WHY\n  city__get_weather  +[0-9.]+ +\d+  full +retrieved\n`,
-		`model: 1 tool call, \S+; usage: \d+ prompt \+ 1 completion tokens\n`,
-		`call city__get_weather \{"city":"Bern"\} → ok, \d+ tokens,`,
-		`Bern: sunny, 21°C`,
-		`step 2 · offered 2 tools`,
-		`city__get_weather +[0-9.]+ +\d+  \S+ +sticky`,
-		`answer:\nIt is sunny in Bern.`,
-		`2 steps · tool tokens offered \d+ vs \d+ for all tools \(\d+% less\) · usage: \d+ prompt \+ 2 completion tokens`,
+	for _, tc := range []struct {
+		policy string
+		step2  []string // the stable policy appends to step 1's list; fresh chooses again
+		lines  []string
+	}{
+		// Without search_tools, the forecast joins by retrieval: appended.
+		{"", []string{"city__get_weather", "city__get_forecast"}, []string{
+			`step 2 · offered 2 tools`,
+			`prompt: 0 cacheable \+ \d+ uncached tokens\n`,
+			`prompt: [1-9]\d* cacheable \+ \d+ uncached tokens · tool list changed\n`,
+			`prompt: \d+ cacheable \+ \d+ uncached tokens \(\d+% cacheable\) · tool list changed at 1 of 1 steps · estimated cost \$[0-9.]+ \(claude-sonnet-5 \(default; set --prices\)\)`,
+		}},
+		{"fresh", []string{"city__get_forecast", "city__get_weather"}, []string{
+			`step 2 · offered 2 tools`,
+			`prompt: \d+ cacheable \+ \d+ uncached tokens · tool list changed\n`,
+			`tool list changed at 1 of 1 steps · estimated cost \$[0-9.]+ \(gpt-4o-mini\)`,
+		}},
 	} {
-		if !regexp.MustCompile(want).MatchString(stdout) {
-			t.Errorf("stdout does not match %q:\n%s", want, stdout)
-		}
-	}
-	want := [][]string{{"city__get_weather"}, {"city__get_forecast", "city__get_weather"}}
-	if diff := cmp.Diff(want, srv.OfferedTools()); diff != "" {
-		t.Errorf("tools offered per request (-want +got):\n%s", diff)
-	}
-	if reqs := srv.Requests(); len(reqs) == 0 || reqs[0].Model != "test-model" || !reqs[0].Stream {
-		t.Errorf("requests: %+v", reqs)
+		t.Run("policy "+tc.policy, func(t *testing.T) {
+			srv := agenttest.NewServer(
+				agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+				agenttest.Reply{Content: "It is sunny in Bern."},
+			)
+			defer srv.Close()
+			args := []string{"run", "--config", config, "--model", "test-model", "--budget", "150", "--k", "1", "--search-tools", "never"}
+			if tc.policy != "" {
+				args = append(args, "--policy", tc.policy, "--prices", "gpt-4o-mini")
+			}
+			code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL}, append(args, "What is the weather in Bern?")...)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			for _, want := range append([]string{
+				`4 tools from 1 server in`,
+				`step 1 · offered 1 tool · \d+ tokens \(all 4 tools: \d+ tokens\)`,
+				`\n  TOOL +SCORE  TOKENS  TIER +WHY\n  city__get_weather  +[0-9.]+ +\d+  full +retrieved\n`,
+				`model: 1 tool call, \S+; usage: \d+ prompt \+ 1 completion tokens; estimated cost \$[0-9.]+\n`,
+				`call city__get_weather \{"city":"Bern"\} → ok, \d+ tokens,`,
+				`Bern: sunny, 21°C`,
+				`city__get_weather +[0-9.]+ +\d+  \S+ +sticky`,
+				`answer:\nIt is sunny in Bern.`,
+				`2 steps · tool tokens offered \d+ vs \d+ for all tools \(\d+% less\) · usage: \d+ prompt \+ 2 completion tokens`,
+			}, tc.lines...) {
+				if !regexp.MustCompile(want).MatchString(stdout) {
+					t.Errorf("stdout does not match %q:\n%s", want, stdout)
+				}
+			}
+			want := [][]string{{"city__get_weather"}, tc.step2}
+			if diff := cmp.Diff(want, srv.OfferedTools()); diff != "" {
+				t.Errorf("tools offered per request (-want +got):\n%s", diff)
+			}
+			if reqs := srv.Requests(); len(reqs) == 0 || reqs[0].Model != "test-model" || !reqs[0].Stream {
+				t.Errorf("requests: %+v", reqs)
+			}
+		})
 	}
 }
 
@@ -173,7 +195,7 @@ func TestRunUsageNotReported(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d\nstderr:\n%s", stream, code, stderr)
 		}
-		if !strings.Contains(stdout, "model: 0 tool calls, ") || !strings.Contains(stdout, "; usage: not reported\n") ||
+		if !strings.Contains(stdout, "model: 0 tool calls, ") || !strings.Contains(stdout, "; usage: not reported; estimated cost $") ||
 			!strings.Contains(stdout, "· usage: not reported ·") || strings.Contains(stdout, "0 prompt") {
 			t.Errorf("%s: usage is not reported as such:\n%s", stream, stdout)
 		}
@@ -222,6 +244,24 @@ func TestRunCommandJSON(t *testing.T) {
 	if res.Answer != "Hello." || len(res.Steps) != 1 || res.Steps[0].AllTools != 4 {
 		t.Errorf("result: %+v", res)
 	}
+	// The prompt cache's figures, snake_case with units.
+	var raw struct {
+		Steps []struct {
+			PromptCache map[string]any `json:"prompt_cache"`
+			Cost        *float64       `json:"estimated_cost_usd"`
+		} `json:"steps"`
+		Cacheable *int     `json:"cacheable_prompt_tokens"`
+		Uncached  *int     `json:"uncached_prompt_tokens"`
+		Changes   *int     `json:"tool_list_changes"`
+		Cost      *float64 `json:"estimated_cost_usd"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw.Cacheable == nil || raw.Uncached == nil || *raw.Uncached == 0 || raw.Changes == nil || raw.Cost == nil || *raw.Cost <= 0 ||
+		len(raw.Steps) != 1 || raw.Steps[0].Cost == nil || raw.Steps[0].PromptCache["uncached_prompt_tokens"] == nil {
+		t.Errorf("the JSON lacks the prompt cache's figures:\n%s", stdout)
+	}
 }
 
 func TestRunCommandErrors(t *testing.T) {
@@ -242,6 +282,8 @@ func TestRunCommandErrors(t *testing.T) {
 		{"no task", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config}, 2, []string{"toolbench run: the task is missing", "Usage: toolbench run"}},
 		{"no config", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "task"}, 2, []string{"toolbench run: --config is required", "Usage: toolbench run"}},
 		{"bad search mode", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config, "--search-tools", "maybe", "task"}, 2, []string{`toolbench run: --search-tools "maybe": want auto, always or never`, "Usage: toolbench run"}},
+		{"bad policy", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config, "--policy", "sticky", "task"}, 2, []string{`toolbench run: --policy "sticky": want stable or fresh`}},
+		{"bad prices", map[string]string{"OPENAI_API_KEY": "sk-x"}, []string{"run", "--config", config, "--prices", "1,2,x,4", "task"}, 2, []string{`toolbench run: --prices: budget: invalid prices: "1,2,x,4": field 3 (cache_write) is not a price >= 0`}},
 		{"bad number", nil, []string{"run", "--config", config, "--k", "x", "task"}, 2, []string{`toolbench run: --k: "x" is not a whole number`, "Usage: toolbench run"}},
 		{"bad duration", nil, []string{"run", "--config", config, "task", "--tool-timeout", "5"}, 2, []string{`toolbench run: --tool-timeout: "5" is not a duration`}},
 		{"flag without value", nil, []string{"run", "task", "--config"}, 2, []string{`toolbench run: --config needs a value`}},
