@@ -15,9 +15,9 @@ type Explanation struct {
 	K        int
 	MinScore float64
 	Depth    int
-	// Ranked is the fused ranking, best first: every tool that some
-	// signal's list found. Retrieve returns its first K (pinned and sticky
-	// tools aside) whose Score is at least MinScore.
+	// Ranked is the fused ranking, best first, as deep as Depth: Retrieve
+	// returns its first K (pinned and sticky tools aside) whose Score is
+	// at least MinScore.
 	Ranked []Match
 	// Signals are the rankings of each signal alone (for Hybrid, every
 	// signal the index has; otherwise the mode's own), with their weight
@@ -46,7 +46,7 @@ type ToolRank struct {
 	// Name is the tool asked about.
 	Name string
 	// Rank is the tool's place in the fused ranking (1 is best), 0 when
-	// no signal's list reached it; Score is its fused score.
+	// it is not among the Depth best; Score is its fused score.
 	Rank  int
 	Score float64
 	// Signals are its place and score in each signal's ranking (Rank 0:
@@ -74,7 +74,10 @@ type SignalRank struct {
 func (r *Retriever) Explain(ctx context.Context, q Query) (Explanation, error) {
 	ex := Explanation{Mode: r.opts.Mode, K: r.opts.K, MinScore: r.opts.MinScore, Depth: r.opts.Depth}
 	ps := parts(q)
-	n := max(r.ix.Len(), 1)
+	// As deep as Retrieve ranks, and no deeper: the depth of each list
+	// changes its normalised scores (see list.normalized), so a deeper
+	// ranking would not be the one Retrieve took its matches from.
+	n := max(r.opts.Depth, r.opts.K+len(r.opts.Pinned)+len(q.Used))
 	ranked, err := r.rank(ctx, ps, n)
 	if err != nil {
 		return ex, err

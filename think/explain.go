@@ -14,7 +14,7 @@ import (
 const (
 	DecisionOffered       = "offered"         // in the request (see Reason)
 	DecisionNotInCatalog  = "not_in_catalog"  // no tool of that name
-	DecisionNotRanked     = "not_ranked"      // no signal's list reached it (retrieval.Options.Depth)
+	DecisionNotRanked     = "not_ranked"      // not among the Depth best of the fused ranking (retrieval.Options.Depth)
 	DecisionBelowK        = "below_k"         // ranked, but after the K best (retrieval.Options.K)
 	DecisionBelowMinScore = "below_min_score" // within K, but under retrieval.Options.MinScore
 	DecisionCutByBudget   = "cut_by_budget"   // a candidate that budget.Select left out

@@ -312,7 +312,7 @@ func whyText(t explainTool, rep explainReport) string {
 	case think.DecisionBelowMinScore:
 		fmt.Fprintf(&b, "not offered: ranked #%d with score %.3f, under the min score %g", t.Rank, t.Score, rep.MinScore)
 	case think.DecisionNotRanked:
-		fmt.Fprintf(&b, "not offered: no signal ranked it among its %d best", rep.Depth)
+		fmt.Fprintf(&b, "not offered: not among the %d best of the fused ranking", rep.Depth)
 	}
 	var parts []string
 	for _, s := range t.Signals {
