@@ -78,7 +78,7 @@ func (r *Retriever) Explain(ctx context.Context, q Query) (Explanation, error) {
 	// changes its normalised scores (see list.normalized), so a deeper
 	// ranking would not be the one Retrieve took its matches from.
 	n := max(r.opts.Depth, r.opts.K+len(r.opts.Pinned)+len(q.Used))
-	ranked, err := r.rank(ctx, ps, n)
+	ranked, err := r.ranked(ctx, q, n)
 	if err != nil {
 		return ex, err
 	}
