@@ -50,6 +50,10 @@ var rankVariants = []rankVariant{
 	{"intents1", func(o *think.Options) { o.Retrieval.IntentQuota = 1 }},
 	{"intents2", func(o *think.Options) { o.Retrieval.IntentQuota = 2 }},
 	{"intents3", func(o *think.Options) { o.Retrieval.IntentQuota = 3 }},
+	{"k30", func(o *think.Options) { o.Retrieval.K = 30 }},
+	{"k40", func(o *think.Options) { o.Retrieval.K = 40 }},
+	{"server0.5+k30", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.K = 30 }},
+	{"server0.25+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25; o.Retrieval.IntentQuota = 2 }},
 	{"server0.5+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.IntentQuota = 2 }},
 }
 

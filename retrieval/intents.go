@@ -69,16 +69,20 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 		}
 		return liftByServer(ms, sc, r.opts.ServerWeight, len(ms)), nil
 	}
+	var asks []string
+	if r.opts.IntentQuota > 0 && strings.TrimSpace(q.Thought) == "" {
+		asks = intents(clip(q.Task, maxPartRunes))
+	}
 	out, err := r.rank(ctx, ps, deep)
 	if err != nil {
 		return nil, err
 	}
-	if out, err = lift(ps, out); err != nil {
-		return nil, err
-	}
-	var asks []string
-	if r.opts.IntentQuota > 0 && strings.TrimSpace(q.Thought) == "" {
-		asks = intents(clip(q.Task, maxPartRunes))
+	// A request of several asks fits several servers: each ask is lifted
+	// by its own servers, the whole request by none.
+	if len(asks) < 2 {
+		if out, err = lift(ps, out); err != nil {
+			return nil, err
+		}
 	}
 	if len(asks) >= 2 {
 		best := make(map[string]Match, len(out))
