@@ -52,6 +52,14 @@ var rankVariants = []rankVariant{
 	{"intents3", func(o *think.Options) { o.Retrieval.IntentQuota = 3 }},
 	{"k30", func(o *think.Options) { o.Retrieval.K = 30 }},
 	{"k40", func(o *think.Options) { o.Retrieval.K = 40 }},
+	// Budget packing (think.Options.Pack): 10 or 20 more candidates than
+	// K, ranked as deep as at K = 20, so the ranking itself does not move.
+	{"pack10", func(o *think.Options) { o.Pack = 10 }},
+	{"pack20", func(o *think.Options) { o.Pack = 20 }},
+	{"server0.5+pack20", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Pack = 20 }},
+	{"server0.5+intents2+pack20", func(o *think.Options) {
+		o.Retrieval.ServerWeight, o.Retrieval.IntentQuota, o.Pack = 0.5, 2, 20
+	}},
 	{"server0.5+k30", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.K = 30 }},
 	{"server0.25+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25; o.Retrieval.IntentQuota = 2 }},
 	{"server0.5+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.IntentQuota = 2 }},
