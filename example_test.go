@@ -9,6 +9,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -98,4 +99,44 @@ func ExampleOpen() {
 	// Output:
 	// broken failed
 	// 0 tools
+}
+
+// ExampleToolset_Explain answers "why was my tool not offered?" for one
+// step: here K (the ranked tools a step considers) is 1, so the second
+// tool a two-part request needs is ranked but not considered.
+func ExampleToolset_Explain() {
+	ctx := context.Background()
+	mk := func(name, desc string) tool.Tool {
+		return tool.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)}.WithHash()
+	}
+	ts, err := toolsift.New(ctx, []tool.Tool{
+		mk("get_weather", "Get the current weather for a city."),
+		mk("send_email", "Send an email to a recipient."),
+		mk("create_event", "Create a calendar event."),
+	}, &toolsift.Options{Think: think.Options{Search: think.SearchAlways, Retrieval: retrieval.Options{K: 1}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ts.Close()
+	req := think.Request{Query: retrieval.Query{Task: "Email Ann the forecast for Bern."}}
+	ex, err := ts.Explain(ctx, req, "send_email", "get_weather", "send_mail")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, te := range ex.Tools {
+		fmt.Printf("%s: %s, rank %d", te.Name, te.Decision, te.Rank)
+		for _, s := range te.Signals {
+			if s.Rank > 0 { // 0: that signal did not rank it
+				fmt.Printf(", %s #%d", s.Signal, s.Rank)
+			}
+		}
+		if len(te.Close) > 0 {
+			fmt.Printf(", closest %s", te.Close[0])
+		}
+		fmt.Println()
+	}
+	// Output:
+	// send_email: offered, rank 1, lexical #1, vector #1, semantic #1
+	// get_weather: below_k, rank 2, vector #3, semantic #2
+	// send_mail: not_in_catalog, rank 0, closest send_email
 }

@@ -302,6 +302,18 @@ func (ts *Toolset) Think(ctx context.Context, req think.Request) (think.Offer, e
 	return ts.th.Think(ctx, req)
 }
 
+// Explain answers "why was my tool (not) offered?" for one step: it runs
+// Think for req and says, for each tool named (or, with none, each tool
+// the step considered), its fused and per-signal rank and score (BM25F,
+// n-gram vectors, semantic vectors), whether it was pinned or sticky, and
+// the decision: offered (reason, tier, tokens), not in the catalog (with
+// the closest names), not reached by any signal, ranked below K, under
+// the MinScore threshold, larger than the whole budget, or cut by the
+// budget and by how many tokens (see think.Thinker.Explain).
+func (ts *Toolset) Explain(ctx context.Context, req think.Request, tools ...string) (think.Explanation, error) {
+	return ts.th.Explain(ctx, req, tools...)
+}
+
 // SearchTools answers the search_tools meta-tool, whose JSON arguments the
 // model wrote: a thin wrapper on Search with the model's rules and
 // messages (see retrieval.Retriever.SearchTools).

@@ -135,6 +135,15 @@ type Options struct {
 	// Weights are the signals' weights in Hybrid mode. All zero means
 	// DefaultWeights; negative weights are refused.
 	Weights Weights
+	// ServerWeight, when positive, ranks the servers too (one document
+	// per server: its name, its tools' names and first sentences) and
+	// lifts each tool by its server's score: (tool + w × server) / (1 + w).
+	// 0 turns it off.
+	ServerWeight float64
+	// IntentQuota, when positive, splits a request (Query.Task, at a step
+	// with no Thought) into its asks and keeps the best IntentQuota tools
+	// of each ask at least at the score they have for it. 0 turns it off.
+	IntentQuota int
 }
 
 // Query is the agent's state for one step: what the retriever turns into
@@ -171,6 +180,7 @@ type Retriever struct {
 	sem     toolindex.Embedder // nil without a semantic signal
 	opts    Options
 	servers map[string]bool
+	srv     *servers // the server documents (Options.ServerWeight)
 }
 
 // New returns a Retriever over ix.
@@ -198,6 +208,10 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		return nil, fmt.Errorf("%w: MinScore = %v, want 0..1", ErrOptions, o.MinScore)
 	case o.Depth < 0:
 		return nil, fmt.Errorf("%w: Depth = %d", ErrOptions, o.Depth)
+	case o.ServerWeight < 0 || math.IsNaN(o.ServerWeight) || math.IsInf(o.ServerWeight, 0):
+		return nil, fmt.Errorf("%w: ServerWeight = %v", ErrOptions, o.ServerWeight)
+	case o.IntentQuota < 0:
+		return nil, fmt.Errorf("%w: IntentQuota = %d", ErrOptions, o.IntentQuota)
 	}
 	if o.K == 0 {
 		o.K = DefaultK
@@ -210,7 +224,7 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		o.Weights = DefaultWeights
 	}
 	o.Pinned = slices.Clone(o.Pinned)
-	r := &Retriever{ix: ix, emb: ix.Embedder(), sem: ix.Semantic(), opts: o}
+	r := &Retriever{ix: ix, emb: ix.Embedder(), sem: ix.Semantic(), opts: o, srv: &servers{}}
 	if len(o.Servers) > 0 {
 		r.servers = make(map[string]bool, len(o.Servers))
 		for _, s := range o.Servers {
@@ -379,7 +393,7 @@ func clip(s string, n int) string {
 // MinScore. A tool appears once. A query without text returns only pinned
 // and sticky tools.
 func (r *Retriever) Retrieve(ctx context.Context, q Query) ([]Match, error) {
-	ranked, err := r.rank(ctx, parts(q), r.opts.K+len(r.opts.Pinned)+len(q.Used))
+	ranked, err := r.ranked(ctx, q, r.opts.K+len(r.opts.Pinned)+len(q.Used))
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,13 @@ type Options struct {
 	// Prices is the price model PolicyStable weighs evictions with;
 	// zero means budget.DefaultPrices.
 	Prices budget.Prices
+	// Pack, when positive, packs the budget: Pack more ranked tools than
+	// Retrieval.K compete for it, ranked as deep as K alone would rank
+	// (Retrieval.Depth, default max(50, 4K)), so the ranking does not
+	// move. budget.Select compresses before it drops, so when the best
+	// tools are large, more of the likely ones fit at a cheaper tier;
+	// Offer.Ranked then holds K+Pack tools. Never over the budget.
+	Pack int
 	// Costs, when set, keeps the full-tier token cost of tools between
 	// runs, so that the catalog's cost (Offer.AllTokens) is not counted
 	// again at every start: counting a catalog of thousands of tools takes
@@ -137,6 +144,8 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 		return nil, fmt.Errorf("%w: MinTools %d > MaxTools %d", ErrOptions, o.MinTools, o.MaxTools)
 	case o.Search < SearchAuto || o.Search > SearchNever:
 		return nil, fmt.Errorf("%w: Search = %d", ErrOptions, o.Search)
+	case o.Pack < 0:
+		return nil, fmt.Errorf("%w: Pack = %d", ErrOptions, o.Pack)
 	}
 	if o.Budget == 0 {
 		o.Budget = DefaultBudget
@@ -144,7 +153,18 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 	if o.MaxTools == 0 {
 		o.MaxTools = defaultMaxTools
 	}
-	r, err := retrieval.New(ix, &o.Retrieval)
+	ro := o.Retrieval
+	if o.Pack > 0 {
+		k := ro.K
+		if k == 0 {
+			k = DefaultK
+		}
+		if ro.Depth == 0 {
+			ro.Depth = max(50, 4*k)
+		}
+		ro.K = k + o.Pack
+	}
+	r, err := retrieval.New(ix, &ro)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}

@@ -1,0 +1,163 @@
+//go:build datasets
+
+package benchmarks_test
+
+// The measurement of issue 26's ranking ideas, each alone and together, on
+// the public sets and the paraphrase sets (docs/measurements.md, "Server,
+// intent and budget-aware ranking"). Run it with
+//
+//	go test -tags datasets -run RankIdeas -v -timeout 60m ./benchmarks/
+//
+// The datasets are read from $TOOLSIFT_SHARED (default ../../shared, the
+// shared folder beside the checkout); tool vectors are cached in
+// $TOOLSIFT_RANK_CACHE (default the user cache folder's toolsift).
+// RANK_SETS picks sets by name (comma-separated; default all),
+// RANK_VARIANTS variants (default all).
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
+)
+
+type rankSet struct {
+	name           string
+	tools, queries string // paths; tools under $TOOLSIFT_SHARED unless absolute
+	qualified      bool
+}
+
+// rankVariant changes the default Think options.
+type rankVariant struct {
+	name string
+	set  func(*think.Options)
+}
+
+var rankVariants = []rankVariant{
+	{"default", func(*think.Options) {}},
+	{"server0.25", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25 }},
+	{"server0.5", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5 }},
+	{"server1", func(o *think.Options) { o.Retrieval.ServerWeight = 1 }},
+	{"intents1", func(o *think.Options) { o.Retrieval.IntentQuota = 1 }},
+	{"intents2", func(o *think.Options) { o.Retrieval.IntentQuota = 2 }},
+	{"intents3", func(o *think.Options) { o.Retrieval.IntentQuota = 3 }},
+	{"k30", func(o *think.Options) { o.Retrieval.K = 30 }},
+	{"k40", func(o *think.Options) { o.Retrieval.K = 40 }},
+	// Budget packing (think.Options.Pack): 10 or 20 more candidates than
+	// K, ranked as deep as at K = 20, so the ranking itself does not move.
+	{"pack10", func(o *think.Options) { o.Pack = 10 }},
+	{"pack20", func(o *think.Options) { o.Pack = 20 }},
+	{"server0.5+pack20", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Pack = 20 }},
+	{"server0.5+intents2+pack20", func(o *think.Options) {
+		o.Retrieval.ServerWeight, o.Retrieval.IntentQuota, o.Pack = 0.5, 2, 20
+	}},
+	{"server0.5+k30", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.K = 30 }},
+	{"server0.25+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25; o.Retrieval.IntentQuota = 2 }},
+	{"server0.5+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.IntentQuota = 2 }},
+}
+
+func TestRankIdeas(t *testing.T) {
+	shared := os.Getenv("TOOLSIFT_SHARED")
+	if shared == "" {
+		shared = filepath.Join("..", "..", "shared")
+	}
+	sets := []rankSet{
+		{"paraphrase-mcp", "mcp/catalog.jsonl", "testdata/paraphrase/mcp/queries.jsonl", true},
+		{"paraphrase-bfcl", "datasets/bfcl/tools.jsonl", "testdata/paraphrase/bfcl/queries.jsonl", false},
+		{"multi-mcp", "mcp/catalog.jsonl", "testdata/paraphrase/multi/queries.jsonl", true},
+		{"mcp-32", "mcp/catalog.jsonl", "testdata/catalog_queries.jsonl", true},
+	}
+	for _, n := range []string{"azuremcp", "restbench", "bfcl", "stabletoolbench", "sealtools"} {
+		sets = append(sets, rankSet{n, "datasets/" + n + "/tools.jsonl", filepath.Join(shared, "datasets", n, "queries.jsonl"), false})
+	}
+	only := func(env, name string) bool {
+		v := os.Getenv(env)
+		return v == "" || slices.Contains(strings.Split(v, ","), name)
+	}
+	cache := os.Getenv("TOOLSIFT_RANK_CACHE")
+	ctx := context.Background()
+	for _, s := range sets {
+		if !only("RANK_SETS", s.name) {
+			continue
+		}
+		path := filepath.Join(shared, s.tools)
+		if _, err := os.Stat(path); err != nil {
+			t.Logf("%s: skipped, %v", s.name, err)
+			continue
+		}
+		var tools []tool.Tool
+		var err error
+		if s.qualified {
+			tools, _, err = dataset.LoadToolsQualified(path, mcp.QualifiedName)
+		} else {
+			tools, err = dataset.LoadTools(path)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		queries, err := dataset.LoadQueries(s.queries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := toolsift.New(ctx, tools, &toolsift.Options{CacheDir: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := ts.Thinker().Options()
+		for _, v := range rankVariants {
+			if !only("RANK_VARIANTS", v.name) {
+				continue
+			}
+			o := base
+			v.set(&o)
+			th, err := think.New(ts.Index(), &o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r5, c5, c10, kept, complete, tokens, cut, unranked float64
+			for _, q := range queries {
+				off, err := th.Think(ctx, think.Request{Query: retrieval.Query{Task: q.Query}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ranked := make([]string, len(off.Ranked))
+				for i, m := range off.Ranked {
+					ranked[i] = m.Tool.Name
+				}
+				g := q.Groups()
+				sel := off.Names()
+				r5 += retrieval.Recall(ranked, g, 5)
+				c5 += retrieval.Complete(ranked, g, 5)
+				c10 += retrieval.Complete(ranked, g, 10)
+				kept += retrieval.Recall(sel, g, len(sel))
+				complete += retrieval.Complete(sel, g, len(sel))
+				tokens += float64(off.Tokens)
+				// Where the gold kept out of the request went: ranked among
+				// the K but cut by the budget, or not ranked that high.
+				for _, grp := range g {
+					if slices.ContainsFunc(grp, func(n string) bool { return slices.Contains(sel, n) }) {
+						continue
+					}
+					if slices.ContainsFunc(grp, func(n string) bool { return slices.Contains(ranked, n) }) {
+						cut += 1 / float64(len(g))
+					} else {
+						unranked += 1 / float64(len(g))
+					}
+				}
+			}
+			n := float64(len(queries))
+			t.Logf("%-16s %-20s recall@5 %.3f  complete@5 %.3f  complete@10 %.3f  gold-in-budget %.3f  complete-in-budget %.3f  tokens %.0f  gold cut by budget %.3f, not in top K %.3f",
+				s.name, v.name, r5/n, c5/n, c10/n, kept/n, complete/n, tokens/n, cut/n, unranked/n)
+		}
+		ts.Close()
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// explainRequest asks for two tools with a budget too small for both
+// and K too small for a third, and names one tool the catalog lacks.
+var explainArgs = []string{"explain", "--no-cache", "--tools", "testdata/tools.jsonl", "--budget", "150", "--k", "3",
+	"Email Bob that the meeting moved, then put it in my calendar for Monday 10am",
+	"send_email", "create_calendar_event", "get_weather", "send-email"}
+
+func TestExplainGolden(t *testing.T) {
+	code, stdout, stderr := runToolbench(t, explainArgs...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	golden := filepath.Join("testdata", "explain.golden")
+	if *updateGolden {
+		if err := os.WriteFile(golden, []byte(stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), stdout); diff != "" {
+		t.Errorf("explain output (-want +got; go test -run TestExplainGolden -update rewrites it):\n%s", diff)
+	}
+}
+
+func TestExplainJSON(t *testing.T) {
+	code, stdout, stderr := runToolbench(t, append(explainArgs, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	var rep explainReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+	}
+	// snake_case keys only.
+	var raw map[string]any
+	_ = json.Unmarshal([]byte(stdout), &raw)
+	for k := range raw {
+		if strings.ToLower(k) != k || strings.Contains(k, "-") {
+			t.Errorf("key %q is not snake_case", k)
+		}
+	}
+	got := map[string]string{}
+	for _, tl := range rep.Tools {
+		got[tl.Name] = tl.Decision
+		if tl.Decision != "not_in_catalog" && len(tl.Signals) != len(rep.Signals) {
+			t.Errorf("%s: %d signals, want %d", tl.Name, len(tl.Signals), len(rep.Signals))
+		}
+		if tl.Decision == "cut_by_budget" && tl.ShortByTokens != max(tl.CheapestTokens-rep.LeftTokens, 0) {
+			t.Errorf("%s: short by %d, cheapest %d, left %d", tl.Name, tl.ShortByTokens, tl.CheapestTokens, rep.LeftTokens)
+		}
+	}
+	if got["send-email"] != "not_in_catalog" || got["send_email"] != "offered" {
+		t.Errorf("decisions: %v", got)
+	}
+	if rep.LeftTokens != rep.BudgetTokens-rep.OfferedTokens || rep.BudgetTokens != 150 || rep.K != 3 || rep.CatalogTools != 6 {
+		t.Errorf("report: %+v", rep)
+	}
+	for _, tl := range rep.Tools {
+		if tl.Name == "send-email" && (len(tl.Close) == 0 || tl.Close[0] != "send_email") {
+			t.Errorf("close names of send-email: %v", tl.Close)
+		}
+	}
+}
+
+func TestExplainUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"explain"},
+		{"explain", "--tools", "a", "--config", "b", "x"},
+		{"explain", "--mode", "fuzzy", "x"},
+		{"explain", "--budget", "0", "x"},
+	} {
+		if code, _, stderr := runToolbench(t, args...); code != 2 || !strings.Contains(stderr, "Usage: toolbench explain") {
+			t.Errorf("%q: exit %d, stderr:\n%s", args, code, stderr)
+		}
+	}
+}

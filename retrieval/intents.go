@@ -1,0 +1,113 @@
+package retrieval
+
+import (
+	"context"
+	"regexp"
+	"strings"
+)
+
+// Multi-intent requests (Options.IntentQuota): "file the bug in the
+// tracker, then tell the channel" asks two things, and the words of one
+// ask can drown the other's in a whole-request ranking. The request is
+// split into its asks (sentences, then clauses joined by "then", "also",
+// "and then", "as well as", ";"), each ask is ranked on its own, and the
+// best IntentQuota tools of each ask keep at least the score they have
+// for their ask, so that every ask has tools near the top.
+
+// maxIntents bounds the asks ranked for one request.
+const maxIntents = 4
+
+// minIntentWords is the fewest words an ask has; a shorter clause joins the
+// one before it ("then stop").
+const minIntentWords = 3
+
+// clauseBreak matches where one ask ends and the next begins inside a
+// sentence.
+var clauseBreak = regexp.MustCompile(`(?i)\s*;\s*|,?\s+(?:and then|and also|as well as|then|also|plus)\s+`)
+
+// intents returns the asks of a request, in order; one ask (or none) when
+// it has no break.
+func intents(text string) []string {
+	var out []string
+	for _, s := range sentences(text) {
+		for _, c := range clauseBreak.Split(s, -1) {
+			c = strings.TrimSpace(c)
+			if c == "" {
+				continue
+			}
+			if len(strings.Fields(c)) < minIntentWords && len(out) > 0 {
+				out[len(out)-1] += " " + c
+				continue
+			}
+			out = append(out, c)
+		}
+	}
+	if len(out) > maxIntents {
+		out[maxIntents-1] = strings.Join(out[maxIntents-1:], " ")
+		out = out[:maxIntents]
+	}
+	return out
+}
+
+// ranked is the ranking Retrieve and Explain take their matches from: the
+// fused ranking of the query's parts, lifted by the servers' scores
+// (Options.ServerWeight) and with each ask's best tools kept near the top
+// (Options.IntentQuota); at most k matches, best first.
+func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error) {
+	ps := parts(q)
+	deep := k
+	if r.opts.ServerWeight > 0 || r.opts.IntentQuota > 0 {
+		deep = max(k, r.opts.Depth)
+	}
+	lift := func(ps []part, ms []Match) ([]Match, error) {
+		if r.opts.ServerWeight == 0 {
+			return ms, nil
+		}
+		sc, err := r.serverScores(ctx, ps)
+		if err != nil {
+			return nil, err
+		}
+		return liftByServer(ms, sc, r.opts.ServerWeight, len(ms)), nil
+	}
+	var asks []string
+	if r.opts.IntentQuota > 0 && strings.TrimSpace(q.Thought) == "" {
+		asks = intents(clip(q.Task, maxPartRunes))
+	}
+	out, err := r.rank(ctx, ps, deep)
+	if err != nil {
+		return nil, err
+	}
+	// The whole request is lifted by its servers too, even when it has
+	// several asks: lifting only each ask measured worse on both the
+	// paraphrase and the multi-intent sets (docs/measurements.md).
+	if out, err = lift(ps, out); err != nil {
+		return nil, err
+	}
+	if len(asks) >= 2 {
+		best := make(map[string]Match, len(out))
+		for _, m := range out {
+			best[m.Tool.Name] = m
+		}
+		for _, a := range asks {
+			ap := []part{{a, thoughtWeight, 0}}
+			ms, err := r.rank(ctx, ap, deep)
+			if err != nil {
+				return nil, err
+			}
+			if ms, err = lift(ap, ms); err != nil {
+				return nil, err
+			}
+			for _, m := range ms[:min(r.opts.IntentQuota, len(ms))] {
+				if b, ok := best[m.Tool.Name]; !ok || m.Score > b.Score {
+					best[m.Tool.Name] = m
+				}
+			}
+		}
+		out = out[:0]
+		for _, m := range best {
+			out = append(out, m)
+		}
+		sortMatches(out)
+	}
+	return out[:min(k, len(out))], nil
+}

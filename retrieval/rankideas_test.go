@@ -1,0 +1,114 @@
+package retrieval_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/tool"
+)
+
+func TestIntents(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"What's the weather in Paris?", []string{"What's the weather in Paris?"}},
+		{"File the bug in the tracker, then tell the team channel about it.",
+			[]string{"File the bug in the tracker", "tell the team channel about it."}},
+		{"Count the refunded orders; set up a blank flow called X; and look up the news about Postgres.",
+			[]string{"Count the refunded orders", "set up a blank flow called X", "and look up the news about Postgres."}},
+		// A clause of fewer than three words joins the one before it.
+		{"Restart the web server then stop.", []string{"Restart the web server stop."}},
+		{"Email Bob the report. Also book a table for two at Luigi's.",
+			[]string{"Email Bob the report.", "Also book a table for two at Luigi's."}},
+		// "and" alone does not split: it joins names as often as asks.
+		{"Add Acme Corp and Jane Roe to the graph", []string{"Add Acme Corp and Jane Roe to the graph"}},
+	} {
+		if diff := cmp.Diff(tc.want, retrieval.Intents(tc.in)); diff != "" {
+			t.Errorf("Intents(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+func rankTool(server, name, desc string) tool.Tool {
+	return tool.Tool{Name: server + "__" + name, Server: server, OriginalName: name, Description: desc,
+		InputSchema: json.RawMessage(`{"type":"object"}`)}.WithHash()
+}
+
+// Two tools that match a request's words equally: the one whose server
+// fits the rest of the request (its other tools speak of bugs) is lifted.
+func TestServerWeightLiftsTheServerThatFits(t *testing.T) {
+	ix := testenv.Index(t, nil, nil,
+		rankTool("notes", "create_item", "Create an item."),
+		rankTool("notes", "archive_notebook", "Archive a notebook of notes."),
+		rankTool("tracker", "create_item", "Create an item."),
+		rankTool("tracker", "triage_bug", "Triage a bug report: severity and owner."),
+		rankTool("tracker", "close_bug", "Close a fixed bug."),
+	)
+	ctx := context.Background()
+	q := retrieval.Query{Task: "create an item for this bug"}
+	top := func(o retrieval.Options) []string {
+		o.Mode, o.K = retrieval.Lexical, 5
+		ms, err := newRetriever(t, ix, &o).Retrieve(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range ms {
+			if m.Tool.OriginalName == "create_item" {
+				out = append(out, m.Tool.Name)
+			}
+			if m.Score < 0 || m.Score > 1 {
+				t.Errorf("%s scores %v", m.Tool.Name, m.Score)
+			}
+		}
+		return out
+	}
+	if got := top(retrieval.Options{}); got[0] != "notes__create_item" {
+		t.Fatalf("without servers: %v (a tie, broken by name)", got)
+	}
+	if got := top(retrieval.Options{ServerWeight: 0.5}); got[0] != "tracker__create_item" {
+		t.Errorf("with servers: %v, want tracker__create_item first", got)
+	}
+}
+
+// A request of two asks whose first drowns the second in a whole-request
+// ranking: with a quota per intent, the second ask's tool joins the top.
+func TestIntentQuotaKeepsEveryAsk(t *testing.T) {
+	ix := testenv.Index(t, nil, nil,
+		rankTool("db", "query_orders", "Query the orders table: refunded, paid or open orders, by date."),
+		rankTool("db", "count_orders", "Count orders by status."),
+		rankTool("db", "export_orders", "Export orders to CSV."),
+		rankTool("db", "refund_order", "Refund an order."),
+		rankTool("chat", "post_message", "Post a message to a channel."),
+	)
+	ctx := context.Background()
+	q := retrieval.Query{Task: "Count the refunded orders by date and status and export the refunded orders to CSV, then tell the channel"}
+	first := func(o retrieval.Options) []string {
+		o.Mode, o.K = retrieval.Lexical, 2
+		ms, err := newRetriever(t, ix, &o).Retrieve(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names(ms)
+	}
+	if got := first(retrieval.Options{}); contains(got, "chat__post_message") {
+		t.Fatalf("the test needs a whole-request top 2 without the channel's tool: %v", got)
+	}
+	if got := first(retrieval.Options{IntentQuota: 1}); !contains(got, "chat__post_message") {
+		t.Errorf("with a quota of 1 per intent: %v, want chat__post_message in the top 2", got)
+	}
+}
+
+func TestRankIdeasOptions(t *testing.T) {
+	ix := newIndex(t)
+	for _, o := range []retrieval.Options{{ServerWeight: -1}, {IntentQuota: -2}} {
+		if _, err := retrieval.New(ix, &o); err == nil {
+			t.Errorf("New(%+v) accepted", o)
+		}
+	}
+}

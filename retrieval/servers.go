@@ -1,0 +1,134 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/toolsift/toolsift/internal/textproc"
+	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// Server-aware ranking (Options.ServerWeight): each server of the catalog
+// is one document (its name, then each of its tools' name and first
+// sentence), indexed with the tool index's own embedders and ranked for the
+// query with the same signals and fusion as the tools. A tool's score
+// becomes (tool + w × its server's) / (1 + w), so a request that fits a
+// server lifts that server's tools, even those whose own words miss.
+
+// serverDocSentenceRunes bounds each tool's sentence in a server document.
+const serverDocSentenceRunes = 120
+
+// servers is the index of server documents, rebuilt when the tool index's
+// generation moves.
+type servers struct {
+	mu  sync.Mutex
+	gen uint64
+	ok  bool
+	ix  *toolindex.Index
+	n   int // servers indexed
+}
+
+// serverIndex returns the index of server documents for the tool index's
+// current generation, building it when the catalog changed. It returns
+// nil when the catalog has fewer than two servers: nothing to tell apart.
+func (r *Retriever) serverIndex(ctx context.Context) (*toolindex.Index, error) {
+	s := r.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	gen := r.ix.Generation()
+	if s.ok && s.gen == gen {
+		return s.ix, nil
+	}
+	docs := map[string]*strings.Builder{}
+	for t := range r.ix.All() {
+		if t.Server == "" {
+			continue
+		}
+		b, ok := docs[t.Server]
+		if !ok {
+			b = &strings.Builder{}
+			docs[t.Server] = b
+			b.WriteString(t.Server)
+			b.WriteString(".\n")
+		}
+		name := t.OriginalName
+		if name == "" {
+			name = t.Name
+		}
+		b.WriteString(name)
+		if d := textproc.FirstSentence(t.Description, serverDocSentenceRunes); d != "" {
+			b.WriteString(": ")
+			b.WriteString(d)
+		}
+		b.WriteString("\n")
+	}
+	var ix *toolindex.Index
+	if len(docs) >= 2 {
+		var err error
+		if ix, err = toolindex.New(r.emb, &toolindex.Options{Semantic: r.sem}); err != nil {
+			return nil, fmt.Errorf("retrieval: server index: %w", err)
+		}
+		var tools []tool.Tool
+		for _, name := range slices.Sorted(maps.Keys(docs)) {
+			tools = append(tools, tool.Tool{Name: name, Server: name, Description: docs[name].String()})
+		}
+		if _, err := ix.Upsert(ctx, tools...); err != nil {
+			return nil, fmt.Errorf("retrieval: server index: %w", err)
+		}
+	}
+	s.ix, s.gen, s.ok, s.n = ix, gen, true, len(docs)
+	return ix, nil
+}
+
+// serverScores ranks the servers for ps as the tools are ranked (same
+// mode, weights and fusion) and returns each server's score in [0, 1]; nil
+// when there is nothing to rank.
+func (r *Retriever) serverScores(ctx context.Context, ps []part) (map[string]float64, error) {
+	six, err := r.serverIndex(ctx)
+	if err != nil || six == nil {
+		return nil, err
+	}
+	sr := &Retriever{ix: six, emb: r.emb, sem: r.sem, opts: r.opts, srv: &servers{}}
+	sr.opts.Depth = six.Len()
+	ranked, err := sr.rank(ctx, ps, six.Len())
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]float64, len(ranked))
+	for _, m := range ranked {
+		out[m.Tool.Name] = m.Score
+	}
+	return out, nil
+}
+
+// liftByServer rescores ranked (best first) with its servers' scores:
+// (tool + w × server) / (1 + w), and sorts it again; k bounds the result.
+func liftByServer(ranked []Match, server map[string]float64, w float64, k int) []Match {
+	if len(server) == 0 || w == 0 {
+		return ranked[:min(k, len(ranked))]
+	}
+	out := slices.Clone(ranked)
+	for i := range out {
+		out[i].Score = (out[i].Score + w*server[out[i].Tool.Server]) / (1 + w)
+	}
+	sortMatches(out)
+	return out[:min(k, len(out))]
+}
+
+// sortMatches orders matches best first, ties by name.
+func sortMatches(ms []Match) {
+	slices.SortStableFunc(ms, func(a, b Match) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Tool.Name, b.Tool.Name)
+	})
+}
