@@ -81,6 +81,12 @@ type Options struct {
 	// ApproveAll asks Approve for read-only tools too.
 	ApproveAll bool
 
+	// MaxDeferredTokens is the largest catalog, in tokens at full tier,
+	// sent as deferred tools to a DeferringModel; a larger one gets
+	// per-step selection. Default DefaultMaxDeferredTokens; negative
+	// never defers.
+	MaxDeferredTokens int
+
 	// Tokenizer counts the tokens of observations; nil means o200k_base.
 	Tokenizer *budget.Tokenizer
 	// Logger receives one record per event (Debug for tool calls, Info for
@@ -137,6 +143,9 @@ func New(model Model, tools Tools, opts *Options) (*Agent, error) {
 	if o.MaxParallel == 0 {
 		o.MaxParallel = DefaultMaxParallel
 	}
+	if o.MaxDeferredTokens == 0 {
+		o.MaxDeferredTokens = DefaultMaxDeferredTokens
+	}
 	a := &Agent{model: model, tools: tools, opts: o, tok: o.Tokenizer, log: o.Logger}
 	if a.tok == nil {
 		tok, err := budget.NewTokenizer("", "")
@@ -189,6 +198,11 @@ type Step struct {
 	ToolTokens     int `json:"tool_tokens"`
 	AllToolsTokens int `json:"all_tools_tokens"`
 	AllTools       int `json:"all_tools"`
+	// DeferredTools and DeferredTokens count the tools sent as deferred
+	// (Request.Deferred) and their tokens at full tier; zero when the
+	// step chose its tools itself.
+	DeferredTools  int `json:"deferred_tools,omitempty"`
+	DeferredTokens int `json:"deferred_tokens,omitempty"`
 	// Usage is what the provider reported for this step's model call
 	// (PromptTokens includes the tools).
 	Usage Usage `json:"usage"`
@@ -265,7 +279,8 @@ type EventKind string
 // Event kinds, in the order they happen within a step.
 const (
 	// EventThink: the step's tools are chosen. Query, Offered, ToolTokens,
-	// AllToolsTokens, AllTools; Latency is retrieval plus selection.
+	// AllToolsTokens, AllTools, DeferredTools, DeferredTokens; Latency is
+	// retrieval plus selection.
 	EventThink EventKind = "think"
 	// EventModel: the model answered. Message, Usage; Latency is the call.
 	EventModel EventKind = "model"
@@ -285,6 +300,7 @@ type Event struct {
 	Query                                retrieval.Query
 	Offered                              []OfferedTool
 	ToolTokens, AllToolsTokens, AllTools int
+	DeferredTools, DeferredTokens        int
 
 	Message Message
 	Usage   Usage

@@ -54,6 +54,8 @@ type run struct {
 	// found names tools that join the next step only (search results,
 	// close matches of an unknown name); Think skips names it lacks.
 	found []string
+	// deferred is set when the catalog goes as deferred tools (defer.go).
+	deferred *deferral
 
 	emitMu sync.Mutex
 }
@@ -79,19 +81,32 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	}
 	st := Step{N: n, Query: r.query()}
 
-	// Think: rank, then fit into the budget.
-	off, err := a.tools.Think(ctx, think.Request{Query: st.Query, Found: r.found})
-	if err != nil {
-		return false, fmt.Errorf("agent: step %d: %w", n, err)
+	// Think: rank, then fit into the budget; with deferred tools, the
+	// first step's tools stay for the whole run (defer.go).
+	var off think.Offer
+	if r.deferred != nil {
+		off = r.deferred.offer
+	} else {
+		var err error
+		if off, err = a.tools.Think(ctx, think.Request{Query: st.Query, Found: r.found}); err != nil {
+			return false, fmt.Errorf("agent: step %d: %w", n, err)
+		}
+		if n == 1 {
+			r.deferred = r.deferTools(off)
+		}
+		st.Latency.Retrieve, st.Latency.Select = off.Retrieve, off.Select
 	}
 	r.found = nil
-	st.Latency.Retrieve, st.Latency.Select = off.Retrieve, off.Select
+	req := Request{Tools: make([]ToolDef, len(off.Tools))}
+	if r.deferred != nil {
+		req.Deferred = r.deferred.deferred
+		st.DeferredTools, st.DeferredTokens = len(req.Deferred), r.deferred.tokens
+	}
 	st.AllToolsTokens, st.AllTools = off.AllTokens, off.AllTools
 	offered := make([]OfferedTool, len(off.Tools))
-	defs := make([]ToolDef, len(off.Tools))
 	for i, o := range off.Tools {
 		offered[i] = OfferedTool{Name: o.Tool.Name, Tokens: o.Tokens, Tier: o.Tier, Score: o.Score, Reason: o.Reason}
-		defs[i] = ToolDef{Name: o.Tool.Name, Description: o.Description, Parameters: o.Parameters}
+		req.Tools[i] = ToolDef{Name: o.Tool.Name, Description: o.Description, Parameters: o.Parameters}
 	}
 	st.Offered = offered
 	st.ToolTokens = off.Tokens
@@ -104,11 +119,13 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 		r.res.AllToolsTokens += st.AllToolsTokens
 	}()
 	r.emit(ctx, Event{Kind: EventThink, Step: n, Query: st.Query, Offered: offered,
-		ToolTokens: st.ToolTokens, AllToolsTokens: st.AllToolsTokens, AllTools: st.AllTools, Latency: st.Latency.Retrieve + st.Latency.Select})
+		ToolTokens: st.ToolTokens, AllToolsTokens: st.AllToolsTokens, AllTools: st.AllTools,
+		DeferredTools: st.DeferredTools, DeferredTokens: st.DeferredTokens, Latency: st.Latency.Retrieve + st.Latency.Select})
 
 	// The model.
 	t2 := time.Now()
-	resp, err := a.model.Complete(ctx, Request{Messages: slices.Clone(r.res.Messages), Tools: defs})
+	req.Messages = slices.Clone(r.res.Messages)
+	resp, err := a.model.Complete(ctx, req)
 	st.Latency.Model = time.Since(t2)
 	if err != nil {
 		// Every model error wraps ErrModel, a custom Model's too.
@@ -124,6 +141,11 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	msg.Role, msg.ToolCallID = RoleAssistant, ""
 	msg.ToolCalls = slices.Clone(msg.ToolCalls)
 	fillCallIDs(msg.ToolCalls)
+	for i := range msg.ToolCalls {
+		if msg.ToolCalls[i].Search {
+			msg.ToolCalls[i].Name = retrieval.SearchToolName
+		}
+	}
 	st.Message, st.Usage = msg, resp.Usage
 	r.res.Messages = append(r.res.Messages, msg)
 	r.emit(ctx, Event{Kind: EventModel, Step: n, Message: msg, Usage: resp.Usage, Latency: st.Latency.Model})
@@ -139,7 +161,11 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	st.Calls = r.act(ctx, n, msg.ToolCalls, offered)
 	st.Latency.Tools = time.Since(t3)
 	for _, c := range st.Calls {
-		r.res.Messages = append(r.res.Messages, Message{Role: RoleTool, ToolCallID: c.ID, Content: c.Observation})
+		m := Message{Role: RoleTool, ToolCallID: c.ID, Content: c.Observation}
+		if c.Outcome == OutcomeSearch {
+			m.Found = slices.Clone(c.Found)
+		}
+		r.res.Messages = append(r.res.Messages, m)
 	}
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("agent: step %d: %w", n, err)
