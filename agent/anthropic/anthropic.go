@@ -15,6 +15,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift/retrieval"
 )
 
 // DefaultBaseURL is the Anthropic API.
@@ -56,6 +57,9 @@ type Options struct {
 	Stream bool
 	// NoCache leaves out the cache_control breakpoints (see Model).
 	NoCache bool
+	// NoDefer never sends deferred tools: the agent chooses tools per
+	// step (see Model).
+	NoDefer bool
 	// MCPServers are reached by Anthropic's MCP connector instead of by
 	// this process: see MCPServer.
 	MCPServers []MCPServer
@@ -92,6 +96,17 @@ type MCPServer struct {
 // reads this one's prefix from the cache). That is at most 4, the API's cap.
 // Usage reports cache reads as agent.Usage.CachedPromptTokens and cache
 // writes as CacheWriteTokens.
+//
+// Deferred tools: Model is an agent.DeferringModel. When the agent sends
+// the catalog as Request.Deferred, those tools go with defer_loading: true
+// (the model does not see them until loaded), the tools loaded from the
+// start end with search_tools, which is Anthropic's custom tool search: its
+// calls come back as agent.ToolCall with Search set, and the answer's Found
+// tools that are deferred are sent as tool_reference blocks in the
+// tool_result, which loads them. The tools of the request then stay the same
+// bytes for the whole run, and the cache breakpoint sits on the last loaded
+// tool. With Options.NoDefer, or MCPServers (the connector's toolsets are
+// chosen per step), the agent chooses tools per step instead.
 type Model struct {
 	client      sdk.Client
 	model       string
@@ -99,10 +114,11 @@ type Model struct {
 	temperature *float64
 	stream      bool
 	noCache     bool
+	noDefer     bool
 	mcp         []MCPServer
 }
 
-var _ agent.Model = (*Model)(nil)
+var _ agent.DeferringModel = (*Model)(nil)
 
 // New returns a Messages API model named model (e.g. "claude-sonnet-4-5").
 // Nil opts mean the defaults. Options that cannot reach an endpoint (no
@@ -172,6 +188,7 @@ func New(model string, opts *Options) (*Model, error) {
 		temperature: o.Temperature,
 		stream:      o.Stream,
 		noCache:     o.NoCache,
+		noDefer:     o.NoDefer,
 		mcp:         append([]MCPServer(nil), o.MCPServers...),
 	}, nil
 }
@@ -185,6 +202,9 @@ func redactURL(s string) string {
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	return u.String()
 }
+
+// DefersTools implements agent.DeferringModel.
+func (m *Model) DefersTools() bool { return !m.noDefer && len(m.mcp) == 0 }
 
 // Complete implements agent.Model. Errors wrap agent.ErrModel; the API's
 // own error (*anthropic.Error of the SDK, with the HTTP status) stays
@@ -206,7 +226,16 @@ func (m *Model) Complete(ctx context.Context, req agent.Request) (agent.Response
 	if err != nil {
 		return agent.Response{}, fmt.Errorf("%w: %s: %w", agent.ErrModel, m.model, err)
 	}
-	return fromMessage(msg), nil
+	resp := fromMessage(msg)
+	if len(req.Deferred) > 0 {
+		// With deferred tools, search_tools is the API's tool search.
+		for i := range resp.Message.ToolCalls {
+			if resp.Message.ToolCalls[i].Name == retrieval.SearchToolName {
+				resp.Message.ToolCalls[i].Search = true
+			}
+		}
+	}
+	return resp, nil
 }
 
 // params converts a request. The Beta Messages API is used throughout: it
@@ -219,24 +248,43 @@ func (m *Model) params(req agent.Request) (sdk.BetaMessageNewParams, error) {
 	if m.temperature != nil {
 		p.Temperature = sdk.Float(*m.temperature)
 	}
-	msgs, system := toMessages(req.Messages)
+	deferred := make(map[string]bool, len(req.Deferred))
+	for _, t := range req.Deferred {
+		deferred[t.Name] = true
+	}
+	msgs, system := toMessages(req.Messages, deferred)
 	p.Messages, p.System = msgs, system
 
 	byServer := map[string][]string{}
-	for _, t := range req.Tools {
-		if s, name, ok := m.connectorTool(t.Name); ok {
-			byServer[s] = append(byServer[s], name)
-			continue
-		}
+	custom := func(t agent.ToolDef, deferLoading bool) error {
 		schema, err := inputSchema(t.Parameters)
 		if err != nil {
-			return p, fmt.Errorf("tool %s: parameters: %w", t.Name, err)
+			return fmt.Errorf("tool %s: parameters: %w", t.Name, err)
 		}
 		tp := &sdk.BetaToolParam{Name: t.Name, InputSchema: schema}
 		if t.Description != "" {
 			tp.Description = sdk.String(t.Description)
 		}
+		if deferLoading {
+			tp.DeferLoading = sdk.Bool(true)
+		}
 		p.Tools = append(p.Tools, sdk.BetaToolUnionParam{OfTool: tp})
+		return nil
+	}
+	for _, t := range req.Tools {
+		if s, name, ok := m.connectorTool(t.Name); ok {
+			byServer[s] = append(byServer[s], name)
+			continue
+		}
+		if err := custom(t, false); err != nil {
+			return p, err
+		}
+	}
+	loaded := len(p.Tools) // the tools the model sees from the start
+	for _, t := range req.Deferred {
+		if err := custom(t, true); err != nil {
+			return p, err
+		}
 	}
 	for _, s := range m.mcp {
 		def := sdk.BetaRequestMCPServerURLDefinitionParam{Name: s.Name, URL: s.URL}
@@ -262,7 +310,7 @@ func (m *Model) params(req agent.Request) (sdk.BetaMessageNewParams, error) {
 		p.Betas = append(p.Betas, mcpBeta)
 	}
 	if !m.noCache {
-		placeBreakpoints(&p)
+		placeBreakpoints(&p, loaded)
 	}
 	return p, nil
 }
@@ -279,13 +327,14 @@ func (m *Model) connectorTool(name string) (server, tool string, ok bool) {
 }
 
 // placeBreakpoints marks where the prefix stays the same between steps:
-// the last tool, the last system block, the end of the previous request's
+// the last tool (the last loaded one, before the deferred tools, when
+// loaded < len(p.Tools); mcp_toolsets come after them), the last system block, the end of the previous request's
 // messages (the last user turn before the latest assistant turn) and the
 // end of this request's messages. Anthropic looks back at most 20 blocks
 // from a breakpoint for an earlier cached prefix; the breakpoint at the
 // previous request's end makes the hit certain however many blocks this
 // step added.
-func placeBreakpoints(p *sdk.BetaMessageNewParams) {
+func placeBreakpoints(p *sdk.BetaMessageNewParams, loaded int) {
 	n := 0
 	mark := func(cc *sdk.BetaCacheControlEphemeralParam) {
 		if cc != nil && n < maxBreakpoints {
@@ -293,7 +342,10 @@ func placeBreakpoints(p *sdk.BetaMessageNewParams) {
 			n++
 		}
 	}
-	if len(p.Tools) > 0 {
+	switch {
+	case loaded > 0 && loaded < len(p.Tools) && p.Tools[loaded].OfTool != nil && p.Tools[loaded].OfTool.DeferLoading.Value:
+		mark(p.Tools[loaded-1].GetCacheControl())
+	case len(p.Tools) > 0:
 		mark(p.Tools[len(p.Tools)-1].GetCacheControl())
 	}
 	if len(p.System) > 0 {
@@ -321,9 +373,11 @@ func placeBreakpoints(p *sdk.BetaMessageNewParams) {
 }
 
 // toMessages converts a conversation: system messages become the system
-// blocks, tool results become tool_result blocks of a user turn, and
-// consecutive turns of one role are merged (the API alternates roles).
-func toMessages(msgs []agent.Message) ([]sdk.BetaMessageParam, []sdk.BetaTextBlockParam) {
+// blocks, tool results become tool_result blocks of a user turn (a search's
+// result, when it found deferred tools, is their tool_reference blocks,
+// which load them), and consecutive turns of one role are merged (the API
+// alternates roles).
+func toMessages(msgs []agent.Message, deferred map[string]bool) ([]sdk.BetaMessageParam, []sdk.BetaTextBlockParam) {
 	var out []sdk.BetaMessageParam
 	var system []sdk.BetaTextBlockParam
 	add := func(role sdk.BetaMessageParamRole, blocks ...sdk.BetaContentBlockParamUnion) {
@@ -343,9 +397,18 @@ func toMessages(msgs []agent.Message) ([]sdk.BetaMessageParam, []sdk.BetaTextBlo
 				system = append(system, sdk.BetaTextBlockParam{Text: msg.Content})
 			}
 		case agent.RoleTool:
+			var content []sdk.BetaToolResultBlockParamContentUnion
+			for _, name := range msg.Found {
+				if deferred[name] {
+					content = append(content, sdk.BetaToolResultBlockParamContentUnion{OfToolReference: &sdk.BetaToolReferenceBlockParam{ToolName: name}})
+				}
+			}
+			if content == nil {
+				content = []sdk.BetaToolResultBlockParamContentUnion{{OfText: &sdk.BetaTextBlockParam{Text: nonEmpty(msg.Content)}}}
+			}
 			add(sdk.BetaMessageParamRoleUser, sdk.BetaContentBlockParamUnion{OfToolResult: &sdk.BetaToolResultBlockParam{
 				ToolUseID: msg.ToolCallID,
-				Content:   []sdk.BetaToolResultBlockParamContentUnion{{OfText: &sdk.BetaTextBlockParam{Text: nonEmpty(msg.Content)}}},
+				Content:   content,
 			}})
 		case agent.RoleAssistant:
 			var blocks []sdk.BetaContentBlockParamUnion

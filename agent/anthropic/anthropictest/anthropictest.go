@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -96,13 +97,44 @@ type Request struct {
 	Body json.RawMessage
 }
 
-// ToolNames returns the names of the custom tools offered, in request
-// order.
+// ToolNames returns the names of the custom tools sent, deferred or not,
+// in request order.
 func (r Request) ToolNames() []string {
 	var names []string
 	for _, t := range r.Tools {
-		if t.Type == "" || t.Type == "custom" {
+		if t.Type == "" {
 			names = append(names, t.Name)
+		}
+	}
+	return names
+}
+
+// DeferredNames returns the names of the tools sent with defer_loading.
+func (r Request) DeferredNames() []string {
+	var names []string
+	for _, t := range r.Tools {
+		if t.Type == "" && t.DeferLoading {
+			names = append(names, t.Name)
+		}
+	}
+	return names
+}
+
+// Loaded returns the custom tools the model can call: those sent without
+// defer_loading, then the deferred ones a tool_reference in the
+// conversation loaded, in the order they were loaded.
+func (r Request) Loaded() []string {
+	var names []string
+	for _, t := range r.Tools {
+		if t.Type == "" && !t.DeferLoading {
+			names = append(names, t.Name)
+		}
+	}
+	for _, m := range r.Messages {
+		for _, f := range m.Found {
+			if !slices.Contains(names, f) {
+				names = append(names, f)
+			}
 		}
 	}
 	return names
@@ -293,6 +325,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		req.System = append(req.System, text)
 		parts = append(parts, prefixPart{path: "system", canon: sys})
 	}
+	deferred := map[string]bool{}
+	for _, t := range req.Tools {
+		if t.DeferLoading {
+			deferred[t.Name] = true
+		}
+	}
 	for i, m := range wr.Messages {
 		blocks, err := contentBlocks(m.Content)
 		if err != nil {
@@ -304,7 +342,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		for j, raw := range blocks {
 			add(fmt.Sprintf("messages[%d].content[%d]", i, j), raw)
 		}
-		msgs, err := fromWireMessage(m.Role, blocks)
+		msgs, err := fromWireMessage(m.Role, blocks, deferred)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("anthropictest: messages[%d]: %v", i, err))
 			return
@@ -452,10 +490,12 @@ func contentBlocks(raw json.RawMessage) ([]json.RawMessage, error) {
 }
 
 // fromWireMessage converts one turn to the agent's messages: a user turn's
-// tool_result blocks become tool messages (a tool_reference in a result is
-// rendered "tool_reference:<name>"), its text a user message; an assistant
-// turn's text and tool_use blocks one assistant message.
-func fromWireMessage(role string, blocks []json.RawMessage) ([]agent.Message, error) {
+// tool_result blocks become tool messages (the tools its tool_reference
+// blocks load are the message's Found; as the API does, a reference to a
+// tool that is not deferred in the request is an error), its text a user
+// message; an assistant turn's text and tool_use blocks one assistant
+// message.
+func fromWireMessage(role string, blocks []json.RawMessage, deferred map[string]bool) ([]agent.Message, error) {
 	var out []agent.Message
 	var asst agent.Message
 	for j, raw := range blocks {
@@ -477,11 +517,16 @@ func fromWireMessage(role string, blocks []json.RawMessage) ([]agent.Message, er
 			}
 			out = append(out, agent.Message{Role: agent.RoleUser, Content: b.Text})
 		case role == "user" && b.Type == "tool_result":
-			text, err := resultText(b.Content)
+			text, refs, err := resultText(b.Content)
 			if err != nil {
 				return nil, fmt.Errorf("content[%d]: %w", j, err)
 			}
-			out = append(out, agent.Message{Role: agent.RoleTool, ToolCallID: b.ToolUseID, Content: text})
+			for _, ref := range refs {
+				if !deferred[ref] {
+					return nil, fmt.Errorf("content[%d]: tool_reference to %q, which is not a deferred tool of the request", j, ref)
+				}
+			}
+			out = append(out, agent.Message{Role: agent.RoleTool, ToolCallID: b.ToolUseID, Content: text, Found: refs})
 		default:
 			return nil, fmt.Errorf("content[%d]: unexpected %q block in a %s turn", j, b.Type, role)
 		}
@@ -493,32 +538,37 @@ func fromWireMessage(role string, blocks []json.RawMessage) ([]agent.Message, er
 	return out, nil
 }
 
-func resultText(raw json.RawMessage) (string, error) {
+// resultText returns a tool_result's text and the tools its tool_reference
+// blocks name.
+func resultText(raw json.RawMessage) (string, []string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
-		return "", nil
+		return "", nil, nil
 	}
 	if raw[0] == '"' {
 		var s string
 		err := json.Unmarshal(raw, &s)
-		return s, err
+		return s, nil, err
 	}
 	var blocks []wireBlock
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	var parts []string
+	var parts, refs []string
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
 			parts = append(parts, b.Text)
 		case "tool_reference":
-			parts = append(parts, "tool_reference:"+b.ToolName)
+			if b.ToolName == "" {
+				return "", nil, errors.New("tool_reference without tool_name")
+			}
+			refs = append(refs, b.ToolName)
 		default:
-			return "", fmt.Errorf("unexpected %q block in a tool_result", b.Type)
+			return "", nil, fmt.Errorf("unexpected %q block in a tool_result", b.Type)
 		}
 	}
-	return strings.Join(parts, "\n"), nil
+	return strings.Join(parts, "\n"), refs, nil
 }
 
 func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []agent.ToolCall, stop string, usage agent.Usage) {
