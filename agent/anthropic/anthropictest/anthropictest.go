@@ -2,7 +2,8 @@
 // tests of code built on agent/anthropic: an httptest server that speaks the
 // wire format (JSON, and server-sent events when the request asks to
 // stream), answers with the replies of a script, records every request, and
-// keeps a prompt cache as the API does (a prefix is cached at each
+// keeps a prompt cache as the API does (deferred tools are not in the
+// prompt until a tool_reference loads them; a prefix is cached at each
 // cache_control breakpoint; a later request whose prefix up to a breakpoint
 // is byte-identical, cache markers aside, reads it), so that a test sees the
 // cache_read_input_tokens and cache_creation_input_tokens a real run would.
@@ -280,10 +281,21 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		req.MCPServers = append(req.MCPServers, MCPServer{Name: m.Name, URL: m.URL, HasToken: m.AuthorizationToken != ""})
 	}
 	var parts []prefixPart
+	// A deferred tool is not in the prompt until a tool_reference loads
+	// it: its definition counts where the reference is.
+	deferredDefs := map[string][]byte{}
 	add := func(path string, raw json.RawMessage) {
 		canon, marked := stripCacheControl(raw)
 		if marked {
 			req.Breakpoints = append(req.Breakpoints, path)
+		}
+		var b wireBlock
+		if json.Unmarshal(raw, &b) == nil && b.Type == "tool_result" {
+			if _, refs, err := resultText(b.Content); err == nil {
+				for _, ref := range refs {
+					canon = append(canon, deferredDefs[ref]...)
+				}
+			}
 		}
 		parts = append(parts, prefixPart{path: path, canon: canon, marked: marked})
 	}
@@ -308,6 +320,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		slices.Sort(tl.EnabledTools)
 		req.Tools = append(req.Tools, tl)
+		if t.DeferLoading {
+			if _, marked := stripCacheControl(raw); marked {
+				req.Breakpoints = append(req.Breakpoints, fmt.Sprintf("tools[%d]", i))
+			}
+			deferredDefs[t.Name], _ = stripCacheControl(raw)
+			continue
+		}
 		add(fmt.Sprintf("tools[%d]", i), raw)
 	}
 	if sys := bytes.TrimSpace(wr.System); len(sys) > 0 && sys[0] == '[' {
