@@ -22,6 +22,20 @@
 //	}
 //	res, err := a.Run(ctx, "Use the get-sum tool to add 17 and 25.")
 //
+// # Your own loop: Select
+//
+// An application that runs its own loop (LangChainGo, Eino, Genkit, a
+// hand-written one) calls Select before each model call: its conversation
+// in, as plain Messages; the tools for this call out, each with the reason
+// it is offered, as the "tools" array of its API (Selection.JSON with
+// budget.FormatChat, FormatResponses, FormatAnthropic or FormatMCP):
+//
+//	sel, err := ts.Select(ctx, []toolsift.Message{{Role: "user", Content: task}})
+//	body := sel.JSON(budget.FormatAnthropic) // send as "tools"
+//
+// When the model calls search_tools, answer it with SearchTools; the next
+// Select offers what it found, and tools called stay offered.
+//
 // # What is cached
 //
 // The Toolset owns one cache folder (os.UserCacheDir()/toolsift, or

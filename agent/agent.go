@@ -86,6 +86,12 @@ type Options struct {
 	// with think.Options.Prices: give both the same prices.)
 	Prices budget.Prices
 
+	// MaxDeferredTokens is the largest catalog, in tokens at full tier,
+	// sent as deferred tools to a DeferringModel; a larger one gets
+	// per-step selection. Default DefaultMaxDeferredTokens; negative
+	// never defers.
+	MaxDeferredTokens int
+
 	// Tokenizer counts the tokens of observations; nil means o200k_base.
 	Tokenizer *budget.Tokenizer
 	// Logger receives one record per event (Debug for tool calls, Info for
@@ -142,6 +148,9 @@ func New(model Model, tools Tools, opts *Options) (*Agent, error) {
 	}
 	if o.MaxParallel == 0 {
 		o.MaxParallel = DefaultMaxParallel
+	}
+	if o.MaxDeferredTokens == 0 {
+		o.MaxDeferredTokens = DefaultMaxDeferredTokens
 	}
 	a := &Agent{model: model, tools: tools, opts: o, tok: o.Tokenizer, log: o.Logger, prices: resolvePrices(o.Prices)}
 	if a.tok == nil {
@@ -213,6 +222,11 @@ type Step struct {
 	// PromptCache is how much of this step's request repeats the previous
 	// one's prefix.
 	PromptCache PromptCache `json:"prompt_cache"`
+	// DeferredTools and DeferredTokens count the tools sent as deferred
+	// (Request.Deferred) and their tokens at full tier; zero when the
+	// step chose its tools itself.
+	DeferredTools  int `json:"deferred_tools,omitempty"`
+	DeferredTokens int `json:"deferred_tokens,omitempty"`
 	// Usage is what the provider reported for this step's model call
 	// (PromptTokens includes the tools).
 	Usage Usage `json:"usage"`
@@ -296,8 +310,8 @@ type EventKind string
 // Event kinds, in the order they happen within a step.
 const (
 	// EventThink: the step's tools are chosen. Query, Offered, ToolTokens,
-	// AllToolsTokens, AllTools, PromptCache; Latency is retrieval plus
-	// selection.
+	// AllToolsTokens, AllTools, DeferredTools, DeferredTokens,
+	// PromptCache; Latency is retrieval plus selection.
 	EventThink EventKind = "think"
 	// EventModel: the model answered. Message, Usage, EstimatedCost;
 	// Latency is the call.
@@ -319,6 +333,7 @@ type Event struct {
 	Offered                              []OfferedTool
 	ToolTokens, AllToolsTokens, AllTools int
 	PromptCache                          PromptCache
+	DeferredTools, DeferredTokens        int
 
 	Message       Message
 	Usage         Usage

@@ -32,6 +32,18 @@
 // search_tools ([retrieval.SearchTool]) to ask for tools by description; what
 // it finds joins the next step.
 //
+// Deferred tools: APIs that load tools on demand (OpenAI's Responses API
+// with defer_loading and a client-executed tool_search; Anthropic's tool
+// search with tool_reference) keep their prompt cache while tools are found.
+// With such a model (a [DeferringModel]) and a catalog that does not fit the
+// budget whole but costs at most [Options.MaxDeferredTokens], the first
+// step's tools are loaded for the whole run, the rest of the catalog is sent
+// deferred ([Request].Deferred, by name, the same bytes at every step), and
+// the API's own search call ([ToolCall].Search) is answered by toolsift's
+// ranking ([Tools].SearchTools); the tool message's [Message].Found names
+// what it loaded, for the model to render in the API's form. Otherwise, and
+// for Chat Completions, tools are chosen per step as above.
+//
 // Every step is traced: [Result].Steps (query, tools offered with their
 // tokens and tier, the provider's usage, calls with outcomes and sizes,
 // latency per phase, and the cost of offering every tool instead), an [Event]

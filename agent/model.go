@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/toolsift/toolsift/tool"
 )
 
 // Model is a chat model that may answer with tool calls. Complete sends the
@@ -13,6 +15,35 @@ import (
 // conversations at once. The Agent never mutates a Request after the call.
 type Model interface {
 	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// A DeferringModel is a Model whose API loads tools on demand: the Agent
+// sends the catalog in Request.Deferred, the model searches it with the
+// API's own tool search executed by the client, and the Agent answers the
+// search (a ToolCall with Search set) with toolsift's ranking
+// (Tools.SearchTools); the tool message's Found names what the search
+// loaded, for the model to render natively. The tools sent, the deferred
+// ones and the loaded ones, stay the same for the whole run, so every
+// step after the first reuses the provider's prompt cache; tools found
+// join the conversation, at its end.
+//
+// The Agent defers only when DefersTools is true, its Tools can list the
+// catalog (a Catalog), the catalog does not fit the step's budget whole,
+// and it costs at most Options.MaxDeferredTokens; otherwise it chooses
+// tools per step as for any Model.
+type DeferringModel interface {
+	Model
+	// DefersTools reports whether the model sends deferred tools (it may
+	// be configured not to).
+	DefersTools() bool
+}
+
+// A Catalog is Tools that can list every tool: *toolsift.Toolset is one.
+// The Agent sends deferred tools only to a DeferringModel, and only when
+// its Tools is a Catalog. Tools must be safe for concurrent use and return
+// a slice the caller may keep.
+type Catalog interface {
+	Tools() []tool.Tool
 }
 
 // Role is who wrote a Message.
@@ -34,6 +65,14 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID links a tool message to the call it answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Found, on a tool message that answers a search (search_tools, or the
+	// API's own tool search: a ToolCall with Search set), names the tools
+	// the search found, best first. A DeferringModel renders it natively
+	// for the names that are in Request.Deferred (Responses: a
+	// tool_search_output with their definitions; Anthropic: tool_reference
+	// blocks) and skips the others; a model without deferred tools (Chat
+	// Completions) ignores it: Content lists them.
+	Found []string `json:"found,omitempty"`
 }
 
 // ToolCall is one function call requested by the model.
@@ -43,6 +82,13 @@ type ToolCall struct {
 	// Arguments are the raw arguments as the model wrote them. They are not
 	// guaranteed to be JSON: the Agent validates them before calling a tool.
 	Arguments string `json:"arguments"`
+	// Search is set when the call is the API's own tool search, executed
+	// by the client (a Responses tool_search_call; Anthropic's custom tool
+	// search) rather than a function call. Its Name is then
+	// retrieval.SearchToolName: the Agent answers it with
+	// Tools.SearchTools, and a DeferringModel renders it, and its answer,
+	// in the API's form again when the conversation is sent back.
+	Search bool `json:"search,omitempty"`
 }
 
 // ToolDef is a tool as offered to the model: a function name, its
@@ -60,6 +106,15 @@ type Request struct {
 	// Tools are offered in this order; the Agent keeps the order stable for
 	// the same set so that provider prompt caches hit.
 	Tools []ToolDef
+	// Deferred, when not empty, is the rest of the catalog, sent as
+	// deferred tools (defer_loading) to a DeferringModel: full
+	// definitions, by name, the same bytes at every step of a run so that
+	// the request's prefix stays cached. Tools then holds the tools loaded
+	// from the start, the same at every step, and ends with the
+	// search_tools definition, which the model offers as the API's
+	// client-executed tool search (its description and parameters). A
+	// model that is not a DeferringModel never gets Deferred.
+	Deferred []ToolDef
 	// OnDelta, when set, receives the reply as it streams, piece by piece.
 	// A streaming Model calls it from the goroutine running Complete, one
 	// call at a time, and never after Complete returns; a Model that does

@@ -36,7 +36,9 @@ type OpenAIOptions struct {
 
 // OpenAI is a Model speaking the Chat Completions API of OpenAI or of any
 // compatible server (vLLM, Ollama, llama.cpp, LiteLLM, ...), streaming or
-// not. It is safe for concurrent use.
+// not. It is safe for concurrent use. It is not a DeferringModel: Chat
+// Completions has no deferred tools, so the Agent chooses tools per step,
+// and a tool message's Found is not sent (its content lists the tools).
 type OpenAI struct {
 	client      openai.Client
 	model       string

@@ -60,6 +60,8 @@ type run struct {
 	prev     []think.Offered
 	prevSent *prompt
 	steps    int
+	// deferred is set when the catalog goes as deferred tools (defer.go).
+	deferred *deferral
 
 	emitMu sync.Mutex
 }
@@ -95,27 +97,40 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	}
 	st := Step{N: n, Query: r.query()}
 
-	// Think: rank, then fit into the budget.
-	treq := think.Request{Query: st.Query, Found: r.found, Previous: r.prev, Steps: r.steps}
-	if r.prevSent != nil {
-		_, treq.MessageTokens = r.prevSent.tokens()
-	}
-	off, err := a.tools.Think(ctx, treq)
-	if err != nil {
-		return false, fmt.Errorf("agent: step %d: %w", n, err)
+	// Think: rank, then fit into the budget; with deferred tools, the
+	// first step's tools stay for the whole run (defer.go).
+	var off think.Offer
+	if r.deferred != nil {
+		off = r.deferred.offer
+	} else {
+		treq := think.Request{Query: st.Query, Found: r.found, Previous: r.prev, Steps: r.steps}
+		if r.prevSent != nil {
+			_, treq.MessageTokens = r.prevSent.tokens()
+		}
+		var err error
+		if off, err = a.tools.Think(ctx, treq); err != nil {
+			return false, fmt.Errorf("agent: step %d: %w", n, err)
+		}
+		if n == 1 {
+			r.deferred = r.deferTools(off)
+		}
+		st.Latency.Retrieve, st.Latency.Select = off.Retrieve, off.Select
 	}
 	r.found = nil
-	st.Latency.Retrieve, st.Latency.Select = off.Retrieve, off.Select
+	req := Request{Tools: make([]ToolDef, len(off.Tools))}
+	if r.deferred != nil {
+		req.Deferred = r.deferred.deferred
+		st.DeferredTools, st.DeferredTokens = len(req.Deferred), r.deferred.tokens
+	}
 	st.AllToolsTokens, st.AllTools = off.AllTokens, off.AllTools
 	offered := make([]OfferedTool, len(off.Tools))
-	defs := make([]ToolDef, len(off.Tools))
 	for i, o := range off.Tools {
 		offered[i] = OfferedTool{Name: o.Tool.Name, Tokens: o.Tokens, Tier: o.Tier, Score: o.Score, Reason: o.Reason}
-		defs[i] = ToolDef{Name: o.Tool.Name, Description: o.Description, Parameters: o.Parameters}
+		req.Tools[i] = ToolDef{Name: o.Tool.Name, Description: o.Description, Parameters: o.Parameters}
 	}
 	st.Offered = offered
 	st.ToolTokens = off.Tokens
-	sent, pc := r.measure(r.prevSent, offered, defs, r.res.Messages)
+	sent, pc := r.measure(r.prevSent, offered, req.Tools, r.res.Messages)
 	pc.Evicted = off.Evicted
 	st.PromptCache = pc
 	r.prev, r.prevSent = off.Tools, &sent
@@ -138,11 +153,12 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	}()
 	r.emit(ctx, Event{Kind: EventThink, Step: n, Query: st.Query, Offered: offered,
 		ToolTokens: st.ToolTokens, AllToolsTokens: st.AllToolsTokens, AllTools: st.AllTools, PromptCache: pc,
-		Latency: st.Latency.Retrieve + st.Latency.Select})
+		DeferredTools: st.DeferredTools, DeferredTokens: st.DeferredTokens, Latency: st.Latency.Retrieve + st.Latency.Select})
 
 	// The model.
 	t2 := time.Now()
-	resp, err := a.model.Complete(ctx, Request{Messages: slices.Clone(r.res.Messages), Tools: defs})
+	req.Messages = slices.Clone(r.res.Messages)
+	resp, err := a.model.Complete(ctx, req)
 	st.Latency.Model = time.Since(t2)
 	if err != nil {
 		// Every model error wraps ErrModel, a custom Model's too.
@@ -158,6 +174,11 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	msg.Role, msg.ToolCallID = RoleAssistant, ""
 	msg.ToolCalls = slices.Clone(msg.ToolCalls)
 	fillCallIDs(msg.ToolCalls)
+	for i := range msg.ToolCalls {
+		if msg.ToolCalls[i].Search {
+			msg.ToolCalls[i].Name = retrieval.SearchToolName
+		}
+	}
 	st.Message, st.Usage = msg, resp.Usage
 	st.EstimatedCost, st.ReportedCost = r.stepCost(&st)
 	r.res.Messages = append(r.res.Messages, msg)
@@ -174,7 +195,11 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	st.Calls = r.act(ctx, n, msg.ToolCalls, offered)
 	st.Latency.Tools = time.Since(t3)
 	for _, c := range st.Calls {
-		r.res.Messages = append(r.res.Messages, Message{Role: RoleTool, ToolCallID: c.ID, Content: c.Observation})
+		m := Message{Role: RoleTool, ToolCallID: c.ID, Content: c.Observation}
+		if c.Outcome == OutcomeSearch {
+			m.Found = slices.Clone(c.Found)
+		}
+		r.res.Messages = append(r.res.Messages, m)
 	}
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("agent: step %d: %w", n, err)

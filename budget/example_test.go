@@ -33,7 +33,7 @@ func ExampleTokenizer_CountTool() {
 	}
 	for tier := budget.TierFull; tier < budget.NumTiers; tier++ {
 		r, _ := tok.CountTool(tool, tier)
-		fmt.Printf("%-17s %2d tokens  %s\n", tier, r.Tokens, r.FunctionJSON(tool.Name))
+		fmt.Printf("%-17s %2d tokens  %s\n", tier, r.Tokens, r.JSON(tool.Name, budget.FormatChat))
 	}
 	// Output:
 	// full              55 tokens  {"type":"function","function":{"name":"read_file","description":"Read a file from disk. Returns its content as text.","parameters":{"properties":{"path":{"description":"Absolute path of the file","type":"string"}},"required":["path"],"type":"object"}}}

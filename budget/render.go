@@ -207,10 +207,82 @@ func (t *Tokenizer) render(tl tool.Tool, out *[NumTiers]Rendered, tiers ...Tier)
 
 var allTiers = [NumTiers]Tier{TierFull, TierNoParamDocs, TierShortDescription, TierMinimal}
 
-// FunctionJSON returns the compact JSON of the tool as it appears in the
-// "tools" array of a Chat Completions request; CountTool counts these bytes.
-func (r Rendered) FunctionJSON(name string) []byte {
-	return functionJSON(name, r.Description, r.Parameters)
+// Format is the shape of a tool in one API's list of tools.
+type Format int
+
+const (
+	// FormatChat is a Chat Completions tool:
+	// {"type":"function","function":{"name":..,"description":..,"parameters":..}}.
+	// Rendered.Tokens counts these bytes.
+	FormatChat Format = iota
+	// FormatResponses is an OpenAI Responses API function tool:
+	// {"type":"function","name":..,"description":..,"parameters":..,"strict":false}
+	// (strict false: the API's strict mode would reject most MCP schemas).
+	FormatResponses
+	// FormatAnthropic is an Anthropic Messages API tool:
+	// {"name":..,"description":..,"input_schema":..}.
+	FormatAnthropic
+	// FormatMCP is an entry of an MCP tools/list result:
+	// {"name":..,"description":..,"inputSchema":..}.
+	FormatMCP
+	numFormats
+)
+
+var formatNames = [numFormats]string{"chat", "responses", "anthropic", "mcp"}
+
+func (f Format) String() string {
+	if f < 0 || f >= numFormats {
+		return fmt.Sprintf("Format(%d)", int(f))
+	}
+	return formatNames[f]
+}
+
+// ParseFormat returns the Format named s ("chat", "responses",
+// "anthropic", "mcp").
+func ParseFormat(s string) (Format, error) {
+	for f, n := range formatNames {
+		if n == s {
+			return Format(f), nil
+		}
+	}
+	return 0, fmt.Errorf("budget: unknown tool format %q (want chat, responses, anthropic or mcp)", s)
+}
+
+// JSON returns the compact JSON of the tool named name as one entry of the
+// tools of a request in format f ("description" omitted when empty). The
+// description and parameters are the tier's in every format; Tokens counts
+// the FormatChat bytes. An unknown format is FormatChat.
+func (r Rendered) JSON(name string, f Format) []byte {
+	var b bytes.Buffer
+	field := func(key string, v []byte) {
+		b.WriteString(`,"` + key + `":`)
+		b.Write(v)
+	}
+	switch f {
+	case FormatResponses:
+		b.WriteString(`{"type":"function","name":`)
+		b.Write(marshal(name))
+		if r.Description != "" {
+			field("description", marshal(r.Description))
+		}
+		field("parameters", r.Parameters)
+		b.WriteString(`,"strict":false}`)
+	case FormatAnthropic, FormatMCP:
+		b.WriteString(`{"name":`)
+		b.Write(marshal(name))
+		if r.Description != "" {
+			field("description", marshal(r.Description))
+		}
+		key := "input_schema"
+		if f == FormatMCP {
+			key = "inputSchema"
+		}
+		field(key, r.Parameters)
+		b.WriteString(`}`)
+	default:
+		return functionJSON(name, r.Description, r.Parameters)
+	}
+	return b.Bytes()
 }
 
 func functionJSON(name, desc string, params json.RawMessage) []byte {

@@ -41,7 +41,7 @@ func exampleTool() tool.Tool {
 }
 
 // TestRenderGolden pins each tier of one tool: the JSON sent and its count.
-// The counts are tiktoken's for the bytes FunctionJSON returns (checked
+// The counts are tiktoken's for the bytes JSON returns in FormatChat (checked
 // against TestGoldenTokens' ids, so a count changes only if the rendering
 // does).
 func TestRenderGolden(t *testing.T) {
@@ -64,7 +64,7 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.json, string(r.FunctionJSON(tool.Name))); diff != "" {
+			if diff := cmp.Diff(tt.json, string(r.JSON(tool.Name, budget.FormatChat))); diff != "" {
 				t.Errorf("JSON (-want +got):\n%s", diff)
 			}
 			if want := tok.Count(tt.json); r.Tokens != want {
@@ -276,4 +276,44 @@ func shape(t *testing.T, params []byte) map[string]string {
 	}
 	walk("", root)
 	return out
+}
+
+// TestRenderFormats: each API's shape carries the tier's description and
+// parameters under that API's keys, and nothing else.
+func TestRenderFormats(t *testing.T) {
+	tok := mustTokenizer(t, "o200k_base")
+	r, err := tok.CountTool(tool.Tool{Name: "read_file", Description: "Read a <file>.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}, budget.TierFull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := `{"properties":{"path":{"type":"string"}},"type":"object"}`
+	tests := []struct {
+		format budget.Format
+		want   string
+	}{
+		{budget.FormatChat, `{"type":"function","function":{"name":"read_file","description":"Read a <file>.","parameters":` + params + `}}`},
+		{budget.FormatResponses, `{"type":"function","name":"read_file","description":"Read a <file>.","parameters":` + params + `,"strict":false}`},
+		{budget.FormatAnthropic, `{"name":"read_file","description":"Read a <file>.","input_schema":` + params + `}`},
+		{budget.FormatMCP, `{"name":"read_file","description":"Read a <file>.","inputSchema":` + params + `}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format.String(), func(t *testing.T) {
+			got := r.JSON("read_file", tt.format)
+			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+				t.Errorf("JSON (-want +got):\n%s", diff)
+			}
+			if f, err := budget.ParseFormat(tt.format.String()); err != nil || f != tt.format {
+				t.Errorf("ParseFormat(%q) = %v, %v", tt.format, f, err)
+			}
+		})
+	}
+	noDesc := r
+	noDesc.Description = ""
+	if got := string(noDesc.JSON("x", budget.FormatAnthropic)); got != `{"name":"x","input_schema":`+params+`}` {
+		t.Errorf("without a description: %s", got)
+	}
+	if _, err := budget.ParseFormat("gemini"); err == nil {
+		t.Error("ParseFormat(gemini) succeeded")
+	}
 }

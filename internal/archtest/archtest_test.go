@@ -297,7 +297,8 @@ func display(pkg string) string {
 // TestNoSDKInRanking holds ARCHITECTURE's claims about third-party modules:
 // the ranking packages compile no HTTP SDK (OpenAI's client and its
 // websocket library are reached through provider only), and mcp and
-// budget compile neither chromem-go nor openai-go.
+// budget compile neither chromem-go nor openai-go, and only agent/anthropic
+// compiles anthropic-sdk-go.
 func TestNoSDKInRanking(t *testing.T) {
 	tests := []struct {
 		pkgs      []string
@@ -305,6 +306,8 @@ func TestNoSDKInRanking(t *testing.T) {
 	}{
 		{[]string{"./toolindex", "./retrieval", "./budget", "./think"}, []string{"github.com/openai/", "websocket"}},
 		{[]string{"./mcp", "./budget"}, []string{"github.com/openai/", "github.com/philippgille/chromem-go"}},
+		// Anthropic's SDK (and the OpenTelemetry it brings) only in agent/anthropic.
+		{[]string{".", "./agent", "./toolindex", "./retrieval", "./budget", "./think", "./mcp"}, []string{"github.com/anthropics/", "go.opentelemetry.io/"}},
 	}
 	for _, tt := range tests {
 		args := append([]string{"list", "-deps"}, tt.pkgs...)

@@ -1,0 +1,67 @@
+package agent
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// DefaultMaxDeferredTokens is the default of Options.MaxDeferredTokens:
+// the largest catalog, in tokens of its tools at full tier (as
+// think.Offer.AllTokens counts them), that is sent as deferred tools.
+// Deferred definitions travel with every request (OpenAI also shows the
+// model each deferred function's name and description), so past this size
+// per-step selection within the budget costs less.
+const DefaultMaxDeferredTokens = 50_000
+
+// deferral is what a run sends when the catalog goes as deferred tools:
+// the first step's offer, loaded for the whole run (ending with
+// search_tools), and the rest of the catalog, deferred.
+type deferral struct {
+	offer    think.Offer
+	deferred []ToolDef
+	tokens   int // deferred's tokens at full tier
+}
+
+// deferTools decides at a run's first step whether the catalog goes as
+// deferred tools (see DeferringModel) and, when it does, renders it: every
+// tool of the catalog but the offered ones, at full tier, by name. It
+// returns nil to choose tools per step.
+func (r *run) deferTools(off think.Offer) *deferral {
+	a := r.a
+	dm, ok := a.model.(DeferringModel)
+	if !ok || !dm.DefersTools() {
+		return nil
+	}
+	cat, ok := a.tools.(Catalog)
+	limit := a.opts.MaxDeferredTokens
+	if !ok || off.Everything || !off.HasSearchTool() || limit < 0 || off.AllTokens > limit {
+		return nil
+	}
+	skip := map[string]bool{}
+	for _, o := range off.Tools {
+		skip[o.Tool.Name] = true
+	}
+	all := cat.Tools()
+	slices.SortFunc(all, func(x, y tool.Tool) int { return cmp.Compare(x.Name, y.Name) })
+	d := &deferral{offer: off}
+	for _, tl := range all {
+		if skip[tl.Name] {
+			continue
+		}
+		skip[tl.Name] = true
+		rd, err := a.tok.CountTool(tl, budget.TierFull)
+		if err != nil {
+			continue // a tool that cannot be rendered cannot be offered either
+		}
+		d.deferred = append(d.deferred, ToolDef{Name: tl.Name, Description: rd.Description, Parameters: rd.Parameters})
+		d.tokens += rd.Tokens
+	}
+	if len(d.deferred) == 0 {
+		return nil
+	}
+	return d
+}

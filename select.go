@@ -1,0 +1,189 @@
+package toolsift
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
+)
+
+// Message is one entry of an application's conversation, as plain data:
+// the input of Select for applications that run their own loop (LangChainGo,
+// Eino, Genkit, a hand-written one). Convert your framework's messages to
+// it; only roles, text and tool calls matter.
+type Message struct {
+	// Role is "system", "user", "assistant" or "tool".
+	Role    string `json:"role"`
+	Content string `json:"content,omitempty"`
+	// ToolCalls are the calls an assistant message asked for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID links a tool message to the call it answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is one tool call of an assistant Message.
+type ToolCall struct {
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// Selection is the tools to send with the next model call, chosen by
+// Select: what the agent would offer at this step.
+type Selection struct {
+	// Tools are in request order (by name, search_tools last when it is
+	// offered): the same set always gives the same bytes, so prompt caches
+	// keep hitting.
+	Tools []SelectedTool `json:"tools"`
+	// Tokens is what Tools cost, counted in the Chat Completions shape.
+	Tokens int `json:"tokens"`
+	// AllTokens is what sending the whole catalog (AllTools tools) would
+	// cost instead.
+	AllTokens int `json:"all_tokens"`
+	AllTools  int `json:"all_tools"`
+}
+
+// SelectedTool is one tool of a Selection with why it is offered.
+type SelectedTool struct {
+	Name string `json:"name"`
+	// Reason is why it is offered: think.ReasonRetrieved, ReasonPinned,
+	// ReasonSticky (called earlier in the conversation), ReasonFound (found
+	// by search_tools at the previous turn), ReasonAll (the whole catalog
+	// fits) or ReasonMeta (search_tools itself).
+	Reason string `json:"reason"`
+	// Score is its retrieval score in [0, 1]; 0 when it was not retrieved.
+	Score float64 `json:"score"`
+	// Tier is how much of its definition fits the budget; Tokens its cost.
+	Tier   budget.Tier `json:"tier"`
+	Tokens int         `json:"tokens"`
+	// Description and Parameters are what to send, at Tier.
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// JSON returns the selected tools as the "tools" array of a request in
+// format f: budget.FormatChat (Chat Completions), FormatResponses (OpenAI
+// Responses API), FormatAnthropic (Messages API) or FormatMCP (the tools of
+// an MCP tools/list result). Answer the model's search_tools calls with
+// Toolset.SearchTools, then call Select again: the tools it found join the
+// next selection.
+func (s Selection) JSON(f budget.Format) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, t := range s.Tools {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		r := budget.Rendered{Tier: t.Tier, Tokens: t.Tokens, Description: t.Description, Parameters: t.Parameters}
+		b.Write(r.JSON(t.Name, f))
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// Names returns the names of the selected tools, search_tools included.
+func (s Selection) Names() []string {
+	names := make([]string, len(s.Tools))
+	for i, t := range s.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Select chooses the tools for an application's next model call from its
+// conversation, as the agent's Think step does: the latest user message is
+// the task, the latest assistant message (its text and tool calls) the
+// thought, the tool results after it the observations; tools called in the
+// conversation stay offered (sticky); when the latest assistant message
+// called search_tools, the tools that search finds join this selection. The
+// best tools fit the budget (think.Options), with search_tools when
+// anything is left out. It is safe for concurrent use.
+func (ts *Toolset) Select(ctx context.Context, conversation []Message) (Selection, error) {
+	q, searches := conversationQuery(conversation)
+	for _, name := range toolsCalled(conversation) {
+		if _, ok := ts.Get(name); ok {
+			q.Used = append(q.Used, name)
+		}
+	}
+	var found []string
+	for _, args := range searches {
+		_, matches, err := ts.SearchTools(ctx, json.RawMessage(args))
+		if err != nil {
+			continue // the model was told about its bad arguments already
+		}
+		for _, m := range matches {
+			if !slices.Contains(found, m.Tool.Name) {
+				found = append(found, m.Tool.Name)
+			}
+		}
+	}
+	off, err := ts.Think(ctx, think.Request{Query: q, Found: found})
+	if err != nil {
+		return Selection{}, fmt.Errorf("toolsift: select: %w", err)
+	}
+	sel := Selection{Tokens: off.Tokens, AllTokens: off.AllTokens, AllTools: off.AllTools}
+	for _, o := range off.Tools {
+		sel.Tools = append(sel.Tools, SelectedTool{
+			Name: o.Tool.Name, Reason: o.Reason, Score: o.Score, Tier: o.Tier, Tokens: o.Tokens,
+			Description: o.Description, Parameters: o.Parameters,
+		})
+	}
+	return sel, nil
+}
+
+// conversationQuery describes a conversation's state as the agent does
+// (agent's run.query): the latest user message, the latest assistant
+// message after it and the tool results that followed. It also returns the
+// arguments of the search_tools calls of that assistant message.
+func conversationQuery(msgs []Message) (retrieval.Query, []string) {
+	var q retrieval.Query
+	var searches []string
+	i := len(msgs) - 1
+	var obs []string
+	for ; i >= 0 && msgs[i].Role == "tool"; i-- {
+		obs = append(obs, msgs[i].Content)
+	}
+	slices.Reverse(obs)
+	if i >= 0 && msgs[i].Role == "assistant" {
+		q.Observations = obs
+		var b strings.Builder
+		b.WriteString(msgs[i].Content)
+		for _, c := range msgs[i].ToolCalls {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "%s %s", c.Name, c.Arguments)
+			if c.Name == retrieval.SearchToolName {
+				searches = append(searches, c.Arguments)
+			}
+		}
+		q.Thought = b.String()
+	}
+	for ; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			q.Task = msgs[i].Content
+			break
+		}
+	}
+	return q, searches
+}
+
+// toolsCalled returns the names of the tools the conversation called, in
+// first-call order, search_tools aside.
+func toolsCalled(msgs []Message) []string {
+	var names []string
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			if c.Name != retrieval.SearchToolName && !slices.Contains(names, c.Name) {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	return names
+}
