@@ -26,6 +26,11 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options,
 		line = startConnectProgress(e.stderr)
 		o.Hub.Progress = line.update
 	}
+	if o.Logger == nil {
+		// The commands print failed servers and warnings themselves (below,
+		// and from Status); the library's stderr default would repeat them.
+		o.Logger = slog.New(warnHandler{e.stderr})
+	}
 	if o.Hub.Auth == nil {
 		// Servers that need a login get the stored tokens, or fail at once
 		// naming toolbench login.

@@ -137,9 +137,6 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range cfg.Warnings {
-		log.Warn("config", "warning", w)
-	}
 	for name, sc := range cfg.Servers {
 		if isSelf(sc) && !sc.Disabled {
 			// The client's own config file, with toolsift in it: serving
@@ -149,13 +146,6 @@ func serve(ctx context.Context, e *env, args []string) error {
 			cfg.Servers[name] = sc
 		}
 	}
-	var alwaysLoad []string
-	for name, sc := range cfg.Servers {
-		if sc.AlwaysLoad && !sc.Disabled {
-			alwaysLoad = append(alwaysLoad, name)
-		}
-	}
-	slices.Sort(alwaysLoad)
 	// The proxy is made once the Toolset is open; upstream list changes
 	// before that have nobody to tell.
 	var px *proxy.Proxy
@@ -167,7 +157,11 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if s := loginStore(e, *configFile, log); s != nil {
 		auth = s
 	}
+	// The Toolset pins by the library's rule: the config's "alwaysLoad"
+	// and "alwaysLoadTools", and --pin; a pin that matches nothing is
+	// logged by it.
 	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
+		Pin:      pins,
 		CacheDir: *cacheDir,
 		NoCache:  *noCache,
 		Hub: mcp.HubOptions{
@@ -189,6 +183,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ts.Close()
+	// The config's warnings, then pins that match nothing.
+	for _, w := range ts.Warnings() {
+		log.Warn("config", "warning", w)
+	}
 	started := 0
 	for _, st := range ts.Status() {
 		switch st.State {
@@ -200,13 +198,12 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	p, err := proxy.New(ts, &proxy.Options{
-		MaxTools:      *maxTools,
-		Budget:        *budget,
-		PinnedServers: alwaysLoad,
-		PinnedTools:   pins,
-		Static:        *stateless,
-		Version:       version(),
-		Logger:        log,
+		MaxTools:    *maxTools,
+		Budget:      *budget,
+		PinnedTools: ts.Pinned(),
+		Static:      *stateless,
+		Version:     version(),
+		Logger:      log,
 	})
 	if err != nil {
 		return err
