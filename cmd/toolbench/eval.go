@@ -88,9 +88,12 @@ func runEval(ctx context.Context, e *env, args []string) error {
 func parseEval(e *env, name, modes string, args []string) (evalOptions, error) {
 	fs := newFlags(e, name, `[--tools T.jsonl --queries Q.jsonl | --config mcp.json --queries Q.jsonl] [flags]
 
-Without --tools and --config, eval uses the embedded BFCL dataset.`)
+Without --tools and --config, eval uses the embedded BFCL dataset. The format of
+tools.jsonl and queries.jsonl: docs/datasets.md in the source. With --config,
+servers whose tool list is in the cache are served from it (--connect starts
+every server).`)
 	var o evalOptions
-	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file`: one MCP-shaped tool per line (format: docs/measurements.md in the source)")
+	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file`: one MCP-shaped tool per line (format: docs/datasets.md in the source)")
 	fs.StringVar(&o.queriesPath, "queries", "", "queries.jsonl `file` with gold tool names")
 	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, server__tool, as list --json prints them)")
 	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
