@@ -19,7 +19,8 @@ import (
 // servers and a scripted OpenAI-compatible server. The script calls the
 // tool the task names only if the first request offers it, and answers with
 // the tool's own result, so the printed answer proves the whole path:
-// config → servers → index → Think → model → call → answer.
+// config → servers → index → Think → model → call → answer. A fourth
+// server has a typo in its path: it fails, visibly, and the others work.
 func TestQuickStart(t *testing.T) {
 	npm := requireNPMServers(t)
 	root, err := filepath.Abs(".")
@@ -56,6 +57,9 @@ func TestQuickStart(t *testing.T) {
 		"filesystem": map[string]any{"command": "node", "args": []string{filepath.Join(npm, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), data}},
 		"memory": map[string]any{"command": "node", "args": []string{filepath.Join(npm, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")},
 			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(data, "memory.jsonl")}},
+		// A typo in a path, the mistake a new user makes: the other
+		// servers work, and the failure is in plain sight.
+		"typo": map[string]any{"command": "node", "args": []string{filepath.Join(npm, "node_modules/@modelcontextprotocol/server-everythin/dist/index.js")}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -93,5 +97,13 @@ func TestQuickStart(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "42") {
 		t.Errorf("answer does not carry the tool's result 42:\n%s", out)
+	}
+	// The failed server: warned about on stderr once by the library (no
+	// Logger given), and printed by the program from Status.
+	if n := strings.Count(string(out), "server failed"); n != 1 || !regexp.MustCompile(`server failed.*server=typo`).Match(out) {
+		t.Errorf("want one stderr warning naming server typo, got %d:\n%s", n, out)
+	}
+	if !strings.Contains(string(out), "server typo: failed: ") {
+		t.Errorf("the program did not print the failed server from Status:\n%s", out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -68,8 +69,23 @@ type Options struct {
 	// Inputs are the values of a config's ${input:ID} variables (VS Code's
 	// "inputs"; Open only). They are secrets: never logged or printed.
 	Inputs map[string]string
-	// Logger receives diagnostics; nil discards them. It is also the Hub's
-	// logger unless Hub.Logger is set.
+	// Pin lists tools offered at every step whatever the query (they
+	// become Think.Retrieval.Pinned): names as Tools lists them
+	// (server__tool) or globs ("github__*", path.Match). OpenConfig adds
+	// what the config pins: every tool of a server with "alwaysLoad":
+	// true, and a server's "alwaysLoadTools" (its own tool names, or
+	// globs). See Pins for the rule. Pins are resolved against the catalog
+	// when Open (or New) returns; a pin that matches no tool is a warning
+	// naming it (Warnings).
+	Pin []string
+	// Logger receives diagnostics. It is also the Hub's logger unless
+	// Hub.Logger is set. nil writes warnings to stderr, each once, so that
+	// nothing fails unseen: besides the Hub's, a server that failed at
+	// Open (naming it and its error; the others work as usual), a config
+	// line that was ignored, a pin that matches nothing; other records are
+	// dropped. A Logger of yours gets the Hub's diagnostics; the rest is
+	// yours to read from Status and Warnings, as toolbench and toolsift
+	// serve do. slog.New(slog.DiscardHandler) silences everything.
 	Logger *slog.Logger
 }
 
@@ -85,6 +101,12 @@ type Toolset struct {
 	store    *cachefile.Store // nil when the cache is off
 	opened   atomic.Bool      // Open has connected
 	warnings []string
+	pinned   []string // resolved pins, sorted
+	log      *slog.Logger
+	// warnFailed: the Logger is the stderr default, which also hears of
+	// failed servers, config warnings and pins that match nothing (a
+	// caller with a Logger reads them from Status and Warnings).
+	warnFailed bool
 }
 
 // Open loads the mcpServers config file at path (Claude Desktop, Claude
@@ -128,7 +150,23 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 	if cfg != nil {
 		ts.warnings = slices.Clone(cfg.Warnings)
 	}
+	if ts.warnFailed {
+		for _, w := range ts.warnings {
+			ts.log.Warn("toolsift: config", "warning", w)
+		}
+	}
 	if err := hub.Connect(ctx); err != nil {
+		_ = hub.Close()
+		return nil, err
+	}
+	if ts.warnFailed {
+		for _, st := range hub.Status() {
+			if st.State == mcp.StateFailed {
+				ts.log.Warn("toolsift: server failed; its tools are not offered (Toolset.Status has its stderr tail)", "server", st.Name, "error", st.Err)
+			}
+		}
+	}
+	if err := ts.pin(configPins(cfg, o.Pin)); err != nil {
 		_ = hub.Close()
 		return nil, err
 	}
@@ -145,12 +183,15 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 // the tools cannot be indexed (toolindex.ErrInvalidTool, an embedder's
 // error, or ctx's).
 func New(ctx context.Context, tools []tool.Tool, opts *Options) (*Toolset, error) {
-	ts, _, err := newToolset(opts)
+	ts, o, err := newToolset(opts)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := ts.ix.Upsert(ctx, tools...); err != nil {
 		return nil, fmt.Errorf("toolsift: index %d tools: %w", len(tools), err)
+	}
+	if err := ts.pin(Pins{Tools: o.Pin}); err != nil {
+		return nil, err
 	}
 	ts.ready()
 	return ts, nil
@@ -170,8 +211,14 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 	case o.Hub.CacheDir != "" || o.Hub.NoCache:
 		return nil, o, fmt.Errorf("%w: the cache folder is set by Options.CacheDir and NoCache, not Hub.CacheDir and Hub.NoCache", ErrOptions)
 	}
+	warnFailed := o.Logger == nil
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.New(newStderrWarnings(os.Stderr))
+	}
+	for _, p := range o.Pin {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, o, fmt.Errorf("%w: Pin %q: %w", ErrOptions, p, err)
+		}
 	}
 	emb, sem := o.Embedder, o.Semantic
 	if emb == nil {
@@ -191,7 +238,7 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 	if o.NoSemantic {
 		sem = nil
 	}
-	ts := &Toolset{store: openStore(o)}
+	ts := &Toolset{store: openStore(o), log: o.Logger, warnFailed: warnFailed}
 	ixOpts := toolindex.Options{Semantic: sem}
 	if ts.store != nil {
 		ixOpts.Cache = ts.store
@@ -350,7 +397,7 @@ func (ts *Toolset) Status() []mcp.ServerStatus {
 }
 
 // Warnings lists what the config loader ignored, each naming file, line,
-// server and field.
+// server and field, then the pins that match no tool, each naming the pin.
 func (ts *Toolset) Warnings() []string { return slices.Clone(ts.warnings) }
 
 // Refresh lists every server's tools again and returns when the index has

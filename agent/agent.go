@@ -245,18 +245,50 @@ type Step struct {
 	Latency Latency `json:"latency"`
 }
 
-// Latency is how long each phase of a step took.
+// Latency is how long each phase of a step took. In JSON each phase is
+// in milliseconds, named so: {"retrieve_ms": 1.25, ...}.
 type Latency struct {
 	// Retrieve is ranking the tools; Select fitting them into the budget;
 	// Model the model call; Tools running the step's tool calls
 	// (concurrently, so at most the sum of the calls' latencies).
-	Retrieve time.Duration `json:"retrieve"`
-	Select   time.Duration `json:"select"`
-	Model    time.Duration `json:"model"`
-	Tools    time.Duration `json:"tools"`
+	Retrieve time.Duration `json:"-"`
+	Select   time.Duration `json:"-"`
+	Model    time.Duration `json:"-"`
+	Tools    time.Duration `json:"-"`
 }
 
-// OfferedTool is one tool of a step's request.
+// latencyJSON is Latency as JSON: milliseconds, the unit in each name.
+type latencyJSON struct {
+	Retrieve float64 `json:"retrieve_ms"`
+	Select   float64 `json:"select_ms"`
+	Model    float64 `json:"model_ms"`
+	Tools    float64 `json:"tools_ms"`
+}
+
+// MarshalJSON writes each phase in milliseconds.
+func (l Latency) MarshalJSON() ([]byte, error) {
+	return json.Marshal(latencyJSON{Retrieve: millis(l.Retrieve), Select: millis(l.Select), Model: millis(l.Model), Tools: millis(l.Tools)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (l *Latency) UnmarshalJSON(b []byte) error {
+	var j latencyJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*l = Latency{Retrieve: fromMillis(j.Retrieve), Select: fromMillis(j.Select), Model: fromMillis(j.Model), Tools: fromMillis(j.Tools)}
+	return nil
+}
+
+// millis is d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func fromMillis(ms float64) time.Duration {
+	return time.Duration(ms * float64(time.Millisecond)).Round(time.Microsecond)
+}
+
+// OfferedTool is one tool of a step's request. Its Tier is written in
+// JSON by name ("full", "short-description", ...).
 type OfferedTool struct {
 	Name   string      `json:"name"`
 	Tokens int         `json:"tokens"`
@@ -300,8 +332,35 @@ type Call struct {
 	RawTokens int `json:"raw_tokens"`
 	// Found names the tools a search_tools call found, or the close
 	// matches of an unknown tool; they join the next step.
-	Found   []string      `json:"found,omitempty"`
-	Latency time.Duration `json:"latency"`
+	Found []string `json:"found,omitempty"`
+	// Latency is how long the call took; in JSON "latency_ms".
+	Latency time.Duration `json:"-"`
+}
+
+// callJSON is Call with its latency in milliseconds.
+type callJSON struct {
+	callFields
+	LatencyMS float64 `json:"latency_ms"`
+}
+
+// callFields is Call without its methods, so that callJSON does not
+// recurse into them.
+type callFields Call
+
+// MarshalJSON writes the call with "latency_ms".
+func (c Call) MarshalJSON() ([]byte, error) {
+	return json.Marshal(callJSON{callFields(c), millis(c.Latency)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Call) UnmarshalJSON(b []byte) error {
+	var j callJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = Call(j.callFields)
+	c.Latency = fromMillis(j.LatencyMS)
+	return nil
 }
 
 // EventKind says what happened.

@@ -418,18 +418,18 @@ func (r *run) emit(ctx context.Context, ev Event) {
 			slog.Any("tools", names), slog.Int("tool_tokens", ev.ToolTokens),
 			slog.Int("all_tools_tokens", ev.AllToolsTokens), slog.Int("cacheable_prompt_tokens", ev.PromptCache.CacheableTokens),
 			slog.Int("uncached_prompt_tokens", ev.PromptCache.UncachedTokens), slog.Bool("tools_changed", ev.PromptCache.ToolsChanged),
-			slog.Int("evicted", len(ev.PromptCache.Evicted)), slog.Duration("latency", ev.Latency))
+			slog.Int("evicted", len(ev.PromptCache.Evicted)), slog.Float64("latency_ms", millis(ev.Latency)))
 	case EventModel:
 		a.log.LogAttrs(ctx, slog.LevelInfo, "agent model", slog.Int("step", ev.Step),
 			slog.Int("prompt_tokens", ev.Usage.PromptTokens), slog.Int("completion_tokens", ev.Usage.CompletionTokens),
-			slog.Int("tool_calls", len(ev.Message.ToolCalls)), slog.Duration("latency", ev.Latency))
+			slog.Int("tool_calls", len(ev.Message.ToolCalls)), slog.Float64("latency_ms", millis(ev.Latency)))
 	case EventToolCall:
 		a.log.LogAttrs(ctx, slog.LevelDebug, "agent tool call", slog.Int("step", ev.Step),
 			slog.String("tool", ev.Call.Name), slog.String("id", ev.Call.ID), slog.Bool("offered", ev.Call.Offered))
 	case EventToolResult:
 		a.log.LogAttrs(ctx, slog.LevelDebug, "agent tool result", slog.Int("step", ev.Step),
 			slog.String("tool", ev.Call.Name), slog.String("outcome", string(ev.Call.Outcome)),
-			slog.Int("tokens", ev.Call.Tokens), slog.Int("raw_tokens", ev.Call.RawTokens), slog.Duration("latency", ev.Latency))
+			slog.Int("tokens", ev.Call.Tokens), slog.Int("raw_tokens", ev.Call.RawTokens), slog.Float64("latency_ms", millis(ev.Latency)))
 	case EventAnswer:
 		a.log.LogAttrs(ctx, slog.LevelInfo, "agent answer", slog.Int("step", ev.Step), slog.Int("chars", len(ev.Message.Content)))
 	}

@@ -61,6 +61,26 @@ func (t Tier) String() string {
 	return fmt.Sprintf("Tier(%d)", int(t))
 }
 
+// MarshalText writes the tier as its name (String), so JSON and logs show
+// "short-description" where a table does, not a number.
+func (t Tier) MarshalText() ([]byte, error) {
+	if t < 0 || int(t) >= NumTiers {
+		return nil, fmt.Errorf("budget: no tier %d", int(t))
+	}
+	return []byte(tierNames[t]), nil
+}
+
+// UnmarshalText reads a tier's name, as MarshalText writes it.
+func (t *Tier) UnmarshalText(b []byte) error {
+	for i, n := range tierNames {
+		if n == string(b) {
+			*t = Tier(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("budget: unknown tier %q (want full, no-param-docs, short-description or minimal)", b)
+}
+
 // Quality is how much of a tool's usefulness to the model a tier keeps, from
 // 1 (TierFull) down; Select maximises Σ score × Quality. The values are
 // judgement, not measurement: parameter docs matter for filling arguments,

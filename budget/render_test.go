@@ -317,3 +317,28 @@ func TestRenderFormats(t *testing.T) {
 		t.Error("ParseFormat(gemini) succeeded")
 	}
 }
+
+// TestTierText: a tier is written by name (JSON, logs) and read back; an
+// unknown name is an error naming it.
+func TestTierText(t *testing.T) {
+	for tier := budget.TierFull; tier < budget.NumTiers; tier++ {
+		b, err := json.Marshal(tier)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `"` + tier.String() + `"`; string(b) != want {
+			t.Errorf("json.Marshal(%d) = %s, want %s", int(tier), b, want)
+		}
+		var back budget.Tier
+		if err := json.Unmarshal(b, &back); err != nil || back != tier {
+			t.Errorf("read back %s: %v, %v", b, back, err)
+		}
+	}
+	var tier budget.Tier
+	if err := json.Unmarshal([]byte(`"tiny"`), &tier); err == nil || !strings.Contains(err.Error(), `"tiny"`) {
+		t.Errorf("unknown tier: err %v, want one naming it", err)
+	}
+	if _, err := json.Marshal(budget.Tier(9)); err == nil {
+		t.Error("tier 9 marshalled, want an error")
+	}
+}

@@ -87,9 +87,13 @@ type Server struct {
 	Disabled bool
 
 	// AlwaysLoad ("alwaysLoad" in files, Claude Code's word) asks that the
-	// server's tools are always offered rather than found by search: the
-	// Hub does not read it; toolsift serve lists such tools from the start.
-	AlwaysLoad bool
+	// server's tools are always offered rather than found by search;
+	// AlwaysLoadTools ("alwaysLoadTools") asks it for some of them, by the
+	// names the server lists them under. The Hub does not read them; the
+	// Toolset pins these tools (toolsift.Options.Pin has the rule), and
+	// toolsift serve lists them from the start.
+	AlwaysLoad      bool
+	AlwaysLoadTools []string
 
 	// ProtocolVersion is the MCP revision sent in initialize (e.g.
 	// "2025-06-18"), or "latest" for the SDK's newest, probed with

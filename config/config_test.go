@@ -61,7 +61,7 @@ func TestLoadClaudeDesktop(t *testing.T) {
 	    "remote": {"url": "https://example.invalid/mcp", "headers": {"Authorization": "Bearer ${TOOLSIFT_TOKEN}", "X-Pass": "pa$$word $HOME"}, "type": "streamable-http", "timeout": 45},
 	    "legacy": {"url": "http://127.0.0.1:9/sse", "transport": "sse", "timeout": "1m30s", "protocolVersion": "2024-11-05"},
 	    "picky": {"command": "srv", "allowedTools": ["get_*"], "disabledTools": ["get_secret"], "disabled": true, "autoApprove": ["x"], "color": "red", "description": null},
-	    "quiet": {"command": "srv", "args": null, "timeout": 0, "alwaysLoad": true}
+	    "quiet": {"command": "srv", "args": null, "timeout": 0, "alwaysLoad": true, "alwaysLoadTools": ["get_*", "ping"]}
 	  },
 	  "theme": "dark"
 	}`, nil)
@@ -73,7 +73,7 @@ func TestLoadClaudeDesktop(t *testing.T) {
 		"remote": {URL: "https://example.invalid/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret", "X-Pass": "pa$$word $HOME"}, Type: "http", Timeout: 45 * time.Second},
 		"legacy": {URL: "http://127.0.0.1:9/sse", Type: "sse", Timeout: 90 * time.Second, ProtocolVersion: "2024-11-05"},
 		"picky":  {Command: "srv", AllowedTools: []string{"get_*"}, DisabledTools: []string{"get_secret"}, Disabled: true},
-		"quiet":  {Command: "srv", AlwaysLoad: true},
+		"quiet":  {Command: "srv", AlwaysLoad: true, AlwaysLoadTools: []string{"get_*", "ping"}},
 	}
 	if diff := cmp.Diff(want, cfg.Servers, ignoreFuncs); diff != "" {
 		t.Errorf("Servers (-want +got):\n%s", diff)
@@ -251,6 +251,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad type", `{"mcpServers": {"x": {"url": "http://h/", "type": "websocket"}}}`, `mcp.json:1:51: server "x": field "type": unknown transport "websocket" (want stdio, http or sse)`},
 		{"type needs url", `{"mcpServers": {"x": {"command": "a", "type": "sse"}}}`, `mcp.json:1:17: server "x": field "type": "sse" needs "url"`},
 		{"bad glob", `{"mcpServers": {"x": {"command": "a", "allowedTools": ["[a"]}}}`, `mcp.json:1:56: server "x": field "allowedTools": bad pattern "[a": syntax error in pattern`},
+		{"alwaysLoadTools bad glob", `{"mcpServers": {"x": {"command": "a", "alwaysLoadTools": ["[a"]}}}`, `mcp.json:1:59: server "x": field "alwaysLoadTools": bad pattern "[a": syntax error in pattern`},
 		{"bad protocol", `{"mcpServers": {"x": {"command": "a", "protocolVersion": "v2"}}}`, `mcp.json:1:58: server "x": field "protocolVersion": "v2" is not a YYYY-MM-DD revision`},
 		{"headers without url", `{"mcpServers": {"x": {"command": "a", "headers": {"a": "b"}}}}`, `mcp.json:1:17: server "x": "headers" needs "url"`},
 		{"inputs not an array", `{"inputs": {}, "servers": {}}`, `mcp.json:1:12: field "inputs": want an array of objects, got object`},

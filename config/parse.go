@@ -313,6 +313,7 @@ func (p *parser) parseServer(m jmember) (Server, error) {
 	str("envFile", &envFile)
 	list("allowedTools", &sc.AllowedTools)
 	list("disabledTools", &sc.DisabledTools)
+	list("alwaysLoadTools", &sc.AlwaysLoadTools)
 	str("protocolVersion", &sc.ProtocolVersion)
 	if err != nil {
 		return sc, err
@@ -364,7 +365,7 @@ func (p *parser) parseServer(m jmember) (Server, error) {
 	for _, f := range v.members {
 		switch f.key {
 		case "command", "args", "env", "cwd", "url", "headers", "type", "transport", "envFile", "inheritEnv",
-			"allowedTools", "disabledTools", "timeout", "disabled", "protocolVersion", "oauth", "alwaysLoad":
+			"allowedTools", "disabledTools", "timeout", "disabled", "protocolVersion", "oauth", "alwaysLoad", "alwaysLoadTools":
 		default:
 			if !quietServerFields[f.key] {
 				p.warn(f.off, sctx, "unknown field %q ignored", f.key)
@@ -436,7 +437,7 @@ func (p *parser) parseServer(m jmember) (Server, error) {
 			return sc, p.errorf(fields["url"].off, fctx("url"), "want an http or https URL")
 		}
 	}
-	for _, f := range []string{"allowedTools", "disabledTools", "inheritEnv"} {
+	for _, f := range []string{"allowedTools", "disabledTools", "inheritEnv", "alwaysLoadTools"} {
 		fv := fields[f]
 		if fv == nil || fv.kind != jArray {
 			continue

@@ -150,15 +150,15 @@ type Options struct {
 // searches.
 type Query struct {
 	// Task is the user's request.
-	Task string
+	Task string `json:"task"`
 	// Thought is the model's latest reasoning or tool request, the best
 	// evidence of what is needed now. It weighs more than Task.
-	Thought string
+	Thought string `json:"thought,omitempty"`
 	// Observations are recent tool results, oldest first. Only the last
 	// few, truncated, are used, with a low weight.
-	Observations []string
+	Observations []string `json:"observations,omitempty"`
 	// Used names tools the agent already called in this run (sticky).
-	Used []string
+	Used []string `json:"used,omitempty"`
 }
 
 // Match is one retrieved tool.

@@ -29,7 +29,8 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options,
 	}
 	if o.Logger == nil {
 		// The library's warnings (a cache entry or folder refused, a tool
-		// changed since first seen) reach the user.
+		// changed since first seen) reach the user once, through the
+		// commands' handler, not the library's stderr default as well.
 		o.Logger = slog.New(warnHandler{e.stderr})
 	}
 	if o.Hub.Auth == nil {
@@ -51,6 +52,67 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options,
 		fmt.Fprintf(e.stderr, "warning: %s\n", termsafe.String(w))
 	}
 	return ts, elapsed, nil
+}
+
+// connectFlag adds --connect (and its other name, --eager): start every
+// server rather than serve from the cache those whose tool list it holds.
+func connectFlag(fs *flag.FlagSet) *bool {
+	connect := fs.Bool("connect", false, "start every server, even those whose tool list is in the cache (the default serves those from the cache)")
+	fs.BoolVar(connect, "eager", false, "the same as --connect")
+	return connect
+}
+
+// startMode is the Hub's start mode for --connect.
+func startMode(connect bool) mcp.StartMode {
+	if connect {
+		return mcp.StartEager
+	}
+	return mcp.StartLazy
+}
+
+// cacheNote says which servers' tools came from the cache and how old the
+// oldest list is ("3 servers from cache, 3 h old (--connect starts them);
+// 1 started: no cache entry"); "" when every server was started.
+func cacheNote(statuses []mcp.ServerStatus, now time.Time) string {
+	cached, started := 0, 0
+	var oldest time.Time
+	for _, st := range statuses {
+		switch {
+		case st.State == mcp.StateLazy || st.FromCache:
+			cached++
+			if !st.CachedAt.IsZero() && (oldest.IsZero() || st.CachedAt.Before(oldest)) {
+				oldest = st.CachedAt
+			}
+		case st.State == mcp.StateReady:
+			started++
+		}
+	}
+	if cached == 0 {
+		return ""
+	}
+	note := fmt.Sprintf("tools of %s from cache", runPlural(cached, "server"))
+	if !oldest.IsZero() {
+		note += ", " + age(now.Sub(oldest)) + " old"
+	}
+	note += " (--connect starts them)"
+	if started > 0 {
+		note += fmt.Sprintf("; %s started: no cache entry", runPlural(started, "server"))
+	}
+	return note
+}
+
+// age is d for people: "40 s", "12 min", "3 h", "2 days".
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", max(0, int(d.Seconds())))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%d days", int(d.Hours()/24))
+	}
 }
 
 // quietFlag adds --quiet, which turns the progress line off.

@@ -56,7 +56,7 @@ type evalOptions struct {
 	modes                              []retrieval.Mode
 	encoding, model                    string
 	rankingsPath, plotPath             string
-	json, quiet                        bool
+	json, quiet, connect               bool
 	timeout                            time.Duration
 	cache                              func(*toolsift.Options)
 	inputs                             map[string]string
@@ -88,9 +88,12 @@ func runEval(ctx context.Context, e *env, args []string) error {
 func parseEval(e *env, name, modes string, args []string) (evalOptions, error) {
 	fs := newFlags(e, name, `[--tools T.jsonl --queries Q.jsonl | --config mcp.json --queries Q.jsonl] [flags]
 
-Without --tools and --config, eval uses the embedded BFCL dataset.`)
+Without --tools and --config, eval uses the embedded BFCL dataset. The format of
+tools.jsonl and queries.jsonl: docs/datasets.md in the source. With --config,
+servers whose tool list is in the cache are served from it (--connect starts
+every server).`)
 	var o evalOptions
-	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file`: one MCP-shaped tool per line (format: docs/measurements.md in the source)")
+	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file`: one MCP-shaped tool per line (format: docs/datasets.md in the source)")
 	fs.StringVar(&o.queriesPath, "queries", "", "queries.jsonl `file` with gold tool names")
 	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, server__tool, as list --json prints them)")
 	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
@@ -108,10 +111,12 @@ Without --tools and --config, eval uses the embedded BFCL dataset.`)
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress line or bars on stderr")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "per-server connect `timeout` with --config")
 	o.cache = cacheFlags(fs)
+	connect := connectFlag(fs)
 	o.inputs = inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
+	o.connect = *connect
 	var ksErr, modesErr error
 	o.ks, ksErr = parseKs(*ks)
 	o.modes, modesErr = parseModes(*modeList)
@@ -192,17 +197,22 @@ func parseModes(s string) ([]retrieval.Mode, error) {
 
 // evalReport is the whole result, as printed by --json.
 type evalReport struct {
-	Dataset        string      `json:"dataset"`
-	Tools          int         `json:"tools"`
-	Queries        int         `json:"queries"`
-	Skipped        []skipped   `json:"skipped,omitempty"`
-	Embedder       string      `json:"embedder"`
-	Semantic       string      `json:"semantic,omitempty"`
-	Encoding       string      `json:"encoding"`
-	IndexBuildMS   float64     `json:"index_build_ms"`
-	AllToolsTokens int         `json:"all_tools_tokens"`
-	Budget         int         `json:"budget"`
-	Runs           []modeStats `json:"runs"`
+	Dataset      string    `json:"dataset"`
+	Tools        int       `json:"tools"`
+	Queries      int       `json:"queries"`
+	Skipped      []skipped `json:"skipped,omitempty"`
+	Embedder     string    `json:"embedder"`
+	Semantic     string    `json:"semantic,omitempty"`
+	Encoding     string    `json:"encoding"`
+	IndexBuildMS float64   `json:"index_build_ms"`
+	// With --config the tools are indexed as the servers list them, while
+	// connecting (once): ConnectMS is connecting and indexing together, and
+	// IndexBuildMS is 0.
+	ConnectMS              float64     `json:"connect_ms,omitempty"`
+	IndexedWhileConnecting bool        `json:"indexed_while_connecting,omitempty"`
+	AllToolsTokens         int         `json:"all_tools_tokens"`
+	Budget                 int         `json:"budget"`
+	Runs                   []modeStats `json:"runs"`
 }
 
 type skipped struct {
@@ -254,15 +264,6 @@ type rankingLine struct {
 func evaluate(ctx context.Context, e *env, o evalOptions) error {
 	showProgress := e.stderrIsTerminal && !o.quiet && !o.json
 
-	tools, queries, name, closeTools, err := loadEvalData(ctx, e, o)
-	if err != nil {
-		return err
-	}
-	defer closeTools()
-	if len(tools) == 0 {
-		return fmt.Errorf("%s: no tools", name)
-	}
-
 	emb, err := newEmbedder(e, o, o.embedder)
 	if err != nil {
 		return err
@@ -291,11 +292,16 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		Logger:   slog.New(warnHandler{e.stderr}),
 	}
 	o.cache(&opts)
-	ts, err := toolsift.New(ctx, nil, &opts)
+	// With --config the Toolset that connects is the one measured: its
+	// tools are indexed once, as the servers list them.
+	ts, tools, queries, name, connected, err := loadEvalData(ctx, e, o, opts)
 	if err != nil {
 		return err
 	}
 	defer ts.Close()
+	if len(tools) == 0 {
+		return fmt.Errorf("%s: no tools", name)
+	}
 	base := ts.Thinker().Options()
 	tok := base.Tokenizer
 
@@ -342,19 +348,11 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		rep.AllToolsTokens += r.Tokens
 	}
 
-	start := time.Now()
-	bar := newProgress(e.stderr, showProgress, "indexing", len(tools))
-	const chunk = 256
-	for i := 0; i < len(tools); i += chunk {
-		part := tools[i:min(i+chunk, len(tools))]
-		if _, err := ts.Index().Upsert(ctx, part...); err != nil {
-			bar.Done()
-			return fmt.Errorf("indexing %s: %w", name, err)
-		}
-		bar.Add(len(part))
+	if connected > 0 {
+		rep.ConnectMS, rep.IndexedWhileConnecting = ms(connected), true
+	} else if err := indexTools(ctx, e, ts, tools, name, showProgress, &rep); err != nil {
+		return err
 	}
-	bar.Done()
-	rep.IndexBuildMS = ms(time.Since(start))
 
 	var rankings *json.Encoder
 	if o.rankingsPath != "" {
@@ -459,41 +457,67 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// loadEvalData returns the tools and queries to evaluate, a name for them,
-// and a function that releases live servers.
-func loadEvalData(ctx context.Context, e *env, o evalOptions) ([]tool.Tool, []dataset.Query, string, func(), error) {
-	noop := func() {}
+// indexTools indexes tools read from a file into ts (made empty by New),
+// with a progress bar, and records how long it took.
+func indexTools(ctx context.Context, e *env, ts *toolsift.Toolset, tools []tool.Tool, name string, showProgress bool, rep *evalReport) error {
+	start := time.Now()
+	bar := newProgress(e.stderr, showProgress, "indexing", len(tools))
+	defer bar.Done()
+	const chunk = 256
+	for i := 0; i < len(tools); i += chunk {
+		part := tools[i:min(i+chunk, len(tools))]
+		if _, err := ts.Index().Upsert(ctx, part...); err != nil {
+			return fmt.Errorf("indexing %s: %w", name, err)
+		}
+		bar.Add(len(part))
+	}
+	rep.IndexBuildMS = ms(time.Since(start))
+	return nil
+}
+
+// loadEvalData returns the Toolset to evaluate, the tools and queries, and
+// a name for them. With --config the Toolset is the one that connected to
+// the servers, its tools indexed once, as they were listed, and connected
+// is how long connecting and indexing took (servers whose list the cache
+// holds are served from it, unless --connect). Otherwise it is an empty
+// Toolset from New, connected is 0, and the caller indexes the tools into
+// it, timed (indexTools).
+func loadEvalData(ctx context.Context, e *env, o evalOptions, opts toolsift.Options) (ts *toolsift.Toolset, tools []tool.Tool, queries []dataset.Query, name string, connected time.Duration, err error) {
 	switch {
 	case o.configPath != "":
-		queries, err := dataset.LoadQueries(o.queriesPath)
-		if err != nil {
-			return nil, nil, "", noop, err
+		if queries, err = dataset.LoadQueries(o.queriesPath); err != nil {
+			return nil, nil, nil, "", 0, err
 		}
-		// Live servers, every one started: the evaluation is of their
-		// tools as they list them now.
-		opts := toolsift.Options{Hub: mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: mcp.StartEager}, Inputs: o.inputs}
-		o.cache(&opts)
-		ts, _, err := openToolset(ctx, e, o.configPath, opts, o.quiet)
+		opts.Hub = mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: startMode(o.connect)}
+		opts.Inputs = o.inputs
+		ts, connected, err = openToolset(ctx, e, o.configPath, opts, o.quiet)
 		if err != nil {
-			return nil, nil, "", noop, err
+			return nil, nil, nil, "", 0, err
 		}
-		closeHub := func() { ts.Close() }
-		warnFailed(e, ts.Status(), " (not evaluated)")
-		return ts.Tools(), queries, o.configPath + " (live servers)", closeHub, nil
+		statuses := ts.Status()
+		warnFailed(e, statuses, " (not evaluated)")
+		if note := cacheNote(statuses, time.Now()); note != "" {
+			fmt.Fprintln(e.stderr, note)
+		}
+		return ts, ts.Tools(), queries, o.configPath + " (live servers)", max(connected, time.Nanosecond), nil
 	case o.toolsPath != "":
-		tools, err := loadToolsQualified(e, o.toolsPath)
-		if err != nil {
-			return nil, nil, "", noop, err
+		if tools, err = loadToolsQualified(e, o.toolsPath); err != nil {
+			return nil, nil, nil, "", 0, err
 		}
-		queries, err := dataset.LoadQueries(o.queriesPath)
-		if err != nil {
-			return nil, nil, "", noop, err
+		if queries, err = dataset.LoadQueries(o.queriesPath); err != nil {
+			return nil, nil, nil, "", 0, err
 		}
-		return tools, queries, o.toolsPath, noop, nil
+		name = o.toolsPath
 	default:
-		tools, queries, err := loadDefaultData()
-		return tools, queries, defaultDataName, noop, err
+		if tools, queries, err = loadDefaultData(); err != nil {
+			return nil, nil, nil, "", 0, err
+		}
+		name = defaultDataName
 	}
+	if ts, err = toolsift.New(ctx, nil, &opts); err != nil {
+		return nil, nil, nil, "", 0, err
+	}
+	return ts, tools, queries, name, 0, nil
 }
 
 func loadDefaultData() ([]tool.Tool, []dataset.Query, error) {
@@ -595,7 +619,11 @@ func printReport(w io.Writer, rep evalReport) {
 	if rep.Semantic != "" {
 		sem = "; semantic " + rep.Semantic
 	}
-	fmt.Fprintf(w, "\nembedder  %s%s; index built in %s\n\n", rep.Embedder, sem, fmtMS(rep.IndexBuildMS))
+	if rep.IndexedWhileConnecting {
+		fmt.Fprintf(w, "\nembedder  %s%s; indexed once, while connecting: %s for connecting and indexing\n\n", rep.Embedder, sem, fmtMS(rep.ConnectMS))
+	} else {
+		fmt.Fprintf(w, "\nembedder  %s%s; index built in %s\n\n", rep.Embedder, sem, fmtMS(rep.IndexBuildMS))
+	}
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "mode\t"

@@ -305,4 +305,22 @@ func TestEvalConfig(t *testing.T) {
 	if !strings.Contains(stderr, "server bad is failed") {
 		t.Errorf("stderr does not report the failed server:\n%s", stderr)
 	}
+	// Indexed once, while connecting: no second index build to report.
+	if !rep.IndexedWhileConnecting || rep.ConnectMS <= 0 || rep.IndexBuildMS != 0 {
+		t.Errorf("indexed while connecting %v, connect %v ms, index build %v ms; want true, > 0, 0", rep.IndexedWhileConnecting, rep.ConnectMS, rep.IndexBuildMS)
+	}
+
+	// Again: good is served from the cache (said so), with the same result.
+	code, stdout, stderr = runToolbench(t, "eval", "--config", config, "--queries", queries, "--k", "1,3", "--budget", "500")
+	if code != 0 {
+		t.Fatalf("second eval: exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"indexed once, while connecting:", "recall@3"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("second eval: stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "tools of 1 server from cache") {
+		t.Errorf("second eval: stderr does not say good came from the cache:\n%s", stderr)
+	}
 }

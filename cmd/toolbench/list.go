@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	register(command{name: "list", summary: "connect to the MCP servers of a config file and list their tools", run: runList})
+	register(command{name: "list", summary: "list the tools of a config file's MCP servers (from the cache; --connect starts them)", run: runList})
 }
 
 // listedTool is one line of `list --json`: a tools.jsonl record
@@ -37,12 +37,16 @@ type listedTool struct {
 }
 
 func runList(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "list", "--config mcp.json [--json] [--input ID=VALUE] [--quiet] [--timeout 30s] [--protocol-version V]")
+	fs := newFlags(e, "list", `--config mcp.json [--connect] [--json] [--input ID=VALUE] [--quiet] [--timeout 30s] [--protocol-version V]
+
+Servers whose tool list is in the cache are not started: their tools are the
+cache's, and the report says how old it is. --connect starts every server.`)
 	config := fs.String("config", "", "mcpServers config `file` (required)")
 	asJSON := fs.Bool("json", false, "print the tools on stdout as tools.jsonl, named as the hub sends them, for eval --tools and tokens --tools (server statuses go to stderr)")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
 	version := fs.String("protocol-version", "", "MCP revision to request from servers whose config sets none (default "+mcp.DefaultProtocolVersion+`; "latest" probes with server/discover)`)
 	cache := cacheFlags(fs)
+	connect := connectFlag(fs)
 	quiet := quietFlag(fs)
 	inputs := inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -54,9 +58,9 @@ func runList(ctx context.Context, e *env, args []string) error {
 	case fs.NArg() > 0:
 		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	// list measures the servers themselves: every one is started (and its
-	// fresh list cached).
-	hub := mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: mcp.StartEager}
+	// Servers with a cache entry are served from it, unless --connect:
+	// then every one is started (and its fresh list cached).
+	hub := mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: startMode(*connect)}
 	o := toolsift.Options{Hub: hub, Inputs: inputs}
 	cache(&o)
 	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet)
@@ -83,10 +87,13 @@ func runList(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	writeStatuses(report, statuses, elapsed)
+	if note := cacheNote(statuses, time.Now()); note != "" {
+		fmt.Fprintln(report, note)
+	}
 	// Scripts and CI can tell: any server that did not connect fails list.
 	var failed []string
 	for _, st := range statuses {
-		if st.State != mcp.StateReady && st.State != mcp.StateDisabled {
+		if st.State != mcp.StateReady && st.State != mcp.StateDisabled && st.State != mcp.StateLazy {
 			failed = append(failed, st.Name)
 		}
 	}
@@ -101,13 +108,17 @@ func runList(ctx context.Context, e *env, args []string) error {
 func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATUS\tTOOLS\tTIME\tPROTOCOL\tSERVER INFO")
-	ok, failed, disabled, total := 0, 0, 0, 0
+	ok, cached, failed, disabled, total := 0, 0, 0, 0, 0
 	for _, st := range statuses {
 		status := "ok"
 		switch st.State {
 		case mcp.StateReady:
 			ok++
 			total += st.Tools
+		case mcp.StateLazy:
+			cached++
+			total += st.Tools
+			status = "cached"
 		case mcp.StateDisabled:
 			disabled++
 			status = "disabled"
@@ -120,11 +131,15 @@ func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Durati
 		if st.Disabled > 0 {
 			tools += fmt.Sprintf(" (+%d filtered)", st.Disabled)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, status, tools, st.ConnectTime.Round(time.Millisecond), termsafe.String(st.ProtocolVersion), info)
+		took := st.ConnectTime.Round(time.Millisecond).String()
+		if st.State == mcp.StateLazy {
+			took = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, status, tools, took, termsafe.String(st.ProtocolVersion), info)
 	}
 	tw.Flush()
 	for _, st := range statuses {
-		if st.State == mcp.StateReady || st.State == mcp.StateDisabled {
+		if st.State == mcp.StateReady || st.State == mcp.StateDisabled || st.State == mcp.StateLazy {
 			for _, warn := range st.Warnings {
 				fmt.Fprintf(w, "\n%s: warning: %s", st.Name, termsafe.String(warn))
 			}
@@ -138,7 +153,11 @@ func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Durati
 			fmt.Fprintf(w, "  stderr (tail):\n%s\n", indent(lastLines(termsafe.String(st.Stderr), 10), "    "))
 		}
 	}
-	fmt.Fprintf(w, "\n%d servers: %d ok, %d failed", len(statuses), ok, failed)
+	fmt.Fprintf(w, "\n%d servers: %d ok, ", len(statuses), ok)
+	if cached > 0 {
+		fmt.Fprintf(w, "%d from cache, ", cached)
+	}
+	fmt.Fprintf(w, "%d failed", failed)
 	if disabled > 0 {
 		fmt.Fprintf(w, ", %d disabled", disabled)
 	}

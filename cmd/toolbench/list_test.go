@@ -5,12 +5,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/internal/npmtest"
+	"github.com/toolsift/toolsift/mcp"
 )
 
 // buildTestServer builds the mcp package's test MCP server.
@@ -83,7 +86,8 @@ func TestList(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("--json tools (-want +got):\n%s", diff)
 		}
-		if !strings.Contains(stderr, "3 servers: 2 ok, 1 failed; 3 tools;") {
+		// The second list serves good and other from the cache the first wrote.
+		if !strings.Contains(stderr, "3 servers: 0 ok, 2 from cache, 1 failed; 3 tools;") {
 			t.Errorf("--json: statuses belong on stderr, got:\n%s", stderr)
 		}
 	})
@@ -124,11 +128,79 @@ func TestListInputs(t *testing.T) {
 		t.Errorf("without --input: exit %d, want 1 naming the input and server\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runToolbench(t, "list", "--config", config, "--input", "token=hunter2")
-	if code != 0 || !strings.Contains(stdout, "2 servers: 2 ok, 0 failed") {
+	// plain from the cache of the first run; secret, which has no entry, started.
+	if code != 0 || !strings.Contains(stdout, "2 servers: 1 ok, 1 from cache, 0 failed") || !strings.Contains(stdout, "1 server started: no cache entry") {
 		t.Errorf("with --input: exit %d, want 0 with both servers ok\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if strings.Contains(stdout+stderr, "hunter2") {
 		t.Errorf("the input's value was printed")
+	}
+}
+
+// TestListFromCache: list serves a server whose tool list is in the cache
+// from it, without starting it (its binary is gone by then), and says so
+// with the list's age; --connect starts every server, and a server with no
+// cache entry is started and said to be.
+func TestListFromCache(t *testing.T) {
+	bin := buildTestServer(t)
+	gone := filepath.Join(t.TempDir(), "testserver")
+	if err := os.Link(bin, gone); err != nil {
+		t.Fatal(err)
+	}
+	config := writeFile(t, "mcp.json", string(mustJSON(t, map[string]any{"mcpServers": map[string]any{
+		"kept":  map[string]any{"command": bin},
+		"moved": map[string]any{"command": gone},
+	}})))
+	code, stdout, stderr := runToolbench(t, "list", "--config", config)
+	if code != 0 || !strings.Contains(stdout, "2 servers: 2 ok, 0 failed") || strings.Contains(stdout, "from cache") {
+		t.Fatalf("first list: exit %d, want both started (nothing cached yet)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+
+	code, stdout, stderr = runToolbench(t, "list", "--config", config)
+	if code != 0 {
+		t.Fatalf("from cache: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"2 servers: 0 ok, 2 from cache, 0 failed; 6 tools;",
+		"tools of 2 servers from cache, 0 s old (--connect starts them)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("from cache: output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^moved +cached +3 +-`).MatchString(stdout) {
+		t.Errorf("from cache: want moved's row as cached, 3 tools, no connect time:\n%s", stdout)
+	}
+
+	for _, flag := range []string{"--connect", "--eager"} {
+		code, stdout, stderr = runToolbench(t, "list", "--config", config, flag)
+		if code != 1 || !strings.Contains(stderr, "1 server failed: moved") || !strings.Contains(stdout, "2 servers: 1 ok, 1 failed") {
+			t.Errorf("%s: exit %d, want 1 with moved failed (its binary is gone)\nstdout:\n%s\nstderr:\n%s", flag, code, stdout, stderr)
+		}
+	}
+}
+
+func TestCacheNote(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		statuses []mcp.ServerStatus
+		want     string
+	}{
+		{[]mcp.ServerStatus{{State: mcp.StateReady}}, ""},
+		{[]mcp.ServerStatus{
+			{State: mcp.StateLazy, FromCache: true, CachedAt: now.Add(-3*time.Hour - 20*time.Minute)},
+			{State: mcp.StateLazy, FromCache: true, CachedAt: now.Add(-time.Minute)},
+			{State: mcp.StateReady},
+			{State: mcp.StateFailed},
+		}, "tools of 2 servers from cache, 3 h old (--connect starts them); 1 server started: no cache entry"},
+		{[]mcp.ServerStatus{{State: mcp.StateLazy, FromCache: true, CachedAt: now.Add(-50 * time.Hour)}}, "tools of 1 server from cache, 2 days old (--connect starts them)"},
+	} {
+		if got := cacheNote(tt.statuses, now); got != tt.want {
+			t.Errorf("cacheNote = %q, want %q", got, tt.want)
+		}
 	}
 }
 

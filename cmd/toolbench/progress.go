@@ -25,7 +25,20 @@ type progress struct {
 	start   time.Time
 	lastOut time.Time
 	shown   bool
+	// samples are (time, done) at recent Adds, oldest first: the ETA is
+	// the rate measured over them, not the mean since start, which counts
+	// the warm-up before the first unit (loading a model, a cold cache)
+	// and misses a rate that changes as the work goes on.
+	samples []progressSample
 }
+
+type progressSample struct {
+	at   time.Time
+	done int
+}
+
+// etaWindow is how far back the rate behind the ETA looks.
+const etaWindow = 5 * time.Second
 
 // newProgress starts a bar for total units of work.
 func newProgress(w io.Writer, enabled bool, label string, total int) *progress {
@@ -37,10 +50,19 @@ func (p *progress) Add(n int) {
 	if !p.enabled {
 		return
 	}
+	p.addAt(n, time.Now())
+}
+
+// addAt is Add at a given time (tests drive the clock). p.mu is not held.
+func (p *progress) addAt(n int, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done += n
-	now := time.Now()
+	p.samples = append(p.samples, progressSample{now, p.done})
+	// Keep one sample at or before the window's start, so the rate spans it.
+	for len(p.samples) > 2 && !p.samples[1].at.After(now.Add(-etaWindow)) {
+		p.samples = p.samples[1:]
+	}
 	if now.Sub(p.start) < time.Second || now.Sub(p.lastOut) < 100*time.Millisecond {
 		return
 	}
@@ -71,14 +93,32 @@ func (p *progress) draw(now time.Time) {
 	filled := int(frac * width)
 	elapsed := now.Sub(p.start)
 	eta := "--"
-	if p.done > 0 && p.done < p.total {
-		left := time.Duration(float64(elapsed) / float64(p.done) * float64(p.total-p.done))
+	if left, ok := p.eta(now); ok {
 		eta = left.Round(time.Second).String()
 	}
 	fmt.Fprintf(p.w, "\r%-10s [%s%s] %d/%d %5.1f%% %s elapsed, %s left\x1b[K",
 		p.label, strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
 		p.done, p.total, 100*frac, elapsed.Round(100*time.Millisecond), eta)
 	p.shown = true
+}
+
+// eta is the time left at the rate measured over the recent samples: from
+// the oldest kept sample to now, so a stall slows the rate as it lasts.
+// With one sample (one Add so far) the only rate there is runs from start.
+// p.mu is held.
+func (p *progress) eta(now time.Time) (time.Duration, bool) {
+	if p.done <= 0 || p.done >= p.total || len(p.samples) == 0 {
+		return 0, false
+	}
+	from := progressSample{p.start, 0}
+	if len(p.samples) > 1 {
+		from = p.samples[0]
+	}
+	units, span := p.done-from.done, now.Sub(from.at)
+	if units <= 0 || span <= 0 {
+		return 0, false
+	}
+	return time.Duration(float64(span) / float64(units) * float64(p.total-p.done)), true
 }
 
 // connectProgress keeps one line on a terminal while servers connect:

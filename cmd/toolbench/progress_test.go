@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,5 +155,62 @@ func TestConnectProgressSilent(t *testing.T) {
 		if !strings.Contains(term.String(), "\rconnecting: ") {
 			t.Errorf("%s on a terminal: no progress line:\n%q", args[0], term)
 		}
+	}
+}
+
+// TestProgressETA: the time left is the measured rate of the recent work,
+// not the mean since the bar started: a slow first unit (a model loading)
+// does not inflate it, and a rate that drops halfway is followed. The old
+// mean-since-start estimate is shown beside each case, to say what it got
+// wrong.
+func TestProgressETA(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	type step struct {
+		at time.Duration // since start
+		n  int
+	}
+	// steady returns n Adds of one unit, every, from first on.
+	steady := func(first time.Duration, n int, every time.Duration) []step {
+		var s []step
+		for i := range n {
+			s = append(s, step{first + time.Duration(i)*every, 1})
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		name  string
+		total int
+		adds  []step
+		now   time.Duration
+		want  time.Duration
+	}{
+		// 10 s of warm-up, then 1 unit/s: at 19 s, 10 done, 90 left.
+		{"warm-up", 100, append([]step{{10 * time.Second, 1}}, steady(11*time.Second, 9, time.Second)...), 19 * time.Second, 90 * time.Second},
+		// 10 units/s for 50 units (5 s), then 1 unit/s: at 15 s, 60 done.
+		{"slows down", 100, append(steady(100*time.Millisecond, 50, 100*time.Millisecond), steady(6*time.Second, 10, time.Second)...), 15 * time.Second, 40 * time.Second},
+		// One Add so far: the rate from start is all there is.
+		{"one sample", 10, []step{{2 * time.Second, 1}}, 2 * time.Second, 18 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &progress{w: io.Discard, enabled: true, total: tt.total, start: t0}
+			for _, a := range tt.adds {
+				p.addAt(a.n, t0.Add(a.at))
+			}
+			got, ok := p.eta(t0.Add(tt.now))
+			mean := time.Duration(float64(tt.now) / float64(p.done) * float64(p.total-p.done))
+			if !ok || (got-tt.want).Abs() > 500*time.Millisecond {
+				t.Errorf("eta at %v with %d/%d done = %v (ok %v), want %v (the mean since start says %v)", tt.now, p.done, p.total, got, ok, tt.want, mean)
+			}
+		})
+	}
+
+	// Nothing done, or all done: no estimate.
+	p := &progress{w: io.Discard, enabled: true, total: 5, start: t0}
+	if _, ok := p.eta(t0.Add(time.Second)); ok {
+		t.Error("eta with nothing done: want none")
+	}
+	p.addAt(5, t0.Add(time.Second))
+	if _, ok := p.eta(t0.Add(2 * time.Second)); ok {
+		t.Error("eta with all done: want none")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -261,6 +262,74 @@ func TestRunCommandJSON(t *testing.T) {
 	if raw.Cacheable == nil || raw.Uncached == nil || *raw.Uncached == 0 || raw.Changes == nil || raw.Cost == nil || *raw.Cost <= 0 ||
 		len(raw.Steps) != 1 || raw.Steps[0].Cost == nil || raw.Steps[0].PromptCache["uncached_prompt_tokens"] == nil {
 		t.Errorf("the JSON lacks the prompt cache's figures:\n%s", stdout)
+	}
+}
+
+// TestRunCommandJSONNames: run --json follows one naming rule, the rule
+// of every JSON toolbench prints: snake_case keys, units in the names of
+// durations (milliseconds), tiers by name.
+func TestRunCommandJSONNames(t *testing.T) {
+	config := runConfig(t)
+	srv := agenttest.NewServer(
+		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+		agenttest.Reply{Content: "Sunny."},
+	)
+	defer srv.Close()
+	code, stdout, stderr := runWithEnv(t, nil, "run", "--config", config, "--base-url", srv.URL, "--json", "--stream=false", "What is the weather in Bern?")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if !snake.MatchString(k) {
+					t.Errorf("%s: key %q is not snake_case", path, k)
+				}
+				walk(path+"."+k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), x)
+			}
+		}
+	}
+	walk("$", doc)
+
+	steps := doc.(map[string]any)["steps"].([]any)
+	first := steps[0].(map[string]any)
+	lat := first["latency"].(map[string]any)
+	for _, k := range []string{"retrieve_ms", "select_ms", "model_ms", "tools_ms"} {
+		if _, ok := lat[k].(float64); !ok {
+			t.Errorf("steps[0].latency.%s = %v, want milliseconds", k, lat[k])
+		}
+	}
+	call := first["calls"].([]any)[0].(map[string]any)
+	if _, ok := call["latency_ms"].(float64); !ok {
+		t.Errorf("steps[0].calls[0].latency_ms = %v, want milliseconds; call: %v", call["latency_ms"], call)
+	}
+	if q := first["query"].(map[string]any); q["task"] != "What is the weather in Bern?" {
+		t.Errorf("steps[0].query = %v, want task", q)
+	}
+	for _, o := range first["offered"].([]any) {
+		if tier := o.(map[string]any)["tier"]; tier != "full" {
+			t.Errorf("offered tier = %#v, want \"full\" (by name)", tier)
+		}
+	}
+
+	// And it reads back into a Result, the durations whole.
+	var res agent.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Steps[0].Calls[0]; c.Outcome != agent.OutcomeOK || c.Latency <= 0 || res.Steps[0].Latency.Model <= 0 {
+		t.Errorf("read back: call %+v, latency %+v", c, res.Steps[0].Latency)
 	}
 }
 

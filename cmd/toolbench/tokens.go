@@ -51,7 +51,7 @@ type toolTokens struct {
 }
 
 func runTokens(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "tokens", "(--config mcp.json [--input ID=VALUE] [--quiet] | --tools tools.jsonl) [--json] [--encoding NAME | --model NAME] [--top N]")
+	fs := newFlags(e, "tokens", "(--config mcp.json [--connect] [--input ID=VALUE] [--quiet] | --tools tools.jsonl) [--json] [--encoding NAME | --model NAME] [--top N]")
 	config := fs.String("config", "", "mcpServers config `file`: connect to the servers and measure the tools they list")
 	toolsPath := fs.String("tools", "", "tools.jsonl `file` to measure")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
@@ -60,6 +60,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	top := fs.Int("top", 10, "how many of the largest tools to list")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout` with --config, for servers whose config sets none")
 	cache := cacheFlags(fs)
+	connect := connectFlag(fs)
 	quiet := quietFlag(fs)
 	inputs := inputFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -83,7 +84,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	if *toolsPath != "" {
 		tools, err = loadToolsQualified(e, *toolsPath)
 	} else {
-		hub := mcp.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: mcp.StartEager}
+		hub := mcp.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: startMode(*connect)}
 		o := toolsift.Options{Hub: hub, Inputs: inputs}
 		cache(&o)
 		tools, err = listConfigTools(ctx, e, *config, o, *quiet)
@@ -105,8 +106,9 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// listConfigTools connects to the servers of an mcpServers config and
-// returns the tools they list. Servers that fail are reported on stderr.
+// listConfigTools returns the tools of an mcpServers config's servers:
+// from the cache for those it holds (said on stderr, with its age), unless
+// o.Hub.Start is eager. Servers that fail are reported on stderr.
 func listConfigTools(ctx context.Context, e *env, config string, o toolsift.Options, quiet bool) ([]tool.Tool, error) {
 	ts, _, err := openToolset(ctx, e, config, o, quiet)
 	if err != nil {
@@ -118,6 +120,9 @@ func listConfigTools(ctx context.Context, e *env, config string, o toolsift.Opti
 		return nil, err
 	}
 	warnFailed(e, statuses, " (its tools are not counted)")
+	if note := cacheNote(statuses, time.Now()); note != "" {
+		fmt.Fprintln(e.stderr, note)
+	}
 	return tools, nil
 }
 

@@ -140,9 +140,6 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range cfg.Warnings {
-		log.Warn("config", "warning", w)
-	}
 	for name, sc := range cfg.Servers {
 		if isSelf(sc) && !sc.Disabled {
 			// The client's own config file, with toolsift in it: serving
@@ -152,13 +149,6 @@ func serve(ctx context.Context, e *env, args []string) error {
 			cfg.Servers[name] = sc
 		}
 	}
-	var alwaysLoad []string
-	for name, sc := range cfg.Servers {
-		if sc.AlwaysLoad && !sc.Disabled {
-			alwaysLoad = append(alwaysLoad, name)
-		}
-	}
-	slices.Sort(alwaysLoad)
 	// The proxy is made once the Toolset is open; upstream list changes
 	// before that have nobody to tell.
 	var px *proxy.Proxy
@@ -170,7 +160,11 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if s := loginStore(e, *configFile, log); s != nil {
 		auth = s
 	}
+	// The Toolset pins by the library's rule: the config's "alwaysLoad"
+	// and "alwaysLoadTools", and --pin; a pin that matches nothing is
+	// logged by it.
 	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
+		Pin:      pins,
 		CacheDir: *cacheDir,
 		NoCache:  *noCache,
 		Hub: mcp.HubOptions{
@@ -192,6 +186,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ts.Close()
+	// The config's warnings, then pins that match nothing.
+	for _, w := range ts.Warnings() {
+		log.Warn("config", "warning", w)
+	}
 	started := 0
 	for _, st := range ts.Status() {
 		switch st.State {
@@ -203,13 +201,12 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	p, err := proxy.New(ts, &proxy.Options{
-		MaxTools:      *maxTools,
-		Budget:        *budget,
-		PinnedServers: alwaysLoad,
-		PinnedTools:   pins,
-		Static:        *stateless,
-		Version:       version(),
-		Logger:        log,
+		MaxTools:    *maxTools,
+		Budget:      *budget,
+		PinnedTools: ts.Pinned(),
+		Static:      *stateless,
+		Version:     version(),
+		Logger:      log,
 	})
 	if err != nil {
 		return err

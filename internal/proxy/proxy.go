@@ -140,38 +140,14 @@ func New(ts *toolsift.Toolset, opts *Options) (*Proxy, error) {
 	return p, nil
 }
 
-// pin resolves the pinned servers and tools against the catalog.
+// pin resolves the pinned servers and tools against the catalog, by the
+// library's one rule (toolsift.Pins).
 func (p *Proxy) pin() {
-	all := p.ts.Tools()
-	seen := map[string]bool{}
-	add := func(t tool.Tool) {
-		if !seen[t.Name] {
-			seen[t.Name] = true
+	names, warnings := toolsift.Pins{Servers: p.opts.PinnedServers, Tools: p.opts.PinnedTools}.Resolve(p.ts.Tools())
+	p.warnings = append(p.warnings, warnings...)
+	for _, n := range names {
+		if t, ok := p.ts.Get(n); ok {
 			p.pinned = append(p.pinned, t)
-		}
-	}
-	for _, s := range p.opts.PinnedServers {
-		n := 0
-		for _, t := range all {
-			if t.Server == s {
-				add(t)
-				n++
-			}
-		}
-		if n == 0 {
-			p.warnings = append(p.warnings, fmt.Sprintf("alwaysLoad server %q has no tools (is it connected?)", s))
-		}
-	}
-	for _, pat := range p.opts.PinnedTools {
-		n := 0
-		for _, t := range all {
-			if ok, _ := path.Match(pat, t.Name); ok || pat == t.Name {
-				add(t)
-				n++
-			}
-		}
-		if n == 0 {
-			p.warnings = append(p.warnings, fmt.Sprintf("pinned tool %q matches no tool", pat))
 		}
 	}
 	slices.SortFunc(p.pinned, func(a, b tool.Tool) int { return cmp.Compare(a.Name, b.Name) })
