@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/toolsift/toolsift/internal/textproc"
@@ -171,6 +172,7 @@ type Retriever struct {
 	sem     toolindex.Embedder // nil without a semantic signal
 	opts    Options
 	servers map[string]bool
+	queries queryCache
 }
 
 // New returns a Retriever over ix.
@@ -501,12 +503,9 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 		if weight == 0 {
 			return nil
 		}
-		vecs, err := emb.Embed(ctx, texts)
+		vecs, err := r.queries.embed(ctx, emb, texts)
 		if err != nil {
-			return fmt.Errorf("retrieval: embed query with %s: %w", emb.ID(), err)
-		}
-		if len(vecs) != len(texts) {
-			return fmt.Errorf("retrieval: embed query with %s: %w: %d vectors for %d texts", emb.ID(), toolindex.ErrDimension, len(vecs), len(texts))
+			return err
 		}
 		for i, p := range ps {
 			hits, err := search(ctx, vecs[i], depth, filter)
@@ -532,6 +531,70 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 		}
 	}
 	return fuse(lists, r.opts.Fusion, k), nil
+}
+
+// maxCachedQueries bounds the query vectors a Retriever keeps: an agent's
+// task is the same text at every step of its run, and a thought often
+// repeats; a USE vector of a short text costs about half a millisecond.
+const maxCachedQueries = 256
+
+// queryCache keeps the vectors of recent query texts by embedder, so that
+// a run embeds its task once. Safe for concurrent use.
+type queryCache struct {
+	mu   sync.Mutex
+	vecs map[queryKey][]float32
+}
+
+type queryKey struct{ embedder, text string }
+
+// embed returns emb's vector of each text, from the cache or embedded in
+// one call (and then cached). The vectors are shared: read-only.
+func (c *queryCache) embed(ctx context.Context, emb toolindex.Embedder, texts []string) ([][]float32, error) {
+	id := emb.ID()
+	out := make([][]float32, len(texts))
+	var missing []string
+	var at []int
+	c.mu.Lock()
+	for i, t := range texts {
+		if v, ok := c.vecs[queryKey{id, t}]; ok {
+			out[i] = v
+			continue
+		}
+		missing = append(missing, t)
+		at = append(at, i)
+	}
+	c.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	vecs, err := emb.Embed(ctx, missing)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: embed query with %s: %w", id, err)
+	}
+	if len(vecs) != len(missing) {
+		return nil, fmt.Errorf("retrieval: embed query with %s: %w: %d vectors for %d texts", id, toolindex.ErrDimension, len(vecs), len(missing))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.vecs == nil {
+		c.vecs = make(map[queryKey][]float32)
+	}
+	for j, v := range vecs {
+		out[at[j]] = v
+		if len(c.vecs) >= maxCachedQueries {
+			// Forget about half, in map order: cheap, and a text
+			// that was dropped costs one more embedding.
+			n := 0
+			for k := range c.vecs {
+				delete(c.vecs, k)
+				if n++; n >= maxCachedQueries/2 {
+					break
+				}
+			}
+		}
+		c.vecs[queryKey{id, missing[j]}] = v
+	}
+	return out, nil
 }
 
 // rrfK is the rank offset of reciprocal-rank fusion, the value of Cormack,
