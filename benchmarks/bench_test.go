@@ -252,8 +252,10 @@ func chromemCollection(b *testing.B, c *corpus) *chromem.Collection {
 // BenchmarkIndexMemory builds an index of n tools, both vector signals
 // (the n-gram embedder's and USE's dimensions), and reports the Go heap it
 // holds per tool (runtime.MemStats after a GC, the numbers of the heap
-// profile's inuse_space): B/tool in all, and beyond-json-B/tool after the
-// tool's own JSON (name, description, schema; the index keeps the tool).
+// profile's inuse_space) as B/tool. The tools, their strings and schemas,
+// are made before the first reading and the index shares them: B/tool is
+// what the index holds beyond the tool's own data (issue 25's goal: at
+// most 2 KB), json-B/tool the size of that data as JSON, for scale.
 // The vectors are seeded random unit vectors from a VectorCache, so that
 // 100,000 tools build in seconds: their memory is that of real ones.
 func BenchmarkIndexMemory(b *testing.B) {
@@ -289,7 +291,7 @@ func BenchmarkIndexMemory(b *testing.B) {
 				runtime.KeepAlive(ix)
 			}
 			b.ReportMetric(perTool, "B/tool")
-			b.ReportMetric(perTool-float64(jsonBytes)/float64(n), "beyond-json-B/tool")
+			b.ReportMetric(float64(jsonBytes)/float64(n), "json-B/tool")
 		})
 	}
 }

@@ -386,6 +386,21 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 		}
 	}
 	ix.lex.remove(stale...)
+	// Room for every new tool's vectors at once, not a growth per batch.
+	added := 0
+	for _, p := range ps {
+		if ix.tools[p.tool.Name] == nil {
+			added++
+		}
+	}
+	if slots := len(ix.slots) + max(added-len(ix.free), 0); added > 0 {
+		for _, sig := range ix.sigs {
+			if sig.vecs.stride == 0 && sig.dim > 0 {
+				sig.vecs.dim, sig.vecs.stride = sig.dim, roundDim(sig.dim)
+			}
+			sig.vecs.reserve(slots)
+		}
+	}
 	for _, p := range ps {
 		ix.putLocked(p.tool, p.vec, p.terms, ix.tools[p.tool.Name])
 	}

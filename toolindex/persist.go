@@ -407,6 +407,10 @@ func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index,
 	dims := [maxSignals]int{m.Dimension, m.SemanticDimension}
 	for s, sig := range ix.sigs {
 		sig.dim = dims[s]
+		if sig.dim > 0 {
+			sig.vecs.dim, sig.vecs.stride = sig.dim, roundDim(sig.dim)
+			sig.vecs.reserve(len(tools))
+		}
 	}
 	for i, t := range tools {
 		if err := ctx.Err(); err != nil {

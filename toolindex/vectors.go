@@ -28,17 +28,28 @@ type vectors struct {
 // roundDim returns d rounded up to a multiple of 32.
 func roundDim(d int) int { return (d + 31) &^ 31 }
 
-// grow makes room for slot.
+// grow makes room for slot: room for exactly that many slots when reserve
+// was told, else a quarter more than needed, so that the codes, most of an
+// index's memory, carry little unused capacity (doubling would leave up to
+// half of them unused).
 func (vs *vectors) grow(slot uint32) {
-	for int(slot) >= len(vs.factor) {
-		n := max(2*len(vs.factor), 64, int(slot)+1)
-		f := make([]float32, n)
-		copy(f, vs.factor)
-		vs.factor = f
-		c := make([]int8, n*vs.stride)
-		copy(c, vs.codes)
-		vs.codes = c
+	if int(slot) < len(vs.factor) {
+		return
 	}
+	vs.reserve(max(int(slot)+1+int(slot)/4, 64))
+}
+
+// reserve makes room for n slots.
+func (vs *vectors) reserve(n int) {
+	if n <= len(vs.factor) || vs.stride == 0 {
+		return
+	}
+	f := make([]float32, n)
+	copy(f, vs.factor)
+	vs.factor = f
+	c := make([]int8, n*vs.stride)
+	copy(c, vs.codes)
+	vs.codes = c
 }
 
 // set stores v (unit length or zero, of the signal's dimension) at slot. A
