@@ -498,38 +498,48 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 	// Signals: 0 lexical, 1 vector, 2 semantic; each part's list goes in
 	// the part's group of that signal.
 	const signals = 3
-	var lists []list
-	vectors := func(sig int, emb toolindex.Embedder, weight float64, search func(context.Context, []float32, int, func(tool.Tool) bool) ([]toolindex.Hit, error)) error {
+	// Each signal's lists; the semantic signal (a sentence encoder, the
+	// step's largest fixed cost) is embedded and searched on a goroutine of
+	// its own while the others run here. Lists are fused in a fixed order.
+	var vecLists, semLists, lexLists []list
+	vectors := func(sig int, emb toolindex.Embedder, weight float64, search func(context.Context, []float32, int, func(tool.Tool) bool) ([]toolindex.Hit, error)) ([]list, error) {
 		if weight == 0 {
-			return nil
+			return nil, nil
 		}
 		vecs, err := r.queries.embed(ctx, emb, texts)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		lists := make([]list, 0, len(ps))
 		for i, p := range ps {
 			hits, err := search(ctx, vecs[i], depth, filter)
 			if err != nil {
-				return fmt.Errorf("retrieval: %w", err)
+				return nil, fmt.Errorf("retrieval: %w", err)
 			}
 			lists = append(lists, list{hits: hits, weight: p.weight * weight, group: signals*p.group + sig})
 		}
-		return nil
+		return lists, nil
 	}
-	if err := vectors(1, r.emb, w.Vector, r.ix.SearchVector); err != nil {
-		return nil, err
+	var semErr error
+	var wg sync.WaitGroup
+	if r.sem != nil && w.Semantic > 0 {
+		wg.Go(func() { semLists, semErr = vectors(2, r.sem, w.Semantic, r.ix.SearchSemantic) })
 	}
-	if r.sem != nil {
-		if err := vectors(2, r.sem, w.Semantic, r.ix.SearchSemantic); err != nil {
-			return nil, err
-		}
-	}
-	if w.Lexical > 0 {
+	vecLists, err := vectors(1, r.emb, w.Vector, r.ix.SearchVector)
+	if err == nil && w.Lexical > 0 {
 		for _, p := range ps {
-			lists = append(lists, list{hits: r.ix.SearchLexical(p.text, depth, filter), weight: p.weight * w.Lexical,
+			lexLists = append(lexLists, list{hits: r.ix.SearchLexical(p.text, depth, filter), weight: p.weight * w.Lexical,
 				group: signals * p.group})
 		}
 	}
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if semErr != nil {
+		return nil, semErr
+	}
+	lists := slices.Concat(vecLists, semLists, lexLists)
 	return fuse(lists, r.opts.Fusion, k), nil
 }
 
