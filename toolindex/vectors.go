@@ -276,6 +276,18 @@ func (vs *vectors) scan(query []float32, k int, accept func(slot uint32) bool, n
 	if parts == 1 {
 		run(0, 0, n)
 	} else {
+		if accept != nil {
+			// The caller's filter need not be safe for concurrent use;
+			// it is asked only about candidates that would enter a heap,
+			// a few hundred a scan, so a lock costs little.
+			var mu sync.Mutex
+			inner := accept
+			accept = func(slot uint32) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return inner(slot)
+			}
+		}
 		var wg sync.WaitGroup
 		wg.Go(func() { run(1, n/2, n) })
 		run(0, 0, n/2)
