@@ -28,12 +28,13 @@
 //     [Index.Remove] and [Index.Apply] keep it in step with servers.
 //     [Index.SearchVector], [Index.SearchSemantic] and [Index.SearchLexical]
 //     return scored [Hit]s, optionally filtered; package retrieval fuses
-//     them. Vectors are held as int8 codes (one byte per dimension) with
-//     one factor per vector that makes them unit length again; a vector
-//     search is one exact scan of them (an AVX2 kernel where the CPU has
-//     one; split between two goroutines from 4,096 tools) into a bounded
-//     heap. Cosines are within about 1e-3 of float32 ones; the ranking on
-//     every public set is in docs/measurements.md ("int8 vectors").
+//     them. Vectors are held as int16 codes (two bytes per dimension)
+//     with one factor per vector that makes them unit length again; a
+//     vector search is one exact scan of them (an AVX2 kernel where the CPU
+//     has one; split between two goroutines from 4,096 tools) into a
+//     bounded heap. Cosines are within 1e-4 of float32 ones, and rankings
+//     on the public sets are those of float32 vectors (docs/measurements.md,
+//     "Vector search").
 //   - [Index.Save] writes an [Index] to a directory (manifest with format
 //     version, embedder IDs and dimensions; tools with hashes; vectors as
 //     little-endian float32, one file per signal), atomically; [Load] reads

@@ -2,10 +2,10 @@
 
 #include "textflag.h"
 
-// func dotInt8AVX2(a *int8, q *float32, n int) float32
-// Σ a[i]·q[i] for n a positive multiple of 32: the int8 codes are widened
+// func dotInt16AVX2(a *int16, q *float32, n int) float32
+// Σ a[i]·q[i] for n a positive multiple of 32: the int16 codes are widened
 // to int32, converted to float32 and multiplied into four accumulators.
-TEXT ·dotInt8AVX2(SB), NOSPLIT, $0-28
+TEXT ·dotInt16AVX2(SB), NOSPLIT, $0-28
 	MOVQ a+0(FP), SI
 	MOVQ q+8(FP), DI
 	MOVQ n+16(FP), CX
@@ -15,10 +15,10 @@ TEXT ·dotInt8AVX2(SB), NOSPLIT, $0-28
 	VXORPS Y3, Y3, Y3
 
 loop:
-	VPMOVSXBD (SI), Y4
-	VPMOVSXBD 8(SI), Y5
-	VPMOVSXBD 16(SI), Y6
-	VPMOVSXBD 24(SI), Y7
+	VPMOVSXWD (SI), Y4
+	VPMOVSXWD 16(SI), Y5
+	VPMOVSXWD 32(SI), Y6
+	VPMOVSXWD 48(SI), Y7
 	VCVTDQ2PS Y4, Y4
 	VCVTDQ2PS Y5, Y5
 	VCVTDQ2PS Y6, Y6
@@ -27,7 +27,7 @@ loop:
 	VFMADD231PS 32(DI), Y5, Y1
 	VFMADD231PS 64(DI), Y6, Y2
 	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ $32, SI
+	ADDQ $64, SI
 	ADDQ $128, DI
 	SUBQ $32, CX
 	JNZ  loop

@@ -2,5 +2,5 @@
 
 package toolindex
 
-// dotInt8 returns Σ a[i]·q[i]; len(a) == len(q), a multiple of 32.
-func dotInt8(a []int8, q []float32) float32 { return dotInt8Go(a, q) }
+// dotInt16 returns Σ a[i]·q[i]; len(a) == len(q), a multiple of 32.
+func dotInt16(a []int16, q []float32) float32 { return dotInt16Go(a, q) }

@@ -202,7 +202,7 @@ func (ix *Index) Save(dir string) error {
 
 // saveState returns the entries sorted by name and, for each signal, a
 // copy of their vectors in that order (slot i is snap[i]), taken under one
-// read lock: the state of one instant, in int8 codes (a quarter of the
+// read lock: the state of one instant, in int16 codes (half of the
 // float32 vectors they are written as).
 func (ix *Index) saveState() ([]*entry, [maxSignals]vectors) {
 	ix.mu.RLock()
@@ -220,7 +220,7 @@ func (ix *Index) saveState() ([]*entry, [maxSignals]vectors) {
 		if vs.stride == 0 {
 			continue
 		}
-		o.codes = make([]int8, len(snap)*vs.stride)
+		o.codes = make([]int16, len(snap)*vs.stride)
 		o.factor = make([]float32, len(snap))
 		for i, e := range snap {
 			if int(e.slot) < len(vs.factor) {

@@ -6,21 +6,22 @@ import (
 	"sync"
 )
 
-// vectors is one signal's vectors, by lexical slot: each a row of int8
+// vectors is one signal's vectors, by lexical slot: each a row of int16
 // codes with one float32 factor. A tool's vector v (unit length) is stored
-// as codes c = round(127·v/max|v|) and f = 1/‖c‖, so c·f is unit length
+// as codes c = round(32767·v/max|v|) and f = 1/‖c‖, so c·f is unit length
 // again and the cosine of a unit query q with it is (q·c)·f. A step scans
-// a quarter of the bytes float32 vectors would take (10,000 tools × 1,536
-// dimensions: 15 MB instead of 61 MB), and an index holds 1 byte per
-// dimension per tool. Ranking against float32 vectors is measured in
-// docs/measurements.md ("int8 vectors").
+// half the bytes float32 vectors would take (10,000 tools × 1,536
+// dimensions: 31 MB instead of 61 MB), and an index holds 2 bytes per
+// dimension per tool. int8 codes (a quarter) moved near-ties enough to cost
+// a paraphrase set 0.008 recall@5; int16 codes rank as float32 vectors do
+// (docs/measurements.md, "Vector search").
 //
 // vectors is not safe for concurrent use on its own: [Index] calls set and
 // clear under its write lock and reads under its read lock.
 type vectors struct {
 	dim    int       // vector length; 0 until the first vector
 	stride int       // dim rounded up to a multiple of 32 (the kernel's step)
-	codes  []int8    // stride codes by slot; the padding is zero
+	codes  []int16    // stride codes by slot; the padding is zero
 	factor []float32 // by slot; 0 when the slot holds no vector
 	count  int       // slots with a vector
 }
@@ -47,7 +48,7 @@ func (vs *vectors) reserve(n int) {
 	f := make([]float32, n)
 	copy(f, vs.factor)
 	vs.factor = f
-	c := make([]int8, n*vs.stride)
+	c := make([]int16, n*vs.stride)
 	copy(c, vs.codes)
 	vs.codes = c
 }
@@ -95,9 +96,12 @@ func (vs *vectors) vector(dst []float32, slot uint32) {
 	}
 }
 
-// quantize writes v's int8 codes to dst and returns the factor that makes
+// codeMax is the largest code: a vector's largest component.
+const codeMax = 32767
+
+// quantize writes v's int16 codes to dst and returns the factor that makes
 // them unit length, 0 for a zero vector.
-func quantize(dst []int8, v []float32) float32 {
+func quantize(dst []int16, v []float32) float32 {
 	var m float32
 	for _, x := range v {
 		m = max(m, abs32(x))
@@ -106,10 +110,10 @@ func quantize(dst []int8, v []float32) float32 {
 		clear(dst)
 		return 0
 	}
-	s := 127 / float64(m)
+	s := codeMax / float64(m)
 	var sum int64
 	for i, x := range v {
-		c := int8(math.Round(float64(x) * s))
+		c := int16(math.Round(float64(x) * s))
 		dst[i] = c
 		sum += int64(c) * int64(c)
 	}
@@ -118,8 +122,8 @@ func quantize(dst []int8, v []float32) float32 {
 
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
 
-// dotInt8Go is the portable kernel of dotInt8.
-func dotInt8Go(a []int8, q []float32) float32 {
+// dotInt16Go is the portable kernel of dotInt8.
+func dotInt16Go(a []int16, q []float32) float32 {
 	var s0, s1, s2, s3 float32
 	q = q[:len(a)]
 	for i := 0; i+4 <= len(a); i += 4 {
@@ -266,7 +270,7 @@ func (vs *vectors) scan(query []float32, k int, accept func(slot uint32) bool, n
 			if f == 0 {
 				continue
 			}
-			s := dotInt8(vs.codes[slot*stride:(slot+1)*stride], q) * f
+			s := dotInt16(vs.codes[slot*stride:(slot+1)*stride], q) * f
 			if !t.wants(s) || (accept != nil && !accept(uint32(slot))) {
 				continue
 			}

@@ -11,26 +11,26 @@ import (
 
 // The kernel (AVX2 where the CPU has it) against the portable loop, and
 // both against float64 arithmetic.
-func TestDotInt8(t *testing.T) {
+func TestDotInt16(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{32, 64, 512, 1024, 1056} {
-		a := make([]int8, n)
+		a := make([]int16, n)
 		q := make([]float32, n)
 		var want float64
 		for i := range a {
-			a[i] = int8(r.IntN(255) - 127)
+			a[i] = int16(r.IntN(65535) - 32767)
 			q[i] = float32(r.NormFloat64())
 			want += float64(a[i]) * float64(q[i])
 		}
-		got, gotGo := dotInt8(a, q), dotInt8Go(a, q)
-		tol := 1e-4 * float64(n) * 127
+		got, gotGo := dotInt16(a, q), dotInt16Go(a, q)
+		tol := 1e-4 * float64(n) * 32767
 		if math.Abs(float64(got)-want) > tol || math.Abs(float64(gotGo)-want) > tol {
-			t.Errorf("n=%d: dotInt8 = %v, dotInt8Go = %v, want %v", n, got, gotGo, want)
+			t.Errorf("n=%d: dotInt8 = %v, dotInt16Go = %v, want %v", n, got, gotGo, want)
 		}
 	}
 }
 
-// A quantised vector keeps its cosine with a query to about 1e-3 (the
+// A quantised vector keeps its cosine with a query to 1e-4 (the
 // factor makes the dequantised vector unit length), and a saved vector
 // quantises back to the same codes.
 func TestQuantize(t *testing.T) {
@@ -57,8 +57,8 @@ func TestQuantize(t *testing.T) {
 		exact /= math.Sqrt(nv * nq)
 		vs.set(0, v)
 		top, release := vs.scan(q, 1, nil, func(uint32) string { return "" })
-		if len(top) != 1 || math.Abs(float64(top[0].score)-exact) > 2e-3 {
-			t.Fatalf("trial %d: cosine %v, want %v ± 2e-3", trial, top, exact)
+		if len(top) != 1 || math.Abs(float64(top[0].score)-exact) > 1e-4 {
+			t.Fatalf("trial %d: cosine %v, want %v ± 1e-4", trial, top, exact)
 		}
 		release()
 		back := make([]float32, dim)
@@ -122,7 +122,7 @@ func TestScanMatchesSort(t *testing.T) {
 			for slot := range n {
 				f := vs.factor[slot]
 				if f != 0 && accept(uint32(slot)) {
-					s := dotInt8Go(vs.codes[slot*vs.stride:(slot+1)*vs.stride], uq) * f
+					s := dotInt16Go(vs.codes[slot*vs.stride:(slot+1)*vs.stride], uq) * f
 					want = append(want, scored32{uint32(slot), s})
 				}
 			}
