@@ -21,7 +21,7 @@ import (
 type vectors struct {
 	dim    int       // vector length; 0 until the first vector
 	stride int       // dim rounded up to a multiple of 32 (the kernel's step)
-	codes  []int16    // stride codes by slot; the padding is zero
+	codes  []int16   // stride codes by slot; the padding is zero
 	factor []float32 // by slot; 0 when the slot holds no vector
 	count  int       // slots with a vector
 }
