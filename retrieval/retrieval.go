@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/toolsift/toolsift/internal/textproc"
@@ -180,7 +181,8 @@ type Retriever struct {
 	sem     toolindex.Embedder // nil without a semantic signal
 	opts    Options
 	servers map[string]bool
-	srv     *servers // the server documents (Options.ServerWeight)
+	srv     *servers    // the server documents (Options.ServerWeight)
+	queries *queryCache // shared by copies (Explain ranks with one per signal)
 }
 
 // New returns a Retriever over ix.
@@ -224,7 +226,7 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		o.Weights = DefaultWeights
 	}
 	o.Pinned = slices.Clone(o.Pinned)
-	r := &Retriever{ix: ix, emb: ix.Embedder(), sem: ix.Semantic(), opts: o, srv: &servers{}}
+	r := &Retriever{ix: ix, emb: ix.Embedder(), sem: ix.Semantic(), opts: o, srv: &servers{}, queries: &queryCache{}}
 	if len(o.Servers) > 0 {
 		r.servers = make(map[string]bool, len(o.Servers))
 		for _, s := range o.Servers {
@@ -510,42 +512,113 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 	// Signals: 0 lexical, 1 vector, 2 semantic; each part's list goes in
 	// the part's group of that signal.
 	const signals = 3
-	var lists []list
-	vectors := func(sig int, emb toolindex.Embedder, weight float64, search func(context.Context, []float32, int, func(tool.Tool) bool) ([]toolindex.Hit, error)) error {
+	// Each signal's lists; the semantic signal (a sentence encoder, the
+	// step's largest fixed cost) is embedded and searched on a goroutine of
+	// its own while the others run here. Lists are fused in a fixed order.
+	var vecLists, semLists, lexLists []list
+	vectors := func(sig int, emb toolindex.Embedder, weight float64, search func(context.Context, []float32, int, func(tool.Tool) bool) ([]toolindex.Hit, error)) ([]list, error) {
 		if weight == 0 {
-			return nil
+			return nil, nil
 		}
-		vecs, err := emb.Embed(ctx, texts)
+		vecs, err := r.queries.embed(ctx, emb, texts)
 		if err != nil {
-			return fmt.Errorf("retrieval: embed query with %s: %w", emb.ID(), err)
+			return nil, err
 		}
-		if len(vecs) != len(texts) {
-			return fmt.Errorf("retrieval: embed query with %s: %w: %d vectors for %d texts", emb.ID(), toolindex.ErrDimension, len(vecs), len(texts))
-		}
+		lists := make([]list, 0, len(ps))
 		for i, p := range ps {
 			hits, err := search(ctx, vecs[i], depth, filter)
 			if err != nil {
-				return fmt.Errorf("retrieval: %w", err)
+				return nil, fmt.Errorf("retrieval: %w", err)
 			}
 			lists = append(lists, list{hits: hits, weight: p.weight * weight, group: signals*p.group + sig})
 		}
-		return nil
+		return lists, nil
 	}
-	if err := vectors(1, r.emb, w.Vector, r.ix.SearchVector); err != nil {
-		return nil, err
+	var semErr error
+	var wg sync.WaitGroup
+	if r.sem != nil && w.Semantic > 0 {
+		wg.Go(func() { semLists, semErr = vectors(2, r.sem, w.Semantic, r.ix.SearchSemantic) })
 	}
-	if r.sem != nil {
-		if err := vectors(2, r.sem, w.Semantic, r.ix.SearchSemantic); err != nil {
-			return nil, err
-		}
-	}
-	if w.Lexical > 0 {
+	vecLists, err := vectors(1, r.emb, w.Vector, r.ix.SearchVector)
+	if err == nil && w.Lexical > 0 {
 		for _, p := range ps {
-			lists = append(lists, list{hits: r.ix.SearchLexical(p.text, depth, filter), weight: p.weight * w.Lexical,
+			lexLists = append(lexLists, list{hits: r.ix.SearchLexical(p.text, depth, filter), weight: p.weight * w.Lexical,
 				group: signals * p.group})
 		}
 	}
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if semErr != nil {
+		return nil, semErr
+	}
+	lists := slices.Concat(vecLists, semLists, lexLists)
 	return fuse(lists, r.opts.Fusion, k), nil
+}
+
+// maxCachedQueries bounds the query vectors a Retriever keeps: an agent's
+// task is the same text at every step of its run, and a thought often
+// repeats; a USE vector of a short text costs about half a millisecond.
+const maxCachedQueries = 256
+
+// queryCache keeps the vectors of recent query texts by embedder, so that
+// a run embeds its task once. Safe for concurrent use.
+type queryCache struct {
+	mu   sync.Mutex
+	vecs map[queryKey][]float32
+}
+
+type queryKey struct{ embedder, text string }
+
+// embed returns emb's vector of each text, from the cache or embedded in
+// one call (and then cached). The vectors are shared: read-only.
+func (c *queryCache) embed(ctx context.Context, emb toolindex.Embedder, texts []string) ([][]float32, error) {
+	id := emb.ID()
+	out := make([][]float32, len(texts))
+	var missing []string
+	var at []int
+	c.mu.Lock()
+	for i, t := range texts {
+		if v, ok := c.vecs[queryKey{id, t}]; ok {
+			out[i] = v
+			continue
+		}
+		missing = append(missing, t)
+		at = append(at, i)
+	}
+	c.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	vecs, err := emb.Embed(ctx, missing)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: embed query with %s: %w", id, err)
+	}
+	if len(vecs) != len(missing) {
+		return nil, fmt.Errorf("retrieval: embed query with %s: %w: %d vectors for %d texts", id, toolindex.ErrDimension, len(vecs), len(missing))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.vecs == nil {
+		c.vecs = make(map[queryKey][]float32)
+	}
+	for j, v := range vecs {
+		out[at[j]] = v
+		if len(c.vecs) >= maxCachedQueries {
+			// Forget about half, in map order: cheap, and a text
+			// that was dropped costs one more embedding.
+			n := 0
+			for k := range c.vecs {
+				delete(c.vecs, k)
+				if n++; n >= maxCachedQueries/2 {
+					break
+				}
+			}
+		}
+		c.vecs[queryKey{id, missing[j]}] = v
+	}
+	return out, nil
 }
 
 // rrfK is the rank offset of reciprocal-rank fusion, the value of Cormack,

@@ -93,7 +93,7 @@ func (r *Retriever) serverScores(ctx context.Context, ps []part) (map[string]flo
 	if err != nil || six == nil {
 		return nil, err
 	}
-	sr := &Retriever{ix: six, emb: r.emb, sem: r.sem, opts: r.opts, srv: &servers{}}
+	sr := &Retriever{ix: six, emb: r.emb, sem: r.sem, opts: r.opts, srv: &servers{}, queries: r.queries}
 	sr.opts.Depth = six.Len()
 	ranked, err := sr.rank(ctx, ps, six.Len())
 	if err != nil {

@@ -18,10 +18,9 @@
 //     /v1/embeddings endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp
 //     server), batched, with retries; package encoder has pretrained
 //     encoders in pure Go.
-//   - [Index] holds the tools: their vectors in a chromem-go collection
-//     (precomputed embeddings, cosine similarity), optionally a second
-//     collection of a Semantic embedder's vectors of their
-//     [SemanticDocument], and a BM25F lexical index with postings lists over
+//   - [Index] holds the tools: their vectors (precomputed embeddings,
+//     cosine similarity), optionally a Semantic embedder's vectors of their
+//     [SemanticDocument] beside them, and a BM25F lexical index with postings lists over
 //     three fields (name, description, parameters). [Index.Upsert] embeds
 //     only new or changed tools (by content hash), in batches, without
 //     blocking searches, and takes vectors from [Options].Cache (a
@@ -29,7 +28,13 @@
 //     [Index.Remove] and [Index.Apply] keep it in step with servers.
 //     [Index.SearchVector], [Index.SearchSemantic] and [Index.SearchLexical]
 //     return scored [Hit]s, optionally filtered; package retrieval fuses
-//     them.
+//     them. Vectors are held as int16 codes (two bytes per dimension)
+//     with one factor per vector that makes them unit length again; a
+//     vector search is one exact scan of them (an AVX2 kernel where the CPU
+//     has one; split between two goroutines from 4,096 tools) into a
+//     bounded heap. Cosines are within 1e-4 of float32 ones, and rankings
+//     on the public sets are those of float32 vectors (docs/measurements.md,
+//     "Vector search").
 //   - [Index.Save] writes an [Index] to a directory (manifest with format
 //     version, embedder IDs and dimensions; tools with hashes; vectors as
 //     little-endian float32, one file per signal), atomically; [Load] reads

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/philippgille/chromem-go"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -106,8 +105,9 @@ func (o Options) validate() error {
 	return nil
 }
 
-// Index holds a set of tools keyed by Name, with one embedding per tool in
-// a chromem-go collection and a BM25F lexical index beside it.
+// Index holds a set of tools keyed by Name, with one embedding per tool and
+// signal (int8 codes scanned by a SIMD kernel, see vectors) and a BM25F
+// lexical index beside it.
 //
 // An Index is safe for concurrent use. Searches never wait for an embedding
 // call: Upsert embeds outside the lock and swaps the result in. Writers
@@ -130,11 +130,11 @@ type Index struct {
 }
 
 // signal is one vector signal of an [Index]: an embedder, the text of a
-// tool it embeds, and the vectors in a chromem collection.
+// tool it embeds, and the vectors by lexical slot.
 type signal struct {
 	emb  Embedder
 	text func(Fields) string
-	coll *chromem.Collection
+	vecs vectors
 	dim  int // vector length; 0 until the first vector
 }
 
@@ -147,15 +147,10 @@ const (
 
 // entry is one indexed tool. Entries are immutable once published: an
 // update replaces the entry, so a reader holding one needs no lock.
+// Its vectors are in each signal's vectors at its slot.
 type entry struct {
 	tool tool.Tool
-	// vec holds the tool's vector of each signal: unit length (or all
-	// zero), owned by the entry.
-	vec  [maxSignals][]float32
 	slot uint32
-	// inColl tells which vectors are in their signal's chromem
-	// collection (zero vectors are not).
-	inColl [maxSignals]bool
 }
 
 // Hit is one search result. Higher scores are better; scores of different
@@ -178,13 +173,6 @@ type UpsertStats struct {
 	Batches  int
 }
 
-// errEmbedFunc is the chromem EmbeddingFunc of our collection: every vector
-// is computed by our [Embedder] before it reaches chromem, so chromem must
-// never embed anything itself.
-func errEmbedFunc(context.Context, string) ([]float32, error) {
-	return nil, errors.New("toolindex: chromem must not embed; vectors are precomputed")
-}
-
 // New returns an empty [Index] that embeds tool documents with emb.
 func New(emb Embedder, opts *Options) (*Index, error) {
 	if emb == nil {
@@ -199,22 +187,9 @@ func New(emb Embedder, opts *Options) (*Index, error) {
 		tools: make(map[string]*entry),
 		lex:   newLexical(o.BM25),
 	}
-	db := chromem.NewDB()
-	add := func(name string, emb Embedder, text func(Fields) string) error {
-		coll, err := db.CreateCollection(name, nil, errEmbedFunc)
-		if err != nil {
-			return fmt.Errorf("toolindex: create chromem collection: %w", err)
-		}
-		ix.sigs = append(ix.sigs, &signal{emb: emb, text: text, coll: coll})
-		return nil
-	}
-	if err := add("tools", emb, Fields.text); err != nil {
-		return nil, err
-	}
+	ix.sigs = append(ix.sigs, &signal{emb: emb, text: Fields.text})
 	if o.Semantic != nil {
-		if err := add("tools-semantic", o.Semantic, Fields.semanticText); err != nil {
-			return nil, err
-		}
+		ix.sigs = append(ix.sigs, &signal{emb: o.Semantic, text: Fields.semanticText})
 	}
 	return ix, nil
 }
@@ -411,15 +386,23 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 		}
 	}
 	ix.lex.remove(stale...)
+	// Room for every new tool's vectors at once, not a growth per batch.
+	added := 0
 	for _, p := range ps {
-		old := ix.tools[p.tool.Name]
-		vec := p.vec
-		if vec[sigVector] == nil {
-			vec = old.vec
+		if ix.tools[p.tool.Name] == nil {
+			added++
 		}
-		if err := ix.putLocked(ctx, p.tool, vec, p.terms, old); err != nil {
-			return st, err
+	}
+	if slots := len(ix.slots) + max(added-len(ix.free), 0); added > 0 {
+		for _, sig := range ix.sigs {
+			if sig.vecs.stride == 0 && sig.dim > 0 {
+				sig.vecs.dim, sig.vecs.stride = sig.dim, roundDim(sig.dim)
+			}
+			sig.vecs.reserve(slots)
 		}
+	}
+	for _, p := range ps {
+		ix.putLocked(p.tool, p.vec, p.terms, ix.tools[p.tool.Name])
 	}
 	if len(ps) > 0 {
 		ix.sorted = nil
@@ -511,10 +494,10 @@ func (ix *Index) batchSize(s int) int {
 	return 128
 }
 
-// putLocked writes one tool with its vectors (one per signal). old is the
-// entry it replaces, or nil; the caller has already removed old from the
-// lexical index.
-func (ix *Index) putLocked(ctx context.Context, t tool.Tool, vec [maxSignals][]float32, terms fieldTerms, old *entry) error {
+// putLocked writes one tool with its vectors (one per signal; nil vectors
+// keep the old entry's). old is the entry it replaces, or nil; the caller
+// has already removed old from the lexical index.
+func (ix *Index) putLocked(t tool.Tool, vec [maxSignals][]float32, terms fieldTerms, old *entry) {
 	var slot uint32
 	if old != nil {
 		slot = old.slot
@@ -525,34 +508,19 @@ func (ix *Index) putLocked(ctx context.Context, t tool.Tool, vec [maxSignals][]f
 		slot = uint32(len(ix.slots))
 		ix.slots = append(ix.slots, nil)
 	}
-	e := &entry{tool: t, vec: vec, slot: slot}
 	for s, sig := range ix.sigs {
-		v := vec[s]
-		same := old != nil && old.inColl[s] && len(v) > 0 && &old.vec[s][0] == &v[0]
-		if old != nil && old.inColl[s] && !same {
-			if err := sig.coll.Delete(ctx, nil, nil, t.Name); err != nil {
-				return fmt.Errorf("toolindex: remove %s from chromem: %w", t.Name, err)
-			}
+		if vec[s] == nil {
+			continue // unchanged content: the slot keeps its vectors
 		}
-		switch {
-		case same:
-			e.inColl[s] = true // same vector, already in the collection
-		case !isZero(v):
-			// AddDocument, not AddDocuments: the latter starts one
-			// goroutine per document, which for 100k tools costs more
-			// than it saves. The vector is already unit length, so
-			// chromem keeps our slice.
-			err := sig.coll.AddDocument(ctx, chromem.Document{ID: t.Name, Embedding: v})
-			if err != nil {
-				return fmt.Errorf("toolindex: add %s to chromem: %w", t.Name, err)
-			}
-			e.inColl[s] = true
+		if sig.vecs.dim == 0 && sig.dim > 0 {
+			sig.vecs.dim, sig.vecs.stride = sig.dim, roundDim(sig.dim)
 		}
+		sig.vecs.set(slot, vec[s])
 	}
 	ix.lex.add(slot, terms)
+	e := &entry{tool: t, slot: slot}
 	ix.slots[slot] = e
 	ix.tools[t.Name] = e
-	return nil
 }
 
 // analyzeAll calls analyze(0..n-1) on up to GOMAXPROCS goroutines: text
@@ -601,7 +569,6 @@ func (ix *Index) removeLocked(names []string) int {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var gone []uint32
-	var collIDs [maxSignals][]string
 	for _, name := range names {
 		e, ok := ix.tools[name]
 		if !ok {
@@ -611,23 +578,14 @@ func (ix *Index) removeLocked(names []string) int {
 		ix.slots[e.slot] = nil
 		ix.free = append(ix.free, e.slot)
 		gone = append(gone, e.slot)
-		for s := range ix.sigs {
-			if e.inColl[s] {
-				collIDs[s] = append(collIDs[s], name)
-			}
+		for _, sig := range ix.sigs {
+			sig.vecs.clear(e.slot)
 		}
 	}
 	if len(gone) == 0 {
 		return 0
 	}
 	ix.lex.remove(gone...)
-	for s, sig := range ix.sigs {
-		if len(collIDs[s]) > 0 {
-			// Delete with ids only cannot fail in chromem v0.7.0
-			// without persistence.
-			_ = sig.coll.Delete(context.Background(), nil, nil, collIDs[s]...)
-		}
-	}
 	ix.sorted = nil
 	ix.gen.Add(1)
 	return len(gone)
@@ -670,16 +628,19 @@ func (ix *Index) SearchSemantic(ctx context.Context, query []float32, k int, fil
 	return ix.search(ctx, sigSemantic, query, k, filter)
 }
 
-// search is SearchVector over signal s.
+// search is SearchVector over signal s: one exact scan of its vectors
+// (vectors.scan).
 func (ix *Index) search(ctx context.Context, s int, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
 	if k <= 0 {
 		return nil, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	sig := ix.sigs[s]
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	n := sig.coll.Count()
-	if n == 0 {
+	if sig.vecs.count == 0 {
 		return nil, nil
 	}
 	if len(query) != sig.dim {
@@ -688,41 +649,21 @@ func (ix *Index) search(ctx context.Context, s int, query []float32, k int, filt
 	if isZero(query) {
 		return nil, nil
 	}
-	// chromem filters only on metadata, so with a filter ask for more than
-	// k, and for everything if fewer than k of those pass. Without one, still
-	// ask for a few more than k: chromem breaks ties arbitrarily, and the
-	// extra lets equal scores at the cut-off be ordered by name.
-	want := min(n, max(2*k, k+8))
+	var accept func(slot uint32) bool
 	if filter != nil {
-		want = min(n, 4*k+16)
+		accept = func(slot uint32) bool { return filter(ix.slots[slot].tool) }
 	}
-	for {
-		res, err := sig.coll.QueryEmbedding(ctx, query, want, nil, nil)
-		if err != nil {
-			return nil, fmt.Errorf("toolindex: vector search: %w", err)
-		}
-		hits := make([]Hit, 0, len(res))
-		for _, r := range res {
-			e := ix.tools[r.ID]
-			if filter != nil && !filter(e.tool) {
-				continue
-			}
-			hits = append(hits, Hit{Tool: e.tool, Score: float64(r.Similarity)})
-		}
-		if len(hits) >= k || want == n {
-			slices.SortFunc(hits, func(a, b Hit) int {
-				if c := cmp.Compare(b.Score, a.Score); c != 0 {
-					return c
-				}
-				return cmp.Compare(a.Tool.Name, b.Tool.Name)
-			})
-			return hits[:min(k, len(hits)):min(k, len(hits))], nil
-		}
-		// Every query scans all vectors whatever want is; one more scan,
-		// over everything, settles it.
-		want = n
+	top, release := sig.vecs.scan(query, k, accept, ix.slotName)
+	defer release()
+	hits := make([]Hit, len(top))
+	for i, c := range top {
+		hits[i] = Hit{Tool: ix.slots[c.slot].tool, Score: float64(c.score)}
 	}
+	return hits, nil
 }
+
+// slotName is the name of the tool at slot; the caller holds mu.
+func (ix *Index) slotName(slot uint32) string { return ix.slots[slot].tool.Name }
 
 // SearchLexical returns the k tools that best match query under BM25F,
 // best first, among the tools that filter accepts (nil accepts all). The

@@ -623,7 +623,7 @@ func TestConcurrentSearchDuringUpsert(t *testing.T) {
 	}
 }
 
-// TestNoGoroutineLeak checks that concurrent embedding and chromem queries
+// TestNoGoroutineLeak checks that concurrent embedding and vector searches
 // leave no goroutine behind, on success and on failure.
 func TestNoGoroutineLeak(t *testing.T) {
 	ctx := context.Background()

@@ -39,10 +39,13 @@ func analyzeFields(f Fields) fieldTerms {
 func queryTerms(q string) []string { return textproc.Terms(q) }
 
 // posting is one document containing a term, with the term's frequency in
-// each field.
+// each field, counted up to 255 (a term that occurs more often in one field
+// counts as 255: BM25 saturates long before in any field of ordinary
+// length), so that a posting fits in 8 bytes; an index holds about 35 a
+// tool.
 type posting struct {
 	doc uint32
-	tf  [numFields]uint16
+	tf  [numFields]uint8
 }
 
 // lexical is a BM25F index over documents identified by small integer slots
@@ -63,8 +66,8 @@ type lexical struct {
 	totLen   [numFields]float64  // sum of docLen over live documents
 	n        int                 // live documents
 
-	scratch map[uint32][numFields]uint16 // add's term counts, reused
-	accs    sync.Pool                    // *accumulator
+	scratch map[uint32][numFields]uint8 // add's term counts, reused
+	accs    sync.Pool                   // *accumulator
 }
 
 func newLexical(p BM25) *lexical {
@@ -73,7 +76,7 @@ func newLexical(p BM25) *lexical {
 		b:       p.B,
 		weights: [numFields]float64{p.NameWeight, p.DescriptionWeight, p.ParamsWeight},
 		termID:  make(map[string]uint32),
-		scratch: make(map[uint32][numFields]uint16),
+		scratch: make(map[uint32][numFields]uint8),
 	}
 }
 
@@ -96,7 +99,7 @@ func (l *lexical) add(slot uint32, ft fieldTerms) {
 				l.postings = append(l.postings, nil)
 			}
 			c := counts[id]
-			if c[f] < math.MaxUint16 {
+			if c[f] < math.MaxUint8 {
 				c[f]++
 			}
 			counts[id] = c

@@ -3,6 +3,7 @@ package toolindex
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,9 +14,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -109,13 +112,11 @@ type fileInfo struct {
 func (ix *Index) Save(dir string) error {
 	ix.saveMu.Lock()
 	defer ix.saveMu.Unlock()
-	snap := ix.snapshot()
-	ix.mu.RLock()
+	snap, saved := ix.saveState()
 	var dims [maxSignals]int
-	for s, sig := range ix.sigs {
-		dims[s] = sig.dim
+	for s := range ix.sigs {
+		dims[s] = saved[s].dim
 	}
-	ix.mu.RUnlock()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("toolindex: save: %w", err)
 	}
@@ -152,9 +153,10 @@ func (ix *Index) Save(dir string) error {
 				return err
 			}
 			buf := make([]byte, 4*dim)
-			for _, e := range snap {
-				clear(buf)
-				for i, x := range e.vec[s] {
+			vec := make([]float32, dim)
+			for i := range snap {
+				saved[s].vector(vec, uint32(i))
+				for i, x := range vec {
 					binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
 				}
 				if _, err := w.Write(buf); err != nil {
@@ -196,6 +198,38 @@ func (ix *Index) Save(dir string) error {
 		}
 	}
 	return nil
+}
+
+// saveState returns the entries sorted by name and, for each signal, a
+// copy of their vectors in that order (slot i is snap[i]), taken under one
+// read lock: the state of one instant, in int16 codes (half of the
+// float32 vectors they are written as).
+func (ix *Index) saveState() ([]*entry, [maxSignals]vectors) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	snap := ix.sorted
+	if snap == nil {
+		snap = slices.Collect(maps.Values(ix.tools))
+		slices.SortFunc(snap, func(a, b *entry) int { return cmp.Compare(a.tool.Name, b.tool.Name) })
+	}
+	var out [maxSignals]vectors
+	for s, sig := range ix.sigs {
+		vs := &sig.vecs
+		o := &out[s]
+		o.dim, o.stride = sig.dim, vs.stride
+		if vs.stride == 0 {
+			continue
+		}
+		o.codes = make([]int16, len(snap)*vs.stride)
+		o.factor = make([]float32, len(snap))
+		for i, e := range snap {
+			if int(e.slot) < len(vs.factor) {
+				copy(o.codes[i*vs.stride:(i+1)*vs.stride], vs.codes[int(e.slot)*vs.stride:])
+				o.factor[i] = vs.factor[e.slot]
+			}
+		}
+	}
+	return snap, out
 }
 
 // isTempFile reports whether name is one of writeFile's temporary files.
@@ -373,6 +407,10 @@ func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index,
 	dims := [maxSignals]int{m.Dimension, m.SemanticDimension}
 	for s, sig := range ix.sigs {
 		sig.dim = dims[s]
+		if sig.dim > 0 {
+			sig.vecs.dim, sig.vecs.stride = sig.dim, roundDim(sig.dim)
+			sig.vecs.reserve(len(tools))
+		}
 	}
 	for i, t := range tools {
 		if err := ctx.Err(); err != nil {
@@ -386,9 +424,7 @@ func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index,
 			d := dims[s]
 			vec[s] = vecs[s][i*d : (i+1)*d : (i+1)*d]
 		}
-		if err := ix.putLocked(ctx, t, vec, terms[i], nil); err != nil {
-			return nil, err
-		}
+		ix.putLocked(t, vec, terms[i], nil)
 	}
 	return ix, nil
 }
