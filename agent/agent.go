@@ -282,6 +282,10 @@ const (
 	// AllToolsTokens, AllTools, DeferredTools, DeferredTokens; Latency is
 	// retrieval plus selection.
 	EventThink EventKind = "think"
+	// EventDelta: a piece of the model's reply as it streams (a model
+	// that streams: Stream in its options). Delta. Only OnEvent gets it,
+	// not the Logger.
+	EventDelta EventKind = "delta"
 	// EventModel: the model answered. Message, Usage; Latency is the call.
 	EventModel EventKind = "model"
 	// EventToolCall: a tool call starts. Call (without outcome).
@@ -301,6 +305,8 @@ type Event struct {
 	Offered                              []OfferedTool
 	ToolTokens, AllToolsTokens, AllTools int
 	DeferredTools, DeferredTokens        int
+
+	Delta Delta
 
 	Message Message
 	Usage   Usage

@@ -57,7 +57,8 @@ func (r *run) deferTools(off think.Offer) *deferral {
 		if err != nil {
 			continue // a tool that cannot be rendered cannot be offered either
 		}
-		d.deferred = append(d.deferred, ToolDef{Name: tl.Name, Description: rd.Description, Parameters: rd.Parameters})
+		d.deferred = append(d.deferred, ToolDef{Name: tl.Name, Description: rd.Description, Parameters: rd.Parameters,
+			Server: tl.Server, OriginalName: tl.OriginalName})
 		d.tokens += rd.Tokens
 	}
 	if len(d.deferred) == 0 {

@@ -73,6 +73,9 @@ type Message struct {
 	// blocks) and skips the others; a model without deferred tools (Chat
 	// Completions) ignores it: Content lists them.
 	Found []string `json:"found,omitempty"`
+	// Hosted, on an assistant message, are the calls the provider made
+	// itself before it (hosted MCP), in order.
+	Hosted []HostedCall `json:"hosted,omitempty"`
 }
 
 // ToolCall is one function call requested by the model.
@@ -98,6 +101,27 @@ type ToolDef struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	// Server and OriginalName say where the tool comes from (its
+	// tool.Tool's): a model whose provider calls some MCP servers itself
+	// (hosted MCP) offers such a server's tools under their names there.
+	Server       string `json:"server,omitempty"`
+	OriginalName string `json:"original_name,omitempty"`
+}
+
+// HostedCall is a tool call the provider made itself, on an MCP server it
+// reaches (a Responses mcp_call): it is part of the assistant message
+// that reports it, and a model sends it back as such with the
+// conversation. The Agent does not run it.
+type HostedCall struct {
+	ID string `json:"id"`
+	// Server is the server's label at the provider; Name the tool's name
+	// on the server; Tool its name in the catalog, when the model knows it.
+	Server    string `json:"server"`
+	Name      string `json:"name"`
+	Tool      string `json:"tool,omitempty"`
+	Arguments string `json:"arguments"`
+	Output    string `json:"output,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 // Request is one call to a Model.

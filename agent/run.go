@@ -106,7 +106,8 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	offered := make([]OfferedTool, len(off.Tools))
 	for i, o := range off.Tools {
 		offered[i] = OfferedTool{Name: o.Tool.Name, Tokens: o.Tokens, Tier: o.Tier, Score: o.Score, Reason: o.Reason}
-		req.Tools[i] = ToolDef{Name: o.Tool.Name, Description: o.Description, Parameters: o.Parameters}
+		req.Tools[i] = ToolDef{Name: o.Tool.Name, Description: o.Description, Parameters: o.Parameters,
+			Server: o.Tool.Server, OriginalName: o.Tool.OriginalName}
 	}
 	st.Offered = offered
 	st.ToolTokens = off.Tokens
@@ -125,6 +126,9 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	// The model.
 	t2 := time.Now()
 	req.Messages = slices.Clone(r.res.Messages)
+	if a.opts.OnEvent != nil {
+		req.OnDelta = func(d Delta) { r.emit(ctx, Event{Kind: EventDelta, Step: n, Delta: d}) }
+	}
 	resp, err := a.model.Complete(ctx, req)
 	st.Latency.Model = time.Since(t2)
 	if err != nil {
@@ -144,6 +148,13 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	for i := range msg.ToolCalls {
 		if msg.ToolCalls[i].Search {
 			msg.ToolCalls[i].Name = retrieval.SearchToolName
+		}
+	}
+	msg.Hosted = slices.Clone(msg.Hosted)
+	for _, h := range msg.Hosted {
+		// The provider's own calls of catalog tools make them sticky too.
+		if _, ok := a.tools.Get(h.Tool); ok && !slices.Contains(r.res.Used, h.Tool) {
+			r.res.Used = append(r.res.Used, h.Tool)
 		}
 	}
 	st.Message, st.Usage = msg, resp.Usage

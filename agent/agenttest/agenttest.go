@@ -31,8 +31,13 @@ type Reply struct {
 	// Content of the assistant message.
 	Content string
 	// ToolCalls requested by the assistant. An empty ID becomes "call_<n>".
-	// Arguments are sent verbatim, valid JSON or not.
+	// Arguments are sent verbatim, valid JSON or not. On a ResponsesServer
+	// a call with Search set is a tool_search_call (client execution)
+	// whose arguments are the JSON object in Arguments.
 	ToolCalls []agent.ToolCall
+	// Hosted are calls the provider made itself (ResponsesServer only:
+	// mcp_call items before the message). An empty ID gets one.
+	Hosted []agent.HostedCall
 	// Usage to report; nil reports PromptTokens = request bytes / 4.
 	Usage *agent.Usage
 
