@@ -257,7 +257,9 @@ const (
 type Call struct {
 	ToolCall
 	// Offered is false when the model called a tool it was not offered at
-	// this step (run anyway when the catalog has it).
+	// this step (run anyway when the catalog has it). With deferred
+	// tools, the tools a search loaded earlier in the run count as
+	// offered.
 	Offered bool    `json:"offered"`
 	Outcome Outcome `json:"outcome"`
 	// Observation is the tool message content the model gets, truncated to

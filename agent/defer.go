@@ -24,6 +24,21 @@ type deferral struct {
 	offer    think.Offer
 	deferred []ToolDef
 	tokens   int // deferred's tokens at full tier
+	// loaded names the deferred tools a search has loaded so far: a call
+	// of one is a call of an offered tool.
+	loaded map[string]bool
+}
+
+// load records the deferred tools a search found as loaded.
+func (d *deferral) load(found []string) {
+	for _, name := range found {
+		if slices.ContainsFunc(d.deferred, func(t ToolDef) bool { return t.Name == name }) {
+			if d.loaded == nil {
+				d.loaded = map[string]bool{}
+			}
+			d.loaded[name] = true
+		}
+	}
 }
 
 // deferTools decides at a run's first step whether the catalog goes as

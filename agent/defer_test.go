@@ -115,6 +115,9 @@ func TestDeferredTools(t *testing.T) {
 		t.Errorf("search answer: %+v", answer)
 	}
 	st := res.Steps
+	if !st[1].Calls[0].Offered {
+		t.Error("the call of a tool the search loaded is not counted as offered")
+	}
 	if st[0].Calls[0].Outcome != agent.OutcomeSearch || st[1].Calls[0].Outcome != agent.OutcomeOK {
 		t.Errorf("outcomes %s, %s", st[0].Calls[0].Outcome, st[1].Calls[0].Outcome)
 	}

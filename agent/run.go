@@ -225,6 +225,11 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 	for _, o := range offered {
 		isOffered[o.Name] = true
 	}
+	if r.deferred != nil {
+		for name := range r.deferred.loaded {
+			isOffered[name] = true // loaded by a search earlier in the run
+		}
+	}
 	out := make([]Call, len(calls))
 	// The catalog is asked about each call once, here.
 	tools := make([]tool.Tool, len(calls))
@@ -259,6 +264,9 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 		switch {
 		case c.Outcome == OutcomeSearch || c.Outcome == OutcomeUnknownTool:
 			r.found = append(r.found, c.Found...)
+			if r.deferred != nil && c.Outcome == OutcomeSearch {
+				r.deferred.load(c.Found)
+			}
 		case inCatalog[i] && !slices.Contains(r.res.Used, c.Name):
 			r.res.Used = append(r.res.Used, c.Name)
 		}

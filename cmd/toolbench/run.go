@@ -20,7 +20,6 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/mcp"
-	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -41,6 +40,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", `--config mcp.json [--model M] [--base-url U] [--budget N] [--max-steps N] [flags] "task"`)
 	config := fs.String("config", "", "mcpServers config `file` (required)")
 	model := fs.String("model", "gpt-4o-mini", "chat `model` name")
+	api := fs.String("api", "chat", "model `API`: chat (Chat Completions), responses (OpenAI Responses: deferred tools found by tool_search) or anthropic")
 	baseURL := fs.String("base-url", "", "OpenAI-compatible API base `URL` (default $OPENAI_BASE_URL, else https://api.openai.com/v1)")
 	toolBudget := fs.Int("budget", think.DefaultBudget, "tool-definition `tokens` offered per step")
 	maxSteps := fs.Int("max-steps", agent.DefaultMaxSteps, "most model calls before giving up")
@@ -70,19 +70,12 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "the task is missing (the text after the flags)")
 	case !ok:
 		return usageError(fs, "--search-tools %q: want auto, always or never", *search)
+	case !slices.Contains(apis, *api):
+		return usageError(fs, "--api %q: want chat, responses or anthropic", *api)
 	}
 
 	// The endpoint is checked first: no point starting servers without it.
-	// provider's one rule, read from this command's environment.
-	endpoint, err := provider.Options{BaseURL: *baseURL}.Resolve(e.getenv)
-	if err != nil {
-		if endpoint.BaseURL == provider.DefaultBaseURL {
-			return errNoEndpoint
-		}
-		return err
-	}
-	base := endpoint.BaseURL
-	chat, err := agent.NewOpenAI(*model, &agent.OpenAIOptions{Options: endpoint, Stream: *stream})
+	chat, base, err := newModel(e, *api, *model, *baseURL, *stream)
 	if err != nil {
 		return err
 	}
@@ -135,8 +128,8 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	}
 	if !*asJSON {
 		opts.OnEvent = p.event
-		fmt.Fprintf(e.stdout, "%s from %s in %.1fs · model %s at %s · budget %d tokens\n",
-			runPlural(ts.Index().Len(), "tool"), runPlural(len(statuses), "server"), elapsed.Seconds(), *model, base, *toolBudget)
+		fmt.Fprintf(e.stdout, "%s from %s in %.1fs · model %s (%s API) at %s · budget %d tokens\n",
+			runPlural(ts.Index().Len(), "tool"), runPlural(len(statuses), "server"), elapsed.Seconds(), *model, *api, base, *toolBudget)
 	}
 	a, err := agent.New(chat, ts, opts)
 	if err != nil {
@@ -161,17 +154,27 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 type stepPrinter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// live is the streamed reply being printed (stream.go).
+	live liveLine
 }
 
 func (p *stepPrinter) event(ev agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w := p.w
+	if ev.Kind == agent.EventDelta {
+		p.live.add(w, ev.Delta)
+		return
+	}
+	p.live.done(w)
 	switch ev.Kind {
 	case agent.EventThink:
 		fmt.Fprintf(w, "\nstep %d · offered %s · %d tokens (all %s: %d tokens) · %s\n",
 			ev.Step, runPlural(len(ev.Offered), "tool"), ev.ToolTokens, runPlural(ev.AllTools, "tool"), ev.AllToolsTokens, ev.Latency.Round(time.Millisecond))
 		writeOffered(w, ev.Offered)
+		if ev.DeferredTools > 0 {
+			fmt.Fprintf(w, "  and %s deferred (%d tokens): the model loads them with its tool search\n", runPlural(ev.DeferredTools, "tool"), ev.DeferredTokens)
+		}
 	case agent.EventModel:
 		fmt.Fprintf(w, "  model: %s, %s; usage: %s\n",
 			runPlural(len(ev.Message.ToolCalls), "tool call"), ev.Latency.Round(time.Millisecond), usageText(ev.Usage))

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift/agent/agenttest"
+)
+
+// TestRunStreams: with streaming on, the tool call and the answer are
+// printed as their pieces arrive (the scripted server sends 2 bytes per
+// delta), before the step's model line; without, neither is.
+func TestRunStreams(t *testing.T) {
+	config := runConfig(t)
+	for _, stream := range []bool{true, false} {
+		srv := agenttest.NewServer(
+			agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}, ChunkSize: 2},
+			agenttest.Reply{Content: "It is sunny\nin Bern.", ChunkSize: 2},
+		)
+		code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL},
+			"run", "--config", config, "--model", "test-model", "--budget", "150", "--k", "1", "--search-tools", "never",
+			"--stream="+map[bool]string{true: "true", false: "false"}[stream], "What is the weather in Bern?")
+		srv.Close()
+		if code != 0 {
+			t.Fatalf("stream=%v: exit %d\nstdout:\n%s\nstderr:\n%s", stream, code, stdout, stderr)
+		}
+		live := []string{
+			`(?s)step 1 .*\n  → city__get_weather \{"city":"Bern"\}\n  model: 1 tool call`,
+			`(?s)step 2 .*\n  > It is sunny\n    in Bern\.\n  model: 0 tool calls`,
+		}
+		for _, want := range live {
+			if got := regexp.MustCompile(want).MatchString(stdout); got != stream {
+				t.Errorf("stream=%v: stdout matches %q: %v\n%s", stream, want, got, stdout)
+			}
+		}
+		if !strings.Contains(stdout, "answer:\nIt is sunny\nin Bern.") {
+			t.Errorf("stream=%v: no answer at the end:\n%s", stream, stdout)
+		}
+	}
+}
+
+// TestLiveLine: text pieces join on one line (later lines indented), each
+// call gets its line with its arguments cut at maxLiveArgs runes, and a
+// call's pieces that come interleaved with another's reopen its line.
+func TestLiveLine(t *testing.T) {
+	var b bytes.Buffer
+	var l liveLine
+	for _, d := range []agent.Delta{
+		{Text: "Let me "}, {Text: "look.\nOne moment."},
+		{Tool: true, Index: 0, ID: "a", Name: "w__get"}, {Tool: true, Index: 0, Arguments: `{"city":`},
+		{Tool: true, Index: 1, ID: "b", Name: "w__long"}, {Tool: true, Index: 1, Arguments: `{"text":"` + strings.Repeat("é", 200) + `"}`},
+		{Tool: true, Index: 0, Arguments: `"Bern"}`},
+		{Tool: true, Index: 1, Arguments: `more`},
+	} {
+		l.add(&b, d)
+	}
+	l.done(&b)
+	want := "  > Let me look.\n    One moment.\n" +
+		`  → w__get {"city":` + "\n" +
+		`  → w__long {"text":"` + strings.Repeat("é", maxLiveArgs-len(`{"text":"`)) + "…\n" +
+		`  → w__get "Bern"}` + "\n" +
+		"  → w__long \n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("printed (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunAPI: --api responses runs the agent on the Responses API (the
+// catalog deferred beside the first step's tools, a tool_search answered
+// by toolsift), --api anthropic says it is not built yet, and an unknown
+// API is a usage error.
+func TestRunAPI(t *testing.T) {
+	config := runConfig(t)
+	srv := agenttest.NewResponsesServer(
+		agenttest.Reply{ToolCalls: []agent.ToolCall{{Search: true, Arguments: `{"query":"weather forecast for the next days"}`}}},
+		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_forecast", Arguments: `{"city":"Bern"}`}}},
+		agenttest.Reply{Content: "Rain tomorrow."},
+	)
+	defer srv.Close()
+	code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL},
+		"run", "--api", "responses", "--config", config, "--model", "test-model", "--budget", "150", "--k", "1", "What is the weather in Bern now?")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		`model test-model \(responses API\) at `,
+		`and \d+ tools deferred \(\d+ tokens\): the model loads them with its tool search`,
+		`call search_tools \{"query":"weather forecast for the next days"\} → search`,
+		`call city__get_forecast \{"city":"Bern"\} → ok`,
+		`answer:\nRain tomorrow.`,
+	} {
+		if !regexp.MustCompile(want).MatchString(stdout) {
+			t.Errorf("stdout does not match %q:\n%s", want, stdout)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 || !strings.Contains(strings.Join(reqs[0].DeferredNames(), " "), "city__get_forecast") {
+		t.Fatalf("%d requests; first deferred %q", len(reqs), reqs[0].DeferredNames())
+	}
+	if got := reqs[0].ToolNames(); got[len(got)-1] != "tool_search" {
+		t.Errorf("loaded %q, want tool_search last", got)
+	}
+
+	code, _, stderr = runWithEnv(t, map[string]string{"OPENAI_API_KEY": "sk-x"}, "run", "--api", "anthropic", "--config", config, "task")
+	if code != 1 || !strings.Contains(stderr, "--api anthropic: the Anthropic Messages API is not built in this binary yet") {
+		t.Errorf("--api anthropic: exit %d, stderr:\n%s", code, stderr)
+	}
+	code, _, stderr = runWithEnv(t, map[string]string{"OPENAI_API_KEY": "sk-x"}, "run", "--api", "gemini", "--config", config, "task")
+	if code != 2 || !strings.Contains(stderr, `--api "gemini": want chat, responses or anthropic`) {
+		t.Errorf("--api gemini: exit %d, stderr:\n%s", code, stderr)
+	}
+}
