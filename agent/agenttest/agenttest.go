@@ -1,8 +1,9 @@
-// Package agenttest provides a scripted Chat Completions server for tests of
-// code built on agent: an httptest server that speaks the real wire format
-// (JSON, and server-sent events when the request asks to stream), answers
-// with the replies of a script and records every request, so a test can
-// assert which tools were offered at each step.
+// Package agenttest provides scripted Chat Completions (Server) and
+// Responses API (ResponsesServer) endpoints for tests of code built on
+// agent: httptest servers that speak the real wire formats (JSON, and
+// server-sent events when the request asks to stream), answer with the
+// replies of a script and record every request, so a test can assert
+// which tools were offered at each step.
 //
 //	srv := agenttest.NewServer(
 //		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "echo", Arguments: `{"text":"hi"}`}}},
