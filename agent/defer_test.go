@@ -167,3 +167,19 @@ func TestDeferredToolsNot(t *testing.T) {
 		})
 	}
 }
+
+// TestChatDoesNotDefer: the Chat Completions model is not a
+// DeferringModel, so it always gets per-step selection.
+func TestChatDoesNotDefer(t *testing.T) {
+	var m agent.Model = newOpenAI(t, "http://127.0.0.1:1/v1", false)
+	if _, ok := m.(agent.DeferringModel); ok {
+		t.Error("*agent.OpenAI is a DeferringModel; Chat Completions has no deferred tools")
+	}
+	var r agent.Model = newResponses(t, "http://127.0.0.1:1/v1", agent.ResponsesOptions{})
+	if d, ok := r.(agent.DeferringModel); !ok || !d.DefersTools() {
+		t.Error("*agent.Responses does not defer tools")
+	}
+	if newResponses(t, "http://127.0.0.1:1/v1", agent.ResponsesOptions{NoDefer: true}).DefersTools() {
+		t.Error("NoDefer: still defers")
+	}
+}
