@@ -21,8 +21,9 @@ type Model interface {
 // sends the catalog in Request.Deferred, the model searches it with the
 // API's own tool search executed by the client, and the Agent answers the
 // search (a ToolCall with Search set) with toolsift's ranking
-// (Tools.SearchTools); the tool message's Found names what the search
-// loaded, for the model to render natively. The tools sent, the deferred
+// (Tools.SearchTools) and budget (the found tools, best first, whose
+// definitions fit the Think step's budget together); the tool message's
+// Found names what the search loaded, for the model to render natively. The tools sent, the deferred
 // ones and the loaded ones, stay the same for the whole run, so every
 // step after the first reuses the provider's prompt cache; tools found
 // join the conversation, at its end.

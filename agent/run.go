@@ -298,6 +298,9 @@ func (r *run) exec(ctx context.Context, c *Call, tl tool.Tool, inCatalog bool) {
 		for _, m := range found {
 			c.Found = append(c.Found, m.Tool.Name)
 		}
+		if r.deferred != nil {
+			c.Observation, c.Found = r.deferred.fit(c.Observation, c.Found)
+		}
 		return
 	}
 	if inCatalog && a.opts.Approve != nil && (a.opts.ApproveAll || !readOnly(tl)) {
