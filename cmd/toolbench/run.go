@@ -40,6 +40,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", `--config mcp.json [--model M] [--base-url U] [--budget N] [--max-steps N] [flags] "task"`)
 	config := fs.String("config", "", "mcpServers config `file` (required)")
 	model := fs.String("model", "gpt-4o-mini", "chat `model` name")
+	hosted := hostedFlag(fs)
 	api := fs.String("api", "chat", "model `API`: chat (Chat Completions), responses (OpenAI Responses: deferred tools found by tool_search) or anthropic")
 	baseURL := fs.String("base-url", "", "OpenAI-compatible API base `URL` (default $OPENAI_BASE_URL, else https://api.openai.com/v1)")
 	toolBudget := fs.Int("budget", think.DefaultBudget, "tool-definition `tokens` offered per step")
@@ -75,7 +76,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	}
 
 	// The endpoint is checked first: no point starting servers without it.
-	chat, base, err := newModel(e, *api, *model, *baseURL, *stream)
+	chat, base, err := newModel(e, *api, *model, *baseURL, *stream, *hosted)
 	if err != nil {
 		return err
 	}
@@ -111,6 +112,13 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	defer ts.Close()
 	statuses := ts.Status()
 	warnFailed(e, statuses, "")
+	var names []string
+	for _, st := range statuses {
+		names = append(names, st.Name)
+	}
+	if err := checkHosted(*hosted, names, *config); err != nil {
+		return err
+	}
 	if ts.Index().Len() == 0 {
 		return fmt.Errorf("no tools: none of the %d servers in %s is ready", len(statuses), *config)
 	}
@@ -178,6 +186,13 @@ func (p *stepPrinter) event(ev agent.Event) {
 	case agent.EventModel:
 		fmt.Fprintf(w, "  model: %s, %s; usage: %s\n",
 			runPlural(len(ev.Message.ToolCalls), "tool call"), ev.Latency.Round(time.Millisecond), usageText(ev.Usage))
+		for _, h := range ev.Message.Hosted {
+			res := "→ " + runLine(h.Output, 200)
+			if h.Error != "" {
+				res = "→ error: " + runLine(h.Error, 200)
+			}
+			fmt.Fprintf(w, "  hosted call %s %s %s (by the provider) %s\n", h.Server, h.Name, runLine(h.Arguments, 120), res)
+		}
 		if ev.Message.Content != "" && len(ev.Message.ToolCalls) > 0 {
 			fmt.Fprintf(w, "  thought: %s\n", runLine(ev.Message.Content, 200))
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,6 +105,40 @@ func TestRunAPI(t *testing.T) {
 	}
 	if got := reqs[0].ToolNames(); got[len(got)-1] != "tool_search" {
 		t.Errorf("loaded %q, want tool_search last", got)
+	}
+
+	// A hosted server: its offered tools go in allowed_tools; the
+	// provider's call is printed.
+	hsrv := agenttest.NewResponsesServer(agenttest.Reply{
+		Hosted:  []agent.HostedCall{{Server: "city", Name: "get_weather", Arguments: `{"city":"Bern"}`, Output: "Bern: sunny"}},
+		Content: "Sunny."})
+	defer hsrv.Close()
+	code, stdout, stderr = runWithEnv(t, map[string]string{"OPENAI_BASE_URL": hsrv.URL},
+		"run", "--api", "responses", "--hosted", "city=https://mcp.example/city", "--config", config, "--model", "test-model", "--budget", "150", "--k", "1", "What is the weather in Bern now?")
+	if code != 0 {
+		t.Fatalf("--hosted: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if want := `hosted call city get_weather {"city":"Bern"} (by the provider) → Bern: sunny`; !strings.Contains(stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout)
+	}
+	var mcpTool *agenttest.ResponsesTool
+	for i, tl := range hsrv.Requests()[0].Tools {
+		if tl.Type == "mcp" {
+			mcpTool = &hsrv.Requests()[0].Tools[i]
+		}
+	}
+	if mcpTool == nil || mcpTool.ServerURL != "https://mcp.example/city" || !slices.Contains(mcpTool.AllowedTools, "get_weather") {
+		t.Errorf("mcp tool %+v, want city's with get_weather allowed", mcpTool)
+	}
+	for _, bad := range [][]string{
+		{"--api", "responses", "--hosted", "nowhere=https://x.example/mcp"},
+		{"--api", "chat", "--hosted", "city=https://x.example/mcp"},
+	} {
+		args := append([]string{"run", "--config", config}, bad...)
+		code, _, stderr = runWithEnv(t, map[string]string{"OPENAI_BASE_URL": hsrv.URL}, append(args, "task")...)
+		if code != 1 || !strings.Contains(stderr, "--hosted") {
+			t.Errorf("%q: exit %d, stderr:\n%s", bad, code, stderr)
+		}
 	}
 
 	code, _, stderr = runWithEnv(t, map[string]string{"OPENAI_API_KEY": "sk-x"}, "run", "--api", "anthropic", "--config", config, "task")
