@@ -320,7 +320,9 @@ const (
 type Call struct {
 	ToolCall
 	// Offered is false when the model called a tool it was not offered at
-	// this step (run anyway when the catalog has it).
+	// this step (run anyway when the catalog has it). With deferred
+	// tools, the tools a search loaded earlier in the run count as
+	// offered.
 	Offered bool    `json:"offered"`
 	Outcome Outcome `json:"outcome"`
 	// Observation is the tool message content the model gets, truncated to
@@ -372,6 +374,10 @@ const (
 	// AllToolsTokens, AllTools, DeferredTools, DeferredTokens,
 	// PromptCache; Latency is retrieval plus selection.
 	EventThink EventKind = "think"
+	// EventDelta: a piece of the model's reply as it streams (a model
+	// that streams: Stream in its options). Delta. Only OnEvent gets it,
+	// not the Logger.
+	EventDelta EventKind = "delta"
 	// EventModel: the model answered. Message, Usage, EstimatedCost;
 	// Latency is the call.
 	EventModel EventKind = "model"
@@ -393,6 +399,8 @@ type Event struct {
 	ToolTokens, AllToolsTokens, AllTools int
 	PromptCache                          PromptCache
 	DeferredTools, DeferredTokens        int
+
+	Delta Delta
 
 	Message       Message
 	Usage         Usage

@@ -102,3 +102,57 @@ func BenchmarkStep(b *testing.B) {
 		})
 	}
 }
+
+// deferAnswerModel is answerModel that takes deferred tools.
+type deferAnswerModel struct{ answerModel }
+
+func (deferAnswerModel) DefersTools() bool { return true }
+
+// catalogTools is indexTools that can list the catalog (an agent.Catalog).
+type catalogTools struct{ indexTools }
+
+func (c catalogTools) Tools() []tool.Tool {
+	var out []tool.Tool
+	for t := range c.ix.All() {
+		out = append(out, t)
+	}
+	return out
+}
+
+// BenchmarkDeferredRun measures a one-step run whose catalog goes as
+// deferred tools (a DeferringModel and a catalog over the budget but under
+// MaxDeferredTokens): the Think step plus rendering the rest of the
+// catalog at full tier, which a run does once, at its first step.
+func BenchmarkDeferredRun(b *testing.B) {
+	tok := tokenizer(b)
+	for _, n := range []int{100, 500} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			ix, _ := index(b, synthTools(n), 0)
+			th, err := think.New(ix, &think.Options{Tokenizer: tok})
+			if err != nil {
+				b.Fatal(err)
+			}
+			a, err := agent.New(deferAnswerModel{}, catalogTools{indexTools{ix, th}}, &agent.Options{Tokenizer: tok})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			res, err := a.Run(ctx, "warm up")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.Steps[0].DeferredTools == 0 {
+				b.Fatalf("nothing deferred: %d tools, %d tokens", res.Steps[0].AllTools, res.Steps[0].AllToolsTokens)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err = a.Run(ctx, "What is the weather forecast for Paris for the next three days?")
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(res.Steps[0].DeferredTools), "deferred-tools")
+			b.ReportMetric(float64(res.Steps[0].DeferredTokens), "deferred-tokens")
+		})
+	}
+}

@@ -27,7 +27,8 @@ import (
 // what the model searches for when it is not offered.
 type taskTool struct{ name, args, query string }
 
-// threeTools is the task of issue 21 on the reference servers.
+// threeTools is the task of issue 21 on the reference servers (the
+// Chat Completions and the Responses API tests share it).
 var threeTools = []taskTool{
 	{"everything__get-sum", `{"a":40,"b":2}`, "add two numbers and return their sum"},
 	{"memory__read_graph", `{}`, "read the whole knowledge graph from memory"},

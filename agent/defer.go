@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"slices"
 
 	"github.com/toolsift/toolsift/budget"
@@ -24,6 +26,26 @@ type deferral struct {
 	offer    think.Offer
 	deferred []ToolDef
 	tokens   int // deferred's tokens at full tier
+	// cost is each deferred tool's tokens at full tier; budget the most
+	// tokens of deferred definitions one search loads (the Think step's
+	// budget).
+	cost   map[string]int
+	budget int
+	// loaded names the deferred tools a search has loaded so far: a call
+	// of one is a call of an offered tool.
+	loaded map[string]bool
+}
+
+// load records the deferred tools a search found as loaded.
+func (d *deferral) load(found []string) {
+	for _, name := range found {
+		if slices.ContainsFunc(d.deferred, func(t ToolDef) bool { return t.Name == name }) {
+			if d.loaded == nil {
+				d.loaded = map[string]bool{}
+			}
+			d.loaded[name] = true
+		}
+	}
 }
 
 // deferTools decides at a run's first step whether the catalog goes as
@@ -47,7 +69,10 @@ func (r *run) deferTools(off think.Offer) *deferral {
 	}
 	all := cat.Tools()
 	slices.SortFunc(all, func(x, y tool.Tool) int { return cmp.Compare(x.Name, y.Name) })
-	d := &deferral{offer: off}
+	d := &deferral{offer: off, cost: map[string]int{}, budget: think.DefaultBudget}
+	if th, ok := a.tools.(interface{ Thinker() *think.Thinker }); ok && th.Thinker() != nil {
+		d.budget = th.Thinker().Options().Budget // *toolsift.Toolset's
+	}
 	for _, tl := range all {
 		if skip[tl.Name] {
 			continue
@@ -57,11 +82,61 @@ func (r *run) deferTools(off think.Offer) *deferral {
 		if err != nil {
 			continue // a tool that cannot be rendered cannot be offered either
 		}
-		d.deferred = append(d.deferred, ToolDef{Name: tl.Name, Description: rd.Description, Parameters: rd.Parameters})
+		d.deferred = append(d.deferred, ToolDef{Name: tl.Name, Description: rd.Description, Parameters: rd.Parameters,
+			Server: tl.Server, OriginalName: tl.OriginalName})
 		d.tokens += rd.Tokens
+		d.cost[tl.Name] = rd.Tokens
 	}
 	if len(d.deferred) == 0 {
 		return nil
 	}
 	return d
+}
+
+// fit is toolsift's budget on what one search loads: the found tools, best
+// first, whose deferred definitions fit the budget together (the first
+// always does; tools loaded already cost nothing). When some are left out,
+// the answer's text (search_tools' {"tools":[...]}) is cut to the same
+// tools, so that the model is told only of tools it can call.
+func (d *deferral) fit(text string, found []string) (string, []string) {
+	var keep []string
+	spent, loads := 0, 0
+	for _, name := range found {
+		c, deferred := d.cost[name]
+		if deferred && !d.loaded[name] {
+			if loads > 0 && spent+c > d.budget {
+				continue
+			}
+			spent += c
+			loads++
+		}
+		keep = append(keep, name)
+	}
+	if len(keep) == len(found) {
+		return text, found
+	}
+	var answer struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(text), &answer); err != nil {
+		return text, found // not search_tools' form: leave it whole
+	}
+	var tools []json.RawMessage
+	for _, raw := range answer.Tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &t) == nil && slices.Contains(keep, t.Name) {
+			tools = append(tools, raw)
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(struct {
+		Tools []json.RawMessage `json:"tools"`
+	}{tools}) != nil {
+		return text, found
+	}
+	return string(bytes.TrimSpace(b.Bytes())), keep
 }

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -10,7 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 )
 
 // deferModel is a fake DeferringModel: it answers from a script and keeps
@@ -115,6 +118,9 @@ func TestDeferredTools(t *testing.T) {
 		t.Errorf("search answer: %+v", answer)
 	}
 	st := res.Steps
+	if !st[1].Calls[0].Offered {
+		t.Error("the call of a tool the search loaded is not counted as offered")
+	}
 	if st[0].Calls[0].Outcome != agent.OutcomeSearch || st[1].Calls[0].Outcome != agent.OutcomeOK {
 		t.Errorf("outcomes %s, %s", st[0].Calls[0].Outcome, st[1].Calls[0].Outcome)
 	}
@@ -162,5 +168,92 @@ func TestDeferredToolsNot(t *testing.T) {
 				t.Error("no tools offered")
 			}
 		})
+	}
+}
+
+// TestChatDoesNotDefer: the Chat Completions model is not a
+// DeferringModel, so it always gets per-step selection.
+func TestChatDoesNotDefer(t *testing.T) {
+	var m agent.Model = newOpenAI(t, "http://127.0.0.1:1/v1", false)
+	if _, ok := m.(agent.DeferringModel); ok {
+		t.Error("*agent.OpenAI is a DeferringModel; Chat Completions has no deferred tools")
+	}
+	var r agent.Model = newResponses(t, "http://127.0.0.1:1/v1", agent.ResponsesOptions{})
+	if d, ok := r.(agent.DeferringModel); !ok || !d.DefersTools() {
+		t.Error("*agent.Responses does not defer tools")
+	}
+	if newResponses(t, "http://127.0.0.1:1/v1", agent.ResponsesOptions{NoDefer: true}).DefersTools() {
+		t.Error("NoDefer: still defers")
+	}
+}
+
+// TestDeferredSearchBudget: a search loads at most the Think step's budget
+// of deferred definitions, best first, and its answer names only those.
+func TestDeferredSearchBudget(t *testing.T) {
+	f := newFixtureWith(t, catalog(), think.Options{Budget: 300, Retrieval: retrieval.Options{K: 2}})
+	m := &deferModel{defers: true, script: []agent.Response{
+		{Message: agent.Message{ToolCalls: []agent.ToolCall{{ID: "s", Search: true, Name: "tool_search", Arguments: `{"query":"get list create send read write","k":20}`}}}},
+		{Message: agent.Message{Content: "done"}},
+	}}
+	a, err := agent.New(m, f.TS, &agent.Options{Tokenizer: tokenizer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Run(context.Background(), "What is the weather in Bern?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Steps[0].Calls[0]
+	if c.Outcome != agent.OutcomeSearch || len(c.Found) == 0 {
+		t.Fatalf("search: %+v", c)
+	}
+	// What the search would find unbudgeted.
+	_, all, err := f.TS.SearchTools(context.Background(), json.RawMessage(`{"query":"get list create send read write","k":20}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Found) >= len(all) {
+		t.Fatalf("found %d of %d: nothing cut by the 300-token budget", len(c.Found), len(all))
+	}
+	cost := map[string]int{}
+	for _, tl := range f.TS.Tools() {
+		r, err := tokenizer(t).CountTool(tl, budget.TierFull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cost[tl.Name] = r.Tokens
+	}
+	loaded := names(m.reqs[0].Tools)
+	spent := 0
+	// Found keeps the ranking's order, and leaves out only deferred tools.
+	j := 0
+	for _, m := range all {
+		if j < len(c.Found) && c.Found[j] == m.Tool.Name {
+			j++
+			if !slices.Contains(loaded, m.Tool.Name) {
+				spent += cost[m.Tool.Name]
+			}
+		} else if slices.Contains(loaded, m.Tool.Name) {
+			t.Errorf("%s, loaded already, left out of Found", m.Tool.Name)
+		}
+	}
+	if j != len(c.Found) {
+		t.Errorf("Found %q is not in the ranking's order", c.Found)
+	}
+	if spent > 300 {
+		t.Errorf("the search loads %d tokens of definitions, budget 300", spent)
+	}
+	var answer struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(c.Observation), &answer); err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	for _, tl := range answer.Tools {
+		told = append(told, tl.Name)
+	}
+	if diff := cmp.Diff(c.Found, told); diff != "" {
+		t.Errorf("the answer's tools differ from Found (-found +told):\n%s", diff)
 	}
 }

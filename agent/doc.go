@@ -60,8 +60,13 @@
 //
 // The chat model is an interface ([Model]); [NewOpenAI] implements it with openai-go
 // for OpenAI and any compatible server (vLLM, Ollama, llama.cpp, LiteLLM),
-// streaming or not, with the endpoint of a [provider.Options]. Package agenttest has a scripted Chat Completions
-// server for tests.
+// streaming or not, with the endpoint of a [provider.Options]. [NewResponses]
+// speaks the Responses API, statelessly (the conversation goes as input items),
+// with deferred tools and hosted MCP servers ([HostedMCP]: the tools of theirs
+// that Think offers go in the mcp tool's allowed_tools). A streaming model
+// passes the reply piece by piece to [Request].OnDelta, and the Agent to
+// OnEvent as [EventDelta]. Package agenttest has scripted Chat Completions and
+// Responses servers for tests.
 //
 // Quick start (toolsift.Open connects the servers of a config and indexes
 // their tools; the Toolset is the agent's Tools):

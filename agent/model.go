@@ -21,8 +21,9 @@ type Model interface {
 // sends the catalog in Request.Deferred, the model searches it with the
 // API's own tool search executed by the client, and the Agent answers the
 // search (a ToolCall with Search set) with toolsift's ranking
-// (Tools.SearchTools); the tool message's Found names what the search
-// loaded, for the model to render natively. The tools sent, the deferred
+// (Tools.SearchTools) and budget (the found tools, best first, whose
+// definitions fit the Think step's budget together); the tool message's
+// Found names what the search loaded, for the model to render natively. The tools sent, the deferred
 // ones and the loaded ones, stay the same for the whole run, so every
 // step after the first reuses the provider's prompt cache; tools found
 // join the conversation, at its end.
@@ -73,6 +74,9 @@ type Message struct {
 	// blocks) and skips the others; a model without deferred tools (Chat
 	// Completions) ignores it: Content lists them.
 	Found []string `json:"found,omitempty"`
+	// Hosted, on an assistant message, are the calls the provider made
+	// itself before it (hosted MCP), in order.
+	Hosted []HostedCall `json:"hosted,omitempty"`
 }
 
 // ToolCall is one function call requested by the model.
@@ -98,6 +102,27 @@ type ToolDef struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	// Server and OriginalName say where the tool comes from (its
+	// tool.Tool's): a model whose provider calls some MCP servers itself
+	// (hosted MCP) offers such a server's tools under their names there.
+	Server       string `json:"server,omitempty"`
+	OriginalName string `json:"original_name,omitempty"`
+}
+
+// HostedCall is a tool call the provider made itself, on an MCP server it
+// reaches (a Responses mcp_call): it is part of the assistant message
+// that reports it, and a model sends it back as such with the
+// conversation. The Agent does not run it.
+type HostedCall struct {
+	ID string `json:"id"`
+	// Server is the server's label at the provider; Name the tool's name
+	// on the server; Tool its name in the catalog, when the model knows it.
+	Server    string `json:"server"`
+	Name      string `json:"name"`
+	Tool      string `json:"tool,omitempty"`
+	Arguments string `json:"arguments"`
+	Output    string `json:"output,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 // Request is one call to a Model.

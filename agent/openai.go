@@ -80,7 +80,7 @@ func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	}
 	var resp Response
 	if m.stream {
-		resp, err = m.completeStream(ctx, params)
+		resp, err = m.completeStream(ctx, params, req.OnDelta)
 	} else {
 		resp, err = m.complete(ctx, params)
 	}
@@ -183,11 +183,11 @@ func (m *OpenAI) complete(ctx context.Context, p openai.ChatCompletionNewParams)
 	}, nil
 }
 
-func (m *OpenAI) completeStream(ctx context.Context, p openai.ChatCompletionNewParams) (Response, error) {
+func (m *OpenAI) completeStream(ctx context.Context, p openai.ChatCompletionNewParams, onDelta func(Delta)) (Response, error) {
 	p.StreamOptions.IncludeUsage = openai.Bool(true)
 	stream := m.client.Chat.Completions.NewStreaming(ctx, p)
 	defer stream.Close()
-	var acc streamAccumulator
+	acc := streamAccumulator{onDelta: onDelta}
 	for stream.Next() {
 		acc.add(stream.Current())
 	}
@@ -229,12 +229,16 @@ type streamAccumulator struct {
 	finish  string
 	usage   Usage
 	model   string
+	// onDelta, when set, gets each piece as it is added: text, and tool
+	// call pieces at their index among the reply's ToolCalls.
+	onDelta func(Delta)
 }
 
 type callBuilder struct {
-	id   string
-	name strings.Builder
-	args strings.Builder
+	index int // among the reply's calls
+	id    string
+	name  strings.Builder
+	args  strings.Builder
 }
 
 func (a *streamAccumulator) add(chunk openai.ChatCompletionChunk) {
@@ -255,6 +259,9 @@ func (a *streamAccumulator) add(chunk openai.ChatCompletionChunk) {
 		d := ch.Delta
 		a.content.WriteString(d.Content)
 		a.refusal.WriteString(d.Refusal)
+		if a.onDelta != nil && d.Content+d.Refusal != "" {
+			a.onDelta(Delta{Text: d.Content + d.Refusal})
+		}
 		for _, tc := range d.ToolCalls {
 			if tc.Type != "" && tc.Type != "function" {
 				continue
@@ -268,15 +275,20 @@ func (a *streamAccumulator) add(chunk openai.ChatCompletionChunk) {
 			}
 			b := a.byIndex[idx]
 			if b == nil || (tc.ID != "" && b.id != "" && tc.ID != b.id) {
-				b = &callBuilder{}
+				b = &callBuilder{index: len(a.calls)}
 				a.byIndex[idx] = b
 				a.calls = append(a.calls, b)
 			}
+			piece := Delta{Tool: true, Index: b.index, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
 			if b.id == "" {
 				b.id = tc.ID
+				piece.ID = tc.ID
 			}
 			b.name.WriteString(tc.Function.Name)
 			b.args.WriteString(tc.Function.Arguments)
+			if a.onDelta != nil && piece.ID+piece.Name+piece.Arguments != "" {
+				a.onDelta(piece)
+			}
 		}
 	}
 }

@@ -75,11 +75,29 @@ func TestOpenAIComplete(t *testing.T) {
 				reply.Usage = &agent.Usage{PromptTokens: 42, CompletionTokens: 7}
 				srv := agenttest.NewServer(reply)
 				defer srv.Close()
+				var d deltas
 				resp, err := newOpenAI(t, srv.URL, v.stream).Complete(context.Background(), agent.Request{
 					Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}},
+					OnDelta:  d.add,
 				})
 				if err != nil {
 					t.Fatal(err)
+				}
+				// Streamed, the deltas add up to the reply; not streamed,
+				// there are none.
+				wantDeltas := &deltas{}
+				if v.stream {
+					wantDeltas.text.WriteString(tt.want.Content)
+					wantDeltas.calls = tt.want.ToolCalls
+				}
+				if d.text.String() != wantDeltas.text.String() {
+					t.Errorf("streamed text %q, want %q", d.text.String(), wantDeltas.text.String())
+				}
+				if diff := cmp.Diff(wantDeltas.calls, d.calls, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("streamed calls (-want +got):\n%s", diff)
+				}
+				if v.stream && v.chunk == 1 && len(tt.want.Content) > 1 && d.n < 2 {
+					t.Errorf("%d deltas for %d bytes of text in 1-byte chunks", d.n, len(tt.want.Content))
 				}
 				if diff := cmp.Diff(tt.want, resp.Message, cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("message (-want +got):\n%s", diff)

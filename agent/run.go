@@ -126,7 +126,8 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	offered := make([]OfferedTool, len(off.Tools))
 	for i, o := range off.Tools {
 		offered[i] = OfferedTool{Name: o.Tool.Name, Tokens: o.Tokens, Tier: o.Tier, Score: o.Score, Reason: o.Reason}
-		req.Tools[i] = ToolDef{Name: o.Tool.Name, Description: o.Description, Parameters: o.Parameters}
+		req.Tools[i] = ToolDef{Name: o.Tool.Name, Description: o.Description, Parameters: o.Parameters,
+			Server: o.Tool.Server, OriginalName: o.Tool.OriginalName}
 	}
 	st.Offered = offered
 	st.ToolTokens = off.Tokens
@@ -158,6 +159,9 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	// The model.
 	t2 := time.Now()
 	req.Messages = slices.Clone(r.res.Messages)
+	if a.opts.OnEvent != nil {
+		req.OnDelta = func(d Delta) { r.emit(ctx, Event{Kind: EventDelta, Step: n, Delta: d}) }
+	}
 	resp, err := a.model.Complete(ctx, req)
 	st.Latency.Model = time.Since(t2)
 	if err != nil {
@@ -177,6 +181,13 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	for i := range msg.ToolCalls {
 		if msg.ToolCalls[i].Search {
 			msg.ToolCalls[i].Name = retrieval.SearchToolName
+		}
+	}
+	msg.Hosted = slices.Clone(msg.Hosted)
+	for _, h := range msg.Hosted {
+		// The provider's own calls of catalog tools make them sticky too.
+		if _, ok := a.tools.Get(h.Tool); ok && !slices.Contains(r.res.Used, h.Tool) {
+			r.res.Used = append(r.res.Used, h.Tool)
 		}
 	}
 	st.Message, st.Usage = msg, resp.Usage
@@ -248,6 +259,11 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 	for _, o := range offered {
 		isOffered[o.Name] = true
 	}
+	if r.deferred != nil {
+		for name := range r.deferred.loaded {
+			isOffered[name] = true // loaded by a search earlier in the run
+		}
+	}
 	out := make([]Call, len(calls))
 	// The catalog is asked about each call once, here.
 	tools := make([]tool.Tool, len(calls))
@@ -282,6 +298,9 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 		switch {
 		case c.Outcome == OutcomeSearch || c.Outcome == OutcomeUnknownTool:
 			r.found = append(r.found, c.Found...)
+			if r.deferred != nil && c.Outcome == OutcomeSearch {
+				r.deferred.load(c.Found)
+			}
 		case inCatalog[i] && !slices.Contains(r.res.Used, c.Name):
 			r.res.Used = append(r.res.Used, c.Name)
 		}
@@ -312,6 +331,9 @@ func (r *run) exec(ctx context.Context, c *Call, tl tool.Tool, inCatalog bool) {
 		c.Outcome, c.Observation = OutcomeSearch, text
 		for _, m := range found {
 			c.Found = append(c.Found, m.Tool.Name)
+		}
+		if r.deferred != nil {
+			c.Observation, c.Found = r.deferred.fit(c.Observation, c.Found)
 		}
 		return
 	}

@@ -1,8 +1,9 @@
-// Package agenttest provides a scripted Chat Completions server for tests of
-// code built on agent: an httptest server that speaks the real wire format
-// (JSON, and server-sent events when the request asks to stream), answers
-// with the replies of a script and records every request, so a test can
-// assert which tools were offered at each step.
+// Package agenttest provides scripted Chat Completions (Server) and
+// Responses API (ResponsesServer) endpoints for tests of code built on
+// agent: httptest servers that speak the real wire formats (JSON, and
+// server-sent events when the request asks to stream), answer with the
+// replies of a script and record every request, so a test can assert
+// which tools were offered at each step.
 //
 //	srv := agenttest.NewServer(
 //		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "echo", Arguments: `{"text":"hi"}`}}},
@@ -31,8 +32,13 @@ type Reply struct {
 	// Content of the assistant message.
 	Content string
 	// ToolCalls requested by the assistant. An empty ID becomes "call_<n>".
-	// Arguments are sent verbatim, valid JSON or not.
+	// Arguments are sent verbatim, valid JSON or not. On a ResponsesServer
+	// a call with Search set is a tool_search_call (client execution)
+	// whose arguments are the JSON object in Arguments.
 	ToolCalls []agent.ToolCall
+	// Hosted are calls the provider made itself (ResponsesServer only:
+	// mcp_call items before the message). An empty ID gets one.
+	Hosted []agent.HostedCall
 	// Usage to report; nil reports PromptTokens = request bytes / 4.
 	Usage *agent.Usage
 

@@ -21,7 +21,6 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
-	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -42,6 +41,8 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", `--config mcp.json [--model M] [--base-url U] [--budget N] [--max-steps N] [flags] "task"`)
 	config := fs.String("config", "", "mcpServers config `file` (required)")
 	model := fs.String("model", "gpt-4o-mini", "chat `model` name")
+	hosted := hostedFlag(fs)
+	api := fs.String("api", "chat", "model `API`: chat (Chat Completions), responses (OpenAI Responses: deferred tools found by tool_search) or anthropic")
 	baseURL := fs.String("base-url", "", "OpenAI-compatible API base `URL` (default $OPENAI_BASE_URL, else https://api.openai.com/v1)")
 	toolBudget := fs.Int("budget", think.DefaultBudget, "tool-definition `tokens` offered per step")
 	maxSteps := fs.Int("max-steps", agent.DefaultMaxSteps, "most model calls before giving up")
@@ -80,19 +81,12 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--policy %q: want stable or fresh", *policy)
 	case pricesErr != nil:
 		return usageError(fs, "--prices: %v", pricesErr)
+	case !slices.Contains(apis, *api):
+		return usageError(fs, "--api %q: want chat, responses or anthropic", *api)
 	}
 
 	// The endpoint is checked first: no point starting servers without it.
-	// provider's one rule, read from this command's environment.
-	endpoint, err := provider.Options{BaseURL: *baseURL}.Resolve(e.getenv)
-	if err != nil {
-		if endpoint.BaseURL == provider.DefaultBaseURL {
-			return errNoEndpoint
-		}
-		return err
-	}
-	base := endpoint.BaseURL
-	chat, err := agent.NewOpenAI(*model, &agent.OpenAIOptions{Options: endpoint, Stream: *stream})
+	chat, base, err := newModel(e, *api, *model, *baseURL, *stream, *hosted)
 	if err != nil {
 		return err
 	}
@@ -130,6 +124,13 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	defer ts.Close()
 	statuses := ts.Status()
 	warnFailed(e, statuses, "")
+	var names []string
+	for _, st := range statuses {
+		names = append(names, st.Name)
+	}
+	if err := checkHosted(*hosted, names, *config); err != nil {
+		return err
+	}
 	if ts.Index().Len() == 0 {
 		return fmt.Errorf("no tools: none of the %d servers in %s is ready", len(statuses), *config)
 	}
@@ -148,8 +149,8 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	}
 	if !*asJSON {
 		opts.OnEvent = p.event
-		fmt.Fprintf(e.stdout, "%s from %s in %.1fs · model %s at %s · budget %d tokens · policy %s · prices %s\n",
-			runPlural(ts.Index().Len(), "tool"), runPlural(len(statuses), "server"), elapsed.Seconds(), *model, base, *toolBudget, pol, pricesName)
+		fmt.Fprintf(e.stdout, "%s from %s in %.1fs · model %s (%s API) at %s · budget %d tokens · policy %s · prices %s\n",
+			runPlural(ts.Index().Len(), "tool"), runPlural(len(statuses), "server"), elapsed.Seconds(), *model, *api, base, *toolBudget, pol, pricesName)
 	}
 	a, err := agent.New(chat, ts, opts)
 	if err != nil {
@@ -194,23 +195,40 @@ type stepPrinter struct {
 	mu     sync.Mutex
 	w      io.Writer
 	prices string // the price model's name, for the summary
+	// live is the streamed reply being printed (stream.go).
+	live liveLine
 }
 
 func (p *stepPrinter) event(ev agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w := p.w
+	if ev.Kind == agent.EventDelta {
+		p.live.add(w, ev.Delta)
+		return
+	}
+	p.live.done(w)
 	switch ev.Kind {
 	case agent.EventThink:
 		fmt.Fprintf(w, "\nstep %d · offered %s · %d tokens (all %s: %d tokens) · %s\n",
 			ev.Step, runPlural(len(ev.Offered), "tool"), ev.ToolTokens, runPlural(ev.AllTools, "tool"), ev.AllToolsTokens, ev.Latency.Round(time.Millisecond))
 		writeOffered(w, ev.Offered)
+		if ev.DeferredTools > 0 {
+			fmt.Fprintf(w, "  and %s deferred (%d tokens): the model loads them with its tool search\n", runPlural(ev.DeferredTools, "tool"), ev.DeferredTokens)
+		}
 		if ev.PromptCache.PromptTokens > 0 {
 			fmt.Fprintf(w, "  prompt: %s\n", cacheText(ev.PromptCache, ev.Step))
 		}
 	case agent.EventModel:
 		fmt.Fprintf(w, "  model: %s, %s; usage: %s; estimated cost $%.5f\n",
 			runPlural(len(ev.Message.ToolCalls), "tool call"), ev.Latency.Round(time.Millisecond), usageText(ev.Usage), ev.EstimatedCost)
+		for _, h := range ev.Message.Hosted {
+			res := "→ " + runLine(h.Output, 200)
+			if h.Error != "" {
+				res = "→ error: " + runLine(h.Error, 200)
+			}
+			fmt.Fprintf(w, "  hosted call %s %s %s (by the provider) %s\n", termsafe.String(h.Server), termsafe.String(h.Name), runLine(h.Arguments, 120), res)
+		}
 		if ev.Message.Content != "" && len(ev.Message.ToolCalls) > 0 {
 			fmt.Fprintf(w, "  thought: %s\n", runLine(ev.Message.Content, 200))
 		}
