@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/toolsift/toolsift/internal/dataset"
 )
 
 func TestEvalJSON(t *testing.T) {
@@ -221,49 +219,6 @@ func TestDefaultJSON(t *testing.T) {
 	}
 	if strings.Join(modes, ",") != "hybrid,vector,lexical" || rep.Semantic != "" {
 		t.Errorf("--semantic none: modes %v, semantic %q; want hybrid,vector,lexical and none", modes, rep.Semantic)
-	}
-}
-
-// TestCatalogQueries checks the hand-written queries for the real MCP
-// catalog (benchmarks/testdata/catalog_queries.jsonl) and the paraphrase
-// sets (benchmarks/testdata/paraphrase) against their catalogs' names,
-// when the shared catalogs are beside the checkout (the files are read
-// either way).
-func TestCatalogQueries(t *testing.T) {
-	shared := filepath.Join("..", "..", "..", "shared")
-	testdata := filepath.Join("..", "..", "benchmarks", "testdata")
-	for _, c := range []struct{ catalog, queries string }{
-		{filepath.Join(shared, "mcp", "catalog.jsonl"), filepath.Join(testdata, "catalog_queries.jsonl")},
-		{filepath.Join(shared, "mcp", "catalog.jsonl"), filepath.Join(testdata, "paraphrase", "mcp", "queries.jsonl")},
-		{filepath.Join(shared, "datasets", "bfcl", "tools.jsonl"), filepath.Join(testdata, "paraphrase", "bfcl", "queries.jsonl")},
-	} {
-		t.Run(c.queries, func(t *testing.T) {
-			queries, err := dataset.LoadQueries(c.queries)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := os.Stat(c.catalog); err != nil {
-				t.Skipf("shared catalog not present: %v", err)
-			}
-			e := &env{stdout: io.Discard, stderr: io.Discard}
-			tools, err := loadToolsQualified(e, c.catalog)
-			if err != nil {
-				t.Fatal(err)
-			}
-			names := map[string]bool{}
-			for _, tl := range tools {
-				names[tl.Name] = true
-			}
-			for _, q := range queries {
-				for _, g := range q.Groups() {
-					for _, n := range g {
-						if !names[n] {
-							t.Errorf("query %s: gold %q is not a catalog tool", q.ID, n)
-						}
-					}
-				}
-			}
-		})
 	}
 }
 

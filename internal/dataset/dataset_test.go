@@ -99,41 +99,6 @@ func TestLoadMissingFile(t *testing.T) {
 	}
 }
 
-// TestSharedDatasets reads the shared datasets when they are beside the
-// checkout, and checks that every gold tool exists.
-func TestSharedDatasets(t *testing.T) {
-	for _, name := range []string{"bfcl", "sealtools"} {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("..", "..", "..", "shared", "datasets", name)
-			if _, err := os.Stat(dir); err != nil {
-				t.Skipf("shared dataset %s not present: %v", dir, err)
-			}
-			tools, err := dataset.LoadTools(filepath.Join(dir, "tools.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			qs, err := dataset.LoadQueries(filepath.Join(dir, "queries.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			names := map[string]bool{}
-			for _, tl := range tools {
-				names[tl.Name] = true
-			}
-			for _, q := range qs {
-				for _, g := range q.Groups() {
-					for _, n := range g {
-						if !names[n] {
-							t.Errorf("query %s: gold %q not in tools", q.ID, n)
-						}
-					}
-				}
-			}
-			t.Logf("%s: %d tools, %d queries", name, len(tools), len(qs))
-		})
-	}
-}
-
 // TestLoadToolsQualified: names are qualified only when they repeat across
 // servers, and then every tool with a server is, keeping its own name;
 // a bad line keeps its line number.
