@@ -626,8 +626,10 @@ func TestConcurrentSearchDuringUpsert(t *testing.T) {
 // TestNoGoroutineLeak checks that concurrent embedding and vector searches
 // leave no goroutine behind, on success and on failure.
 func TestNoGoroutineLeak(t *testing.T) {
+	// Goroutines that have signalled their WaitGroup may take a moment to
+	// exit: CheckGoroutines waits for them, and names any left.
+	testenv.CheckGoroutines(t)
 	ctx := context.Background()
-	before := runtime.NumGoroutine()
 	ix := newTestIndex(t, newWordEmbedder(32), &toolindex.Options{BatchSize: 1, Concurrency: 4}, testTools...)
 	if _, err := ix.SearchVector(ctx, wordVector("weather", 32), 3, func(t tool.Tool) bool { return t.Server == "fs" }); err != nil {
 		t.Fatal(err)
@@ -636,15 +638,4 @@ func TestNoGoroutineLeak(t *testing.T) {
 	if _, err := failing.Upsert(ctx, testTools...); err == nil {
 		t.Fatal("Upsert with a failing embedder succeeded")
 	}
-	// Goroutines that have signalled their WaitGroup may take a moment to
-	// exit: yield until they are gone (a leak keeps the loop running to
-	// its bound).
-	n := 0
-	for i := 0; i < 10000; i++ {
-		if n = runtime.NumGoroutine(); n <= before {
-			return
-		}
-		runtime.Gosched()
-	}
-	t.Errorf("%d goroutines after the calls, %d before", n, before)
 }
