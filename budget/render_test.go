@@ -3,12 +3,10 @@ package budget_test
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -126,58 +124,6 @@ func TestRenderErrors(t *testing.T) {
 	if _, err := tok.CountTool(exampleTool(), budget.Tier(9)); !errors.Is(err, budget.ErrBadTool) {
 		t.Errorf("tier 9: error = %v, want ErrBadTool", err)
 	}
-}
-
-func resolveErr(params []byte) error {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(params, &s); err != nil {
-		return fmt.Errorf("unmarshal: %w", err)
-	}
-	_, err := s.Resolve(nil)
-	return err
-}
-
-// shape collects, by JSON path, every "type", "required", "enum" and
-// "const" value of the schemas that make up a value's shape: what every
-// tier must keep.
-func shape(t *testing.T, params []byte) map[string]string {
-	var root any
-	if err := json.Unmarshal(params, &root); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return
-		}
-		for k, c := range m {
-			p := path + "/" + k
-			switch k {
-			case "type", "required", "enum", "const":
-				b, _ := json.Marshal(c)
-				out[p] = string(b)
-			case "properties", "$defs", "definitions":
-				if cm, ok := c.(map[string]any); ok {
-					for name, s := range cm {
-						walk(p+"/"+name, s)
-					}
-				}
-			case "items", "additionalProperties":
-				walk(p, c)
-				fallthrough
-			case "anyOf", "oneOf", "allOf", "prefixItems":
-				if arr, ok := c.([]any); ok {
-					for i, s := range arr {
-						walk(fmt.Sprintf("%s/%d", p, i), s)
-					}
-				}
-			}
-		}
-	}
-	walk("", root)
-	return out
 }
 
 // TestRenderFormats: each API's shape carries the tier's description and
