@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -83,25 +84,36 @@ func remoteServers(path string, inputs map[string]string, args []string) ([]stri
 	return names, cfg, nil
 }
 
+// loginTargets parses login's or logout's flags and returns the url
+// servers they name (all of the config's when none is named), the config
+// and the store of logins.
+func loginTargets(e *env, fs *flag.FlagSet, args []string, configPath *string, inputs map[string]string) ([]string, *config.Config, *oauth.Store, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return nil, nil, nil, err
+	}
+	if *configPath == "" {
+		return nil, nil, nil, usageError(fs, "--config is required")
+	}
+	names, cfg, err := remoteServers(*configPath, inputs, fs.Args())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	store := authStore(e, *configPath)
+	if store == nil {
+		return nil, nil, nil, errors.New("no folder to keep logins in")
+	}
+	return names, cfg, store, nil
+}
+
 func runLogin(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "login", "--config mcp.json [--no-browser] [--timeout 5m] [--input ID=VALUE] [SERVER...]")
 	config := fs.String("config", "", "mcpServers config `file` (required)")
 	noBrowser := fs.Bool("no-browser", false, "print the authorization URL only; don't open a browser")
 	timeout := fs.Duration("timeout", 5*time.Minute, "how long to wait for each server's login in the browser")
 	inputs := inputFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *config == "" {
-		return usageError(fs, "--config is required")
-	}
-	names, cfg, err := remoteServers(*config, inputs, fs.Args())
+	names, cfg, store, err := loginTargets(e, fs, args, config, inputs)
 	if err != nil {
 		return err
-	}
-	store := authStore(e, *config)
-	if store == nil {
-		return errors.New("no folder to keep logins in")
 	}
 	var failed []string
 	for _, name := range names {
@@ -195,19 +207,9 @@ func runLogout(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "logout", "--config mcp.json [--input ID=VALUE] [SERVER...]")
 	config := fs.String("config", "", "mcpServers config `file` (required)")
 	inputs := inputFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *config == "" {
-		return usageError(fs, "--config is required")
-	}
-	names, cfg, err := remoteServers(*config, inputs, fs.Args())
+	names, cfg, store, err := loginTargets(e, fs, args, config, inputs)
 	if err != nil {
 		return err
-	}
-	store := authStore(e, *config)
-	if store == nil {
-		return errors.New("no folder of logins")
 	}
 	for _, name := range names {
 		had, err := store.Logout(cfg.Servers[name].URL)
