@@ -16,18 +16,19 @@ and pick the model with --model (for example claude-sonnet-4-5)`)
 
 // newAnthropicModel is run's model for --api anthropic: the Messages API at
 // baseURL (default $ANTHROPIC_BASE_URL, else api.anthropic.com), read from
-// this command's environment, streaming or not. The run command's API
-// switch calls it.
-func newAnthropicModel(e *env, model, baseURL string, stream bool) (agent.Model, error) {
+// this command's environment, streaming or not, and the base URL it
+// reaches. The run command's API switch calls it.
+func newAnthropicModel(e *env, model, baseURL string, stream bool) (agent.Model, string, error) {
 	if baseURL == "" {
 		baseURL = e.getenv("ANTHROPIC_BASE_URL")
 	}
 	key := e.getenv("ANTHROPIC_API_KEY")
 	if baseURL == "" && key == "" {
-		return nil, errNoAnthropicKey
+		return nil, "", errNoAnthropicKey
 	}
 	if baseURL == "" {
 		baseURL = anthropic.DefaultBaseURL
 	}
-	return anthropic.New(model, &anthropic.Options{BaseURL: baseURL, APIKey: key, Stream: stream})
+	m, err := anthropic.New(model, &anthropic.Options{BaseURL: baseURL, APIKey: key, Stream: stream})
+	return m, baseURL, err
 }

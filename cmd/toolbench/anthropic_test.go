@@ -18,7 +18,7 @@ func TestAnthropicModel(t *testing.T) {
 	getenv := func(vars map[string]string) func(string) string {
 		return func(k string) string { return vars[k] }
 	}
-	if _, err := newAnthropicModel(&env{getenv: getenv(nil)}, "claude-test", "", false); !errors.Is(err, errNoAnthropicKey) {
+	if _, _, err := newAnthropicModel(&env{getenv: getenv(nil)}, "claude-test", "", false); !errors.Is(err, errNoAnthropicKey) {
 		t.Errorf("no endpoint: %v, want errNoAnthropicKey", err)
 	}
 	for _, e := range []*env{
@@ -29,9 +29,12 @@ func TestAnthropicModel(t *testing.T) {
 		if e.getenv("ANTHROPIC_API_KEY") != "" {
 			base = srv.URL // --base-url wins over the environment
 		}
-		m, err := newAnthropicModel(e, "claude-test", base, true)
+		m, at, err := newAnthropicModel(e, "claude-test", base, true)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if at != srv.URL {
+			t.Errorf("base URL %q, want %q", at, srv.URL)
 		}
 		resp, err := m.Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hello"}}})
 		if err != nil || resp.Message.Content != "hi" {

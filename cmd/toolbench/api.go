@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/anthropic"
 	"github.com/toolsift/toolsift/provider"
 )
 
@@ -40,17 +39,7 @@ func newModel(e *env, api, model, baseURL string, stream bool, hosted []agent.Ho
 		}
 		return m, endpoint.BaseURL, err
 	case "anthropic":
-		m, err := newAnthropicModel(e, model, baseURL, stream)
-		if err != nil {
-			return nil, "", err
-		}
-		if baseURL == "" {
-			baseURL = e.getenv("ANTHROPIC_BASE_URL")
-		}
-		if baseURL == "" {
-			baseURL = anthropic.DefaultBaseURL
-		}
-		return m, baseURL, nil
+		return newAnthropicModel(e, model, baseURL, stream)
 	}
 	return nil, "", fmt.Errorf("--api %q: want chat, responses or anthropic", api)
 }
