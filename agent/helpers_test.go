@@ -18,7 +18,6 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
-	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
@@ -42,21 +41,8 @@ func runtimeGosched() {
 	time.Sleep(time.Millisecond)
 }
 
-var (
-	tokOnce sync.Once
-	tok     *budget.Tokenizer
-	tokErr  error
-)
-
-// tokenizer is shared by the tests: loading an encoding takes a while.
-func tokenizer(t testing.TB) *budget.Tokenizer {
-	t.Helper()
-	tokOnce.Do(func() { tok, tokErr = budget.NewTokenizer("gpt-4o", "") })
-	if tokErr != nil {
-		t.Fatal(tokErr)
-	}
-	return tok
-}
+// tokenizer is shared by the tests (testenv.Tokenizer).
+var tokenizer = testenv.Tokenizer
 
 // call is one tool invocation seen by a handler.
 type call struct {

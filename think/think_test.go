@@ -20,21 +20,8 @@ import (
 	"github.com/toolsift/toolsift/toolindex"
 )
 
-var (
-	tokOnce sync.Once
-	tok     *budget.Tokenizer
-)
-
-func tokenizer(t testing.TB) *budget.Tokenizer {
-	t.Helper()
-	tokOnce.Do(func() {
-		var err error
-		if tok, err = budget.NewTokenizer("", ""); err != nil {
-			panic(err)
-		}
-	})
-	return tok
-}
+// tokenizer is shared by the tests (testenv.Tokenizer).
+var tokenizer = testenv.Tokenizer
 
 func mk(name, desc string) tool.Tool {
 	return tool.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}.WithHash()

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/anthropic"
 	"github.com/toolsift/toolsift/agent/anthropic/anthropictest"
-	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/testenv"
 )
 
@@ -25,20 +23,8 @@ const waitLimit = 30 * time.Second
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-var (
-	tokOnce sync.Once
-	tok     *budget.Tokenizer
-	tokErr  error
-)
-
-func tokenizer(t testing.TB) *budget.Tokenizer {
-	t.Helper()
-	tokOnce.Do(func() { tok, tokErr = budget.NewTokenizer("gpt-4o", "") })
-	if tokErr != nil {
-		t.Fatal(tokErr)
-	}
-	return tok
-}
+// tokenizer is shared by the tests (testenv.Tokenizer).
+var tokenizer = testenv.Tokenizer
 
 func newModel(t *testing.T, url string, o anthropic.Options) *anthropic.Model {
 	t.Helper()

@@ -13,9 +13,11 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
@@ -150,4 +152,21 @@ func Index(t testing.TB, emb toolindex.Embedder, opts *toolindex.Options, tools 
 		}
 	}
 	return ix
+}
+
+var (
+	tokOnce sync.Once
+	tok     *budget.Tokenizer
+	tokErr  error
+)
+
+// Tokenizer is the default tokenizer (o200k_base), loaded once for the
+// test binary: loading an encoding takes a while.
+func Tokenizer(t testing.TB) *budget.Tokenizer {
+	t.Helper()
+	tokOnce.Do(func() { tok, tokErr = budget.NewTokenizer("", "") })
+	if tokErr != nil {
+		t.Fatal(tokErr)
+	}
+	return tok
 }
