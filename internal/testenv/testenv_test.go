@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -45,10 +46,30 @@ func TestLeaked(t *testing.T) {
 	}
 }
 
+// settle waits until the goroutine count has not changed for 50ms (at most
+// WaitLimit): a goroutine of an earlier test that has closed its done
+// channel is still counted until it has returned, and a baseline taken
+// before it has would hide one leaked goroutine.
+func settle(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(WaitLimit)
+	n, since := runtime.NumGoroutine(), time.Now()
+	for time.Since(since) < 50*time.Millisecond {
+		if time.Now().After(deadline) {
+			t.Fatalf("the goroutine count never settled (%d)", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+		if m := runtime.NumGoroutine(); m != n {
+			n, since = m, time.Now()
+		}
+	}
+}
+
 func TestCheckGoroutines(t *testing.T) {
 	checkWait = 100 * time.Millisecond
 	defer func() { checkWait = WaitLimit }()
 
+	settle(t)
 	r := &recorder{TB: t}
 	CheckGoroutines(r)
 	release := make(chan struct{})
@@ -57,6 +78,7 @@ func TestCheckGoroutines(t *testing.T) {
 		f()
 	}
 	close(release)
+	settle(t)
 	if len(r.errs) != 1 || !strings.Contains(r.errs[0], "goroutine leak") || !strings.Contains(r.errs[0], "parkedInToolsift") {
 		t.Errorf("errors = %q, want one goroutine leak naming parkedInToolsift", r.errs)
 	}
