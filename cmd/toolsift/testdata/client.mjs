@@ -64,7 +64,7 @@ async function session(transport, i, beforeClose) {
   out.imageBytes = (image.content.find((c) => c.type === "image") || { data: "" }).data.length;
   const progress = [];
   await client.callTool(
-    { name: "call_tool", arguments: { name: "everything__trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } } },
+    { name: "call_tool", arguments: { name: "everything__trigger-long-running-operation", arguments: { duration: 1.2, steps: 3 } } },
     undefined,
     { onprogress: (p) => progress.push(p.progress) },
   );
