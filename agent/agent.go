@@ -56,7 +56,7 @@ const (
 // Options configure an Agent. The zero value (or nil) gives the defaults.
 type Options struct {
 	// System is the system prompt. Empty means a short default that tells
-	// the model its tools change at every step (and about search_tools).
+	// the model its tools can change between steps (and about search_tools).
 	System string
 
 	// ObservationBudget is the most tokens of one tool result the model

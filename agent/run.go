@@ -20,7 +20,7 @@ import (
 
 // DefaultSystem is the system prompt used when Options.System is empty.
 const DefaultSystem = "You are a capable assistant. Complete the user's task, calling the tools you are given when they help. " +
-	"The tools on offer change at every step to fit what you are doing: call only tools that are offered now. " +
+	"The tools on offer can change between steps as the task moves on: call only tools that are offered now. " +
 	"If no offered tool fits the next step and search_tools is offered, call it to find one. " +
 	"When the task is done, answer the user without calling tools."
 
