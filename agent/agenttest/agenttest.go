@@ -20,11 +20,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift/internal/scripted"
 )
 
 // Reply is one scripted answer.
@@ -81,28 +80,19 @@ type Server struct {
 	// URL is the base URL to configure clients with (it ends in /v1).
 	URL string
 
-	srv     *httptest.Server
-	respond func(Request) Reply
-
-	mu       sync.Mutex
-	requests []Request
+	srv      *httptest.Server
+	respond  func(Request) Reply
+	requests scripted.Log[Request]
 }
 
 // NewServer answers the n-th request with replies[n]; a request past the end
 // of the script gets HTTP 500 "script exhausted".
 func NewServer(replies ...Reply) *Server {
-	var mu sync.Mutex
-	next := 0
-	return NewServerFunc(func(Request) Reply {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(replies) {
-			return Reply{Status: http.StatusInternalServerError, Content: "agenttest: script exhausted"}
-		}
-		next++
-		return replies[next-1]
-	})
+	return NewServerFunc(scripted.Sequence[Request](replies, exhausted))
 }
+
+// exhausted answers a request past the end of a script.
+var exhausted = Reply{Status: http.StatusInternalServerError, Content: "agenttest: script exhausted"}
 
 // NewServerFunc answers each request with respond's reply.
 func NewServerFunc(respond func(Request) Reply) *Server {
@@ -118,11 +108,7 @@ func NewServerFunc(respond func(Request) Reply) *Server {
 func (s *Server) Close() { s.srv.Close() }
 
 // Requests returns the requests received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
+func (s *Server) Requests() []Request { return s.requests.All() }
 
 // OfferedTools returns, for each request received, the names of the tools
 // offered in it.
@@ -192,10 +178,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			Parameters:  t.Function.Parameters,
 		})
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	n := len(s.requests)
-	s.mu.Unlock()
+	n := s.requests.Add(req)
 
 	reply := s.respond(req)
 	if reply.Hang {
@@ -241,7 +224,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		msg["tool_calls"] = wc
 	}
-	writeJSON(w, map[string]any{
+	scripted.WriteJSON(w, map[string]any{
 		"id":      id,
 		"object":  "chat.completion",
 		"created": time.Now().Unix(),
@@ -253,13 +236,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []agent.ToolCall, finish string, usage agent.Usage, includeUsage bool) {
 	size := reply.ChunkSize
-	if size <= 0 {
-		size = 3
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	sse := scripted.StartSSE(w)
 	created := time.Now().Unix()
 	send := func(delta map[string]any, finishReason any, withUsage bool) {
 		chunk := map[string]any{
@@ -274,21 +251,17 @@ func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, ca
 		} else if includeUsage {
 			chunk["usage"] = nil
 		}
-		b, _ := json.Marshal(chunk)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		if flusher != nil {
-			flusher.Flush()
-		}
+		sse.Send("", chunk)
 	}
 	send(map[string]any{"role": "assistant", "content": ""}, nil, false)
-	for _, part := range split(reply.Content, size) {
+	for _, part := range scripted.Split(reply.Content, size) {
 		send(map[string]any{"content": part}, nil, false)
 	}
 	// The first delta of each call carries its id and name; the arguments
 	// follow in fragments.
 	frags := make([][]string, len(calls))
 	for i, c := range calls {
-		frags[i] = split(c.Arguments, size)
+		frags[i] = scripted.Split(c.Arguments, size)
 	}
 	toolDelta := func(i int, first bool, args string) map[string]any {
 		tc := map[string]any{"index": i, "function": map[string]any{"arguments": args}}
@@ -324,28 +297,7 @@ func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, ca
 	if includeUsage {
 		send(nil, nil, true)
 	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	if flusher != nil {
-		flusher.Flush()
-	}
-}
-
-// split cuts s into pieces of about size bytes, never inside a rune: a
-// delta is a JSON string, so servers only split between characters.
-func split(s string, size int) []string {
-	var out []string
-	for len(s) > size {
-		n := size
-		for n < len(s) && !utf8.RuneStart(s[n]) {
-			n++
-		}
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
+	sse.SendRaw("", "[DONE]")
 }
 
 func fromWireMessage(m wireMessage) agent.Message {
@@ -374,15 +326,8 @@ func wireUsage(u agent.Usage) map[string]any {
 	return map[string]any{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.TotalTokens}
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	scripted.WriteJSONStatus(w, status, map[string]any{
 		"error": map[string]any{"message": msg, "type": "invalid_request_error", "param": nil, "code": nil},
 	})
 }

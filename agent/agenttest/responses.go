@@ -6,10 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"time"
 
 	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift/internal/scripted"
 )
 
 // ResponsesServer is a scripted endpoint of OpenAI's Responses API
@@ -31,11 +31,9 @@ type ResponsesServer struct {
 	// URL is the base URL to configure clients with (it ends in /v1).
 	URL string
 
-	srv     *httptest.Server
-	respond func(ResponsesRequest) Reply
-
-	mu       sync.Mutex
-	requests []ResponsesRequest
+	srv      *httptest.Server
+	respond  func(ResponsesRequest) Reply
+	requests scripted.Log[ResponsesRequest]
 }
 
 // ResponsesRequest is one recorded request, decoded from the wire.
@@ -123,17 +121,7 @@ func (r ResponsesRequest) DeferredNames() []string {
 // NewResponsesServer answers the n-th request with replies[n]; a request
 // past the end of the script gets HTTP 500 "script exhausted".
 func NewResponsesServer(replies ...Reply) *ResponsesServer {
-	var mu sync.Mutex
-	next := 0
-	return NewResponsesServerFunc(func(ResponsesRequest) Reply {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(replies) {
-			return Reply{Status: http.StatusInternalServerError, Content: "agenttest: script exhausted"}
-		}
-		next++
-		return replies[next-1]
-	})
+	return NewResponsesServerFunc(scripted.Sequence[ResponsesRequest](replies, exhausted))
 }
 
 // NewResponsesServerFunc answers each request with respond's reply.
@@ -150,11 +138,7 @@ func NewResponsesServerFunc(respond func(ResponsesRequest) Reply) *ResponsesServ
 func (s *ResponsesServer) Close() { s.srv.Close() }
 
 // Requests returns the requests received so far, in order.
-func (s *ResponsesServer) Requests() []ResponsesRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]ResponsesRequest(nil), s.requests...)
-}
+func (s *ResponsesServer) Requests() []ResponsesRequest { return s.requests.All() }
 
 func (s *ResponsesServer) handle(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
@@ -187,10 +171,7 @@ func (s *ResponsesServer) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Input[i].Text = contentText(it.Content)
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	n := len(s.requests)
-	s.mu.Unlock()
+	n := s.requests.Add(req)
 
 	reply := s.respond(req)
 	if reply.Hang {
@@ -218,7 +199,7 @@ func (s *ResponsesServer) handle(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	if !wr.Stream {
-		writeJSON(w, resp)
+		scripted.WriteJSON(w, resp)
 		return
 	}
 	s.stream(w, reply, items, resp)
@@ -283,22 +264,12 @@ func replyItems(n int, reply Reply) []map[string]any {
 
 func (s *ResponsesServer) stream(w http.ResponseWriter, reply Reply, items []map[string]any, resp map[string]any) {
 	size := reply.ChunkSize
-	if size <= 0 {
-		size = 3
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	sse := scripted.StartSSE(w)
 	seq := 0
 	send := func(typ string, ev map[string]any) {
 		ev["type"], ev["sequence_number"] = typ, seq
 		seq++
-		b, _ := json.Marshal(ev)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
-		if flusher != nil {
-			flusher.Flush()
-		}
+		sse.Send(typ, ev)
 	}
 	started := map[string]any{}
 	for k, v := range resp {
@@ -325,7 +296,7 @@ func (s *ResponsesServer) stream(w http.ResponseWriter, reply Reply, items []map
 			text := reply.Content
 			send("response.content_part.added", map[string]any{"item_id": id, "output_index": i, "content_index": 0,
 				"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
-			for _, part := range split(text, size) {
+			for _, part := range scripted.Split(text, size) {
 				send("response.output_text.delta", map[string]any{"item_id": id, "output_index": i, "content_index": 0, "delta": part, "logprobs": []any{}})
 			}
 			send("response.output_text.done", map[string]any{"item_id": id, "output_index": i, "content_index": 0, "text": text, "logprobs": []any{}})
@@ -333,7 +304,7 @@ func (s *ResponsesServer) stream(w http.ResponseWriter, reply Reply, items []map
 				"part": map[string]any{"type": "output_text", "text": text, "annotations": []any{}}})
 		case "function_call":
 			args, _ := it["arguments"].(string)
-			for _, part := range split(args, size) {
+			for _, part := range scripted.Split(args, size) {
 				send("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": i, "delta": part})
 			}
 			send("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": i, "arguments": args, "name": it["name"]})

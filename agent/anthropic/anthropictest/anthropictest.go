@@ -31,9 +31,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift/internal/scripted"
 )
 
 // Reply is one scripted answer.
@@ -147,28 +147,19 @@ type Server struct {
 	// URL is the base URL to configure clients with (without /v1).
 	URL string
 
-	srv     *httptest.Server
-	respond func(Request) Reply
+	srv      *httptest.Server
+	respond  func(Request) Reply
+	requests scripted.Log[Request]
 
-	mu       sync.Mutex
-	requests []Request
-	cache    map[[32]byte]bool // prefixes written at a breakpoint
+	mu    sync.Mutex
+	cache map[[32]byte]bool // prefixes written at a breakpoint
 }
 
 // NewServer answers the n-th request with replies[n]; a request past the
 // end of the script gets HTTP 500 "script exhausted".
 func NewServer(replies ...Reply) *Server {
-	var mu sync.Mutex
-	next := 0
-	return NewServerFunc(func(Request) Reply {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(replies) {
-			return Reply{Status: http.StatusInternalServerError, Content: "anthropictest: script exhausted"}
-		}
-		next++
-		return replies[next-1]
-	})
+	return NewServerFunc(scripted.Sequence[Request](replies,
+		Reply{Status: http.StatusInternalServerError, Content: "anthropictest: script exhausted"}))
 }
 
 // NewServerFunc answers each request with respond's reply.
@@ -185,11 +176,7 @@ func NewServerFunc(respond func(Request) Reply) *Server {
 func (s *Server) Close() { s.srv.Close() }
 
 // Requests returns the requests received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
+func (s *Server) Requests() []Request { return s.requests.All() }
 
 // OfferedTools returns, for each request, the names of its custom tools.
 func (s *Server) OfferedTools() [][]string {
@@ -374,18 +361,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	usage := s.account(parts)
 
-	s.mu.Lock()
-	n := len(s.requests) + 1
-	s.mu.Unlock()
 	reply := s.respond(req)
 	if reply.Usage != nil {
 		usage = *reply.Usage
 	}
 	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
 	req.Usage = usage
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
+	n := s.requests.Add(req)
 
 	if reply.Hang {
 		<-r.Context().Done()
@@ -424,7 +406,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if content == nil {
 		content = []any{}
 	}
-	writeJSON(w, map[string]any{
+	scripted.WriteJSON(w, map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": wr.Model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
 		"usage": wireUsage(usage),
@@ -592,20 +574,10 @@ func resultText(raw json.RawMessage) (string, []string, error) {
 
 func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []agent.ToolCall, stop string, usage agent.Usage) {
 	size := reply.ChunkSize
-	if size <= 0 {
-		size = 3
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	sse := scripted.StartSSE(w)
 	send := func(event string, data map[string]any) {
 		data["type"] = event
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-		if flusher != nil {
-			flusher.Flush()
-		}
+		sse.Send(event, data)
 	}
 	start := wireUsage(usage)
 	start["output_tokens"] = 1
@@ -616,7 +588,7 @@ func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, ca
 	idx := 0
 	if reply.Content != "" {
 		send("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
-		for _, part := range split(reply.Content, size) {
+		for _, part := range scripted.Split(reply.Content, size) {
 			send("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "text_delta", "text": part}})
 		}
 		send("content_block_stop", map[string]any{"index": idx})
@@ -625,7 +597,7 @@ func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, ca
 	for _, c := range calls {
 		send("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{
 			"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}}})
-		for _, part := range split(c.Arguments, size) {
+		for _, part := range scripted.Split(c.Arguments, size) {
 			send("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
 		}
 		send("content_block_stop", map[string]any{"index": idx})
@@ -636,23 +608,6 @@ func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, ca
 		"usage": map[string]any{"output_tokens": usage.CompletionTokens},
 	})
 	send("message_stop", map[string]any{})
-}
-
-// split cuts s into pieces of about size bytes, never inside a rune.
-func split(s string, size int) []string {
-	var out []string
-	for len(s) > size {
-		n := size
-		for n < len(s) && !utf8.RuneStart(s[n]) {
-			n++
-		}
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
 }
 
 // wireUsage reports u as the API does: input_tokens excludes the cached
@@ -666,11 +621,6 @@ func wireUsage(u agent.Usage) map[string]any {
 	}
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func writeError(w http.ResponseWriter, status int, msg string) {
 	typ := "api_error"
 	switch {
@@ -681,9 +631,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	case status == http.StatusTooManyRequests:
 		typ = "rate_limit_error"
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	scripted.WriteJSONStatus(w, status, map[string]any{
 		"type":  "error",
 		"error": map[string]any{"type": typ, "message": msg},
 	})
