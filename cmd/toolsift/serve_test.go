@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolsift/toolsift/internal/npmtest"
+	"github.com/toolsift/toolsift/internal/testenv"
 )
 
 // TestMain runs the test binary as toolsift itself when TOOLSIFT_TEST_MAIN
@@ -197,7 +197,7 @@ func TestServeHTTPTypeScript(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	addr := make(chan string, 1)
-	var log syncBuffer
+	var log testenv.Buffer
 	e := &env{
 		stdin: strings.NewReader(""), stdout: &log, stderr: &log,
 		getenv:    func(k string) string { return map[string]string{tokenEnv: token}[k] },
@@ -266,21 +266,4 @@ func TestServeHTTPTypeScript(t *testing.T) {
 	if t.Failed() {
 		t.Logf("serve's log:\n%s", log.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

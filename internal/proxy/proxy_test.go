@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -378,7 +378,7 @@ func TestOptions(t *testing.T) {
 // never the arguments.
 func TestLogLines(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	var buf syncBuffer
+	var buf testenv.Buffer
 	p, err := proxy.New(ts, &proxy.Options{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -406,23 +406,6 @@ func TestLogLines(t *testing.T) {
 	if strings.Contains(buf.String(), "123456") {
 		t.Errorf("log holds the call's arguments: %s", buf.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestHTTP: with sessions, a go-sdk client (which asks for 2026-07-28

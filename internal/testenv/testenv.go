@@ -8,6 +8,7 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -169,4 +170,24 @@ func Tokenizer(t testing.TB) *budget.Tokenizer {
 		t.Fatal(tokErr)
 	}
 	return tok
+}
+
+// Buffer is a bytes.Buffer safe for concurrent use: the log of a server
+// or Hub that goroutines write while the test reads it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
