@@ -14,9 +14,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
+
+	"github.com/toolsift/toolsift/internal/cli"
 )
 
 // env is what a command may touch of the process, so that tests run it
@@ -85,70 +85,17 @@ func usageError(fs *flag.FlagSet, format string, a ...any) error {
 	return errUsage
 }
 
-// parseFlags parses flags wherever they stand among the arguments; a bad
-// flag is a usage error that says what was wrong, -h prints the usage and
-// returns flag.ErrHelp.
+// parseFlags parses flags wherever they stand among the arguments
+// (cli.Parse); a bad flag is a usage error that says what was wrong, -h
+// prints the usage and returns flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	usage, out := fs.Usage, fs.Output()
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	var pos []string
-	var err error
-	for {
-		if err = fs.Parse(args); err != nil {
-			break
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			pos = append(pos, rest...)
-			break
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-	fs.Usage = usage
-	fs.SetOutput(out)
+	err := cli.Parse(fs, args)
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, flag.ErrHelp):
 		fs.Usage()
 		return err
-	case err != nil:
-		return usageError(fs, "%s", flagProblem(fs, err))
 	}
-	_ = fs.Parse(append([]string{"--"}, pos...))
-	return nil
-}
-
-// flagProblem words a flag error for a person.
-func flagProblem(fs *flag.FlagSet, err error) string {
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return "unknown flag --" + name
-	}
-	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return "--" + name + " needs a value"
-	}
-	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
-		// invalid value "x" for flag -max-tools: parse error
-		if v, f, ok := strings.Cut(rest, " for flag -"); ok {
-			name, why, _ := strings.Cut(f, ": ")
-			if f := fs.Lookup(name); f != nil && strings.Contains(why, "parse error") {
-				if g, ok := f.Value.(flag.Getter); ok {
-					switch g.Get().(type) {
-					case time.Duration:
-						return fmt.Sprintf("--%s: %s is not a duration (such as 30s, 2m or 1h30m)", name, v)
-					case int:
-						return fmt.Sprintf("--%s: %s is not a whole number", name, v)
-					case bool:
-						return fmt.Sprintf("--%s: %s is not true or false", name, v)
-					}
-				}
-			}
-			return fmt.Sprintf("--%s: %s", name, why)
-		}
-	}
-	return msg
+	return usageError(fs, "%s", err)
 }
