@@ -23,11 +23,13 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 )
 
 type rankSet struct {
@@ -36,7 +38,9 @@ type rankSet struct {
 	qualified      bool
 }
 
-// rankVariant changes the default Think options.
+// rankVariant changes the default Think options; a variant named in
+// bm25Variants changes the lexical index's field weights instead (the
+// index is built again with them).
 type rankVariant struct {
 	name string
 	set  func(*think.Options)
@@ -63,6 +67,25 @@ var rankVariants = []rankVariant{
 	{"server0.5+k30", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.K = 30 }},
 	{"server0.25+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25; o.Retrieval.IntentQuota = 2 }},
 	{"server0.5+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.IntentQuota = 2 }},
+	// Pseudo-relevance feedback (retrieval.Options.Feedback).
+	{"feedback3", func(o *think.Options) { o.Retrieval.Feedback = 3 }},
+	{"feedback5", func(o *think.Options) { o.Retrieval.Feedback = 5 }},
+	{"feedback3+pack20", func(o *think.Options) { o.Retrieval.Feedback = 3; o.Pack = 20 }},
+	{"bm25-name1", nil},
+	{"bm25-name3", nil},
+	{"bm25-params0.25", nil},
+	{"bm25-params1", nil},
+	{"bm25-desc2", nil},
+}
+
+// bm25Variants are BM25F field weights to measure (default name 2,
+// description 1, parameters 0.5; ScaleMCP weighs a tool's fields).
+var bm25Variants = map[string]toolindex.BM25{
+	"bm25-name1":      {NameWeight: 1, DescriptionWeight: 1, ParamsWeight: 0.5},
+	"bm25-name3":      {NameWeight: 3, DescriptionWeight: 1, ParamsWeight: 0.5},
+	"bm25-params0.25": {NameWeight: 2, DescriptionWeight: 1, ParamsWeight: 0.25},
+	"bm25-params1":    {NameWeight: 2, DescriptionWeight: 1, ParamsWeight: 1},
+	"bm25-desc2":      {NameWeight: 2, DescriptionWeight: 2, ParamsWeight: 0.5},
 }
 
 func TestRankIdeas(t *testing.T) {
@@ -118,8 +141,14 @@ func TestRankIdeas(t *testing.T) {
 				continue
 			}
 			o := base
-			v.set(&o)
-			th, err := think.New(ts.Index(), &o)
+			if v.set != nil {
+				v.set(&o)
+			}
+			ix := ts.Index()
+			if b, ok := bm25Variants[v.name]; ok {
+				ix = reindex(t, ts, tools, cache, b)
+			}
+			th, err := think.New(ix, &o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,4 +189,26 @@ func TestRankIdeas(t *testing.T) {
 		}
 		ts.Close()
 	}
+}
+
+// reindex builds an index of tools like ts's (same embedders, same vector
+// cache) with other BM25F parameters.
+func reindex(t *testing.T, ts *toolsift.Toolset, tools []tool.Tool, cache string, b toolindex.BM25) *toolindex.Index {
+	t.Helper()
+	if cache == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache = filepath.Join(d, "toolsift")
+	}
+	ix, err := toolindex.New(ts.Index().Embedder(), &toolindex.Options{Semantic: ts.Index().Semantic(), BM25: b,
+		Cache: cachefile.NewStore(cache)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Upsert(context.Background(), tools...); err != nil {
+		t.Fatal(err)
+	}
+	return ix
 }

@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -56,7 +57,7 @@ func intents(text string) []string {
 func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error) {
 	ps := parts(q)
 	deep := k
-	if r.opts.ServerWeight > 0 || r.opts.IntentQuota > 0 {
+	if r.opts.ServerWeight > 0 || r.opts.IntentQuota > 0 || r.opts.Feedback > 0 {
 		deep = max(k, r.opts.Depth)
 	}
 	lift := func(ps []part, ms []Match) ([]Match, error) {
@@ -77,6 +78,14 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 	if err != nil {
 		return nil, err
 	}
+	if r.opts.Feedback > 0 {
+		if fp, ok := feedbackPart(ps, out, r.opts.Feedback); ok {
+			ps = append(slices.Clip(ps), fp)
+			if out, err = r.rank(ctx, ps, deep); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// The whole request is lifted by its servers too, even when it has
 	// several asks: lifting only each ask measured worse on both the
 	// paraphrase and the multi-intent sets (docs/measurements.md).
@@ -89,7 +98,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 			best[m.Tool.Name] = m
 		}
 		for _, a := range asks {
-			ap := []part{{a, thoughtWeight, 0}}
+			ap := []part{{text: a, weight: thoughtWeight}}
 			ms, err := r.rank(ctx, ap, deep)
 			if err != nil {
 				return nil, err
