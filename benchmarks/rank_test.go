@@ -16,6 +16,8 @@ package benchmarks_test
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +27,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
@@ -76,6 +79,28 @@ var rankVariants = []rankVariant{
 	{"bm25-params0.25", nil},
 	{"bm25-params1", nil},
 	{"bm25-desc2", nil},
+	{"sem-fulldesc", nil},
+	{"sem-params", nil},
+	{"sem-server", nil},
+}
+
+// semVariants change what the sentence encoder reads of a tool (by
+// default its name words and the first 256 bytes of its description,
+// toolindex.SemanticDocument): the index is built again with an encoder
+// that reads the variant's text instead.
+var semVariants = map[string]func(tool.Tool) string{
+	// the whole description
+	"sem-fulldesc": func(t tool.Tool) string {
+		return joinText(toolindex.DocumentFields(t).Name, t.Description)
+	},
+	// the default text, then the parameters' names
+	"sem-params": func(t tool.Tool) string {
+		return joinText(toolindex.SemanticDocument(t), paramNames(t))
+	},
+	// the default text, then the server's name
+	"sem-server": func(t tool.Tool) string {
+		return joinText(toolindex.SemanticDocument(t), toolindex.DocumentFields(t).Server)
+	},
 }
 
 // bm25Variants are BM25F field weights to measure (default name 2,
@@ -146,7 +171,10 @@ func TestRankIdeas(t *testing.T) {
 			}
 			ix := ts.Index()
 			if b, ok := bm25Variants[v.name]; ok {
-				ix = reindex(t, ts, tools, cache, b)
+				ix = reindex(t, ts, tools, cache, b, nil)
+			}
+			if f, ok := semVariants[v.name]; ok {
+				ix = reindex(t, ts, tools, cache, toolindex.BM25{}, newTextMap(v.name, ts.Index().Semantic(), tools, f))
 			}
 			th, err := think.New(ix, &o)
 			if err != nil {
@@ -192,8 +220,9 @@ func TestRankIdeas(t *testing.T) {
 }
 
 // reindex builds an index of tools like ts's (same embedders, same vector
-// cache) with other BM25F parameters.
-func reindex(t *testing.T, ts *toolsift.Toolset, tools []tool.Tool, cache string, b toolindex.BM25) *toolindex.Index {
+// cache) with other BM25F parameters or, when sem is not nil, another
+// semantic embedder.
+func reindex(t *testing.T, ts *toolsift.Toolset, tools []tool.Tool, cache string, b toolindex.BM25, sem toolindex.Embedder) *toolindex.Index {
 	t.Helper()
 	if cache == "" {
 		d, err := os.UserCacheDir()
@@ -202,7 +231,10 @@ func reindex(t *testing.T, ts *toolsift.Toolset, tools []tool.Tool, cache string
 		}
 		cache = filepath.Join(d, "toolsift")
 	}
-	ix, err := toolindex.New(ts.Index().Embedder(), &toolindex.Options{Semantic: ts.Index().Semantic(), BM25: b,
+	if sem == nil {
+		sem = ts.Index().Semantic()
+	}
+	ix, err := toolindex.New(ts.Index().Embedder(), &toolindex.Options{Semantic: sem, BM25: b,
 		Cache: cachefile.NewStore(cache)})
 	if err != nil {
 		t.Fatal(err)
@@ -211,4 +243,54 @@ func reindex(t *testing.T, ts *toolsift.Toolset, tools []tool.Tool, cache string
 		t.Fatal(err)
 	}
 	return ix
+}
+
+// textMap is a semantic embedder that reads, for a tool's
+// SemanticDocument, the variant's text of that tool instead; any other
+// text (a query) is embedded as it is. Its ID names the variant, so that
+// its vectors are cached apart.
+type textMap struct {
+	name string
+	emb  toolindex.Embedder
+	m    map[string]string // SemanticDocument → the variant's text
+}
+
+func newTextMap(name string, emb toolindex.Embedder, tools []tool.Tool, text func(tool.Tool) string) *textMap {
+	m := make(map[string]string, len(tools))
+	for _, t := range tools {
+		m[toolindex.SemanticDocument(t)] = text(t)
+	}
+	return &textMap{name, emb, m}
+}
+
+func (e *textMap) ID() string { return e.emb.ID() + "+" + e.name }
+
+func (e *textMap) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	in := make([]string, len(texts))
+	for i, s := range texts {
+		in[i] = s
+		if v, ok := e.m[s]; ok {
+			in[i] = v
+		}
+	}
+	return e.emb.Embed(ctx, in)
+}
+
+func joinText(a, b string) string {
+	return strings.TrimSpace(strings.TrimSpace(a) + "\n\n" + strings.TrimSpace(b))
+}
+
+// paramNames returns the words of t's top-level parameter names.
+func paramNames(t tool.Tool) string {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(t.InputSchema, &schema) != nil {
+		return ""
+	}
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(schema.Properties)) {
+		out = append(out, strings.Join(textproc.Words(n), " "))
+	}
+	return strings.Join(out, ", ")
 }

@@ -71,8 +71,16 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 		return liftByServer(ms, sc, r.opts.ServerWeight, len(ms)), nil
 	}
 	var asks []string
-	if r.opts.IntentQuota > 0 && strings.TrimSpace(q.Thought) == "" {
+	if (r.opts.IntentQuota > 0 || r.opts.ServerWeight > 0) && strings.TrimSpace(q.Thought) == "" {
 		asks = intents(clip(q.Task, maxPartRunes))
+	}
+	if len(asks) >= 2 && r.opts.IntentQuota == 0 {
+		// A request of several asks is not lifted by its servers unless
+		// each ask keeps its own tools: the whole request lifts the one
+		// server that fits it best, over the others' tools (the
+		// multi-intent set, docs/measurements.md).
+		lift = func(_ []part, ms []Match) ([]Match, error) { return ms, nil }
+		asks = nil
 	}
 	out, err := r.rank(ctx, ps, deep)
 	if err != nil {

@@ -75,6 +75,12 @@ func TestServerWeightLiftsTheServerThatFits(t *testing.T) {
 	if got := top(retrieval.Options{ServerWeight: 0.5}); got[0] != "tracker__create_item" {
 		t.Errorf("with servers: %v, want tracker__create_item first", got)
 	}
+	// A request of two asks is not lifted by its servers (here both asks
+	// fit the tracker) unless each ask keeps its own tools (IntentQuota).
+	q = retrieval.Query{Task: "create an item for this bug, then close the fixed bug"}
+	if got := top(retrieval.Options{ServerWeight: 0.5}); got[0] != "notes__create_item" {
+		t.Errorf("two asks, with servers: %v, want the order without servers (notes__create_item first)", got)
+	}
 }
 
 // A request of two asks whose first drowns the second in a whole-request

@@ -139,6 +139,8 @@ type Options struct {
 	// ServerWeight, when positive, ranks the servers too (one document
 	// per server: its name, its tools' names and first sentences) and
 	// lifts each tool by its server's score: (tool + w × server) / (1 + w).
+	// A request of several asks (a Task with no Thought, split as
+	// IntentQuota splits it) is lifted only when IntentQuota is set too.
 	// 0 turns it off.
 	ServerWeight float64
 	// IntentQuota, when positive, splits a request (Query.Task, at a step
