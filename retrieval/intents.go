@@ -56,22 +56,28 @@ func intents(text string) []string {
 // (Options.IntentQuota); at most k matches, best first.
 func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error) {
 	ps := parts(q)
+	// Servers lift the Hybrid ranking only: the single-signal modes stay
+	// what they say (and Lexical needs no embedder).
+	sw := r.opts.ServerWeight
+	if r.opts.Mode != Hybrid {
+		sw = 0
+	}
 	deep := k
-	if r.opts.ServerWeight > 0 || r.opts.IntentQuota > 0 || r.opts.Feedback > 0 {
+	if sw > 0 || r.opts.IntentQuota > 0 || r.opts.Feedback > 0 {
 		deep = max(k, r.opts.Depth)
 	}
 	lift := func(ps []part, ms []Match) ([]Match, error) {
-		if r.opts.ServerWeight == 0 {
+		if sw == 0 {
 			return ms, nil
 		}
 		sc, err := r.serverScores(ctx, ps)
 		if err != nil {
 			return nil, err
 		}
-		return liftByServer(ms, sc, r.opts.ServerWeight, len(ms)), nil
+		return liftByServer(ms, sc, sw, len(ms)), nil
 	}
 	var asks []string
-	if (r.opts.IntentQuota > 0 || r.opts.ServerWeight > 0) && strings.TrimSpace(q.Thought) == "" {
+	if (r.opts.IntentQuota > 0 || sw > 0) && strings.TrimSpace(q.Thought) == "" {
 		asks = intents(clip(q.Task, maxPartRunes))
 	}
 	if len(asks) >= 2 && r.opts.IntentQuota == 0 {

@@ -53,7 +53,8 @@ func TestServerWeightLiftsTheServerThatFits(t *testing.T) {
 	ctx := context.Background()
 	q := retrieval.Query{Task: "create an item for this bug"}
 	top := func(o retrieval.Options) []string {
-		o.Mode, o.K = retrieval.Lexical, 5
+		// Hybrid (servers lift only it) with BM25F's weight only.
+		o.Weights, o.K = retrieval.Weights{Lexical: 1}, 5
 		ms, err := newRetriever(t, ix, &o).Retrieve(ctx, q)
 		if err != nil {
 			t.Fatal(err)
@@ -69,8 +70,14 @@ func TestServerWeightLiftsTheServerThatFits(t *testing.T) {
 		}
 		return out
 	}
-	if got := top(retrieval.Options{}); got[0] != "notes__create_item" {
+	if got := top(retrieval.Options{NoServerWeight: true}); got[0] != "notes__create_item" {
 		t.Fatalf("without servers: %v (a tie, broken by name)", got)
+	}
+	if got := top(retrieval.Options{Mode: retrieval.Lexical}); got[0] != "notes__create_item" {
+		t.Errorf("lexical mode: %v, want no lift (notes__create_item first)", got)
+	}
+	if got := top(retrieval.Options{}); got[0] != "tracker__create_item" {
+		t.Errorf("by default: %v, want tracker__create_item first", got)
 	}
 	if got := top(retrieval.Options{ServerWeight: 0.5}); got[0] != "tracker__create_item" {
 		t.Errorf("with servers: %v, want tracker__create_item first", got)

@@ -94,6 +94,12 @@ func (f Fusion) String() string {
 	return fmt.Sprintf("Fusion(%d)", int(f))
 }
 
+// DefaultServerWeight is the weight of a tool's server in its score
+// (Options.ServerWeight), measured on the public datasets and the
+// paraphrase sets (docs/measurements.md, "Server, intent and budget-aware
+// ranking"): 0.25 lifts too little, 1 lets the server drown the tool.
+const DefaultServerWeight = 0.5
+
 // DefaultK is how many tools Retrieve returns by default: enough for a
 // token budget of a few thousand tokens to choose from (budget.Select
 // compresses the tail before it drops it), measured with the agent's
@@ -136,13 +142,16 @@ type Options struct {
 	// Weights are the signals' weights in Hybrid mode. All zero means
 	// DefaultWeights; negative weights are refused.
 	Weights Weights
-	// ServerWeight, when positive, ranks the servers too (one document
-	// per server: its name, its tools' names and first sentences) and
-	// lifts each tool by its server's score: (tool + w × server) / (1 + w).
-	// A request of several asks (a Task with no Thought, split as
-	// IntentQuota splits it) is lifted only when IntentQuota is set too.
-	// 0 turns it off.
-	ServerWeight float64
+	// ServerWeight ranks the servers too (one document per server: its
+	// name, its tools' names and first sentences) and lifts each tool by
+	// its server's score: (tool + w × server) / (1 + w). A request of
+	// several asks (a Task with no Thought, split as IntentQuota splits
+	// it) is lifted only when IntentQuota is set too. Only the Hybrid
+	// mode is lifted, and not in a catalog of fewer than two servers.
+	// Default DefaultServerWeight;
+	// NoServerWeight turns it off.
+	ServerWeight   float64
+	NoServerWeight bool
 	// IntentQuota, when positive, splits a request (Query.Task, at a step
 	// with no Thought) into its asks and keeps the best IntentQuota tools
 	// of each ask at least at the score they have for it. 0 turns it off.
@@ -226,6 +235,12 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 	}
 	if o.K == 0 {
 		o.K = DefaultK
+	}
+	switch {
+	case o.NoServerWeight:
+		o.ServerWeight = 0
+	case o.ServerWeight == 0:
+		o.ServerWeight = DefaultServerWeight
 	}
 	if o.Depth == 0 {
 		o.Depth = max(50, 4*o.K)
