@@ -102,9 +102,8 @@ func ExampleOpen() {
 }
 
 // ExampleToolset_Explain answers "why was my tool not offered?" for one
-// step: here K (the ranked tools a step considers) is 1 and no more
-// compete for the budget (NoPack), so the second tool a two-part request
-// needs is ranked but not considered.
+// step: here K (the ranked tools a step considers) is 1, so the second
+// tool a two-part request needs is ranked but not considered.
 func ExampleToolset_Explain() {
 	ctx := context.Background()
 	mk := func(name, desc string) tool.Tool {
@@ -114,7 +113,7 @@ func ExampleToolset_Explain() {
 		mk("get_weather", "Get the current weather for a city."),
 		mk("send_email", "Send an email to a recipient."),
 		mk("create_event", "Create a calendar event."),
-	}, &toolsift.Options{Think: think.Options{Search: think.SearchAlways, NoPack: true, Retrieval: retrieval.Options{K: 1}}})
+	}, &toolsift.Options{Think: think.Options{Search: think.SearchAlways, Retrieval: retrieval.Options{K: 1}}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -51,11 +51,8 @@ type rankVariant struct {
 
 var rankVariants = []rankVariant{
 	{"default", func(*think.Options) {}},
-	// The defaults before issue 26 made ServerWeight 0.5 and Pack 20 the
-	// default, and each of the two turned off.
-	{"previous", func(o *think.Options) { o.NoPack = true; o.Retrieval.NoServerWeight = true }},
-	{"no-server", func(o *think.Options) { o.Retrieval.NoServerWeight = true }},
-	{"no-pack", func(o *think.Options) { o.NoPack = true }},
+	// The default before issue 26 made ServerWeight 0.5 the default.
+	{"previous", func(o *think.Options) { o.Retrieval.NoServerWeight = true }},
 	// The weights TestFitWeights fitted on the public train quarters.
 	{"fitted", func(o *think.Options) { o.Retrieval.Weights = retrieval.Weights{Lexical: 1, Vector: 1, Semantic: 0.25} }},
 	{"server0.25", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25 }},

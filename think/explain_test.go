@@ -81,9 +81,7 @@ func TestExplainNotInCatalog(t *testing.T) {
 
 func TestExplainBelowKAndNotRanked(t *testing.T) {
 	ix := newIndex(t, catalog...)
-	// NoPack: with Pack, K+Pack tools are considered and the second is
-	// cut by the budget instead.
-	th := newThinker(t, ix, think.Options{Budget: 150, NoPack: true, Retrieval: retrieval.Options{K: 1, Mode: retrieval.Lexical}})
+	th := newThinker(t, ix, think.Options{Budget: 150, Retrieval: retrieval.Options{K: 1, Mode: retrieval.Lexical}})
 	req := think.Request{Query: retrieval.Query{Task: "weather forecast for Paris"}}
 	ex, err := th.Explain(context.Background(), req, "get_weather", "get_forecast", "add_numbers")
 	if err != nil {

@@ -38,7 +38,7 @@ func TestPack(t *testing.T) {
 	ix := newIndex(t, tools...)
 	req := think.Request{Query: retrieval.Query{Task: "build the quarterly report from the ledger"}}
 	step := func(pack int) think.Offer {
-		th := newThinker(t, ix, think.Options{Budget: 700, Search: think.SearchNever, Pack: pack, NoPack: pack == 0,
+		th := newThinker(t, ix, think.Options{Budget: 700, Search: think.SearchNever, Pack: pack,
 			Retrieval: retrieval.Options{K: 3, Mode: retrieval.Lexical}})
 		off, err := th.Think(context.Background(), req)
 		if err != nil {
@@ -69,11 +69,5 @@ func TestPack(t *testing.T) {
 	}
 	if _, err := think.New(ix, &think.Options{Pack: -1}); err == nil {
 		t.Error("Pack -1 accepted")
-	}
-	// By default DefaultPack more tools than K compete.
-	def := newThinker(t, ix, think.Options{Budget: 700, Search: think.SearchNever,
-		Retrieval: retrieval.Options{K: 3, Mode: retrieval.Lexical}})
-	if got := def.Options().Pack; got != think.DefaultPack {
-		t.Errorf("default Pack %d, want %d", got, think.DefaultPack)
 	}
 }

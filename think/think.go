@@ -23,12 +23,6 @@ const (
 	// DefaultK is how many ranked tools a step considers; budget.Select
 	// then decides which of them are sent, and at which tier.
 	DefaultK = retrieval.DefaultK
-	// DefaultPack is how many ranked tools beyond K compete for the budget
-	// by default (Options.Pack): measured on the public datasets and the
-	// paraphrase sets, it raised the gold kept in the budget on every one
-	// and lowered it on none (docs/measurements.md, "Server, intent and
-	// budget-aware ranking").
-	DefaultPack = 20
 	// defaultMaxTools is the most tools in one request: OpenAI rejects more
 	// than 128.
 	defaultMaxTools = 128
@@ -86,16 +80,13 @@ type Options struct {
 	// Prices is the price model PolicyStable weighs evictions with;
 	// zero means budget.DefaultPrices.
 	Prices budget.Prices
-	// Pack packs the budget: Pack more ranked tools than Retrieval.K
-	// compete for it, ranked as deep as K alone would rank
+	// Pack, when positive, packs the budget: Pack more ranked tools than
+	// Retrieval.K compete for it, ranked as deep as K alone would rank
 	// (Retrieval.Depth, default max(50, 4K)), so the ranking does not
 	// move. budget.Select compresses before it drops, so when the best
 	// tools are large, more of the likely ones fit at a cheaper tier;
-	// Offer.Ranked then holds K+Pack tools. Never over the budget, but a
-	// step sends closer to it. Default DefaultPack; NoPack turns it off
-	// (K tools compete).
-	Pack   int
-	NoPack bool
+	// Offer.Ranked then holds K+Pack tools. Never over the budget.
+	Pack int
 	// Costs, when set, keeps the full-tier token cost of tools between
 	// runs, so that the catalog's cost (Offer.AllTokens) is not counted
 	// again at every start: counting a catalog of thousands of tools takes
@@ -162,14 +153,8 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 	if o.MaxTools == 0 {
 		o.MaxTools = defaultMaxTools
 	}
-	switch {
-	case o.NoPack:
-		o.Pack = 0
-	case o.Pack == 0:
-		o.Pack = DefaultPack
-	}
 	ro := o.Retrieval
-	if o.Pack > 0 && ro.K >= 0 { // a negative K is retrieval.New's to refuse
+	if o.Pack > 0 {
 		k := ro.K
 		if k == 0 {
 			k = DefaultK
