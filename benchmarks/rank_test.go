@@ -16,6 +16,8 @@ package benchmarks_test
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,11 +25,14 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 )
 
 type rankSet struct {
@@ -36,7 +41,9 @@ type rankSet struct {
 	qualified      bool
 }
 
-// rankVariant changes the default Think options.
+// rankVariant changes the default Think options; a variant named in
+// bm25Variants changes the lexical index's field weights instead (the
+// index is built again with them).
 type rankVariant struct {
 	name string
 	set  func(*think.Options)
@@ -44,6 +51,10 @@ type rankVariant struct {
 
 var rankVariants = []rankVariant{
 	{"default", func(*think.Options) {}},
+	// The default before issue 26 made ServerWeight 0.5 the default.
+	{"previous", func(o *think.Options) { o.Retrieval.NoServerWeight = true }},
+	// The weights TestFitWeights fitted on the public train quarters.
+	{"fitted", func(o *think.Options) { o.Retrieval.Weights = retrieval.Weights{Lexical: 1, Vector: 1, Semantic: 0.25} }},
 	{"server0.25", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25 }},
 	{"server0.5", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5 }},
 	{"server1", func(o *think.Options) { o.Retrieval.ServerWeight = 1 }},
@@ -63,6 +74,47 @@ var rankVariants = []rankVariant{
 	{"server0.5+k30", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.K = 30 }},
 	{"server0.25+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25; o.Retrieval.IntentQuota = 2 }},
 	{"server0.5+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.IntentQuota = 2 }},
+	// Pseudo-relevance feedback (retrieval.Options.Feedback).
+	{"feedback3", func(o *think.Options) { o.Retrieval.Feedback = 3 }},
+	{"feedback5", func(o *think.Options) { o.Retrieval.Feedback = 5 }},
+	{"feedback3+pack20", func(o *think.Options) { o.Retrieval.Feedback = 3; o.Pack = 20 }},
+	{"bm25-name1", nil},
+	{"bm25-name3", nil},
+	{"bm25-params0.25", nil},
+	{"bm25-params1", nil},
+	{"bm25-desc2", nil},
+	{"sem-fulldesc", nil},
+	{"sem-params", nil},
+	{"sem-server", nil},
+}
+
+// semVariants change what the sentence encoder reads of a tool (by
+// default its name words and the first 256 bytes of its description,
+// toolindex.SemanticDocument): the index is built again with an encoder
+// that reads the variant's text instead.
+var semVariants = map[string]func(tool.Tool) string{
+	// the whole description
+	"sem-fulldesc": func(t tool.Tool) string {
+		return joinText(toolindex.DocumentFields(t).Name, t.Description)
+	},
+	// the default text, then the parameters' names
+	"sem-params": func(t tool.Tool) string {
+		return joinText(toolindex.SemanticDocument(t), paramNames(t))
+	},
+	// the default text, then the server's name
+	"sem-server": func(t tool.Tool) string {
+		return joinText(toolindex.SemanticDocument(t), toolindex.DocumentFields(t).Server)
+	},
+}
+
+// bm25Variants are BM25F field weights to measure (default name 2,
+// description 1, parameters 0.5; ScaleMCP weighs a tool's fields).
+var bm25Variants = map[string]toolindex.BM25{
+	"bm25-name1":      {NameWeight: 1, DescriptionWeight: 1, ParamsWeight: 0.5},
+	"bm25-name3":      {NameWeight: 3, DescriptionWeight: 1, ParamsWeight: 0.5},
+	"bm25-params0.25": {NameWeight: 2, DescriptionWeight: 1, ParamsWeight: 0.25},
+	"bm25-params1":    {NameWeight: 2, DescriptionWeight: 1, ParamsWeight: 1},
+	"bm25-desc2":      {NameWeight: 2, DescriptionWeight: 2, ParamsWeight: 0.5},
 }
 
 func TestRankIdeas(t *testing.T) {
@@ -118,8 +170,17 @@ func TestRankIdeas(t *testing.T) {
 				continue
 			}
 			o := base
-			v.set(&o)
-			th, err := think.New(ts.Index(), &o)
+			if v.set != nil {
+				v.set(&o)
+			}
+			ix := ts.Index()
+			if b, ok := bm25Variants[v.name]; ok {
+				ix = reindex(t, ts, tools, cache, b, nil)
+			}
+			if f, ok := semVariants[v.name]; ok {
+				ix = reindex(t, ts, tools, cache, toolindex.BM25{}, newTextMap(v.name, ts.Index().Semantic(), tools, f))
+			}
+			th, err := think.New(ix, &o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,4 +221,80 @@ func TestRankIdeas(t *testing.T) {
 		}
 		ts.Close()
 	}
+}
+
+// reindex builds an index of tools like ts's (same embedders, same vector
+// cache) with other BM25F parameters or, when sem is not nil, another
+// semantic embedder.
+func reindex(t *testing.T, ts *toolsift.Toolset, tools []tool.Tool, cache string, b toolindex.BM25, sem toolindex.Embedder) *toolindex.Index {
+	t.Helper()
+	if cache == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache = filepath.Join(d, "toolsift")
+	}
+	if sem == nil {
+		sem = ts.Index().Semantic()
+	}
+	ix, err := toolindex.New(ts.Index().Embedder(), &toolindex.Options{Semantic: sem, BM25: b,
+		Cache: cachefile.NewStore(cache)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Upsert(context.Background(), tools...); err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// textMap is a semantic embedder that reads, for a tool's
+// SemanticDocument, the variant's text of that tool instead; any other
+// text (a query) is embedded as it is. Its ID names the variant, so that
+// its vectors are cached apart.
+type textMap struct {
+	name string
+	emb  toolindex.Embedder
+	m    map[string]string // SemanticDocument → the variant's text
+}
+
+func newTextMap(name string, emb toolindex.Embedder, tools []tool.Tool, text func(tool.Tool) string) *textMap {
+	m := make(map[string]string, len(tools))
+	for _, t := range tools {
+		m[toolindex.SemanticDocument(t)] = text(t)
+	}
+	return &textMap{name, emb, m}
+}
+
+func (e *textMap) ID() string { return e.emb.ID() + "+" + e.name }
+
+func (e *textMap) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	in := make([]string, len(texts))
+	for i, s := range texts {
+		in[i] = s
+		if v, ok := e.m[s]; ok {
+			in[i] = v
+		}
+	}
+	return e.emb.Embed(ctx, in)
+}
+
+func joinText(a, b string) string {
+	return strings.TrimSpace(strings.TrimSpace(a) + "\n\n" + strings.TrimSpace(b))
+}
+
+// paramNames returns the words of t's top-level parameter names.
+func paramNames(t tool.Tool) string {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(t.InputSchema, &schema) != nil {
+		return ""
+	}
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(schema.Properties)) {
+		out = append(out, strings.Join(textproc.Words(n), " "))
+	}
+	return strings.Join(out, ", ")
 }

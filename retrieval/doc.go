@@ -41,12 +41,16 @@
 // by the text (thought 1, task 0.6, observations 0.25; the task alone
 // weighs 1).
 //
-// Two further stages are options, off by default (docs/measurements.md,
-// "Server, intent and budget-aware ranking", has their figures):
-// [Options].ServerWeight ranks the servers as well, one document per server
-// (its name, its tools' names and first sentences), and lifts each tool by
-// its server's score; [Options].IntentQuota splits a request into its asks
-// and keeps each ask's best tools near the top.
+// Further stages follow the per-tool fusion (docs/measurements.md,
+// "Server, intent and budget-aware ranking", has their figures). By
+// default ([DefaultServerWeight]) a Hybrid ranking of a request with one
+// ask ranks the servers as well, one document per server (its name, its
+// tools' names and first sentences), and lifts each tool by its server's
+// score. Off by default: [Options].IntentQuota splits a request into its
+// asks and keeps each ask's best tools near the top (and then lifts a
+// request of several asks by its servers too); [Options].Feedback expands
+// a request with the words of its best tools (pseudo-relevance feedback)
+// and ranks again.
 //
 // [Retriever.Explain] lays a ranking open: the fused ranking Retrieve takes
 // its matches from and each signal's own, so that a caller can tell why a

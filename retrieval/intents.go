@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -55,27 +56,49 @@ func intents(text string) []string {
 // (Options.IntentQuota); at most k matches, best first.
 func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error) {
 	ps := parts(q)
+	// Servers lift the Hybrid ranking only: the single-signal modes stay
+	// what they say (and Lexical needs no embedder).
+	sw := r.opts.ServerWeight
+	if r.opts.Mode != Hybrid {
+		sw = 0
+	}
 	deep := k
-	if r.opts.ServerWeight > 0 || r.opts.IntentQuota > 0 {
+	if sw > 0 || r.opts.IntentQuota > 0 || r.opts.Feedback > 0 {
 		deep = max(k, r.opts.Depth)
 	}
 	lift := func(ps []part, ms []Match) ([]Match, error) {
-		if r.opts.ServerWeight == 0 {
+		if sw == 0 {
 			return ms, nil
 		}
 		sc, err := r.serverScores(ctx, ps)
 		if err != nil {
 			return nil, err
 		}
-		return liftByServer(ms, sc, r.opts.ServerWeight, len(ms)), nil
+		return liftByServer(ms, sc, sw, len(ms)), nil
 	}
 	var asks []string
-	if r.opts.IntentQuota > 0 && strings.TrimSpace(q.Thought) == "" {
+	if (r.opts.IntentQuota > 0 || sw > 0) && strings.TrimSpace(q.Thought) == "" {
 		asks = intents(clip(q.Task, maxPartRunes))
+	}
+	if len(asks) >= 2 && r.opts.IntentQuota == 0 {
+		// A request of several asks is not lifted by its servers unless
+		// each ask keeps its own tools: the whole request lifts the one
+		// server that fits it best, over the others' tools (the
+		// multi-intent set, docs/measurements.md).
+		lift = func(_ []part, ms []Match) ([]Match, error) { return ms, nil }
+		asks = nil
 	}
 	out, err := r.rank(ctx, ps, deep)
 	if err != nil {
 		return nil, err
+	}
+	if r.opts.Feedback > 0 {
+		if fp, ok := feedbackPart(ps, out, r.opts.Feedback); ok {
+			ps = append(slices.Clip(ps), fp)
+			if out, err = r.rank(ctx, ps, deep); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// The whole request is lifted by its servers too, even when it has
 	// several asks: lifting only each ask measured worse on both the
@@ -89,7 +112,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 			best[m.Tool.Name] = m
 		}
 		for _, a := range asks {
-			ap := []part{{a, thoughtWeight, 0}}
+			ap := []part{{text: a, weight: thoughtWeight}}
 			ms, err := r.rank(ctx, ap, deep)
 			if err != nil {
 				return nil, err

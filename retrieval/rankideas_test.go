@@ -3,6 +3,7 @@ package retrieval_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,7 +53,8 @@ func TestServerWeightLiftsTheServerThatFits(t *testing.T) {
 	ctx := context.Background()
 	q := retrieval.Query{Task: "create an item for this bug"}
 	top := func(o retrieval.Options) []string {
-		o.Mode, o.K = retrieval.Lexical, 5
+		// Hybrid (servers lift only it) with BM25F's weight only.
+		o.Weights, o.K = retrieval.Weights{Lexical: 1}, 5
 		ms, err := newRetriever(t, ix, &o).Retrieve(ctx, q)
 		if err != nil {
 			t.Fatal(err)
@@ -68,11 +70,23 @@ func TestServerWeightLiftsTheServerThatFits(t *testing.T) {
 		}
 		return out
 	}
-	if got := top(retrieval.Options{}); got[0] != "notes__create_item" {
+	if got := top(retrieval.Options{NoServerWeight: true}); got[0] != "notes__create_item" {
 		t.Fatalf("without servers: %v (a tie, broken by name)", got)
+	}
+	if got := top(retrieval.Options{Mode: retrieval.Lexical}); got[0] != "notes__create_item" {
+		t.Errorf("lexical mode: %v, want no lift (notes__create_item first)", got)
+	}
+	if got := top(retrieval.Options{}); got[0] != "tracker__create_item" {
+		t.Errorf("by default: %v, want tracker__create_item first", got)
 	}
 	if got := top(retrieval.Options{ServerWeight: 0.5}); got[0] != "tracker__create_item" {
 		t.Errorf("with servers: %v, want tracker__create_item first", got)
+	}
+	// A request of two asks is not lifted by its servers (here both asks
+	// fit the tracker) unless each ask keeps its own tools (IntentQuota).
+	q = retrieval.Query{Task: "create an item for this bug, then close the fixed bug"}
+	if got := top(retrieval.Options{ServerWeight: 0.5}); got[0] != "notes__create_item" {
+		t.Errorf("two asks, with servers: %v, want the order without servers (notes__create_item first)", got)
 	}
 }
 
@@ -106,9 +120,57 @@ func TestIntentQuotaKeepsEveryAsk(t *testing.T) {
 
 func TestRankIdeasOptions(t *testing.T) {
 	ix := newIndex(t)
-	for _, o := range []retrieval.Options{{ServerWeight: -1}, {IntentQuota: -2}} {
+	for _, o := range []retrieval.Options{{ServerWeight: -1}, {IntentQuota: -2}, {Feedback: -1}} {
 		if _, err := retrieval.New(ix, &o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}
+	}
+}
+
+// Pseudo-relevance feedback: "tell the team" matches only the chat tool
+// that says "tell"; its other words (slack, message, channel) find the
+// chat tool that does not say "tell", above a tool that shares nothing.
+func TestFeedbackFindsTheBestToolsNeighbours(t *testing.T) {
+	ix := testenv.Index(t, nil, nil,
+		rankTool("chat", "notify", "Tell people: send a slack message to a channel."),
+		rankTool("chat", "post", "Send a slack message to a channel, with attachments."),
+		rankTool("files", "share", "Share a file with the team."),
+		rankTool("files", "upload", "Upload a file."),
+		rankTool("calendar", "invite", "Invite people to a meeting."),
+	)
+	ctx := context.Background()
+	q := retrieval.Query{Task: "tell the team"}
+	rank := func(o retrieval.Options) []string {
+		o.Mode, o.K = retrieval.Lexical, 5
+		ms, err := newRetriever(t, ix, &o).Retrieve(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names(ms)
+	}
+	if got := rank(retrieval.Options{}); contains(got, "chat__post") {
+		t.Fatalf("the test needs a request whose words miss chat__post: %v", got)
+	}
+	got := rank(retrieval.Options{Feedback: 2})
+	if !contains(got, "chat__post") {
+		t.Fatalf("with feedback: %v, want chat__post found", got)
+	}
+	if slices.Index(got, "chat__post") > slices.Index(got, "files__upload") && contains(got, "files__upload") {
+		t.Errorf("with feedback: %v, want chat__post above files__upload", got)
+	}
+}
+
+func TestFeedbackPartIsWordsOnly(t *testing.T) {
+	p, ok := retrieval.FeedbackPart("tell the team", []retrieval.Match{
+		{Tool: tool.Tool{Name: "chat__notify", Description: "Tell the team: send a Slack message, 2 times."}, Score: 1},
+		{Tool: tool.Tool{Name: "files__share", Description: "Share a file."}, Score: 0.5},
+	}, 1)
+	if !ok {
+		t.Fatal("no expansion")
+	}
+	// The request's own words, stopwords, numbers and the tools past the
+	// first n add nothing; the first tool's name and description do.
+	if diff := cmp.Diff("chat notify send slack message times", p); diff != "" {
+		t.Errorf("expansion (-want +got):\n%s", diff)
 	}
 }

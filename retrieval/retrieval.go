@@ -94,6 +94,12 @@ func (f Fusion) String() string {
 	return fmt.Sprintf("Fusion(%d)", int(f))
 }
 
+// DefaultServerWeight is the weight of a tool's server in its score
+// (Options.ServerWeight), measured on the public datasets and the
+// paraphrase sets (docs/measurements.md, "Server, intent and budget-aware
+// ranking"): 0.25 lifts too little, 1 lets the server drown the tool.
+const DefaultServerWeight = 0.5
+
 // DefaultK is how many tools Retrieve returns by default: enough for a
 // token budget of a few thousand tokens to choose from (budget.Select
 // compresses the tail before it drops it), measured with the agent's
@@ -136,15 +142,25 @@ type Options struct {
 	// Weights are the signals' weights in Hybrid mode. All zero means
 	// DefaultWeights; negative weights are refused.
 	Weights Weights
-	// ServerWeight, when positive, ranks the servers too (one document
-	// per server: its name, its tools' names and first sentences) and
-	// lifts each tool by its server's score: (tool + w × server) / (1 + w).
-	// 0 turns it off.
-	ServerWeight float64
+	// ServerWeight ranks the servers too (one document per server: its
+	// name, its tools' names and first sentences) and lifts each tool by
+	// its server's score: (tool + w × server) / (1 + w). A request of
+	// several asks (a Task with no Thought, split as IntentQuota splits
+	// it) is lifted only when IntentQuota is set too. Only the Hybrid
+	// mode is lifted, and not in a catalog of fewer than two servers.
+	// Default DefaultServerWeight;
+	// NoServerWeight turns it off.
+	ServerWeight   float64
+	NoServerWeight bool
 	// IntentQuota, when positive, splits a request (Query.Task, at a step
 	// with no Thought) into its asks and keeps the best IntentQuota tools
 	// of each ask at least at the score they have for it. 0 turns it off.
 	IntentQuota int
+	// Feedback, when positive, expands the request with the words of its
+	// Feedback best tools (pseudo-relevance feedback, see feedback.go)
+	// and ranks again; the word signals search the expansion. 0 turns it
+	// off.
+	Feedback int
 }
 
 // Query is the agent's state for one step: what the retriever turns into
@@ -214,9 +230,17 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		return nil, fmt.Errorf("%w: ServerWeight = %v", ErrOptions, o.ServerWeight)
 	case o.IntentQuota < 0:
 		return nil, fmt.Errorf("%w: IntentQuota = %d", ErrOptions, o.IntentQuota)
+	case o.Feedback < 0:
+		return nil, fmt.Errorf("%w: Feedback = %d", ErrOptions, o.Feedback)
 	}
 	if o.K == 0 {
 		o.K = DefaultK
+	}
+	switch {
+	case o.NoServerWeight:
+		o.ServerWeight = 0
+	case o.ServerWeight == 0:
+		o.ServerWeight = DefaultServerWeight
 	}
 	if o.Depth == 0 {
 		o.Depth = max(50, 4*o.K)
@@ -258,6 +282,9 @@ type part struct {
 	// group identifies parts whose lists are aggregated by maximum, not
 	// summed: the sentences of one text.
 	group int
+	// wordsOnly parts (a feedback expansion) are not searched by the
+	// semantic signal.
+	wordsOnly bool
 }
 
 // maxSentences bounds the sentence searches made for one text.
@@ -272,14 +299,14 @@ func parts(q Query) []part {
 	var ps []part
 	group := 0
 	addText := func(t string, w float64) {
-		ps = append(ps, part{t, w, group})
+		ps = append(ps, part{text: t, weight: w, group: group})
 		group++
 		ss := sentences(t)
 		if len(ss) < 2 {
 			return
 		}
 		for _, s := range ss {
-			ps = append(ps, part{s, w, group})
+			ps = append(ps, part{text: s, weight: w, group: group})
 		}
 		group++
 	}
@@ -305,7 +332,7 @@ func parts(q Query) []part {
 	}
 	if len(ob) > 0 {
 		// Observations are data, not requests: searched whole only.
-		ps = append(ps, part{strings.Join(ob, "\n"), observationWeight, group})
+		ps = append(ps, part{text: strings.Join(ob, "\n"), weight: observationWeight, group: group})
 	}
 	return ps
 }
@@ -520,12 +547,20 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 		if weight == 0 {
 			return nil, nil
 		}
-		vecs, err := r.queries.embed(ctx, emb, texts)
+		var sps []part
+		var stexts []string
+		for i, p := range ps {
+			if sig == 2 && p.wordsOnly {
+				continue
+			}
+			sps, stexts = append(sps, p), append(stexts, texts[i])
+		}
+		vecs, err := r.queries.embed(ctx, emb, stexts)
 		if err != nil {
 			return nil, err
 		}
-		lists := make([]list, 0, len(ps))
-		for i, p := range ps {
+		lists := make([]list, 0, len(sps))
+		for i, p := range sps {
 			hits, err := search(ctx, vecs[i], depth, filter)
 			if err != nil {
 				return nil, fmt.Errorf("retrieval: %w", err)
