@@ -62,6 +62,9 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 	if s.overTools > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d tools beyond the first %d not kept (HubOptions.MaxTools)", s.overTools, limit(h.opts.MaxTools, DefaultMaxTools)))
 	}
+	for _, d := range s.deepTools {
+		warnings = append(warnings, fmt.Sprintf("tool %q: nested %d levels deep, over the limit of %d (HubOptions.MaxSchemaDepth); dropped", d.name, d.depth, s.deep.limit()))
+	}
 	maxDesc, maxSchema := limit(h.opts.MaxDescriptionBytes, DefaultMaxDescriptionBytes), limit(h.opts.MaxSchemaBytes, DefaultMaxSchemaBytes)
 	for _, t := range list {
 		if t == nil || seen[t.Name] {

@@ -94,7 +94,7 @@ func (a *attempt) wedged() bool {
 
 // transports returns the transports to try, in order, for one connection
 // attempt of sc (more than one only for a url without a type).
-func (h *Hub) transports(ctx context.Context, name string, sc config.Server) ([]sdk.Transport, *attempt, error) {
+func (h *Hub) transports(ctx context.Context, name string, sc config.Server, deep *deepFilter) ([]sdk.Transport, *attempt, error) {
 	switch {
 	case sc.Dial != nil:
 		rwc, err := sc.Dial(ctx)
@@ -103,9 +103,9 @@ func (h *Hub) transports(ctx context.Context, name string, sc config.Server) ([]
 		}
 		return []sdk.Transport{dialTransport(rwc)}, &attempt{}, nil
 	case sc.Command != "":
-		return h.commandTransport(name, sc)
+		return h.commandTransport(sc, deep)
 	default:
-		client := h.httpClient(h.opts.HTTPClient, name, sc.URL, sc.Headers)
+		client := h.httpClient(h.opts.HTTPClient, name, sc.URL, sc.Headers, deep)
 		maxEvent := int(h.maxMessage())
 		if maxEvent == 0 {
 			maxEvent = -1
@@ -123,7 +123,7 @@ func (h *Hub) transports(ctx context.Context, name string, sc config.Server) ([]
 	}
 }
 
-func (h *Hub) commandTransport(name string, sc config.Server) ([]sdk.Transport, *attempt, error) {
+func (h *Hub) commandTransport(sc config.Server, deep *deepFilter) ([]sdk.Transport, *attempt, error) {
 	dir := h.dir
 	if sc.Cwd != "" {
 		dir = sc.Cwd
@@ -149,7 +149,7 @@ func (h *Hub) commandTransport(name string, sc config.Server) ([]sdk.Transport, 
 	// Don't wait forever for stderr when a grandchild keeps it open.
 	cmd.WaitDelay = stopGrace
 	killGroup := setProcessGroup(cmd)
-	t := &stdioTransport{cmd: cmd, noise: a.stderr, killGroup: killGroup}
+	t := &stdioTransport{cmd: cmd, noise: a.stderr, killGroup: killGroup, deep: deep}
 	a.stdio = t
 	a.cleanup = t.stop
 	return []sdk.Transport{t}, a, nil
@@ -179,6 +179,7 @@ type stdioTransport struct {
 	cmd       *exec.Cmd
 	noise     io.Writer
 	killGroup func()
+	deep      *deepFilter
 
 	once    sync.Once
 	started atomic.Bool
@@ -202,7 +203,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	t.stdin = stdin
 	t.started.Store(true)
 	pipes := &sdk.IOTransport{
-		Reader: &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), noise: t.noise, max: maxLineLength},
+		Reader: &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), noise: t.noise, max: maxLineLength, deep: t.deep},
 		Writer: &stdinCloser{WriteCloser: stdin, stop: t.stop},
 		// jsonLines already bounds a line; a negative value tells the SDK
 		// not to count again.
@@ -331,16 +332,17 @@ type jsonLines struct {
 	r     *bufio.Reader
 	noise io.Writer
 	max   int
-	line  []byte // the current line, reused
-	buf   []byte // rest of the current line, not yet read
+	deep  *deepFilter // nil: no rewriting
+	line  []byte      // the current line, reused
+	buf   []byte      // rest of the current line, not yet read
 }
 
 func (j *jsonLines) Read(p []byte) (int, error) {
 	for len(j.buf) == 0 {
 		line, err := j.readLine()
 		if len(line) > 0 {
-			if isJSONRPC(line) {
-				j.buf = line
+			if msg, ok := j.message(line); ok {
+				j.buf = msg
 			} else if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
 				if len(trimmed) > stderrTailSize {
 					trimmed = trimmed[:stderrTailSize]
@@ -358,6 +360,31 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 	n := copy(p, j.buf)
 	j.buf = j.buf[n:]
 	return n, nil
+}
+
+// message returns what of line the SDK reads: line itself when it is a
+// JSON-RPC message, a rewrite when it is nested too deep (see deepFilter),
+// nothing when the filter dropped it; ok is false for noise.
+func (j *jsonLines) message(line []byte) (msg []byte, ok bool) {
+	b := bytes.TrimSpace(line)
+	shape, depth := jsonrpcShape(b)
+	if !shape {
+		return nil, false
+	}
+	if j.deep.needs(depth) {
+		out := j.deep.filter(b, depth)
+		if out == nil {
+			return nil, true
+		}
+		if !json.Valid(out) {
+			return nil, false
+		}
+		return append(out[:len(out):len(out)], '\n'), true
+	}
+	if depth > maxValidDepth || !json.Valid(b) {
+		return nil, false
+	}
+	return line, true
 }
 
 // readLine reads one line, with its newline, into j.line.
@@ -382,32 +409,17 @@ func (j *jsonLines) readLine() ([]byte, error) {
 
 // isJSONRPC reports whether line is a JSON-RPC 2.0 message or batch: valid
 // JSON, an object with "jsonrpc":"2.0" or a non-empty array of them. Logs
-// in JSON (pino, bunyan) are objects without it.
+// in JSON (pino, bunyan) are objects without it. One scan finds the shape
+// (jsonrpcShape) and json.Valid checks the rest, with no decoding.
 func isJSONRPC(line []byte) bool {
 	b := bytes.TrimSpace(line)
-	type message struct {
-		JSONRPC string `json:"jsonrpc"`
-	}
-	switch {
-	case len(b) == 0:
-		return false
-	case b[0] == '{':
-		var m message
-		return json.Unmarshal(b, &m) == nil && m.JSONRPC == "2.0"
-	case b[0] == '[':
-		var ms []message
-		if json.Unmarshal(b, &ms) != nil || len(ms) == 0 {
-			return false
-		}
-		for _, m := range ms {
-			if m.JSONRPC != "2.0" {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	ok, depth := jsonrpcShape(b)
+	return ok && depth <= maxValidDepth && json.Valid(b)
 }
+
+// maxValidDepth is encoding/json's nesting limit: json.Valid fails deeper
+// JSON. The SDK decodes far less (sdkMaxDepth).
+const maxValidDepth = 10000
 
 // Close does nothing: the connection is closed through stdin.
 func (j *jsonLines) Close() error { return nil }
@@ -419,8 +431,8 @@ func (j *jsonLines) Close() error { return nil }
 // stays in force until the caller calls it, so listing tools is covered
 // too. On failure nothing is cleaned up yet: the caller calls a.cleanup,
 // after it has given back its start slot.
-func (h *Hub) connectSession(ctx context.Context, name string, sc config.Server, client *sdk.Client) (cs *sdk.ClientSession, a *attempt, keep func(), err error) {
-	ts, a, err := h.transports(ctx, name, sc)
+func (h *Hub) connectSession(ctx context.Context, name string, sc config.Server, deep *deepFilter, client *sdk.Client) (cs *sdk.ClientSession, a *attempt, keep func(), err error) {
+	ts, a, err := h.transports(ctx, name, sc, deep)
 	if err != nil {
 		return nil, nil, func() {}, err
 	}
