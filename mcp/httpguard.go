@@ -3,11 +3,13 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/toolsift/toolsift/internal/redact"
 )
@@ -67,6 +69,11 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
+	}
+	if resp.StatusCode >= 400 {
+		if rec, ok := req.Context().Value(httpStatusKey{}).(*httpStatus); ok {
+			rec.record(httpFailure{status: resp.StatusCode, method: req.Method, url: req.URL.String()})
+		}
 	}
 	events := strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
 	if t.max > 0 {
@@ -201,6 +208,66 @@ func (d *deepEvents) flush() []byte {
 }
 
 func (d *deepEvents) Close() error { return d.rc.Close() }
+
+// httpStatusKey is the context key of an *httpStatus: the guard records
+// there the failed responses of the requests made under that context, so
+// that the Hub can say what the SDK's errors leave out (the status code,
+// the method and the URL).
+type httpStatusKey struct{}
+
+// httpStatus is the last failed response (status 400 or more) to a
+// request made under one context. Safe for concurrent use.
+type httpStatus struct {
+	mu   sync.Mutex
+	last *httpFailure
+}
+
+type httpFailure struct {
+	status      int
+	method, url string
+}
+
+func (f httpFailure) String() string {
+	return fmt.Sprintf("HTTP %d %s from %s %s", f.status, http.StatusText(f.status), f.method, redact.URL(f.url))
+}
+
+// withHTTPStatus returns ctx with a new recorder of failed responses.
+func withHTTPStatus(ctx context.Context) (context.Context, *httpStatus) {
+	rec := &httpStatus{}
+	return context.WithValue(ctx, httpStatusKey{}, rec), rec
+}
+
+func (r *httpStatus) record(f httpFailure) {
+	if f.method == http.MethodGet && f.status == http.StatusMethodNotAllowed {
+		return // a streamable server without the optional GET stream
+	}
+	r.mu.Lock()
+	r.last = &f
+	r.mu.Unlock()
+}
+
+// explain adds the last failed response, if any, to err, with a hint for
+// the statuses that usually mean a wrong URL (404 to initialize, op
+// "connect") or missing credentials (401, 403). No header is printed.
+func (r *httpStatus) explain(op string, err error) error {
+	if r == nil || err == nil {
+		return err
+	}
+	r.mu.Lock()
+	f := r.last
+	r.mu.Unlock()
+	if f == nil {
+		return err
+	}
+	hint := ""
+	switch {
+	case f.status == http.StatusNotFound && op == "connect":
+		hint = " (is the server's url right? nothing answers MCP at that path)"
+	case f.status == http.StatusUnauthorized || f.status == http.StatusForbidden:
+		hint = " (the server wants credentials: log in (toolbench login), or set the headers it needs in the config)"
+	}
+	return fmt.Errorf("%s%s: %w", f, hint, err)
+}
 
 // limitedBody fails a read once a body (or, for an event stream, one
 // event) has gone past max bytes, so that neither the SDK's io.ReadAll nor

@@ -309,9 +309,10 @@ func (s *server) listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.T
 		if maxPages > 0 && page > maxPages {
 			return nil, fmt.Errorf("more than %d pages of tools (HubOptions.MaxToolPages)", maxPages)
 		}
-		res, err := cs.ListTools(ctx, params)
+		pctx, status := withHTTPStatus(ctx)
+		res, err := cs.ListTools(pctx, params)
 		if err != nil {
-			return nil, err
+			return nil, status.explain("tools/list", err)
 		}
 		for _, t := range res.Tools {
 			if maxTools > 0 && len(out) >= maxTools {

@@ -455,7 +455,11 @@ func (h *Hub) connectSession(ctx context.Context, name string, sc config.Server,
 		// A server that has not answered in time gets no grace: it may be
 		// wedged, and it holds a start slot.
 		abort := context.AfterFunc(ctx, func() { a.kill(); ct.close() })
-		cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: version})
+		// The HTTP status of a failed initialize (or SSE stream), which
+		// the SDK's errors leave out.
+		cctx, status := withHTTPStatus(ctx)
+		ct.ctx = context.WithValue(ct.ctx, httpStatusKey{}, status)
+		cs, err := client.Connect(cctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: version})
 		if err == nil {
 			cleanup := a.cleanup
 			a.cleanup = func() {
@@ -467,7 +471,7 @@ func (h *Hub) connectSession(ctx context.Context, name string, sc config.Server,
 			return cs, a, func() { abort() }, nil
 		}
 		abort()
-		errs = append(errs, err)
+		errs = append(errs, status.explain("connect", err))
 		if ctx.Err() != nil {
 			break
 		}
