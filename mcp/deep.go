@@ -141,6 +141,12 @@ func (f *deepFilter) one(m []byte, depth int) []byte {
 	return append(out, "}}"...)
 }
 
+// warning is the server's warning about a dropped tool (ServerStatus
+// and the log's "warning" attribute say the same).
+func (f *deepFilter) warning(d deepTool) string {
+	return fmt.Sprintf("tool %q: nested %d levels deep, over the limit of %d (HubOptions.MaxSchemaDepth); dropped", d.name, d.depth, f.limit())
+}
+
 // limit is the deepest tool kept: max, or what fits the SDK's limit.
 func (f *deepFilter) limit() int {
 	if f.max <= 0 || f.max > sdkMaxDepth-3 {
@@ -192,7 +198,7 @@ func (f *deepFilter) dropDeepTools(result []byte) (_ []byte, ok bool) {
 	f.mu.Unlock()
 	for _, d := range dropped {
 		f.logger.Warn("mcp: dropped a tool nested too deep (HubOptions.MaxSchemaDepth)",
-			"server", f.server, "tool", d.name, "depth", d.depth, "limit", limit)
+			"server", f.server, "tool", d.name, "depth", d.depth, "limit", limit, "warning", f.warning(d))
 	}
 	out := append([]byte{}, result[:tools[0]]...)
 	out = append(out, '[')

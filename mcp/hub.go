@@ -138,6 +138,10 @@ type HubOptions struct {
 	Auth Authorizer
 
 	// Logger receives the Hub's and the SDK's diagnostics; nil discards them.
+	// A warning that is also one of a server's ServerStatus.Warnings (a
+	// tool changed since first seen, a tool dropped for its depth) has it,
+	// word for word, in its "warning" attribute, so that a program that
+	// prints both can print it once.
 	// Secrets in server URLs are redacted from them (see the package doc).
 	Logger *slog.Logger
 

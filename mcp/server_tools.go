@@ -45,7 +45,7 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 	defer func() {
 		for _, c := range newly {
 			h.opts.Logger.Warn("mcp: tool changed since first seen; its readOnlyHint is ignored until accepted (Hub.Trust, toolbench trust)",
-				"server", s.name, "tool", c.Name, "changed", strings.Join(c.What, ", "))
+				"server", s.name, "tool", c.Name, "changed", strings.Join(c.What, ", "), "warning", changedWarning(c, s.name))
 		}
 		s.storePins()
 	}()
@@ -63,7 +63,7 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 		warnings = append(warnings, fmt.Sprintf("%d tools beyond the first %d not kept (HubOptions.MaxTools)", s.overTools, limit(h.opts.MaxTools, DefaultMaxTools)))
 	}
 	for _, d := range s.deepTools {
-		warnings = append(warnings, fmt.Sprintf("tool %q: nested %d levels deep, over the limit of %d (HubOptions.MaxSchemaDepth); dropped", d.name, d.depth, s.deep.limit()))
+		warnings = append(warnings, s.deep.warning(d))
 	}
 	maxDesc, maxSchema := limit(h.opts.MaxDescriptionBytes, DefaultMaxDescriptionBytes), limit(h.opts.MaxSchemaBytes, DefaultMaxSchemaBytes)
 	for _, t := range list {
