@@ -34,10 +34,10 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 	load := !s.pins.loaded
 	h.mu.Unlock()
 	if load {
-		p := s.loadPins()
+		p, stamp := s.loadPins()
 		h.mu.Lock()
 		if !s.pins.loaded {
-			s.pins.tools, s.pins.loaded = p, true
+			s.pins.tools, s.pins.loaded, s.pins.stamp = p, true, stamp
 		}
 		h.mu.Unlock()
 	}
