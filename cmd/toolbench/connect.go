@@ -190,7 +190,9 @@ func (h warnHandler) Handle(_ context.Context, r slog.Record) error {
 		return true
 	})
 	if server != "" && warning != "" {
-		h.e.warn(serverWarning(server, warning))
+		if !h.e.statusReport {
+			h.e.warn(serverWarning(server, warning))
+		}
 		return nil
 	}
 	h.e.warn(termsafe.String(line))

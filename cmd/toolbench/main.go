@@ -42,6 +42,9 @@ type env struct {
 	// warned holds the warning lines printed so far (warn).
 	warnMu sync.Mutex
 	warned map[string]bool
+	// statusReport: the command prints every server's Status warnings in
+	// its report (list), so the log records that repeat one are dropped.
+	statusReport bool
 }
 
 // warn prints a warning line on stderr once per command: a server's

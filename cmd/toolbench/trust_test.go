@@ -46,7 +46,7 @@ func TestTrust(t *testing.T) {
 	}
 	const warn = `city: warning: tool "city__get_weather" changed since first seen (description); its readOnlyHint is ignored until accepted: toolbench trust city`
 	code, out, errs := runToolbench(t, "list", "--config", after, "--cache-dir", cache, "--quiet")
-	if code != 0 || !strings.Contains(out, warn) {
+	if code != 0 || !strings.Contains(out, warn) || strings.Count(out+errs, "changed since first seen") != 1 {
 		t.Fatalf("list after the change: exit %d, want %q in\n%s\n%s", code, warn, out, errs)
 	}
 	// Every connecting command prints it once: not from the Hub's log
