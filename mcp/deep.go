@@ -40,6 +40,7 @@ type deepTool struct {
 type deepFilter struct {
 	server string
 	max    int // the deepest tool kept; 0 for only the SDK's limit
+	sdk    int // the SDK's limit, sdkMaxDepth (smaller in a fuzz test)
 	logger *slog.Logger
 
 	mu      sync.Mutex
@@ -62,7 +63,7 @@ func (f *deepFilter) needs(depth int) bool {
 	if f == nil {
 		return false
 	}
-	return depth > sdkMaxDepth || f.max > 0 && depth > f.max+3
+	return depth > f.sdk || f.max > 0 && depth > f.max+3
 }
 
 // filter returns msg (a JSON-RPC message or batch, depth levels deep) as
@@ -107,15 +108,15 @@ func (f *deepFilter) one(m []byte, depth int) []byte {
 		}
 		return true
 	})
-	if result[1] > 0 && (resultDepth > sdkMaxDepth-1 || f.max > 0 && resultDepth > f.max+2) {
+	if result[1] > 0 && (resultDepth > f.sdk-1 || f.max > 0 && resultDepth > f.max+2) {
 		if r, ok := f.dropDeepTools(m[result[0]:result[1]]); ok {
 			m = append(append(append([]byte{}, m[:result[0]]...), r...), m[result[1]:]...)
-			if depth = jsonDepth(m); depth <= sdkMaxDepth {
+			if depth = jsonDepth(m); depth <= f.sdk {
 				return m
 			}
 		}
 	}
-	if depth <= sdkMaxDepth {
+	if depth <= f.sdk {
 		return m
 	}
 	what := "message"
@@ -125,14 +126,17 @@ func (f *deepFilter) one(m []byte, depth int) []byte {
 			what = "notification " + truncate(string(m[method[0]:method[1]]), 60)
 		}
 	}
+	if id[1] > 0 && !scalarID(m[id[0]:id[1]]) {
+		id = [2]int{} // an id nested itself: no error could carry it
+	}
 	if id[1] == 0 || method[1] > 0 {
 		// Nobody on our side waits for it: a notification, or a request
 		// whose server times out waiting for our answer.
 		f.logger.Warn("mcp: dropped a message nested deeper than the MCP SDK decodes",
-			"server", f.server, "message", what, "depth", depth, "limit", sdkMaxDepth)
+			"server", f.server, "message", what, "depth", depth, "limit", f.sdk)
 		return nil
 	}
-	text := fmt.Sprintf("server %s sent a response nested %d levels deep, deeper than the %d the MCP SDK decodes; dropped", f.server, depth, sdkMaxDepth)
+	text := fmt.Sprintf("server %s sent a response nested %d levels deep, deeper than the %d the MCP SDK decodes; dropped", f.server, depth, f.sdk)
 	q, _ := json.Marshal(text)
 	out := []byte(`{"jsonrpc":"2.0","id":`)
 	out = append(out, m[id[0]:id[1]]...)
@@ -149,10 +153,16 @@ func (f *deepFilter) warning(d deepTool) string {
 
 // limit is the deepest tool kept: max, or what fits the SDK's limit.
 func (f *deepFilter) limit() int {
-	if f.max <= 0 || f.max > sdkMaxDepth-3 {
-		return sdkMaxDepth - 3
+	if f.max <= 0 || f.max > f.sdk-3 {
+		return f.sdk - 3
 	}
 	return f.max
+}
+
+// scalarID reports whether v, an id as written, is a string or a number
+// (the only ids JSON-RPC allows), not an array or object.
+func scalarID(v []byte) bool {
+	return len(v) > 0 && (v[0] == '"' || v[0] == '-' || v[0] >= '0' && v[0] <= '9')
 }
 
 // dropDeepTools returns result, a tools/list result object, without the
