@@ -173,3 +173,18 @@ func TestDeepToolLimit(t *testing.T) {
 		hub.Close()
 	}
 }
+
+// TestDeepDial: a server reached through config.Server.Dial is filtered
+// as a stdio server is: its deep tool is dropped and named.
+func TestDeepDial(t *testing.T) {
+	checkGoroutines(t)
+	deep := json.RawMessage(strings.Repeat(`{"type":"object","properties":{"a":`, 495) + `{"type":"string"}` + strings.Repeat("}}", 495))
+	sc := rawServer(func(string) map[string]any {
+		return map[string]any{"tools": []any{rawTool("good", "A tool."), map[string]any{"name": "deep", "inputSchema": deep}}}
+	})
+	st, _ := hostileHub(t, sc, nil)
+	want := `tool "deep": nested 992 levels deep, over the limit of 64 (HubOptions.MaxSchemaDepth); dropped`
+	if st.State != mcp.StateReady || st.Tools != 1 || len(st.Warnings) != 1 || st.Warnings[0] != want {
+		t.Fatalf("state %s, %d tools, warnings %q, error %v: want ready with 1 tool and %q", st.State, st.Tools, st.Warnings, st.Err, want)
+	}
+}

@@ -101,7 +101,8 @@ func (h *Hub) transports(ctx context.Context, name string, sc config.Server, dee
 		if err != nil {
 			return nil, nil, err
 		}
-		return []sdk.Transport{dialTransport(rwc)}, &attempt{}, nil
+		a := &attempt{stderr: &tailBuffer{max: stderrTailSize}}
+		return []sdk.Transport{dialClientTransport(rwc, a.stderr, deep)}, a, nil
 	case sc.Command != "":
 		return h.commandTransport(sc, deep)
 	default:
@@ -161,6 +162,22 @@ func (h *Hub) commandTransport(sc config.Server, deep *deepFilter) ([]sdk.Transp
 func dialTransport(rwc io.ReadWriteCloser) sdk.Transport {
 	return &sdk.IOTransport{Reader: rwc, Writer: nopCloser{rwc}}
 }
+
+// dialClientTransport is dialTransport for the client side of a Dial
+// stream, with a stdio server's line filter: lines that are not JSON-RPC
+// go to noise, messages nested too deep are rewritten (deepFilter).
+func dialClientTransport(rwc io.ReadWriteCloser, noise io.Writer, deep *deepFilter) sdk.Transport {
+	lines := &jsonLines{r: bufio.NewReaderSize(rwc, 64<<10), noise: noise, max: maxLineLength, deep: deep}
+	return &sdk.IOTransport{Reader: dialReader{lines, rwc}, Writer: nopCloser{rwc}, MaxLineLength: -1}
+}
+
+// dialReader reads through the line filter and closes the stream.
+type dialReader struct {
+	*jsonLines
+	rwc io.Closer
+}
+
+func (d dialReader) Close() error { return d.rwc.Close() }
 
 // nopCloser is a writer whose Close does nothing: the reader side closes
 // the stream.
