@@ -56,6 +56,18 @@ func (h *stderrWarnings) Handle(_ context.Context, r slog.Record) error {
 	}
 	r.Attrs(add)
 	line := b.String()
+	// A server's Status warning (mcp logs it word for word in "warning")
+	// reads best as itself.
+	var warning string
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "warning" {
+			warning = a.Value.String()
+		}
+		return true
+	})
+	if warning != "" && server != "" {
+		line = "toolsift: server " + server + ": " + warning
+	}
 	key := r.Message + "\x00" + server
 	if server == "" {
 		key = line

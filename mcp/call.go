@@ -80,8 +80,10 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 	params := &sdk.CallToolParams{Name: orig, Arguments: args}
 	ctx, end := h.begin(ctx, s, name, params) // progress, server requests; see callctx.go
 	defer end()
+	ctx, status := withHTTPStatus(ctx)
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {
+		err = status.explain("tools/call", err)
 		switch {
 		case h.life.Err() != nil:
 			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, ErrClosed)

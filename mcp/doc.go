@@ -32,11 +32,16 @@
 // origin only (a redirect or SSE endpoint elsewhere is refused:
 // ErrForeignOrigin); response bodies and events are bounded
 // (HubOptions.MaxMessageBytes, ErrTooLarge), as are tool lists
-// (MaxTools, MaxToolPages, MaxDescriptionBytes, MaxSchemaBytes); cache
-// files are read only when regular, within a size limit and not writable
-// by other users; a tool that changed since it was first seen is reported
+// (MaxTools, MaxToolPages, MaxDescriptionBytes, MaxSchemaBytes), and a
+// tool nested deeper than MaxSchemaDepth is cut out of its tools/list
+// answer before the SDK decodes it (any other message deeper than the
+// SDK's 1,000 levels fails the request it answers, naming the server); an
+// HTTP error says its status, method and URL; cache files are read only
+// when regular, within a size limit and not writable by other users; a
+// tool that changed since it was first seen is reported
 // (ServerStatus.Changed) and loses its readOnlyHint until Hub.Trust
-// accepts it. Every limit, its default and its error: docs/limits.md.
+// accepts it (ReloadPins picks up an acceptance made by another process).
+// Every limit, its default and its error: docs/limits.md.
 //
 // One server's life (connect, supervise and restart, its tool list, its
 // cache entry, lazy start and idle stop) is the methods of that server, in

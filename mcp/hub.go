@@ -122,11 +122,26 @@ type HubOptions struct {
 	// docs/limits.md.
 	MaxTools, MaxToolPages, MaxDescriptionBytes, MaxSchemaBytes int
 
+	// MaxSchemaDepth bounds how deeply one listed tool nests objects and
+	// arrays, the tool object counting as 1 (default
+	// DefaultMaxSchemaDepth, 64; the deepest real tool we know is 25): a
+	// deeper tool is cut out of the tools/list answer before it is decoded
+	// and named in the server's warnings, the others served. Negative
+	// means only the MCP SDK's own limit (1,000 levels in one message).
+	// Any other message deeper than the SDK decodes fails the request it
+	// answers with an error naming the server, or is dropped with a
+	// logged warning. See docs/limits.md.
+	MaxSchemaDepth int
+
 	// Auth, if set, gives url servers the access tokens they ask for (MCP
 	// authorization): see Authorizer. oauth.Store is one.
 	Auth Authorizer
 
 	// Logger receives the Hub's and the SDK's diagnostics; nil discards them.
+	// A warning that is also one of a server's ServerStatus.Warnings (a
+	// tool changed since first seen, a tool dropped for its depth) has it,
+	// word for word, in its "warning" attribute, so that a program that
+	// prints both can print it once.
 	// Secrets in server URLs are redacted from them (see the package doc).
 	Logger *slog.Logger
 
@@ -346,6 +361,7 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 			}
 			prefixes[p] = name
 			s := &server{h: h, name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan chan error), ready: make(chan struct{}), state: StateConnecting}
+			s.deep = &deepFilter{server: name, max: limit(h.opts.MaxSchemaDepth, DefaultMaxSchemaDepth), sdk: sdkMaxDepth, logger: h.opts.Logger}
 			switch {
 			case sc.Disabled:
 				s.state = StateDisabled

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -60,6 +61,19 @@ type pins struct {
 	tools  map[string]tool.Tool // by original name: first seen or accepted
 	seen   map[string]tool.Tool // the last listing, as listed, by original name
 	dirty  bool
+	stamp  fileStamp // of the pin file when last read or written
+}
+
+// fileStamp tells whether a file changed: its modification time and size
+// (an atomic replace changes both or at least the time).
+type fileStamp struct{ mod, size int64 }
+
+func stampOf(file string) fileStamp {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{fi.ModTime().UnixNano(), fi.Size()}
 }
 
 // pinFile is where s's pins are kept; "" without a cache.
@@ -73,15 +87,16 @@ func (s *server) pinFile() string {
 
 // loadPins reads s's pin file, once. It must not hold Hub.mu. A file that
 // is refused or corrupt is logged: its tools are pinned anew.
-func (s *server) loadPins() map[string]tool.Tool {
+func (s *server) loadPins() (map[string]tool.Tool, fileStamp) {
 	out := map[string]tool.Tool{}
 	file := s.pinFile()
 	if file == "" {
-		return out
+		return out, fileStamp{}
 	}
+	stamp := stampOf(file)
 	data, err := cachefile.ReadFile(file, maxCatalogBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return out
+		return out, stamp
 	}
 	var e pinEntry
 	if err == nil {
@@ -91,14 +106,14 @@ func (s *server) loadPins() map[string]tool.Tool {
 	}
 	if err != nil {
 		s.h.opts.Logger.Warn("mcp: tool pins ignored; the tools listed now are pinned anew", "server", s.name, "file", file, "error", err)
-		return out
+		return out, stamp
 	}
 	for orig, t := range e.Tools {
 		if t.OriginalName == orig && t.Hash == tool.ContentHash(t) {
 			out[orig] = t
 		}
 	}
-	return out
+	return out, stamp
 }
 
 // storePins writes s's pins when they changed. It must not hold Hub.mu.
@@ -119,6 +134,13 @@ func (s *server) storePins() {
 	data, err := json.MarshalIndent(e, "", "\t")
 	if err == nil {
 		err = cachefile.WriteAtomic(file, data)
+	}
+	if err == nil {
+		// Our own write is no reason to reload (ReloadPins).
+		stamp := stampOf(file)
+		h.mu.Lock()
+		s.pins.stamp = stamp
+		h.mu.Unlock()
 	}
 	if err != nil {
 		h.opts.Logger.Warn("mcp: writing the tool pins failed", "server", s.name, "error", err)
@@ -210,6 +232,52 @@ func hintString(b *bool) string {
 // changedWarning is the warning of a changed tool.
 func changedWarning(c ChangedTool, server string) string {
 	return fmt.Sprintf("tool %q changed since first seen (%s); its readOnlyHint is ignored until accepted: toolbench trust %s", c.Name, strings.Join(c.What, ", "), server)
+}
+
+// ReloadPins reads again the pin files that changed on disk since this Hub
+// read or wrote them, as toolbench trust in another process changes them,
+// and lists the tools of those servers again, so that once it returns the
+// accepted tools are served as accepted (their readOnlyHint back) and no
+// longer reported as changed. A long-running Hub (toolsift serve) calls it
+// before it answers a tools/list or a call: it costs one stat per server
+// whose pins are loaded. It returns the servers whose pins were read
+// again.
+func (h *Hub) ReloadPins(ctx context.Context) ([]string, error) {
+	h.mu.Lock()
+	var loaded []*server
+	for _, name := range h.order {
+		if s := h.servers[name]; s.pins.loaded && s.pinFile() != "" {
+			loaded = append(loaded, s)
+		}
+	}
+	h.mu.Unlock()
+	var names []string
+	var ready []*server
+	for _, s := range loaded {
+		stamp := stampOf(s.pinFile())
+		h.mu.Lock()
+		same := stamp == s.pins.stamp
+		h.mu.Unlock()
+		if same {
+			continue
+		}
+		p, stamp := s.loadPins()
+		h.mu.Lock()
+		s.pins.tools, s.pins.stamp = p, stamp
+		if s.state == StateReady {
+			ready = append(ready, s)
+		}
+		h.mu.Unlock()
+		names = append(names, s.name)
+	}
+	if len(ready) == 0 {
+		return names, nil
+	}
+	errs, err := h.relist(ctx, ready)
+	if err != nil {
+		return names, err
+	}
+	return names, h.redact.Err(errors.Join(errs...))
 }
 
 // ErrUnknownServer is wrapped by the error of Trust for a server the

@@ -30,7 +30,18 @@ func (h *Hub) Refresh(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	started := h.startAll(ctx, lazy)
+	errs, err := h.relist(ctx, ready)
+	if err != nil {
+		return err
+	}
+	errs = append([]error{<-started}, errs...)
+	return h.redact.Err(errors.Join(errs...))
+}
 
+// relist asks the supervisors of ready servers to list their tools again
+// and waits until each change is applied; errs are the servers' failures,
+// err the end of ctx or of the Hub.
+func (h *Hub) relist(ctx context.Context, ready []*server) (errs []error, err error) {
 	// A supervisor takes the request between two events of its session;
 	// one whose session ended meanwhile never will, so look again now and
 	// then.
@@ -45,9 +56,9 @@ func (h *Hub) Refresh(ctx context.Context) error {
 			case s.refresh <- answers[i]:
 				break send
 			case <-ctx.Done():
-				return fmt.Errorf("mcp: refresh: %w", ctx.Err())
+				return nil, fmt.Errorf("mcp: refresh: %w", ctx.Err())
 			case <-h.life.Done():
-				return ErrClosed
+				return nil, ErrClosed
 			case <-tick.C:
 				h.mu.Lock()
 				up := s.state == StateReady
@@ -59,7 +70,6 @@ func (h *Hub) Refresh(ctx context.Context) error {
 			}
 		}
 	}
-	errs := []error{<-started}
 	for _, a := range answers {
 		if a == nil {
 			continue
@@ -68,10 +78,10 @@ func (h *Hub) Refresh(ctx context.Context) error {
 		case err := <-a:
 			errs = append(errs, err)
 		case <-ctx.Done():
-			return fmt.Errorf("mcp: refresh: %w", ctx.Err())
+			return nil, fmt.Errorf("mcp: refresh: %w", ctx.Err())
 		case <-h.life.Done():
-			return ErrClosed
+			return nil, ErrClosed
 		}
 	}
-	return h.redact.Err(errors.Join(errs...))
+	return errs, nil
 }

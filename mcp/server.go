@@ -43,6 +43,8 @@ type server struct {
 	changed   []ChangedTool // tools that differ from their pins (pins.go)
 	overTools int           // tools of the last listing beyond MaxTools
 	pins      pins
+	deep      *deepFilter // rewrites its too deeply nested messages; deep.go
+	deepTools []deepTool  // tools of the last listing dropped for their depth
 	applyErr  error
 	// removed: consumers were told its tools are gone (it went down), so
 	// its next connection announces them all as added.
@@ -236,7 +238,7 @@ func (s *server) connectAndList() (*sdk.ClientSession, *attempt, []*sdk.Tool, *s
 	ctx, cancel := context.WithTimeout(h.life, s.connectTimeout())
 	defer cancel()
 	client := h.newClient(s) // see clientreq.go
-	cs, att, keep, err := h.connectSession(ctx, s.name, s.cfg, client)
+	cs, att, keep, err := h.connectSession(ctx, s.name, s.cfg, s.deep, client)
 	defer keep()
 	if err != nil {
 		elapsed := time.Since(start)
@@ -301,14 +303,16 @@ func (s *server) listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.T
 	var out []*sdk.Tool
 	over := 0
 	seen := map[string]bool{}
+	s.deep.take() // what an earlier listing left
 	params := &sdk.ListToolsParams{}
 	for page := 1; ; page++ {
 		if maxPages > 0 && page > maxPages {
 			return nil, fmt.Errorf("more than %d pages of tools (HubOptions.MaxToolPages)", maxPages)
 		}
-		res, err := cs.ListTools(ctx, params)
+		pctx, status := withHTTPStatus(ctx)
+		res, err := cs.ListTools(pctx, params)
 		if err != nil {
-			return nil, err
+			return nil, status.explain("tools/list", err)
 		}
 		for _, t := range res.Tools {
 			if maxTools > 0 && len(out) >= maxTools {
@@ -326,8 +330,9 @@ func (s *server) listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.T
 		seen[res.NextCursor] = true
 		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
 	}
+	deep := s.deep.take()
 	h.mu.Lock()
-	s.overTools = over
+	s.overTools, s.deepTools = over, deep
 	h.mu.Unlock()
 	return out, nil
 }

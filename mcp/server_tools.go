@@ -34,10 +34,10 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 	load := !s.pins.loaded
 	h.mu.Unlock()
 	if load {
-		p := s.loadPins()
+		p, stamp := s.loadPins()
 		h.mu.Lock()
 		if !s.pins.loaded {
-			s.pins.tools, s.pins.loaded = p, true
+			s.pins.tools, s.pins.loaded, s.pins.stamp = p, true, stamp
 		}
 		h.mu.Unlock()
 	}
@@ -45,7 +45,7 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 	defer func() {
 		for _, c := range newly {
 			h.opts.Logger.Warn("mcp: tool changed since first seen; its readOnlyHint is ignored until accepted (Hub.Trust, toolbench trust)",
-				"server", s.name, "tool", c.Name, "changed", strings.Join(c.What, ", "))
+				"server", s.name, "tool", c.Name, "changed", strings.Join(c.What, ", "), "warning", changedWarning(c, s.name))
 		}
 		s.storePins()
 	}()
@@ -61,6 +61,9 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 	s.pins.seen = map[string]tool.Tool{}
 	if s.overTools > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d tools beyond the first %d not kept (HubOptions.MaxTools)", s.overTools, limit(h.opts.MaxTools, DefaultMaxTools)))
+	}
+	for _, d := range s.deepTools {
+		warnings = append(warnings, s.deep.warning(d))
 	}
 	maxDesc, maxSchema := limit(h.opts.MaxDescriptionBytes, DefaultMaxDescriptionBytes), limit(h.opts.MaxSchemaBytes, DefaultMaxSchemaBytes)
 	for _, t := range list {

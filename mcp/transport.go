@@ -94,18 +94,19 @@ func (a *attempt) wedged() bool {
 
 // transports returns the transports to try, in order, for one connection
 // attempt of sc (more than one only for a url without a type).
-func (h *Hub) transports(ctx context.Context, name string, sc config.Server) ([]sdk.Transport, *attempt, error) {
+func (h *Hub) transports(ctx context.Context, name string, sc config.Server, deep *deepFilter) ([]sdk.Transport, *attempt, error) {
 	switch {
 	case sc.Dial != nil:
 		rwc, err := sc.Dial(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		return []sdk.Transport{dialTransport(rwc)}, &attempt{}, nil
+		a := &attempt{stderr: &tailBuffer{max: stderrTailSize}}
+		return []sdk.Transport{dialClientTransport(rwc, a.stderr, deep)}, a, nil
 	case sc.Command != "":
-		return h.commandTransport(name, sc)
+		return h.commandTransport(sc, deep)
 	default:
-		client := h.httpClient(h.opts.HTTPClient, name, sc.URL, sc.Headers)
+		client := h.httpClient(h.opts.HTTPClient, name, sc.URL, sc.Headers, deep)
 		maxEvent := int(h.maxMessage())
 		if maxEvent == 0 {
 			maxEvent = -1
@@ -123,7 +124,7 @@ func (h *Hub) transports(ctx context.Context, name string, sc config.Server) ([]
 	}
 }
 
-func (h *Hub) commandTransport(name string, sc config.Server) ([]sdk.Transport, *attempt, error) {
+func (h *Hub) commandTransport(sc config.Server, deep *deepFilter) ([]sdk.Transport, *attempt, error) {
 	dir := h.dir
 	if sc.Cwd != "" {
 		dir = sc.Cwd
@@ -149,7 +150,7 @@ func (h *Hub) commandTransport(name string, sc config.Server) ([]sdk.Transport, 
 	// Don't wait forever for stderr when a grandchild keeps it open.
 	cmd.WaitDelay = stopGrace
 	killGroup := setProcessGroup(cmd)
-	t := &stdioTransport{cmd: cmd, noise: a.stderr, killGroup: killGroup}
+	t := &stdioTransport{cmd: cmd, noise: a.stderr, killGroup: killGroup, deep: deep}
 	a.stdio = t
 	a.cleanup = t.stop
 	return []sdk.Transport{t}, a, nil
@@ -161,6 +162,22 @@ func (h *Hub) commandTransport(name string, sc config.Server) ([]sdk.Transport, 
 func dialTransport(rwc io.ReadWriteCloser) sdk.Transport {
 	return &sdk.IOTransport{Reader: rwc, Writer: nopCloser{rwc}}
 }
+
+// dialClientTransport is dialTransport for the client side of a Dial
+// stream, with a stdio server's line filter: lines that are not JSON-RPC
+// go to noise, messages nested too deep are rewritten (deepFilter).
+func dialClientTransport(rwc io.ReadWriteCloser, noise io.Writer, deep *deepFilter) sdk.Transport {
+	lines := &jsonLines{r: bufio.NewReaderSize(rwc, 64<<10), noise: noise, max: maxLineLength, deep: deep}
+	return &sdk.IOTransport{Reader: dialReader{lines, rwc}, Writer: nopCloser{rwc}, MaxLineLength: -1}
+}
+
+// dialReader reads through the line filter and closes the stream.
+type dialReader struct {
+	*jsonLines
+	rwc io.Closer
+}
+
+func (d dialReader) Close() error { return d.rwc.Close() }
 
 // nopCloser is a writer whose Close does nothing: the reader side closes
 // the stream.
@@ -179,6 +196,7 @@ type stdioTransport struct {
 	cmd       *exec.Cmd
 	noise     io.Writer
 	killGroup func()
+	deep      *deepFilter
 
 	once    sync.Once
 	started atomic.Bool
@@ -202,7 +220,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	t.stdin = stdin
 	t.started.Store(true)
 	pipes := &sdk.IOTransport{
-		Reader: &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), noise: t.noise, max: maxLineLength},
+		Reader: &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), noise: t.noise, max: maxLineLength, deep: t.deep},
 		Writer: &stdinCloser{WriteCloser: stdin, stop: t.stop},
 		// jsonLines already bounds a line; a negative value tells the SDK
 		// not to count again.
@@ -331,16 +349,17 @@ type jsonLines struct {
 	r     *bufio.Reader
 	noise io.Writer
 	max   int
-	line  []byte // the current line, reused
-	buf   []byte // rest of the current line, not yet read
+	deep  *deepFilter // nil: no rewriting
+	line  []byte      // the current line, reused
+	buf   []byte      // rest of the current line, not yet read
 }
 
 func (j *jsonLines) Read(p []byte) (int, error) {
 	for len(j.buf) == 0 {
 		line, err := j.readLine()
 		if len(line) > 0 {
-			if isJSONRPC(line) {
-				j.buf = line
+			if msg, ok := j.message(line); ok {
+				j.buf = msg
 			} else if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
 				if len(trimmed) > stderrTailSize {
 					trimmed = trimmed[:stderrTailSize]
@@ -358,6 +377,31 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 	n := copy(p, j.buf)
 	j.buf = j.buf[n:]
 	return n, nil
+}
+
+// message returns what of line the SDK reads: line itself when it is a
+// JSON-RPC message, a rewrite when it is nested too deep (see deepFilter),
+// nothing when the filter dropped it; ok is false for noise.
+func (j *jsonLines) message(line []byte) (msg []byte, ok bool) {
+	b := bytes.TrimSpace(line)
+	shape, depth := jsonrpcShape(b)
+	if !shape {
+		return nil, false
+	}
+	if j.deep.needs(depth) {
+		out := j.deep.filter(b, depth)
+		if out == nil {
+			return nil, true
+		}
+		if !json.Valid(out) {
+			return nil, false
+		}
+		return append(out[:len(out):len(out)], '\n'), true
+	}
+	if depth > maxValidDepth || !json.Valid(b) {
+		return nil, false
+	}
+	return line, true
 }
 
 // readLine reads one line, with its newline, into j.line.
@@ -382,32 +426,17 @@ func (j *jsonLines) readLine() ([]byte, error) {
 
 // isJSONRPC reports whether line is a JSON-RPC 2.0 message or batch: valid
 // JSON, an object with "jsonrpc":"2.0" or a non-empty array of them. Logs
-// in JSON (pino, bunyan) are objects without it.
+// in JSON (pino, bunyan) are objects without it. One scan finds the shape
+// (jsonrpcShape) and json.Valid checks the rest, with no decoding.
 func isJSONRPC(line []byte) bool {
 	b := bytes.TrimSpace(line)
-	type message struct {
-		JSONRPC string `json:"jsonrpc"`
-	}
-	switch {
-	case len(b) == 0:
-		return false
-	case b[0] == '{':
-		var m message
-		return json.Unmarshal(b, &m) == nil && m.JSONRPC == "2.0"
-	case b[0] == '[':
-		var ms []message
-		if json.Unmarshal(b, &ms) != nil || len(ms) == 0 {
-			return false
-		}
-		for _, m := range ms {
-			if m.JSONRPC != "2.0" {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	ok, depth := jsonrpcShape(b)
+	return ok && depth <= maxValidDepth && json.Valid(b)
 }
+
+// maxValidDepth is encoding/json's nesting limit: json.Valid fails deeper
+// JSON. The SDK decodes far less (sdkMaxDepth).
+const maxValidDepth = 10000
 
 // Close does nothing: the connection is closed through stdin.
 func (j *jsonLines) Close() error { return nil }
@@ -419,8 +448,8 @@ func (j *jsonLines) Close() error { return nil }
 // stays in force until the caller calls it, so listing tools is covered
 // too. On failure nothing is cleaned up yet: the caller calls a.cleanup,
 // after it has given back its start slot.
-func (h *Hub) connectSession(ctx context.Context, name string, sc config.Server, client *sdk.Client) (cs *sdk.ClientSession, a *attempt, keep func(), err error) {
-	ts, a, err := h.transports(ctx, name, sc)
+func (h *Hub) connectSession(ctx context.Context, name string, sc config.Server, deep *deepFilter, client *sdk.Client) (cs *sdk.ClientSession, a *attempt, keep func(), err error) {
+	ts, a, err := h.transports(ctx, name, sc, deep)
 	if err != nil {
 		return nil, nil, func() {}, err
 	}
@@ -443,7 +472,11 @@ func (h *Hub) connectSession(ctx context.Context, name string, sc config.Server,
 		// A server that has not answered in time gets no grace: it may be
 		// wedged, and it holds a start slot.
 		abort := context.AfterFunc(ctx, func() { a.kill(); ct.close() })
-		cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: version})
+		// The HTTP status of a failed initialize (or SSE stream), which
+		// the SDK's errors leave out.
+		cctx, status := withHTTPStatus(ctx)
+		ct.ctx = context.WithValue(ct.ctx, httpStatusKey{}, status)
+		cs, err := client.Connect(cctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: version})
 		if err == nil {
 			cleanup := a.cleanup
 			a.cleanup = func() {
@@ -455,7 +488,7 @@ func (h *Hub) connectSession(ctx context.Context, name string, sc config.Server,
 			return cs, a, func() { abort() }, nil
 		}
 		abort()
-		errs = append(errs, err)
+		errs = append(errs, status.explain("connect", err))
 		if ctx.Err() != nil {
 			break
 		}

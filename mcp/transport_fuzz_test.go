@@ -54,3 +54,77 @@ func FuzzLineFilter(f *testing.F) {
 		}
 	})
 }
+
+// isJSONRPCUnmarshal is what isJSONRPC was before it scanned: a full
+// json.Unmarshal of each line. FuzzIsJSONRPC holds the scan to it.
+func isJSONRPCUnmarshal(line []byte) bool {
+	b := bytes.TrimSpace(line)
+	type message struct {
+		JSONRPC string `json:"jsonrpc"`
+	}
+	switch {
+	case len(b) == 0:
+		return false
+	case b[0] == '{':
+		var m message
+		return json.Unmarshal(b, &m) == nil && m.JSONRPC == "2.0"
+	case b[0] == '[':
+		var ms []message
+		if json.Unmarshal(b, &ms) != nil || len(ms) == 0 {
+			return false
+		}
+		for _, m := range ms {
+			if m.JSONRPC != "2.0" {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// FuzzIsJSONRPC: the scanning isJSONRPC says what a full Unmarshal said,
+// and jsonDepth is the nesting depth encoding/json sees.
+func FuzzIsJSONRPC(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"1.0"}`, `[]`, `[1]`, `[null]`, `{"JSONRPC":"2.0"}`,
+		`{"jsonrpc":"2.0","jsonrpc":null}`, `{"jsonrpc":"2.0","jsonrpc":3}`, `{"jsonrpc":"\u0032.0"}`, `{"json\u0072pc":"2.0"}`,
+		`[{"jsonrpc":"2.0","method":"x"},{"jsonrpc":"2.0","id":"a\"]}","result":[[{}]]}]`, `{"jsonrpc":"2.0"} x`,
+		`{"jsonrpc":"2.0","x":tru}`, `{"jsonrpc":"2.0",}`, `{"level":30,"msg":"hi"}`, "\x00{\"jsonrpc\":\"2.0\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if got, want := isJSONRPC(in), isJSONRPCUnmarshal(in); got != want {
+			t.Fatalf("isJSONRPC(%q) = %v, Unmarshal says %v", in, got, want)
+		}
+		b := bytes.TrimSpace(in)
+		if len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
+			if got, want := jsonDepth(b), depthOf(t, b); got != want {
+				t.Fatalf("jsonDepth(%q) = %d, want %d", in, got, want)
+			}
+		}
+	})
+}
+
+// depthOf is the nesting depth of valid JSON, by encoding/json's tokens.
+func depthOf(t *testing.T, b []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	d, deepest := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return deepest
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			d++
+			deepest = max(deepest, d)
+		case json.Delim('}'), json.Delim(']'):
+			d--
+		}
+	}
+}

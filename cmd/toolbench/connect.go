@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -31,7 +30,7 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options,
 		// The library's warnings (a cache entry or folder refused, a tool
 		// changed since first seen) reach the user once, through the
 		// commands' handler, not the library's stderr default as well.
-		o.Logger = slog.New(warnHandler{e.stderr})
+		o.Logger = slog.New(warnHandler{e})
 	}
 	if o.Hub.Auth == nil {
 		// Servers that need a login get the stored tokens, or fail at once
@@ -49,7 +48,7 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options,
 		return nil, elapsed, err
 	}
 	for _, w := range ts.Warnings() {
-		fmt.Fprintf(e.stderr, "warning: %s\n", termsafe.String(w))
+		e.warn("warning: " + termsafe.String(w))
 	}
 	return ts, elapsed, nil
 }
@@ -137,10 +136,10 @@ func cacheFlags(fs *flag.FlagSet) (apply func(*toolsift.Options)) {
 func warnFailed(e *env, statuses []mcp.ServerStatus, what string) {
 	for _, st := range statuses {
 		if st.State != mcp.StateReady && st.State != mcp.StateDisabled && st.State != mcp.StateLazy {
-			fmt.Fprintf(e.stderr, "warning: server %s is %s: %s%s\n", st.Name, st.State, termsafe.String(fmt.Sprint(st.Err)), what)
+			e.warn(fmt.Sprintf("warning: server %s is %s: %s%s", st.Name, st.State, termsafe.String(fmt.Sprint(st.Err)), what))
 		}
 		for _, w := range st.Warnings {
-			fmt.Fprintf(e.stderr, "warning: server %s: %s\n", st.Name, termsafe.String(w))
+			e.warn(serverWarning(st.Name, w))
 		}
 	}
 }
@@ -163,20 +162,41 @@ func inputFlag(fs *flag.FlagSet) map[string]string {
 	return inputs
 }
 
-// warnHandler prints the library's warnings on w as "warning: message:
-// value ...", one line each, and drops the rest.
-type warnHandler struct{ w io.Writer }
+// serverWarning is the line of one of a server's warnings.
+func serverWarning(server, w string) string {
+	return termsafe.String(fmt.Sprintf("warning: server %s: %s", server, w))
+}
+
+// warnHandler prints the library's warnings through env.warn as "warning:
+// message: value ...", one line each, and drops the rest. A record that
+// carries a server's Status warning (attributes "server" and "warning")
+// prints as warnFailed prints it, so that it is printed once.
+type warnHandler struct{ e *env }
 
 func (h warnHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
 
 func (h warnHandler) Handle(_ context.Context, r slog.Record) error {
 	line := "warning: " + r.Message
+	var server, warning string
 	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "server":
+			server = a.Value.String()
+		case "warning":
+			warning = a.Value.String()
+			return true
+		}
 		line += ": " + a.Value.String()
 		return true
 	})
-	_, err := fmt.Fprintln(h.w, termsafe.String(line))
-	return err
+	if server != "" && warning != "" {
+		if !h.e.statusReport {
+			h.e.warn(serverWarning(server, warning))
+		}
+		return nil
+	}
+	h.e.warn(termsafe.String(line))
+	return nil
 }
 
 func (h warnHandler) WithAttrs([]slog.Attr) slog.Handler { return h }

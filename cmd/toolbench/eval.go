@@ -289,7 +289,7 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		Semantic: sem,
 		Encoding: encoding,
 		Think:    think.Options{Budget: o.budget, Retrieval: retrieval.Options{K: max(o.ks[len(o.ks)-1], think.DefaultK)}},
-		Logger:   slog.New(warnHandler{e.stderr}),
+		Logger:   slog.New(warnHandler{e}),
 	}
 	o.cache(&opts)
 	// With --config the Toolset that connects is the one measured: its

@@ -112,7 +112,7 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 	}
 	o := toolsift.Options{
 		Think:  think.Options{Budget: *toolBudget, Tokenizer: tok, Retrieval: retrieval.Options{K: *k, Mode: modes[0]}},
-		Logger: slog.New(warnHandler{e.stderr}),
+		Logger: slog.New(warnHandler{e}),
 	}
 	cache(&o)
 	var ts *toolsift.Toolset

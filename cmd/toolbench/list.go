@@ -63,6 +63,7 @@ cache's, and the report says how old it is. --connect starts every server.`)
 	hub := mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: startMode(*connect)}
 	o := toolsift.Options{Hub: hub, Inputs: inputs}
 	cache(&o)
+	e.statusReport = true // the report has each server's warnings
 	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet)
 	if err != nil {
 		return err

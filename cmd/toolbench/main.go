@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -37,6 +38,28 @@ type env struct {
 	// stderrIsTerminal enables progress bars.
 	stderrIsTerminal bool
 	getenv           func(string) string
+
+	// warned holds the warning lines printed so far (warn).
+	warnMu sync.Mutex
+	warned map[string]bool
+	// statusReport: the command prints every server's Status warnings in
+	// its report (list), so the log records that repeat one are dropped.
+	statusReport bool
+}
+
+// warn prints a warning line on stderr once per command: a server's
+// warning reaches it both from the Hub's log and from its Status.
+func (e *env) warn(line string) {
+	e.warnMu.Lock()
+	defer e.warnMu.Unlock()
+	if e.warned[line] {
+		return
+	}
+	if e.warned == nil {
+		e.warned = map[string]bool{}
+	}
+	e.warned[line] = true
+	fmt.Fprintln(e.stderr, line)
 }
 
 var commands = map[string]command{}

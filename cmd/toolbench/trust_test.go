@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolsift/toolsift/agent/agenttest"
 )
 
 // rugPullConfig is runConfig's server, under the same name, with a
@@ -44,8 +46,22 @@ func TestTrust(t *testing.T) {
 	}
 	const warn = `city: warning: tool "city__get_weather" changed since first seen (description); its readOnlyHint is ignored until accepted: toolbench trust city`
 	code, out, errs := runToolbench(t, "list", "--config", after, "--cache-dir", cache, "--quiet")
-	if code != 0 || !strings.Contains(out, warn) {
+	if code != 0 || !strings.Contains(out, warn) || strings.Count(out+errs, "changed since first seen") != 1 {
 		t.Fatalf("list after the change: exit %d, want %q in\n%s\n%s", code, warn, out, errs)
+	}
+	// Every connecting command prints it once: not from the Hub's log
+	// and again from the server's status.
+	const line = `warning: server city: tool "city__get_weather" changed since first seen (description); its readOnlyHint is ignored until accepted: toolbench trust city`
+	srv := agenttest.NewServer(agenttest.Reply{Content: "Hello."})
+	defer srv.Close()
+	for _, args := range [][]string{
+		{"tokens", "--config", after, "--cache-dir", cache, "--quiet", "--connect"},
+		{"run", "--config", after, "--cache-dir", cache, "--quiet", "--eager", "--base-url", srv.URL, "--json", "--stream=false", "Say hello"},
+	} {
+		code, out, errs := runToolbench(t, args...)
+		if n := strings.Count(errs, "changed since first seen"); code != 0 || n != 1 || !strings.Contains(errs, line) {
+			t.Errorf("%s: exit %d, the warning %d times, want once as %q\nstdout:\n%s\nstderr:\n%s", args[0], code, n, line, out, errs)
+		}
 	}
 	code, out, errs = runToolbench(t, "trust", "--config", after, "--cache-dir", cache, "--quiet", "city")
 	if code != 0 || !strings.Contains(out, "accepted city__get_weather (description)") {

@@ -26,6 +26,10 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	if v := os.Getenv(upstreamEnv); v != "" {
+		upstream(v)
+		return
+	}
 	cache, err := os.MkdirTemp("", "toolsift-cache")
 	if err != nil {
 		panic(err)

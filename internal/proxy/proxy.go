@@ -5,6 +5,11 @@
 // least recently used leaving first. Calls go to the Toolset, which routes
 // them to the upstream server (starting a lazy one on its first call).
 //
+// A listed tool whose definition changes in the Toolset (upstream, or
+// accepted after a rug-pull warning by Hub.Trust or toolbench trust, which
+// gives its readOnlyHint back) is listed anew before the next tools/list
+// or call is answered; the client is told (tools/list_changed).
+//
 // One go-sdk server is made per client session (Proxy.NewServer), so each
 // session has its own list: stdio has one session, streamable HTTP one per
 // client (Proxy.Handler). The package is internal: it is toolsift serve's,
@@ -184,13 +189,64 @@ func (p *Proxy) NewServer() *sdk.Server {
 	s.srv.AddTool(searchTool(), s.search)
 	s.srv.AddTool(callTool(), s.callTool)
 	for _, t := range p.pinned {
-		if st, ok := sdkTool(t); ok {
-			s.srv.AddTool(st, s.callListed)
+		if t, ok := p.ts.Get(t.Name); ok { // as it is now
+			if st, ok := sdkTool(t); ok {
+				s.add(st)
+			}
 		}
 	}
+	s.srv.AddReceivingMiddleware(s.checkTools)
 	s.syncFeatures()
 	p.track(s)
 	return s.srv
+}
+
+// checkTools brings the tools listed up to date before a tools/list or a
+// call is answered: pins that another process changed (toolbench trust)
+// are read again, and when they were, every session's listed tools are
+// synced; a tools/list syncs its own session's in any case (Hub.Trust in
+// this process, an upstream change). Checking here rather than watching
+// the pins folder costs one stat per server with pins per request, and
+// nothing while no client asks.
+func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "tools/list" && method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		reloaded, err := s.p.ts.Hub().ReloadPins(ctx)
+		if err != nil {
+			s.p.log.Warn("reloading tool pins", "error", err)
+		}
+		switch {
+		case len(reloaded) > 0:
+			s.p.log.Info("tool pins changed on disk; tools listed anew", "servers", reloaded)
+			s.p.ToolsChanged()
+		case method == "tools/list":
+			if replaced := s.syncTools(); len(replaced) > 0 {
+				s.p.log.Info("tools listed anew", "tools", replaced)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// ToolsChanged lists anew, in every session, the listed tools whose
+// definition changed in the Toolset (after Hub.Trust, say); the SDK
+// sends each client whose list changed notifications/tools/list_changed.
+// Sessions also sync themselves before each tools/list.
+func (p *Proxy) ToolsChanged() {
+	p.mu.Lock()
+	p.prune()
+	sessions := make([]*session, 0, len(p.sessions))
+	for s := range p.sessions {
+		sessions = append(sessions, s)
+	}
+	p.mu.Unlock()
+	for _, s := range sessions {
+		if replaced := s.syncTools(); len(replaced) > 0 {
+			p.log.Info("tools listed anew", "tools", replaced)
+		}
+	}
 }
 
 const instructions = "This server stands in for many MCP servers. Call search_tools with what you need to do; " +

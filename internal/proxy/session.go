@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"encoding/json"
+	"maps"
 	"slices"
 	"sync"
 
@@ -18,6 +20,7 @@ type session struct {
 	mu    sync.Mutex
 	found map[string]uint64 // found tool → tick of its last use
 	tick  uint64
+	defs  map[string]string // listed tool (found or pinned) → its definition as listed (JSON)
 
 	featMu sync.Mutex // resources, templates and prompts: see features.go
 	feat   featureSet
@@ -85,13 +88,53 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 	if len(evicted) > 0 {
 		s.srv.RemoveTools(evicted...)
 	}
+	for _, n := range evicted {
+		delete(s.defs, n)
+	}
 	for _, st := range fresh {
 		if freshName[st.Name] {
-			s.srv.AddTool(st, s.callListed)
+			s.add(st)
 			added = append(added, st.Name)
 		}
 	}
 	return added, evicted
+}
+
+// add lists st on the session's server (replacing a tool of its name) and
+// remembers its definition. s.mu is held, or s is not shared yet.
+func (s *session) add(st *sdk.Tool) {
+	if s.defs == nil {
+		s.defs = map[string]string{}
+	}
+	def, _ := json.Marshal(st)
+	s.defs[st.Name] = string(def)
+	s.srv.AddTool(st, s.callListed)
+}
+
+// syncTools lists anew each listed tool whose definition in the Toolset
+// is no longer the one listed: a tool changed upstream, or accepted by
+// Hub.Trust or toolbench trust (its readOnlyHint back). The SDK tells the
+// client (notifications/tools/list_changed). It returns the tools
+// replaced.
+func (s *session) syncTools() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var replaced []string
+	for _, name := range slices.Sorted(maps.Keys(s.defs)) {
+		t, ok := s.p.ts.Get(name)
+		if !ok {
+			continue // gone upstream: a call says so
+		}
+		st, ok := sdkTool(t)
+		if !ok {
+			continue
+		}
+		if def, _ := json.Marshal(st); string(def) != s.defs[name] {
+			s.add(st)
+			replaced = append(replaced, name)
+		}
+	}
+	return replaced
 }
 
 // touch marks a found tool as used now.

@@ -6,6 +6,10 @@
 //	-mode exit   print an error on stderr and exit 1 at once
 //	-mode badschemas  list tools whose input schemas are not object
 //	             schemas (the SDK's server would refuse to serve them)
+//	-mode deep   list "good" and "deep", whose input schema nests -depth
+//	             levels of properties (2 levels of JSON each); calling
+//	             "deep_answer" answers with content nested as deep, and
+//	             "good" first sends a notification nested as deep
 //
 // With -banner it first prints a line that is not JSON on stdout; with
 // -noise, lines that look like JSON but are not JSON-RPC (pino logs,
@@ -41,6 +45,7 @@ func main() {
 	banner := flag.Bool("banner", false, "print a banner on stdout first, as some real servers do")
 	misbehave := flag.Bool("misbehave", false, "also serve log, wedge, block and flood")
 	noise := flag.Bool("noise", false, "print JSON-looking lines that are not JSON-RPC on stdout")
+	depth := flag.Int("depth", 495, "-mode deep: levels of nesting")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -51,6 +56,9 @@ func main() {
 		forever() // ignore EOF too: only a signal stops us
 	case "badschemas":
 		badSchemas()
+		return
+	case "deep":
+		deepServer(*depth)
 		return
 	case "exit":
 		fmt.Fprintln(os.Stderr, "testserver: fatal: TESTSERVER_TOKEN is not set")
@@ -171,6 +179,86 @@ func (nopCloser) Close() error { return nil }
 func forever() {
 	for {
 		time.Sleep(time.Hour)
+	}
+}
+
+// nested returns a schema with levels of nested properties, as text: a
+// JSON encoder would refuse to write it.
+func nested(levels int) json.RawMessage {
+	open := `{"type":"object","properties":{"a":`
+	var b bytes.Buffer
+	b.Grow(levels * (len(open) + 2))
+	for range levels {
+		b.WriteString(open)
+	}
+	b.WriteString(`{"type":"string"}`)
+	for range levels {
+		b.WriteString("}}")
+	}
+	return b.Bytes()
+}
+
+// deepServer speaks just enough JSON-RPC to list a tool nested levels
+// deep beside a good one, and to answer and notify as deeply. It writes
+// the deep parts as text: encoding/json refuses JSON over 10,000 levels.
+func deepServer(levels int) {
+	deep := string(nested(levels))
+	tools := `{"tools":[{"name":"good","description":"A flat tool.","inputSchema":{"type":"object"}},` +
+		`{"name":"deep","description":"A deep tool.","inputSchema":` + deep + `},` +
+		`{"name":"deep_answer","description":"Answers deeply.","inputSchema":{"type":"object"}}]}`
+	serveRaw(func(method string, params json.RawMessage) string {
+		switch method {
+		case "tools/list":
+			return tools
+		case "tools/call":
+			var p struct {
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(params, &p)
+			switch p.Name {
+			case "deep_answer":
+				return `{"content":[{"type":"text","text":"deep"}],"structuredContent":{"x":` + deep + `}}`
+			case "good":
+				fmt.Println(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":` + deep + `}}`)
+			}
+			return `{"content":[{"type":"text","text":"ok"}]}`
+		}
+		return ""
+	})
+}
+
+// serveRaw answers initialize itself and every other request with the
+// JSON text answer returns ("": method not found), until stdin ends.
+func serveRaw(answer func(method string, params json.RawMessage) string) {
+	in := json.NewDecoder(os.Stdin)
+	for {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := in.Decode(&req); err != nil {
+			return
+		}
+		if req.ID == nil {
+			continue // a notification
+		}
+		var result string
+		if req.Method == "initialize" {
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			_ = json.Unmarshal(req.Params, &p)
+			v, _ := json.Marshal(p.ProtocolVersion)
+			result = `{"protocolVersion":` + string(v) + `,"capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
+		} else {
+			result = answer(req.Method, req.Params)
+		}
+		if result == "" {
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", req.ID)
+			continue
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", req.ID, result)
 	}
 }
 

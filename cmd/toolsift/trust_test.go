@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// upstreamEnv makes the test binary an MCP server over stdio (see
+// upstream): its value says which version of its tool it lists.
+const upstreamEnv = "TOOLSIFT_TEST_UPSTREAM"
+
+// upstream serves one read-only tool, lookup, whose description is that of
+// version v: a server that changes its tool between runs.
+func upstream(v string) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "up", Version: v}, nil)
+	srv.AddTool(&sdk.Tool{
+		Name: "lookup", Description: "Look a word up (version " + v + ").",
+		InputSchema: map[string]any{"type": "object"}, Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
+	}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: v}}}, nil
+	})
+	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+}
+
+func upstreamConfig(t *testing.T, version string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	cfg := `{"mcpServers": {"up": {"command": "` + exe + `", "args": ["-test.run=^$"], "env": {"` + upstreamEnv + `": "` + version + `"}}}}`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestServeTrust: a running toolsift serve lists a tool that changed since
+// first seen without its readOnlyHint; once another process accepts it
+// (as toolbench trust does, through a Hub of its own on the same pins),
+// serve's next tools/list or call reads the pins again, tells the client
+// (notifications/tools/list_changed) and lists the new version with its
+// readOnlyHint.
+func TestServeTrust(t *testing.T) {
+	cache := t.TempDir()
+	// The first run pins version 1.
+	var stderr strings.Builder
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
+	if code := run(context.Background(), e, []string{"serve", "--config", upstreamConfig(t, "1"), "--cache-dir", cache}); code != 0 {
+		t.Fatalf("first serve: exit %d\n%s", code, stderr.String())
+	}
+
+	// Version 2 under serve, with the go-sdk client on its stdio.
+	cfg2 := upstreamConfig(t, "2")
+	clientIn, serveOut := io.Pipe()
+	serveIn, clientOut := io.Pipe()
+	stderr.Reset()
+	var serveErr syncBuffer
+	e = &env{stdin: serveIn, stdout: serveOut, stderr: &serveErr, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), e, []string{"serve", "--config", cfg2, "--cache-dir", cache, "--pin", "up__lookup", "--connect-timeout", "30s"})
+		serveOut.Close()
+	}()
+	changed := make(chan struct{}, 8)
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, serveErr.String())
+	}
+	lookup := func() *sdk.Tool {
+		t.Helper()
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		for _, tl := range res.Tools {
+			if tl.Name == "up__lookup" {
+				return tl
+			}
+		}
+		t.Fatalf("up__lookup not listed: %v", res.Tools)
+		return nil
+	}
+	if tl := lookup(); !strings.Contains(tl.Description, "version 2") || tl.Annotations != nil && tl.Annotations.ReadOnlyHint {
+		t.Fatalf("before trust: %q, annotations %+v: want version 2 without readOnlyHint", tl.Description, tl.Annotations)
+	}
+
+	// Another process accepts version 2.
+	other, err := config.Load(cfg2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, err := mcp.NewHub(other, &mcp.HubOptions{CacheDir: cache, Start: mcp.StartEager, MaxRestarts: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hub.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	accepted, err := hub.Trust(ctx, "up")
+	hub.Close()
+	if err != nil || len(accepted) != 1 {
+		t.Fatalf("trust: %v, %v", accepted, err)
+	}
+
+	// A call is enough for serve to notice and tell the client.
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "up__lookup", Arguments: map[string]any{}}); err != nil {
+		t.Fatalf("call: %v", err)
+	}
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatalf("no notifications/tools/list_changed after trust\n%s", serveErr.String())
+	}
+	if tl := lookup(); !strings.Contains(tl.Description, "version 2") || tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
+		t.Fatalf("after trust: %q, annotations %+v: want version 2 with readOnlyHint", tl.Description, tl.Annotations)
+	}
+	if !strings.Contains(serveErr.String(), "tool pins changed on disk") {
+		t.Errorf("serve's log does not say it read the pins again:\n%s", serveErr.String())
+	}
+	cs.Close()
+	clientOut.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("serve: exit %d\n%s", code, serveErr.String())
+	}
+}
