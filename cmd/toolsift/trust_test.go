@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -68,7 +69,7 @@ func TestServeTrust(t *testing.T) {
 	clientIn, serveOut := io.Pipe()
 	serveIn, clientOut := io.Pipe()
 	stderr.Reset()
-	var serveErr syncBuffer
+	var serveErr testenv.Buffer
 	e = &env{stdin: serveIn, stdout: serveOut, stderr: &serveErr, getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
 	go func() {
