@@ -43,7 +43,9 @@ func TestWedgedServer(t *testing.T) {
 	}
 	// The server no longer reads stdin: 256 KiB of arguments cannot be
 	// written. The call returns by its ctx, as do calls queued behind it.
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// The session is killed only when a ctx ends while a write is blocked,
+	// so the deadline leaves a loaded machine time to start the write.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()
 	errs := make(chan error, 3)
@@ -68,7 +70,7 @@ func TestWedgedServer(t *testing.T) {
 			t.Fatal("Call to a wedged server did not return")
 		}
 	}
-	t.Logf("3 calls with a 500ms deadline to a wedged server returned after %v", time.Since(start))
+	t.Logf("3 calls with a 2s deadline to a wedged server returned after %v", time.Since(start))
 
 	// The session was killed and the server restarted.
 	if diff := summarize(got.next(t)); len(diff.Removed) == 0 {
