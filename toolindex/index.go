@@ -106,7 +106,7 @@ func (o Options) validate() error {
 }
 
 // Index holds a set of tools keyed by Name, with one embedding per tool and
-// signal (int8 codes scanned by a SIMD kernel, see vectors) and a BM25F
+// signal (int16 codes scanned by a SIMD kernel, see vectors) and a BM25F
 // lexical index beside it.
 //
 // An Index is safe for concurrent use. Searches never wait for an embedding
@@ -395,8 +395,8 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 	}
 	if slots := len(ix.slots) + max(added-len(ix.free), 0); added > 0 {
 		for _, sig := range ix.sigs {
-			if sig.vecs.stride == 0 && sig.dim > 0 {
-				sig.vecs.dim, sig.vecs.stride = sig.dim, roundDim(sig.dim)
+			if sig.vecs.dim == 0 && sig.dim > 0 {
+				sig.vecs.dim = sig.dim
 			}
 			sig.vecs.reserve(slots)
 		}
@@ -513,7 +513,7 @@ func (ix *Index) putLocked(t tool.Tool, vec [maxSignals][]float32, terms fieldTe
 			continue // unchanged content: the slot keeps its vectors
 		}
 		if sig.vecs.dim == 0 && sig.dim > 0 {
-			sig.vecs.dim, sig.vecs.stride = sig.dim, roundDim(sig.dim)
+			sig.vecs.dim = sig.dim
 		}
 		sig.vecs.set(slot, vec[s])
 	}

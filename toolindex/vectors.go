@@ -6,63 +6,65 @@ import (
 	"sync"
 )
 
-// vectors is one signal's vectors, by lexical slot: each a row of int16
+// vectors is one signal's vectors, by lexical slot: each vector int16
 // codes with one float32 factor. A tool's vector v (unit length) is stored
 // as codes c = round(32767·v/max|v|) and f = 1/‖c‖, so c·f is unit length
-// again and the cosine of a unit query q with it is (q·c)·f. A step scans
-// half the bytes float32 vectors would take (10,000 tools × 1,536
-// dimensions: 31 MB instead of 61 MB), and an index holds 2 bytes per
-// dimension per tool. int8 codes (a quarter) moved near-ties enough to cost
-// a paraphrase set 0.008 recall@5; int16 codes rank as float32 vectors do
-// (docs/measurements.md, "Vector search").
+// again and the cosine of a unit query q with it is (q·c)·f. An index
+// holds 2 bytes per dimension per tool, half of float32. int8 codes (a
+// quarter) moved near-ties enough to cost a paraphrase set 0.008 recall@5;
+// int16 codes rank as float32 vectors do (docs/measurements.md, "Vector
+// search").
+//
+// The codes are stored by blocks of blockSlots slots, dimension-major
+// within a block: the codes of dimension d of the block's slots are
+// contiguous. A scan goes block by block and, for each dimension where the
+// query is not zero, adds query[d] × that column into the block's scores
+// (blockDots): it reads only the columns the query needs. A hashed n-gram
+// query has a few hundred of the 1,024 dimensions set, so its scan reads a
+// fraction of the codes; a sentence encoder's query is dense and reads
+// them all, as a row-by-row scan would. Blocks are allocated as slots are
+// needed and never moved, so an index grows without copying its codes.
 //
 // vectors is not safe for concurrent use on its own: [Index] calls set and
 // clear under its write lock and reads under its read lock.
 type vectors struct {
 	dim    int       // vector length; 0 until the first vector
-	stride int       // dim rounded up to a multiple of 32 (the kernel's step)
-	codes  []int16   // stride codes by slot; the padding is zero
+	blocks [][]int16 // dim×blockSlots codes each, dimension-major
 	factor []float32 // by slot; 0 when the slot holds no vector
 	count  int       // slots with a vector
 }
 
-// roundDim returns d rounded up to a multiple of 32.
-func roundDim(d int) int { return (d + 31) &^ 31 }
-
-// grow makes room for slot: room for exactly that many slots when reserve
-// was told, else a quarter more than needed, so that the codes, most of an
-// index's memory, carry little unused capacity (doubling would leave up to
-// half of them unused).
-func (vs *vectors) grow(slot uint32) {
-	if int(slot) < len(vs.factor) {
-		return
-	}
-	vs.reserve(max(int(slot)+1+int(slot)/4, 64))
-}
+// blockSlots is the number of slots of a block: the scores of a block fit
+// the kernel's eight 8-float registers.
+const blockSlots = 64
 
 // reserve makes room for n slots.
 func (vs *vectors) reserve(n int) {
-	if n <= len(vs.factor) || vs.stride == 0 {
+	if vs.dim == 0 {
 		return
 	}
-	f := make([]float32, n)
-	copy(f, vs.factor)
-	vs.factor = f
-	c := make([]int16, n*vs.stride)
-	copy(c, vs.codes)
-	vs.codes = c
+	for len(vs.blocks)*blockSlots < n {
+		vs.blocks = append(vs.blocks, make([]int16, vs.dim*blockSlots))
+	}
+	if len(vs.factor) < len(vs.blocks)*blockSlots {
+		vs.factor = append(vs.factor, make([]float32, len(vs.blocks)*blockSlots-len(vs.factor))...)
+	}
 }
 
 // set stores v (unit length or zero, of the signal's dimension) at slot. A
 // zero vector leaves the slot empty: it matches nothing.
 func (vs *vectors) set(slot uint32, v []float32) {
 	if vs.dim == 0 {
-		vs.dim, vs.stride = len(v), roundDim(len(v))
+		vs.dim = len(v)
 	}
-	vs.grow(slot)
-	row := vs.codes[int(slot)*vs.stride : (int(slot)+1)*vs.stride]
+	vs.reserve(int(slot) + 1)
+	row := make([]int16, vs.dim)
+	f := quantize(row, v)
+	blk, j := vs.blocks[slot/blockSlots], int(slot%blockSlots)
+	for d, c := range row {
+		blk[d*blockSlots+j] = c
+	}
 	had := vs.factor[slot] != 0
-	f := quantize(row[:vs.dim], v)
 	vs.factor[slot] = f
 	switch {
 	case had && f == 0:
@@ -78,21 +80,41 @@ func (vs *vectors) clear(slot uint32) {
 		return
 	}
 	vs.factor[slot] = 0
-	clear(vs.codes[int(slot)*vs.stride : (int(slot)+1)*vs.stride])
+	blk, j := vs.blocks[slot/blockSlots], int(slot%blockSlots)
+	for d := range vs.dim {
+		blk[d*blockSlots+j] = 0
+	}
 	vs.count--
 }
 
-// vector returns the unit vector stored at slot (zeros when none) in dst,
-// which has length dim.
-func (vs *vectors) vector(dst []float32, slot uint32) {
+// row copies the codes of slot into dst (length dim) and returns its
+// factor, 0 when the slot holds no vector.
+func (vs *vectors) row(dst []int16, slot uint32) float32 {
 	if int(slot) >= len(vs.factor) || vs.factor[slot] == 0 {
 		clear(dst)
-		return
+		return 0
 	}
-	f := vs.factor[slot]
-	row := vs.codes[int(slot)*vs.stride:]
-	for i := range dst {
-		dst[i] = float32(row[i]) * f
+	blk, j := vs.blocks[slot/blockSlots], int(slot%blockSlots)
+	for d := range dst {
+		dst[d] = blk[d*blockSlots+j]
+	}
+	return vs.factor[slot]
+}
+
+// rows is a copy of some vectors of a signal, one after the other in
+// slot order: what Save writes, taken under the index's read lock.
+type rows struct {
+	dim    int
+	codes  []int16 // dim codes per vector
+	factor []float32
+}
+
+// vector returns vector i (unit length; zeros when none) in dst, which
+// has length dim.
+func (r *rows) vector(dst []float32, i int) {
+	f := r.factor[i]
+	for d, c := range r.codes[i*r.dim : (i+1)*r.dim] {
+		dst[d] = float32(c) * f
 	}
 }
 
@@ -122,17 +144,17 @@ func quantize(dst []int16, v []float32) float32 {
 
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
 
-// dotInt16Go is the portable kernel of dotInt8.
-func dotInt16Go(a []int16, q []float32) float32 {
-	var s0, s1, s2, s3 float32
-	q = q[:len(a)]
-	for i := 0; i+4 <= len(a); i += 4 {
-		s0 += float32(a[i]) * q[i]
-		s1 += float32(a[i+1]) * q[i+1]
-		s2 += float32(a[i+2]) * q[i+2]
-		s3 += float32(a[i+3]) * q[i+3]
+// blockDotsGo is the portable kernel of blockDots.
+func blockDotsGo(blk []int16, offs []int32, vals []float32, out *[blockSlots]float32) {
+	var acc [blockSlots]float32
+	for k, o := range offs {
+		q := vals[k]
+		col := blk[o : o+blockSlots]
+		for j, c := range col {
+			acc[j] += float32(c) * q
+		}
 	}
-	return (s0 + s1) + (s2 + s3)
+	*out = acc
 }
 
 // scored32 is one candidate of a vector scan.
@@ -226,7 +248,8 @@ const parallelScanMin = 4096
 
 // scanState is the reusable memory of one scan.
 type scanState struct {
-	q    []float32 // the query, unit length, padded to stride
+	offs []int32   // offset in a block of each dimension where the query is not zero
+	vals []float32 // the query's value there (unit length query)
 	part [2]topK
 	out  []scored32
 }
@@ -235,46 +258,51 @@ var scanPool = sync.Pool{New: func() any { return new(scanState) }}
 
 // scan returns the k slots whose vectors have the largest cosine with
 // query (unit length or not; not zero), best first, ties by name, among
-// those that accept admits. It reads every vector once, on up to two
-// goroutines. The result is valid until release is called.
+// those that accept admits. It reads, in every block, the columns of the
+// query's non-zero dimensions once, on up to two goroutines. The result is
+// valid until release is called.
 func (vs *vectors) scan(query []float32, k int, accept func(slot uint32) bool, name func(slot uint32) string) (hits []scored32, release func()) {
 	st := scanPool.Get().(*scanState)
 	release = func() { scanPool.Put(st) }
 	if vs.count == 0 || k <= 0 {
 		return nil, release
 	}
-	if cap(st.q) < vs.stride {
-		st.q = make([]float32, vs.stride)
-	}
-	q := st.q[:vs.stride]
-	clear(q)
 	var norm float64
 	for _, x := range query {
 		norm += float64(x) * float64(x)
 	}
 	inv := 1 / math.Sqrt(norm)
-	for i, x := range query {
-		q[i] = float32(float64(x) * inv)
+	st.offs, st.vals = st.offs[:0], st.vals[:0]
+	for d, x := range query {
+		if x != 0 {
+			st.offs = append(st.offs, int32(d*blockSlots))
+			st.vals = append(st.vals, float32(float64(x)*inv))
+		}
 	}
-	n := len(vs.factor)
+	offs, vals := st.offs, st.vals
+	n := len(vs.blocks)
 	parts := 1
-	if n >= parallelScanMin && runtime.GOMAXPROCS(0) > 1 {
+	if n*blockSlots >= parallelScanMin && runtime.GOMAXPROCS(0) > 1 {
 		parts = 2
 	}
 	run := func(p int, lo, hi int) {
 		t := &st.part[p]
 		t.h, t.k, t.name = t.h[:0], k, name
-		stride := vs.stride
-		for slot := lo; slot < hi; slot++ {
-			f := vs.factor[slot]
-			if f == 0 {
-				continue
+		var scores [blockSlots]float32
+		for b := lo; b < hi; b++ {
+			factor := vs.factor[b*blockSlots : (b+1)*blockSlots]
+			blockDots(vs.blocks[b], offs, vals, &scores)
+			for j, f := range factor {
+				if f == 0 {
+					continue
+				}
+				s := scores[j] * f
+				slot := uint32(b*blockSlots + j)
+				if !t.wants(s) || (accept != nil && !accept(slot)) {
+					continue
+				}
+				t.push(scored32{slot, s})
 			}
-			s := dotInt16(vs.codes[slot*stride:(slot+1)*stride], q) * f
-			if !t.wants(s) || (accept != nil && !accept(uint32(slot))) {
-				continue
-			}
-			t.push(scored32{uint32(slot), s})
 		}
 	}
 	if parts == 1 {
