@@ -24,3 +24,17 @@ func blockDots(blk []int16, offs []int32, vals []float32, out *[blockSlots]float
 	}
 	blockDotsGo(blk, offs, vals, out)
 }
+
+//go:noescape
+func blockDots8AVX2(blk *int8, offs *int32, vals *float32, n int, out *[blockSlots]float32)
+
+// blockDots8 is blockDots over int8 codes.
+func blockDots8(blk []int8, offs []int32, vals []float32, out *[blockSlots]float32) {
+	if hasAVX2 && len(offs) > 0 {
+		_ = vals[len(offs)-1]
+		_ = blk[len(blk)-1]
+		blockDots8AVX2(&blk[0], &offs[0], &vals[0], len(offs), out)
+		return
+	}
+	blockDots8Go(blk, offs, vals, out)
+}

@@ -7,3 +7,8 @@ package toolindex
 func blockDots(blk []int16, offs []int32, vals []float32, out *[blockSlots]float32) {
 	blockDotsGo(blk, offs, vals, out)
 }
+
+// blockDots8 is blockDots over int8 codes.
+func blockDots8(blk []int8, offs []int32, vals []float32, out *[blockSlots]float32) {
+	blockDots8Go(blk, offs, vals, out)
+}

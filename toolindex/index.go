@@ -615,22 +615,45 @@ func (ix *Index) Apply(ctx context.Context, c tool.Change) error {
 // all). k larger than the index is clamped; a zero query matches nothing.
 // query must have the index's dimension ([ErrDimension] otherwise).
 func (ix *Index) SearchVector(ctx context.Context, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
-	return ix.search(ctx, sigVector, query, k, filter)
+	hits, err := ix.search(ctx, sigVector, [][]float32{query}, k, filter)
+	if err != nil || hits == nil {
+		return nil, err
+	}
+	return hits[0], nil
+}
+
+// SearchVectorBatch is SearchVector for several queries at once (the
+// parts of an agent's step): hits[i] are the hits of queries[i]. The
+// vectors are read once for all of them, so a batch costs about one search
+// over a catalog too large for the CPU's caches.
+func (ix *Index) SearchVectorBatch(ctx context.Context, queries [][]float32, k int, filter func(tool.Tool) bool) ([][]Hit, error) {
+	return ix.search(ctx, sigVector, queries, k, filter)
 }
 
 // SearchSemantic is SearchVector over the vectors of the Semantic
 // embedder: query is a vector of Semantic. An index without one returns
 // [ErrNoSemantic].
 func (ix *Index) SearchSemantic(ctx context.Context, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
+	hits, err := ix.SearchSemanticBatch(ctx, [][]float32{query}, k, filter)
+	if err != nil || hits == nil {
+		return nil, err
+	}
+	return hits[0], nil
+}
+
+// SearchSemanticBatch is SearchVectorBatch over the vectors of the
+// Semantic embedder. An index without one returns [ErrNoSemantic].
+func (ix *Index) SearchSemanticBatch(ctx context.Context, queries [][]float32, k int, filter func(tool.Tool) bool) ([][]Hit, error) {
 	if len(ix.sigs) <= sigSemantic {
 		return nil, ErrNoSemantic
 	}
-	return ix.search(ctx, sigSemantic, query, k, filter)
+	return ix.search(ctx, sigSemantic, queries, k, filter)
 }
 
-// search is SearchVector over signal s: one exact scan of its vectors
-// (vectors.scan).
-func (ix *Index) search(ctx context.Context, s int, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
+// search is SearchVectorBatch over signal s: one exact scan of its vectors
+// for all queries (vectors.scan). It returns nil when k <= 0 or the signal
+// has no vectors, else one list per query (nil for a zero query).
+func (ix *Index) search(ctx context.Context, s int, queries [][]float32, k int, filter func(tool.Tool) bool) ([][]Hit, error) {
 	if k <= 0 {
 		return nil, nil
 	}
@@ -643,23 +666,33 @@ func (ix *Index) search(ctx context.Context, s int, query []float32, k int, filt
 	if sig.vecs.count == 0 {
 		return nil, nil
 	}
-	if len(query) != sig.dim {
-		return nil, fmt.Errorf("%w: %s query vector has length %d, index has %d", ErrDimension, sig.emb.ID(), len(query), sig.dim)
-	}
-	if isZero(query) {
-		return nil, nil
+	// The non-zero queries are scanned; at[j] is the index of the j-th.
+	scan := make([][]float32, 0, len(queries))
+	at := make([]int, 0, len(queries))
+	for i, q := range queries {
+		if len(q) != sig.dim {
+			return nil, fmt.Errorf("%w: %s query vector has length %d, index has %d", ErrDimension, sig.emb.ID(), len(q), sig.dim)
+		}
+		if !isZero(q) {
+			scan = append(scan, q)
+			at = append(at, i)
+		}
 	}
 	var accept func(slot uint32) bool
 	if filter != nil {
 		accept = func(slot uint32) bool { return filter(ix.slots[slot].tool) }
 	}
-	top, release := sig.vecs.scan(query, k, accept, ix.slotName)
+	tops, release := sig.vecs.scan(scan, k, accept, ix.slotName)
 	defer release()
-	hits := make([]Hit, len(top))
-	for i, c := range top {
-		hits[i] = Hit{Tool: ix.slots[c.slot].tool, Score: float64(c.score)}
+	out := make([][]Hit, len(queries))
+	for j, top := range tops {
+		hits := make([]Hit, len(top))
+		for i, c := range top {
+			hits[i] = Hit{Tool: ix.slots[c.slot].tool, Score: float64(c.score)}
+		}
+		out[at[j]] = hits
 	}
-	return hits, nil
+	return out, nil
 }
 
 // slotName is the name of the tool at slot; the caller holds mu.

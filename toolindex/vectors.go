@@ -28,10 +28,12 @@ import (
 // vectors is not safe for concurrent use on its own: [Index] calls set and
 // clear under its write lock and reads under its read lock.
 type vectors struct {
-	dim    int       // vector length; 0 until the first vector
-	blocks [][]int16 // dim×blockSlots codes each, dimension-major
-	factor []float32 // by slot; 0 when the slot holds no vector
-	count  int       // slots with a vector
+	dim     int       // vector length; 0 until the first vector
+	narrow  bool      // int8 codes (blocks8) instead of int16 (blocks)
+	blocks  [][]int16 // dim×blockSlots codes each, dimension-major
+	blocks8 [][]int8  // the same, for narrow vectors
+	factor  []float32 // by slot; 0 when the slot holds no vector
+	count   int       // slots with a vector
 }
 
 // blockSlots is the number of slots of a block: the scores of a block fit
@@ -43,12 +45,24 @@ func (vs *vectors) reserve(n int) {
 	if vs.dim == 0 {
 		return
 	}
-	for len(vs.blocks)*blockSlots < n {
-		vs.blocks = append(vs.blocks, make([]int16, vs.dim*blockSlots))
+	for vs.nblocks()*blockSlots < n {
+		if vs.narrow {
+			vs.blocks8 = append(vs.blocks8, make([]int8, vs.dim*blockSlots))
+		} else {
+			vs.blocks = append(vs.blocks, make([]int16, vs.dim*blockSlots))
+		}
 	}
-	if len(vs.factor) < len(vs.blocks)*blockSlots {
-		vs.factor = append(vs.factor, make([]float32, len(vs.blocks)*blockSlots-len(vs.factor))...)
+	if len(vs.factor) < vs.nblocks()*blockSlots {
+		vs.factor = append(vs.factor, make([]float32, vs.nblocks()*blockSlots-len(vs.factor))...)
 	}
+}
+
+// nblocks returns the number of blocks.
+func (vs *vectors) nblocks() int {
+	if vs.narrow {
+		return len(vs.blocks8)
+	}
+	return len(vs.blocks)
 }
 
 // set stores v (unit length or zero, of the signal's dimension) at slot. A
@@ -59,10 +73,18 @@ func (vs *vectors) set(slot uint32, v []float32) {
 	}
 	vs.reserve(int(slot) + 1)
 	row := make([]int16, vs.dim)
-	f := quantize(row, v)
-	blk, j := vs.blocks[slot/blockSlots], int(slot%blockSlots)
-	for d, c := range row {
-		blk[d*blockSlots+j] = c
+	f := quantize(row, v, vs.codeMax())
+	b, j := slot/blockSlots, int(slot%blockSlots)
+	if vs.narrow {
+		blk := vs.blocks8[b]
+		for d, c := range row {
+			blk[d*blockSlots+j] = int8(c)
+		}
+	} else {
+		blk := vs.blocks[b]
+		for d, c := range row {
+			blk[d*blockSlots+j] = c
+		}
 	}
 	had := vs.factor[slot] != 0
 	vs.factor[slot] = f
@@ -80,9 +102,13 @@ func (vs *vectors) clear(slot uint32) {
 		return
 	}
 	vs.factor[slot] = 0
-	blk, j := vs.blocks[slot/blockSlots], int(slot%blockSlots)
+	b, j := slot/blockSlots, int(slot%blockSlots)
 	for d := range vs.dim {
-		blk[d*blockSlots+j] = 0
+		if vs.narrow {
+			vs.blocks8[b][d*blockSlots+j] = 0
+		} else {
+			vs.blocks[b][d*blockSlots+j] = 0
+		}
 	}
 	vs.count--
 }
@@ -94,9 +120,13 @@ func (vs *vectors) row(dst []int16, slot uint32) float32 {
 		clear(dst)
 		return 0
 	}
-	blk, j := vs.blocks[slot/blockSlots], int(slot%blockSlots)
+	b, j := slot/blockSlots, int(slot%blockSlots)
 	for d := range dst {
-		dst[d] = blk[d*blockSlots+j]
+		if vs.narrow {
+			dst[d] = int16(vs.blocks8[b][d*blockSlots+j])
+		} else {
+			dst[d] = vs.blocks[b][d*blockSlots+j]
+		}
 	}
 	return vs.factor[slot]
 }
@@ -118,12 +148,24 @@ func (r *rows) vector(dst []float32, i int) {
 	}
 }
 
-// codeMax is the largest code: a vector's largest component.
-const codeMax = 32767
+// The largest code, a vector's largest component, of int16 and of int8
+// (narrow) codes.
+const (
+	codeMax       = 32767
+	codeMaxNarrow = 127
+)
 
-// quantize writes v's int16 codes to dst and returns the factor that makes
-// them unit length, 0 for a zero vector.
-func quantize(dst []int16, v []float32) float32 {
+// codeMax returns the largest code of vs's vectors.
+func (vs *vectors) codeMax() float64 {
+	if vs.narrow {
+		return codeMaxNarrow
+	}
+	return codeMax
+}
+
+// quantize writes v's codes, at most top in magnitude, to dst and returns
+// the factor that makes them unit length, 0 for a zero vector.
+func quantize(dst []int16, v []float32, top float64) float32 {
 	var m float32
 	for _, x := range v {
 		m = max(m, abs32(x))
@@ -132,7 +174,7 @@ func quantize(dst []int16, v []float32) float32 {
 		clear(dst)
 		return 0
 	}
-	s := codeMax / float64(m)
+	s := top / float64(m)
 	var sum int64
 	for i, x := range v {
 		c := int16(math.Round(float64(x) * s))
@@ -146,6 +188,19 @@ func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) 
 
 // blockDotsGo is the portable kernel of blockDots.
 func blockDotsGo(blk []int16, offs []int32, vals []float32, out *[blockSlots]float32) {
+	var acc [blockSlots]float32
+	for k, o := range offs {
+		q := vals[k]
+		col := blk[o : o+blockSlots]
+		for j, c := range col {
+			acc[j] += float32(c) * q
+		}
+	}
+	*out = acc
+}
+
+// blockDots8Go is the portable kernel of blockDots8.
+func blockDots8Go(blk []int8, offs []int32, vals []float32, out *[blockSlots]float32) {
 	var acc [blockSlots]float32
 	for k, o := range offs {
 		q := vals[k]
@@ -246,62 +301,84 @@ func (t *topK) sorted(out []scored32) []scored32 {
 // between goroutines: below it, starting them costs more than it saves.
 const parallelScanMin = 4096
 
-// scanState is the reusable memory of one scan.
-type scanState struct {
+// scanQuery is the reusable memory of one query of a scan.
+type scanQuery struct {
 	offs []int32   // offset in a block of each dimension where the query is not zero
 	vals []float32 // the query's value there (unit length query)
-	part [2]topK
+	part [2]topK   // the best of each goroutine's half
 	out  []scored32
+}
+
+// scanState is the reusable memory of one scan.
+type scanState struct {
+	qs  []scanQuery
+	out [][]scored32
 }
 
 var scanPool = sync.Pool{New: func() any { return new(scanState) }}
 
-// scan returns the k slots whose vectors have the largest cosine with
-// query (unit length or not; not zero), best first, ties by name, among
-// those that accept admits. It reads, in every block, the columns of the
-// query's non-zero dimensions once, on up to two goroutines. The result is
-// valid until release is called.
-func (vs *vectors) scan(query []float32, k int, accept func(slot uint32) bool, name func(slot uint32) string) (hits []scored32, release func()) {
+// scan returns, for each query (unit length or not; not zero), the k slots
+// whose vectors have the largest cosine with it, best first, ties by name,
+// among those that accept admits. It reads each block once for all the
+// queries (a block is 64 to 128 KB: the second query finds it in cache),
+// and in a block the columns of each query's non-zero dimensions, on up to
+// two goroutines. The result is valid until release is called.
+func (vs *vectors) scan(queries [][]float32, k int, accept func(slot uint32) bool, name func(slot uint32) string) (hits [][]scored32, release func()) {
 	st := scanPool.Get().(*scanState)
 	release = func() { scanPool.Put(st) }
-	if vs.count == 0 || k <= 0 {
+	if vs.count == 0 || k <= 0 || len(queries) == 0 {
 		return nil, release
 	}
-	var norm float64
-	for _, x := range query {
-		norm += float64(x) * float64(x)
+	if cap(st.qs) < len(queries) {
+		st.qs = make([]scanQuery, len(queries))
 	}
-	inv := 1 / math.Sqrt(norm)
-	st.offs, st.vals = st.offs[:0], st.vals[:0]
-	for d, x := range query {
-		if x != 0 {
-			st.offs = append(st.offs, int32(d*blockSlots))
-			st.vals = append(st.vals, float32(float64(x)*inv))
+	qs := st.qs[:len(queries)]
+	for i, query := range queries {
+		var norm float64
+		for _, x := range query {
+			norm += float64(x) * float64(x)
+		}
+		inv := 1 / math.Sqrt(norm)
+		q := &qs[i]
+		q.offs, q.vals = q.offs[:0], q.vals[:0]
+		for d, x := range query {
+			if x != 0 {
+				q.offs = append(q.offs, int32(d*blockSlots))
+				q.vals = append(q.vals, float32(float64(x)*inv))
+			}
 		}
 	}
-	offs, vals := st.offs, st.vals
-	n := len(vs.blocks)
+	n := vs.nblocks()
 	parts := 1
 	if n*blockSlots >= parallelScanMin && runtime.GOMAXPROCS(0) > 1 {
 		parts = 2
 	}
 	run := func(p int, lo, hi int) {
-		t := &st.part[p]
-		t.h, t.k, t.name = t.h[:0], k, name
+		for i := range qs {
+			t := &qs[i].part[p]
+			t.h, t.k, t.name = t.h[:0], k, name
+		}
 		var scores [blockSlots]float32
 		for b := lo; b < hi; b++ {
 			factor := vs.factor[b*blockSlots : (b+1)*blockSlots]
-			blockDots(vs.blocks[b], offs, vals, &scores)
-			for j, f := range factor {
-				if f == 0 {
-					continue
+			for i := range qs {
+				q, t := &qs[i], &qs[i].part[p]
+				if vs.narrow {
+					blockDots8(vs.blocks8[b], q.offs, q.vals, &scores)
+				} else {
+					blockDots(vs.blocks[b], q.offs, q.vals, &scores)
 				}
-				s := scores[j] * f
-				slot := uint32(b*blockSlots + j)
-				if !t.wants(s) || (accept != nil && !accept(slot)) {
-					continue
+				for j, f := range factor {
+					if f == 0 {
+						continue
+					}
+					s := scores[j] * f
+					slot := uint32(b*blockSlots + j)
+					if !t.wants(s) || (accept != nil && !accept(slot)) {
+						continue
+					}
+					t.push(scored32{slot, s})
 				}
-				t.push(scored32{slot, s})
 			}
 		}
 	}
@@ -325,13 +402,20 @@ func (vs *vectors) scan(query []float32, k int, accept func(slot uint32) bool, n
 		run(0, 0, n/2)
 		wg.Wait()
 		// Merge the second half's best into the first's.
-		t := &st.part[0]
-		for _, c := range st.part[1].h {
-			t.push(c)
+		for i := range qs {
+			t := &qs[i].part[0]
+			for _, c := range qs[i].part[1].h {
+				t.push(c)
+			}
+			qs[i].part[1].h = qs[i].part[1].h[:0]
 		}
-		st.part[1].h = st.part[1].h[:0]
 	}
-	st.out = st.part[0].sorted(st.out)
-	st.part[0].name, st.part[1].name = nil, nil
+	st.out = st.out[:0]
+	for i := range qs {
+		q := &qs[i]
+		q.out = q.part[0].sorted(q.out)
+		q.part[0].name, q.part[1].name = nil, nil
+		st.out = append(st.out, q.out)
+	}
 	return st.out, release
 }

@@ -27,17 +27,28 @@ func TestBlockDots(t *testing.T) {
 					vals = append(vals, float32(r.NormFloat64()))
 				}
 			}
-			var got, gotGo [blockSlots]float32
+			blk8 := make([]int8, len(blk))
+			for i, c := range blk {
+				blk8[i] = int8(c >> 8)
+			}
+			var got, gotGo, got8, got8Go [blockSlots]float32
 			blockDots(blk, offs, vals, &got)
 			blockDotsGo(blk, offs, vals, &gotGo)
+			blockDots8(blk8, offs, vals, &got8)
+			blockDots8Go(blk8, offs, vals, &got8Go)
 			for j := range blockSlots {
-				var want float64
+				var want, want8 float64
 				for k, o := range offs {
 					want += float64(vals[k]) * float64(blk[int(o)+j])
+					want8 += float64(vals[k]) * float64(blk8[int(o)+j])
 				}
 				tol := 1e-4 * float64(len(offs)+1) * 32767
 				if math.Abs(float64(got[j])-want) > tol || math.Abs(float64(gotGo[j])-want) > tol {
 					t.Fatalf("dim %d, %d dimensions, slot %d: blockDots = %v, blockDotsGo = %v, want %v", dim, len(offs), j, got[j], gotGo[j], want)
+				}
+				tol8 := 1e-4 * float64(len(offs)+1) * 127
+				if math.Abs(float64(got8[j])-want8) > tol8 || math.Abs(float64(got8Go[j])-want8) > tol8 {
+					t.Fatalf("dim %d, %d dimensions, slot %d: blockDots8 = %v, blockDots8Go = %v, want %v", dim, len(offs), j, got8[j], got8Go[j], want8)
 				}
 			}
 		}
@@ -70,7 +81,8 @@ func TestQuantize(t *testing.T) {
 		}
 		exact /= math.Sqrt(nv * nq)
 		vs.set(0, v)
-		top, release := vs.scan(q, 1, nil, func(uint32) string { return "" })
+		tops, release := vs.scan([][]float32{q}, 1, nil, func(uint32) string { return "" })
+		top := tops[0]
 		if len(top) != 1 || math.Abs(float64(top[0].score)-exact) > 1e-4 {
 			t.Fatalf("trial %d: cosine %v, want %v ± 1e-4", trial, top, exact)
 		}
@@ -124,12 +136,20 @@ func TestScanMatchesSort(t *testing.T) {
 			}
 			accept := func(slot uint32) bool { return slot%5 != 0 }
 			name := func(slot uint32) string { return names[slot] }
-			top, release := vs.scan(q, 25, accept, name)
-			got := slices.Clone(top)
+			// q alone, and q between two other queries in one scan.
+			top, release := vs.scan([][]float32{q}, 25, accept, name)
+			got := slices.Clone(top[0])
+			release()
+			other := make([]float32, dim)
+			other[1] = 1
+			top, release = vs.scan([][]float32{other, q, other}, 25, accept, name)
+			if !slices.Equal(top[1], got) {
+				t.Errorf("scan of q among other queries = %v\nalone %v", top[1], got)
+			}
 			release()
 
-			top1, release := vs.scan(q, n, nil, name)
-			all := slices.Clone(top1)
+			top1, release := vs.scan([][]float32{q}, n, nil, name)
+			all := slices.Clone(top1[0])
 			release()
 			// Every score computed apart, by the portable kernel.
 			var norm float64
