@@ -642,8 +642,14 @@ func fuse(lists []list, f Fusion, k int) []Match {
 		name  string
 		group int
 	}
-	contrib := map[key]float64{}
-	tools := map[string]tool.Tool{}
+	// Sized once for every hit: a map grown hit by hit allocates at
+	// every doubling, the most of a step's allocations.
+	hits := 0
+	for _, l := range lists {
+		hits += len(l.hits)
+	}
+	contrib := make(map[key]float64, hits)
+	tools := make(map[string]tool.Tool, hits)
 	// The best contribution of each group's lists, the weight of each
 	// group, and the largest normalised first score of any list.
 	groupTop := map[int]float64{}
