@@ -274,9 +274,11 @@ func (ix *Index) snapshot() []*entry {
 // pending is a tool about to be written, with what was computed for it
 // outside the lock.
 type pending struct {
-	tool  tool.Tool
-	vec   [maxSignals][]float32 // nil when the vectors are the old entry's
-	terms fieldTerms
+	tool     tool.Tool
+	vec      [maxSignals][]float32 // nil when the vectors are the old entry's
+	terms    fieldTerms
+	old      *entry     // the entry it replaces, nil for a new name
+	oldTerms fieldTerms // old's terms, to take it out of the lexical index
 }
 
 // Upsert adds tools and replaces the tools with the same names. Only tools
@@ -329,12 +331,12 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 				// Same content for the model, other metadata (title,
 				// annotations, the schema's bytes): keep the vector,
 				// update what is stored.
-				ps = append(ps, pending{tool: t})
+				ps = append(ps, pending{tool: t, old: old})
 			}
 			continue
 		}
 		embedIdx = append(embedIdx, len(ps))
-		ps = append(ps, pending{tool: t})
+		ps = append(ps, pending{tool: t, old: old})
 	}
 	var dims [maxSignals]int
 	for s, sig := range ix.sigs {
@@ -358,6 +360,9 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 	analyzeAll(len(ps), func(i int) {
 		f := DocumentFields(ps[i].tool)
 		ps[i].terms = analyzeFields(f)
+		if old := ps[i].old; old != nil {
+			ps[i].oldTerms = analyzeTool(old.tool)
+		}
 		if j := textOf[i]; j >= 0 {
 			for s, sig := range ix.sigs {
 				texts[s][j] = sig.text(f)
@@ -379,10 +384,10 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 		sig.dim = dims[s]
 	}
 	// Take the replaced documents out of the lexical index in one pass.
-	var stale []uint32
+	var stale []removal
 	for _, p := range ps {
-		if old := ix.tools[p.tool.Name]; old != nil {
-			stale = append(stale, old.slot)
+		if p.old != nil {
+			stale = append(stale, removal{p.old.slot, p.oldTerms})
 		}
 	}
 	ix.lex.remove(stale...)
@@ -566,18 +571,26 @@ func (ix *Index) Remove(names ...string) int {
 }
 
 func (ix *Index) removeLocked(names []string) int {
+	// The removed tools' terms are analysed before the write lock: writers
+	// are serialised by writeMu, so the entries cannot change meanwhile.
+	var gone []removal
+	seen := make(map[string]bool, len(names))
+	ix.mu.RLock()
+	for _, name := range names {
+		if e, ok := ix.tools[name]; ok && !seen[name] {
+			seen[name] = true
+			gone = append(gone, removal{slot: e.slot})
+		}
+	}
+	ix.mu.RUnlock()
+	analyzeAll(len(gone), func(i int) { gone[i].terms = analyzeTool(ix.slots[gone[i].slot].tool) })
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	var gone []uint32
-	for _, name := range names {
-		e, ok := ix.tools[name]
-		if !ok {
-			continue
-		}
-		delete(ix.tools, name)
+	for _, r := range gone {
+		e := ix.slots[r.slot]
+		delete(ix.tools, e.tool.Name)
 		ix.slots[e.slot] = nil
 		ix.free = append(ix.free, e.slot)
-		gone = append(gone, e.slot)
 		for _, sig := range ix.sigs {
 			sig.vecs.clear(e.slot)
 		}
