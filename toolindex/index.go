@@ -189,7 +189,8 @@ func New(emb Embedder, opts *Options) (*Index, error) {
 	}
 	ix.sigs = append(ix.sigs, &signal{emb: emb, text: Fields.text})
 	if o.Semantic != nil {
-		ix.sigs = append(ix.sigs, &signal{emb: o.Semantic, text: Fields.semanticText})
+		// int8 codes: see vectors.
+		ix.sigs = append(ix.sigs, &signal{emb: o.Semantic, text: Fields.semanticText, vecs: vectors{narrow: true}})
 	}
 	return ix, nil
 }

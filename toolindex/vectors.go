@@ -6,14 +6,15 @@ import (
 	"sync"
 )
 
-// vectors is one signal's vectors, by lexical slot: each vector int16
-// codes with one float32 factor. A tool's vector v (unit length) is stored
-// as codes c = round(32767·v/max|v|) and f = 1/‖c‖, so c·f is unit length
-// again and the cosine of a unit query q with it is (q·c)·f. An index
-// holds 2 bytes per dimension per tool, half of float32. int8 codes (a
-// quarter) moved near-ties enough to cost a paraphrase set 0.008 recall@5;
-// int16 codes rank as float32 vectors do (docs/measurements.md, "Vector
-// search").
+// vectors is one signal's vectors, by lexical slot: each vector int16 (or,
+// narrow, int8) codes with one float32 factor. A tool's vector v (unit
+// length) is stored as codes c = round(M·v/max|v|), M = 32767 (127), and
+// f = 1/‖c‖, so c·f is unit length again and the cosine of a unit query q
+// with it is (q·c)·f. The n-gram embedder's vectors are int16: int8 codes
+// moved near-ties enough to cost a paraphrase set 0.008 recall@5. A
+// sentence encoder's (the semantic signal) are int8: dense, with no
+// component standing far above the others, they rank as int16 ones do
+// within the ranking gate (docs/measurements.md, "Vector search").
 //
 // The codes are stored by blocks of blockSlots slots, dimension-major
 // within a block: the codes of dimension d of the block's slots are

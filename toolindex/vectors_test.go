@@ -55,13 +55,25 @@ func TestBlockDots(t *testing.T) {
 	}
 }
 
-// A quantised vector keeps its cosine with a query to 1e-4 (the
-// factor makes the dequantised vector unit length), and a saved vector
-// quantises back to the same codes.
+// A quantised vector keeps its cosine with a query to 1e-4 with int16
+// codes, 1e-2 with int8 ones (the factor makes the dequantised vector unit
+// length), and a saved vector quantises back to the same codes.
 func TestQuantize(t *testing.T) {
+	for _, narrow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("narrow=%v", narrow), func(t *testing.T) { testQuantize(t, narrow) })
+	}
+}
+
+func testQuantize(t *testing.T, narrow bool) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const dim = 512
-	var vs vectors
+	vs := vectors{narrow: narrow}
+	// The cosine's error is about 1/(√12·‖c‖): ‖c‖ is at least 32767 for
+	// int16 codes, 127 for int8 ones.
+	tol := 1e-4
+	if narrow {
+		tol = 1e-2
+	}
 	v := make([]float32, dim)
 	q := make([]float32, dim)
 	for trial := range 50 {
@@ -83,8 +95,8 @@ func TestQuantize(t *testing.T) {
 		vs.set(0, v)
 		tops, release := vs.scan([][]float32{q}, 1, nil, func(uint32) string { return "" })
 		top := tops[0]
-		if len(top) != 1 || math.Abs(float64(top[0].score)-exact) > 1e-4 {
-			t.Fatalf("trial %d: cosine %v, want %v ± 1e-4", trial, top, exact)
+		if len(top) != 1 || math.Abs(float64(top[0].score)-exact) > tol {
+			t.Fatalf("trial %d: cosine %v, want %v ± %v", trial, top, exact, tol)
 		}
 		release()
 		saved := rows{dim: dim, codes: make([]int16, dim), factor: []float32{vs.row(make([]int16, dim), 0)}}
