@@ -35,6 +35,7 @@ type vectors struct {
 	blocks8 [][]int8  // the same, for narrow vectors
 	factor  []float32 // by slot; 0 when the slot holds no vector
 	count   int       // slots with a vector
+	scratch []int16   // set's codes of one vector, reused
 }
 
 // blockSlots is the number of slots of a block: the scores of a block fit
@@ -73,7 +74,10 @@ func (vs *vectors) set(slot uint32, v []float32) {
 		vs.dim = len(v)
 	}
 	vs.reserve(int(slot) + 1)
-	row := make([]int16, vs.dim)
+	if len(vs.scratch) != vs.dim {
+		vs.scratch = make([]int16, vs.dim)
+	}
+	row := vs.scratch
 	f := quantize(row, v, vs.codeMax())
 	b, j := slot/blockSlots, int(slot%blockSlots)
 	if vs.narrow {
