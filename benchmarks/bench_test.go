@@ -105,7 +105,7 @@ func corpusCacheDir() string {
 // tools' vectors are real (the n-gram embedder's and USE's), embedded by
 // the first run on a machine and read from the cache, by content hash, by
 // the runs after it, as a restarted gateway reads them. Embedding 100,000
-// tools with USE takes two to three minutes of CPU (AVX-512), once per
+// tools took 7.5 minutes of CPU (27 minutes at a load of 15–24), once per
 // machine. What the step benchmarks measure is the step, which reads no
 // cache: the catalog's vectors are in the index either way.
 func getCorpus(b *testing.B, n int) *corpus {
