@@ -106,7 +106,7 @@ func (o Options) validate() error {
 }
 
 // Index holds a set of tools keyed by Name, with one embedding per tool and
-// signal (int16 codes scanned by a SIMD kernel, see vectors) and a BM25F
+// signal (int16 or int8 codes scanned by SIMD kernels, see vectors) and a BM25F
 // lexical index beside it.
 //
 // An Index is safe for concurrent use. Searches never wait for an embedding
