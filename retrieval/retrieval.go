@@ -543,7 +543,8 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 	// step's largest fixed cost) is embedded and searched on a goroutine of
 	// its own while the others run here. Lists are fused in a fixed order.
 	var vecLists, semLists, lexLists []list
-	vectors := func(sig int, emb toolindex.Embedder, weight float64, search func(context.Context, []float32, int, func(tool.Tool) bool) ([]toolindex.Hit, error)) ([]list, error) {
+	// One scan of a signal's vectors serves every part (SearchVectorBatch).
+	vectors := func(sig int, emb toolindex.Embedder, weight float64, search func(context.Context, [][]float32, int, func(tool.Tool) bool) ([][]toolindex.Hit, error)) ([]list, error) {
 		if weight == 0 {
 			return nil, nil
 		}
@@ -559,22 +560,26 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 		if err != nil {
 			return nil, err
 		}
+		hits, err := search(ctx, vecs, depth, filter)
+		if err != nil {
+			return nil, fmt.Errorf("retrieval: %w", err)
+		}
 		lists := make([]list, 0, len(sps))
 		for i, p := range sps {
-			hits, err := search(ctx, vecs[i], depth, filter)
-			if err != nil {
-				return nil, fmt.Errorf("retrieval: %w", err)
+			var h []toolindex.Hit
+			if hits != nil {
+				h = hits[i]
 			}
-			lists = append(lists, list{hits: hits, weight: p.weight * weight, group: signals*p.group + sig})
+			lists = append(lists, list{hits: h, weight: p.weight * weight, group: signals*p.group + sig})
 		}
 		return lists, nil
 	}
 	var semErr error
 	var wg sync.WaitGroup
 	if r.sem != nil && w.Semantic > 0 {
-		wg.Go(func() { semLists, semErr = vectors(2, r.sem, w.Semantic, r.ix.SearchSemantic) })
+		wg.Go(func() { semLists, semErr = vectors(2, r.sem, w.Semantic, r.ix.SearchSemanticBatch) })
 	}
-	vecLists, err := vectors(1, r.emb, w.Vector, r.ix.SearchVector)
+	vecLists, err := vectors(1, r.emb, w.Vector, r.ix.SearchVectorBatch)
 	if err == nil && w.Lexical > 0 {
 		for _, p := range ps {
 			lexLists = append(lexLists, list{hits: r.ix.SearchLexical(p.text, depth, filter), weight: p.weight * w.Lexical,
@@ -672,8 +677,14 @@ func fuse(lists []list, f Fusion, k int) []Match {
 		name  string
 		group int
 	}
-	contrib := map[key]float64{}
-	tools := map[string]tool.Tool{}
+	// Sized once for every hit: a map grown hit by hit allocates at
+	// every doubling, the most of a step's allocations.
+	hits := 0
+	for _, l := range lists {
+		hits += len(l.hits)
+	}
+	contrib := make(map[key]float64, hits)
+	tools := make(map[string]tool.Tool, hits)
 	// The best contribution of each group's lists, the weight of each
 	// group, and the largest normalised first score of any list.
 	groupTop := map[int]float64{}

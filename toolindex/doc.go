@@ -28,13 +28,19 @@
 //     [Index.Remove] and [Index.Apply] keep it in step with servers.
 //     [Index.SearchVector], [Index.SearchSemantic] and [Index.SearchLexical]
 //     return scored [Hit]s, optionally filtered; package retrieval fuses
-//     them. Vectors are held as int16 codes (two bytes per dimension)
-//     with one factor per vector that makes them unit length again; a
-//     vector search is one exact scan of them (an AVX2 kernel where the CPU
-//     has one; split between two goroutines from 4,096 tools) into a
-//     bounded heap. Cosines are within 1e-4 of float32 ones, and rankings
-//     on the public sets are those of float32 vectors (docs/measurements.md,
-//     "Vector search").
+//     them. [Index.SearchVectorBatch] and [Index.SearchSemanticBatch] search
+//     for several queries (a step's parts) in one pass over the vectors.
+//     The Embedder's vectors are held as int16 codes (two bytes per
+//     dimension), the Semantic embedder's as int8 codes, each with one
+//     factor per vector that makes it unit length again. They are stored by
+//     blocks of 64 tools, dimension by dimension, so that a search reads
+//     only the dimensions its query has (a hashed n-gram query sets a few
+//     hundred of 1,024); a search is one exact scan of them (an AVX2 kernel
+//     where the CPU has one; split between two goroutines from 4,096 tools)
+//     into a bounded heap. int16 cosines are within 1e-4 of float32 ones;
+//     rankings on the public and paraphrase sets are those of float32
+//     vectors to four places of recall@5 (docs/measurements.md, "Vector
+//     search").
 //   - [Index.Save] writes an [Index] to a directory (manifest with format
 //     version, embedder IDs and dimensions; tools with hashes; vectors as
 //     little-endian float32, one file per signal), atomically; [Load] reads

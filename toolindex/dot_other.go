@@ -2,5 +2,13 @@
 
 package toolindex
 
-// dotInt16 returns Σ a[i]·q[i]; len(a) == len(q), a multiple of 32.
-func dotInt16(a []int16, q []float32) float32 { return dotInt16Go(a, q) }
+// blockDots sets out[j] to Σ_k vals[k]·blk[offs[k]+j] for the blockSlots
+// slots j of a block (see the amd64 version).
+func blockDots(blk []int16, offs []int32, vals []float32, out *[blockSlots]float32) {
+	blockDotsGo(blk, offs, vals, out)
+}
+
+// blockDots8 is blockDots over int8 codes.
+func blockDots8(blk []int8, offs []int32, vals []float32, out *[blockSlots]float32) {
+	blockDots8Go(blk, offs, vals, out)
+}

@@ -106,7 +106,7 @@ func (o Options) validate() error {
 }
 
 // Index holds a set of tools keyed by Name, with one embedding per tool and
-// signal (int8 codes scanned by a SIMD kernel, see vectors) and a BM25F
+// signal (int16 or int8 codes scanned by SIMD kernels, see vectors) and a BM25F
 // lexical index beside it.
 //
 // An Index is safe for concurrent use. Searches never wait for an embedding
@@ -189,7 +189,8 @@ func New(emb Embedder, opts *Options) (*Index, error) {
 	}
 	ix.sigs = append(ix.sigs, &signal{emb: emb, text: Fields.text})
 	if o.Semantic != nil {
-		ix.sigs = append(ix.sigs, &signal{emb: o.Semantic, text: Fields.semanticText})
+		// int8 codes: see vectors.
+		ix.sigs = append(ix.sigs, &signal{emb: o.Semantic, text: Fields.semanticText, vecs: vectors{narrow: true}})
 	}
 	return ix, nil
 }
@@ -274,9 +275,11 @@ func (ix *Index) snapshot() []*entry {
 // pending is a tool about to be written, with what was computed for it
 // outside the lock.
 type pending struct {
-	tool  tool.Tool
-	vec   [maxSignals][]float32 // nil when the vectors are the old entry's
-	terms fieldTerms
+	tool     tool.Tool
+	vec      [maxSignals][]float32 // nil when the vectors are the old entry's
+	terms    fieldTerms
+	old      *entry     // the entry it replaces, nil for a new name
+	oldTerms fieldTerms // old's terms, to take it out of the lexical index
 }
 
 // Upsert adds tools and replaces the tools with the same names. Only tools
@@ -329,12 +332,12 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 				// Same content for the model, other metadata (title,
 				// annotations, the schema's bytes): keep the vector,
 				// update what is stored.
-				ps = append(ps, pending{tool: t})
+				ps = append(ps, pending{tool: t, old: old})
 			}
 			continue
 		}
 		embedIdx = append(embedIdx, len(ps))
-		ps = append(ps, pending{tool: t})
+		ps = append(ps, pending{tool: t, old: old})
 	}
 	var dims [maxSignals]int
 	for s, sig := range ix.sigs {
@@ -358,6 +361,9 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 	analyzeAll(len(ps), func(i int) {
 		f := DocumentFields(ps[i].tool)
 		ps[i].terms = analyzeFields(f)
+		if old := ps[i].old; old != nil {
+			ps[i].oldTerms = analyzeTool(old.tool)
+		}
 		if j := textOf[i]; j >= 0 {
 			for s, sig := range ix.sigs {
 				texts[s][j] = sig.text(f)
@@ -379,10 +385,10 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 		sig.dim = dims[s]
 	}
 	// Take the replaced documents out of the lexical index in one pass.
-	var stale []uint32
+	var stale []removal
 	for _, p := range ps {
-		if old := ix.tools[p.tool.Name]; old != nil {
-			stale = append(stale, old.slot)
+		if p.old != nil {
+			stale = append(stale, removal{p.old.slot, p.oldTerms})
 		}
 	}
 	ix.lex.remove(stale...)
@@ -395,8 +401,8 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 	}
 	if slots := len(ix.slots) + max(added-len(ix.free), 0); added > 0 {
 		for _, sig := range ix.sigs {
-			if sig.vecs.stride == 0 && sig.dim > 0 {
-				sig.vecs.dim, sig.vecs.stride = sig.dim, roundDim(sig.dim)
+			if sig.vecs.dim == 0 && sig.dim > 0 {
+				sig.vecs.dim = sig.dim
 			}
 			sig.vecs.reserve(slots)
 		}
@@ -513,7 +519,7 @@ func (ix *Index) putLocked(t tool.Tool, vec [maxSignals][]float32, terms fieldTe
 			continue // unchanged content: the slot keeps its vectors
 		}
 		if sig.vecs.dim == 0 && sig.dim > 0 {
-			sig.vecs.dim, sig.vecs.stride = sig.dim, roundDim(sig.dim)
+			sig.vecs.dim = sig.dim
 		}
 		sig.vecs.set(slot, vec[s])
 	}
@@ -566,18 +572,26 @@ func (ix *Index) Remove(names ...string) int {
 }
 
 func (ix *Index) removeLocked(names []string) int {
+	// The removed tools' terms are analysed before the write lock: writers
+	// are serialised by writeMu, so the entries cannot change meanwhile.
+	var gone []removal
+	seen := make(map[string]bool, len(names))
+	ix.mu.RLock()
+	for _, name := range names {
+		if e, ok := ix.tools[name]; ok && !seen[name] {
+			seen[name] = true
+			gone = append(gone, removal{slot: e.slot})
+		}
+	}
+	ix.mu.RUnlock()
+	analyzeAll(len(gone), func(i int) { gone[i].terms = analyzeTool(ix.slots[gone[i].slot].tool) })
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	var gone []uint32
-	for _, name := range names {
-		e, ok := ix.tools[name]
-		if !ok {
-			continue
-		}
-		delete(ix.tools, name)
+	for _, r := range gone {
+		e := ix.slots[r.slot]
+		delete(ix.tools, e.tool.Name)
 		ix.slots[e.slot] = nil
 		ix.free = append(ix.free, e.slot)
-		gone = append(gone, e.slot)
 		for _, sig := range ix.sigs {
 			sig.vecs.clear(e.slot)
 		}
@@ -615,22 +629,45 @@ func (ix *Index) Apply(ctx context.Context, c tool.Change) error {
 // all). k larger than the index is clamped; a zero query matches nothing.
 // query must have the index's dimension ([ErrDimension] otherwise).
 func (ix *Index) SearchVector(ctx context.Context, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
-	return ix.search(ctx, sigVector, query, k, filter)
+	hits, err := ix.search(ctx, sigVector, [][]float32{query}, k, filter)
+	if err != nil || hits == nil {
+		return nil, err
+	}
+	return hits[0], nil
+}
+
+// SearchVectorBatch is SearchVector for several queries at once (the
+// parts of an agent's step): hits[i] are the hits of queries[i]. The
+// vectors are read once for all of them, so a batch costs about one search
+// over a catalog too large for the CPU's caches.
+func (ix *Index) SearchVectorBatch(ctx context.Context, queries [][]float32, k int, filter func(tool.Tool) bool) ([][]Hit, error) {
+	return ix.search(ctx, sigVector, queries, k, filter)
 }
 
 // SearchSemantic is SearchVector over the vectors of the Semantic
 // embedder: query is a vector of Semantic. An index without one returns
 // [ErrNoSemantic].
 func (ix *Index) SearchSemantic(ctx context.Context, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
+	hits, err := ix.SearchSemanticBatch(ctx, [][]float32{query}, k, filter)
+	if err != nil || hits == nil {
+		return nil, err
+	}
+	return hits[0], nil
+}
+
+// SearchSemanticBatch is SearchVectorBatch over the vectors of the
+// Semantic embedder. An index without one returns [ErrNoSemantic].
+func (ix *Index) SearchSemanticBatch(ctx context.Context, queries [][]float32, k int, filter func(tool.Tool) bool) ([][]Hit, error) {
 	if len(ix.sigs) <= sigSemantic {
 		return nil, ErrNoSemantic
 	}
-	return ix.search(ctx, sigSemantic, query, k, filter)
+	return ix.search(ctx, sigSemantic, queries, k, filter)
 }
 
-// search is SearchVector over signal s: one exact scan of its vectors
-// (vectors.scan).
-func (ix *Index) search(ctx context.Context, s int, query []float32, k int, filter func(tool.Tool) bool) ([]Hit, error) {
+// search is SearchVectorBatch over signal s: one exact scan of its vectors
+// for all queries (vectors.scan). It returns nil when k <= 0 or the signal
+// has no vectors, else one list per query (nil for a zero query).
+func (ix *Index) search(ctx context.Context, s int, queries [][]float32, k int, filter func(tool.Tool) bool) ([][]Hit, error) {
 	if k <= 0 {
 		return nil, nil
 	}
@@ -643,23 +680,33 @@ func (ix *Index) search(ctx context.Context, s int, query []float32, k int, filt
 	if sig.vecs.count == 0 {
 		return nil, nil
 	}
-	if len(query) != sig.dim {
-		return nil, fmt.Errorf("%w: %s query vector has length %d, index has %d", ErrDimension, sig.emb.ID(), len(query), sig.dim)
-	}
-	if isZero(query) {
-		return nil, nil
+	// The non-zero queries are scanned; at[j] is the index of the j-th.
+	scan := make([][]float32, 0, len(queries))
+	at := make([]int, 0, len(queries))
+	for i, q := range queries {
+		if len(q) != sig.dim {
+			return nil, fmt.Errorf("%w: %s query vector has length %d, index has %d", ErrDimension, sig.emb.ID(), len(q), sig.dim)
+		}
+		if !isZero(q) {
+			scan = append(scan, q)
+			at = append(at, i)
+		}
 	}
 	var accept func(slot uint32) bool
 	if filter != nil {
 		accept = func(slot uint32) bool { return filter(ix.slots[slot].tool) }
 	}
-	top, release := sig.vecs.scan(query, k, accept, ix.slotName)
+	tops, release := sig.vecs.scan(scan, k, accept, ix.slotName)
 	defer release()
-	hits := make([]Hit, len(top))
-	for i, c := range top {
-		hits[i] = Hit{Tool: ix.slots[c.slot].tool, Score: float64(c.score)}
+	out := make([][]Hit, len(queries))
+	for j, top := range tops {
+		hits := make([]Hit, len(top))
+		for i, c := range top {
+			hits[i] = Hit{Tool: ix.slots[c.slot].tool, Score: float64(c.score)}
+		}
+		out[at[j]] = hits
 	}
-	return hits, nil
+	return out, nil
 }
 
 // slotName is the name of the tool at slot; the caller holds mu.

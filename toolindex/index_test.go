@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -373,6 +374,20 @@ func TestRemoveAndApply(t *testing.T) {
 	}
 	if got, _ := ix.Get("weather__get_forecast"); got.Description != changed.Description {
 		t.Errorf("changed tool not updated: %q", got.Description)
+	}
+	// The replaced and removed documents left the lexical index entirely:
+	// it scores as an index built from the tools it now holds.
+	fresh := newTestIndex(t, newWordEmbedder(64), nil, slices.Collect(ix.All())...)
+	for _, q := range []string{"weather forecast city days", "create issue repository", "ten day"} {
+		got, want := ix.SearchLexical(q, 10, nil), fresh.SearchLexical(q, 10, nil)
+		if len(got) != len(want) {
+			t.Fatalf("lexical %q after Apply = %v, fresh index %v", q, names(got), names(want))
+		}
+		for i := range got {
+			if got[i].Tool.Name != want[i].Tool.Name || math.Abs(got[i].Score-want[i].Score) > 1e-12 {
+				t.Errorf("lexical %q after Apply = %v (%v), fresh index %v (%v)", q, names(got), got[i].Score, names(want), want[i].Score)
+			}
+		}
 	}
 
 	// A failed Apply changes nothing, removals included.

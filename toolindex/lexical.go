@@ -61,7 +61,7 @@ type lexical struct {
 
 	termID   map[string]uint32
 	postings [][]posting         // by term id
-	docTerms [][]uint32          // by slot: the distinct term ids of the document
+	live     []bool              // by slot: a document is there
 	docLen   [][numFields]uint32 // by slot: terms per field
 	totLen   [numFields]float64  // sum of docLen over live documents
 	n        int                 // live documents
@@ -82,8 +82,8 @@ func newLexical(p BM25) *lexical {
 
 // add indexes the document at slot, which must be free.
 func (l *lexical) add(slot uint32, ft fieldTerms) {
-	for int(slot) >= len(l.docTerms) {
-		l.docTerms = append(l.docTerms, nil)
+	for int(slot) >= len(l.live) {
+		l.live = append(l.live, false)
 		l.docLen = append(l.docLen, [numFields]uint32{})
 	}
 	counts := l.scratch
@@ -105,12 +105,10 @@ func (l *lexical) add(slot uint32, ft fieldTerms) {
 			counts[id] = c
 		}
 	}
-	ids := make([]uint32, 0, len(counts))
 	for id, tf := range counts {
-		ids = append(ids, id)
 		l.postings[id] = append(l.postings[id], posting{doc: slot, tf: tf})
 	}
-	l.docTerms[slot] = ids
+	l.live[slot] = true
 	l.docLen[slot] = lens
 	for f := range lens {
 		l.totLen[f] += float64(lens[f])
@@ -118,9 +116,21 @@ func (l *lexical) add(slot uint32, ft fieldTerms) {
 	l.n++
 }
 
-// remove drops the documents at slots. Each affected postings list is
-// filtered once, whatever the number of documents removed.
-func (l *lexical) remove(slots ...uint32) {
+// removal is a document to remove: its slot and the terms it was added
+// with (the index analyses its tool again rather than keep every
+// document's term ids, about 160 bytes a tool, for the rare removal).
+type removal struct {
+	slot  uint32
+	terms fieldTerms
+}
+
+// remove drops the documents rs. Each affected postings list is filtered
+// once, whatever the number of documents removed.
+func (l *lexical) remove(rs ...removal) {
+	slots := make([]uint32, len(rs))
+	for i, r := range rs {
+		slots[i] = r.slot
+	}
 	var gone map[uint32]bool
 	if len(slots) > 8 {
 		gone = make(map[uint32]bool, len(slots))
@@ -140,17 +150,22 @@ func (l *lexical) remove(slots ...uint32) {
 		return false
 	}
 	affected := make(map[uint32]bool)
-	for _, s := range slots {
-		if int(s) >= len(l.docTerms) || l.docTerms[s] == nil {
+	for _, r := range rs {
+		s := r.slot
+		if int(s) >= len(l.live) || !l.live[s] {
 			continue
 		}
-		for _, id := range l.docTerms[s] {
-			affected[id] = true
+		for _, terms := range r.terms {
+			for _, term := range terms {
+				if id, ok := l.termID[term]; ok {
+					affected[id] = true
+				}
+			}
 		}
 		for f := range l.totLen {
 			l.totLen[f] -= float64(l.docLen[s][f])
 		}
-		l.docTerms[s] = nil
+		l.live[s] = false
 		l.docLen[s] = [numFields]uint32{}
 		l.n--
 	}

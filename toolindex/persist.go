@@ -155,7 +155,7 @@ func (ix *Index) Save(dir string) error {
 			buf := make([]byte, 4*dim)
 			vec := make([]float32, dim)
 			for i := range snap {
-				saved[s].vector(vec, uint32(i))
+				saved[s].vector(vec, i)
 				for i, x := range vec {
 					binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
 				}
@@ -201,10 +201,10 @@ func (ix *Index) Save(dir string) error {
 }
 
 // saveState returns the entries sorted by name and, for each signal, a
-// copy of their vectors in that order (slot i is snap[i]), taken under one
-// read lock: the state of one instant, in int16 codes (half of the
+// copy of their vectors in that order (vector i is snap[i]'s), taken under
+// one read lock: the state of one instant, in int16 codes (half of the
 // float32 vectors they are written as).
-func (ix *Index) saveState() ([]*entry, [maxSignals]vectors) {
+func (ix *Index) saveState() ([]*entry, [maxSignals]rows) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	snap := ix.sorted
@@ -212,21 +212,18 @@ func (ix *Index) saveState() ([]*entry, [maxSignals]vectors) {
 		snap = slices.Collect(maps.Values(ix.tools))
 		slices.SortFunc(snap, func(a, b *entry) int { return cmp.Compare(a.tool.Name, b.tool.Name) })
 	}
-	var out [maxSignals]vectors
+	var out [maxSignals]rows
 	for s, sig := range ix.sigs {
 		vs := &sig.vecs
 		o := &out[s]
-		o.dim, o.stride = sig.dim, vs.stride
-		if vs.stride == 0 {
+		o.dim = sig.dim
+		if vs.dim == 0 {
 			continue
 		}
-		o.codes = make([]int16, len(snap)*vs.stride)
+		o.codes = make([]int16, len(snap)*vs.dim)
 		o.factor = make([]float32, len(snap))
 		for i, e := range snap {
-			if int(e.slot) < len(vs.factor) {
-				copy(o.codes[i*vs.stride:(i+1)*vs.stride], vs.codes[int(e.slot)*vs.stride:])
-				o.factor[i] = vs.factor[e.slot]
-			}
+			o.factor[i] = vs.row(o.codes[i*vs.dim:(i+1)*vs.dim], e.slot)
 		}
 	}
 	return snap, out
@@ -408,7 +405,7 @@ func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index,
 	for s, sig := range ix.sigs {
 		sig.dim = dims[s]
 		if sig.dim > 0 {
-			sig.vecs.dim, sig.vecs.stride = sig.dim, roundDim(sig.dim)
+			sig.vecs.dim = sig.dim
 			sig.vecs.reserve(len(tools))
 		}
 	}

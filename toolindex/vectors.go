@@ -6,63 +6,92 @@ import (
 	"sync"
 )
 
-// vectors is one signal's vectors, by lexical slot: each a row of int16
-// codes with one float32 factor. A tool's vector v (unit length) is stored
-// as codes c = round(32767·v/max|v|) and f = 1/‖c‖, so c·f is unit length
-// again and the cosine of a unit query q with it is (q·c)·f. A step scans
-// half the bytes float32 vectors would take (10,000 tools × 1,536
-// dimensions: 31 MB instead of 61 MB), and an index holds 2 bytes per
-// dimension per tool. int8 codes (a quarter) moved near-ties enough to cost
-// a paraphrase set 0.008 recall@5; int16 codes rank as float32 vectors do
-// (docs/measurements.md, "Vector search").
+// vectors is one signal's vectors, by lexical slot: each vector int16 (or,
+// narrow, int8) codes with one float32 factor. A tool's vector v (unit
+// length) is stored as codes c = round(M·v/max|v|), M = 32767 (127), and
+// f = 1/‖c‖, so c·f is unit length again and the cosine of a unit query q
+// with it is (q·c)·f. The n-gram embedder's vectors are int16: int8 codes
+// moved near-ties enough to cost a paraphrase set 0.008 recall@5. A
+// sentence encoder's (the semantic signal) are int8: dense, with no
+// component standing far above the others, they rank as int16 ones do
+// within the ranking gate (docs/measurements.md, "Vector search").
+//
+// The codes are stored by blocks of blockSlots slots, dimension-major
+// within a block: the codes of dimension d of the block's slots are
+// contiguous. A scan goes block by block and, for each dimension where the
+// query is not zero, adds query[d] × that column into the block's scores
+// (blockDots): it reads only the columns the query needs. A hashed n-gram
+// query has a few hundred of the 1,024 dimensions set, so its scan reads a
+// fraction of the codes; a sentence encoder's query is dense and reads
+// them all, as a row-by-row scan would. Blocks are allocated as slots are
+// needed and never moved, so an index grows without copying its codes.
 //
 // vectors is not safe for concurrent use on its own: [Index] calls set and
 // clear under its write lock and reads under its read lock.
 type vectors struct {
-	dim    int       // vector length; 0 until the first vector
-	stride int       // dim rounded up to a multiple of 32 (the kernel's step)
-	codes  []int16   // stride codes by slot; the padding is zero
-	factor []float32 // by slot; 0 when the slot holds no vector
-	count  int       // slots with a vector
+	dim     int       // vector length; 0 until the first vector
+	narrow  bool      // int8 codes (blocks8) instead of int16 (blocks)
+	blocks  [][]int16 // dim×blockSlots codes each, dimension-major
+	blocks8 [][]int8  // the same, for narrow vectors
+	factor  []float32 // by slot; 0 when the slot holds no vector
+	count   int       // slots with a vector
+	scratch []int16   // set's codes of one vector, reused
 }
 
-// roundDim returns d rounded up to a multiple of 32.
-func roundDim(d int) int { return (d + 31) &^ 31 }
-
-// grow makes room for slot: room for exactly that many slots when reserve
-// was told, else a quarter more than needed, so that the codes, most of an
-// index's memory, carry little unused capacity (doubling would leave up to
-// half of them unused).
-func (vs *vectors) grow(slot uint32) {
-	if int(slot) < len(vs.factor) {
-		return
-	}
-	vs.reserve(max(int(slot)+1+int(slot)/4, 64))
-}
+// blockSlots is the number of slots of a block: the scores of a block fit
+// the kernel's eight 8-float registers.
+const blockSlots = 64
 
 // reserve makes room for n slots.
 func (vs *vectors) reserve(n int) {
-	if n <= len(vs.factor) || vs.stride == 0 {
+	if vs.dim == 0 {
 		return
 	}
-	f := make([]float32, n)
-	copy(f, vs.factor)
-	vs.factor = f
-	c := make([]int16, n*vs.stride)
-	copy(c, vs.codes)
-	vs.codes = c
+	for vs.nblocks()*blockSlots < n {
+		if vs.narrow {
+			vs.blocks8 = append(vs.blocks8, make([]int8, vs.dim*blockSlots))
+		} else {
+			vs.blocks = append(vs.blocks, make([]int16, vs.dim*blockSlots))
+		}
+	}
+	if len(vs.factor) < vs.nblocks()*blockSlots {
+		vs.factor = append(vs.factor, make([]float32, vs.nblocks()*blockSlots-len(vs.factor))...)
+	}
+}
+
+// nblocks returns the number of blocks.
+func (vs *vectors) nblocks() int {
+	if vs.narrow {
+		return len(vs.blocks8)
+	}
+	return len(vs.blocks)
 }
 
 // set stores v (unit length or zero, of the signal's dimension) at slot. A
 // zero vector leaves the slot empty: it matches nothing.
 func (vs *vectors) set(slot uint32, v []float32) {
 	if vs.dim == 0 {
-		vs.dim, vs.stride = len(v), roundDim(len(v))
+		vs.dim = len(v)
 	}
-	vs.grow(slot)
-	row := vs.codes[int(slot)*vs.stride : (int(slot)+1)*vs.stride]
+	vs.reserve(int(slot) + 1)
+	if len(vs.scratch) != vs.dim {
+		vs.scratch = make([]int16, vs.dim)
+	}
+	row := vs.scratch
+	f := quantize(row, v, vs.codeMax())
+	b, j := slot/blockSlots, int(slot%blockSlots)
+	if vs.narrow {
+		blk := vs.blocks8[b]
+		for d, c := range row {
+			blk[d*blockSlots+j] = int8(c)
+		}
+	} else {
+		blk := vs.blocks[b]
+		for d, c := range row {
+			blk[d*blockSlots+j] = c
+		}
+	}
 	had := vs.factor[slot] != 0
-	f := quantize(row[:vs.dim], v)
 	vs.factor[slot] = f
 	switch {
 	case had && f == 0:
@@ -78,30 +107,70 @@ func (vs *vectors) clear(slot uint32) {
 		return
 	}
 	vs.factor[slot] = 0
-	clear(vs.codes[int(slot)*vs.stride : (int(slot)+1)*vs.stride])
+	b, j := slot/blockSlots, int(slot%blockSlots)
+	for d := range vs.dim {
+		if vs.narrow {
+			vs.blocks8[b][d*blockSlots+j] = 0
+		} else {
+			vs.blocks[b][d*blockSlots+j] = 0
+		}
+	}
 	vs.count--
 }
 
-// vector returns the unit vector stored at slot (zeros when none) in dst,
-// which has length dim.
-func (vs *vectors) vector(dst []float32, slot uint32) {
+// row copies the codes of slot into dst (length dim) and returns its
+// factor, 0 when the slot holds no vector.
+func (vs *vectors) row(dst []int16, slot uint32) float32 {
 	if int(slot) >= len(vs.factor) || vs.factor[slot] == 0 {
 		clear(dst)
-		return
+		return 0
 	}
-	f := vs.factor[slot]
-	row := vs.codes[int(slot)*vs.stride:]
-	for i := range dst {
-		dst[i] = float32(row[i]) * f
+	b, j := slot/blockSlots, int(slot%blockSlots)
+	for d := range dst {
+		if vs.narrow {
+			dst[d] = int16(vs.blocks8[b][d*blockSlots+j])
+		} else {
+			dst[d] = vs.blocks[b][d*blockSlots+j]
+		}
+	}
+	return vs.factor[slot]
+}
+
+// rows is a copy of some vectors of a signal, one after the other in
+// slot order: what Save writes, taken under the index's read lock.
+type rows struct {
+	dim    int
+	codes  []int16 // dim codes per vector
+	factor []float32
+}
+
+// vector returns vector i (unit length; zeros when none) in dst, which
+// has length dim.
+func (r *rows) vector(dst []float32, i int) {
+	f := r.factor[i]
+	for d, c := range r.codes[i*r.dim : (i+1)*r.dim] {
+		dst[d] = float32(c) * f
 	}
 }
 
-// codeMax is the largest code: a vector's largest component.
-const codeMax = 32767
+// The largest code, a vector's largest component, of int16 and of int8
+// (narrow) codes.
+const (
+	codeMax       = 32767
+	codeMaxNarrow = 127
+)
 
-// quantize writes v's int16 codes to dst and returns the factor that makes
-// them unit length, 0 for a zero vector.
-func quantize(dst []int16, v []float32) float32 {
+// codeMax returns the largest code of vs's vectors.
+func (vs *vectors) codeMax() float64 {
+	if vs.narrow {
+		return codeMaxNarrow
+	}
+	return codeMax
+}
+
+// quantize writes v's codes, at most top in magnitude, to dst and returns
+// the factor that makes them unit length, 0 for a zero vector.
+func quantize(dst []int16, v []float32, top float64) float32 {
 	var m float32
 	for _, x := range v {
 		m = max(m, abs32(x))
@@ -110,7 +179,7 @@ func quantize(dst []int16, v []float32) float32 {
 		clear(dst)
 		return 0
 	}
-	s := codeMax / float64(m)
+	s := top / float64(m)
 	var sum int64
 	for i, x := range v {
 		c := int16(math.Round(float64(x) * s))
@@ -122,17 +191,30 @@ func quantize(dst []int16, v []float32) float32 {
 
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
 
-// dotInt16Go is the portable kernel of dotInt8.
-func dotInt16Go(a []int16, q []float32) float32 {
-	var s0, s1, s2, s3 float32
-	q = q[:len(a)]
-	for i := 0; i+4 <= len(a); i += 4 {
-		s0 += float32(a[i]) * q[i]
-		s1 += float32(a[i+1]) * q[i+1]
-		s2 += float32(a[i+2]) * q[i+2]
-		s3 += float32(a[i+3]) * q[i+3]
+// blockDotsGo is the portable kernel of blockDots.
+func blockDotsGo(blk []int16, offs []int32, vals []float32, out *[blockSlots]float32) {
+	var acc [blockSlots]float32
+	for k, o := range offs {
+		q := vals[k]
+		col := blk[o : o+blockSlots]
+		for j, c := range col {
+			acc[j] += float32(c) * q
+		}
 	}
-	return (s0 + s1) + (s2 + s3)
+	*out = acc
+}
+
+// blockDots8Go is the portable kernel of blockDots8.
+func blockDots8Go(blk []int8, offs []int32, vals []float32, out *[blockSlots]float32) {
+	var acc [blockSlots]float32
+	for k, o := range offs {
+		q := vals[k]
+		col := blk[o : o+blockSlots]
+		for j, c := range col {
+			acc[j] += float32(c) * q
+		}
+	}
+	*out = acc
 }
 
 // scored32 is one candidate of a vector scan.
@@ -224,57 +306,85 @@ func (t *topK) sorted(out []scored32) []scored32 {
 // between goroutines: below it, starting them costs more than it saves.
 const parallelScanMin = 4096
 
+// scanQuery is the reusable memory of one query of a scan.
+type scanQuery struct {
+	offs []int32   // offset in a block of each dimension where the query is not zero
+	vals []float32 // the query's value there (unit length query)
+	part [2]topK   // the best of each goroutine's half
+	out  []scored32
+}
+
 // scanState is the reusable memory of one scan.
 type scanState struct {
-	q    []float32 // the query, unit length, padded to stride
-	part [2]topK
-	out  []scored32
+	qs  []scanQuery
+	out [][]scored32
 }
 
 var scanPool = sync.Pool{New: func() any { return new(scanState) }}
 
-// scan returns the k slots whose vectors have the largest cosine with
-// query (unit length or not; not zero), best first, ties by name, among
-// those that accept admits. It reads every vector once, on up to two
-// goroutines. The result is valid until release is called.
-func (vs *vectors) scan(query []float32, k int, accept func(slot uint32) bool, name func(slot uint32) string) (hits []scored32, release func()) {
+// scan returns, for each query (unit length or not; not zero), the k slots
+// whose vectors have the largest cosine with it, best first, ties by name,
+// among those that accept admits. It reads each block once for all the
+// queries (a block is 64 to 128 KB: the second query finds it in cache),
+// and in a block the columns of each query's non-zero dimensions, on up to
+// two goroutines. The result is valid until release is called.
+func (vs *vectors) scan(queries [][]float32, k int, accept func(slot uint32) bool, name func(slot uint32) string) (hits [][]scored32, release func()) {
 	st := scanPool.Get().(*scanState)
 	release = func() { scanPool.Put(st) }
-	if vs.count == 0 || k <= 0 {
+	if vs.count == 0 || k <= 0 || len(queries) == 0 {
 		return nil, release
 	}
-	if cap(st.q) < vs.stride {
-		st.q = make([]float32, vs.stride)
+	if cap(st.qs) < len(queries) {
+		st.qs = make([]scanQuery, len(queries))
 	}
-	q := st.q[:vs.stride]
-	clear(q)
-	var norm float64
-	for _, x := range query {
-		norm += float64(x) * float64(x)
+	qs := st.qs[:len(queries)]
+	for i, query := range queries {
+		var norm float64
+		for _, x := range query {
+			norm += float64(x) * float64(x)
+		}
+		inv := 1 / math.Sqrt(norm)
+		q := &qs[i]
+		q.offs, q.vals = q.offs[:0], q.vals[:0]
+		for d, x := range query {
+			if x != 0 {
+				q.offs = append(q.offs, int32(d*blockSlots))
+				q.vals = append(q.vals, float32(float64(x)*inv))
+			}
+		}
 	}
-	inv := 1 / math.Sqrt(norm)
-	for i, x := range query {
-		q[i] = float32(float64(x) * inv)
-	}
-	n := len(vs.factor)
+	n := vs.nblocks()
 	parts := 1
-	if n >= parallelScanMin && runtime.GOMAXPROCS(0) > 1 {
+	if n*blockSlots >= parallelScanMin && runtime.GOMAXPROCS(0) > 1 {
 		parts = 2
 	}
 	run := func(p int, lo, hi int) {
-		t := &st.part[p]
-		t.h, t.k, t.name = t.h[:0], k, name
-		stride := vs.stride
-		for slot := lo; slot < hi; slot++ {
-			f := vs.factor[slot]
-			if f == 0 {
-				continue
+		for i := range qs {
+			t := &qs[i].part[p]
+			t.h, t.k, t.name = t.h[:0], k, name
+		}
+		var scores [blockSlots]float32
+		for b := lo; b < hi; b++ {
+			factor := vs.factor[b*blockSlots : (b+1)*blockSlots]
+			for i := range qs {
+				q, t := &qs[i], &qs[i].part[p]
+				if vs.narrow {
+					blockDots8(vs.blocks8[b], q.offs, q.vals, &scores)
+				} else {
+					blockDots(vs.blocks[b], q.offs, q.vals, &scores)
+				}
+				for j, f := range factor {
+					if f == 0 {
+						continue
+					}
+					s := scores[j] * f
+					slot := uint32(b*blockSlots + j)
+					if !t.wants(s) || (accept != nil && !accept(slot)) {
+						continue
+					}
+					t.push(scored32{slot, s})
+				}
 			}
-			s := dotInt16(vs.codes[slot*stride:(slot+1)*stride], q) * f
-			if !t.wants(s) || (accept != nil && !accept(uint32(slot))) {
-				continue
-			}
-			t.push(scored32{uint32(slot), s})
 		}
 	}
 	if parts == 1 {
@@ -297,13 +407,20 @@ func (vs *vectors) scan(query []float32, k int, accept func(slot uint32) bool, n
 		run(0, 0, n/2)
 		wg.Wait()
 		// Merge the second half's best into the first's.
-		t := &st.part[0]
-		for _, c := range st.part[1].h {
-			t.push(c)
+		for i := range qs {
+			t := &qs[i].part[0]
+			for _, c := range qs[i].part[1].h {
+				t.push(c)
+			}
+			qs[i].part[1].h = qs[i].part[1].h[:0]
 		}
-		st.part[1].h = st.part[1].h[:0]
 	}
-	st.out = st.part[0].sorted(st.out)
-	st.part[0].name, st.part[1].name = nil, nil
+	st.out = st.out[:0]
+	for i := range qs {
+		q := &qs[i]
+		q.out = q.part[0].sorted(q.out)
+		q.part[0].name, q.part[1].name = nil, nil
+		st.out = append(st.out, q.out)
+	}
 	return st.out, release
 }
