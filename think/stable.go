@@ -22,8 +22,9 @@ const (
 	// come costs more than re-billing the prompt after it once (see
 	// Thinker.Think). The list never exceeds Options.Budget plus the tools
 	// the model asked for with search_tools. It is the default: it costs
-	// less per task on every trace measured (docs/measurements.md,
-	// "Prompt cache").
+	// less per task on the traces measured, 57–64% less with Claude's
+	// prices, and at most 1.1% more on one trace with gpt-4o-mini's
+	// (docs/measurements.md, "Prompt cache").
 	PolicyStable Policy = iota
 	// PolicyFresh chooses every step's list afresh: the fewest tokens per
 	// step, but every change re-bills the whole prompt after it.
