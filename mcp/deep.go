@@ -23,7 +23,7 @@ const DefaultMaxSchemaDepth = 64
 // decode, and a stdio or HTTP connection that reads one ends.
 const sdkMaxDepth = 1000
 
-// DeepTool is a tool a server listed nested deeper than
+// deepTool is a tool a server listed nested deeper than
 // HubOptions.MaxSchemaDepth: dropped before decoding, named in the server's
 // warnings.
 type deepTool struct {

@@ -137,9 +137,13 @@ func TestServeTrust(t *testing.T) {
 	if !strings.Contains(serveErr.String(), "tool pins changed on disk") {
 		t.Errorf("serve's log does not say it read the pins again:\n%s", serveErr.String())
 	}
-	cs.Close()
+	// The client goes away as a stdio client does: serve's stdin ends and
+	// it exits; only then does the client stop reading. (Closing the
+	// client first closed the pipe serve was still writing to, and serve
+	// exited 1 with "read/write on closed pipe", once in a CI run.)
 	clientOut.Close()
 	if code := <-done; code != 0 {
 		t.Errorf("serve: exit %d\n%s", code, serveErr.String())
 	}
+	cs.Close()
 }
