@@ -36,5 +36,5 @@ func blockDots8(blk []int8, offs []int32, vals []float32, out *[blockSlots]float
 		blockDots8AVX2(&blk[0], &offs[0], &vals[0], len(offs), out)
 		return
 	}
-	blockDots8Go(blk, offs, vals, out)
+	blockDotsGo(blk, offs, vals, out)
 }

@@ -10,5 +10,5 @@ func blockDots(blk []int16, offs []int32, vals []float32, out *[blockSlots]float
 
 // blockDots8 is blockDots over int8 codes.
 func blockDots8(blk []int8, offs []int32, vals []float32, out *[blockSlots]float32) {
-	blockDots8Go(blk, offs, vals, out)
+	blockDotsGo(blk, offs, vals, out)
 }

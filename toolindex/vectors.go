@@ -191,21 +191,9 @@ func quantize(dst []int16, v []float32, top float64) float32 {
 
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
 
-// blockDotsGo is the portable kernel of blockDots.
-func blockDotsGo(blk []int16, offs []int32, vals []float32, out *[blockSlots]float32) {
-	var acc [blockSlots]float32
-	for k, o := range offs {
-		q := vals[k]
-		col := blk[o : o+blockSlots]
-		for j, c := range col {
-			acc[j] += float32(c) * q
-		}
-	}
-	*out = acc
-}
-
-// blockDots8Go is the portable kernel of blockDots8.
-func blockDots8Go(blk []int8, offs []int32, vals []float32, out *[blockSlots]float32) {
+// blockDotsGo is the portable kernel of blockDots (int16 codes) and
+// blockDots8 (int8 codes).
+func blockDotsGo[C int8 | int16](blk []C, offs []int32, vals []float32, out *[blockSlots]float32) {
 	var acc [blockSlots]float32
 	for k, o := range offs {
 		q := vals[k]

@@ -35,7 +35,7 @@ func TestBlockDots(t *testing.T) {
 			blockDots(blk, offs, vals, &got)
 			blockDotsGo(blk, offs, vals, &gotGo)
 			blockDots8(blk8, offs, vals, &got8)
-			blockDots8Go(blk8, offs, vals, &got8Go)
+			blockDotsGo(blk8, offs, vals, &got8Go)
 			for j := range blockSlots {
 				var want, want8 float64
 				for k, o := range offs {
@@ -48,7 +48,7 @@ func TestBlockDots(t *testing.T) {
 				}
 				tol8 := 1e-4 * float64(len(offs)+1) * 127
 				if math.Abs(float64(got8[j])-want8) > tol8 || math.Abs(float64(got8Go[j])-want8) > tol8 {
-					t.Fatalf("dim %d, %d dimensions, slot %d: blockDots8 = %v, blockDots8Go = %v, want %v", dim, len(offs), j, got8[j], got8Go[j], want8)
+					t.Fatalf("dim %d, %d dimensions, slot %d: blockDots8 = %v, blockDotsGo = %v, want %v", dim, len(offs), j, got8[j], got8Go[j], want8)
 				}
 			}
 		}

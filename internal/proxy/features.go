@@ -59,16 +59,22 @@ func (p *Proxy) prune() {
 // (notifications/resources/list_changed, notifications/prompts/list_changed).
 // Give it to mcp.HubOptions.OnListChange.
 func (p *Proxy) FeaturesChanged() {
+	for _, s := range p.liveSessions() {
+		s.syncFeatures()
+	}
+}
+
+// liveSessions returns the sessions still connected, dropping the ended
+// ones; the caller works on them without holding p.mu.
+func (p *Proxy) liveSessions() []*session {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.prune()
 	sessions := make([]*session, 0, len(p.sessions))
 	for s := range p.sessions {
 		sessions = append(sessions, s)
 	}
-	p.mu.Unlock()
-	for _, s := range sessions {
-		s.syncFeatures()
-	}
+	return sessions
 }
 
 // syncFeatures registers what the Hub offers now on the session's server

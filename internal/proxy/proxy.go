@@ -235,14 +235,7 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 // sends each client whose list changed notifications/tools/list_changed.
 // Sessions also sync themselves before each tools/list.
 func (p *Proxy) ToolsChanged() {
-	p.mu.Lock()
-	p.prune()
-	sessions := make([]*session, 0, len(p.sessions))
-	for s := range p.sessions {
-		sessions = append(sessions, s)
-	}
-	p.mu.Unlock()
-	for _, s := range sessions {
+	for _, s := range p.liveSessions() {
 		if replaced := s.syncTools(); len(replaced) > 0 {
 			p.log.Info("tools listed anew", "tools", replaced)
 		}
