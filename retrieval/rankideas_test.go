@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 )
 
 func TestIntents(t *testing.T) {
@@ -173,4 +176,79 @@ func TestFeedbackPartIsWordsOnly(t *testing.T) {
 	if diff := cmp.Diff("chat notify send slack message times", p); diff != "" {
 		t.Errorf("expansion (-want +got):\n%s", diff)
 	}
+}
+
+// textLog is an Embedder that records the texts it embeds (the local
+// embedder does the embedding).
+type textLog struct {
+	toolindex.Embedder
+	mu    sync.Mutex
+	texts []string
+}
+
+func (l *textLog) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	l.mu.Lock()
+	l.texts = append(l.texts, texts...)
+	l.mu.Unlock()
+	return l.Embedder.Embed(ctx, texts)
+}
+
+// count returns how many texts embedded so far contain all of parts.
+func (l *textLog) count(parts ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.texts {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(s, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
+// A catalog change re-embeds the server documents of the servers whose
+// tools changed, not every server's: the server index outlives the change.
+func TestServerIndexReembedsOnlyChangedServers(t *testing.T) {
+	local, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := &textLog{Embedder: local}
+	ix := testenv.Index(t, emb, nil,
+		rankTool("notes", "create_item", "Create an item."),
+		rankTool("notes", "archive_notebook", "Archive a notebook of notes."),
+		rankTool("tracker", "create_item", "Create an item."),
+		rankTool("tracker", "triage_bug", "Triage a bug report: severity and owner."),
+	)
+	ctx := context.Background()
+	r := newRetriever(t, ix, nil)
+	retrieve := func() {
+		t.Helper()
+		if _, err := r.Retrieve(ctx, retrieval.Query{Task: "create an item for this bug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A server document holds several tools' sentences; a tool's, one.
+	notes := func() int { return emb.count("Create an item.", "Archive a notebook") }
+	tracker := func() int { return emb.count("Create an item.", "Triage a bug") }
+	retrieve()
+	retrieve()
+	if notes() != 1 || tracker() != 1 {
+		t.Fatalf("after two steps: notes' document embedded %d times, tracker's %d; want 1 and 1", notes(), tracker())
+	}
+	if _, err := ix.Upsert(ctx, rankTool("tracker", "close_bug", "Close a fixed bug.")); err != nil {
+		t.Fatal(err)
+	}
+	retrieve()
+	if notes() != 1 || tracker() != 2 {
+		t.Errorf("after tracker changed: notes' document embedded %d times, tracker's %d; want 1 (unchanged) and 2", notes(), tracker())
+	}
+	if n := ix.Remove("tracker__close_bug", "tracker__triage_bug", "tracker__create_item"); n != 3 {
+		t.Fatalf("Remove = %d, want 3", n)
+	}
+	retrieve() // one server left: nothing to tell apart, and no error
 }

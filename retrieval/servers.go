@@ -23,27 +23,41 @@ import (
 // serverDocSentenceRunes bounds each tool's sentence in a server document.
 const serverDocSentenceRunes = 120
 
-// servers is the index of server documents, rebuilt when the tool index's
-// generation moves.
+// servers is the index of server documents, brought up to date when the
+// tool index's generation moves. It lives as long as the Retriever, so
+// that a catalog change re-embeds only the documents of the servers whose
+// tools changed (Upsert keeps the vectors of unchanged documents).
 type servers struct {
 	mu  sync.Mutex
 	gen uint64
 	ok  bool
-	ix  *toolindex.Index
-	n   int // servers indexed
+	ix  *toolindex.Index // every server document, nil before the first
+	n   int              // servers indexed
 }
 
 // serverIndex returns the index of server documents for the tool index's
-// current generation, building it when the catalog changed. It returns
+// current generation, updating it when the catalog changed. It returns
 // nil when the catalog has fewer than two servers: nothing to tell apart.
 func (r *Retriever) serverIndex(ctx context.Context) (*toolindex.Index, error) {
 	s := r.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	gen := r.ix.Generation()
-	if s.ok && s.gen == gen {
-		return s.ix, nil
+	if !s.ok || s.gen != gen {
+		if err := s.update(ctx, r); err != nil {
+			return nil, err
+		}
+		s.gen, s.ok = gen, true
 	}
+	if s.n < 2 {
+		return nil, nil
+	}
+	return s.ix, nil
+}
+
+// update makes s.ix hold one document per server of r's catalog: new and
+// changed ones embedded, those of servers that left removed.
+func (s *servers) update(ctx context.Context, r *Retriever) error {
 	docs := map[string]*strings.Builder{}
 	for t := range r.ix.All() {
 		if t.Server == "" {
@@ -67,22 +81,32 @@ func (r *Retriever) serverIndex(ctx context.Context) (*toolindex.Index, error) {
 		}
 		b.WriteString("\n")
 	}
-	var ix *toolindex.Index
-	if len(docs) >= 2 {
-		var err error
-		if ix, err = toolindex.New(r.emb, &toolindex.Options{Semantic: r.sem}); err != nil {
-			return nil, fmt.Errorf("retrieval: server index: %w", err)
+	s.n = len(docs)
+	if s.ix == nil {
+		if len(docs) < 2 {
+			return nil
 		}
-		var tools []tool.Tool
-		for _, name := range slices.Sorted(maps.Keys(docs)) {
-			tools = append(tools, tool.Tool{Name: name, Server: name, Description: docs[name].String()})
+		ix, err := toolindex.New(r.emb, &toolindex.Options{Semantic: r.sem})
+		if err != nil {
+			return fmt.Errorf("retrieval: server index: %w", err)
 		}
-		if _, err := ix.Upsert(ctx, tools...); err != nil {
-			return nil, fmt.Errorf("retrieval: server index: %w", err)
+		s.ix = ix
+	}
+	var tools []tool.Tool
+	for _, name := range slices.Sorted(maps.Keys(docs)) {
+		tools = append(tools, tool.Tool{Name: name, Server: name, Description: docs[name].String()})
+	}
+	if _, err := s.ix.Upsert(ctx, tools...); err != nil {
+		return fmt.Errorf("retrieval: server index: %w", err)
+	}
+	var gone []string
+	for t := range s.ix.All() {
+		if docs[t.Name] == nil {
+			gone = append(gone, t.Name)
 		}
 	}
-	s.ix, s.gen, s.ok, s.n = ix, gen, true, len(docs)
-	return ix, nil
+	s.ix.Remove(gone...)
+	return nil
 }
 
 // serverScores ranks the servers for ps as the tools are ranked (same
