@@ -66,6 +66,14 @@ type Options struct {
 	// OnChange, CacheDir and NoCache must be zero: the Toolset keeps its
 	// index current itself and hands the Hub the cache folder.
 	Hub mcp.HubOptions
+	// OnChange, if set, hears each change to the catalog once the index
+	// holds it (Get, Tools, Search and Think see it): a server's tools
+	// after Open returned, when it re-lists (tools/list_changed, Refresh),
+	// goes down (its tools Removed) or comes back (Open and OpenConfig
+	// only). It is called one change at a time, on the Hub's goroutine for
+	// that server: it must not block or call back into the Hub. toolsift
+	// serve uses it to bring its clients' tool lists up to date.
+	OnChange func(tool.Change)
 	// Inputs are the values of a config's ${input:ID} variables (VS Code's
 	// "inputs"; Open only). They are secrets: never logged or printed.
 	Inputs map[string]string
@@ -107,6 +115,7 @@ type Toolset struct {
 	// failed servers, config warnings and pins that match nothing (a
 	// caller with a Logger reads them from Status and Warnings).
 	warnFailed bool
+	onChange   func(tool.Change) // Options.OnChange
 }
 
 // Open loads the mcpServers config file at path (Claude Desktop, Claude
@@ -238,7 +247,7 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 	if o.NoSemantic {
 		sem = nil
 	}
-	ts := &Toolset{store: openStore(o), log: o.Logger, warnFailed: warnFailed}
+	ts := &Toolset{store: openStore(o), log: o.Logger, warnFailed: warnFailed, onChange: o.OnChange}
 	ixOpts := toolindex.Options{Semantic: sem}
 	if ts.store != nil {
 		ixOpts.Cache = ts.store
@@ -285,6 +294,9 @@ func (ts *Toolset) apply(ctx context.Context, c tool.Change) error {
 	if ts.opened.Load() {
 		ts.th.CatalogCost()
 		ts.flush()
+		if ts.onChange != nil {
+			ts.onChange(c)
+		}
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // tokenEnv holds the bearer token of serve --listen.
@@ -167,6 +168,17 @@ func serve(ctx context.Context, e *env, args []string) error {
 		Pin:      pins,
 		CacheDir: *cacheDir,
 		NoCache:  *noCache,
+		// A change upstream (a tool removed, a server down or back)
+		// reaches the clients' lists at once, not at their next
+		// tools/list.
+		OnChange: func(tool.Change) {
+			pxMu.Lock()
+			p := px
+			pxMu.Unlock()
+			if p != nil {
+				p.ToolsChanged()
+			}
+		},
 		Hub: mcp.HubOptions{
 			IdleTimeout: *idle, Timeout: *connectTimeout,
 			Auth:           auth,

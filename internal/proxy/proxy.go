@@ -7,8 +7,11 @@
 //
 // A listed tool whose definition changes in the Toolset (upstream, or
 // accepted after a rug-pull warning by Hub.Trust or toolbench trust, which
-// gives its readOnlyHint back) is listed anew before the next tools/list
-// or call is answered; the client is told (tools/list_changed).
+// gives its readOnlyHint back) is listed anew; one the Toolset no longer has
+// (removed upstream, or its server down) leaves the list until it comes
+// back. Either happens when the Toolset hears of the change (toolsift serve
+// calls ToolsChanged from toolsift.Options.OnChange) and in any case before
+// the next tools/list is answered; the client is told (tools/list_changed).
 //
 // One go-sdk server is made per client session (Proxy.NewServer), so each
 // session has its own list: stdio has one session, streamable HTTP one per
@@ -222,23 +225,22 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 			s.p.log.Info("tool pins changed on disk; tools listed anew", "servers", reloaded)
 			s.p.ToolsChanged()
 		case method == "tools/list":
-			if replaced := s.syncTools(); len(replaced) > 0 {
-				s.p.log.Info("tools listed anew", "tools", replaced)
-			}
+			s.syncTools().log(s.p.log)
 		}
 		return next(ctx, method, req)
 	}
 }
 
-// ToolsChanged lists anew, in every session, the listed tools whose
-// definition changed in the Toolset (after Hub.Trust, say); the SDK
-// sends each client whose list changed notifications/tools/list_changed.
-// Sessions also sync themselves before each tools/list.
+// ToolsChanged brings every session's list in line with the Toolset: a
+// listed tool whose definition changed (upstream, or after Hub.Trust) is
+// listed anew, one the Toolset no longer has is taken off the list until
+// it comes back; the SDK sends each client whose list changed
+// notifications/tools/list_changed. toolsift serve calls it on every
+// change of the catalog (toolsift.Options.OnChange); sessions also sync
+// themselves before each tools/list.
 func (p *Proxy) ToolsChanged() {
 	for _, s := range p.liveSessions() {
-		if replaced := s.syncTools(); len(replaced) > 0 {
-			p.log.Info("tools listed anew", "tools", replaced)
-		}
+		s.syncTools().log(p.log)
 	}
 }
 

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -21,6 +22,10 @@ type session struct {
 	found map[string]uint64 // found tool → tick of its last use
 	tick  uint64
 	defs  map[string]string // listed tool (found or pinned) → its definition as listed (JSON)
+	// away holds the found or pinned tools taken off the list because the
+	// Toolset no longer has them (gone upstream, or their server down):
+	// they are listed again when they come back.
+	away map[string]bool
 
 	featMu sync.Mutex // resources, templates and prompts: see features.go
 	feat   featureSet
@@ -60,6 +65,13 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 		s.tick++
 		if _, ok := s.found[t.Name]; ok {
 			s.found[t.Name] = s.tick
+			if s.away[t.Name] { // found again: it is back
+				if st, ok := sdkTool(t); ok {
+					delete(s.away, t.Name)
+					s.add(st)
+					added = append(added, t.Name)
+				}
+			}
 			continue
 		}
 		st, ok := sdkTool(t)
@@ -81,6 +93,10 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 		delete(s.found, oldest)
 		if freshName[oldest] {
 			delete(freshName, oldest) // never listed: more found than room
+			continue
+		}
+		if s.away[oldest] {
+			delete(s.away, oldest) // off the list already
 			continue
 		}
 		evicted = append(evicted, oldest)
@@ -111,19 +127,28 @@ func (s *session) add(st *sdk.Tool) {
 	s.srv.AddTool(st, s.callListed)
 }
 
-// syncTools lists anew each listed tool whose definition in the Toolset
-// is no longer the one listed: a tool changed upstream, or accepted by
-// Hub.Trust or toolbench trust (its readOnlyHint back). The SDK tells the
-// client (notifications/tools/list_changed). It returns the tools
-// replaced.
-func (s *session) syncTools() []string {
+// syncTools brings the listed tools in line with the Toolset: a listed
+// tool whose definition is no longer the one listed is listed anew (a tool
+// changed upstream, or accepted by Hub.Trust or toolbench trust: its
+// readOnlyHint back); one the Toolset no longer has (removed upstream, or
+// its server down) is taken off the list, so that the model is not offered
+// a tool that cannot be called, and listed again when it comes back. The
+// SDK tells the client (notifications/tools/list_changed).
+func (s *session) syncTools() toolSync {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var replaced []string
+	var d toolSync
 	for _, name := range slices.Sorted(maps.Keys(s.defs)) {
 		t, ok := s.p.ts.Get(name)
 		if !ok {
-			continue // gone upstream: a call says so
+			s.srv.RemoveTools(name)
+			delete(s.defs, name)
+			if s.away == nil {
+				s.away = map[string]bool{}
+			}
+			s.away[name] = true
+			d.Removed = append(d.Removed, name)
+			continue
 		}
 		st, ok := sdkTool(t)
 		if !ok {
@@ -131,10 +156,41 @@ func (s *session) syncTools() []string {
 		}
 		if def, _ := json.Marshal(st); string(def) != s.defs[name] {
 			s.add(st)
-			replaced = append(replaced, name)
+			d.Replaced = append(d.Replaced, name)
 		}
 	}
-	return replaced
+	for _, name := range slices.Sorted(maps.Keys(s.away)) {
+		t, ok := s.p.ts.Get(name)
+		if !ok {
+			continue
+		}
+		delete(s.away, name)
+		if st, ok := sdkTool(t); ok {
+			s.add(st)
+			d.Returned = append(d.Returned, name)
+		}
+	}
+	return d
+}
+
+// toolSync is what syncTools changed on a session's list.
+type toolSync struct {
+	Replaced []string // listed anew with their new definition
+	Removed  []string // taken off: the Toolset no longer has them
+	Returned []string // listed again: back in the Toolset
+}
+
+// log writes what changed, one record per kind.
+func (d toolSync) log(l *slog.Logger) {
+	if len(d.Replaced) > 0 {
+		l.Info("tools listed anew", "tools", d.Replaced)
+	}
+	if len(d.Removed) > 0 {
+		l.Info("tools taken off the list: no longer in the catalog", "tools", d.Removed)
+	}
+	if len(d.Returned) > 0 {
+		l.Info("tools listed again: back in the catalog", "tools", d.Returned)
+	}
 }
 
 // touch marks a found tool as used now.
@@ -152,7 +208,7 @@ func (s *session) listed(tools []tool.Tool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range tools {
-		if _, ok := s.found[t.Name]; ok {
+		if _, ok := s.found[t.Name]; ok && !s.away[t.Name] {
 			continue
 		}
 		if !slices.ContainsFunc(s.p.pinned, func(p tool.Tool) bool { return p.Name == t.Name }) {
