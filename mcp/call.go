@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -98,7 +99,12 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 		if errors.As(err, &rpcErr) && rpcErr.Code != codeRejected {
 			// The server answered, with an error instead of a result
 			// (unknown arguments, a thrown exception): data for the model.
-			return render(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "error: " + rpcErr.Message}}, IsError: true}), nil
+			// A JSON-RPC error in the body of an HTTP error keeps its status.
+			text := "error: " + rpcErr.Message
+			if f := status.failure(); f != nil {
+				text = fmt.Sprintf("error: HTTP %d %s: %s", f.status, http.StatusText(f.status), rpcErr.Message)
+			}
+			return render(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: true}), nil
 		}
 		return tool.Result{}, fmt.Errorf("%w: call %s (server %s): %w", ErrServerUnavailable, name, s.name, err)
 	}

@@ -444,9 +444,10 @@ func (h *Hub) request(ctx context.Context, s *server, op, name string, params pr
 	defer context.AfterFunc(h.life, func() { cancel(ErrClosed) })()
 	ctx, end := h.begin(ctx, s, name, params)
 	defer end()
+	ctx, status := withHTTPStatus(ctx)
 	res, err := do(ctx, cs)
 	if err != nil {
-		return nil, h.requestErr(ctx, s, op, err)
+		return nil, h.requestErr(ctx, s, op, status, err)
 	}
 	raw, err := json.Marshal(res)
 	if err != nil {
@@ -456,18 +457,19 @@ func (h *Hub) request(ctx context.Context, s *server, op, name string, params pr
 }
 
 // requestErr names the server and the operation in a failed request's
-// error, keeping a JSON-RPC error the server answered as an *RPCError.
-func (h *Hub) requestErr(ctx context.Context, s *server, op string, err error) error {
+// error, keeping a JSON-RPC error the server answered as an *RPCError and
+// the status of an HTTP error the request got (status).
+func (h *Hub) requestErr(ctx context.Context, s *server, op string, status *httpStatus, err error) error {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case h.life.Err() != nil:
 		return fmt.Errorf("%s (server %s): %w", op, s.name, ErrClosed)
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s (server %s): %w", op, s.name, context.Cause(ctx))
-	case errors.As(err, &rpcErr):
-		return fmt.Errorf("%s (server %s): %w", op, s.name, &RPCError{Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data})
+	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejected: // (not the transport's own)
+		return fmt.Errorf("%s (server %s): %w", op, s.name, status.explain(op, &RPCError{Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data}))
 	}
-	return fmt.Errorf("%w: %s (server %s): %w", ErrServerUnavailable, op, s.name, err)
+	return fmt.Errorf("%w: %s (server %s): %w", ErrServerUnavailable, op, s.name, status.explain(op, err))
 }
 
 // noteLinks remembers the URIs of the resource links and embedded

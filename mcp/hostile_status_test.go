@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,12 +19,20 @@ import (
 	"github.com/toolsift/toolsift/mcp"
 )
 
-// failingHTTP is a real MCP server (the SDK's streamable or SSE handler)
-// that answers one thing with an HTTP error instead: the POST of a
-// JSON-RPC method, or ("GET") the event stream.
-func failingHTTP(t *testing.T, sse bool, fail string, status int) *httptest.Server {
+// failingHTTP is a real MCP server (the SDK's streamable or SSE handler,
+// with a tool, a resource and a prompt) that answers one thing with an
+// HTTP error instead: the POST of a JSON-RPC method, or ("GET") the event
+// stream. With rpcBody, the error's body is a JSON-RPC error answering the
+// request.
+func failingHTTP(t *testing.T, sse bool, fail string, status int, rpcBody bool) *httptest.Server {
 	t.Helper()
 	srv := newServer("remote", nil, "echo")
+	srv.AddResource(&sdk.Resource{URI: "test://doc", Name: "doc"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "test://doc", Text: "doc"}}}, nil
+	})
+	srv.AddPrompt(&sdk.Prompt{Name: "pick"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "pick"}}}}, nil
+	})
 	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
 	if sse {
 		h = sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)
@@ -36,11 +45,18 @@ func failingHTTP(t *testing.T, sse bool, fail string, status int) *httptest.Serv
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			var m struct {
-				Method string `json:"method"`
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
 			}
 			_ = json.Unmarshal(body, &m)
 			if m.Method == fail {
 				w.Header().Set("Www-Authenticate", `Bearer realm="x"`)
+				if rpcBody {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(status)
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"failing on purpose"}}`, m.ID)
+					return
+				}
 				http.Error(w, "failing on purpose", status)
 				return
 			}
@@ -53,9 +69,10 @@ func failingHTTP(t *testing.T, sse bool, fail string, status int) *httptest.Serv
 }
 
 // TestHTTPStatusKept: an HTTP error from a url server, to initialize,
-// tools/list or tools/call, says its status code, method and URL (the
-// SDK's errors keep only the status text), with a hint for 404 to
-// initialize and for 401/403; no configured header value is printed.
+// tools/list, tools/call, resources/read or prompts/get, says its status
+// code, method and URL (the SDK's errors keep only the status text), with
+// a hint for 404 to initialize and for 401/403; no configured header
+// value is printed.
 func TestHTTPStatusKept(t *testing.T) {
 	const secret = "s3cret-header-value"
 	for _, tc := range []struct {
@@ -64,6 +81,11 @@ func TestHTTPStatusKept(t *testing.T) {
 		status int
 		hint   string
 	}{
+		{false, "resources/read", 500, ""},
+		{false, "resources/read", 401, "the server wants credentials"},
+		{false, "prompts/get", 503, ""},
+		{true, "resources/read", 502, ""},
+		{true, "prompts/get", 403, "the server wants credentials"},
 		{false, "initialize", 500, ""},
 		{false, "initialize", 404, "is the server's url right?"},
 		{false, "initialize", 401, "the server wants credentials"},
@@ -85,7 +107,7 @@ func TestHTTPStatusKept(t *testing.T) {
 		}
 		t.Run(fmt.Sprintf("%s/%s/%d", typ, tc.fail, tc.status), func(t *testing.T) {
 			checkGoroutines(t)
-			ts := failingHTTP(t, tc.sse, tc.fail, tc.status)
+			ts := failingHTTP(t, tc.sse, tc.fail, tc.status, false)
 			sc := config.Server{URL: ts.URL + "/mcp?key=" + secret, Type: typ, Headers: map[string]string{"Authorization": "Bearer " + secret}}
 			st, _ := hostileHub(t, sc, &mcp.HubOptions{Timeout: 20 * time.Second})
 			method := http.MethodPost
@@ -95,9 +117,23 @@ func TestHTTPStatusKept(t *testing.T) {
 			// (an SSE server's POSTs go to its endpoint, with a session id, redacted)
 			want := fmt.Sprintf("HTTP %d %s from %s %s/mcp?", tc.status, http.StatusText(tc.status), method, ts.URL)
 			var err error
-			if tc.fail == "tools/call" {
+			request := tc.fail == "tools/call" || tc.fail == "resources/read" || tc.fail == "prompts/get"
+			if request {
 				if st.State != mcp.StateReady {
 					t.Fatalf("state %s (%v), want ready", st.State, st.Err)
+				}
+				// hostileHub's Hub is closed; ask a fresh one.
+				cfg := &config.Config{Servers: map[string]config.Server{"evil": sc}}
+				hub := startHub(t, cfg, &mcp.HubOptions{NoCache: true, MaxRestarts: -1})
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				switch tc.fail {
+				case "tools/call":
+					_, err = hub.Call(ctx, "evil__echo", nil)
+				case "resources/read":
+					_, err = hub.ReadResource(ctx, "test://doc")
+				case "prompts/get":
+					_, err = hub.GetPrompt(ctx, "evil__pick", nil)
 				}
 			} else {
 				if st.State != mcp.StateFailed {
@@ -105,19 +141,46 @@ func TestHTTPStatusKept(t *testing.T) {
 				}
 				err = st.Err
 			}
-			if tc.fail == "tools/call" {
-				// hostileHub's Hub is closed; call on a fresh one.
-				cfg := &config.Config{Servers: map[string]config.Server{"evil": sc}}
-				hub := startHub(t, cfg, &mcp.HubOptions{NoCache: true, MaxRestarts: -1})
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-				defer cancel()
-				_, err = hub.Call(ctx, "evil__echo", nil)
+			if request && tc.status >= 500 && !errors.Is(err, mcp.ErrServerUnavailable) {
+				t.Errorf("error %v: want ErrServerUnavailable for a %d", err, tc.status)
 			}
 			msg := fmt.Sprint(err)
 			if !strings.Contains(msg, want) || !strings.Contains(msg, "evil") || !strings.Contains(msg, tc.hint) || strings.Contains(msg, secret) {
 				t.Fatalf("error %q: want %q, the server, hint %q, no secret", msg, want, tc.hint)
 			}
 			t.Logf("%s", msg)
+		})
+	}
+}
+
+// TestHTTPErrorWithRPCBody: an HTTP error whose body is a JSON-RPC error
+// (a 4xx, which the SDK decodes) keeps its status: in the text the model
+// gets for a call, and in the error of a resource read.
+func TestHTTPErrorWithRPCBody(t *testing.T) {
+	checkGoroutines(t)
+	for _, fail := range []string{"tools/call", "resources/read"} {
+		t.Run(strings.ReplaceAll(fail, "/", "_"), func(t *testing.T) {
+			ts := failingHTTP(t, false, fail, http.StatusBadRequest, true)
+			cfg := &config.Config{Servers: map[string]config.Server{"evil": {URL: ts.URL + "/mcp", Type: "http"}}}
+			hub := startHub(t, cfg, &mcp.HubOptions{NoCache: true, MaxRestarts: -1})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			const want = "HTTP 400 Bad Request"
+			if fail == "tools/call" {
+				res, err := hub.Call(ctx, "evil__echo", nil)
+				if err != nil {
+					t.Fatalf("call: %v, want an error result", err)
+				}
+				if !res.IsError || !strings.Contains(res.Content, want) || !strings.Contains(res.Content, "failing on purpose") {
+					t.Fatalf("result %+v: want an error naming %q and the server's message", res, want)
+				}
+				return
+			}
+			_, err := hub.ReadResource(ctx, "test://doc")
+			var rpcErr *mcp.RPCError
+			if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 || !strings.Contains(fmt.Sprint(err), want) {
+				t.Fatalf("error %v: want the server's JSON-RPC error -32602 and %q", err, want)
+			}
 		})
 	}
 }

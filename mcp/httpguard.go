@@ -246,17 +246,22 @@ func (r *httpStatus) record(f httpFailure) {
 	r.mu.Unlock()
 }
 
+// failure returns the last failed response recorded, or nil.
+func (r *httpStatus) failure() *httpFailure {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
+}
+
 // explain adds the last failed response, if any, to err, with a hint for
 // the statuses that usually mean a wrong URL (404 to initialize, op
 // "connect") or missing credentials (401, 403). No header is printed.
 func (r *httpStatus) explain(op string, err error) error {
-	if r == nil || err == nil {
-		return err
-	}
-	r.mu.Lock()
-	f := r.last
-	r.mu.Unlock()
-	if f == nil {
+	f := r.failure()
+	if f == nil || err == nil {
 		return err
 	}
 	hint := ""
