@@ -40,10 +40,12 @@ func (e *countingEmbedder) count() int {
 }
 
 // TestOpenCachesDerivedData: the second Open of a config finds its tools'
-// vectors and token costs in the cache: it embeds one document (the
-// embedder's dimension) and counts nothing, and ranks and prices the
-// catalog exactly as the first. Neither the server's secrets nor the
-// user's queries reach the cache folder.
+// vectors, its server documents' vectors and token costs in the cache: it
+// embeds one document per index (to learn the embedder's dimension) and
+// counts nothing, and
+// ranks and prices the catalog exactly as the first. The first Open
+// embeds the server documents too, so that no step pays for them. Neither
+// the servers' secrets nor the user's queries reach the cache folder.
 func TestOpenCachesDerivedData(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "testserver")
 	if out, err := exec.Command("go", "build", "-o", bin, "./mcp/testdata/testserver").CombinedOutput(); err != nil {
@@ -53,6 +55,7 @@ func TestOpenCachesDerivedData(t *testing.T) {
 	cache := filepath.Join(dir, "cache")
 	cfg := map[string]any{"mcpServers": map[string]any{
 		"local": map[string]any{"command": bin, "env": map[string]string{"TESTSERVER_VALUE": "env-s3cr3t"}},
+		"other": map[string]any{"command": bin},
 	}}
 	data, _ := json.Marshal(cfg)
 	path := filepath.Join(dir, "mcp.json")
@@ -68,7 +71,8 @@ func TestOpenCachesDerivedData(t *testing.T) {
 		t.Fatal(err)
 	}
 	type run struct {
-		embedded, encoded int
+		embedded, encoded int // at Open
+		stepEmbedded      int // by the first Search and Think: their queries
 		top               []string
 		tokens, tools     int
 	}
@@ -97,19 +101,23 @@ func TestOpenCachesDerivedData(t *testing.T) {
 		if res, err := ts.Call(ctx, "local__where", nil); err != nil || !strings.Contains(res.Content, "env-s3cr3t") {
 			t.Fatalf("call: %+v, %v", res, err)
 		}
-		r := run{embedded: embedded, encoded: encoded, tokens: off.AllTokens, tools: off.AllTools}
+		r := run{embedded: embedded, encoded: encoded, tokens: off.AllTokens, tools: off.AllTools,
+			stepEmbedded: emb.count() + sem.count() - embedded - encoded}
 		for _, m := range found {
 			r.top = append(r.top, m.Tool.Name)
 		}
 		return r
 	}
 	first := open()
-	if first.embedded != 3 || first.encoded != 3 || first.tools != 3 || first.tokens == 0 {
-		t.Fatalf("first run: %+v; want 3 tools embedded, encoded and priced", first)
+	if first.embedded != 6+2 || first.encoded != 6+2 || first.tools != 6 || first.tokens == 0 {
+		t.Fatalf("first run: %+v; want 6 tools and 2 server documents embedded and encoded, 6 tools priced", first)
 	}
 	second := open()
-	if second.embedded != 1 || second.encoded != 1 {
-		t.Errorf("second run embedded %d and encoded %d documents; want 1 each (to learn the dimension), the rest from the cache", second.embedded, second.encoded)
+	if second.embedded != 2 || second.encoded != 2 {
+		t.Errorf("second run embedded %d and encoded %d documents; want 2 each (the tool and server indexes learn their dimension from one document each), the rest from the cache", second.embedded, second.encoded)
+	}
+	if first.stepEmbedded != second.stepEmbedded {
+		t.Errorf("the first steps embedded %d texts, then %d: want the queries only, the same", first.stepEmbedded, second.stepEmbedded)
 	}
 	if first.tokens != second.tokens || first.tools != second.tools || strings.Join(first.top, ",") != strings.Join(second.top, ",") {
 		t.Errorf("runs differ: %+v vs %+v", first, second)

@@ -41,11 +41,12 @@
 // The Toolset owns one cache folder (os.UserCacheDir()/toolsift, or
 // Options.CacheDir; nothing with Options.NoCache) and hands the Hub its
 // part. It keeps each server's tool list there (catalog/, see package
-// mcp), the vector of every tool document
-// per embedder (vectors/) and the full-tier token cost of every tool per
-// tokenizer (tokens/), all keyed by content hashes. A second Open of the
-// same config starts no server that has a cache entry, embeds one document
-// (to learn the embedder's dimension) and counts no tokens: on the 73
+// mcp), the vector of every tool document and every server document
+// (retrieval's server-aware ranking) per embedder (vectors/) and the
+// full-tier token cost of every tool per tokenizer (tokens/), all keyed by
+// content hashes. A second Open of the same config starts no server that
+// has a cache entry, embeds one document per index (to learn the
+// embedder's dimension) and counts no tokens: on the 73
 // servers and 2,670 tools of the real catalog the first model request goes
 // out about 0.5 s after start (benchmarks/lazystart.sh). The cache holds
 // tool metadata, vectors and counts, never an env or header value, a URL,

@@ -275,11 +275,13 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 
 // ready ends the Toolset's construction: from now on a change of the
 // index updates the catalog's cost and the cache at once. The catalog's
-// cost is counted (or found in the cache) now, not at the first Think
-// step.
+// cost and the index of server documents are made (or found in the cache)
+// now, not at the first Think step.
 func (ts *Toolset) ready() {
 	ts.opened.Store(true)
 	ts.th.CatalogCost()
+	// The server documents too (a failure is the first step's to report).
+	_ = ts.th.Retriever().Prepare(context.Background())
 	ts.flush()
 }
 

@@ -55,6 +55,19 @@ func (r *Retriever) serverIndex(ctx context.Context) (*toolindex.Index, error) {
 	return s.ix, nil
 }
 
+// Prepare builds now what a first step would otherwise build: the index of
+// server documents (Options.ServerWeight, in Hybrid mode), whose vectors
+// then reach the index's VectorCache at the next flush. toolsift calls it
+// when Open returns, so that a first request does not pay for it. A later
+// catalog change is brought in by the next step.
+func (r *Retriever) Prepare(ctx context.Context) error {
+	if r.opts.Mode != Hybrid || r.opts.ServerWeight == 0 {
+		return nil
+	}
+	_, err := r.serverIndex(ctx)
+	return err
+}
+
 // update makes s.ix hold one document per server of r's catalog: new and
 // changed ones embedded, those of servers that left removed.
 func (s *servers) update(ctx context.Context, r *Retriever) error {
@@ -86,7 +99,10 @@ func (s *servers) update(ctx context.Context, r *Retriever) error {
 		if len(docs) < 2 {
 			return nil
 		}
-		ix, err := toolindex.New(r.emb, &toolindex.Options{Semantic: r.sem})
+		// The tool index's vector cache keeps the server documents'
+		// vectors between runs too: with 73 servers, encoding them took
+		// over a second of a process's first step.
+		ix, err := toolindex.New(r.emb, &toolindex.Options{Semantic: r.sem, Cache: r.ix.VectorCache()})
 		if err != nil {
 			return fmt.Errorf("retrieval: server index: %w", err)
 		}

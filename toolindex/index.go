@@ -214,6 +214,11 @@ func (ix *Index) Semantic() Embedder {
 	return nil
 }
 
+// VectorCache returns the index's cache of document vectors
+// (Options.Cache), or nil: an index of other documents derived from this
+// one (retrieval's server documents) keeps its vectors there too.
+func (ix *Index) VectorCache() VectorCache { return ix.opts.Cache }
+
 // Dimension returns the length of the index's vectors, 0 while the index has
 // never held a tool.
 func (ix *Index) Dimension() int {
