@@ -78,6 +78,23 @@ func (u *USE) ID() string { return "use-lite:v1:512" }
 // empty text gets the model's vector for no pieces. It fails only when ctx
 // is done, which is checked between batches of texts.
 func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return u.embed(ctx, texts, false)
+}
+
+// EmbedQueries is Embed for the texts a search compares with documents
+// that Embed gave: an agent's task, thought or step. Where the AVX2
+// kernels run (and not AVX-512), its matrix products take the int16 path:
+// weights and activations scaled to int16 and multiplied exactly in
+// 32-bit integers, about twice the multiply-adds of float32 FMA per
+// instruction. Its vectors are within a cosine of 0.9999 of Embed's
+// (docs/measurements.md gives the measured minimum over the public
+// datasets' tools and queries), and Embed's own vectors, a document's, are
+// unchanged by it. Elsewhere it is Embed.
+func (u *USE) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	return u.embed(ctx, texts, useKern == kernelAVX2)
+}
+
+func (u *USE) embed(ctx context.Context, texts []string, quant bool) ([][]float32, error) {
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); {
 		if err := ctx.Err(); err != nil {
@@ -92,7 +109,7 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 			rows += len(p)
 			end++
 		}
-		out = append(out, u.w.forward(ids, u.workers)...)
+		out = append(out, u.w.forward(ids, u.workers, quant)...)
 		start = end
 	}
 	return out, nil

@@ -102,20 +102,31 @@ func BenchmarkUSE(b *testing.B) {
 		}
 		runDocs(fmt.Sprintf("pieces=%d", n), cut, total/len(cut))
 	}
+	step, n := cutToPieces(u, "I need to find the cheapest direct flight from Boston to Paris next Friday, then book a hotel near the station for three nights and add both to my calendar ", 25)
+	if n != 25 {
+		b.Fatalf("step text has %d pieces, want 25", n)
+	}
+	// query/… is Embed, queries/… EmbedQueries (the int16 path with AVX2).
 	for _, c := range []struct{ name, text string }{
-		{"query/short", "search flights to Paris"},
-		{"query/128pieces", long},
+		{"short", "search flights to Paris"},
+		{"25pieces", step},
+		{"128pieces", long},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			cpu := cpuSeconds()
-			for b.Loop() {
-				if _, err := u.Embed(ctx, []string{c.text}); err != nil {
-					b.Fatal(err)
+		for _, m := range []struct {
+			name  string
+			embed func(context.Context, []string) ([][]float32, error)
+		}{{"query", u.Embed}, {"queries", u.EmbedQueries}} {
+			b.Run(m.name+"/"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				cpu := cpuSeconds()
+				for b.Loop() {
+					if _, err := m.embed(ctx, []string{c.text}); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric((cpuSeconds()-cpu)*1e3/float64(b.N), "cpu-ms/op")
-		})
+				b.ReportMetric((cpuSeconds()-cpu)*1e3/float64(b.N), "cpu-ms/op")
+			})
+		}
 	}
 }
 
