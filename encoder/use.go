@@ -38,7 +38,8 @@ type USEOptions struct {
 // of CPU with AVX-512 (about twice that with AVX2, thirty times with
 // portable Go), a short query a fraction of one: docs/measurements.md has
 // the figures per text length and kernel and the commands
-// (go test -bench USE ./encoder/). A USE is safe for concurrent use.
+// (go test -bench USE ./encoder/). EmbedQueries is the faster path for
+// query texts. A USE is safe for concurrent use.
 type USE struct {
 	w       *useWeights
 	workers int
@@ -83,13 +84,16 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 
 // EmbedQueries is Embed for the texts a search compares with documents
 // that Embed gave: an agent's task, thought or step. Where the AVX2
-// kernels run (and not AVX-512), its matrix products take the int16 path:
-// weights and activations scaled to int16 and multiplied exactly in
-// 32-bit integers, about twice the multiply-adds of float32 FMA per
-// instruction. Its vectors are within a cosine of 0.9999 of Embed's
-// (docs/measurements.md gives the measured minimum over the public
-// datasets' tools and queries), and Embed's own vectors, a document's, are
-// unchanged by it. Elsewhere it is Embed.
+// kernels run (not with AVX-512, which keeps its float32 kernels, nor the
+// portable build), its matrix products take an int16 path: each weight
+// column and each row of activations scaled to int16 (within a norm that
+// keeps every sum inside int32) and multiplied exactly in 32-bit integers
+// by VPMADDWD, 16 multiply-adds an instruction against 8 for a float32
+// FMA; and the last layer takes the mean of a text's rows before its last
+// product, which is linear, instead of after. Its vectors are within a
+// cosine of 0.9999 of Embed's (docs/measurements.md gives the least
+// measured over the public datasets' tools and queries); Embed's vectors,
+// a document's, are unchanged by it. Elsewhere it is Embed.
 func (u *USE) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
 	return u.embed(ctx, texts, useKern == kernelAVX2)
 }
