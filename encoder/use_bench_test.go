@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolsift/toolsift/encoder"
 	"github.com/toolsift/toolsift/tool"
@@ -117,14 +119,25 @@ func BenchmarkUSE(b *testing.B) {
 			embed func(context.Context, []string) ([][]float32, error)
 		}{{"query", u.Embed}, {"queries", u.EmbedQueries}} {
 			b.Run(m.name+"/"+c.name, func(b *testing.B) {
+				// Outside the measure: EmbedQueries's first call
+				// converts the weights to int16, once per process.
+				if _, err := m.embed(ctx, []string{c.text}); err != nil {
+					b.Fatal(err)
+				}
 				b.ReportAllocs()
 				cpu := cpuSeconds()
+				// The fastest call too: on a machine shared with other
+				// work, the one least disturbed by it.
+				fastest := time.Duration(math.MaxInt64)
 				for b.Loop() {
+					start := time.Now()
 					if _, err := m.embed(ctx, []string{c.text}); err != nil {
 						b.Fatal(err)
 					}
+					fastest = min(fastest, time.Since(start))
 				}
 				b.ReportMetric((cpuSeconds()-cpu)*1e3/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(fastest.Seconds()*1e3, "min-ms/op")
 			})
 		}
 	}
