@@ -21,6 +21,10 @@ import (
 // go test -bench USE ./encoder/ -args -usekernel avx2 (see USEKernels).
 var useKernelFlag = flag.String("usekernel", "", "matrix kernel for the USE benchmarks (go, avx2, avx512); default the fastest")
 
+// useWorkersFlag sets USEOptions.Workers in BenchmarkUSE (0: the
+// default), e.g. -useworkers 1 to measure one goroutine's cost.
+var useWorkersFlag = flag.Int("useworkers", 0, "USEOptions.Workers for BenchmarkUSE (0: GOMAXPROCS)")
+
 // setBenchKernel applies -usekernel for the rest of the benchmark.
 func setBenchKernel(b *testing.B) {
 	if *useKernelFlag == "" {
@@ -59,6 +63,12 @@ func BenchmarkUSE(b *testing.B) {
 	setBenchKernel(b)
 	ref := loadUSEReference(b)
 	u := mustUSE(b)
+	if *useWorkersFlag != 0 {
+		var err error
+		if u, err = encoder.NewUSE(&encoder.USEOptions{Workers: *useWorkersFlag}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	var docs []string
 	for _, r := range ref.Texts[:useFixtureDocs] {
 		docs = append(docs, r.Text)
