@@ -169,8 +169,8 @@ func gemmQ(c []float32, ldc int, qa []int16, ldq int, qs []float32, n int, b *us
 		if bias != nil {
 			args.bias = &bias[col]
 		}
-		blocks := (n + 5) / 6
-		for i := 0; i < n; blocks-- {
+		// Blocks of at most 6 rows, the rows shared out evenly.
+		for i, blocks := 0, (n+5)/6; blocks > 0; blocks-- {
 			rows := (n - i + blocks - 1) / blocks
 			args.a = &qa[i*ldq]
 			args.rscale = &qs[i]
