@@ -19,15 +19,20 @@ const (
 )
 
 // useWork pools the workspaces of forward passes, so that embedding
-// allocates little more than the vectors it returns.
-var useWork = sync.Pool{New: func() any { return new([]float32) }}
+// allocates little more than the vectors it returns; useQWork those of the
+// int16 path (a matrix product's input rows in int16).
+var (
+	useWork  = sync.Pool{New: func() any { return new([]float32) }}
+	useQWork = sync.Pool{New: func() any { return new([]int16) }}
+)
 
 // forward embeds the texts whose piece ids (at most useMaxPieces each) are
 // given, all at once: the pieces of all texts are the rows of one matrix,
 // so that every matrix product covers the whole batch, and only attention
 // and pooling look at where a text starts and ends. It returns one unit
-// vector per text.
-func (w *useWeights) forward(ids [][]int32, workers int) [][]float32 {
+// vector per text. quant runs the matrix products of the weights on the
+// int16 path (useMatMulQ).
+func (w *useWeights) forward(ids [][]int32, workers int, quant bool) [][]float32 {
 	segs := make([]useSeg, len(ids))
 	n := 0
 	for t, p := range ids {
@@ -39,6 +44,10 @@ func (w *useWeights) forward(ids [][]int32, workers int) [][]float32 {
 	// Attention's jobs are a text's heads: no more workers than those
 	// need scratch.
 	need := n*useRowFloats + min(workers, len(ids)*useHeads)*useAttnFloats
+	if quant {
+		need += max(n, len(ids)) // the rows' scales
+		need += len(ids) * (useFFNDim + useModelDim)
+	}
 	if cap(*wp) < need {
 		*wp = make([]float32, need)
 	}
@@ -50,14 +59,26 @@ func (w *useWeights) forward(ids [][]int32, workers int) [][]float32 {
 	}
 	x := take(n * useEmbedDim)
 	buf := useBuffers{
-		a:    take(n * useModelDim),
-		qkv:  take(n * 3 * useModelDim),
-		res:  take(n * useModelDim),
-		h:    take(n * useModelDim),
-		l:    take(n * useModelDim),
-		f:    take(n * useFFNDim),
-		attn: ws,
+		a:   take(n * useModelDim),
+		qkv: take(n * 3 * useModelDim),
+		res: take(n * useModelDim),
+		h:   take(n * useModelDim),
+		l:   take(n * useModelDim),
+		f:   take(n * useFFNDim),
 	}
+	if quant {
+		buf.qs = take(max(n, len(ids)))
+		buf.fm = take(len(ids) * useFFNDim)
+		buf.hm = take(len(ids) * useModelDim)
+		qp := useQWork.Get().(*[]int16)
+		defer useQWork.Put(qp)
+		if qn := max(n, len(ids)) * useFFNDim; cap(*qp) < qn {
+			*qp = make([]int16, qn)
+		}
+		buf.qa = *qp
+		buf.quant = true
+	}
+	buf.attn = ws
 	// Input: each piece's embedding twice plus the timing signal of its
 	// position — the graph adds the embedding to the embedding-plus-timing
 	// (the stack's input and the first layer's AddTimingSignal both keep
@@ -73,28 +94,25 @@ func (w *useWeights) forward(ids [][]int32, workers int) [][]float32 {
 			}
 		}
 	}
-	for l := range w.layers {
-		x = w.layers[l].apply(x, n, segs, w.lnEps, &buf, workers)
-	}
 	// Mean over each text's pieces (an empty text pools to zeros, as the
 	// graph's division by max(count, 1) gives), then the tanh layer and L2
-	// normalisation.
+	// normalisation. On the int16 path the last layer pools before its
+	// last product, which is linear (see useLayer.apply): one row a text
+	// instead of one a piece.
 	pooled := make([]float32, len(ids)*useModelDim)
-	for t, s := range segs {
-		p := pooled[t*useModelDim:][:useModelDim]
-		for r := s.start; r < s.start+s.n; r++ {
-			row := x[r*useModelDim:][:useModelDim]
-			for i, v := range row {
-				p[i] += v
-			}
+	last := len(w.layers) - 1
+	for l := range w.layers {
+		if quant && l == last {
+			w.layers[l].apply(x, n, segs, w.lnEps, &buf, workers, pooled)
+			break
 		}
-		d := float32(max(s.n, 1))
-		for i := range p {
-			p[i] /= d
+		x = w.layers[l].apply(x, n, segs, w.lnEps, &buf, workers, nil)
+		if l == last {
+			poolRows(pooled, x, useModelDim, segs)
 		}
 	}
 	h := make([]float32, len(ids)*useOutDim)
-	useMatMul(h, pooled, len(ids), w.tanh, w.tanhB, nil, false, workers)
+	buf.matMul(h, pooled, len(ids), w.tanh, w.tanhB, nil, false, workers)
 	out := make([][]float32, len(ids))
 	for t := range ids {
 		v := h[t*useOutDim:][:useOutDim]
@@ -117,35 +135,87 @@ func (w *useWeights) forward(ids [][]int32, workers int) [][]float32 {
 type useBuffers struct {
 	a, qkv, res, h, l, f []float32
 	attn                 []float32 // useAttnFloats per worker
+	quant                bool      // the int16 path: qa and qs its workspace
+	qa                   []int16
+	qs                   []float32
+	fm, hm               []float32 // a text's mean of f and of h, when pooling early
+}
+
+// poolRows sets dst's row t (width d) to the mean of the rows of x of
+// segs[t], zeros for a text without pieces.
+func poolRows(dst, x []float32, d int, segs []useSeg) {
+	for t, s := range segs {
+		p := dst[t*d:][:d]
+		clear(p)
+		for r := s.start; r < s.start+s.n; r++ {
+			row := x[r*d:][:d]
+			for i, v := range row {
+				p[i] += v
+			}
+		}
+		div := float32(max(s.n, 1))
+		for i := range p {
+			p[i] /= div
+		}
+	}
+}
+
+// matMul is useMatMul, or useMatMulQ on the int16 path.
+func (buf *useBuffers) matMul(dst, a []float32, n int, w *usePanels, bias, add []float32, relu bool, workers int) {
+	if buf.quant {
+		useMatMulQ(dst, a, n, w, bias, add, relu, workers, buf.qa, buf.qs)
+		return
+	}
+	useMatMul(dst, a, n, w, bias, add, relu, workers)
 }
 
 // apply runs the layer over x ([n][L.in]) and returns its output
 // ([n][L.out], in buf.l): x + attention(LN(x)), then that plus
 // FFN(LN(that)), where the first residual is projected to L.out when the
 // widths differ. x may be buf.l.
-func (L *useLayer) apply(x []float32, n int, segs []useSeg, eps float32, buf *useBuffers, workers int) []float32 {
+//
+// When pooled is not nil, apply returns instead each text's mean of its
+// output rows in pooled (one row a text, zeros for a text without pieces):
+// the FFN's second product and the residual are linear, so the mean of
+// f·W + b + h over a text's rows is mean(f)·W + b + mean(h), one product
+// a text instead of one a piece. The result differs from pooling the
+// output only by float rounding.
+func (L *useLayer) apply(x []float32, n int, segs []useSeg, eps float32, buf *useBuffers, workers int, pooled []float32) []float32 {
 	in, out := L.in, L.out
 	ln := buf.a[:n*in]
 	useLayerNorm(ln, x[:n*in], in, L.ln1g, L.ln1b, eps)
 	qkv := buf.qkv[:n*3*in]
-	useMatMul(qkv, ln, n, L.qkv, L.qkvB, nil, false, workers)
+	buf.matMul(qkv, ln, n, L.qkv, L.qkvB, nil, false, workers)
 	var residual []float32
 	if L.res != nil {
 		residual = buf.res[:n*out]
-		useMatMul(residual, x, n, L.res, L.resB, nil, false, workers)
+		buf.matMul(residual, x, n, L.res, L.resB, nil, false, workers)
 	} else {
 		residual = x[:n*out]
 	}
 	att := ln // no longer needed
 	useAttention(att, qkv, in, L.headWidthDim, L.qscale, segs, buf.attn, workers)
 	h := buf.h[:n*out]
-	useMatMul(h, att, n, L.proj, L.projB, residual, false, workers)
+	buf.matMul(h, att, n, L.proj, L.projB, residual, false, workers)
 	ln2 := buf.l[:n*out] // x, when it is buf.l, is no longer needed
 	useLayerNorm(ln2, h, out, L.ln2g, L.ln2b, eps)
 	f := buf.f[:n*useFFNDim]
-	useMatMul(f, ln2, n, L.ffn1, L.ffn1B, nil, true, workers)
+	buf.matMul(f, ln2, n, L.ffn1, L.ffn1B, nil, true, workers)
+	if pooled != nil {
+		nt := len(segs)
+		fm, hm := buf.fm[:nt*useFFNDim], buf.hm[:nt*out]
+		poolRows(fm, f, useFFNDim, segs)
+		poolRows(hm, h, out, segs)
+		buf.matMul(pooled, fm, nt, L.ffn2, L.ffn2B, hm, false, workers)
+		for t, s := range segs {
+			if s.n == 0 {
+				clear(pooled[t*out : (t+1)*out])
+			}
+		}
+		return pooled
+	}
 	y := ln2 // no longer needed
-	useMatMul(y, f, n, L.ffn2, L.ffn2B, h, false, workers)
+	buf.matMul(y, f, n, L.ffn2, L.ffn2B, h, false, workers)
 	return y
 }
 

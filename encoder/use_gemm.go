@@ -26,6 +26,8 @@ type usePanels struct {
 	data  []float32
 	half  []uint16
 	widen sync.Once
+	q     *useQuantPanels // int16, made on first use by quant
+	qOnce sync.Once
 }
 
 // floats returns the panels in float32.

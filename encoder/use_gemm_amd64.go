@@ -85,3 +85,6 @@ func gemmAsm(c []float32, ldc int, a []float32, lda, n int, b *usePanels, p0, p1
 		p += np
 	}
 }
+
+// gemmQAsm runs the AVX2 int16 kernel on a block of 1 to 6 rows.
+func gemmQAsm(rows int, p *gemmQArgs) { gemmKernelAVX2Q(rows, p) }

@@ -395,3 +395,41 @@ func gemmAVX2Half_5x1(p *gemmArgs)
 
 //go:noescape
 func gemmAVX2Half_6x1(p *gemmArgs)
+
+// gemmKernelAVX2Q runs the AVX2 int16 kernel for rows rows (1 to 6) of one panel.
+func gemmKernelAVX2Q(rows int, p *gemmQArgs) {
+	switch rows {
+	case 1:
+		gemmAVX2Q_1x1(p)
+	case 2:
+		gemmAVX2Q_2x1(p)
+	case 3:
+		gemmAVX2Q_3x1(p)
+	case 4:
+		gemmAVX2Q_4x1(p)
+	case 5:
+		gemmAVX2Q_5x1(p)
+	case 6:
+		gemmAVX2Q_6x1(p)
+	default:
+		panic("encoder: no kernel for this block")
+	}
+}
+
+//go:noescape
+func gemmAVX2Q_1x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX2Q_2x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX2Q_3x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX2Q_4x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX2Q_5x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX2Q_6x1(p *gemmQArgs)

@@ -13,3 +13,12 @@ func gemmAsm(c []float32, ldc int, a []float32, lda, n int, b *usePanels, p0, p1
 func softmaxAsm(row []float32, n int, scale float32) bool { return false }
 
 func layerNormAsm(dst, x, g, b []float32, eps float32) bool { return false }
+
+// gemmQAsm is never called: useKern is always kernelGo.
+func gemmQAsm(rows int, p *gemmQArgs) {
+	panic("encoder: no assembly kernels in this build")
+}
+
+func rowStatsAsm(row []float32) (mx, ss float32, ok bool) { return 0, 0, false }
+
+func quantizeRowAsm(q []int16, row []float32, s float32) bool { return false }

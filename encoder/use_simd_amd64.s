@@ -175,3 +175,66 @@ TEXT ·hasF16C(SB), NOSPLIT, $0-1
 	ANDL $1, CX
 	MOVB CX, ret+0(FP)
 	RET
+
+// func rowStatsAVX2(row *float32, n int) (mx, ss float32)
+//
+// Returns the largest magnitude of row[0..n) (n a positive multiple of 16)
+// and the sum of its squares, for the int16 path's scales.
+TEXT ·rowStatsAVX2(SB), NOSPLIT, $0-24
+	MOVQ row+0(FP), SI
+	MOVQ n+8(FP), CX
+	VPCMPEQD Y5, Y5, Y5
+	VPSRLD $1, Y5, Y5 // 0x7fffffff: clears the sign
+	VXORPS Y1, Y1, Y1 // largest magnitudes
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3 // sums of squares
+	VXORPS Y4, Y4, Y4
+
+stats:
+	VMOVUPS (SI), Y6
+	VMOVUPS 32(SI), Y7
+	VFMADD231PS Y6, Y6, Y3
+	VFMADD231PS Y7, Y7, Y4
+	VANDPS Y5, Y6, Y6
+	VANDPS Y5, Y7, Y7
+	VMAXPS Y6, Y1, Y1
+	VMAXPS Y7, Y2, Y2
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JNZ stats
+
+	VMAXPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	HMAX(Y1)
+	HSUM(Y3)
+	VMOVSS X1, mx+16(FP)
+	VMOVSS X3, ss+20(FP)
+	VZEROUPPER
+	RET
+
+// func quantizeRowAVX2(q *int16, row *float32, n int, s float32)
+//
+// Sets q[i] to row[i]·s rounded to the nearest integer, ties to even (the
+// rounding mode Go keeps), for i < n (a positive multiple of 16); the
+// products must be within int16 (VPACKSSDW would saturate them).
+TEXT ·quantizeRowAVX2(SB), NOSPLIT, $0-28
+	MOVQ q+0(FP), DI
+	MOVQ row+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y5
+
+quant:
+	VMULPS (SI), Y5, Y1
+	VMULPS 32(SI), Y5, Y2
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VPACKSSDW Y2, Y1, Y3 // lanes: row 0-3, 8-11, 4-7, 12-15
+	VPERMQ $0xd8, Y3, Y3
+	VMOVDQU Y3, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	SUBQ $16, CX
+	JNZ quant
+
+	VZEROUPPER
+	RET

@@ -1,6 +1,7 @@
 package encoder
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf16"
 
@@ -12,13 +13,35 @@ import (
 // @energetic-ai/embeddings 0.2.0 that gives the same piece ids, including
 // its quirks (see encode).
 type usePieces struct {
-	// A byte trie of the pieces (the reserved ones left out): child maps
-	// node<<8|byte to the next node, term[node] is the id of the piece
-	// ending there or -1. Node 0 is the root.
-	child map[uint64]int32
-	term  []int32
-	score []float64 // log-probability of each id
-	jsLen []int     // length of each piece in UTF-16 code units
+	// A byte trie of the pieces (the reserved ones left out): the edges
+	// out of node n are edgeByte[edgeStart[n]:edgeStart[n+1]] (ascending)
+	// to the nodes edgeNode[…] (the root's also in root, by byte, -1 for
+	// none); term[node] is the id of the piece ending there or -1. Node 0
+	// is the root.
+	root      [256]int32
+	edgeStart []int32
+	edgeByte  []byte
+	edgeNode  []int32
+	term      []int32
+	score     []float64 // log-probability of each id
+	jsLen     []int     // length of each piece in UTF-16 code units
+}
+
+// next returns the node that byte c leads to from node, or -1.
+func (p *usePieces) next(node int32, c byte) int32 {
+	if node == 0 {
+		return p.root[c]
+	}
+	lo, hi := p.edgeStart[node], p.edgeStart[node+1]
+	for i := lo; i < hi; i++ {
+		switch b := p.edgeByte[i]; {
+		case b == c:
+			return p.edgeNode[i]
+		case b > c:
+			return -1
+		}
+	}
+	return -1
 }
 
 // useReserved is the number of control pieces at the start of the
@@ -30,7 +53,8 @@ const useReserved = 6
 const useUnknown = 0
 
 func newUSEPieces(pieces []string, scores []float64) *usePieces {
-	p := &usePieces{child: map[uint64]int32{}, term: []int32{-1}, score: scores, jsLen: make([]int, len(pieces))}
+	child := map[uint64]int32{} // node<<8|byte → node, while building
+	p := &usePieces{term: []int32{-1}, score: scores, jsLen: make([]int, len(pieces))}
 	for i, s := range pieces {
 		for _, r := range s {
 			p.jsLen[i] += utf16.RuneLen(r)
@@ -41,15 +65,38 @@ func newUSEPieces(pieces []string, scores []float64) *usePieces {
 		node := int32(0)
 		for j := 0; j < len(s); j++ {
 			k := uint64(node)<<8 | uint64(s[j])
-			c, ok := p.child[k]
+			c, ok := child[k]
 			if !ok {
 				c = int32(len(p.term))
 				p.term = append(p.term, -1)
-				p.child[k] = c
+				child[k] = c
 			}
 			node = c
 		}
 		p.term[node] = int32(i) // a later duplicate wins, as in the reference trie
+	}
+	// The edges, by node then byte.
+	keys := make([]uint64, 0, len(child))
+	for k := range child {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i := range p.root {
+		p.root[i] = -1
+	}
+	p.edgeStart = make([]int32, len(p.term)+1)
+	p.edgeByte = make([]byte, len(keys))
+	p.edgeNode = make([]int32, len(keys))
+	for i, k := range keys {
+		from, c := k>>8, byte(k)
+		if from == 0 {
+			p.root[c] = child[k]
+		}
+		p.edgeStart[from+1]++
+		p.edgeByte[i], p.edgeNode[i] = c, child[k]
+	}
+	for n := 1; n < len(p.edgeStart); n++ {
+		p.edgeStart[n] += p.edgeStart[n-1]
 	}
 	return p
 }
@@ -85,8 +132,8 @@ func (p *usePieces) encode(text string) []int32 {
 		hit := false
 		node, l := int32(0), 1
 		for pos := offs[i]; pos < len(s); {
-			c, ok := p.child[uint64(node)<<8|uint64(s[pos])]
-			if !ok {
+			c := p.next(node, s[pos])
+			if c < 0 {
 				break
 			}
 			node = c

@@ -602,6 +602,12 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 // repeats; a USE vector of a short text costs about half a millisecond.
 const maxCachedQueries = 256
 
+// queryEmbedder is an embedder with a faster path for query texts, whose
+// vectors are compared with the documents' (encoder.USE.EmbedQueries).
+type queryEmbedder interface {
+	EmbedQueries(ctx context.Context, texts []string) ([][]float32, error)
+}
+
 // queryCache keeps the vectors of recent query texts by embedder, so that
 // a run embeds its task once. Safe for concurrent use.
 type queryCache struct {
@@ -631,7 +637,11 @@ func (c *queryCache) embed(ctx context.Context, emb toolindex.Embedder, texts []
 	if len(missing) == 0 {
 		return out, nil
 	}
-	vecs, err := emb.Embed(ctx, missing)
+	embed := emb.Embed
+	if q, ok := emb.(queryEmbedder); ok {
+		embed = q.EmbedQueries
+	}
+	vecs, err := embed(ctx, missing)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: embed query with %s: %w", id, err)
 	}

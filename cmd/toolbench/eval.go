@@ -575,11 +575,30 @@ type memoEmbedder struct {
 }
 
 func (m *memoEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return m.memo(ctx, texts, "", m.Embedder.Embed)
+}
+
+// EmbedQueries is the wrapped embedder's path for query texts when it has
+// one (encoder.USE.EmbedQueries, which retrieval uses), else Embed; its
+// vectors are remembered apart from Embed's.
+func (m *memoEmbedder) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	q, ok := m.Embedder.(interface {
+		EmbedQueries(context.Context, []string) ([][]float32, error)
+	})
+	if !ok {
+		return m.Embed(ctx, texts)
+	}
+	return m.memo(ctx, texts, "query\x00", q.EmbedQueries)
+}
+
+// memo returns the vectors of texts, remembered under prefix+text, the
+// missing ones from embed.
+func (m *memoEmbedder) memo(ctx context.Context, texts []string, prefix string, embed func(context.Context, []string) ([][]float32, error)) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	var miss []string
 	m.mu.Lock()
 	for i, t := range texts {
-		if v, ok := m.vecs[t]; ok {
+		if v, ok := m.vecs[prefix+t]; ok {
 			out[i] = v
 		} else {
 			miss = append(miss, t)
@@ -589,7 +608,7 @@ func (m *memoEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	if len(miss) == 0 {
 		return out, nil
 	}
-	vecs, err := m.Embedder.Embed(ctx, miss)
+	vecs, err := embed(ctx, miss)
 	if err != nil {
 		return nil, err
 	}
@@ -601,7 +620,7 @@ func (m *memoEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	j := 0
 	for i, t := range texts {
 		if out[i] == nil {
-			m.vecs[t] = vecs[j]
+			m.vecs[prefix+t] = vecs[j]
 			out[i] = vecs[j]
 			j++
 		}

@@ -40,6 +40,22 @@ const (
 	offRelu  = 80
 )
 
+// Offsets of the fields of encoder.gemmQArgs, checked by a test there.
+const (
+	offQA      = 0
+	offQLDA    = 8
+	offQB      = 16
+	offQK2     = 24
+	offQC      = 32
+	offQLDC    = 40
+	offQBias   = 48
+	offQAdd    = 56
+	offQLDAdd  = 64
+	offQRelu   = 72
+	offQCScale = 80
+	offQRScale = 88
+)
+
 // isa describes one instruction set's registers.
 type isa struct {
 	name    string // suffix of the function names
@@ -87,6 +103,19 @@ func main() {
 				fmt.Fprintf(&g, "//go:noescape\nfunc gemm%s_%dx%d(p *gemmArgs)\n\n", is.name, mr, np)
 			}
 		}
+	}
+	// The int16 kernels (AVX2): one panel, 1 to 6 rows.
+	const qRows = 6
+	fmt.Fprintf(&g, "// gemmKernelAVX2Q runs the AVX2 int16 kernel for rows rows (1 to %d) of one panel.\n", qRows)
+	g.WriteString("func gemmKernelAVX2Q(rows int, p *gemmQArgs) {\nswitch rows {\n")
+	for mr := 1; mr <= qRows; mr++ {
+		name := fmt.Sprintf("gemmAVX2Q_%dx1", mr)
+		kernelQ(&s, name, mr)
+		fmt.Fprintf(&g, "case %d:\n%s(p)\n", mr, name)
+	}
+	g.WriteString("default:\npanic(\"encoder: no kernel for this block\")\n}\n}\n\n")
+	for mr := 1; mr <= qRows; mr++ {
+		fmt.Fprintf(&g, "//go:noescape\nfunc gemmAVX2Q_%dx1(p *gemmQArgs)\n\n", mr)
 	}
 	src, err := format.Source(g.Bytes())
 	if err != nil {
@@ -264,6 +293,157 @@ func kernel(w *bytes.Buffer, is isa, name string, mr, np int) {
 	for r := range mr {
 		for v := range nb {
 			p("VMOVUPS %s, %d(DI)", acc(r, v), v*4*is.lanes)
+		}
+		if r < mr-1 {
+			p("ADDQ R9, DI")
+		}
+	}
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// kernelQ writes one int16 kernel: mr rows of A (int16, two steps of k
+// per 32-bit word) times one panel of B (int16, pairs of rows of k
+// interleaved: 32 values per pair, columns 0-7 then 8-15, each column's
+// two values side by side). VPMADDWD multiplies the pairs and adds each
+// pair's two products into a 32-bit lane: 16 multiply-adds per
+// instruction, summed into int32 accumulators by VPADDD. The scales keep
+// every sum within int32 (see quantizeRows), so nothing saturates and
+// integer addition is exact. At the end each accumulator is converted to
+// float32 and scaled by its column's and its row's scale, then the bias,
+// the residual and ReLU as in the float kernels.
+//
+// Registers: AX the arguments; SI, R12 rows 0 and 3 of A (the rows between
+// at +R8 and +2·R8); BX the panel; CX the pairs of k left. Vector
+// registers: accumulators Y0..Y(2mr-1), then the two halves of a panel
+// row, a broadcast pair and a product.
+func kernelQ(w *bytes.Buffer, name string, mr int) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, "\t"+format+"\n", a...) }
+	acc := func(r, v int) string { return fmt.Sprintf("Y%d", 2*r+v) }
+	wReg := func(v int) string { return fmt.Sprintf("Y%d", 2*mr+v) }
+	bc := fmt.Sprintf("Y%d", 2*mr+2)
+	tmp := fmt.Sprintf("Y%d", 2*mr+3)
+	rowBase := []string{"SI", "R12"}
+	rowAddr := func(r, disp int) string {
+		base := rowBase[r/3]
+		d := ""
+		if disp != 0 {
+			d = fmt.Sprint(disp)
+		}
+		switch r % 3 {
+		case 0:
+			return fmt.Sprintf("%s(%s)", d, base)
+		case 1:
+			return fmt.Sprintf("%s(%s)(R8*1)", d, base)
+		}
+		return fmt.Sprintf("%s(%s)(R8*2)", d, base)
+	}
+	step := func(u int) {
+		for v := range 2 {
+			p("VMOVDQU %d(BX), %s", u*64+v*32, wReg(v))
+		}
+		for r := range mr {
+			p("VPBROADCASTD %s, %s", rowAddr(r, 4*u), bc)
+			for v := range 2 {
+				p("VPMADDWD %s, %s, %s", wReg(v), bc, tmp)
+				p("VPADDD %s, %s, %s", tmp, acc(r, v), acc(r, v))
+			}
+		}
+	}
+	advance := func(n int) {
+		p("ADDQ $%d, BX", 64*n)
+		for i := 0; i*3 < mr; i++ {
+			p("ADDQ $%d, %s", 4*n, rowBase[i])
+		}
+	}
+	fmt.Fprintf(w, "\n// func %s(p *gemmQArgs)\nTEXT ·%s(SB), NOSPLIT, $0-8\n", name, name)
+	p("MOVQ p+0(FP), AX")
+	p("MOVQ %d(AX), SI", offQA)
+	p("MOVQ %d(AX), R8", offQLDA)
+	p("MOVQ %d(AX), BX", offQB)
+	p("MOVQ %d(AX), CX", offQK2)
+	if mr > 3 {
+		p("LEAQ (SI)(R8*2), R12")
+		p("ADDQ R8, R12")
+	}
+	for r := range mr {
+		for v := range 2 {
+			a := acc(r, v)
+			p("VPXOR %s, %s, %s", a, a, a)
+		}
+	}
+	fmt.Fprintf(w, "%s_loop4:\n", name)
+	p("CMPQ CX, $%d", unroll)
+	p("JB %s_tail", name)
+	for u := range unroll {
+		step(u)
+	}
+	advance(unroll)
+	p("SUBQ $%d, CX", unroll)
+	p("JMP %s_loop4", name)
+	fmt.Fprintf(w, "%s_tail:\n", name)
+	p("TESTQ CX, CX")
+	p("JZ %s_done", name)
+	step(0)
+	advance(1)
+	p("DECQ CX")
+	p("JMP %s_tail", name)
+	fmt.Fprintf(w, "%s_done:\n", name)
+	// To float32, times the column's scale and the row's.
+	p("MOVQ %d(AX), DX", offQCScale)
+	p("MOVQ %d(AX), R9", offQRScale)
+	for v := range 2 {
+		p("VMOVUPS %d(DX), %s", 32*v, wReg(v))
+	}
+	for r := range mr {
+		p("VBROADCASTSS %d(R9), %s", 4*r, bc)
+		p("VMULPS %s, %s, %s", bc, wReg(0), tmp)
+		for v := range 2 {
+			if v == 1 {
+				p("VMULPS %s, %s, %s", bc, wReg(1), tmp)
+			}
+			a := acc(r, v)
+			p("VCVTDQ2PS %s, %s", a, a)
+			p("VMULPS %s, %s, %s", tmp, a, a)
+		}
+	}
+	p("MOVQ %d(AX), DX", offQBias)
+	p("TESTQ DX, DX")
+	p("JZ %s_add", name)
+	for r := range mr {
+		for v := range 2 {
+			p("VADDPS %d(DX), %s, %s", 32*v, acc(r, v), acc(r, v))
+		}
+	}
+	fmt.Fprintf(w, "%s_add:\n", name)
+	p("MOVQ %d(AX), DX", offQAdd)
+	p("TESTQ DX, DX")
+	p("JZ %s_relu", name)
+	p("MOVQ %d(AX), R9", offQLDAdd)
+	for r := range mr {
+		for v := range 2 {
+			p("VADDPS %d(DX), %s, %s", 32*v, acc(r, v), acc(r, v))
+		}
+		if r < mr-1 {
+			p("ADDQ R9, DX")
+		}
+	}
+	fmt.Fprintf(w, "%s_relu:\n", name)
+	p("MOVQ %d(AX), R9", offQRelu)
+	p("TESTQ R9, R9")
+	p("JZ %s_store", name)
+	p("VXORPS %s, %s, %s", tmp, tmp, tmp)
+	for r := range mr {
+		for v := range 2 {
+			p("VMAXPS %s, %s, %s", tmp, acc(r, v), acc(r, v))
+		}
+	}
+	fmt.Fprintf(w, "%s_store:\n", name)
+	p("MOVQ %d(AX), DI", offQC)
+	p("MOVQ %d(AX), R9", offQLDC)
+	for r := range mr {
+		for v := range 2 {
+			p("VMOVUPS %s, %d(DI)", acc(r, v), 32*v)
 		}
 		if r < mr-1 {
 			p("ADDQ R9, DI")

@@ -1,0 +1,100 @@
+package encoder_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
+)
+
+// useDatasetsFlag names a folder of datasets in the shared format (each
+// sub-folder's tools.jsonl and queries.jsonl) for
+// TestUSEQueriesOnDatasets: go test -run USEQueriesOnDatasets ./encoder/
+// -args -usedatasets /work/shared/datasets
+var useDatasetsFlag = flag.String("usedatasets", "", "folder of datasets (tools.jsonl, queries.jsonl per sub-folder) to compare EmbedQueries with Embed on")
+
+// TestUSEQueriesOnDatasets embeds every tool's semantic document (as the
+// index embeds it) and every query of the datasets in -usedatasets with
+// Embed and with EmbedQueries, and reports the least cosine between the
+// two per dataset; it fails below minUSECosine. Without the flag it is
+// skipped: the datasets are not part of the repository.
+func TestUSEQueriesOnDatasets(t *testing.T) {
+	if *useDatasetsFlag == "" {
+		t.Skip("no -usedatasets folder")
+	}
+	dirs, err := filepath.Glob(filepath.Join(*useDatasetsFlag, "*", "tools.jsonl"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no */tools.jsonl in %s (%v)", *useDatasetsFlag, err)
+	}
+	u := mustUSE(t)
+	ctx := context.Background()
+	for _, tf := range dirs {
+		dir := filepath.Dir(tf)
+		var tools, queries []string
+		readJSONL(t, tf, func(line []byte) {
+			var tl tool.Tool
+			if err := json.Unmarshal(line, &tl); err != nil {
+				t.Fatalf("%s: %v", tf, err)
+			}
+			tools = append(tools, toolindex.SemanticDocument(tl))
+		})
+		readJSONL(t, filepath.Join(dir, "queries.jsonl"), func(line []byte) {
+			var q struct {
+				Query string `json:"query"`
+			}
+			if err := json.Unmarshal(line, &q); err != nil {
+				t.Fatalf("%s: %v", dir, err)
+			}
+			queries = append(queries, q.Query)
+		})
+		for _, set := range []struct {
+			name  string
+			texts []string
+		}{{"tools", tools}, {"queries", queries}} {
+			worst, at := 1.0, -1
+			for i := 0; i < len(set.texts); i += 64 {
+				batch := set.texts[i:min(i+64, len(set.texts))]
+				d, err := u.Embed(ctx, batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q, err := u.EmbedQueries(ctx, batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j := range batch {
+					if c := cosine32(q[j], d[j]); c < worst {
+						worst, at = c, i+j
+					}
+				}
+			}
+			t.Logf("%s: %d %s, least cosine of EmbedQueries to Embed %.7f (text %d)", filepath.Base(dir), len(set.texts), set.name, worst, at)
+			if worst < minUSECosine {
+				t.Errorf("%s %s: text %d %.60q: cosine %.6f, want ≥ %v", filepath.Base(dir), set.name, at, set.texts[at], worst, minUSECosine)
+			}
+		}
+	}
+}
+
+func readJSONL(t *testing.T, path string, f func([]byte)) {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		f(sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}

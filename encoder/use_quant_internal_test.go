@@ -1,0 +1,166 @@
+package encoder
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+// TestGemmQKernels checks the int16 path on random shapes, with every
+// kernel the processor runs: the assembly kernels against the Go one (the
+// same int32 sums, so equal but for the float scaling's rounding), and
+// both against a float64 product of the unquantised matrices within the
+// quantisation's error. Rows 1 to 30 (every block size and remainder), k
+// even, around multiples of the unrolling and the model's, columns of one
+// to six panels, with and without bias, residual and ReLU, and rows or
+// columns of zeros.
+func TestGemmQKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, k := range []int{16, 32, 48, 64, 80, 256, 512, 1536} {
+		for n := 1; n <= 30; n++ {
+			np := 1 + r.IntN(6)
+			m := np*usePanel - r.IntN(usePanel)
+			testGemmQ(t, r, n, k, m, r.IntN(2) == 0, r.IntN(2) == 0, r.IntN(2) == 0)
+		}
+	}
+}
+
+func testGemmQ(t *testing.T, r *rand.Rand, n, k, m int, withBias, withAdd, relu bool) {
+	t.Helper()
+	np := (m + usePanel - 1) / usePanel
+	wide := np * usePanel
+	h, bsrc := randHalf(r, k*m)
+	if r.IntN(4) == 0 { // a column of zeros
+		j := r.IntN(m)
+		for x := range k {
+			h[x*m+j], bsrc[x*m+j] = 0, 0
+		}
+	}
+	b := newHalfPanels(h, k, m)
+	a := randSlice(r, n*k)
+	if r.IntN(4) == 0 { // a row of zeros
+		clear(a[r.IntN(n)*k:][:k])
+	}
+	var bias, add []float32
+	if withBias {
+		bias = randSlice(r, wide)
+	}
+	if withAdd {
+		add = randSlice(r, n*wide)
+	}
+	qa := make([]int16, n*k)
+	qs := make([]float32, n)
+	// Quantised once: the kernels' row statistics differ in rounding
+	// (TestQuantizeRows checks each).
+	withKernel(t, kernelGo, func() { quantizeRows(qa, k, qs, a, k, n, k) })
+	var results [][]float32
+	for _, kern := range availableKernels() {
+		c := make([]float32, n*wide)
+		withKernel(t, kern, func() { gemmQ(c, wide, qa, k, qs, n, b, 0, np, bias, add, wide, relu) })
+		results = append(results, c)
+	}
+	for i := range n {
+		var na float64
+		for x := range k {
+			na += float64(a[i*k+x]) * float64(a[i*k+x])
+		}
+		for j := range wide {
+			var want, nb float64
+			if bias != nil {
+				want = float64(bias[j])
+			}
+			for x := range k {
+				var bv float64
+				if j < m {
+					bv = float64(bsrc[x*m+j])
+				}
+				want += float64(a[i*k+x]) * bv
+				nb += bv * bv
+			}
+			if add != nil {
+				want += float64(add[i*wide+j])
+			}
+			if relu {
+				want = max(want, 0)
+			}
+			// Each factor is off by at most half a unit, a unit being
+			// at most 1/11 000 of its vector's norm (k ≤ 1,536 values
+			// within useQNorm).
+			tol := 4e-4*math.Sqrt(na*nb) + 1e-5*(math.Abs(want)+1)
+			for ki, c := range results {
+				got := float64(c[i*wide+j])
+				if math.Abs(got-want) > tol {
+					t.Fatalf("%v n=%d k=%d m=%d bias=%v add=%v relu=%v: c[%d][%d] = %v, want %v ± %.2g",
+						availableKernels()[ki], n, k, m, withBias, withAdd, relu, i, j, got, want, tol)
+				}
+				if ki > 0 && math.Abs(got-float64(results[0][i*wide+j])) > 1e-5*(math.Abs(got)+1) {
+					t.Fatalf("%v n=%d k=%d m=%d: c[%d][%d] = %v, the Go kernel's %v", availableKernels()[ki], n, k, m, i, j, got, results[0][i*wide+j])
+				}
+			}
+		}
+	}
+}
+
+// TestQuantizeRows checks the scales (no value beyond ±32767, an L2 norm
+// of at most useQNorm + ½√k) and the rounding, with every kernel, on rows
+// with outliers, of zeros and of equal values.
+func TestQuantizeRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, k := range []int{16, 256, 512, 1536} {
+		for _, kind := range []string{"normal", "outlier", "zeros", "equal"} {
+			a := randSlice(r, k)
+			switch kind {
+			case "outlier":
+				a[r.IntN(k)] = 1e4
+			case "zeros":
+				clear(a)
+			case "equal":
+				for i := range a {
+					a[i] = -3
+				}
+			}
+			for _, kern := range availableKernels() {
+				t.Run(fmt.Sprintf("%d/%s/%v", k, kind, kern), func(t *testing.T) {
+					q := make([]int16, k)
+					s := make([]float32, 1)
+					withKernel(t, kern, func() { quantizeRows(q, k, s, a, k, 1, k) })
+					var norm float64
+					for i, v := range q {
+						norm += float64(v) * float64(v)
+						if v == -32768 {
+							t.Fatalf("q[%d] = -32768", i)
+						}
+						want := math.RoundToEven(float64(a[i]) / float64(s[0]))
+						if s[0] == 0 {
+							want = 0
+						}
+						if math.Abs(float64(v)-want) > 1 {
+							t.Fatalf("q[%d] = %d, want %v (a = %v, scale %v)", i, v, want, a[i], s[0])
+						}
+					}
+					if math.Sqrt(norm) > useQNorm+0.5*math.Sqrt(float64(k)) {
+						t.Fatalf("norm %v > %v", math.Sqrt(norm), useQNorm)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestGemmQArgsLayout checks the offsets of gemmQArgs's fields that the
+// int16 kernels use (internal/usekgen's offQA and the rest).
+func TestGemmQArgsLayout(t *testing.T) {
+	var g gemmQArgs
+	got := []uintptr{
+		unsafe.Offsetof(g.a), unsafe.Offsetof(g.lda), unsafe.Offsetof(g.b), unsafe.Offsetof(g.k2),
+		unsafe.Offsetof(g.c), unsafe.Offsetof(g.ldc), unsafe.Offsetof(g.bias), unsafe.Offsetof(g.add),
+		unsafe.Offsetof(g.ldadd), unsafe.Offsetof(g.relu), unsafe.Offsetof(g.cscale), unsafe.Offsetof(g.rscale),
+	}
+	for i, off := range got {
+		if off != uintptr(8*i) {
+			t.Errorf("field %d of gemmQArgs at offset %d, want %d", i, off, 8*i)
+		}
+	}
+}
