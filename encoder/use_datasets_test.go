@@ -1,10 +1,11 @@
+//go:build datasets
+
 package encoder_test
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,24 +14,21 @@ import (
 	"github.com/toolsift/toolsift/toolindex"
 )
 
-// useDatasetsFlag names a folder of datasets in the shared format (each
-// sub-folder's tools.jsonl and queries.jsonl) for
-// TestUSEQueriesOnDatasets: go test -run USEQueriesOnDatasets ./encoder/
-// -args -usedatasets /work/shared/datasets
-var useDatasetsFlag = flag.String("usedatasets", "", "folder of datasets (tools.jsonl, queries.jsonl per sub-folder) to compare EmbedQueries with Embed on")
-
 // TestUSEQueriesOnDatasets embeds every tool's semantic document (as the
-// index embeds it) and every query of the datasets in -usedatasets with
+// index embeds it) and every query of the public datasets (docs/datasets.md:
+// $TOOLSIFT_DATASETS, else ../shared/datasets beside the checkout) with
 // Embed and with EmbedQueries, and reports the least cosine between the
-// two per dataset; it fails below minUSECosine. Without the flag it is
-// skipped: the datasets are not part of the repository.
+// two per dataset; it fails below minUSECosine. .ci/run runs it (go test
+// -tags datasets -run USEQueriesOnDatasets ./encoder/) when the datasets
+// are there; under the tag, missing datasets fail the test.
 func TestUSEQueriesOnDatasets(t *testing.T) {
-	if *useDatasetsFlag == "" {
-		t.Skip("no -usedatasets folder")
+	root := os.Getenv("TOOLSIFT_DATASETS")
+	if root == "" {
+		root = filepath.Join("..", "..", "shared", "datasets")
 	}
-	dirs, err := filepath.Glob(filepath.Join(*useDatasetsFlag, "*", "tools.jsonl"))
+	dirs, err := filepath.Glob(filepath.Join(root, "*", "tools.jsonl"))
 	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no */tools.jsonl in %s (%v)", *useDatasetsFlag, err)
+		t.Fatalf("no */tools.jsonl in %s (docs/datasets.md; or set TOOLSIFT_DATASETS): %v", root, err)
 	}
 	u := mustUSE(t)
 	ctx := context.Background()
