@@ -57,7 +57,7 @@ func parseAssoc(text string) (map[string][]assocWord, error) {
 		}
 		term, rest, ok := strings.Cut(line, "\t")
 		if !ok || term == "" {
-			return nil, fmt.Errorf("retrieval: assoc.tsv:%d: want term<TAB>word:weight ...", i+1)
+			return nil, fmt.Errorf("retrieval: assoc.tsv:%d: want term<TAB>word:weight pairs", i+1)
 		}
 		for _, f := range strings.Fields(rest) {
 			w, ws, ok := strings.Cut(f, ":")

@@ -154,7 +154,9 @@ type Options struct {
 	NoServerWeight bool
 	// IntentQuota, when positive, splits a request (Query.Task, at a step
 	// with no Thought) into its asks and keeps the best IntentQuota tools
-	// of each ask at least at the score they have for it. 0 turns it off.
+	// of each ask at least at the score they have for it, when the asks'
+	// best tools are on at least two servers (otherwise the request is
+	// ranked as one ask). 0 turns it off.
 	IntentQuota int
 	// Feedback, when positive, expands the request with the words of its
 	// Feedback best tools (pseudo-relevance feedback, see feedback.go)
