@@ -113,7 +113,9 @@ func ExampleToolset_Explain() {
 		mk("get_weather", "Get the current weather for a city."),
 		mk("send_email", "Send an email to a recipient."),
 		mk("create_event", "Create a calendar event."),
-	}, &toolsift.Options{Think: think.Options{Search: think.SearchAlways, Retrieval: retrieval.Options{K: 1}}})
+		// K 1 and no packing: the step considers the best tool only, so
+		// that the second is below K (packed, it would be offered).
+	}, &toolsift.Options{Think: think.Options{Search: think.SearchAlways, NoPack: true, Retrieval: retrieval.Options{K: 1}}})
 	if err != nil {
 		log.Fatal(err)
 	}

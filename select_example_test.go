@@ -56,7 +56,8 @@ func ExampleToolset_Select() {
 	fmt.Printf("%s\n", sel.JSON(budget.FormatChat))
 
 	// The model asked search_tools for a way to send email: the next call
-	// offers send_email, found.
+	// offers send_email, found, and, packed into the budget's room
+	// (think.Options.Pack), the next tool the conversation ranks.
 	next := append(weatherChat,
 		toolsift.Message{Role: "assistant", ToolCalls: []toolsift.ToolCall{{ID: "c1", Name: "search_tools", Arguments: `{"query":"send an email","k":1}`}}},
 		toolsift.Message{Role: "tool", ToolCallID: "c1", Content: "(the text of Toolset.SearchTools)"},
@@ -72,6 +73,7 @@ func ExampleToolset_Select() {
 	// search_tools meta
 	// [{"type":"function","function":{"name":"get_weather","description":"Get the current weather for a city.","parameters":{"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"}}},{"type":"function","function":{"name":"search_tools","description":"Search the catalog of available tools by what you need to do. Use it when none of the tools you have fits the next step. Returns the names and one-line descriptions of the best matching tools; they become callable in your next step.","parameters":{"additionalProperties":false,"properties":{"k":{"maximum":20,"minimum":1,"type":"integer"},"query":{"type":"string"}},"required":["query"],"type":"object"}}}]
 	// send_email found
+	// translate_text retrieved
 	// search_tools meta
 }
 

@@ -229,7 +229,9 @@ func TestPromptCacheMeasure(t *testing.T) {
 	for _, policy := range []think.Policy{think.PolicyStable, think.PolicyFresh} {
 		t.Run(policy.String(), func(t *testing.T) {
 			f := newFixtureWith(t, with(map[string]func(context.Context, json.RawMessage) (string, error){"get_weather": weather}),
-				think.Options{Budget: 150, Search: think.SearchNever, Retrieval: retrieval.Options{K: 1}, Policy: policy})
+				// K 1 and no packing: the first step offers one tool, so
+				// that the next step has one to append.
+				think.Options{Budget: 150, Search: think.SearchNever, NoPack: true, Retrieval: retrieval.Options{K: 1}, Policy: policy})
 			srv := agenttest.NewServer(
 				agenttest.Reply{ToolCalls: calls("t__get_weather", `{"city":"Bern"}`)},
 				agenttest.Reply{Content: "Sunny in Bern."},

@@ -45,7 +45,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// A budget too small for all three tools, so each step is chosen.
+	// A budget too small for all three tools, so each step is chosen: the
+	// best K (1) and, packed into what the budget has left, the next
+	// ranked tool; the tool the model called stays, sticky, in its place.
 	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"city": local}},
 		&toolsift.Options{Think: think.Options{Budget: 120, Search: think.SearchNever, Retrieval: retrieval.Options{K: 1}}})
 	if err != nil {
@@ -83,9 +85,9 @@ func Example() {
 	}
 	fmt.Println(res.Answer)
 	// Output:
-	// step 1 offers city__get_weather (retrieved)
+	// step 1 offers city__get_forecast (retrieved), city__get_weather (retrieved)
 	//   city__get_weather {"city":"Bern"} -> Bern: sunny, 21°C
-	// step 2 offers city__get_weather (sticky), city__get_forecast (retrieved)
+	// step 2 offers city__get_forecast (retrieved), city__get_weather (sticky)
 	// It is sunny in Bern.
 }
 

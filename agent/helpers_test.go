@@ -128,8 +128,12 @@ const fixtureBudget = 1000
 func newFixture(t *testing.T, specs []spec, k int) *fixture {
 	t.Helper()
 	// checkSteps is the oracle of a fresh choice at every step; the
-	// stable policy has its own tests (cache_test.go).
-	return newFixtureWith(t, specs, think.Options{Budget: fixtureBudget, Retrieval: retrieval.Options{K: k}, Policy: think.PolicyFresh})
+	// stable policy has its own tests (cache_test.go). Its oracle is "the
+	// retriever's K tools, at full tier": budget packing (think's default,
+	// tested by think.TestPack) would add the ranks after K, compressed,
+	// as far as the budget goes, and leave no tool of this small catalog
+	// for search_tools to find.
+	return newFixtureWith(t, specs, think.Options{Budget: fixtureBudget, NoPack: true, Retrieval: retrieval.Options{K: k}, Policy: think.PolicyFresh})
 }
 
 // newFixtureWith is newFixture with the Think step's options.

@@ -39,6 +39,9 @@ type rankSet struct {
 	name           string
 	tools, queries string // paths; tools under $TOOLSIFT_SHARED unless absolute
 	qualified      bool
+	// heldout keeps only the queries numbered 0, 4, 8, ...: those that
+	// TestFitAssociations never saw.
+	heldout bool
 }
 
 // rankVariant changes the default Think options; a variant named in
@@ -67,6 +70,8 @@ var rankVariants = []rankVariant{
 	// K, ranked as deep as at K = 20, so the ranking itself does not move.
 	{"pack10", func(o *think.Options) { o.Pack = 10 }},
 	{"pack20", func(o *think.Options) { o.Pack = 20 }},
+	{"pack30", func(o *think.Options) { o.Pack = 30 }},
+	{"pack40", func(o *think.Options) { o.Pack = 40 }},
 	{"server0.5+pack20", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Pack = 20 }},
 	{"server0.5+intents2+pack20", func(o *think.Options) {
 		o.Retrieval.ServerWeight, o.Retrieval.IntentQuota, o.Pack = 0.5, 2, 20
@@ -78,6 +83,10 @@ var rankVariants = []rankVariant{
 	{"feedback3", func(o *think.Options) { o.Retrieval.Feedback = 3 }},
 	{"feedback5", func(o *think.Options) { o.Retrieval.Feedback = 5 }},
 	{"feedback3+pack20", func(o *think.Options) { o.Retrieval.Feedback = 3; o.Pack = 20 }},
+	// The fitted word associations (retrieval.Options.Associate).
+	{"assoc0.25", func(o *think.Options) { o.Retrieval.Associate = 0.25 }},
+	{"assoc0.5", func(o *think.Options) { o.Retrieval.Associate = 0.5 }},
+	{"assoc1", func(o *think.Options) { o.Retrieval.Associate = 1 }},
 	{"bm25-name1", nil},
 	{"bm25-name3", nil},
 	{"bm25-params0.25", nil},
@@ -123,13 +132,16 @@ func TestRankIdeas(t *testing.T) {
 		shared = filepath.Join("..", "..", "shared")
 	}
 	sets := []rankSet{
-		{"paraphrase-mcp", "mcp/catalog.jsonl", "testdata/paraphrase/mcp/queries.jsonl", true},
-		{"paraphrase-bfcl", "datasets/bfcl/tools.jsonl", "testdata/paraphrase/bfcl/queries.jsonl", false},
-		{"multi-mcp", "mcp/catalog.jsonl", "testdata/paraphrase/multi/queries.jsonl", true},
-		{"mcp-32", "mcp/catalog.jsonl", "testdata/catalog_queries.jsonl", true},
+		{"paraphrase-mcp", "mcp/catalog.jsonl", "testdata/paraphrase/mcp/queries.jsonl", true, false},
+		{"paraphrase-bfcl", "datasets/bfcl/tools.jsonl", "testdata/paraphrase/bfcl/queries.jsonl", false, false},
+		{"multi-mcp", "mcp/catalog.jsonl", "testdata/paraphrase/multi/queries.jsonl", true, false},
+		{"mcp-32", "mcp/catalog.jsonl", "testdata/catalog_queries.jsonl", true, false},
 	}
 	for _, n := range []string{"azuremcp", "restbench", "bfcl", "stabletoolbench", "sealtools"} {
-		sets = append(sets, rankSet{n, "datasets/" + n + "/tools.jsonl", filepath.Join(shared, "datasets", n, "queries.jsonl"), false})
+		sets = append(sets, rankSet{n, "datasets/" + n + "/tools.jsonl", filepath.Join(shared, "datasets", n, "queries.jsonl"), false, false})
+	}
+	for _, n := range []string{"stabletoolbench", "sealtools"} {
+		sets = append(sets, rankSet{n + "-heldout", "datasets/" + n + "/tools.jsonl", filepath.Join(shared, "datasets", n, "queries.jsonl"), false, true})
 	}
 	only := func(env, name string) bool {
 		v := os.Getenv(env)
@@ -159,6 +171,13 @@ func TestRankIdeas(t *testing.T) {
 		queries, err := dataset.LoadQueries(s.queries)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if s.heldout {
+			var qs []dataset.Query
+			for i := 0; i < len(queries); i += 4 {
+				qs = append(qs, queries[i])
+			}
+			queries = qs
 		}
 		ts, err := toolsift.New(ctx, tools, &toolsift.Options{CacheDir: cache})
 		if err != nil {

@@ -50,7 +50,10 @@
 // asks and keeps each ask's best tools near the top (and then lifts a
 // request of several asks by its servers too); [Options].Feedback expands
 // a request with the words of its best tools (pseudo-relevance feedback)
-// and ranks again.
+// and ranks again; [Options].Associate expands it with the tool words that
+// a table fitted on public requests associates with its words (assoc.go).
+// IntentQuota applies only when the asks' best tools are on different
+// servers: asks that all land on one server are steps of one need.
 //
 // [Retriever.Explain] lays a ranking open: the fused ranking Retrieve takes
 // its matches from and each signal's own, so that a caller can tell why a

@@ -15,3 +15,23 @@ func FeedbackPart(task string, ranked []Match, n int) (string, bool) {
 	}
 	return p.text, ok
 }
+
+// AssocPart exposes the word-association expansion of a one-part request
+// by the embedded table, at weight w.
+func AssocPart(task string, w float64) (string, float64, bool) {
+	table, err := assocOnce()
+	if err != nil {
+		panic(err)
+	}
+	p, ok := assocPart([]part{{text: task, weight: thoughtWeight}}, table, w)
+	if ok && !p.wordsOnly {
+		panic("association part searched by the semantic signal")
+	}
+	return p.text, p.weight, ok
+}
+
+// ParseAssoc exposes the table's reader.
+func ParseAssoc(text string) (int, error) {
+	m, err := parseAssoc(text)
+	return len(m), err
+}

@@ -121,9 +121,40 @@ func TestIntentQuotaKeepsEveryAsk(t *testing.T) {
 	}
 }
 
+// The quota is gated: when every ask's best tool is on one server, the
+// asks are steps of one need, and the whole request's ranking stands.
+func TestIntentQuotaOnlyAcrossServers(t *testing.T) {
+	ix := testenv.Index(t, nil, nil,
+		rankTool("db", "query_orders", "Query the orders table: refunded, paid or open orders, by date."),
+		rankTool("db", "count_orders", "Count orders by status."),
+		rankTool("db", "export_orders", "Export orders to CSV."),
+		rankTool("db", "refund_order", "Refund an order."),
+		// Named to win a tie with the first ask's best: kept by the
+		// quota, it would be in the top 2.
+		rankTool("db", "announce_message", "Post a message to a channel."),
+	)
+	ctx := context.Background()
+	q := retrieval.Query{Task: "Count the refunded orders by date and status and export the refunded orders to CSV, then tell the channel"}
+	first := func(o retrieval.Options) []string {
+		o.Mode, o.K = retrieval.Lexical, 2
+		ms, err := newRetriever(t, ix, &o).Retrieve(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names(ms)
+	}
+	plain := first(retrieval.Options{})
+	if contains(plain, "db__announce_message") {
+		t.Fatalf("the test needs a whole-request top 2 without the channel's tool: %v", plain)
+	}
+	if diff := cmp.Diff(plain, first(retrieval.Options{IntentQuota: 1})); diff != "" {
+		t.Errorf("one server's asks, with a quota (-without +with):\n%s", diff)
+	}
+}
+
 func TestRankIdeasOptions(t *testing.T) {
 	ix := newIndex(t)
-	for _, o := range []retrieval.Options{{ServerWeight: -1}, {IntentQuota: -2}, {Feedback: -1}} {
+	for _, o := range []retrieval.Options{{ServerWeight: -1}, {IntentQuota: -2}, {Feedback: -1}, {Associate: -0.5}} {
 		if _, err := retrieval.New(ix, &o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}

@@ -154,13 +154,20 @@ type Options struct {
 	NoServerWeight bool
 	// IntentQuota, when positive, splits a request (Query.Task, at a step
 	// with no Thought) into its asks and keeps the best IntentQuota tools
-	// of each ask at least at the score they have for it. 0 turns it off.
+	// of each ask at least at the score they have for it, when the asks'
+	// best tools are on at least two servers (otherwise the request is
+	// ranked as one ask). 0 turns it off.
 	IntentQuota int
 	// Feedback, when positive, expands the request with the words of its
 	// Feedback best tools (pseudo-relevance feedback, see feedback.go)
 	// and ranks again; the word signals search the expansion. 0 turns it
 	// off.
 	Feedback int
+	// Associate, when positive, expands the request with the tool words
+	// that a fitted table associates with its words (assoc.go: fitted on
+	// public requests and their gold tools), as a part of Associate times
+	// the request's weight searched by the word signals. 0 turns it off.
+	Associate float64
 }
 
 // Query is the agent's state for one step: what the retriever turns into
@@ -232,6 +239,8 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		return nil, fmt.Errorf("%w: IntentQuota = %d", ErrOptions, o.IntentQuota)
 	case o.Feedback < 0:
 		return nil, fmt.Errorf("%w: Feedback = %d", ErrOptions, o.Feedback)
+	case o.Associate < 0 || math.IsNaN(o.Associate) || math.IsInf(o.Associate, 0):
+		return nil, fmt.Errorf("%w: Associate = %v", ErrOptions, o.Associate)
 	}
 	if o.K == 0 {
 		o.K = DefaultK

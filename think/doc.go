@@ -5,8 +5,11 @@
 //
 // It is written once and used by the agent, `toolbench eval` and the
 // benchmarks, so the numbers toolbench prints are what the agent sends, and
-// its defaults (DefaultBudget, DefaultK) are the library's
-// and the CLI's.
+// its defaults (DefaultBudget, DefaultK, DefaultPack) are the library's
+// and the CLI's. By default the budget is packed: the K best tools and
+// the DefaultPack ranked after them compete for it, the ones past K at a
+// cheaper tier when the best are large, so more of the likely tools are
+// sent, never over the budget (Options.NoPack turns it off).
 //
 // Across the steps of one run, the tool list is kept cache-stable by
 // default (PolicyStable): providers bill a repeated prompt prefix (tools

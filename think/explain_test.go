@@ -81,7 +81,8 @@ func TestExplainNotInCatalog(t *testing.T) {
 
 func TestExplainBelowKAndNotRanked(t *testing.T) {
 	ix := newIndex(t, catalog...)
-	th := newThinker(t, ix, think.Options{Budget: 150, Retrieval: retrieval.Options{K: 1, Mode: retrieval.Lexical}})
+	// Without packing only K tools compete: the second is below K.
+	th := newThinker(t, ix, think.Options{Budget: 150, NoPack: true, Retrieval: retrieval.Options{K: 1, Mode: retrieval.Lexical}})
 	req := think.Request{Query: retrieval.Query{Task: "weather forecast for Paris"}}
 	ex, err := th.Explain(context.Background(), req, "get_weather", "get_forecast", "add_numbers")
 	if err != nil {
@@ -105,6 +106,16 @@ func TestExplainBelowKAndNotRanked(t *testing.T) {
 	}
 	if r := ex.Tools[1]; r.Rank != 2 || r.Signals[0].Rank != 2 || r.Retrieved {
 		t.Errorf("get_weather: %+v", r)
+	}
+	// Packed (the default), the tools after K compete for the budget too:
+	// get_weather is retrieved and cut by the budget of 150, not below K.
+	packed := newThinker(t, ix, think.Options{Budget: 150, Retrieval: retrieval.Options{K: 1, Mode: retrieval.Lexical}})
+	ex, err = packed.Explain(context.Background(), req, "get_weather")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := ex.Tools[0]; r.Decision != think.DecisionCutByBudget || !r.Retrieved || r.ShortBy <= 0 {
+		t.Errorf("get_weather, packed: %+v", r)
 	}
 }
 

@@ -38,7 +38,7 @@ func TestPack(t *testing.T) {
 	ix := newIndex(t, tools...)
 	req := think.Request{Query: retrieval.Query{Task: "build the quarterly report from the ledger"}}
 	step := func(pack int) think.Offer {
-		th := newThinker(t, ix, think.Options{Budget: 700, Search: think.SearchNever, Pack: pack,
+		th := newThinker(t, ix, think.Options{Budget: 700, Search: think.SearchNever, Pack: pack, NoPack: pack == 0,
 			Retrieval: retrieval.Options{K: 3, Mode: retrieval.Lexical}})
 		off, err := th.Think(context.Background(), req)
 		if err != nil {
@@ -69,5 +69,21 @@ func TestPack(t *testing.T) {
 	}
 	if _, err := think.New(ix, &think.Options{Pack: -1}); err == nil {
 		t.Error("Pack -1 accepted")
+	}
+	// The default packs DefaultPack more; NoPack turns it off.
+	th := newThinker(t, ix, think.Options{Budget: 700, Search: think.SearchNever,
+		Retrieval: retrieval.Options{K: 3, Mode: retrieval.Lexical}})
+	if got := th.Options().Pack; got != think.DefaultPack {
+		t.Errorf("default Pack = %d, want %d", got, think.DefaultPack)
+	}
+	def, err := th.Think(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := min(3+think.DefaultPack, len(tools)); len(def.Ranked) != want {
+		t.Errorf("default ranked %d tools, want %d", len(def.Ranked), want)
+	}
+	if got := newThinker(t, ix, think.Options{NoPack: true, Pack: 6}).Options().Pack; got != 0 {
+		t.Errorf("NoPack with Pack 6: Pack = %d, want 0", got)
 	}
 }

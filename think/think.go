@@ -23,6 +23,12 @@ const (
 	// DefaultK is how many ranked tools a step considers; budget.Select
 	// then decides which of them are sent, and at which tier.
 	DefaultK = retrieval.DefaultK
+	// DefaultPack is how many ranked tools beyond K compete for the budget
+	// by default (Options.Pack), measured on the public datasets and the
+	// paraphrase sets (docs/measurements.md, "Budget packing"): it raises
+	// the gold kept in the budget on every set and lowers it on none, for
+	// the tokens left unused by K tools.
+	DefaultPack = 30
 	// defaultMaxTools is the most tools in one request: OpenAI rejects more
 	// than 128.
 	defaultMaxTools = 128
@@ -80,13 +86,17 @@ type Options struct {
 	// Prices is the price model PolicyStable weighs evictions with;
 	// zero means budget.DefaultPrices.
 	Prices budget.Prices
-	// Pack, when positive, packs the budget: Pack more ranked tools than
-	// Retrieval.K compete for it, ranked as deep as K alone would rank
+	// Pack packs the budget: Pack more ranked tools than Retrieval.K
+	// compete for it, ranked as deep as K alone would rank
 	// (Retrieval.Depth, default max(50, 4K)), so the ranking does not
 	// move. budget.Select compresses before it drops, so when the best
-	// tools are large, more of the likely ones fit at a cheaper tier;
-	// Offer.Ranked then holds K+Pack tools. Never over the budget.
-	Pack int
+	// tools are large, more of the likely ones fit at a cheaper tier, and
+	// when they are small the budget left over holds more of the next
+	// ones; Offer.Ranked then holds K+Pack tools. Never over the budget.
+	// Default DefaultPack; NoPack turns packing off (only K tools
+	// compete, and a step whose K tools are small sends fewer tokens).
+	Pack   int
+	NoPack bool
 	// Costs, when set, keeps the full-tier token cost of tools between
 	// runs, so that the catalog's cost (Offer.AllTokens) is not counted
 	// again at every start: counting a catalog of thousands of tools takes
@@ -153,8 +163,14 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 	if o.MaxTools == 0 {
 		o.MaxTools = defaultMaxTools
 	}
+	switch {
+	case o.NoPack:
+		o.Pack = 0
+	case o.Pack == 0:
+		o.Pack = DefaultPack
+	}
 	ro := o.Retrieval
-	if o.Pack > 0 {
+	if o.Pack > 0 && ro.K >= 0 { // a negative K is retrieval's to refuse
 		k := ro.K
 		if k == 0 {
 			k = DefaultK

@@ -12,6 +12,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/think"
 )
 
 // openToolset is how every command that connects to servers (list, tokens,
@@ -115,6 +116,17 @@ func age(d time.Duration) string {
 }
 
 // quietFlag adds --quiet, which turns the progress line off.
+// packFlag is --pack: how many ranked tools beyond K also compete for the
+// budget (think.Options.Pack); 0 turns packing off.
+func packFlag(fs *flag.FlagSet) *int {
+	return fs.Int("pack", think.DefaultPack, "ranked tools beyond --k that also compete for the budget, at cheaper tiers if need be (`N`; 0: none, only the K best)")
+}
+
+// setPack puts --pack into o.
+func setPack(o *think.Options, pack int) {
+	o.Pack, o.NoPack = pack, pack == 0
+}
+
 func quietFlag(fs *flag.FlagSet) *bool {
 	return fs.Bool("quiet", false, "no progress line on stderr while servers connect")
 }

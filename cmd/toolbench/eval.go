@@ -50,7 +50,7 @@ func init() {
 type evalOptions struct {
 	toolsPath, queriesPath, configPath string
 	ks                                 []int
-	budget                             int
+	budget, pack                       int
 	embedder, semantic                 string
 	embedModel, embedBaseURL           string
 	modes                              []retrieval.Mode
@@ -98,6 +98,7 @@ every server).`)
 	fs.StringVar(&o.configPath, "config", "", "mcpServers config `file`: evaluate against the live servers' tools (gold names are qualified names, server__tool, as list --json prints them)")
 	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
 	fs.IntVar(&o.budget, "budget", defaultBudget, "tool-schema token `budget` for the selection step")
+	pack := packFlag(fs)
 	fs.StringVar(&o.embedder, "embedder", "local", "`embedder` of the vector signal: local (hashed n-grams, offline, default), use (Universal Sentence Encoder Lite, offline) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
 	fs.StringVar(&o.semantic, "semantic", "", "`encoder` of the semantic signal: use (Universal Sentence Encoder Lite, offline; the default with --embedder local), none (the default with another --embedder), model2vec:DIR (a Model2Vec model directory) or openai")
 	fs.StringVar(&o.embedModel, "embed-model", "text-embedding-3-small", "embedding `model` for --embedder openai")
@@ -135,6 +136,8 @@ every server).`)
 		return o, usageError(fs, "--queries needs --tools or --config (the embedded dataset has its own queries)")
 	case o.budget <= 0:
 		return o, usageError(fs, "--budget %d: want a positive number of tokens", o.budget)
+	case *pack < 0:
+		return o, usageError(fs, "--pack %d: want 0 or a positive number of tools", *pack)
 	case !slices.Contains([]string{"local", "use", "openai"}, o.embedder):
 		return o, usageError(fs, "--embedder %q: want local, use or openai", o.embedder)
 	case o.semantic != "" && !slices.Contains([]string{"use", "none", "openai"}, o.semantic) && !strings.HasPrefix(o.semantic, "model2vec:"):
@@ -142,6 +145,7 @@ every server).`)
 	case o.semantic == "model2vec:":
 		return o, usageError(fs, "--semantic model2vec: needs the model's directory, as model2vec:DIR")
 	}
+	o.pack = *pack
 	if o.semantic == "" {
 		o.semantic = "none"
 		if o.embedder == "local" {
@@ -291,6 +295,7 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		Think:    think.Options{Budget: o.budget, Retrieval: retrieval.Options{K: max(o.ks[len(o.ks)-1], think.DefaultK)}},
 		Logger:   slog.New(warnHandler{e}),
 	}
+	setPack(&opts.Think, o.pack)
 	o.cache(&opts)
 	// With --config the Toolset that connects is the one measured: its
 	// tools are indexed once, as the servers list them.

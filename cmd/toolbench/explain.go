@@ -27,6 +27,7 @@ type explainReport struct {
 	CatalogTools  int           `json:"catalog_tools"`
 	Mode          string        `json:"mode"`
 	K             int           `json:"k"`
+	Pack          int           `json:"pack"`
 	MinScore      float64       `json:"min_score"`
 	Depth         int           `json:"depth"`
 	BudgetTokens  int           `json:"budget_tokens"`
@@ -82,6 +83,7 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 	toolsPath := fs.String("tools", "", "tools.jsonl `file` to explain over instead")
 	toolBudget := fs.Int("budget", think.DefaultBudget, "tool-schema token `budget` of the step")
 	k := fs.Int("k", think.DefaultK, "how many ranked tools the step considers (`K`)")
+	pack := packFlag(fs)
 	modeName := fs.String("mode", "hybrid", "ranking `mode`: hybrid, semantic, vector or lexical")
 	model := fs.String("model", "gpt-4o", "chat `model` whose tokenizer counts the budget")
 	asJSON := fs.Bool("json", false, "print the explanation as one JSON object")
@@ -104,6 +106,8 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 		return usageError(fs, "--budget %d: want a positive number of tokens", *toolBudget)
 	case *k <= 0:
 		return usageError(fs, "--k %d: want a positive number of tools", *k)
+	case *pack < 0:
+		return usageError(fs, "--pack %d: want 0 or a positive number of tools", *pack)
 	}
 	request, names := fs.Arg(0), fs.Args()[1:]
 	tok, err := budget.NewTokenizer(*model, "")
@@ -114,6 +118,7 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 		Think:  think.Options{Budget: *toolBudget, Tokenizer: tok, Retrieval: retrieval.Options{K: *k, Mode: modes[0]}},
 		Logger: slog.New(warnHandler{e}),
 	}
+	setPack(&o.Think, *pack)
 	cache(&o)
 	var ts *toolsift.Toolset
 	var catalog string
@@ -151,7 +156,7 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 	if err != nil {
 		return err
 	}
-	rep := newExplainReport(request, catalog, len(ts.Tools()), ex)
+	rep := newExplainReport(request, catalog, len(ts.Tools()), *pack, ex)
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetEscapeHTML(false)
@@ -162,11 +167,13 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 	return nil
 }
 
-func newExplainReport(request, catalog string, n int, ex think.Explanation) explainReport {
+// newExplainReport reports ex; pack is the step's packing, whose tools the
+// retriever's K counts too.
+func newExplainReport(request, catalog string, n, pack int, ex think.Explanation) explainReport {
 	off := ex.Offer
 	rep := explainReport{
 		Request: request, Catalog: catalog, CatalogTools: n,
-		Mode: ex.Retrieval.Mode.String(), K: ex.Retrieval.K, MinScore: ex.Retrieval.MinScore, Depth: ex.Retrieval.Depth,
+		Mode: ex.Retrieval.Mode.String(), K: ex.Retrieval.K - pack, Pack: pack, MinScore: ex.Retrieval.MinScore, Depth: ex.Retrieval.Depth,
 		BudgetTokens: ex.Budget, OfferedTokens: off.Tokens, LeftTokens: ex.Left,
 		OfferedTools: len(off.Names()), SearchTools: off.HasSearchTool(), Everything: off.Everything,
 		Signals: []signalJSON{}, Tools: []explainTool{},
@@ -203,6 +210,9 @@ func printExplain(w io.Writer, rep explainReport, asked bool) {
 		sigs = append(sigs, fmt.Sprintf("%s×%g", s.Signal, s.Weight))
 	}
 	fmt.Fprintf(w, "catalog: %s, %d tools; mode %s (%s); K %d", rep.Catalog, rep.CatalogTools, rep.Mode, strings.Join(sigs, " + "), rep.K)
+	if rep.Pack > 0 {
+		fmt.Fprintf(w, " + pack %d", rep.Pack)
+	}
 	if rep.MinScore > 0 {
 		fmt.Fprintf(w, "; min score %g", rep.MinScore)
 	}
@@ -268,6 +278,9 @@ func decisionText(t explainTool, rep explainReport) string {
 		}
 		return "cut by budget"
 	case think.DecisionBelowK:
+		if rep.Pack > 0 {
+			return fmt.Sprintf("below K+pack=%d", rep.K+rep.Pack)
+		}
 		return fmt.Sprintf("below K=%d", rep.K)
 	case think.DecisionBelowMinScore:
 		return fmt.Sprintf("below min score %g", rep.MinScore)
@@ -308,7 +321,7 @@ func whyText(t explainTool, rep explainReport) string {
 	case think.DecisionOversized:
 		fmt.Fprintf(&b, "not offered: it costs %d tokens even at its cheapest tier, more than the whole budget of %d, and it was not clearly wanted", t.CheapestTokens, rep.BudgetTokens)
 	case think.DecisionBelowK:
-		fmt.Fprintf(&b, "not offered: ranked #%d, after the %d best the step considers (try --k %d)", t.Rank, rep.K, t.Rank)
+		fmt.Fprintf(&b, "not offered: ranked #%d, after the %d best the step considers (try --k %d)", t.Rank, rep.K+rep.Pack, t.Rank-rep.Pack)
 	case think.DecisionBelowMinScore:
 		fmt.Fprintf(&b, "not offered: ranked #%d with score %.3f, under the min score %g", t.Rank, t.Score, rep.MinScore)
 	case think.DecisionNotRanked:

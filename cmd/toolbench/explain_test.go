@@ -5,19 +5,27 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolsift/toolsift/think"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // explainRequest asks for two tools with a budget too small for both
-// and K too small for a third, and names one tool the catalog lacks.
-var explainArgs = []string{"explain", "--no-cache", "--tools", "testdata/tools.jsonl", "--budget", "150", "--k", "3",
+// and, without packing, K too small for a third, and names one tool the
+// catalog lacks.
+var explainRequest = []string{"explain", "--no-cache", "--tools", "testdata/tools.jsonl", "--budget", "150", "--k", "3",
 	"Email Bob that the meeting moved, then put it in my calendar for Monday 10am",
 	"send_email", "create_calendar_event", "get_weather", "send-email"}
+
+// explainArgs turn packing off, so that the golden has a tool below K
+// (with the default packing every tool of the 6 competes for the budget:
+// TestExplainJSON).
+var explainArgs = append([]string{"explain", "--pack", "0"}, explainRequest[1:]...)
 
 func TestExplainGolden(t *testing.T) {
 	code, stdout, stderr := runToolbench(t, explainArgs...)
@@ -40,7 +48,7 @@ func TestExplainGolden(t *testing.T) {
 }
 
 func TestExplainJSON(t *testing.T) {
-	code, stdout, stderr := runToolbench(t, append(explainArgs, "--json")...)
+	code, stdout, stderr := runToolbench(t, append(slices.Clone(explainRequest), "--json")...)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -66,10 +74,12 @@ func TestExplainJSON(t *testing.T) {
 			t.Errorf("%s: short by %d, cheapest %d, left %d", tl.Name, tl.ShortByTokens, tl.CheapestTokens, rep.LeftTokens)
 		}
 	}
-	if got["send-email"] != "not_in_catalog" || got["send_email"] != "offered" {
+	// Packed (the default), get_weather competes for the budget: it is
+	// cut by it, not below K as in the golden.
+	if got["send-email"] != "not_in_catalog" || got["send_email"] != "offered" || got["get_weather"] != "cut_by_budget" {
 		t.Errorf("decisions: %v", got)
 	}
-	if rep.LeftTokens != rep.BudgetTokens-rep.OfferedTokens || rep.BudgetTokens != 150 || rep.K != 3 || rep.CatalogTools != 6 {
+	if rep.LeftTokens != rep.BudgetTokens-rep.OfferedTokens || rep.BudgetTokens != 150 || rep.K != 3 || rep.Pack != think.DefaultPack || rep.CatalogTools != 6 {
 		t.Errorf("report: %+v", rep)
 	}
 	for _, tl := range rep.Tools {
@@ -85,6 +95,7 @@ func TestExplainUsage(t *testing.T) {
 		{"explain", "--tools", "a", "--config", "b", "x"},
 		{"explain", "--mode", "fuzzy", "x"},
 		{"explain", "--budget", "0", "x"},
+		{"explain", "--pack", "-1", "x"},
 	} {
 		if code, _, stderr := runToolbench(t, args...); code != 2 || !strings.Contains(stderr, "Usage: toolbench explain") {
 			t.Errorf("%q: exit %d, stderr:\n%s", args, code, stderr)

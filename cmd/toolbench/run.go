@@ -47,6 +47,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	toolBudget := fs.Int("budget", think.DefaultBudget, "tool-definition `tokens` offered per step")
 	maxSteps := fs.Int("max-steps", agent.DefaultMaxSteps, "most model calls before giving up")
 	k := fs.Int("k", think.DefaultK, "ranked tools considered per step (besides sticky and found ones); the budget decides what is sent")
+	pack := packFlag(fs)
 	obsBudget := fs.Int("observation-budget", agent.DefaultObservationBudget, "most `tokens` of one tool result shown to the model")
 	toolTimeout := fs.Duration("tool-timeout", agent.DefaultToolTimeout, "`timeout` of each tool call")
 	connectTimeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
@@ -79,6 +80,8 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--search-tools %q: want auto, always or never", *search)
 	case !polOK:
 		return usageError(fs, "--policy %q: want stable or fresh", *policy)
+	case *pack < 0:
+		return usageError(fs, "--pack %d: want 0 or a positive number of tools", *pack)
 	case pricesErr != nil:
 		return usageError(fs, "--prices: %v", pricesErr)
 	case !slices.Contains(apis, *api):
@@ -116,6 +119,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		Inputs: inputs,
 		Logger: logger,
 	}
+	setPack(&o.Think, *pack)
 	cache(&o)
 	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet || *verbose) // -v logs each server's start instead
 	if err != nil {

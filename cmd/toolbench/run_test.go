@@ -127,7 +127,10 @@ func TestRunCommand(t *testing.T) {
 				agenttest.Reply{Content: "It is sunny in Bern."},
 			)
 			defer srv.Close()
-			args := []string{"run", "--config", config, "--model", "test-model", "--budget", "150", "--k", "1", "--search-tools", "never"}
+			// --pack 0: step 1 offers the K (1) best only, so that step 2
+			// has a tool to append (packed, the forecast would fit at
+			// step 1 already: TestRunPacks).
+			args := []string{"run", "--config", config, "--model", "test-model", "--budget", "150", "--k", "1", "--pack", "0", "--search-tools", "never"}
 			if tc.policy != "" {
 				args = append(args, "--policy", tc.policy, "--prices", "gpt-4o-mini")
 			}
@@ -227,6 +230,33 @@ func TestStepTable(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("step table (-want +got):\n%s", diff)
+	}
+}
+
+// By default the budget is packed: with K 1 the forecast, ranked second,
+// fits in the budget's room at step 1 already, and the stable list does not
+// change at step 2.
+func TestRunPacks(t *testing.T) {
+	config := runConfig(t)
+	srv := agenttest.NewServer(
+		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+		agenttest.Reply{Content: "It is sunny in Bern."},
+	)
+	defer srv.Close()
+	code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL}, "run", "--config", config, "--model", "test-model",
+		"--budget", "150", "--k", "1", "--search-tools", "never", "What is the weather in Bern?")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	want := [][]string{{"city__get_forecast", "city__get_weather"}, {"city__get_forecast", "city__get_weather"}}
+	if diff := cmp.Diff(want, srv.OfferedTools()); diff != "" {
+		t.Errorf("tools offered per request (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(stdout, "tool list changed at 0 of 1 steps") {
+		t.Errorf("stdout does not say the list stayed:\n%s", stdout)
+	}
+	if code, _, stderr := runToolbench(t, "run", "--config", config, "--pack", "-1", "task"); code != 2 || !strings.Contains(stderr, "--pack -1") {
+		t.Errorf("--pack -1: exit %d, stderr:\n%s", code, stderr)
 	}
 }
 
