@@ -38,10 +38,11 @@ import (
 // shuffle and adds them with the dense kernel's fused multiply-adds, zeros
 // included, so the scores are the dense block's, bit for bit. It does
 // about 2.5 times the dense kernel's instructions a column but reads a
-// third of its bytes: in a step at 10,000 tools the two kernels took the
-// same CPU time (docs/measurements.md, "Index memory"). A write makes its
-// block dense again until the writer calls compact, which encodes the
-// blocks it touched again.
+// third of its bytes: on the public sets' vectors it scans in the same
+// CPU time or less; on denser ones (the benchmarks' synthetic tools) a
+// step costs about a fifth more (docs/measurements.md, "Third round"). A
+// write makes its block dense again until the writer calls compact, which
+// encodes the blocks it touched again.
 //
 // vectors is not safe for concurrent use on its own: [Index] calls set,
 // clear, compact and done under its write lock and reads under its read
