@@ -38,3 +38,46 @@ func blockDots8(blk []int8, offs []int32, vals []float32, out *[blockSlots]float
 	}
 	blockDotsGo(blk, offs, vals, out)
 }
+
+//go:noescape
+func sparseDotsAVX2(mask *uint64, start *uint16, code *int16, offs *int32, vals *float32, n int, lut *[256][16]byte, out *[blockSlots]float32)
+
+// expandLUT[m] is the byte shuffle that moves the first popcount(m) of
+// eight packed int16 codes to the places of m's set bits, zeros elsewhere.
+var expandLUT = func() (lut [256][16]byte) {
+	for m := range lut {
+		k := 0
+		for i := range 8 {
+			if m>>i&1 == 0 {
+				lut[m][2*i], lut[m][2*i+1] = 0x80, 0x80 // PSHUFB writes zero
+				continue
+			}
+			lut[m][2*i], lut[m][2*i+1] = byte(2*k), byte(2*k+1)
+			k++
+		}
+	}
+	return lut
+}()
+
+// sparseDots is blockDots over a sparse block. The kernel expands each
+// eight slots' codes of a column to a vector, zeros included, and adds
+// them as blockDotsAVX2 does, so the scores are the dense block's.
+func sparseDots(bl *block16, offs []int32, vals []float32, out *[blockSlots]float32) {
+	if bl.mask == nil || len(offs) == 0 {
+		*out = [blockSlots]float32{}
+		return
+	}
+	if hasAVX2 {
+		_ = vals[len(offs)-1]
+		// Every offset is a dimension times blockSlots, below dim ×
+		// blockSlots: mask and start have dim entries, and each
+		// column's codes are followed by at least sparsePad codes. The
+		// kernel does not check.
+		if len(bl.start) != len(bl.mask) || len(bl.code) < sparsePad || int(offs[len(offs)-1]) >= len(bl.mask)*blockSlots {
+			panic("toolindex: sparse block and query disagree")
+		}
+		sparseDotsAVX2(&bl.mask[0], &bl.start[0], &bl.code[0], &offs[0], &vals[0], len(offs), &expandLUT, out)
+		return
+	}
+	sparseDotsGo(bl, offs, vals, out)
+}

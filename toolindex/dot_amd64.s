@@ -126,3 +126,76 @@ loop:
 	VMOVUPS Y7, 224(R8)
 	VZEROUPPER
 	RET
+
+// CHUNK adds the next eight slots of a sparse column (mask byte in R12,
+// their packed codes at BX) into ACC: the codes are expanded by the
+// shuffle of expandLUT (R14) for the mask byte, widened, converted and
+// multiplied by the query value (Y8) with the fused multiply-add of
+// blockDotsAVX2; BX moves past them and R12 to the next byte.
+#define CHUNK(ACC) \
+	MOVBQZX     R12, AX \
+	SHRQ        $8, R12 \
+	MOVQ        AX, R13 \
+	SHLQ        $4, R13 \
+	VMOVDQU     (BX), X9 \
+	VPSHUFB     (R14)(R13*1), X9, X9 \
+	VPMOVSXWD   X9, Y9 \
+	VCVTDQ2PS   Y9, Y9 \
+	VFMADD231PS Y9, Y8, ACC \
+	POPCNTQ     AX, AX \
+	LEAQ        (BX)(AX*2), BX
+
+// func sparseDotsAVX2(mask *uint64, start *uint16, code *int16, offs *int32, vals *float32, n int, lut *[256][16]byte, out *[64]float32)
+// blockDotsAVX2 over a sparse block: column d = offs[k]/64 is mask[d]
+// (bit j: slot j has a code) and its codes from code[start[d]]; n > 0.
+// Each column is read as eight chunks of eight slots (CHUNK), so every
+// slot gets the same fused multiply-adds, in the same order, as in the
+// dense kernel: a zero code's adds nothing.
+TEXT ·sparseDotsAVX2(SB), NOSPLIT, $0-64
+	MOVQ mask+0(FP), R9
+	MOVQ start+8(FP), SI
+	MOVQ code+16(FP), R10
+	MOVQ offs+24(FP), DI
+	MOVQ vals+32(FP), DX
+	MOVQ n+40(FP), R11
+	MOVQ lut+48(FP), R14
+	MOVQ out+56(FP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+column:
+	MOVL         (DI), AX
+	SHRL         $6, AX
+	MOVQ         (R9)(AX*8), R12
+	MOVWQZX      (SI)(AX*2), CX
+	LEAQ         (R10)(CX*2), BX
+	VBROADCASTSS (DX), Y8
+	CHUNK(Y0)
+	CHUNK(Y1)
+	CHUNK(Y2)
+	CHUNK(Y3)
+	CHUNK(Y4)
+	CHUNK(Y5)
+	CHUNK(Y6)
+	CHUNK(Y7)
+	ADDQ $4, DI
+	ADDQ $4, DX
+	DECQ R11
+	JNZ  column
+
+	VMOVUPS Y0, (R8)
+	VMOVUPS Y1, 32(R8)
+	VMOVUPS Y2, 64(R8)
+	VMOVUPS Y3, 96(R8)
+	VMOVUPS Y4, 128(R8)
+	VMOVUPS Y5, 160(R8)
+	VMOVUPS Y6, 192(R8)
+	VMOVUPS Y7, 224(R8)
+	VZEROUPPER
+	RET

@@ -12,3 +12,12 @@ func blockDots(blk []int16, offs []int32, vals []float32, out *[blockSlots]float
 func blockDots8(blk []int8, offs []int32, vals []float32, out *[blockSlots]float32) {
 	blockDotsGo(blk, offs, vals, out)
 }
+
+// sparseDots is blockDots over a sparse block (see the amd64 version).
+func sparseDots(bl *block16, offs []int32, vals []float32, out *[blockSlots]float32) {
+	if bl.mask == nil {
+		*out = [blockSlots]float32{}
+		return
+	}
+	sparseDotsGo(bl, offs, vals, out)
+}

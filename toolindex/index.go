@@ -415,6 +415,7 @@ func (ix *Index) upsertLocked(ctx context.Context, tools []tool.Tool) (UpsertSta
 	for _, p := range ps {
 		ix.putLocked(p.tool, p.vec, p.terms, ix.tools[p.tool.Name])
 	}
+	ix.vectorsDoneLocked()
 	if len(ps) > 0 {
 		ix.sorted = nil
 		ix.gen.Add(1)
@@ -534,6 +535,15 @@ func (ix *Index) putLocked(t tool.Tool, vec [maxSignals][]float32, terms fieldTe
 	ix.tools[t.Name] = e
 }
 
+// vectorsDoneLocked ends a write to the vectors (vectors.done): the
+// blocks it changed are encoded in their smaller form before readers scan
+// them. The caller holds mu for writing.
+func (ix *Index) vectorsDoneLocked() {
+	for _, sig := range ix.sigs {
+		sig.vecs.done()
+	}
+}
+
 // analyzeAll calls analyze(0..n-1) on up to GOMAXPROCS goroutines: text
 // analysis is most of the cost of indexing a tool whose vector is known.
 func analyzeAll(n int, analyze func(i int)) {
@@ -601,6 +611,7 @@ func (ix *Index) removeLocked(names []string) int {
 			sig.vecs.clear(e.slot)
 		}
 	}
+	ix.vectorsDoneLocked()
 	if len(gone) == 0 {
 		return 0
 	}

@@ -423,6 +423,7 @@ func Load(ctx context.Context, dir string, emb Embedder, opts *Options) (*Index,
 		}
 		ix.putLocked(t, vec, terms[i], nil)
 	}
+	ix.vectorsDoneLocked()
 	return ix, nil
 }
 

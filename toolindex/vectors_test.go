@@ -2,11 +2,18 @@ package toolindex
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // The kernel (AVX2 where the CPU has it) against the portable loop, and
@@ -205,4 +212,274 @@ func TestScanMatchesSort(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sparse returns a block of random int16 codes in both forms, dense and
+// sparse, a density'th of them non-zero.
+func sparseBlock(r *rand.Rand, dim, density int) ([]int16, block16) {
+	dense := make([]int16, dim*blockSlots)
+	for i := range dense {
+		if r.IntN(density) == 0 {
+			dense[i] = int16(r.IntN(65535) - 32767)
+		}
+	}
+	vs := vectors{dim: dim, blocks: []block16{{dense: slices.Clone(dense)}}}
+	vs.edit(0)
+	vs.done()
+	return dense, vs.blocks[0]
+}
+
+// The sparse kernel gives the dense kernel's scores bit for bit, the
+// portable ones too, for every query density.
+func TestSparseDots(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, dim := range []int{1, 40, 1024} {
+		for _, blockDensity := range []int{1, 4, 30} {
+			dense, sp := sparseBlock(r, dim, blockDensity)
+			if blockDensity > 1 && dim > 1 && sp.dense != nil {
+				t.Fatalf("dim %d, a %dth non-zero: block stayed dense", dim, blockDensity)
+			}
+			for _, density := range []int{1, 3, 10} {
+				var offs []int32
+				var vals []float32
+				for d := range dim {
+					if r.IntN(density) == 0 {
+						offs = append(offs, int32(d*blockSlots))
+						vals = append(vals, float32(r.NormFloat64()))
+					}
+				}
+				if len(offs) == 0 {
+					continue
+				}
+				var want, wantGo, got, gotGo [blockSlots]float32
+				blockDots(dense, offs, vals, &want)
+				blockDotsGo(dense, offs, vals, &wantGo)
+				if sp.dense != nil {
+					continue // kept dense: nothing sparse to compare
+				}
+				sparseDots(&sp, offs, vals, &got)
+				if sp.mask != nil { // else a block of no codes, all scores 0
+					sparseDotsGo(&sp, offs, vals, &gotGo)
+				}
+				if got != want {
+					t.Fatalf("dim %d, block 1/%d, %d dimensions: sparseDots = %v\nblockDots %v", dim, blockDensity, len(offs), got, want)
+				}
+				if gotGo != wantGo {
+					t.Fatalf("dim %d, block 1/%d, %d dimensions: sparseDotsGo = %v\nblockDotsGo %v", dim, blockDensity, len(offs), gotGo, wantGo)
+				}
+			}
+		}
+	}
+}
+
+// An index of sparse vectors, compacted after its writes, scans and reads
+// back as the same vectors kept dense; so do rewritten and cleared slots.
+func TestSparseVectorsMatchDense(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const dim, n = 256, 5*blockSlots + 9
+	var sp, dn vectors
+	vec := func() []float32 {
+		v := make([]float32, dim)
+		for d := range v {
+			if r.IntN(5) == 0 {
+				v[d] = float32(r.NormFloat64())
+			}
+		}
+		return v
+	}
+	for i := range n {
+		v := vec()
+		sp.set(uint32(i), v)
+		dn.set(uint32(i), v)
+	}
+	sp.done()
+	for i := range 20 {
+		slot := uint32(r.IntN(n))
+		if i%3 == 0 {
+			sp.clear(slot)
+			dn.clear(slot)
+			continue
+		}
+		v := vec()
+		sp.set(slot, v)
+		dn.set(slot, v)
+	}
+	sp.done()
+	sparse := 0
+	for _, bl := range sp.blocks {
+		if bl.dense == nil {
+			sparse++
+		}
+	}
+	if sparse != len(sp.blocks) {
+		t.Fatalf("%d of %d blocks sparse, want all", sparse, len(sp.blocks))
+	}
+	for _, bl := range dn.blocks {
+		if bl.dense == nil {
+			t.Fatal("the dense copy was compacted")
+		}
+	}
+	if sp.count != dn.count {
+		t.Fatalf("count %d, dense copy %d", sp.count, dn.count)
+	}
+	a, b := make([]int16, dim), make([]int16, dim)
+	for slot := range uint32(n) {
+		if fa, fb := sp.row(a, slot), dn.row(b, slot); fa != fb || !slices.Equal(a, b) {
+			t.Fatalf("slot %d: row differs from the dense copy's", slot)
+		}
+	}
+	name := func(slot uint32) string { return fmt.Sprintf("t%05d", slot) }
+	qs := [][]float32{vec(), vec(), vec()}
+	got, release := sp.scan(qs, n, nil, name)
+	want, release2 := dn.scan(qs, n, nil, name)
+	for i := range qs {
+		if !slices.Equal(got[i], want[i]) {
+			t.Fatalf("query %d: sparse scan = %v\ndense %v", i, got[i], want[i])
+		}
+	}
+	release()
+	release2()
+}
+
+// BenchmarkSparseScan scans the local embedder's vectors of real tool
+// documents (the public datasets', repeated to n) for real queries, kept
+// dense and compacted sparse, in turn in one loop so that a loaded machine
+// slows both alike: dense-ms and sparse-ms are each one's mean per scan,
+// sparse/dense their ratio, and dense-B/tool and sparse-B/tool the
+// codes' memory.
+//
+//	go test -run '^$' -bench SparseScan ./toolindex/
+func BenchmarkSparseScan(b *testing.B) {
+	var docs, queries []string
+	for _, name := range []string{"bfcl", "sealtools", "stabletoolbench"} {
+		dir := filepath.Join("..", "..", "shared", "datasets", name)
+		if d := os.Getenv("TOOLSIFT_DATASETS"); d != "" {
+			dir = filepath.Join(d, name)
+		}
+		tools, err := dataset.LoadTools(filepath.Join(dir, "tools.jsonl"))
+		if err != nil {
+			b.Skipf("dataset %s: %v; set TOOLSIFT_DATASETS", name, err)
+		}
+		qs, err := dataset.LoadQueries(filepath.Join(dir, "queries.jsonl"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, t := range tools {
+			docs = append(docs, Document(t))
+		}
+		for _, q := range qs[:min(len(qs), 100)] {
+			queries = append(queries, q.Query)
+		}
+	}
+	emb, err := NewLocalEmbedder(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	dvecs, err := emb.Embed(ctx, docs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	qvecs, err := emb.Embed(ctx, queries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	name := func(slot uint32) string { return "" }
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			var dense, sparse vectors
+			for i := range n {
+				v := normalized(dvecs[i%len(dvecs)])
+				sparse.set(uint32(i), v)
+				if len(sparse.dirty) == maxDirty {
+					sparse.compact()
+				}
+				dense.set(uint32(i), v)
+				dense.dirty = dense.dirty[:0] // never compacted
+				for j := range dense.blocks {
+					dense.blocks[j].dirty = false
+				}
+			}
+			sparse.done()
+			var tDense, tSparse time.Duration
+			var cDense, cSparse float64
+			i := 0
+			for b.Loop() {
+				q := [][]float32{qvecs[i%len(qvecs)]}
+				c0, t0 := cpuSeconds(), time.Now()
+				_, release := dense.scan(q, 50, nil, name)
+				release()
+				c1, t1 := cpuSeconds(), time.Now()
+				_, release = sparse.scan(q, 50, nil, name)
+				release()
+				tDense += t1.Sub(t0)
+				tSparse += time.Since(t1)
+				cDense += c1 - c0
+				cSparse += cpuSeconds() - c1
+				i++
+			}
+			b.ReportMetric(tDense.Seconds()*1000/float64(b.N), "dense-ms")
+			b.ReportMetric(tSparse.Seconds()*1000/float64(b.N), "sparse-ms")
+			b.ReportMetric(cDense*1000/float64(b.N), "dense-cpu-ms")
+			b.ReportMetric(cSparse*1000/float64(b.N), "sparse-cpu-ms")
+			b.ReportMetric(tSparse.Seconds()/tDense.Seconds(), "sparse/dense")
+			var denseBytes, sparseBytes int
+			for j := range dense.blocks {
+				denseBytes += 2 * len(dense.blocks[j].dense)
+				bl := &sparse.blocks[j]
+				sparseBytes += 2*len(bl.dense) + 8*len(bl.mask) + 2*len(bl.start) + 2*len(bl.code)
+			}
+			b.ReportMetric(float64(denseBytes)/float64(n), "dense-B/tool")
+			b.ReportMetric(float64(sparseBytes)/float64(n), "sparse-B/tool")
+		})
+	}
+}
+
+// Every writer leaves the index's n-gram blocks compacted: sparse, no
+// block dirty, no spare dense codes kept.
+func TestIndexCompactsVectors(t *testing.T) {
+	emb, err := NewLocalEmbedder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := New(emb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []tool.Tool
+	for i := range 3*blockSlots + 5 {
+		tools = append(tools, tool.Tool{Name: fmt.Sprintf("tool_%d", i), Description: fmt.Sprintf("Does thing number %d to a record.", i)})
+	}
+	check := func(when string) {
+		t.Helper()
+		vs := &ix.sigs[sigVector].vecs
+		if len(vs.dirty) != 0 || vs.spare != nil {
+			t.Fatalf("after %s: %d dirty blocks, %d spare", when, len(vs.dirty), len(vs.spare))
+		}
+		for b, bl := range vs.blocks {
+			if bl.dense != nil || bl.dirty {
+				t.Fatalf("after %s: block %d is dense", when, b)
+			}
+		}
+	}
+	ctx := context.Background()
+	if _, err := ix.Upsert(ctx, tools...); err != nil {
+		t.Fatal(err)
+	}
+	check("Upsert")
+	tools[7].Description = "Now does something else entirely."
+	if _, err := ix.Upsert(ctx, tools[7]); err != nil {
+		t.Fatal(err)
+	}
+	check("an Upsert of one tool")
+	ix.Remove(tools[3].Name, tools[150].Name)
+	check("Remove")
+	dir := t.TempDir()
+	if err := ix.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if ix, err = Load(ctx, dir, emb, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("Load")
 }
