@@ -29,8 +29,9 @@ var ErrOptions = errors.New("toolsift: invalid options")
 // Options configure Open, OpenConfig and New. The zero value (or nil)
 // gives the measured defaults: the built-in offline embedders (hashed
 // n-grams and Universal Sentence Encoder Lite) beside BM25F, o200k_base, a
-// 4,000-token tool budget filled from the best 20 ranked tools
-// (think.DefaultBudget, think.DefaultK), search_tools whenever a tool is
+// 4,000-token tool budget filled from the best 20 ranked tools and, in the
+// room they leave, the next 30 at cheaper tiers (think.DefaultBudget,
+// think.DefaultK, think.DefaultPack), search_tools whenever a tool is
 // left out, and the cache in os.UserCacheDir()/toolsift.
 type Options struct {
 	// Embedder embeds tools and queries for the vector signal; nil means
