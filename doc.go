@@ -48,7 +48,9 @@
 // has a cache entry, embeds one document per index (to learn the
 // embedder's dimension) and counts no tokens: on the 73
 // servers and 2,670 tools of the real catalog the first model request goes
-// out about 0.5 s after start (benchmarks/lazystart.sh). The cache holds
+// out 1.1–1.3 s after toolbench starts, Open itself taking about 0.5 s
+// once the process has loaded its tables (benchmarks/lazystart.sh; the
+// README has the runs). The cache holds
 // tool metadata, vectors and counts, never an env or header value, a URL,
 // nor a query.
 //
