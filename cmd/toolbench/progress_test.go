@@ -7,31 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 )
 
 // terminal is a fake terminal for stderr: a buffer safe to read while a
 // command writes to it.
-type terminal struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (t *terminal) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.buf.Write(p)
-}
-
-func (t *terminal) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.buf.String()
-}
+type terminal = testenv.Buffer
 
 // startToolbench runs toolbench in-process in the background with stderr
 // on term, marked as a terminal or not; wait returns its exit code and

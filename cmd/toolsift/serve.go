@@ -14,7 +14,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -152,8 +152,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	// The proxy is made once the Toolset is open; upstream list changes
 	// before that have nobody to tell.
-	var px *proxy.Proxy
-	var pxMu sync.Mutex
+	var px atomic.Pointer[proxy.Proxy]
 	// Servers that need a login get the logins toolbench login stored, or
 	// fail at once, alone, naming that command: serve never waits on a
 	// browser.
@@ -172,10 +171,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		// reaches the clients' lists at once, not at their next
 		// tools/list.
 		OnChange: func(tool.Change) {
-			pxMu.Lock()
-			p := px
-			pxMu.Unlock()
-			if p != nil {
+			if p := px.Load(); p != nil {
 				p.ToolsChanged()
 			}
 		},
@@ -184,10 +180,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 			Auth:           auth,
 			ClientRequests: proxy.NewClientRequests(log),
 			OnListChange: func(mcp.ListChange) {
-				pxMu.Lock()
-				p := px
-				pxMu.Unlock()
-				if p != nil {
+				if p := px.Load(); p != nil {
 					p.FeaturesChanged()
 				}
 			},
@@ -223,25 +216,23 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	pxMu.Lock()
-	px = p
-	pxMu.Unlock()
+	px.Store(p)
 	p.FeaturesChanged() // what changed while the proxy was being made
-	for _, w := range px.Warnings() {
+	for _, w := range p.Warnings() {
 		log.Warn("pin", "warning", w)
 	}
 	log.Info("ready", "servers", len(cfg.Servers), "started", started, "tools", len(ts.Tools()),
-		"pinned", len(px.Pinned()), "duration", time.Since(start))
+		"pinned", len(p.Pinned()), "duration", time.Since(start))
 
 	if *listen == "" {
 		t := &sdk.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
-		err := px.NewServer().Run(ctx, t)
+		err := p.NewServer().Run(ctx, t)
 		if ctx.Err() != nil || errors.Is(err, io.EOF) {
 			return nil // the client went away or we were stopped: a normal end
 		}
 		return err
 	}
-	return serveHTTP(ctx, e, log, px, *listen, &proxy.HTTPOptions{Token: token, Stateless: *stateless, SessionTimeout: *sessionTimeout})
+	return serveHTTP(ctx, e, log, p, *listen, &proxy.HTTPOptions{Token: token, Stateless: *stateless, SessionTimeout: *sessionTimeout})
 }
 
 // serveHTTP serves px at http://addr/mcp until ctx ends.
