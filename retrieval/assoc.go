@@ -3,7 +3,6 @@ package retrieval
 import (
 	_ "embed"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,55 +78,13 @@ func assocPart(ps []part, table map[string][]assocWord, w float64) (part, bool) 
 	if len(ps) == 0 || len(table) == 0 || w <= 0 {
 		return part{}, false
 	}
-	inQuery := map[string]bool{}
-	group, weight := 0, 0.0
-	for _, p := range ps {
-		for _, t := range textproc.Terms(p.text) {
-			inQuery[t] = true
-		}
-		group = max(group, p.group+1)
-		weight = max(weight, p.weight)
-	}
-	type cand struct {
-		word   string
-		weight float64
-		first  int
-	}
-	cands := map[string]*cand{}
+	e := newExpansion(ps)
 	for _, p := range ps {
 		for _, t := range textproc.Terms(p.text) {
 			for _, a := range table[t] {
-				if inQuery[a.stem] {
-					continue
-				}
-				c, ok := cands[a.stem]
-				if !ok {
-					c = &cand{word: a.word, first: len(cands)}
-					cands[a.stem] = c
-				}
-				c.weight += a.weight
+				e.add(a.stem, a.word, a.weight)
 			}
 		}
 	}
-	if len(cands) == 0 {
-		return part{}, false
-	}
-	list := make([]*cand, 0, len(cands))
-	for _, c := range cands {
-		list = append(list, c)
-	}
-	slices.SortFunc(list, func(a, b *cand) int {
-		if a.weight != b.weight {
-			if a.weight > b.weight {
-				return -1
-			}
-			return 1
-		}
-		return a.first - b.first
-	})
-	words := make([]string, 0, assocTerms)
-	for _, c := range list[:min(assocTerms, len(list))] {
-		words = append(words, c.word)
-	}
-	return part{text: strings.Join(words, " "), weight: w * weight, group: group, wordsOnly: true}, true
+	return e.part(assocTerms, w)
 }

@@ -1,6 +1,8 @@
 package retrieval
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 	"strings"
 
@@ -32,27 +34,11 @@ func feedbackPart(ps []part, ranked []Match, n int) (part, bool) {
 	if len(ps) == 0 || len(ranked) == 0 || n <= 0 {
 		return part{}, false
 	}
-	inQuery := map[string]bool{}
-	group, weight := 0, 0.0
-	for _, p := range ps {
-		for _, w := range textproc.Terms(p.text) {
-			inQuery[w] = true
-		}
-		group = max(group, p.group+1)
-		weight = max(weight, p.weight)
-	}
 	// Each term's weight is the sum over the feedback tools of the tool's
 	// weight times the term's share of the tool's words (RM1's P(w|D)·P(Q|D)).
 	// The tool's weight is 1/rank, not its fused score: fusion gives a
 	// list's last candidate 0, which would leave out the second of two.
-	// A term is written as the first word that stemmed to it, so that the
-	// analysers find it again.
-	type term struct {
-		word   string
-		weight float64
-		first  int // order of first sight, for ties
-	}
-	terms := map[string]*term{}
+	e := newExpansion(ps)
 	for i, m := range ranked[:min(n, len(ranked))] {
 		var words []string
 		for _, w := range textproc.Words(m.Tool.Name + " " + m.Tool.OriginalName + " " + m.Tool.Title + " " +
@@ -66,39 +52,73 @@ func feedbackPart(ps []part, ranked []Match, n int) (part, bool) {
 		}
 		share := 1 / float64(i+1) / float64(len(words))
 		for _, w := range words {
-			s := textproc.Stem(w)
-			if inQuery[s] {
-				continue
-			}
-			t, ok := terms[s]
-			if !ok {
-				t = &term{word: w, first: len(terms)}
-				terms[s] = t
-			}
-			t.weight += share
+			e.add(textproc.Stem(w), w, share)
 		}
 	}
-	if len(terms) == 0 {
+	return e.part(feedbackTerms, feedbackWeight)
+}
+
+// expansion gathers the words an expansion adds to a request (ps), each
+// with a weight summed over its sightings, by stem; the request's own
+// terms are never added, and a term is written as the first word that
+// stemmed to it, so that the analysers find it again.
+type expansion struct {
+	inQuery map[string]bool
+	group   int     // the expansion's: after every part's
+	weight  float64 // the heaviest part's
+	words   map[string]*expansionWord
+}
+
+type expansionWord struct {
+	word   string
+	weight float64
+	first  int // order of first sight, for ties
+}
+
+func newExpansion(ps []part) *expansion {
+	e := &expansion{inQuery: map[string]bool{}, words: map[string]*expansionWord{}}
+	for _, p := range ps {
+		for _, t := range textproc.Terms(p.text) {
+			e.inQuery[t] = true
+		}
+		e.group = max(e.group, p.group+1)
+		e.weight = max(e.weight, p.weight)
+	}
+	return e
+}
+
+// add counts weight w for the word whose stem is stem.
+func (e *expansion) add(stem, word string, w float64) {
+	if e.inQuery[stem] {
+		return
+	}
+	x, ok := e.words[stem]
+	if !ok {
+		x = &expansionWord{word: word, first: len(e.words)}
+		e.words[stem] = x
+	}
+	x.weight += w
+}
+
+// part returns the n heaviest words as a part searched by the word
+// signals only, in a group of its own, weighing rel times the heaviest
+// part of the request; ok is false when there is no word to add.
+func (e *expansion) part(n int, rel float64) (part, bool) {
+	if len(e.words) == 0 {
 		return part{}, false
 	}
-	list := make([]*term, 0, len(terms))
-	for _, t := range terms {
-		list = append(list, t)
-	}
-	slices.SortFunc(list, func(a, b *term) int {
-		if a.weight != b.weight {
-			if a.weight > b.weight {
-				return -1
-			}
-			return 1
+	list := slices.Collect(maps.Values(e.words))
+	slices.SortFunc(list, func(a, b *expansionWord) int {
+		if c := cmp.Compare(b.weight, a.weight); c != 0 {
+			return c
 		}
 		return a.first - b.first
 	})
-	words := make([]string, 0, feedbackTerms)
-	for _, t := range list[:min(feedbackTerms, len(list))] {
-		words = append(words, t.word)
+	words := make([]string, 0, n)
+	for _, x := range list[:min(n, len(list))] {
+		words = append(words, x.word)
 	}
-	return part{text: strings.Join(words, " "), weight: feedbackWeight * weight, group: group, wordsOnly: true}, true
+	return part{text: strings.Join(words, " "), weight: rel * e.weight, group: e.group, wordsOnly: true}, true
 }
 
 func isDigits(w string) bool {
