@@ -67,10 +67,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 	}
 	// Servers lift the Hybrid ranking only: the single-signal modes stay
 	// what they say (and Lexical needs no embedder).
-	sw := r.opts.ServerWeight
-	if r.opts.Mode != Hybrid {
-		sw = 0
-	}
+	sw := r.serverWeight()
 	deep := k
 	if sw > 0 || r.opts.IntentQuota > 0 || r.opts.Feedback > 0 {
 		deep = max(k, r.opts.Depth)

@@ -61,11 +61,20 @@ func (r *Retriever) serverIndex(ctx context.Context) (*toolindex.Index, error) {
 // when Open returns, so that a first request does not pay for it. A later
 // catalog change is brought in by the next step.
 func (r *Retriever) Prepare(ctx context.Context) error {
-	if r.opts.Mode != Hybrid || r.opts.ServerWeight == 0 {
+	if r.serverWeight() == 0 {
 		return nil
 	}
 	_, err := r.serverIndex(ctx)
 	return err
+}
+
+// serverWeight is Options.ServerWeight where it applies (Hybrid mode: the
+// server documents are ranked by every signal, as the tools are), else 0.
+func (r *Retriever) serverWeight() float64 {
+	if r.opts.Mode != Hybrid {
+		return 0
+	}
+	return r.opts.ServerWeight
 }
 
 // update makes s.ix hold one document per server of r's catalog: new and
