@@ -262,8 +262,8 @@ func serveRaw(answer func(method string, params json.RawMessage) string) {
 	}
 }
 
-// badSchemas speaks just enough JSON-RPC to list tools with input schemas
-// the SDK's own server refuses, and to answer calls of the good one.
+// badSchemas lists tools with input schemas the SDK's own server refuses,
+// and answers calls of the good one.
 func badSchemas() {
 	tools := []map[string]any{
 		{"name": "good", "inputSchema": map[string]any{"type": "object"}},
@@ -273,37 +273,14 @@ func badSchemas() {
 		{"name": "array", "inputSchema": []any{1, 2}},
 		{"name": "typed_string", "inputSchema": map[string]any{"type": "string"}},
 	}
-	in := json.NewDecoder(os.Stdin)
-	out := json.NewEncoder(os.Stdout)
-	for {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
-		if err := in.Decode(&req); err != nil {
-			return
-		}
-		if req.ID == nil {
-			continue // a notification
-		}
-		var result any
-		switch req.Method {
-		case "initialize":
-			var p struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			}
-			_ = json.Unmarshal(req.Params, &p)
-			result = map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
-				"serverInfo": map[string]any{"name": "badschemas", "version": "1"}}
+	list, _ := json.Marshal(map[string]any{"tools": tools})
+	serveRaw(func(method string, _ json.RawMessage) string {
+		switch method {
 		case "tools/list":
-			result = map[string]any{"tools": tools}
+			return string(list)
 		case "tools/call":
-			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "ok"}}}
-		default:
-			_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
-			continue
+			return `{"content":[{"type":"text","text":"ok"}]}`
 		}
-		_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
-	}
+		return ""
+	})
 }
