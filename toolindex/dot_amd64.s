@@ -2,6 +2,16 @@
 
 #include "textflag.h"
 
+// Every kernel keeps the 64 slots' sums in Y0-Y7 (eight slots each) and
+// writes them to out (R8).
+#define ZERO_SLOTS \
+	VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1; VXORPS Y2, Y2, Y2; VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; VXORPS Y5, Y5, Y5; VXORPS Y6, Y6, Y6; VXORPS Y7, Y7, Y7
+
+#define STORE_SLOTS \
+	VMOVUPS Y0, (R8); VMOVUPS Y1, 32(R8); VMOVUPS Y2, 64(R8); VMOVUPS Y3, 96(R8); \
+	VMOVUPS Y4, 128(R8); VMOVUPS Y5, 160(R8); VMOVUPS Y6, 192(R8); VMOVUPS Y7, 224(R8)
+
 // func blockDotsAVX2(blk *int16, offs *int32, vals *float32, n int, out *[64]float32)
 // out[j] = Σ_k vals[k]·blk[offs[k]+j] for j < 64, n > 0: for each of the
 // query's n non-zero dimensions, its 64 int16 codes (one column of the
@@ -13,14 +23,7 @@ TEXT ·blockDotsAVX2(SB), NOSPLIT, $0-40
 	MOVQ vals+16(FP), DX
 	MOVQ n+24(FP), CX
 	MOVQ out+32(FP), R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO_SLOTS
 
 loop:
 	MOVL (DI), AX
@@ -55,14 +58,7 @@ loop:
 	DECQ CX
 	JNZ  loop
 
-	VMOVUPS Y0, (R8)
-	VMOVUPS Y1, 32(R8)
-	VMOVUPS Y2, 64(R8)
-	VMOVUPS Y3, 96(R8)
-	VMOVUPS Y4, 128(R8)
-	VMOVUPS Y5, 160(R8)
-	VMOVUPS Y6, 192(R8)
-	VMOVUPS Y7, 224(R8)
+	STORE_SLOTS
 	VZEROUPPER
 	RET
 
@@ -74,14 +70,7 @@ TEXT ·blockDots8AVX2(SB), NOSPLIT, $0-40
 	MOVQ vals+16(FP), DX
 	MOVQ n+24(FP), CX
 	MOVQ out+32(FP), R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO_SLOTS
 
 loop:
 	MOVL (DI), AX
@@ -116,14 +105,7 @@ loop:
 	DECQ CX
 	JNZ  loop
 
-	VMOVUPS Y0, (R8)
-	VMOVUPS Y1, 32(R8)
-	VMOVUPS Y2, 64(R8)
-	VMOVUPS Y3, 96(R8)
-	VMOVUPS Y4, 128(R8)
-	VMOVUPS Y5, 160(R8)
-	VMOVUPS Y6, 192(R8)
-	VMOVUPS Y7, 224(R8)
+	STORE_SLOTS
 	VZEROUPPER
 	RET
 
@@ -160,14 +142,7 @@ TEXT ·sparseDotsAVX2(SB), NOSPLIT, $0-64
 	MOVQ n+40(FP), R11
 	MOVQ lut+48(FP), R14
 	MOVQ out+56(FP), R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO_SLOTS
 
 column:
 	MOVL         (DI), AX
@@ -189,13 +164,6 @@ column:
 	DECQ R11
 	JNZ  column
 
-	VMOVUPS Y0, (R8)
-	VMOVUPS Y1, 32(R8)
-	VMOVUPS Y2, 64(R8)
-	VMOVUPS Y3, 96(R8)
-	VMOVUPS Y4, 128(R8)
-	VMOVUPS Y5, 160(R8)
-	VMOVUPS Y6, 192(R8)
-	VMOVUPS Y7, 224(R8)
+	STORE_SLOTS
 	VZEROUPPER
 	RET
