@@ -21,11 +21,11 @@ type session struct {
 	mu    sync.Mutex
 	found map[string]uint64 // found tool → tick of its last use
 	tick  uint64
-	defs  map[string]string // listed tool (found or pinned) → its definition as listed (JSON)
-	// away holds the found or pinned tools taken off the list because the
-	// Toolset no longer has them (gone upstream, or their server down):
-	// they are listed again when they come back.
-	away map[string]bool
+	// defs: listed tool (found or pinned) → its definition as listed
+	// (JSON). A found or pinned tool without one is off the list because
+	// the Toolset no longer has it (gone upstream, or its server down);
+	// it is listed again when it comes back.
+	defs map[string]string
 
 	featMu sync.Mutex // resources, templates and prompts: see features.go
 	feat   featureSet
@@ -65,9 +65,8 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 		s.tick++
 		if _, ok := s.found[t.Name]; ok {
 			s.found[t.Name] = s.tick
-			if s.away[t.Name] { // found again: it is back
+			if _, listed := s.defs[t.Name]; !listed { // found again: it is back
 				if st, ok := sdkTool(t); ok {
-					delete(s.away, t.Name)
 					s.add(st)
 					added = append(added, t.Name)
 				}
@@ -95,9 +94,8 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 			delete(freshName, oldest) // never listed: more found than room
 			continue
 		}
-		if s.away[oldest] {
-			delete(s.away, oldest) // off the list already
-			continue
+		if _, listed := s.defs[oldest]; !listed {
+			continue // off the list already
 		}
 		evicted = append(evicted, oldest)
 	}
@@ -143,10 +141,6 @@ func (s *session) syncTools() toolSync {
 		if !ok {
 			s.srv.RemoveTools(name)
 			delete(s.defs, name)
-			if s.away == nil {
-				s.away = map[string]bool{}
-			}
-			s.away[name] = true
 			d.Removed = append(d.Removed, name)
 			continue
 		}
@@ -159,15 +153,21 @@ func (s *session) syncTools() toolSync {
 			d.Replaced = append(d.Replaced, name)
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(s.away)) {
-		t, ok := s.p.ts.Get(name)
-		if !ok {
+	// The found and pinned tools off the list: back in the Toolset?
+	off := slices.Collect(maps.Keys(s.found))
+	for _, t := range s.p.pinned {
+		off = append(off, t.Name)
+	}
+	slices.Sort(off)
+	for _, name := range off {
+		if _, listed := s.defs[name]; listed {
 			continue
 		}
-		delete(s.away, name)
-		if st, ok := sdkTool(t); ok {
-			s.add(st)
-			d.Returned = append(d.Returned, name)
+		if t, ok := s.p.ts.Get(name); ok {
+			if st, ok := sdkTool(t); ok {
+				s.add(st)
+				d.Returned = append(d.Returned, name)
+			}
 		}
 	}
 	return d
@@ -208,7 +208,7 @@ func (s *session) listed(tools []tool.Tool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range tools {
-		if _, ok := s.found[t.Name]; ok && !s.away[t.Name] {
+		if _, ok := s.defs[t.Name]; ok {
 			continue
 		}
 		if !slices.ContainsFunc(s.p.pinned, func(p tool.Tool) bool { return p.Name == t.Name }) {
