@@ -18,16 +18,18 @@ const SearchToolName = "search_tools"
 // JSON object, no query, k out of range).
 var ErrSearchArgs = errors.New("retrieval: bad search_tools arguments")
 
-// maxSearchK bounds the k a model may ask search_tools for;
-// defaultSearchK is its k when it names none.
+// defaultSearchK is how many tools a search_tools answer holds when the
+// model names no k (not retrieval's DefaultK, what a step ranks);
+// maxSearchK is the most it may ask for.
 const (
-	maxSearchK     = 20
 	defaultSearchK = 5
+	maxSearchK     = 20
 )
 
 // SearchTool returns the definition of the search_tools meta-tool: give it
 // to the model beside the retrieved tools so that it can ask for tools the
 // retriever did not offer. Answer its calls with Retriever.SearchTools.
+// Its input schema is the one of every search_tools (toolsift serve's too).
 func SearchTool() tool.Tool {
 	t := tool.Tool{
 		Name:         SearchToolName,
@@ -39,7 +41,7 @@ func SearchTool() tool.Tool {
 			"they become callable in your next step.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"query":{"type":"string","description":"What the tool should do, in a few words (for example: create a calendar event)."},` +
-			`"k":{"type":"integer","description":"How many tools to return (1-20, default 5).","minimum":1,"maximum":20}},` +
+			fmt.Sprintf(`"k":{"type":"integer","description":"How many tools to return (1-%d, default %d).","minimum":1,"maximum":%d}},`, maxSearchK, defaultSearchK, maxSearchK) +
 			`"required":["query"],"additionalProperties":false}`),
 	}
 	return t.WithHash()
@@ -50,6 +52,36 @@ type SearchArgs struct {
 	Query string `json:"query"`
 	K     int    `json:"k,omitempty"`
 }
+
+// ParseSearchArgs reads the JSON arguments of a search_tools call: the
+// query trimmed and not empty, k in 1..20, 5 when the model names none.
+// It is the one rule for them: Retriever.SearchTools (the agent's and the
+// library's answer) and toolsift serve's search_tools both read them
+// through it. Bad arguments give an error wrapping ErrSearchArgs, whose
+// text ("search_tools: ...") is meant to be shown to the model.
+func ParseSearchArgs(args json.RawMessage) (SearchArgs, error) {
+	var a SearchArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return a, searchArgsError("arguments: " + err.Error())
+	}
+	a.Query = strings.TrimSpace(a.Query)
+	switch {
+	case a.Query == "":
+		return a, searchArgsError("query is empty: say what the tool should do")
+	case a.K < 0 || a.K > maxSearchK:
+		return a, searchArgsError(fmt.Sprintf("k = %d, want 1..%d", a.K, maxSearchK))
+	case a.K == 0:
+		a.K = defaultSearchK
+	}
+	return a, nil
+}
+
+// searchArgsError is a bad search_tools argument, said to the model as
+// "search_tools: <what is wrong>"; it is an ErrSearchArgs.
+type searchArgsError string
+
+func (e searchArgsError) Error() string        { return SearchToolName + ": " + string(e) }
+func (e searchArgsError) Is(target error) bool { return target == ErrSearchArgs }
 
 // foundTool is one entry of a search_tools answer.
 type foundTool struct {
@@ -99,18 +131,9 @@ func (r *Retriever) Search(ctx context.Context, query string, k int) ([]Match, e
 // Bad arguments give an error wrapping ErrSearchArgs, whose text is meant
 // to be shown to the model.
 func (r *Retriever) SearchTools(ctx context.Context, args json.RawMessage) (string, []Match, error) {
-	var a SearchArgs
-	if err := json.Unmarshal(args, &a); err != nil {
-		return "", nil, fmt.Errorf("%w: %v", ErrSearchArgs, err)
-	}
-	a.Query = strings.TrimSpace(a.Query)
-	switch {
-	case a.Query == "":
-		return "", nil, fmt.Errorf("%w: query is empty", ErrSearchArgs)
-	case a.K < 0 || a.K > maxSearchK:
-		return "", nil, fmt.Errorf("%w: k = %d, want 1..%d", ErrSearchArgs, a.K, maxSearchK)
-	case a.K == 0:
-		a.K = defaultSearchK
+	a, err := ParseSearchArgs(args)
+	if err != nil {
+		return "", nil, err
 	}
 	matches, err := r.Search(ctx, a.Query, a.K)
 	if err != nil {

@@ -22,6 +22,11 @@
 // step. docs/measurements.md ("Prompt cache") compares both on scripted
 // traces.
 //
+// Thinker.Find is search_tools answered with the found tools' schemas
+// fitted to a budget, by the same rules (budget.Select, a found tool
+// clearly wanted even when larger than the budget): toolsift serve's
+// answer, for clients that have no Think step of their own.
+//
 // Most programs do not use it directly: toolsift.Open returns a Toolset
 // whose Think method is this step over the servers of a config file.
 package think

@@ -34,6 +34,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -48,13 +49,6 @@ const (
 // above 40 tools (and drops tools past its limit), VS Code refuses more than
 // 128 per request, OpenAI's API 128.
 const DefaultMaxTools = 40
-
-// DefaultK is how many tools search_tools returns unless asked for another
-// number; MaxK is the most it returns.
-const (
-	DefaultK = 5
-	MaxK     = 20
-)
 
 // ErrOptions reports invalid Options.
 var ErrOptions = errors.New("proxy: invalid options")
@@ -254,10 +248,8 @@ func searchTool() *sdk.Tool {
 		Description: "Search every tool of the connected MCP servers by what you need to do. " +
 			"Returns the best matching tools with their server, score and input schema. " +
 			"They join your tool list; you can also call any of them through call_tool.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"query":{"type":"string","description":"What the tool should do, in a few words (for example: create a calendar event)."},` +
-			fmt.Sprintf(`"k":{"type":"integer","description":"How many tools to return (1-%d, default %d).","minimum":1,"maximum":%d}},`, MaxK, DefaultK, MaxK) +
-			`"required":["query"],"additionalProperties":false}`),
+		// The arguments are the agent's search_tools' (retrieval.ParseSearchArgs reads them).
+		InputSchema: retrieval.SearchTool().InputSchema,
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
 }

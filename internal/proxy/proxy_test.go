@@ -20,6 +20,7 @@ import (
 	"github.com/toolsift/toolsift/internal/proxy"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/think"
 )
 
 // TestMain keeps the tool-list cache in a folder of this run, not the
@@ -152,13 +153,13 @@ func (c *client) call(t *testing.T, name string, args any) (string, bool) {
 	return b.String(), res.IsError
 }
 
-func (c *client) search(t *testing.T, query string, k int) proxy.SearchAnswer {
+func (c *client) search(t *testing.T, query string, k int) think.SearchAnswer {
 	t.Helper()
 	text, isErr := c.call(t, "search_tools", map[string]any{"query": query, "k": k})
 	if isErr {
 		t.Fatalf("search_tools(%q): %s", query, text)
 	}
-	var ans proxy.SearchAnswer
+	var ans think.SearchAnswer
 	if err := json.Unmarshal([]byte(text), &ans); err != nil {
 		t.Fatalf("search_tools(%q) = %s: %v", query, text, err)
 	}
