@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/retrieval"
@@ -16,23 +15,12 @@ import (
 // Message is one entry of an application's conversation, as plain data:
 // the input of Select for applications that run their own loop (LangChainGo,
 // Eino, Genkit, a hand-written one). Convert your framework's messages to
-// it; only roles, text and tool calls matter.
-type Message struct {
-	// Role is "system", "user", "assistant" or "tool".
-	Role    string `json:"role"`
-	Content string `json:"content,omitempty"`
-	// ToolCalls are the calls an assistant message asked for.
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	// ToolCallID links a tool message to the call it answers.
-	ToolCallID string `json:"tool_call_id,omitempty"`
-}
+// it; only roles, text and tool calls matter. It is retrieval.Message, the
+// one message type of the conversation rule (retrieval.ConversationQuery).
+type Message = retrieval.Message
 
 // ToolCall is one tool call of an assistant Message.
-type ToolCall struct {
-	ID        string `json:"id,omitempty"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments,omitempty"`
-}
+type ToolCall = retrieval.ToolCall
 
 // Selection is the tools to send with the next model call, chosen by
 // Select: what the agent would offer at this step.
@@ -97,15 +85,15 @@ func (s Selection) Names() []string {
 }
 
 // Select chooses the tools for an application's next model call from its
-// conversation, as the agent's Think step does: the latest user message is
-// the task, the latest assistant message (its text and tool calls) the
-// thought, the tool results after it the observations; tools called in the
-// conversation stay offered (sticky); when the latest assistant message
-// called search_tools, the tools that search finds join this selection. The
-// best tools fit the budget (think.Options), with search_tools when
-// anything is left out. It is safe for concurrent use.
+// conversation, as the agent's Think step does (retrieval.ConversationQuery:
+// the latest user message is the task, the latest assistant message, its
+// text and tool calls, the thought, the tool results after it the
+// observations); tools called in the conversation stay offered (sticky);
+// when the latest assistant message called search_tools, the tools that
+// search finds join this selection. The best tools fit the budget
+// (think.Options), with search_tools when anything is left out. It is safe for concurrent use.
 func (ts *Toolset) Select(ctx context.Context, conversation []Message) (Selection, error) {
-	q, searches := conversationQuery(conversation)
+	q, searches := retrieval.ConversationQuery(conversation)
 	for _, name := range toolsCalled(conversation) {
 		if _, ok := ts.Get(name); ok {
 			q.Used = append(q.Used, name)
@@ -135,43 +123,6 @@ func (ts *Toolset) Select(ctx context.Context, conversation []Message) (Selectio
 		})
 	}
 	return sel, nil
-}
-
-// conversationQuery describes a conversation's state as the agent does
-// (agent's run.query): the latest user message, the latest assistant
-// message after it and the tool results that followed. It also returns the
-// arguments of the search_tools calls of that assistant message.
-func conversationQuery(msgs []Message) (retrieval.Query, []string) {
-	var q retrieval.Query
-	var searches []string
-	i := len(msgs) - 1
-	var obs []string
-	for ; i >= 0 && msgs[i].Role == "tool"; i-- {
-		obs = append(obs, msgs[i].Content)
-	}
-	slices.Reverse(obs)
-	if i >= 0 && msgs[i].Role == "assistant" {
-		q.Observations = obs
-		var b strings.Builder
-		b.WriteString(msgs[i].Content)
-		for _, c := range msgs[i].ToolCalls {
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			fmt.Fprintf(&b, "%s %s", c.Name, c.Arguments)
-			if c.Name == retrieval.SearchToolName {
-				searches = append(searches, c.Arguments)
-			}
-		}
-		q.Thought = b.String()
-	}
-	for ; i >= 0; i-- {
-		if msgs[i].Role == "user" {
-			q.Task = msgs[i].Content
-			break
-		}
-	}
-	return q, searches
 }
 
 // toolsCalled returns the names of the tools the conversation called, in

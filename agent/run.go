@@ -218,36 +218,20 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	return false, nil
 }
 
-// query describes the conversation's state for the retriever: the latest
-// user message, the model's latest message (text and tool calls) after it,
-// the tool results that followed, and the tools used so far.
+// query describes the conversation's state for the retriever by the one
+// rule, retrieval.ConversationQuery (the latest user message, the model's
+// latest message after it, the tool results that followed), with the tools
+// used so far.
 func (r *run) query() retrieval.Query {
-	q := retrieval.Query{Used: slices.Clone(r.res.Used)}
-	msgs := r.res.Messages
-	i := len(msgs) - 1
-	var obs []string
-	for ; i >= 0 && msgs[i].Role == RoleTool; i-- {
-		obs = append(obs, msgs[i].Content)
-	}
-	slices.Reverse(obs)
-	if i >= 0 && msgs[i].Role == RoleAssistant {
-		q.Observations = obs
-		var b strings.Builder
-		b.WriteString(msgs[i].Content)
-		for _, c := range msgs[i].ToolCalls {
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			fmt.Fprintf(&b, "%s %s", c.Name, c.Arguments)
-		}
-		q.Thought = b.String()
-	}
-	for ; i >= 0; i-- {
-		if msgs[i].Role == RoleUser {
-			q.Task = msgs[i].Content
-			break
+	msgs := make([]retrieval.Message, len(r.res.Messages))
+	for i, m := range r.res.Messages {
+		msgs[i] = retrieval.Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			msgs[i].ToolCalls = append(msgs[i].ToolCalls, retrieval.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 	}
+	q, _ := retrieval.ConversationQuery(msgs)
+	q.Used = slices.Clone(r.res.Used)
 	return q
 }
 
