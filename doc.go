@@ -12,7 +12,7 @@
 //		log.Fatal(err)
 //	}
 //	defer ts.Close()
-//	model, err := agent.NewOpenAI("gpt-4o-mini", nil)
+//	model, err := openai.NewChat("gpt-4o-mini", nil)
 //	if err != nil {
 //		log.Fatal(err)
 //	}

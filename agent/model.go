@@ -3,9 +3,15 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/toolsift/toolsift/tool"
 )
+
+// ErrModel wraps every error a Model returns: the provider's own error
+// (for OpenAI an *openai.Error with the HTTP status) stays reachable with
+// errors.As.
+var ErrModel = errors.New("agent: model")
 
 // Model is a chat model that may answer with tool calls. Complete sends the
 // whole conversation and the tools offered for this step and returns the

@@ -177,7 +177,7 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	msg := resp.Message
 	msg.Role, msg.ToolCallID = RoleAssistant, ""
 	msg.ToolCalls = slices.Clone(msg.ToolCalls)
-	fillCallIDs(msg.ToolCalls)
+	FillCallIDs(msg.ToolCalls)
 	for i := range msg.ToolCalls {
 		if msg.ToolCalls[i].Search {
 			msg.ToolCalls[i].Name = retrieval.SearchToolName
@@ -447,4 +447,20 @@ func (r *run) emit(ctx context.Context, ev Event) {
 // readOnly reports whether a tool says it changes nothing.
 func readOnly(t tool.Tool) bool {
 	return t.Annotations != nil && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+}
+
+// FillCallIDs gives an id ("call_0", ...) to calls a server sent without
+// one, so that tool messages can answer them: the loop does it for every
+// Model's reply, and a Model whose API may omit ids does it too, for
+// callers of Complete.
+func FillCallIDs(calls []ToolCall) {
+	for i := range calls {
+		if calls[i].ID == "" {
+			id := fmt.Sprintf("call_%d", i)
+			for slices.ContainsFunc(calls, func(c ToolCall) bool { return c.ID == id }) {
+				id += "_"
+			}
+			calls[i].ID = id
+		}
+	}
 }

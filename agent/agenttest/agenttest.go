@@ -10,7 +10,7 @@
 //		agenttest.Reply{Content: "done"},
 //	)
 //	defer srv.Close()
-//	model, _ := agent.NewOpenAI("test-model", &agent.OpenAIOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "test"}})
+//	model, _ := openai.NewChat("test-model", &openai.ChatOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "test"}})
 package agenttest
 
 import (

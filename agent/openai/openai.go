@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"bytes"
@@ -6,23 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/openaiclient"
 	"github.com/toolsift/toolsift/provider"
 )
 
-// ErrModel wraps every error a Model returns: the provider's own error
-// (for OpenAI an *openai.Error with the HTTP status) stays reachable with
-// errors.As.
-var ErrModel = errors.New("agent: model")
-
-// OpenAIOptions configure an OpenAI-compatible Chat Completions model.
-type OpenAIOptions struct {
+// ChatOptions configure an OpenAI-compatible Chat Completions model.
+type ChatOptions struct {
 	// Options say where and how to reach the API: base URL, key, HTTP
 	// client, retries, with the environment rule of package provider
 	// (the same as [provider.NewEmbedder]'s).
@@ -34,37 +29,37 @@ type OpenAIOptions struct {
 	Temperature *float64
 }
 
-// OpenAI is a Model speaking the Chat Completions API of OpenAI or of any
+// Chat is a Model speaking the Chat Completions API of OpenAI or of any
 // compatible server (vLLM, Ollama, llama.cpp, LiteLLM, ...), streaming or
 // not. It is safe for concurrent use. It is not a DeferringModel: Chat
 // Completions has no deferred tools, so the Agent chooses tools per step,
 // and a tool message's Found is not sent (its content lists the tools).
-type OpenAI struct {
+type Chat struct {
 	client      openai.Client
 	model       string
 	stream      bool
 	temperature *float64
 }
 
-var _ Model = (*OpenAI)(nil)
+var _ agent.Model = (*Chat)(nil)
 
-// NewOpenAI returns a Chat Completions model named model (e.g. "gpt-4o-mini").
+// NewChat returns a Chat Completions model named model (e.g. "gpt-4o-mini").
 // Nil opts mean non-streaming with the environment's endpoint. Options that
 // cannot reach an endpoint (no model name, a base URL that is not http(s),
 // api.openai.com without a key) fail here with an error wrapping
 // ErrOptions, not at the first request.
-func NewOpenAI(model string, opts *OpenAIOptions) (*OpenAI, error) {
+func NewChat(model string, opts *ChatOptions) (*Chat, error) {
 	if model == "" {
 		return nil, fmt.Errorf("%w: no model name", ErrOptions)
 	}
 	if opts == nil {
-		opts = &OpenAIOptions{}
+		opts = &ChatOptions{}
 	}
 	endpoint, err := opts.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	return &OpenAI{
+	return &Chat{
 		client:      openaiclient.New(openaiclient.Endpoint(endpoint)),
 		model:       model,
 		stream:      opts.Stream,
@@ -73,24 +68,24 @@ func NewOpenAI(model string, opts *OpenAIOptions) (*OpenAI, error) {
 }
 
 // Complete implements Model.
-func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
+func (m *Chat) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
-		return Response{}, err
+		return agent.Response{}, err
 	}
-	var resp Response
+	var resp agent.Response
 	if m.stream {
 		resp, err = m.completeStream(ctx, params, req.OnDelta)
 	} else {
 		resp, err = m.complete(ctx, params)
 	}
 	if err != nil {
-		return Response{}, fmt.Errorf("%w: %s: %w", ErrModel, m.model, err)
+		return agent.Response{}, fmt.Errorf("%w: %s: %w", agent.ErrModel, m.model, err)
 	}
 	return resp, nil
 }
 
-func (m *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
+func (m *Chat) params(req agent.Request) (openai.ChatCompletionNewParams, error) {
 	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(m.model)}
 	if m.temperature != nil {
 		p.Temperature = openai.Float(*m.temperature)
@@ -105,7 +100,7 @@ func (m *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 		}
 		params, err := toFunctionParameters(t.Parameters)
 		if err != nil {
-			return p, fmt.Errorf("%w: tool %s: parameters: %w", ErrModel, t.Name, err)
+			return p, fmt.Errorf("%w: tool %s: parameters: %w", agent.ErrModel, t.Name, err)
 		}
 		fn.Parameters = params
 		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
@@ -127,13 +122,13 @@ func toFunctionParameters(raw json.RawMessage) (shared.FunctionParameters, error
 	return params, nil
 }
 
-func toOpenAIMessage(msg Message) openai.ChatCompletionMessageParamUnion {
+func toOpenAIMessage(msg agent.Message) openai.ChatCompletionMessageParamUnion {
 	switch msg.Role {
-	case RoleSystem:
+	case agent.RoleSystem:
 		return openai.SystemMessage(msg.Content)
-	case RoleTool:
+	case agent.RoleTool:
 		return openai.ToolMessage(msg.Content, msg.ToolCallID)
-	case RoleAssistant:
+	case agent.RoleAssistant:
 		var a openai.ChatCompletionAssistantMessageParam
 		if msg.Content != "" || len(msg.ToolCalls) == 0 {
 			a.Content.OfString = openai.String(msg.Content)
@@ -155,16 +150,16 @@ func toOpenAIMessage(msg Message) openai.ChatCompletionMessageParamUnion {
 	}
 }
 
-func (m *OpenAI) complete(ctx context.Context, p openai.ChatCompletionNewParams) (Response, error) {
+func (m *Chat) complete(ctx context.Context, p openai.ChatCompletionNewParams) (agent.Response, error) {
 	cc, err := m.client.Chat.Completions.New(ctx, p)
 	if err != nil {
-		return Response{}, err
+		return agent.Response{}, err
 	}
 	if len(cc.Choices) == 0 {
-		return Response{}, errors.New("response has no choices")
+		return agent.Response{}, errors.New("response has no choices")
 	}
 	ch := cc.Choices[0]
-	msg := Message{Role: RoleAssistant, Content: ch.Message.Content}
+	msg := agent.Message{Role: agent.RoleAssistant, Content: ch.Message.Content}
 	if msg.Content == "" {
 		msg.Content = ch.Message.Refusal
 	}
@@ -172,10 +167,10 @@ func (m *OpenAI) complete(ctx context.Context, p openai.ChatCompletionNewParams)
 		if tc.Type != "" && tc.Type != "function" {
 			continue
 		}
-		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
-	fillCallIDs(msg.ToolCalls)
-	return Response{
+	agent.FillCallIDs(msg.ToolCalls)
+	return agent.Response{
 		Message:      msg,
 		FinishReason: ch.FinishReason,
 		Usage:        fromOpenAIUsage(cc.Usage),
@@ -183,7 +178,7 @@ func (m *OpenAI) complete(ctx context.Context, p openai.ChatCompletionNewParams)
 	}, nil
 }
 
-func (m *OpenAI) completeStream(ctx context.Context, p openai.ChatCompletionNewParams, onDelta func(Delta)) (Response, error) {
+func (m *Chat) completeStream(ctx context.Context, p openai.ChatCompletionNewParams, onDelta func(agent.Delta)) (agent.Response, error) {
 	p.StreamOptions.IncludeUsage = openai.Bool(true)
 	stream := m.client.Chat.Completions.NewStreaming(ctx, p)
 	defer stream.Close()
@@ -192,19 +187,19 @@ func (m *OpenAI) completeStream(ctx context.Context, p openai.ChatCompletionNewP
 		acc.add(stream.Current())
 	}
 	if err := stream.Err(); err != nil {
-		return Response{}, err
+		return agent.Response{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Response{}, err
+		return agent.Response{}, err
 	}
 	if !acc.choices {
-		return Response{}, errors.New("stream ended without a choice")
+		return agent.Response{}, errors.New("stream ended without a choice")
 	}
 	return acc.response(), nil
 }
 
-func fromOpenAIUsage(u openai.CompletionUsage) Usage {
-	return Usage{
+func fromOpenAIUsage(u openai.CompletionUsage) agent.Usage {
+	return agent.Usage{
 		PromptTokens:       int(u.PromptTokens),
 		CachedPromptTokens: int(u.PromptTokensDetails.CachedTokens),
 		CompletionTokens:   int(u.CompletionTokens),
@@ -227,11 +222,11 @@ type streamAccumulator struct {
 	calls   []*callBuilder
 	byIndex map[int64]*callBuilder
 	finish  string
-	usage   Usage
+	usage   agent.Usage
 	model   string
 	// onDelta, when set, gets each piece as it is added: text, and tool
 	// call pieces at their index among the reply's ToolCalls.
-	onDelta func(Delta)
+	onDelta func(agent.Delta)
 }
 
 type callBuilder struct {
@@ -260,7 +255,7 @@ func (a *streamAccumulator) add(chunk openai.ChatCompletionChunk) {
 		a.content.WriteString(d.Content)
 		a.refusal.WriteString(d.Refusal)
 		if a.onDelta != nil && d.Content+d.Refusal != "" {
-			a.onDelta(Delta{Text: d.Content + d.Refusal})
+			a.onDelta(agent.Delta{Text: d.Content + d.Refusal})
 		}
 		for _, tc := range d.ToolCalls {
 			if tc.Type != "" && tc.Type != "function" {
@@ -279,7 +274,7 @@ func (a *streamAccumulator) add(chunk openai.ChatCompletionChunk) {
 				a.byIndex[idx] = b
 				a.calls = append(a.calls, b)
 			}
-			piece := Delta{Tool: true, Index: b.index, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+			piece := agent.Delta{Tool: true, Index: b.index, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
 			if b.id == "" {
 				b.id = tc.ID
 				piece.ID = tc.ID
@@ -293,28 +288,14 @@ func (a *streamAccumulator) add(chunk openai.ChatCompletionChunk) {
 	}
 }
 
-func (a *streamAccumulator) response() Response {
-	msg := Message{Role: RoleAssistant, Content: a.content.String()}
+func (a *streamAccumulator) response() agent.Response {
+	msg := agent.Message{Role: agent.RoleAssistant, Content: a.content.String()}
 	if msg.Content == "" {
 		msg.Content = a.refusal.String()
 	}
 	for _, b := range a.calls {
-		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: b.id, Name: b.name.String(), Arguments: b.args.String()})
+		msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: b.id, Name: b.name.String(), Arguments: b.args.String()})
 	}
-	fillCallIDs(msg.ToolCalls)
-	return Response{Message: msg, FinishReason: a.finish, Usage: a.usage, Model: a.model}
-}
-
-// fillCallIDs gives an id to calls a server sent without one, so that tool
-// messages can answer them.
-func fillCallIDs(calls []ToolCall) {
-	for i := range calls {
-		if calls[i].ID == "" {
-			id := fmt.Sprintf("call_%d", i)
-			for slices.ContainsFunc(calls, func(c ToolCall) bool { return c.ID == id }) {
-				id += "_"
-			}
-			calls[i].ID = id
-		}
-	}
+	agent.FillCallIDs(msg.ToolCalls)
+	return agent.Response{Message: msg, FinishReason: a.finish, Usage: a.usage, Model: a.model}
 }

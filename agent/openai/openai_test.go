@@ -1,4 +1,4 @@
-package agent_test
+package openai_test
 
 import (
 	"context"
@@ -7,24 +7,34 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/openai/openai-go/v3"
+	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/provider"
-	"github.com/toolsift/toolsift/retrieval"
-	"github.com/toolsift/toolsift/think"
-	"github.com/toolsift/toolsift/tool"
 )
 
-func newOpenAI(t *testing.T, url string, stream bool) *agent.OpenAI {
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// runtimeGosched yields while a test polls for a condition.
+func runtimeGosched() {
+	runtime.Gosched()
+	time.Sleep(time.Millisecond)
+}
+
+func newOpenAI(t *testing.T, url string, stream bool) *openai.Chat {
 	t.Helper()
-	m, err := agent.NewOpenAI("test-model", &agent.OpenAIOptions{Options: provider.Options{BaseURL: url, APIKey: "test-key", MaxRetries: -1}, Stream: stream})
+	m, err := openai.NewChat("test-model", &openai.ChatOptions{Options: provider.Options{BaseURL: url, APIKey: "test-key", MaxRetries: -1}, Stream: stream})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,9 +251,9 @@ func TestOpenAIErrors(t *testing.T) {
 			if !errors.Is(err, agent.ErrModel) {
 				t.Fatalf("err = %v, want ErrModel", err)
 			}
-			var apiErr *openai.Error
+			var apiErr *sdk.Error
 			if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
-				t.Fatalf("err = %v, want an *openai.Error with status 400", err)
+				t.Fatalf("err = %v, want an *sdk.Error with status 400", err)
 			}
 		})
 	}
@@ -261,25 +271,16 @@ func TestOpenAIErrors(t *testing.T) {
 	t.Run("bad config is an options error at New", func(t *testing.T) {
 		for _, tt := range []struct {
 			model string
-			opts  *agent.OpenAIOptions
+			opts  *openai.ChatOptions
 		}{
 			{"", nil},
-			{"m", &agent.OpenAIOptions{Options: provider.Options{BaseURL: "localhost:11434"}}},
-			{"m", &agent.OpenAIOptions{Options: provider.Options{BaseURL: "https://api.openai.com/v1"}}},
+			{"m", &openai.ChatOptions{Options: provider.Options{BaseURL: "localhost:11434"}}},
+			{"m", &openai.ChatOptions{Options: provider.Options{BaseURL: "https://api.openai.com/v1"}}},
 		} {
 			t.Setenv("OPENAI_API_KEY", "")
-			if _, err := agent.NewOpenAI(tt.model, tt.opts); !errors.Is(err, agent.ErrOptions) {
-				t.Errorf("NewOpenAI(%q, %+v) = %v, want ErrOptions", tt.model, tt.opts, err)
+			if _, err := openai.NewChat(tt.model, tt.opts); !errors.Is(err, openai.ErrOptions) {
+				t.Errorf("NewChat(%q, %+v) = %v, want ErrOptions", tt.model, tt.opts, err)
 			}
-		}
-	})
-	t.Run("a custom Model's errors wrap ErrModel", func(t *testing.T) {
-		a, err := agent.New(failingModel{}, nilTools{}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := a.Run(context.Background(), "x"); !errors.Is(err, agent.ErrModel) || !errors.Is(err, errFailing) {
-			t.Fatalf("err = %v, want ErrModel wrapping the model's own error", err)
 		}
 	})
 	t.Run("cancelled while the server hangs", func(t *testing.T) {
@@ -299,24 +300,4 @@ func TestOpenAIErrors(t *testing.T) {
 			srv.Close()
 		}
 	})
-}
-
-var errFailing = errors.New("custom model failed")
-
-type failingModel struct{}
-
-func (failingModel) Complete(context.Context, agent.Request) (agent.Response, error) {
-	return agent.Response{}, errFailing
-}
-
-// nilTools offers nothing and calls nothing.
-type nilTools struct{}
-
-func (nilTools) Think(context.Context, think.Request) (think.Offer, error) { return think.Offer{}, nil }
-func (nilTools) SearchTools(context.Context, json.RawMessage) (string, []retrieval.Match, error) {
-	return "", nil, nil
-}
-func (nilTools) Get(string) (tool.Tool, bool) { return tool.Tool{}, false }
-func (nilTools) Call(context.Context, string, json.RawMessage) (tool.Result, error) {
-	return tool.Result{}, tool.ErrUnknown
 }

@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"context"
@@ -11,14 +11,15 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/openaiclient"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
 )
 
-// ResponsesOptions configure a model of the OpenAI Responses API.
+// ResponsesOptions configure a model of the Chat Responses API.
 type ResponsesOptions struct {
-	// Options say where and how to reach the API, as for NewOpenAI.
+	// Options say where and how to reach the API, as for NewChat.
 	provider.Options
 	// Stream requests server-sent events: text and function-call argument
 	// deltas reach Request.OnDelta as they come.
@@ -74,7 +75,7 @@ type Responses struct {
 	hosted      map[string]HostedMCP // by Server
 }
 
-var _ DeferringModel = (*Responses)(nil)
+var _ agent.DeferringModel = (*Responses)(nil)
 
 // NewResponses returns a Responses API model named model (e.g.
 // "gpt-5.4-mini"). Nil opts mean non-streaming with the environment's
@@ -123,10 +124,10 @@ func NewResponses(model string, opts *ResponsesOptions) (*Responses, error) {
 func (m *Responses) DefersTools() bool { return !m.noDefer }
 
 // Complete implements Model.
-func (m *Responses) Complete(ctx context.Context, req Request) (Response, error) {
+func (m *Responses) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	p, labels, err := m.params(req)
 	if err != nil {
-		return Response{}, fmt.Errorf("%w: %s: %w", ErrModel, m.model, err)
+		return agent.Response{}, fmt.Errorf("%w: %s: %w", agent.ErrModel, m.model, err)
 	}
 	var r *responses.Response
 	if m.stream {
@@ -138,11 +139,11 @@ func (m *Responses) Complete(ctx context.Context, req Request) (Response, error)
 		err = ctx.Err()
 	}
 	if err != nil {
-		return Response{}, fmt.Errorf("%w: %s: %w", ErrModel, m.model, err)
+		return agent.Response{}, fmt.Errorf("%w: %s: %w", agent.ErrModel, m.model, err)
 	}
 	resp, err := fromResponse(r, labels)
 	if err != nil {
-		return Response{}, fmt.Errorf("%w: %s: %w", ErrModel, m.model, err)
+		return agent.Response{}, fmt.Errorf("%w: %s: %w", agent.ErrModel, m.model, err)
 	}
 	return resp, nil
 }
@@ -153,13 +154,13 @@ type hostedTool struct{ label, name string }
 
 // params builds the request. labels maps a hosted tool (label, name on
 // the server) back to its name in the catalog.
-func (m *Responses) params(req Request) (responses.ResponseNewParams, map[hostedTool]string, error) {
+func (m *Responses) params(req agent.Request) (responses.ResponseNewParams, map[hostedTool]string, error) {
 	p := responses.ResponseNewParams{Model: shared.ResponsesModel(m.model), Store: openai.Bool(false)}
 	if m.temperature != nil {
 		p.Temperature = openai.Float(*m.temperature)
 	}
 	deferred := len(req.Deferred) > 0
-	defs := map[string]ToolDef{}
+	defs := map[string]agent.ToolDef{}
 	for _, d := range req.Deferred {
 		defs[d.Name] = d
 	}
@@ -226,9 +227,9 @@ func (m *Responses) params(req Request) (responses.ResponseNewParams, map[hosted
 	var input responses.ResponseInputParam
 	for _, msg := range req.Messages {
 		switch msg.Role {
-		case RoleSystem, RoleUser:
+		case agent.RoleSystem, agent.RoleUser:
 			input = append(input, responses.ResponseInputItemParamOfMessage(msg.Content, responses.EasyInputMessageRole(msg.Role)))
-		case RoleAssistant:
+		case agent.RoleAssistant:
 			for _, h := range msg.Hosted {
 				c := &responses.ResponseInputItemMcpCallParam{ID: h.ID, Arguments: h.Arguments, Name: h.Name, ServerLabel: h.Server, Status: "completed"}
 				if h.Output != "" {
@@ -260,7 +261,7 @@ func (m *Responses) params(req Request) (responses.ResponseNewParams, map[hosted
 				}
 				input = append(input, responses.ResponseInputItemParamOfFunctionCall(c.Arguments, c.ID, c.Name))
 			}
-		case RoleTool:
+		case agent.RoleTool:
 			if search[msg.ToolCallID] {
 				out := &responses.ResponseToolSearchOutputItemParam{
 					CallID:    openai.String(msg.ToolCallID),
@@ -294,7 +295,7 @@ func (m *Responses) params(req Request) (responses.ResponseNewParams, map[hosted
 // functionTool is a function tool of the Responses API. strict is false:
 // MCP schemas are rarely strict-mode schemas (every property required, no
 // additional properties), and the Responses API makes strict the default.
-func functionTool(t ToolDef, deferLoading bool) (*responses.FunctionToolParam, error) {
+func functionTool(t agent.ToolDef, deferLoading bool) (*responses.FunctionToolParam, error) {
 	params, err := toFunctionParameters(t.Parameters)
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: parameters: %w", t.Name, err)
@@ -351,23 +352,23 @@ func (it outputItem) arguments() string {
 }
 
 // fromResponse turns a whole Response into ours.
-func fromResponse(r *responses.Response, labels map[hostedTool]string) (Response, error) {
+func fromResponse(r *responses.Response, labels map[hostedTool]string) (agent.Response, error) {
 	switch r.Status {
 	case responses.ResponseStatusFailed:
 		msg := r.Error.Message
 		if msg == "" {
 			msg = "no reason given"
 		}
-		return Response{}, fmt.Errorf("response %s failed: %s (%s)", r.ID, msg, r.Error.Code)
+		return agent.Response{}, fmt.Errorf("response %s failed: %s (%s)", r.ID, msg, r.Error.Code)
 	case responses.ResponseStatusCancelled:
-		return Response{}, fmt.Errorf("response %s was cancelled", r.ID)
+		return agent.Response{}, fmt.Errorf("response %s was cancelled", r.ID)
 	}
-	msg := Message{Role: RoleAssistant}
+	msg := agent.Message{Role: agent.RoleAssistant}
 	var text, refusal strings.Builder
 	for i, raw := range r.Output {
 		var it outputItem
 		if err := json.Unmarshal([]byte(raw.RawJSON()), &it); err != nil {
-			return Response{}, fmt.Errorf("output item %d: %w", i, err)
+			return agent.Response{}, fmt.Errorf("output item %d: %w", i, err)
 		}
 		switch it.Type {
 		case "message":
@@ -376,14 +377,14 @@ func fromResponse(r *responses.Response, labels map[hostedTool]string) (Response
 				refusal.WriteString(c.Refusal)
 			}
 		case "function_call":
-			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.arguments()})
+			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.arguments()})
 		case "tool_search_call":
 			if it.Execution == "server" {
 				continue // the provider searched and loaded by itself
 			}
-			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: it.CallID, Name: retrieval.SearchToolName, Search: true, Arguments: it.arguments()})
+			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: it.CallID, Name: retrieval.SearchToolName, Search: true, Arguments: it.arguments()})
 		case "mcp_call":
-			h := HostedCall{ID: it.ID, Server: it.ServerLabel, Name: it.Name, Tool: labels[hostedTool{it.ServerLabel, it.Name}], Arguments: it.arguments()}
+			h := agent.HostedCall{ID: it.ID, Server: it.ServerLabel, Name: it.Name, Tool: labels[hostedTool{it.ServerLabel, it.Name}], Arguments: it.arguments()}
 			if it.Output != nil {
 				h.Output = *it.Output
 			}
@@ -396,14 +397,14 @@ func fromResponse(r *responses.Response, labels map[hostedTool]string) (Response
 			}
 			msg.Hosted = append(msg.Hosted, h)
 		case "mcp_approval_request":
-			return Response{}, fmt.Errorf("hosted server %s asks to approve a call of %s: toolsift sends require_approval \"never\"; the server's approval setting overrides it", it.ServerLabel, it.Name)
+			return agent.Response{}, fmt.Errorf("hosted server %s asks to approve a call of %s: toolsift sends require_approval \"never\"; the server's approval setting overrides it", it.ServerLabel, it.Name)
 		}
 	}
 	msg.Content = text.String()
 	if msg.Content == "" {
 		msg.Content = refusal.String()
 	}
-	fillCallIDs(msg.ToolCalls)
+	agent.FillCallIDs(msg.ToolCalls)
 	finish := "stop"
 	switch {
 	case r.Status == responses.ResponseStatusIncomplete:
@@ -411,10 +412,10 @@ func fromResponse(r *responses.Response, labels map[hostedTool]string) (Response
 	case len(msg.ToolCalls) > 0:
 		finish = "tool_calls"
 	}
-	return Response{
+	return agent.Response{
 		Message:      msg,
 		FinishReason: finish,
-		Usage: Usage{
+		Usage: agent.Usage{
 			PromptTokens:       int(r.Usage.InputTokens),
 			CachedPromptTokens: int(r.Usage.InputTokensDetails.CachedTokens),
 			CompletionTokens:   int(r.Usage.OutputTokens),
@@ -427,7 +428,7 @@ func fromResponse(r *responses.Response, labels map[hostedTool]string) (Response
 // completeStream reads the event stream: text and function-call deltas go
 // to onDelta as they come; the reply is the response.completed event's
 // whole response.
-func (m *Responses) completeStream(ctx context.Context, p responses.ResponseNewParams, onDelta func(Delta)) (*responses.Response, error) {
+func (m *Responses) completeStream(ctx context.Context, p responses.ResponseNewParams, onDelta func(agent.Delta)) (*responses.Response, error) {
 	stream := m.client.Responses.NewStreaming(ctx, p)
 	defer stream.Close()
 	calls := map[int64]int{} // output index → index among the tool calls
@@ -437,7 +438,7 @@ func (m *Responses) completeStream(ctx context.Context, p responses.ResponseNewP
 		switch ev.Type {
 		case "response.output_text.delta", "response.refusal.delta":
 			if onDelta != nil && ev.Delta != "" {
-				onDelta(Delta{Text: ev.Delta})
+				onDelta(agent.Delta{Text: ev.Delta})
 			}
 		case "response.output_item.added":
 			var it outputItem
@@ -452,18 +453,18 @@ func (m *Responses) completeStream(ctx context.Context, p responses.ResponseNewP
 					name = retrieval.SearchToolName
 				}
 				if onDelta != nil {
-					onDelta(Delta{Tool: true, Index: i, ID: it.CallID, Name: name})
+					onDelta(agent.Delta{Tool: true, Index: i, ID: it.CallID, Name: name})
 				}
 			}
 		case "response.function_call_arguments.delta":
 			if i, ok := calls[ev.OutputIndex]; ok && onDelta != nil && ev.Delta != "" {
-				onDelta(Delta{Tool: true, Index: i, Arguments: ev.Delta})
+				onDelta(agent.Delta{Tool: true, Index: i, Arguments: ev.Delta})
 			}
 		case "response.output_item.done":
 			var it outputItem
 			if json.Unmarshal([]byte(ev.Item.RawJSON()), &it) == nil && it.Type == "tool_search_call" {
 				if i, ok := calls[ev.OutputIndex]; ok && onDelta != nil {
-					onDelta(Delta{Tool: true, Index: i, Arguments: it.arguments()})
+					onDelta(agent.Delta{Tool: true, Index: i, Arguments: it.arguments()})
 				}
 			}
 		case "response.completed", "response.incomplete", "response.failed":
