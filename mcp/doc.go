@@ -40,7 +40,7 @@
 // when regular, within a size limit and not writable by other users; a
 // tool that changed since it was first seen is reported
 // (ServerStatus.Changed) and loses its readOnlyHint until Hub.Trust
-// accepts it (ReloadPins picks up an acceptance made by another process).
+// accepts it (ReloadTrust picks up an acceptance made by another process).
 // Every limit, its default and its error: docs/limits.md.
 //
 // One server's life (connect, supervise and restart, its tool list, its

@@ -40,9 +40,9 @@ type server struct {
 	restarts  int
 	elapsed   time.Duration
 	warnings  []string
-	changed   []ChangedTool // tools that differ from their pins (pins.go)
+	changed   []ChangedTool // tools that differ from their trust records (trust.go)
 	overTools int           // tools of the last listing beyond MaxTools
-	pins      pins
+	trust     trustSet
 	deep      *deepFilter // rewrites its too deeply nested messages; deep.go
 	deepTools []deepTool  // tools of the last listing dropped for their depth
 	applyErr  error

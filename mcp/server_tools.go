@@ -31,23 +31,23 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 	var changed, newly []ChangedTool
 
 	h.mu.Lock()
-	load := !s.pins.loaded
+	load := !s.trust.loaded
 	h.mu.Unlock()
 	if load {
-		p, stamp := s.loadPins()
+		p, stamp := s.loadTrust()
 		h.mu.Lock()
-		if !s.pins.loaded {
-			s.pins.tools, s.pins.loaded, s.pins.stamp = p, true, stamp
+		if !s.trust.loaded {
+			s.trust.tools, s.trust.loaded, s.trust.stamp = p, true, stamp
 		}
 		h.mu.Unlock()
 	}
-	// After the unlock below: log what newly changed, write new pins.
+	// After the unlock below: log what newly changed, write new trust records.
 	defer func() {
 		for _, c := range newly {
 			h.opts.Logger.Warn("mcp: tool changed since first seen; its readOnlyHint is ignored until accepted (Hub.Trust, toolbench trust)",
 				"server", s.name, "tool", c.Name, "changed", strings.Join(c.What, ", "), "warning", changedWarning(c, s.name))
 		}
-		s.storePins()
+		s.storeTrust()
 	}()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -58,7 +58,7 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 	for _, c := range s.changed {
 		before[c.Name] = strings.Join(c.What, ", ")
 	}
-	s.pins.seen = map[string]tool.Tool{}
+	s.trust.seen = map[string]tool.Tool{}
 	if s.overTools > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d tools beyond the first %d not kept (HubOptions.MaxTools)", s.overTools, limit(h.opts.MaxTools, DefaultMaxTools)))
 	}

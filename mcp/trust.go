@@ -22,25 +22,27 @@ import (
 // Rug pulls: a server that changes a tool after it was first seen (a
 // description turned into an injection, readOnlyHint flipped to true, a
 // parameter added), live or between runs. The Hub keeps what each tool of
-// each server looked like when first seen (its pin), in the cache folder
-// (pins/, read with cachefile.ReadFile: refused when another user could
-// have written it) or, without a cache, for the Hub's life. A tool that
-// differs from its pin is still served, but:
+// each server looked like when first seen or last accepted (its trust
+// record), in the cache folder (trust/, read with cachefile.ReadFile:
+// refused when another user could have written it; a record written under
+// the folder's former name, pins/, is still read) or, without a cache, for
+// the Hub's life. A tool that differs from its trust record is still
+// served, but:
 //
 //   - a warning names it and what changed, in ServerStatus.Warnings and
 //     ServerStatus.Changed and in the log (once per new difference);
 //   - its readOnlyHint is dropped, so that an agent that asks approval for
 //     tools that are not read-only asks for it again;
-//   - Hub.Trust (toolbench trust) accepts the new version as its pin.
+//   - Hub.Trust (toolbench trust) accepts the new version as its record.
 //
 // Tools from the cache entry of a lazy server are not verified either:
 // their readOnlyHint is dropped until the server lists them.
 
-// pinFormat is the version of a pin file's layout.
-const pinFormat = 1
+// trustFormat is the version of a trust file's layout.
+const trustFormat = 1
 
-// pinEntry is one pin file: a server's tools as first seen or accepted.
-type pinEntry struct {
+// trustEntry is one trust file: a server's tools as first seen or accepted.
+type trustEntry struct {
 	Format int                  `json:"format"`
 	Server string               `json:"server"`
 	Tools  map[string]tool.Tool `json:"tools"` // by original name
@@ -55,13 +57,14 @@ type ChangedTool struct {
 	What []string
 }
 
-// pins is a server's pin set. Guarded by Hub.mu, except load and store.
-type pins struct {
+// trustSet is a server's trust records. Guarded by Hub.mu, except load
+// and store.
+type trustSet struct {
 	loaded bool
 	tools  map[string]tool.Tool // by original name: first seen or accepted
 	seen   map[string]tool.Tool // the last listing, as listed, by original name
 	dirty  bool
-	stamp  fileStamp // of the pin file when last read or written
+	stamp  fileStamp // of the trust file when last read or written
 }
 
 // fileStamp tells whether a file changed: its modification time and size
@@ -76,36 +79,53 @@ func stampOf(file string) fileStamp {
 	return fileStamp{fi.ModTime().UnixNano(), fi.Size()}
 }
 
-// pinFile is where s's pins are kept; "" without a cache.
-func (s *server) pinFile() string {
+// trustDir is the cache folder's folder of trust files; legacyTrustDir
+// its former name, whose files are still read (never written).
+const (
+	trustDir       = "trust"
+	legacyTrustDir = "pins"
+)
+
+// trustFile is where s's trust records are kept; "" without a cache.
+func (s *server) trustFile() string {
+	return s.trustFileIn(trustDir)
+}
+
+func (s *server) trustFileIn(dir string) string {
 	if s.h.opts.NoCache {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(s.name))
-	return filepath.Join(s.h.opts.CacheDir, "pins", serverPrefix(s.name)+"-"+hex.EncodeToString(sum[:8])+".json")
+	return filepath.Join(s.h.opts.CacheDir, dir, serverPrefix(s.name)+"-"+hex.EncodeToString(sum[:8])+".json")
 }
 
-// loadPins reads s's pin file, once. It must not hold Hub.mu. A file that
-// is refused or corrupt is logged: its tools are pinned anew.
-func (s *server) loadPins() (map[string]tool.Tool, fileStamp) {
+// loadTrust reads s's trust file (or, when there is none, the one under
+// the folder's former name). It must not hold Hub.mu. A file that is
+// refused or corrupt is logged: its tools are trusted anew as listed now.
+// The stamp is the trust file's, so that a record written later is read.
+func (s *server) loadTrust() (map[string]tool.Tool, fileStamp) {
 	out := map[string]tool.Tool{}
-	file := s.pinFile()
+	file := s.trustFile()
 	if file == "" {
 		return out, fileStamp{}
 	}
 	stamp := stampOf(file)
 	data, err := cachefile.ReadFile(file, maxCatalogBytes)
 	if errors.Is(err, fs.ErrNotExist) {
+		file = s.trustFileIn(legacyTrustDir)
+		data, err = cachefile.ReadFile(file, maxCatalogBytes)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
 		return out, stamp
 	}
-	var e pinEntry
+	var e trustEntry
 	if err == nil {
-		if err = json.Unmarshal(data, &e); err == nil && (e.Format != pinFormat || e.Server != s.name) {
-			err = fmt.Errorf("format %d of server %q, want %d of %q", e.Format, e.Server, pinFormat, s.name)
+		if err = json.Unmarshal(data, &e); err == nil && (e.Format != trustFormat || e.Server != s.name) {
+			err = fmt.Errorf("format %d of server %q, want %d of %q", e.Format, e.Server, trustFormat, s.name)
 		}
 	}
 	if err != nil {
-		s.h.opts.Logger.Warn("mcp: tool pins ignored; the tools listed now are pinned anew", "server", s.name, "file", file, "error", err)
+		s.h.opts.Logger.Warn("mcp: tool trust records ignored; the tools listed now are trusted anew", "server", s.name, "file", file, "error", err)
 		return out, stamp
 	}
 	for orig, t := range e.Tools {
@@ -116,18 +136,18 @@ func (s *server) loadPins() (map[string]tool.Tool, fileStamp) {
 	return out, stamp
 }
 
-// storePins writes s's pins when they changed. It must not hold Hub.mu.
-func (s *server) storePins() {
+// storeTrust writes s's trust records when they changed. It must not hold Hub.mu.
+func (s *server) storeTrust() {
 	h := s.h
 	h.mu.Lock()
-	if !s.pins.dirty {
+	if !s.trust.dirty {
 		h.mu.Unlock()
 		return
 	}
-	s.pins.dirty = false
-	e := pinEntry{Format: pinFormat, Server: s.name, Tools: maps.Clone(s.pins.tools)}
+	s.trust.dirty = false
+	e := trustEntry{Format: trustFormat, Server: s.name, Tools: maps.Clone(s.trust.tools)}
 	h.mu.Unlock()
-	file := s.pinFile()
+	file := s.trustFile()
 	if file == "" {
 		return
 	}
@@ -136,29 +156,29 @@ func (s *server) storePins() {
 		err = cachefile.WriteAtomic(file, data)
 	}
 	if err == nil {
-		// Our own write is no reason to reload (ReloadPins).
+		// Our own write is no reason to reload (ReloadTrust).
 		stamp := stampOf(file)
 		h.mu.Lock()
-		s.pins.stamp = stamp
+		s.trust.stamp = stamp
 		h.mu.Unlock()
 	}
 	if err != nil {
-		h.opts.Logger.Warn("mcp: writing the tool pins failed", "server", s.name, "error", err)
+		h.opts.Logger.Warn("mcp: writing the tool trust records failed", "server", s.name, "error", err)
 	}
 }
 
-// verify compares a tool the server listed with its pin, pinning it when
-// it has none. It returns the tool to serve (without readOnlyHint when it
+// verify compares a tool the server listed with its trust record,
+// recording it when it has none. It returns the tool to serve (without readOnlyHint when it
 // changed) and what changed. h.mu is held.
 func (s *server) verify(t tool.Tool) (tool.Tool, []string) {
-	s.pins.seen[t.OriginalName] = t
-	pin, ok := s.pins.tools[t.OriginalName]
+	s.trust.seen[t.OriginalName] = t
+	trusted, ok := s.trust.tools[t.OriginalName]
 	if !ok {
-		s.pins.tools[t.OriginalName] = t
-		s.pins.dirty = true
+		s.trust.tools[t.OriginalName] = t
+		s.trust.dirty = true
 		return t, nil
 	}
-	what := toolDiff(pin, t)
+	what := toolDiff(trusted, t)
 	if len(what) == 0 {
 		return t, nil
 	}
@@ -179,25 +199,26 @@ func unverified(t tool.Tool) tool.Tool {
 	return t
 }
 
-// toolDiff names what differs between a tool's pin and its listing.
-func toolDiff(pin, now tool.Tool) []string {
+// toolDiff names what differs between a tool's trust record and its
+// listing.
+func toolDiff(trusted, now tool.Tool) []string {
 	var what []string
-	if pin.Description != now.Description {
+	if trusted.Description != now.Description {
 		what = append(what, "description")
 	}
-	if pin.Title != now.Title {
+	if trusted.Title != now.Title {
 		what = append(what, "title")
 	}
-	if canonical(pin.InputSchema) != canonical(now.InputSchema) {
+	if canonical(trusted.InputSchema) != canonical(now.InputSchema) {
 		what = append(what, "input schema")
 	}
-	if canonical(pin.OutputSchema) != canonical(now.OutputSchema) {
+	if canonical(trusted.OutputSchema) != canonical(now.OutputSchema) {
 		what = append(what, "output schema")
 	}
-	if !reflect.DeepEqual(pin.Annotations, now.Annotations) {
+	if !reflect.DeepEqual(trusted.Annotations, now.Annotations) {
 		var a, b tool.Annotations
-		if pin.Annotations != nil {
-			a = *pin.Annotations
+		if trusted.Annotations != nil {
+			a = *trusted.Annotations
 		}
 		if now.Annotations != nil {
 			b = *now.Annotations
@@ -234,19 +255,19 @@ func changedWarning(c ChangedTool, server string) string {
 	return fmt.Sprintf("tool %q changed since first seen (%s); its readOnlyHint is ignored until accepted: toolbench trust %s", c.Name, strings.Join(c.What, ", "), server)
 }
 
-// ReloadPins reads again the pin files that changed on disk since this Hub
+// ReloadTrust reads again the trust files that changed on disk since this Hub
 // read or wrote them, as toolbench trust in another process changes them,
 // and lists the tools of those servers again, so that once it returns the
 // accepted tools are served as accepted (their readOnlyHint back) and no
 // longer reported as changed. A long-running Hub (toolsift serve) calls it
 // before it answers a tools/list or a call: it costs one stat per server
-// whose pins are loaded. It returns the servers whose pins were read
-// again.
-func (h *Hub) ReloadPins(ctx context.Context) ([]string, error) {
+// whose trust records are loaded. It returns the servers whose records
+// were read again.
+func (h *Hub) ReloadTrust(ctx context.Context) ([]string, error) {
 	h.mu.Lock()
 	var loaded []*server
 	for _, name := range h.order {
-		if s := h.servers[name]; s.pins.loaded && s.pinFile() != "" {
+		if s := h.servers[name]; s.trust.loaded && s.trustFile() != "" {
 			loaded = append(loaded, s)
 		}
 	}
@@ -254,16 +275,16 @@ func (h *Hub) ReloadPins(ctx context.Context) ([]string, error) {
 	var names []string
 	var ready []*server
 	for _, s := range loaded {
-		stamp := stampOf(s.pinFile())
+		stamp := stampOf(s.trustFile())
 		h.mu.Lock()
-		same := stamp == s.pins.stamp
+		same := stamp == s.trust.stamp
 		h.mu.Unlock()
 		if same {
 			continue
 		}
-		p, stamp := s.loadPins()
+		p, stamp := s.loadTrust()
 		h.mu.Lock()
-		s.pins.tools, s.pins.stamp = p, stamp
+		s.trust.tools, s.trust.stamp = p, stamp
 		if s.state == StateReady {
 			ready = append(ready, s)
 		}
@@ -286,17 +307,17 @@ var ErrUnknownServer = errors.New("mcp: no such server")
 
 // Trust accepts the current version of server's changed tools (the named
 // ones, by qualified or original name, or all when none is named) as their
-// pins: they are no longer reported as changed and get their readOnlyHint
+// trust records: they are no longer reported as changed and get their readOnlyHint
 // back. A server that has not listed its tools in this Hub (lazy) is
-// started first. Tools that the server no longer lists lose their pins
-// only when named. It returns the tools accepted.
+// started first. Tools that the server no longer lists lose their
+// records only when named. It returns the tools accepted.
 func (h *Hub) Trust(ctx context.Context, server string, tools ...string) ([]string, error) {
 	s, ok := h.servers[server]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownServer, server)
 	}
 	h.mu.Lock()
-	listed := len(s.pins.seen) > 0
+	listed := len(s.trust.seen) > 0
 	h.mu.Unlock()
 	if !listed {
 		if err := h.Refresh(ctx); err != nil {
@@ -309,24 +330,24 @@ func (h *Hub) Trust(ctx context.Context, server string, tools ...string) ([]stri
 	}
 	var accepted []string
 	h.mu.Lock()
-	for orig, t := range s.pins.seen {
+	for orig, t := range s.trust.seen {
 		if len(want) > 0 && !want[orig] && !want[t.Name] {
 			continue
 		}
-		if pin, ok := s.pins.tools[orig]; !ok || len(toolDiff(pin, t)) > 0 {
-			s.pins.tools[orig] = t
-			s.pins.dirty = true
+		if trusted, ok := s.trust.tools[orig]; !ok || len(toolDiff(trusted, t)) > 0 {
+			s.trust.tools[orig] = t
+			s.trust.dirty = true
 			accepted = append(accepted, t.Name)
 		}
 	}
-	for orig := range s.pins.tools {
-		if _, listed := s.pins.seen[orig]; !listed && (want[orig] || want[QualifiedName(server, orig)]) {
-			delete(s.pins.tools, orig)
-			s.pins.dirty = true
+	for orig := range s.trust.tools {
+		if _, listed := s.trust.seen[orig]; !listed && (want[orig] || want[QualifiedName(server, orig)]) {
+			delete(s.trust.tools, orig)
+			s.trust.dirty = true
 		}
 	}
 	h.mu.Unlock()
-	s.storePins()
+	s.storeTrust()
 	slices.Sort(accepted)
 	if len(accepted) == 0 {
 		return nil, nil

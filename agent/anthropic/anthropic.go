@@ -55,8 +55,8 @@ type Options struct {
 	// Stream requests server-sent events and calls Request.OnDelta with
 	// each piece of text and of tool-call arguments.
 	Stream bool
-	// NoCache leaves out the cache_control breakpoints (see Model).
-	NoCache bool
+	// NoPromptCache leaves out the cache_control breakpoints (see Model).
+	NoPromptCache bool
 	// NoDefer never sends deferred tools: the agent chooses tools per
 	// step (see Model).
 	NoDefer bool
@@ -88,7 +88,7 @@ type MCPServer struct {
 // github.com/anthropics/anthropic-sdk-go, streaming or not. It is safe for
 // concurrent use.
 //
-// Prompt caching: unless Options.NoCache, every request carries
+// Prompt caching: unless Options.NoPromptCache, every request carries
 // cache_control breakpoints where the prefix stays the same from one step
 // to the next: the last tool (tools come first in the prefix), the last
 // system block, the end of the previous request's messages and the end of
@@ -108,14 +108,14 @@ type MCPServer struct {
 // tool. With Options.NoDefer, or MCPServers (the connector's toolsets are
 // chosen per step), the agent chooses tools per step instead.
 type Model struct {
-	client      sdk.Client
-	model       string
-	maxTokens   int64
-	temperature *float64
-	stream      bool
-	noCache     bool
-	noDefer     bool
-	mcp         []MCPServer
+	client        sdk.Client
+	model         string
+	maxTokens     int64
+	temperature   *float64
+	stream        bool
+	noPromptCache bool
+	noDefer       bool
+	mcp           []MCPServer
 }
 
 var _ agent.DeferringModel = (*Model)(nil)
@@ -182,14 +182,14 @@ func New(model string, opts *Options) (*Model, error) {
 		ro = append(ro, option.WithMaxRetries(o.MaxRetries))
 	}
 	return &Model{
-		client:      sdk.NewClient(ro...),
-		model:       model,
-		maxTokens:   o.MaxTokens,
-		temperature: o.Temperature,
-		stream:      o.Stream,
-		noCache:     o.NoCache,
-		noDefer:     o.NoDefer,
-		mcp:         append([]MCPServer(nil), o.MCPServers...),
+		client:        sdk.NewClient(ro...),
+		model:         model,
+		maxTokens:     o.MaxTokens,
+		temperature:   o.Temperature,
+		stream:        o.Stream,
+		noPromptCache: o.NoPromptCache,
+		noDefer:       o.NoDefer,
+		mcp:           append([]MCPServer(nil), o.MCPServers...),
 	}, nil
 }
 
@@ -309,7 +309,7 @@ func (m *Model) params(req agent.Request) (sdk.BetaMessageNewParams, error) {
 	if len(m.mcp) > 0 {
 		p.Betas = append(p.Betas, mcpBeta)
 	}
-	if !m.noCache {
+	if !m.noPromptCache {
 		placeBreakpoints(&p, loaded)
 	}
 	return p, nil

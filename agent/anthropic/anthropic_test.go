@@ -146,30 +146,30 @@ func TestComplete(t *testing.T) {
 
 // TestBreakpoints: the cache markers sit on the last tool, the last system
 // block, the previous request's end and this request's end, never more
-// than 4; NoCache sends none.
+// than 4; NoPromptCache sends none.
 func TestBreakpoints(t *testing.T) {
 	next := append(append([]agent.Message(nil), conversation...),
 		agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "toolu_c", Name: "add", Arguments: `{"a":5,"b":1}`}}},
 		agent.Message{Role: agent.RoleTool, ToolCallID: "toolu_c", Content: "6"},
 	)
 	tests := []struct {
-		name    string
-		noCache bool
-		msgs    []agent.Message
-		tools   []agent.ToolDef
-		want    []string
+		name          string
+		noPromptCache bool
+		msgs          []agent.Message
+		tools         []agent.ToolDef
+		want          []string
 	}{
 		{"first step", false, conversation[:2], tools, []string{"tools[2]", "system[0]", "messages[0].content[0]"}},
 		{"second step", false, conversation, tools, []string{"tools[2]", "system[0]", "messages[0].content[0]", "messages[2].content[1]"}},
 		{"third step", false, next, tools, []string{"tools[2]", "system[0]", "messages[2].content[1]", "messages[4].content[0]"}},
 		{"no tools, no system", false, conversation[1:], nil, []string{"messages[0].content[0]", "messages[2].content[1]"}},
-		{"NoCache", true, next, tools, nil},
+		{"NoPromptCache", true, next, tools, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := anthropictest.NewServer(anthropictest.Reply{Content: "ok"})
 			defer srv.Close()
-			m := newModel(t, srv.URL, anthropic.Options{NoCache: tt.noCache})
+			m := newModel(t, srv.URL, anthropic.Options{NoPromptCache: tt.noPromptCache})
 			if _, err := m.Complete(context.Background(), agent.Request{Messages: tt.msgs, Tools: tt.tools}); err != nil {
 				t.Fatal(err)
 			}

@@ -51,13 +51,13 @@ func upstreamConfig(t *testing.T, version string) string {
 
 // TestServeTrust: a running toolsift serve lists a tool that changed since
 // first seen without its readOnlyHint; once another process accepts it
-// (as toolbench trust does, through a Hub of its own on the same pins),
-// serve's next tools/list or call reads the pins again, tells the client
+// (as toolbench trust does, through a Hub of its own on the same trust records),
+// serve's next tools/list or call reads the trust records again, tells the client
 // (notifications/tools/list_changed) and lists the new version with its
 // readOnlyHint.
 func TestServeTrust(t *testing.T) {
 	cache := t.TempDir()
-	// The first run pins version 1.
+	// The first run trusts version 1.
 	var stderr strings.Builder
 	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
 	if code := run(context.Background(), e, []string{"serve", "--config", upstreamConfig(t, "1"), "--cache-dir", cache}); code != 0 {
@@ -134,8 +134,8 @@ func TestServeTrust(t *testing.T) {
 	if tl := lookup(); !strings.Contains(tl.Description, "version 2") || tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
 		t.Fatalf("after trust: %q, annotations %+v: want version 2 with readOnlyHint", tl.Description, tl.Annotations)
 	}
-	if !strings.Contains(serveErr.String(), "tool pins changed on disk") {
-		t.Errorf("serve's log does not say it read the pins again:\n%s", serveErr.String())
+	if !strings.Contains(serveErr.String(), "tool trust records changed on disk") {
+		t.Errorf("serve's log does not say it read the trust records again:\n%s", serveErr.String())
 	}
 	// The client goes away as a stdio client does: serve's stdin ends and
 	// it exits; only then does the client stop reading. (Closing the

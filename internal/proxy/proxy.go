@@ -199,24 +199,24 @@ func (p *Proxy) NewServer() *sdk.Server {
 }
 
 // checkTools brings the tools listed up to date before a tools/list or a
-// call is answered: pins that another process changed (toolbench trust)
+// call is answered: trust records that another process changed (toolbench trust)
 // are read again, and when they were, every session's listed tools are
 // synced; a tools/list syncs its own session's in any case (Hub.Trust in
 // this process, an upstream change). Checking here rather than watching
-// the pins folder costs one stat per server with pins per request, and
+// the trust folder costs one stat per server with records per request, and
 // nothing while no client asks.
 func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if method != "tools/list" && method != "tools/call" {
 			return next(ctx, method, req)
 		}
-		reloaded, err := s.p.ts.Hub().ReloadPins(ctx)
+		reloaded, err := s.p.ts.Hub().ReloadTrust(ctx)
 		if err != nil {
-			s.p.log.Warn("reloading tool pins", "error", err)
+			s.p.log.Warn("reloading tool trust records", "error", err)
 		}
 		switch {
 		case len(reloaded) > 0:
-			s.p.log.Info("tool pins changed on disk; tools listed anew", "servers", reloaded)
+			s.p.log.Info("tool trust records changed on disk; tools listed anew", "servers", reloaded)
 			s.p.ToolsChanged()
 		case method == "tools/list":
 			s.syncTools().log(s.p.log)
