@@ -46,7 +46,7 @@ type catalogEntry struct {
 	Tools    []tool.Tool       `json:"tools"`
 	Disabled map[string]string `json:"disabled,omitempty"`
 	// Features are its resources, resource templates and prompts (see
-	// features.go).
+	// passthrough_features.go).
 	Features *cachedFeatures `json:"features,omitempty"`
 }
 

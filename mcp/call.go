@@ -79,7 +79,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 	defer cancel(nil)
 	defer context.AfterFunc(h.life, func() { cancel(ErrClosed) })()
 	params := &sdk.CallToolParams{Name: orig, Arguments: args}
-	ctx, end := h.begin(ctx, s, name, params) // progress, server requests; see callctx.go
+	ctx, end := h.begin(ctx, s, name, params) // progress, server requests; see passthrough_call.go
 	defer end()
 	ctx, status := withHTTPStatus(ctx)
 	res, err := cs.CallTool(ctx, params)

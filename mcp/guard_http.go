@@ -90,7 +90,7 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if t.deep != nil {
 		// Messages nested too deep are rewritten before the SDK decodes
-		// them (deep.go): a JSON body whole, an event stream event by event.
+		// them (guard_depth.go): a JSON body whole, an event stream event by event.
 		if events {
 			resp.Body = &deepEvents{r: bufio.NewReaderSize(resp.Body, 16<<10), rc: resp.Body, deep: t.deep}
 		} else {

@@ -43,14 +43,14 @@ type server struct {
 	changed   []ChangedTool // tools that differ from their trust records (trust.go)
 	overTools int           // tools of the last listing beyond MaxTools
 	trust     trustSet
-	deep      *deepFilter // rewrites its too deeply nested messages; deep.go
+	deep      *deepFilter // rewrites its too deeply nested messages; guard_depth.go
 	deepTools []deepTool  // tools of the last listing dropped for their depth
 	applyErr  error
 	// removed: consumers were told its tools are gone (it went down), so
 	// its next connection announces them all as added.
 	removed bool
 	lazy    lazyServer // the cache and lazy starts; see lazy.go
-	feat    features   // resources and prompts; see features.go
+	feat    features   // resources and prompts; see passthrough_features.go
 }
 
 // lazyServer is what the Hub keeps per server for the cache and lazy
@@ -237,7 +237,7 @@ func (s *server) connectAndList() (*sdk.ClientSession, *attempt, []*sdk.Tool, *s
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(h.life, s.connectTimeout())
 	defer cancel()
-	client := h.newClient(s) // see clientreq.go
+	client := h.newClient(s) // see passthrough_clientreq.go
 	cs, att, keep, err := h.connectSession(ctx, s.name, s.cfg, s.deep, client)
 	defer keep()
 	if err != nil {
