@@ -115,7 +115,7 @@ func ExampleToolset_Explain() {
 		mk("create_event", "Create a calendar event."),
 		// K 1 and no packing: the step considers the best tool only, so
 		// that the second is below K (packed, it would be offered).
-	}, &toolsift.Options{Think: think.Options{Search: think.SearchAlways, NoPack: true, Retrieval: retrieval.Options{K: 1}}})
+	}, &toolsift.Options{K: 1, Think: think.Options{Search: think.SearchAlways, NoPack: true}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func TestPins(t *testing.T) {
 	ctx := context.Background()
 	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
 		Pin:    []string{"mail__send_*", "nothing__here"},
-		Think:  think.Options{Retrieval: retrieval.Options{K: 1}},
+		K:      1,
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

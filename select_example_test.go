@@ -8,8 +8,6 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/budget"
-	"github.com/toolsift/toolsift/retrieval"
-	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -26,7 +24,7 @@ func selector() *toolsift.Toolset {
 		mk("create_event", "Create a calendar event.", `{"type":"object","properties":{"title":{"type":"string"},"start":{"type":"string"}}}`),
 		mk("read_file", "Read a file from disk.", `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
 		mk("translate_text", "Translate a text into another language.", `{"type":"object","properties":{"text":{"type":"string"},"to":{"type":"string"}}}`),
-	}, &toolsift.Options{Think: think.Options{Budget: 150, Retrieval: retrieval.Options{K: 1}}})
+	}, &toolsift.Options{Budget: 150, K: 1})
 	if err != nil {
 		log.Fatal(err)
 	}

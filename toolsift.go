@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 
@@ -50,9 +49,16 @@ type Options struct {
 	// Encoding is the tiktoken encoding that counts the budget
 	// ("o200k_base", "cl100k_base", ...); empty means o200k_base.
 	Encoding string
-	// Think sets the budget, retrieval depth and search_tools policy of
-	// each step. Its Tokenizer, when nil, is made from Encoding; its
-	// Costs, when nil, is the cache.
+	// Budget is the most tokens the tool definitions of one step may
+	// cost, as the tokenizer counts them; 0 means think.DefaultBudget
+	// (4,000). K is how many ranked tools a step considers before the
+	// budget decides which are sent; 0 means think.DefaultK (20).
+	Budget, K int
+	// Think sets the rest of each step: search_tools policy, packing,
+	// the ranking's mode and depth, the cache policy across steps. Its
+	// Tokenizer, when nil, is made from Encoding; its Costs, when nil, is
+	// the cache. Its Budget, Retrieval.K and Retrieval.Pinned must be
+	// zero: they are Options.Budget, K and Pin.
 	Think think.Options
 	// CacheDir is the folder of the cache (see the package doc): the
 	// Toolset's tool vectors and token costs, and the Hub's tool lists in
@@ -78,8 +84,8 @@ type Options struct {
 	// Inputs are the values of a config's ${input:ID} variables (VS Code's
 	// "inputs"; Open only). They are secrets: never logged or printed.
 	Inputs map[string]string
-	// Pin lists tools offered at every step whatever the query (they
-	// become Think.Retrieval.Pinned): names as Tools lists them
+	// Pin lists tools offered at every step whatever the query (the
+	// Think step's retrieval.Options.Pinned): names as Tools lists them
 	// (server__tool) or globs ("github__*", path.Match). OpenConfig adds
 	// what the config pins: every tool of a server with "alwaysLoad":
 	// true, and a server's "alwaysLoadTools" (its own tool names, or
@@ -220,6 +226,14 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 		return nil, o, fmt.Errorf("%w: Hub.OnChange is the Toolset's own", ErrOptions)
 	case o.Hub.CacheDir != "" || o.Hub.NoCache:
 		return nil, o, fmt.Errorf("%w: the cache folder is set by Options.CacheDir and NoCache, not Hub.CacheDir and Hub.NoCache", ErrOptions)
+	case o.Think.Budget != 0 || o.Think.Retrieval.K != 0:
+		return nil, o, fmt.Errorf("%w: the budget and K are set by Options.Budget and K, not Think.Budget and Think.Retrieval.K", ErrOptions)
+	case len(o.Think.Retrieval.Pinned) > 0:
+		return nil, o, fmt.Errorf("%w: pinned tools are set by Options.Pin, not Think.Retrieval.Pinned", ErrOptions)
+	case o.Budget < 0:
+		return nil, o, fmt.Errorf("%w: Budget = %d, want a positive number of tokens (0 for think.DefaultBudget)", ErrOptions, o.Budget)
+	case o.K < 0:
+		return nil, o, fmt.Errorf("%w: K = %d, want a positive number of tools (0 for think.DefaultK)", ErrOptions, o.K)
 	}
 	warnFailed := o.Logger == nil
 	if o.Logger == nil {
@@ -261,6 +275,7 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 		return nil, o, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	to := o.Think
+	to.Budget, to.Retrieval.K = o.Budget, o.K
 	if to.Tokenizer == nil && o.Encoding != "" {
 		if to.Tokenizer, err = budget.NewTokenizer("", o.Encoding); err != nil {
 			return nil, o, fmt.Errorf("%w: encoding %q: %w", ErrOptions, o.Encoding, err)
@@ -326,17 +341,11 @@ func openStore(o Options) *cachefile.Store {
 	if o.NoCache {
 		return nil
 	}
-	dir := o.CacheDir
-	if dir == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			o.Logger.Warn("toolsift: no cache folder; nothing is cached", "error", err)
-			return nil
-		}
-		dir = filepath.Join(d, "toolsift")
-	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
+	// The Hub's rule for the folder, so that both keep their files in one.
+	dir, err := mcp.HubOptions{CacheDir: o.CacheDir}.CacheFolder()
+	if err != nil || dir == "" {
+		o.Logger.Warn("toolsift: no cache folder; nothing is cached", "error", err)
+		return nil
 	}
 	s := cachefile.NewStore(dir)
 	log := o.Logger

@@ -119,6 +119,37 @@ func TestOpenRejects(t *testing.T) {
 	}
 }
 
+// TestBudgetAndK: the everyday knobs live at the top of Options; their
+// spellings in Think are refused, naming the top-level ones.
+func TestBudgetAndK(t *testing.T) {
+	ctx := context.Background()
+	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{NoCache: true, Budget: 123, K: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	if o := ts.Thinker().Options(); o.Budget != 123 || o.Retrieval.K != 2 {
+		t.Errorf("Think options: Budget %d, K %d; want 123 and 2", o.Budget, o.Retrieval.K)
+	}
+	for _, bad := range []toolsift.Options{
+		{Think: think.Options{Budget: 100}},
+		{Think: think.Options{Retrieval: retrieval.Options{K: 3}}},
+		{Think: think.Options{Retrieval: retrieval.Options{Pinned: []string{"get_weather"}}}},
+		{Budget: -1},
+		{K: -1},
+	} {
+		bad.NoCache = true
+		_, err := toolsift.New(ctx, weatherTools(), &bad)
+		if !errors.Is(err, toolsift.ErrOptions) {
+			t.Errorf("%+v: %v, want ErrOptions", bad, err)
+		}
+	}
+	_, err = toolsift.New(ctx, weatherTools(), &toolsift.Options{NoCache: true, Think: think.Options{Budget: 100}})
+	if err == nil || !strings.Contains(err.Error(), "Options.Budget") {
+		t.Errorf("Think.Budget: %v, want an error naming Options.Budget", err)
+	}
+}
+
 func weatherTools() []tool.Tool {
 	mk := func(name, desc string) tool.Tool {
 		return tool.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)}.WithHash()

@@ -14,7 +14,6 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/provider"
-	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -50,7 +49,7 @@ func Example() {
 	// best K (1) and, packed into what the budget has left, the next
 	// ranked tool; the tool the model called stays, sticky, in its place.
 	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"city": local}},
-		&toolsift.Options{Think: think.Options{Budget: 120, Search: think.SearchNever, Retrieval: retrieval.Options{K: 1}}})
+		&toolsift.Options{Budget: 120, K: 1, Think: think.Options{Search: think.SearchNever}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -164,7 +164,7 @@ func newFixtureWith(t *testing.T, specs []spec, to think.Options) *fixture {
 	to.Tokenizer = tokenizer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"t": sc}}, &toolsift.Options{Think: to})
+	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"t": sc}}, &toolsift.Options{Budget: to.Budget, K: to.Retrieval.K, Think: withoutRootKnobs(to)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,4 +307,11 @@ func checkSteps(t *testing.T, f *fixture, srv *agenttest.Server, res *agent.Resu
 		}
 	}
 	return out
+}
+
+// withoutRootKnobs is to without the knobs that toolsift.Options holds at
+// its top level (Budget, K).
+func withoutRootKnobs(to think.Options) think.Options {
+	to.Budget, to.Retrieval.K = 0, 0
+	return to
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/npmtest"
-	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -30,7 +29,7 @@ func TestRunNPMServer(t *testing.T) {
 	defer cancel()
 	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{
 		"everything": {Command: "node", Args: []string{entry, "stdio"}, Timeout: waitLimit},
-	}}, &toolsift.Options{Think: think.Options{Budget: 500, Retrieval: retrieval.Options{K: 3}, Tokenizer: tokenizer(t)}})
+	}}, &toolsift.Options{Budget: 500, K: 3, Think: think.Options{Tokenizer: tokenizer(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -82,7 +81,7 @@ func TestResponsesThreeToolTask(t *testing.T) {
 		"everything": node("server-everything", "stdio"),
 		"memory":     node("server-memory"),
 		"filesystem": node("server-filesystem", root),
-	}}, &toolsift.Options{Think: think.Options{Budget: 1000, Retrieval: retrieval.Options{K: 3}, Tokenizer: tokenizer(t)}})
+	}}, &toolsift.Options{Budget: 1000, K: 3, Think: think.Options{Tokenizer: tokenizer(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,3 +23,6 @@ func SetExactTruncateLimit(n int) (restore func()) {
 	exactTruncateLimit = n
 	return func() { exactTruncateLimit = old }
 }
+
+// Quality is quality, for the brute-force oracle of the Select tests.
+func (t Tier) Quality() float64 { return t.quality() }

@@ -81,11 +81,11 @@ func (t *Tier) UnmarshalText(b []byte) error {
 	return fmt.Errorf("budget: unknown tier %q (want full, no-param-docs, short-description or minimal)", b)
 }
 
-// Quality is how much of a tool's usefulness to the model a tier keeps, from
-// 1 (TierFull) down; Select maximises Σ score × Quality. The values are
+// quality is how much of a tool's usefulness to the model a tier keeps, from
+// 1 (TierFull) down; Select maximises Σ score × quality. The values are
 // judgement, not measurement: parameter docs matter for filling arguments,
 // the description for choosing the tool, and a bare schema is still callable.
-func (t Tier) Quality() float64 {
+func (t Tier) quality() float64 {
 	switch t {
 	case TierFull:
 		return 1

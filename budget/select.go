@@ -76,7 +76,7 @@ type item struct {
 	forced bool
 }
 
-func (it *item) value(tier Tier) float64 { return it.weight * tier.Quality() }
+func (it *item) value(tier Tier) float64 { return it.weight * tier.quality() }
 
 // cheapest returns the tier with the fewest tokens (the least compressed
 // one on ties: same cost, more value).
@@ -94,7 +94,7 @@ func (it *item) cheapest() Tier {
 const none Tier = -1
 
 // Select chooses which candidates to send and at which tier, so that their
-// total cost fits b.Tokens and the relevance kept, Σ score × Tier.Quality,
+// total cost fits b.Tokens and the relevance kept, Σ score × the tier's quality,
 // is as high as it can find.
 //
 // Candidates with the same tool name are merged (highest score, pinned if
@@ -499,7 +499,7 @@ func (p *planner) selection(plan []Tier) Selection {
 		}
 		s.Tools = append(s.Tools, Selected{Candidate: it.cand, Rendered: it.opts[t]})
 		s.Tokens += it.opts[t].Tokens
-		s.Value += relevance(it.cand.Score) * t.Quality()
+		s.Value += relevance(it.cand.Score) * t.quality()
 	}
 	slices.SortFunc(s.Tools, func(a, b Selected) int { return cmp.Compare(a.Tool.Name, b.Tool.Name) })
 	return s

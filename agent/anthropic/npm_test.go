@@ -75,7 +75,7 @@ func TestThreeToolTask(t *testing.T) {
 		"memory": {Command: "node", Args: []string{npmtest.Entry(dir, "server-memory")}, Timeout: waitLimit,
 			Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}},
 		"filesystem": {Command: "node", Args: []string{npmtest.Entry(dir, "server-filesystem"), allowed}, Timeout: waitLimit},
-	}}, &toolsift.Options{Think: think.Options{Budget: 400, Retrieval: retrieval.Options{K: 3}, Tokenizer: tokenizer(t),
+	}}, &toolsift.Options{Budget: 400, K: 3, Think: think.Options{Tokenizer: tokenizer(t),
 		// Not packed: the scenario needs a tool the first step leaves
 		// out, for the deferred path's search to load (packing fills the
 		// 400 tokens with 30 more candidates, which include it).

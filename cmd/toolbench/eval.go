@@ -292,7 +292,8 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		Embedder: emb,
 		Semantic: sem,
 		Encoding: encoding,
-		Think:    think.Options{Budget: o.budget, Retrieval: retrieval.Options{K: max(o.ks[len(o.ks)-1], think.DefaultK)}},
+		Budget:   o.budget,
+		K:        max(o.ks[len(o.ks)-1], think.DefaultK),
 		Logger:   slog.New(warnHandler{e}),
 	}
 	setPack(&opts.Think, o.pack)

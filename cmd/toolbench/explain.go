@@ -115,7 +115,9 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 		return err
 	}
 	o := toolsift.Options{
-		Think:  think.Options{Budget: *toolBudget, Tokenizer: tok, Retrieval: retrieval.Options{K: *k, Mode: modes[0]}},
+		Budget: *toolBudget,
+		K:      *k,
+		Think:  think.Options{Tokenizer: tok, Retrieval: retrieval.Options{Mode: modes[0]}},
 		Logger: slog.New(warnHandler{e}),
 	}
 	setPack(&o.Think, *pack)

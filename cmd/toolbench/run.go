@@ -21,7 +21,6 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
-	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -107,10 +106,10 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		hubOpts.Start = mcp.StartEager
 	}
 	o := toolsift.Options{
+		Budget: *toolBudget,
+		K:      *k,
 		Think: think.Options{
-			Budget:    *toolBudget,
 			Search:    searchMode,
-			Retrieval: retrieval.Options{K: *k},
 			Tokenizer: tok,
 			Policy:    pol,
 			Prices:    prices,
