@@ -264,200 +264,264 @@ type serverState struct {
 }
 
 func (p *parser) parseServer(m jmember) (Server, error) {
-	var sc Server
 	if m.key == "" {
-		return sc, p.errorf(m.off, "", "server with an empty name")
+		return Server{}, p.errorf(m.off, "", "server with an empty name")
 	}
 	sctx := fmt.Sprintf("server %q", m.key)
 	v := m.val
 	if v.kind != jObject {
-		return sc, p.errorf(v.off, sctx, "want an object, got %s", v.kind)
+		return Server{}, p.errorf(v.off, sctx, "want an object, got %s", v.kind)
 	}
 	if err := p.unique(v, sctx, "field"); err != nil {
-		return sc, err
+		return Server{}, err
 	}
-	fields := map[string]*jval{}
+	s := &serverParse{p: p, ctx: sctx, fields: map[string]*jval{}, st: &serverState{}}
 	for _, f := range v.members {
-		if f.val.kind == jNull {
-			continue // null means absent
+		if f.val.kind != jNull { // null means absent
+			s.fields[f.key] = f.val
 		}
-		fields[f.key] = f.val
 	}
-	st := &serverState{}
-	fctx := func(f string) string { return fmt.Sprintf("%s: field %q", sctx, f) }
+	// The stages, in the order their errors are reported.
+	if err := s.read(); err != nil {
+		return s.sc, err
+	}
+	s.warnUnknown(v.members)
+	if err := s.transportType(); err != nil {
+		return s.sc, err
+	}
+	s.expand()
+	s.merge()
+	if err := s.check(); err != nil {
+		return s.sc, err
+	}
+	if s.st.err == nil {
+		if err := s.sc.validate(m.key); err != nil {
+			return s.sc, p.errorf(m.off, "", "%v", err)
+		}
+	}
+	s.sc.Err = s.st.err
+	return s.sc, nil
+}
 
+// serverParse is one server entry being read, stage by stage: its fields
+// by name (null ones left out), the Server so far, what parsing collects
+// besides it, and the values one stage reads for a later one.
+type serverParse struct {
+	p      *parser
+	ctx    string // server "name"
+	fields map[string]*jval
+	st     *serverState
+	sc     Server
+
+	typ, transport, envFile string
+	env, headers            []*keyValue
+}
+
+// fctx is the context of field f in messages.
+func (s *serverParse) fctx(f string) string { return fmt.Sprintf("%s: field %q", s.ctx, f) }
+
+// read reads every field's value, checking its JSON type.
+func (s *serverParse) read() error {
+	if err := s.readStrings(); err != nil {
+		return err
+	}
+	var err error
+	if s.env, err = s.p.stringMap(s.fields["env"], s.fctx("env"), true); err != nil {
+		return err
+	}
+	if s.headers, err = s.p.stringMap(s.fields["headers"], s.fctx("headers"), false); err != nil {
+		return err
+	}
+	if err := s.readFlags(); err != nil {
+		return err
+	}
+	if fv := s.fields["oauth"]; fv != nil {
+		if err := s.p.parseOAuth(fv, s.ctx, s.st, &s.sc); err != nil {
+			return err
+		}
+	}
+	if fv := s.fields["timeout"]; fv != nil {
+		if s.sc.Timeout, err = parseTimeout(fv); err != nil {
+			return s.p.errorf(fv.off, s.fctx("timeout"), "%v", err)
+		}
+	}
+	return nil
+}
+
+// readStrings reads the string and string-list fields.
+func (s *serverParse) readStrings() error {
 	var err error
 	str := func(f string, dst *string) {
-		if err != nil || fields[f] == nil {
+		if err != nil || s.fields[f] == nil {
 			return
 		}
-		if fv := fields[f]; fv.kind != jString {
-			err = p.errorf(fv.off, fctx(f), "want a string, got %s", fv.kind)
+		if fv := s.fields[f]; fv.kind != jString {
+			err = s.p.errorf(fv.off, s.fctx(f), "want a string, got %s", fv.kind)
 		} else {
 			*dst = fv.str
 		}
 	}
 	list := func(f string, dst *[]string) {
-		if err != nil || fields[f] == nil {
+		if err != nil || s.fields[f] == nil {
 			return
 		}
-		*dst, err = p.strings(fields[f], fctx(f))
+		*dst, err = s.p.strings(s.fields[f], s.fctx(f))
 	}
-	var typ, transport, envFile string
+	sc := &s.sc
 	str("command", &sc.Command)
 	list("args", &sc.Args)
 	str("cwd", &sc.Cwd)
 	str("url", &sc.URL)
-	str("type", &typ)
-	str("transport", &transport)
-	str("envFile", &envFile)
+	str("type", &s.typ)
+	str("transport", &s.transport)
+	str("envFile", &s.envFile)
 	list("allowedTools", &sc.AllowedTools)
 	list("disabledTools", &sc.DisabledTools)
 	list("alwaysLoadTools", &sc.AlwaysLoadTools)
 	str("protocolVersion", &sc.ProtocolVersion)
-	if err != nil {
-		return sc, err
-	}
-	env, err := p.stringMap(fields["env"], fctx("env"), true)
-	if err != nil {
-		return sc, err
-	}
-	headers, err := p.stringMap(fields["headers"], fctx("headers"), false)
-	if err != nil {
-		return sc, err
-	}
-	if fv := fields["disabled"]; fv != nil {
-		if fv.kind != jBool {
-			return sc, p.errorf(fv.off, fctx("disabled"), "want true or false, got %s", fv.kind)
-		}
-		sc.Disabled = fv.b
-	}
-	if fv := fields["alwaysLoad"]; fv != nil {
-		if fv.kind != jBool {
-			return sc, p.errorf(fv.off, fctx("alwaysLoad"), "want true or false, got %s", fv.kind)
-		}
-		sc.AlwaysLoad = fv.b
-	}
-	if fv := fields["inheritEnv"]; fv != nil {
-		switch fv.kind {
-		case jBool:
-			if fv.b {
-				sc.InheritEnv = []string{"*"}
+	return err
+}
+
+// readFlags reads disabled, alwaysLoad and inheritEnv (true, false or a
+// list of names).
+func (s *serverParse) readFlags() error {
+	for _, b := range []struct {
+		field string
+		dst   *bool
+	}{{"disabled", &s.sc.Disabled}, {"alwaysLoad", &s.sc.AlwaysLoad}} {
+		if fv := s.fields[b.field]; fv != nil {
+			if fv.kind != jBool {
+				return s.p.errorf(fv.off, s.fctx(b.field), "want true or false, got %s", fv.kind)
 			}
-		case jArray:
-			if sc.InheritEnv, err = p.strings(fv, fctx("inheritEnv")); err != nil {
-				return sc, err
-			}
-		default:
-			return sc, p.errorf(fv.off, fctx("inheritEnv"), "want true, false or an array of names, got %s", fv.kind)
+			*b.dst = fv.b
 		}
 	}
-	if fv := fields["oauth"]; fv != nil {
-		if err := p.parseOAuth(fv, sctx, st, &sc); err != nil {
-			return sc, err
-		}
+	fv := s.fields["inheritEnv"]
+	if fv == nil {
+		return nil
 	}
-	if fv := fields["timeout"]; fv != nil {
-		if sc.Timeout, err = parseTimeout(fv); err != nil {
-			return sc, p.errorf(fv.off, fctx("timeout"), "%v", err)
+	switch fv.kind {
+	case jBool:
+		if fv.b {
+			s.sc.InheritEnv = []string{"*"}
 		}
+	case jArray:
+		var err error
+		s.sc.InheritEnv, err = s.p.strings(fv, s.fctx("inheritEnv"))
+		return err
+	default:
+		return s.p.errorf(fv.off, s.fctx("inheritEnv"), "want true, false or an array of names, got %s", fv.kind)
 	}
-	for _, f := range v.members {
+	return nil
+}
+
+// warnUnknown warns about each field it does not know (but those other
+// clients write that mean nothing here).
+func (s *serverParse) warnUnknown(members []jmember) {
+	for _, f := range members {
 		switch f.key {
 		case "command", "args", "env", "cwd", "url", "headers", "type", "transport", "envFile", "inheritEnv",
 			"allowedTools", "disabledTools", "timeout", "disabled", "protocolVersion", "oauth", "alwaysLoad", "alwaysLoadTools":
 		default:
 			if !quietServerFields[f.key] {
-				p.warn(f.off, sctx, "unknown field %q ignored", f.key)
+				s.p.warn(f.off, s.ctx, "unknown field %q ignored", f.key)
 			}
 		}
 	}
+}
 
-	// "type" is VS Code's, Cursor's and Claude Code's; "transport" some
-	// others'.
-	for _, t := range []struct{ field, value string }{{"type", typ}, {"transport", transport}} {
-		if fields[t.field] == nil {
+// transportType reads "type" (VS Code's, Cursor's and Claude Code's) and
+// "transport" (some others') into Server.Type; the first one set wins.
+func (s *serverParse) transportType() error {
+	for _, t := range []struct{ field, value string }{{"type", s.typ}, {"transport", s.transport}} {
+		if s.fields[t.field] == nil {
 			continue
 		}
-		s := ""
+		typ := ""
 		switch strings.ToLower(t.value) {
 		case "", "stdio":
 		case "http", "streamable-http", "streamablehttp", "streamable_http":
-			s = "http"
+			typ = "http"
 		case "sse":
-			s = "sse"
+			typ = "sse"
 		default:
-			return sc, p.errorf(fields[t.field].off, fctx(t.field), "unknown transport %q (want stdio, http or sse)", t.value)
+			return s.p.errorf(s.fields[t.field].off, s.fctx(t.field), "unknown transport %q (want stdio, http or sse)", t.value)
 		}
-		if sc.Type == "" {
-			sc.Type = s
+		if s.sc.Type == "" {
+			s.sc.Type = typ
 		}
 	}
+	return nil
+}
 
-	// Variables.
+// expand expands the variables of every field that may hold them.
+func (s *serverParse) expand() {
+	p, sc := s.p, &s.sc
 	one := func(f string, dst *string) {
-		if fields[f] != nil {
-			*dst = p.expand(*dst, fields[f].off, fctx(f), st)
+		if s.fields[f] != nil {
+			*dst = p.expand(*dst, s.fields[f].off, s.fctx(f), s.st)
 		}
 	}
 	one("command", &sc.Command)
 	one("cwd", &sc.Cwd)
 	one("url", &sc.URL)
-	one("envFile", &envFile)
+	one("envFile", &s.envFile)
 	for i := range sc.Args {
-		sc.Args[i] = p.expand(sc.Args[i], fields["args"].elems[i].off, fctx("args"), st)
+		sc.Args[i] = p.expand(sc.Args[i], s.fields["args"].elems[i].off, s.fctx("args"), s.st)
 	}
-	for _, kv := range env {
-		kv.value = p.expand(kv.value, kv.off, fmt.Sprintf("%s: env %q", sctx, kv.key), st)
+	for _, kv := range s.env {
+		kv.value = p.expand(kv.value, kv.off, fmt.Sprintf("%s: env %q", s.ctx, kv.key), s.st)
 	}
-	for _, kv := range headers {
-		kv.value = p.expand(kv.value, kv.off, fmt.Sprintf("%s: header %q", sctx, kv.key), st)
+	for _, kv := range s.headers {
+		kv.value = p.expand(kv.value, kv.off, fmt.Sprintf("%s: header %q", s.ctx, kv.key), s.st)
 	}
+}
 
-	if envFile != "" && st.err == nil {
-		p.loadEnvFile(envFile, fields["envFile"].off, fctx("envFile"), st, &sc)
+// merge fills Env from the envFile, then env (which wins), and Headers.
+func (s *serverParse) merge() {
+	sc := &s.sc
+	if s.envFile != "" && s.st.err == nil {
+		s.p.loadEnvFile(s.envFile, s.fields["envFile"].off, s.fctx("envFile"), s.st, sc)
 	}
-	for _, kv := range env {
+	for _, kv := range s.env {
 		if sc.Env == nil {
 			sc.Env = map[string]string{}
 		}
 		sc.Env[kv.key] = kv.value
 	}
-	for _, kv := range headers {
+	for _, kv := range s.headers {
 		if sc.Headers == nil {
 			sc.Headers = map[string]string{}
 		}
 		sc.Headers[kv.key] = kv.value
 	}
+}
 
-	// Checks that can point at a field.
-	if sc.URL != "" && st.err == nil {
+// check makes the checks that can point at a field: the URL's scheme, the
+// patterns, the protocol revision.
+func (s *serverParse) check() error {
+	sc := &s.sc
+	if sc.URL != "" && s.st.err == nil {
 		if u, err := url.Parse(sc.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 			// The URL may hold a secret: don't repeat it.
-			return sc, p.errorf(fields["url"].off, fctx("url"), "want an http or https URL")
+			return s.p.errorf(s.fields["url"].off, s.fctx("url"), "want an http or https URL")
 		}
 	}
 	for _, f := range []string{"allowedTools", "disabledTools", "inheritEnv", "alwaysLoadTools"} {
-		fv := fields[f]
+		fv := s.fields[f]
 		if fv == nil || fv.kind != jArray {
 			continue
 		}
 		for _, e := range fv.elems {
 			if _, err := path.Match(e.str, ""); err != nil {
-				return sc, p.errorf(e.off, fctx(f), "bad pattern %q: %v", e.str, err)
+				return s.p.errorf(e.off, s.fctx(f), "bad pattern %q: %v", e.str, err)
 			}
 		}
 	}
-	if fv := fields["protocolVersion"]; fv != nil && sc.ProtocolVersion != "latest" && !protocolVersionRE.MatchString(sc.ProtocolVersion) {
-		return sc, p.errorf(fv.off, fctx("protocolVersion"), "%q is not a YYYY-MM-DD revision", sc.ProtocolVersion)
+	if fv := s.fields["protocolVersion"]; fv != nil && sc.ProtocolVersion != "latest" && !protocolVersionRE.MatchString(sc.ProtocolVersion) {
+		return s.p.errorf(fv.off, s.fctx("protocolVersion"), "%q is not a YYYY-MM-DD revision", sc.ProtocolVersion)
 	}
-	if st.err == nil {
-		if err := sc.validate(m.key); err != nil {
-			return sc, p.errorf(m.off, "", "%v", err)
-		}
-	}
-	sc.Err = st.err
-	return sc, nil
+	return nil
 }
 
 // strings reads an array of strings.
