@@ -87,14 +87,31 @@ type Eviction struct {
 // tool from it on. Once the prompt breaks anyway (a tool changed or left
 // the catalog), every stale tool after the break goes for free.
 func (t *Thinker) keepStable(req Request, off *Offer) {
-	prices := t.opts.Prices
-	if prices.Zero() {
-		prices = budget.DefaultPrices
-	}
 	fresh := map[string]Offered{}
 	for _, o := range off.Tools {
 		fresh[o.Tool.Name] = o
 	}
+	list, brk, evicted := t.previous(req, off, fresh)
+	list = t.evictFrom(list, t.costBreak(req, list, brk), EvictCost, &evicted)
+	list, used := t.fitKept(list, &evicted)
+	found, add := t.newcomers(off, list, used, len(evicted) > 0)
+	list = append(list, found...)
+	list = append(list, add...)
+
+	off.Tools = list
+	off.Tokens = 0
+	for _, o := range list {
+		off.Tokens += o.Tokens
+	}
+	off.Evicted = evicted
+	off.Everything = off.Everything && len(evicted) == 0 && len(list) == len(fresh)
+}
+
+// previous is req.Previous, each tool as it was sent with this step's
+// reason (kept when this step did not choose it), without the tools that
+// changed or left the catalog (evicted). brk is the index in the list
+// where the prompt breaks anyway: the first such eviction, else its end.
+func (t *Thinker) previous(req Request, off *Offer, fresh map[string]Offered) (list []Offered, brk int, evicted []Eviction) {
 	ranked := map[string]float64{}
 	sticky := map[string]bool{}
 	for _, m := range off.Ranked {
@@ -103,11 +120,8 @@ func (t *Thinker) keepStable(req Request, off *Offer) {
 			sticky[m.Tool.Name] = true
 		}
 	}
-
-	// The previous list, each tool as it was sent, forced evictions out.
-	var evicted []Eviction
-	list := make([]Offered, 0, len(req.Previous)+len(off.Tools))
-	brk := -1 // index in list where the prompt breaks anyway
+	list = make([]Offered, 0, len(req.Previous)+len(off.Tools))
+	brk = -1
 	for _, p := range req.Previous {
 		if p.Reason == ReasonMeta {
 			list = append(list, p)
@@ -142,8 +156,17 @@ func (t *Thinker) keepStable(req Request, off *Offer) {
 	if brk < 0 {
 		brk = len(list)
 	}
+	return list, brk, evicted
+}
 
-	// Voluntary eviction of stale tools, by the price model.
+// costBreak is where the voluntary eviction of stale tools starts, by the
+// price model (see keepStable): the stale tool before brk whose eviction,
+// with every stale tool after it, saves the most; brk when none saves.
+func (t *Thinker) costBreak(req Request, list []Offered, brk int) int {
+	prices := t.opts.Prices
+	if prices.Zero() {
+		prices = budget.DefaultPrices
+	}
 	horizon := float64(max(req.Steps, 1))
 	gain := func(from int) float64 { // evict the stale tools at from.. (from < brk)
 		var stale, rebilled int
@@ -168,9 +191,12 @@ func (t *Thinker) keepStable(req Request, off *Offer) {
 			}
 		}
 	}
-	list = t.evictFrom(list, from, EvictCost, &evicted)
+	return from
+}
 
-	// The kept tools, found ones aside, must fit the budget.
+// fitKept evicts kept tools, the worst first, until those that count
+// (found ones aside) fit the budget; it returns the list and their tokens.
+func (t *Thinker) fitKept(list []Offered, evicted *[]Eviction) ([]Offered, int) {
 	used := 0
 	for _, o := range list {
 		if o.Reason != ReasonFound {
@@ -182,12 +208,21 @@ func (t *Thinker) keepStable(req Request, off *Offer) {
 		if i < 0 {
 			break
 		}
-		evicted = append(evicted, Eviction{Name: list[i].Tool.Name, Tokens: list[i].Tokens, Reason: EvictBudget})
+		*evicted = append(*evicted, Eviction{Name: list[i].Tool.Name, Tokens: list[i].Tokens, Reason: EvictBudget})
 		used -= list[i].Tokens
 		list = slices.Delete(list, i, i+1)
 	}
+	return list, used
+}
 
-	// Newcomers: found tools beyond the budget, the others in its room.
+// newcomers are the fresh offer's tools that list lacks: the found ones
+// (and the oversized one) beyond the budget, then the others in the room
+// list leaves (used tokens of it), search_tools last. Appending a tool
+// re-bills the messages after the tools: retrieved newcomers join only
+// when the prompt changes anyway (an eviction, a found, sticky or pinned
+// tool, search_tools), otherwise the model finds them with search_tools;
+// without search_tools, retrieval is the only way in and they always may.
+func (t *Thinker) newcomers(off *Offer, list []Offered, used int, evicted bool) (found, add []Offered) {
 	in := map[string]bool{}
 	count := 0
 	for _, o := range list {
@@ -196,15 +231,9 @@ func (t *Thinker) keepStable(req Request, off *Offer) {
 			count++
 		}
 	}
-	var add, found []Offered
 	var cands []budget.Candidate
 	reason := map[string]string{}
-	// Appending a tool re-bills the messages after the tools: retrieved
-	// newcomers join only when the prompt changes anyway (an eviction, a
-	// found, sticky or pinned tool, search_tools), otherwise the model
-	// finds them with search_tools; without search_tools, retrieval is
-	// the only way in and they always may.
-	breaks := len(evicted) > 0 || !slices.ContainsFunc(off.Tools, func(o Offered) bool { return o.Reason == ReasonMeta })
+	breaks := evicted || !slices.ContainsFunc(off.Tools, func(o Offered) bool { return o.Reason == ReasonMeta })
 	for _, o := range off.Tools {
 		switch {
 		case in[o.Tool.Name]:
@@ -237,16 +266,7 @@ func (t *Thinker) keepStable(req Request, off *Offer) {
 			add = append(fitted, add...)
 		}
 	}
-	list = append(list, found...)
-	list = append(list, add...)
-
-	off.Tools = list
-	off.Tokens = 0
-	for _, o := range list {
-		off.Tokens += o.Tokens
-	}
-	off.Evicted = evicted
-	off.Everything = off.Everything && len(evicted) == 0 && len(list) == len(fresh)
+	return found, add
 }
 
 // evictFrom drops the stale tools of list from index from on.
