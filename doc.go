@@ -12,7 +12,7 @@
 //		log.Fatal(err)
 //	}
 //	defer ts.Close()
-//	model, err := openai.NewChat("gpt-4o-mini", nil)
+//	model, err := openai.NewChat("gpt-4o-mini", nil) // package agent/openai
 //	if err != nil {
 //		log.Fatal(err)
 //	}
@@ -60,11 +60,12 @@
 // OpenConfig builds the same Toolset and then feeds its index from the
 // Hub. toolbench eval and the benchmarks measure catalogs through New, so
 // the embedders, cache, tokenizer and Think options they measure are the
-// ones Open gives an agent. Search is the typed search (any k from 1);
+// ones Open gives an agent. The everyday knobs are at the top of Options
+// (Budget, K, Pin); Options.Think holds the rest of the step's. Search is the typed search (any k from 1);
 // SearchTools is its JSON form for the model's search_tools calls.
 //
 // The packages below it can be used on their own: mcp (many servers, one
 // Hub), toolindex (the index), retrieval (ranking), budget (token counts and
 // selection), think (the Think step that joins them), agent (the ReAct
-// loop). docs/ARCHITECTURE.md describes how they fit.
+// loop, with its models in agent/openai and agent/anthropic). docs/ARCHITECTURE.md describes how they fit.
 package toolsift
