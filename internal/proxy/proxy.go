@@ -325,13 +325,14 @@ func objectSchema(schema json.RawMessage) (json.RawMessage, bool) {
 	return schema, true
 }
 
-// logger is the Proxy's logger, with the session's ID when it has one
-// (streamable HTTP).
+// logger is the Proxy's logger, with the session's tag when it has an ID
+// (streamable HTTP): never the ID itself, which is the session to whoever
+// holds the token (see sessionTag).
 func (p *Proxy) logger(s *sdk.ServerSession) *slog.Logger {
 	if s == nil || s.ID() == "" {
 		return p.log
 	}
-	return p.log.With("session", s.ID())
+	return p.log.With("session", sessionTag(s.ID()))
 }
 
 // warnOnly passes on warnings and errors only: the SDK logs every session's
