@@ -64,6 +64,10 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 // that the model sees what happened.
 func (p *Proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) *sdk.CallToolResult {
 	start := time.Now()
+	if msg, refused := p.quarantine().refusal(name); refused {
+		p.logger(ss).Warn("call refused: tool quarantined", "tool", name)
+		return errorResult("%s", msg)
+	}
 	t, known := p.ts.Get(name)
 	res, err := p.ts.Call(withSession(ctx, ss), name, args)
 	outcome := "ok"

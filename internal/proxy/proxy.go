@@ -5,11 +5,12 @@
 // least recently used leaving first. Calls go to the Toolset, which routes
 // them to the upstream server (starting a lazy one on its first call).
 //
-// A listed tool whose definition changes in the Toolset (upstream, or
-// accepted after a rug-pull warning by Hub.Trust or toolbench trust, which
-// gives its readOnlyHint back) is listed anew; one the Toolset no longer has
-// (removed upstream, or its server down) leaves the list until it comes
-// back. Either happens when the Toolset hears of the change (toolsift serve
+// A listed tool whose definition changes in the Toolset is listed anew; one
+// the Toolset no longer has (removed upstream, or its server down) leaves
+// the list until it comes back. A tool that changed since it was first
+// seen (a rug pull) is quarantined: off the list, out of search_tools'
+// answers and refused when called, with a result naming toolbench trust,
+// until the user accepts it (quarantine.go). Either happens when the Toolset hears of the change (toolsift serve
 // calls ToolsChanged from toolsift.Options.OnChange) and in any case before
 // the next tools/list is answered; the client is told (tools/list_changed).
 //
@@ -191,8 +192,9 @@ func (p *Proxy) NewServer() *sdk.Server {
 	})
 	s.srv.AddTool(searchTool(), s.search)
 	s.srv.AddTool(callTool(), s.callTool)
+	q := p.quarantine()
 	for _, t := range p.pinned {
-		if t, ok := p.ts.Get(t.Name); ok { // as it is now
+		if t, ok := p.ts.Get(t.Name); ok && !q.has(t.Name) { // as it is now
 			if st, ok := sdkTool(t); ok {
 				s.add(st)
 			}
@@ -226,6 +228,9 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 			s.p.ToolsChanged()
 		case method == "tools/list":
 			s.syncTools().log(s.p.log)
+		}
+		if res, refused := s.refuseQuarantined(ctx, method, req); refused {
+			return res, nil
 		}
 		return next(ctx, method, req)
 	}

@@ -102,10 +102,15 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 // returns the answer and the found tools, best first.
 func (p *Proxy) Search(ctx context.Context, query string, k int) (SearchAnswer, []tool.Tool, error) {
 	ans := SearchAnswer{Tools: []FoundTool{}}
-	matches, err := p.ts.Search(ctx, query, k)
+	// Quarantined tools (quarantine.go) are not offered: ask for as many
+	// more, so that k others can be.
+	q := p.quarantine()
+	matches, err := p.ts.Search(ctx, query, k+len(q))
 	if err != nil {
 		return ans, nil, err
 	}
+	matches = slices.DeleteFunc(matches, func(m retrieval.Match) bool { return q.has(m.Tool.Name) })
+	matches = matches[:min(k, len(matches))]
 	if len(matches) == 0 {
 		return ans, nil, nil
 	}
