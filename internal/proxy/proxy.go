@@ -243,9 +243,20 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 // notifications/tools/list_changed. toolsift serve calls it on every
 // change of the catalog (toolsift.Options.OnChange); sessions also sync
 // themselves before each tools/list.
+//
+// What changed is logged once for all sessions (with how many sessions it
+// touched), not once per session: an upstream that changes its tools must
+// not flood the log in proportion to the clients.
 func (p *Proxy) ToolsChanged() {
+	var all toolSync
+	touched := 0
 	for _, s := range p.liveSessions() {
-		s.syncTools().log(p.log)
+		if d := s.syncTools(); d.merge(&all) {
+			touched++
+		}
+	}
+	if touched > 0 {
+		all.log(p.log.With("sessions", touched))
 	}
 }
 

@@ -187,6 +187,24 @@ type toolSync struct {
 	Quarantined []string
 }
 
+// merge adds d's tools to all's (each name once, sorted) and reports
+// whether d changed anything.
+func (d toolSync) merge(all *toolSync) bool {
+	union := func(a, b []string) []string {
+		for _, n := range b {
+			if i, found := slices.BinarySearch(a, n); !found {
+				a = slices.Insert(a, i, n)
+			}
+		}
+		return a
+	}
+	all.Replaced = union(all.Replaced, d.Replaced)
+	all.Removed = union(all.Removed, d.Removed)
+	all.Returned = union(all.Returned, d.Returned)
+	all.Quarantined = union(all.Quarantined, d.Quarantined)
+	return len(d.Replaced)+len(d.Removed)+len(d.Returned)+len(d.Quarantined) > 0
+}
+
 // log writes what changed, one record per kind.
 func (d toolSync) log(l *slog.Logger) {
 	if len(d.Replaced) > 0 {

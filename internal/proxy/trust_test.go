@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -201,5 +203,58 @@ func TestListedToolsLeaveAndComeBack(t *testing.T) {
 	}
 	if text, isErr := c.call(t, "up__translate", map[string]any{}); isErr || text != "ok" {
 		t.Fatalf("calling the tool back on the list: %q (isError %v)", text, isErr)
+	}
+}
+
+// TestChangeLoggedOnce: a tool that leaves the catalog while 30 sessions
+// list it writes one log line, naming how many sessions it touched, not
+// one per session (a hostile upstream flapping its tools flooded the log
+// in proportion to the clients).
+func TestChangeLoggedOnce(t *testing.T) {
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
+	up.AddTool(&sdk.Tool{Name: "lookup", Description: "Look a word up in the dictionary.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+		})
+	cfg := &config.Config{Servers: map[string]config.Server{"up": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		serverSide, clientSide := net.Pipe()
+		if _, err := up.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
+			return nil, err
+		}
+		return clientSide, nil
+	}}}}
+	var px atomic.Pointer[proxy.Proxy]
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
+		OnChange: func(tool.Change) {
+			if p := px.Load(); p != nil {
+				p.ToolsChanged()
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Close() })
+	var buf testenv.Buffer
+	p, err := proxy.New(ts, &proxy.Options{PinnedTools: []string{"up__lookup"}, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px.Store(p)
+	var clients []*client
+	for range 30 {
+		clients = append(clients, connect(t, p.NewServer(), ""))
+	}
+	up.RemoveTools("lookup")
+	for _, c := range clients {
+		c.waitChanged(t)
+	}
+	lines := func() int { return strings.Count(buf.String(), "tools taken off the list") }
+	for deadline := time.Now().Add(10 * time.Second); lines() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line for the change:\n%s", buf.String())
+		}
+	}
+	if n := lines(); n != 1 || !strings.Contains(buf.String(), "sessions=30") {
+		t.Errorf("%d log lines for one change seen by 30 sessions, want 1 naming sessions=30:\n%s", n, buf.String())
 	}
 }
