@@ -53,7 +53,7 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 	ss := req.Session
 	return mcp.WithProgress(ctx, func(p mcp.CallProgress) {
 		_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
-			ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
+			ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: text(p.Message),
 		})
 	})
 }
@@ -94,7 +94,7 @@ func (p *Proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 	}
 	p.logger(ss).Info("call", attrs...)
 	if err != nil {
-		msg := err.Error()
+		msg := text(err.Error()) // it may quote the server
 		if errors.Is(err, tool.ErrUnknown) {
 			msg += "; call search_tools to find the tool you need"
 		}

@@ -302,13 +302,14 @@ func sdkTool(t tool.Tool) (*sdk.Tool, bool) {
 	if !ok {
 		return nil, false
 	}
-	st := &sdk.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}
+	// Text from the server is made safe for the client (sanitize.go).
+	st := &sdk.Tool{Name: t.Name, Title: text(t.Title), Description: text(t.Description), InputSchema: schemaText(schema)}
 	if len(t.OutputSchema) > 0 && json.Valid(t.OutputSchema) {
-		st.OutputSchema = t.OutputSchema
+		st.OutputSchema = schemaText(t.OutputSchema)
 	}
 	if a := t.Annotations; a != nil {
 		st.Annotations = &sdk.ToolAnnotations{
-			Title:           a.Title,
+			Title:           text(a.Title),
 			DestructiveHint: a.DestructiveHint,
 			OpenWorldHint:   a.OpenWorldHint,
 			ReadOnlyHint:    a.ReadOnlyHint != nil && *a.ReadOnlyHint,

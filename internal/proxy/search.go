@@ -148,9 +148,9 @@ func (p *Proxy) Search(ctx context.Context, query string, k int) (SearchAnswer, 
 			Name:        s.Tool.Name,
 			Server:      s.Tool.Server,
 			Score:       math.Round(score[s.Tool.Name]*1000) / 1000,
-			Title:       s.Tool.Title,
-			Description: s.Description,
-			InputSchema: s.Parameters,
+			Title:       text(s.Tool.Title),
+			Description: text(s.Description),
+			InputSchema: schemaText(s.Parameters),
 			Tier:        s.Tier.String(),
 		})
 		ans.Tokens += s.Tokens
