@@ -201,21 +201,6 @@ func (g *sessionGuard) serveSession(w http.ResponseWriter, r *http.Request, id s
 	g.next.ServeHTTP(w, r)
 }
 
-// open returns the number of sessions the guard holds open.
-func (g *sessionGuard) open() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	n := 0
-	for id, hs := range g.sessions {
-		if !hs.live() {
-			delete(g.sessions, id)
-			continue
-		}
-		n++
-	}
-	return n
-}
-
 // sessionWriter calls opened with the session id the SDK gives a new
 // session, before the answer that carries it leaves: the client may send
 // its next request at once.
