@@ -78,6 +78,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	connectTimeout := fs.Duration("connect-timeout", 30*time.Second, "how long a server may take to start and list its tools (a server's own \"timeout\" wins)")
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "stop a server not called for this long (negative: never)")
 	sessionTimeout := fs.Duration("session-timeout", 30*time.Minute, "with --listen: close an HTTP session idle this long (0: never)")
+	clientRate := fs.Int("client-requests-per-minute", proxy.DefaultClientRequestsPerMinute, "most sampling and elicitation requests one upstream server may send the clients a minute (negative: no cap)")
 	maxSessions := fs.Int("max-sessions", proxy.DefaultMaxSessions, "with --listen: most open HTTP sessions; past it the session idle longest is closed (or the new one refused when all are busy)")
 	maxConns := fs.Int("max-conns", proxy.DefaultMaxConns, "with --listen: most open connections; past it a connection is answered 503")
 	var origins []string
@@ -119,6 +120,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--budget %d: want a positive number of tokens", *budget)
 	case *listen == "" && (*tokenFile != "" || *stateless):
 		return usageError(fs, "--token-file and --stateless need --listen")
+	case *clientRate == 0:
+		return usageError(fs, "--client-requests-per-minute 0: want a positive number (or negative for no cap)")
 	case *maxSessions < 1:
 		return usageError(fs, "--max-sessions %d: want at least 1", *maxSessions)
 	case *maxConns < 2:
@@ -193,7 +196,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		Hub: mcp.HubOptions{
 			IdleTimeout: *idle, Timeout: *connectTimeout,
 			Auth:           auth,
-			ClientRequests: proxy.NewClientRequests(log),
+			ClientRequests: proxy.NewClientRequests(log, *clientRate),
 			OnListChange: func(mcp.ListChange) {
 				if p := px.Load(); p != nil {
 					p.FeaturesChanged()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/mcp"
 )
 
 // The limits of toolsift serve's HTTP side (docs/limits.md, "What a client
@@ -168,4 +169,55 @@ func (c *limitConn) Close() error {
 		c.l.mu.Unlock()
 	})
 	return err
+}
+
+// DefaultClientRequestsPerMinute is how many sampling and elicitation
+// requests one upstream server may send the proxy's clients a minute (all
+// at once, then one every 2 seconds): each asks the user's model or the
+// user, so a server that sends them in a loop spends the user's tokens or
+// buries them in questions.
+const DefaultClientRequestsPerMinute = 30
+
+// serverRate is a token bucket per upstream server for sampling and
+// elicitation requests (roots/list is free: it reads the client's roots).
+type serverRate struct {
+	perMinute int
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+func newServerRate(perMinute int) *serverRate {
+	if perMinute < 0 {
+		return nil
+	}
+	return &serverRate{perMinute: perMinute, buckets: map[string]*bucket{}}
+}
+
+// allow takes a token for a request of server, or returns the JSON-RPC
+// error the server gets: it says what was refused and why.
+func (r *serverRate) allow(server, method string) error {
+	if r == nil || (method != mcp.MethodCreateMessage && method != mcp.MethodElicit) {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	b := r.buckets[server]
+	if b == nil {
+		b = &bucket{tokens: float64(r.perMinute), at: now}
+		r.buckets[server] = b
+	}
+	b.tokens = min(float64(r.perMinute), b.tokens+now.Sub(b.at).Minutes()*float64(r.perMinute))
+	b.at = now
+	if b.tokens < 1 {
+		return &mcp.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s from %s refused: over the limit of %d sampling and elicitation requests a minute per server (toolsift serve --client-requests-per-minute)", method, server, r.perMinute)}
+	}
+	b.tokens--
+	return nil
 }
