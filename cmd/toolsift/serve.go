@@ -79,6 +79,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "stop a server not called for this long (negative: never)")
 	sessionTimeout := fs.Duration("session-timeout", 30*time.Minute, "with --listen: close an HTTP session idle this long (0: never)")
 	clientRate := fs.Int("client-requests-per-minute", proxy.DefaultClientRequestsPerMinute, "most sampling and elicitation requests one upstream server may send the clients a minute (negative: no cap)")
+	maxResultBytes := fs.Int64("max-result-bytes", proxy.DefaultMaxResultBytes, "most `bytes` of upstream tool results held at once across calls; a result waits for room, one larger than this is refused")
 	maxSessions := fs.Int("max-sessions", proxy.DefaultMaxSessions, "with --listen: most open HTTP sessions; past it the session idle longest is closed (or the new one refused when all are busy)")
 	maxConns := fs.Int("max-conns", proxy.DefaultMaxConns, "with --listen: most open connections; past it a connection is answered 503")
 	var origins []string
@@ -122,6 +123,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--token-file and --stateless need --listen")
 	case *clientRate == 0:
 		return usageError(fs, "--client-requests-per-minute 0: want a positive number (or negative for no cap)")
+	case *maxResultBytes < 1:
+		return usageError(fs, "--max-result-bytes %d: want a positive number of bytes", *maxResultBytes)
 	case *maxSessions < 1:
 		return usageError(fs, "--max-sessions %d: want at least 1", *maxSessions)
 	case *maxConns < 2:
@@ -224,12 +227,13 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	p, err := proxy.New(ts, &proxy.Options{
-		MaxTools:    *maxTools,
-		Budget:      *budget,
-		PinnedTools: ts.Pinned(),
-		Static:      *stateless,
-		Version:     version(),
-		Logger:      log,
+		MaxTools:       *maxTools,
+		Budget:         *budget,
+		PinnedTools:    ts.Pinned(),
+		Static:         *stateless,
+		MaxResultBytes: *maxResultBytes,
+		Version:        version(),
+		Logger:         log,
 	})
 	if err != nil {
 		return err

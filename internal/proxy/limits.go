@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -220,4 +221,61 @@ func (r *serverRate) allow(server, method string) error {
 	}
 	b.tokens--
 	return nil
+}
+
+// DefaultMaxResultBytes is the default bound on the bytes of upstream tool
+// results the proxy holds at once, across calls and sessions (from the
+// upstream's answer until the SDK has written the proxy's): four results
+// of the Hub's largest message (mcp.HubOptions.MaxMessageBytes, 16 MiB).
+// Each byte held costs several in memory (the SDK decodes and encodes it),
+// so this bounds what concurrent large results cost.
+const DefaultMaxResultBytes = 64 << 20
+
+// byteBudget bounds the result bytes in flight: a result waits until the
+// results before it are written, and one larger than the whole budget is
+// refused.
+type byteBudget struct {
+	max int64
+
+	mu    sync.Mutex
+	used  int64
+	freed chan struct{} // closed and replaced on every release
+}
+
+func newByteBudget(max int64) *byteBudget {
+	return &byteBudget{max: max, freed: make(chan struct{})}
+}
+
+// errTooLarge is a result larger than the whole budget.
+var errTooLarge = errors.New("larger than the limit")
+
+// acquire takes n bytes, waiting while others hold too many; it fails at
+// once when n exceeds the budget, and when ctx ends while it waits.
+func (b *byteBudget) acquire(ctx context.Context, n int64) error {
+	if n > b.max {
+		return errTooLarge
+	}
+	for {
+		b.mu.Lock()
+		if b.used+n <= b.max {
+			b.used += n
+			b.mu.Unlock()
+			return nil
+		}
+		freed := b.freed
+		b.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+func (b *byteBudget) release(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	close(b.freed)
+	b.freed = make(chan struct{})
+	b.mu.Unlock()
 }

@@ -85,6 +85,12 @@ type Options struct {
 	// pinned ones): found tools are called through call_tool. For stateless
 	// HTTP, where there is no session to keep a list for.
 	Static bool
+	// MaxResultBytes bounds the bytes of upstream results held at once,
+	// across calls and sessions, from the upstream's answer until the
+	// proxy's is written; a result waits while others hold too many, and
+	// one larger than MaxResultBytes is refused with a result saying so.
+	// Zero means DefaultMaxResultBytes.
+	MaxResultBytes int64
 	// Name and Version are what the proxy says it is in initialize.
 	Name, Version string
 	// Logger gets one line per search and per call (never arguments, results
@@ -101,6 +107,7 @@ type Proxy struct {
 	pinned   []tool.Tool  // sorted by name
 	warnings []string
 
+	results  *byteBudget // upstream result bytes in flight
 	mu       sync.Mutex
 	sessions map[*session]time.Time // the servers made, since when
 }
@@ -135,6 +142,12 @@ func New(ts *toolsift.Toolset, opts *Options) (*Proxy, error) {
 			return nil, fmt.Errorf("%w: pinned tool %q: %w", ErrOptions, p, err)
 		}
 	}
+	switch {
+	case o.MaxResultBytes < 0:
+		return nil, fmt.Errorf("%w: MaxResultBytes = %d, want > 0", ErrOptions, o.MaxResultBytes)
+	case o.MaxResultBytes == 0:
+		o.MaxResultBytes = DefaultMaxResultBytes
+	}
 	if o.Name == "" {
 		o.Name = "toolsift"
 	}
@@ -144,7 +157,7 @@ func New(ts *toolsift.Toolset, opts *Options) (*Proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}}
+	p := &Proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, results: newByteBudget(o.MaxResultBytes)}
 	p.pin()
 	return p, nil
 }
