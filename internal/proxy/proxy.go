@@ -213,6 +213,11 @@ func (p *Proxy) NewServer() *sdk.Server {
 			}
 		}
 	}
+	// The namespaced URIs of the Hub (a link or a resource whose URI
+	// another server claims: mcp's resources.go) read through the Hub,
+	// whether or not a list carries them.
+	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "toolsift:{server}/{+uri}", Name: "toolsift-namespaced",
+		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
 	s.srv.AddReceivingMiddleware(s.checkTools)
 	s.syncFeatures()
 	p.track(s)
