@@ -107,7 +107,8 @@ func (g *sessionGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw := &sessionWriter{ResponseWriter: w, opened: func(id string) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if slot.srv == nil { // the SDK made no server: it cannot have a session
+		slot.once.Do(func() {}) // done by now: this orders the read of slot.srv after its write
+		if slot.srv == nil {    // the SDK made no server: it cannot have a session
 			return
 		}
 		g.sessions[id] = &httpSession{cred: credential(r), srv: slot.srv, lastUsed: time.Now()}
