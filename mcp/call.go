@@ -164,7 +164,7 @@ func render(res *sdk.CallToolResult) tool.Result {
 		}
 	}
 	out.Content = strings.Join(parts, "\n")
-	out.Raw = rawResultOf(res)
+	out.Raw = resultJSON(res)
 	return out
 }
 

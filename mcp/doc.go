@@ -142,11 +142,14 @@
 // starts. Prompts and resource names are qualified like tools
 // (QualifiedName); resource URIs are kept as the server gave them, so
 // clients can show them, file:// URIs stay usable and links in results keep
-// pointing where they did. ReadResource routes a URI to the first server
-// (by name) that lists it, else to the server whose call result last
-// linked or embedded it, else to the first whose template matches it; a
-// URI two servers list goes to the first. GetPrompt routes by qualified
-// name. HubOptions.OnListChange hears when a server's lists changed.
+// pointing where they did, as long as one server claims them. A URI never
+// routes to a server that did not list, link or template it, nor to a
+// guess between two: a URI several servers list is listed by each under a
+// namespaced URI, toolsift:SERVER/URI (templates listed alike too); a
+// link or embedded resource whose URI another server claims reaches the
+// caller under its server's namespaced URI; a bare URI that several
+// servers could answer is refused with ErrAmbiguousResource naming them
+// (resources.go). GetPrompt routes by qualified name. HubOptions.OnListChange hears when a server's lists changed.
 // Resource subscriptions (resources/subscribe) are not forwarded.
 //
 // Requests from servers. Servers may ask their client for sampling,

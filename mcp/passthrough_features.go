@@ -24,7 +24,9 @@ var (
 
 // Resource is a resource a server lists. Its URI is the server's, unchanged
 // (clients show it, file:// URIs stay usable, and resource links in tool
-// results keep pointing at it); its Name is qualified like a tool's.
+// results keep pointing at it), unless another server lists the same URI:
+// then each has it under a namespaced URI (toolsift:SERVER/URI, see
+// resources.go). Its Name is qualified like a tool's.
 type Resource struct {
 	URI string `json:"uri"`
 	// Name is QualifiedName(Server, OriginalName).
@@ -313,14 +315,18 @@ func listPrompts(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Promp
 // Resources returns the resources of every server whose tools are offered
 // (see Tools), by server name, then in the server's order. A lazy server's
 // are those of its last session: none before it first starts.
+//
+// A URI that several servers list is given each under its namespaced URI
+// (resources.go), so that every resource is listed and read from its own
+// server.
 func (h *Hub) Resources() []Resource {
-	return offered(h, func(f *features) []Resource { return f.resources })
+	return namespaceResources(offered(h, func(f *features) []Resource { return f.resources }))
 }
 
 // ResourceTemplates returns the resource templates of every server whose
 // tools are offered, like Resources.
 func (h *Hub) ResourceTemplates() []ResourceTemplate {
-	return offered(h, func(f *features) []ResourceTemplate { return f.templates })
+	return namespaceTemplates(offered(h, func(f *features) []ResourceTemplate { return f.templates }))
 }
 
 // Prompts returns the prompts of every server whose tools are offered,
@@ -331,47 +337,20 @@ func (h *Hub) Prompts() []Prompt {
 	return out
 }
 
-// resourceServer finds the server to read uri from: the first (by name)
-// that lists it, else one whose call results linked or embedded it, else
-// the first with a matching template. h.mu is held.
-func (h *Hub) resourceServer(uri string) *server {
-	for _, name := range h.order {
-		s := h.servers[name]
-		if s.offersTools() && slices.ContainsFunc(s.feat.resources, func(r Resource) bool { return r.URI == uri }) {
-			return s
-		}
-	}
-	for _, name := range h.order {
-		if s := h.servers[name]; s.offersTools() && s.feat.seen[uri] {
-			return s
-		}
-	}
-	for _, name := range h.order {
-		s := h.servers[name]
-		if !s.offersTools() {
-			continue
-		}
-		for _, m := range s.feat.matchers {
-			if m != nil && m.Match(uri) != nil {
-				return s
-			}
-		}
-	}
-	return nil
-}
-
 // ReadResource reads the resource uri from the server that offers it (see
-// Resource for how URIs route) and returns the server's ReadResourceResult
-// as JSON (contents with their text or base64 blob, _meta). A lazy server
-// is started first. The error wraps ErrUnknownResource, ErrServerUnavailable,
+// resources.go for how URIs route: never to a server that did not list,
+// link or template it, and never a guess between two) and returns the
+// server's ReadResourceResult as JSON (contents with their text or base64
+// blob, _meta). A lazy server is started first. The error wraps
+// ErrUnknownResource, ErrAmbiguousResource, ErrServerUnavailable,
 // ErrClosed, ctx's error, or an *RPCError with the server's JSON-RPC error
 // (such as a resource it does not have), and names the server.
 func (h *Hub) ReadResource(ctx context.Context, uri string) (json.RawMessage, error) {
 	h.mu.Lock()
-	s := h.resourceServer(uri)
+	s, uri, err := h.resourceServer(uri) // resources.go
 	h.mu.Unlock()
-	if s == nil {
-		return nil, fmt.Errorf("%w: %q: no server lists it, links it or has a template that matches it", ErrUnknownResource, uri)
+	if err != nil {
+		return nil, err
 	}
 	params := &sdk.ReadResourceParams{URI: uri}
 	raw, err := h.request(ctx, s, "read resource "+uri, uri, params, func(ctx context.Context, cs *sdk.ClientSession) (any, error) {
@@ -470,35 +449,6 @@ func (h *Hub) requestErr(ctx context.Context, s *server, op string, status *http
 		return fmt.Errorf("%s (server %s): %w", op, s.name, status.explain(op, &RPCError{Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data}))
 	}
 	return fmt.Errorf("%w: %s (server %s): %w", ErrServerUnavailable, op, s.name, status.explain(op, err))
-}
-
-// noteLinks remembers the URIs of the resource links and embedded
-// resources in a call result of s, so that ReadResource routes them to s.
-func (h *Hub) noteLinks(s *server, res *sdk.CallToolResult) {
-	var uris []string
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *sdk.ResourceLink:
-			uris = append(uris, c.URI)
-		case *sdk.EmbeddedResource:
-			if c.Resource != nil {
-				uris = append(uris, c.Resource.URI)
-			}
-		}
-	}
-	if len(uris) == 0 {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if s.feat.seen == nil || len(s.feat.seen)+len(uris) > maxSeenURIs {
-		s.feat.seen = map[string]bool{}
-	}
-	for _, u := range uris {
-		if u != "" {
-			s.feat.seen[u] = true
-		}
-	}
 }
 
 // rawResultOf returns res as the JSON a proxy forwards: as the server sent

@@ -81,7 +81,8 @@ func TestHubResourcesAndPrompts(t *testing.T) {
 	for _, r := range hub.ResourceTemplates() {
 		tmpl = append(tmpl, r.Server+" "+r.URITemplate)
 	}
-	if diff := cmp.Diff([]string{"docs docs://page/{id}", "docs x://{id}", "other x://{id}"}, tmpl); diff != "" {
+	// Templates both servers list alike are each under their namespaced form.
+	if diff := cmp.Diff([]string{"docs docs://page/{id}", "docs toolsift:docs/x://{id}", "other toolsift:other/x://{id}"}, tmpl); diff != "" {
 		t.Errorf("ResourceTemplates() (-want +got):\n%s", diff)
 	}
 	prompts := hub.Prompts()
@@ -91,28 +92,39 @@ func TestHubResourcesAndPrompts(t *testing.T) {
 	}
 
 	for uri, want := range map[string]string{
-		"file:///notes.txt": "docs has file:///notes.txt", // listed
-		"file:///other.txt": "other has file:///other.txt",
-		"docs://page/7":     "docs has docs://page/7", // a template's
-		"x://1":             "docs has x://1",         // the first server with a matching template
+		"file:///notes.txt":    "docs has file:///notes.txt", // listed
+		"file:///other.txt":    "other has file:///other.txt",
+		"docs://page/7":        "docs has docs://page/7", // a template's
+		"toolsift:docs/x://1":  "docs has x://1",         // a template both list: by its namespaced form
+		"toolsift:other/x://1": "other has x://1",
 	} {
 		if got := resourceText(t, hub, uri); got != want {
 			t.Errorf("ReadResource(%s) = %q, want %q", uri, got, want)
 		}
 	}
-	// A link in a call result routes to the server that gave it.
-	if _, err := hub.Call(context.Background(), "other__link", nil); err != nil {
+	// A URI both servers' templates match is refused, not guessed.
+	if _, err := hub.ReadResource(context.Background(), "x://1"); !errors.Is(err, mcp.ErrAmbiguousResource) || !strings.Contains(err.Error(), "docs and other") {
+		t.Errorf("ReadResource(x://1) error = %v, want ErrAmbiguousResource naming both", err)
+	}
+	// A link in a call result whose URI another server's template claims
+	// comes back under the namespaced URI of the server that gave it, and
+	// reads from it.
+	res, err := hub.Call(context.Background(), "other__link", nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resourceText(t, hub, "x://7"); got != "other has x://7" {
-		t.Errorf("ReadResource(x://7) after other linked it = %q, want other's", got)
+	if !strings.Contains(string(res.Raw), `"uri":"toolsift:other/x://7"`) || !strings.Contains(res.Content, "toolsift:other/x://7") {
+		t.Errorf("other's link = %s / %q, want it namespaced", res.Raw, res.Content)
+	}
+	if got := resourceText(t, hub, "toolsift:other/x://7"); got != "other has x://7" {
+		t.Errorf("ReadResource(toolsift:other/x://7) = %q, want other's", got)
 	}
 
 	ctx := context.Background()
 	if _, err := hub.ReadResource(ctx, "nope://x"); !errors.Is(err, mcp.ErrUnknownResource) {
 		t.Errorf("ReadResource(nope://x) error = %v, want ErrUnknownResource", err)
 	}
-	_, err := hub.ReadResource(ctx, "file:///broken")
+	_, err = hub.ReadResource(ctx, "file:///broken")
 	var rpcErr *mcp.RPCError
 	var sent *jsonrpc.Error
 	errors.As(sdk.ResourceNotFoundError("file:///broken"), &sent)

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -53,15 +54,17 @@ type SearchAnswer struct {
 // compressed before they are left out, and those left out are named in
 // Omitted). A tool found by a search is clearly wanted (the rule of Think,
 // clearlyWanted): when not even the best one fits at its cheapest tier, it
-// is sent anyway, alone and beyond the budget. It returns the answer and
-// the found tools, best first; a bad query or k is an error wrapping
+// is sent anyway, alone and beyond the budget. Tools skip names (nil:
+// none; toolsift serve's quarantined tools) are passed over as if absent,
+// k others found in their place. It returns the answer and the found
+// tools, best first; a bad query or k is an error wrapping
 // retrieval.ErrSearch.
-func (t *Thinker) Find(ctx context.Context, query string, k, tokens int) (SearchAnswer, []tool.Tool, error) {
+func (t *Thinker) Find(ctx context.Context, query string, k, tokens int, skip func(name string) bool) (SearchAnswer, []tool.Tool, error) {
 	ans := SearchAnswer{Tools: []FoundTool{}}
 	if tokens <= 0 {
 		tokens = t.opts.Budget
 	}
-	matches, err := t.r.Search(ctx, query, k)
+	matches, err := t.search(ctx, query, k, skip)
 	if err != nil || len(matches) == 0 {
 		return ans, nil, err
 	}
@@ -106,4 +109,19 @@ func (t *Thinker) Find(ctx context.Context, query string, k, tokens int) (Search
 	}
 	ans.Omitted = append(ans.Omitted, sel.Dropped...)
 	return ans, found, nil
+}
+
+// search is the best k matches for query that skip (nil: none) lets
+// through: when skip passes over some, it asks again for more.
+func (t *Thinker) search(ctx context.Context, query string, k int, skip func(string) bool) ([]retrieval.Match, error) {
+	for n := k; ; n *= 2 {
+		matches, err := t.r.Search(ctx, query, n)
+		if err != nil || skip == nil {
+			return matches, err
+		}
+		kept := slices.DeleteFunc(slices.Clone(matches), func(m retrieval.Match) bool { return skip(m.Tool.Name) })
+		if len(kept) >= k || len(matches) < n {
+			return kept[:min(k, len(kept))], nil
+		}
+	}
 }

@@ -18,7 +18,7 @@ func TestFind(t *testing.T) {
 	th := newThinker(t, newIndex(t, catalog...), think.Options{Retrieval: retrieval.Options{Mode: retrieval.Lexical}})
 	ctx := context.Background()
 
-	ans, found, err := th.Find(ctx, "weather forecast", 2, 4000)
+	ans, found, err := th.Find(ctx, "weather forecast", 2, 4000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,10 +33,10 @@ func TestFind(t *testing.T) {
 			t.Errorf("budget 4000: %s at tier %q, schema %s", f.Name, f.Tier, f.InputSchema)
 		}
 	}
-	best := ans.Tools[0].Name
+	best, second := ans.Tools[0].Name, ans.Tools[1].Name
 
 	// Not even the best tool fits: it is sent anyway, the others omitted.
-	ans, found, err = th.Find(ctx, "weather forecast", 2, 1)
+	ans, found, err = th.Find(ctx, "weather forecast", 2, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +44,21 @@ func TestFind(t *testing.T) {
 		t.Errorf("budget 1: %+v; want %s alone beyond the budget, one omitted", ans, best)
 	}
 
+	// A skipped tool is passed over as if absent: the other is found alone.
+	ans, found, err = th.Find(ctx, "weather forecast", 2, 4000, func(name string) bool { return name == best })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ans.Tools) != 1 || len(found) != 1 || ans.Tools[0].Name != second {
+		t.Errorf("skipping %s: %+v; want %s alone", best, ans.Tools, second)
+	}
+
 	// No match is an empty list, not null.
-	ans, _, err = th.Find(ctx, "zzzz qqqq", 3, 0)
+	ans, _, err = th.Find(ctx, "zzzz qqqq", 3, 0, nil)
 	if b, _ := json.Marshal(ans); err != nil || string(b) != `{"tools":[],"tokens":0,"listed":false}` {
 		t.Errorf("no match: %s, %v", b, err)
 	}
-	if _, _, err := th.Find(ctx, " ", 3, 0); !errors.Is(err, retrieval.ErrSearch) {
+	if _, _, err := th.Find(ctx, " ", 3, 0, nil); !errors.Is(err, retrieval.ErrSearch) {
 		t.Errorf("empty query: err = %v, want ErrSearch", err)
 	}
 }

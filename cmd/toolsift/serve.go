@@ -78,6 +78,19 @@ func serve(ctx context.Context, e *env, args []string) error {
 	connectTimeout := fs.Duration("connect-timeout", 30*time.Second, "how long a server may take to start and list its tools (a server's own \"timeout\" wins)")
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "stop a server not called for this long (negative: never)")
 	sessionTimeout := fs.Duration("session-timeout", 30*time.Minute, "with --listen: close an HTTP session idle this long (0: never)")
+	clientRate := fs.Int("client-requests-per-minute", proxy.DefaultClientRequestsPerMinute, "most sampling and elicitation requests one upstream server may send the clients a minute (negative: no cap)")
+	maxResultBytes := fs.Int64("max-result-bytes", proxy.DefaultMaxResultBytes, "most `bytes` of upstream tool results held at once across calls; a result waits for room, one larger than this is refused")
+	maxSessions := fs.Int("max-sessions", proxy.DefaultMaxSessions, "with --listen: most open HTTP sessions; past it the session idle longest is closed (or the new one refused when all are busy)")
+	maxConns := fs.Int("max-conns", proxy.DefaultMaxConns, "with --listen: most open connections; past it a connection is answered 503")
+	var origins []string
+	fs.Func("allow-origin", "with --listen: also answer browser requests from this `origin` (scheme://host[:port], or * for any; repeatable); loopback origins and the listen address are always allowed", func(s string) error {
+		for o := range strings.SplitSeq(s, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				origins = append(origins, o)
+			}
+		}
+		return nil
+	})
 	inputs := map[string]string{}
 	fs.Func("input", "value of a config's ${input:`ID`}, as ID=VALUE (repeatable)", func(s string) error {
 		id, value, ok := strings.Cut(s, "=")
@@ -108,6 +121,14 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--budget %d: want a positive number of tokens", *budget)
 	case *listen == "" && (*tokenFile != "" || *stateless):
 		return usageError(fs, "--token-file and --stateless need --listen")
+	case *clientRate == 0:
+		return usageError(fs, "--client-requests-per-minute 0: want a positive number (or negative for no cap)")
+	case *maxResultBytes < 1:
+		return usageError(fs, "--max-result-bytes %d: want a positive number of bytes", *maxResultBytes)
+	case *maxSessions < 1:
+		return usageError(fs, "--max-sessions %d: want at least 1", *maxSessions)
+	case *maxConns < 2:
+		return usageError(fs, "--max-conns %d: want at least 2 (a client's event stream and its requests)", *maxConns)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -178,7 +199,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		Hub: mcp.HubOptions{
 			IdleTimeout: *idle, Timeout: *connectTimeout,
 			Auth:           auth,
-			ClientRequests: proxy.NewClientRequests(log),
+			ClientRequests: proxy.NewClientRequests(log, *clientRate),
 			OnListChange: func(mcp.ListChange) {
 				if p := px.Load(); p != nil {
 					p.FeaturesChanged()
@@ -206,12 +227,13 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	p, err := proxy.New(ts, &proxy.Options{
-		MaxTools:    *maxTools,
-		Budget:      *budget,
-		PinnedTools: ts.Pinned(),
-		Static:      *stateless,
-		Version:     version(),
-		Logger:      log,
+		MaxTools:       *maxTools,
+		Budget:         *budget,
+		PinnedTools:    ts.Pinned(),
+		Static:         *stateless,
+		MaxResultBytes: *maxResultBytes,
+		Version:        version(),
+		Logger:         log,
 	})
 	if err != nil {
 		return err
@@ -232,18 +254,25 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
-	return serveHTTP(ctx, e, log, p, *listen, &proxy.HTTPOptions{Token: token, Stateless: *stateless, SessionTimeout: *sessionTimeout})
+	return serveHTTP(ctx, e, log, p, *listen, *maxConns, &proxy.HTTPOptions{Token: token, Stateless: *stateless, SessionTimeout: *sessionTimeout,
+		MaxSessions: *maxSessions, AllowedOrigins: origins})
 }
 
-// serveHTTP serves px at http://addr/mcp until ctx ends.
-func serveHTTP(ctx context.Context, e *env, log *slog.Logger, px *proxy.Proxy, addr string, o *proxy.HTTPOptions) error {
+// serveHTTP serves px at http://addr/mcp until ctx ends, with at most
+// maxConns connections open.
+func serveHTTP(ctx context.Context, e *env, log *slog.Logger, px *proxy.Proxy, addr string, maxConns int, o *proxy.HTTPOptions) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", px.Handler(o))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Headers must arrive within 10s and a body within
+	// proxy.DefaultBodyTimeout (the handler's deadline); an idle keep-alive
+	// connection is closed after 2 minutes. No ReadTimeout or WriteTimeout:
+	// either would cut the long event streams (GET) of live sessions.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	ln = proxy.LimitListener(ln, maxConns)
 	url := "http://" + ln.Addr().String() + "/mcp"
 	log.Info("listening", "url", url, "token", o.Token != "", "stateless", o.Stateless)
 	if e.listening != nil {

@@ -49,8 +49,9 @@ func upstreamConfig(t *testing.T, version string) string {
 	return path
 }
 
-// TestServeTrust: a running toolsift serve lists a tool that changed since
-// first seen without its readOnlyHint; once another process accepts it
+// TestServeTrust: a running toolsift serve neither lists nor calls a tool
+// that changed since first seen (the refusal names toolbench trust); once
+// another process accepts it
 // (as toolbench trust does, through a Hub of its own on the same trust records),
 // serve's next tools/list or call reads the trust records again, tells the client
 // (notifications/tools/list_changed) and lists the new version with its
@@ -97,11 +98,18 @@ func TestServeTrust(t *testing.T) {
 				return tl
 			}
 		}
-		t.Fatalf("up__lookup not listed: %v", res.Tools)
 		return nil
 	}
-	if tl := lookup(); !strings.Contains(tl.Description, "version 2") || tl.Annotations != nil && tl.Annotations.ReadOnlyHint {
-		t.Fatalf("before trust: %q, annotations %+v: want version 2 without readOnlyHint", tl.Description, tl.Annotations)
+	// Changed since first seen: quarantined until accepted.
+	if tl := lookup(); tl != nil {
+		t.Fatalf("before trust: listed %q: want the changed tool off the list", tl.Description)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "up__lookup", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatalf("call before trust: %v", err)
+	}
+	if text := res.Content[0].(*sdk.TextContent).Text; !res.IsError || !strings.Contains(text, "quarantined") || !strings.Contains(text, "toolbench trust --config CONFIG up up__lookup") {
+		t.Fatalf("call before trust: %q (isError %v): want a refusal naming the trust command", text, res.IsError)
 	}
 
 	// Another process accepts version 2.
@@ -131,8 +139,8 @@ func TestServeTrust(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatalf("no notifications/tools/list_changed after trust\n%s", serveErr.String())
 	}
-	if tl := lookup(); !strings.Contains(tl.Description, "version 2") || tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
-		t.Fatalf("after trust: %q, annotations %+v: want version 2 with readOnlyHint", tl.Description, tl.Annotations)
+	if tl := lookup(); tl == nil || !strings.Contains(tl.Description, "version 2") || tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
+		t.Fatalf("after trust: %+v: want version 2 with readOnlyHint", tl)
 	}
 	if !strings.Contains(serveErr.String(), "tool trust records changed on disk") {
 		t.Errorf("serve's log does not say it read the trust records again:\n%s", serveErr.String())

@@ -53,7 +53,7 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 	ss := req.Session
 	return mcp.WithProgress(ctx, func(p mcp.CallProgress) {
 		_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
-			ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
+			ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: text(p.Message),
 		})
 	})
 }
@@ -64,6 +64,10 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 // that the model sees what happened.
 func (p *Proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) *sdk.CallToolResult {
 	start := time.Now()
+	if msg, refused := p.quarantine().refusal(name); refused {
+		p.logger(ss).Warn("call refused: tool quarantined", "tool", name)
+		return errorResult("%s", msg)
+	}
 	t, known := p.ts.Get(name)
 	res, err := p.ts.Call(withSession(ctx, ss), name, args)
 	outcome := "ok"
@@ -89,8 +93,14 @@ func (p *Proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 		attrs = append(attrs, "error", err)
 	}
 	p.logger(ss).Info("call", attrs...)
+	if err == nil {
+		if refusal := p.holdResult(ctx, name, res); refusal != nil {
+			p.logger(ss).Warn("result refused", "tool", name, "error", refusal)
+			return refusal
+		}
+	}
 	if err != nil {
-		msg := err.Error()
+		msg := text(err.Error()) // it may quote the server
 		if errors.Is(err, tool.ErrUnknown) {
 			msg += "; call search_tools to find the tool you need"
 		}
@@ -99,25 +109,18 @@ func (p *Proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 	return result(res)
 }
 
-// result is an upstream call's result as the proxy returns it: as the
-// server sent it (content blocks of every kind, structuredContent, _meta),
-// or, from a source that has no raw result, as rendered text.
-func result(res tool.Result) *sdk.CallToolResult {
-	if len(res.Raw) > 0 {
-		var out sdk.CallToolResult
-		if err := json.Unmarshal(res.Raw, &out); err == nil {
-			if out.Content == nil {
-				out.Content = []sdk.Content{}
-			}
-			return &out
-		}
+// holdResult counts res against the result bytes in flight until the
+// SDK has written the answer (it ends the handler's ctx then), waiting
+// while other results hold too many; it returns the result to send
+// instead when res cannot be held (see Options.MaxResultBytes).
+func (p *Proxy) holdResult(ctx context.Context, name string, res tool.Result) *sdk.CallToolResult {
+	n := int64(max(len(res.Raw), len(res.Content)))
+	switch err := p.results.acquire(ctx, n); {
+	case errors.Is(err, errTooLarge):
+		return errorResult("the result of %s (%d bytes) was not returned: over the limit of %d bytes of results in flight (toolsift serve --max-result-bytes)", name, n, p.results.max)
+	case err != nil:
+		return errorResult("the result of %s was not returned: %v", name, err)
 	}
-	out := &sdk.CallToolResult{
-		Content: []sdk.Content{&sdk.TextContent{Text: res.Content}},
-		IsError: res.IsError,
-	}
-	if len(res.Structured) > 0 {
-		out.StructuredContent = res.Structured
-	}
-	return out
+	context.AfterFunc(ctx, func() { p.results.release(n) })
+	return nil
 }

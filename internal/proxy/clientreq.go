@@ -38,15 +38,23 @@ const codeDeclined = -32600
 // NewClientRequests returns the handler for mcp.HubOptions.ClientRequests
 // that forwards server→client requests to the proxy's clients. It declares
 // sampling, elicitation and roots upstream; log, if not nil, gets one line
-// per request (server, method, outcome; never the content).
-func NewClientRequests(log *slog.Logger) mcp.ClientRequests {
+// per request (server, method, outcome; never the content). perMinute
+// caps the sampling and elicitation requests of each upstream server
+// (limits.go): zero means DefaultClientRequestsPerMinute, negative no cap.
+func NewClientRequests(log *slog.Logger, perMinute int) mcp.ClientRequests {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return clientRequests{log}
+	if perMinute == 0 {
+		perMinute = DefaultClientRequestsPerMinute
+	}
+	return clientRequests{log, newServerRate(perMinute)}
 }
 
-type clientRequests struct{ log *slog.Logger }
+type clientRequests struct {
+	log  *slog.Logger
+	rate *serverRate // nil: no cap
+}
 
 func (clientRequests) Capabilities() mcp.ClientCapabilities {
 	return mcp.ClientCapabilities{Sampling: true, Elicitation: true, Roots: true}
@@ -63,6 +71,9 @@ func (c clientRequests) HandleClientRequest(ctx context.Context, req mcp.ClientR
 }
 
 func (c clientRequests) handle(ctx context.Context, req mcp.ClientRequest) (json.RawMessage, error) {
+	if err := c.rate.allow(req.Server, req.Method); err != nil {
+		return nil, err
+	}
 	ss, _ := ctx.Value(sessionKey{}).(*sdk.ServerSession)
 	if ss == nil {
 		return nil, &mcp.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s from %s declined: no client call of this server is in flight to send it to", req.Method, req.Server)}

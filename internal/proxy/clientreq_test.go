@@ -4,9 +4,11 @@ package proxy_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,7 +43,7 @@ func TestSamplingReachesTheCallingClient(t *testing.T) {
 		return clientSide, nil
 	}}}}
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
-		Hub: mcp.HubOptions{ClientRequests: proxy.NewClientRequests(nil)}})
+		Hub: mcp.HubOptions{ClientRequests: proxy.NewClientRequests(nil, 0)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,5 +78,76 @@ func TestSamplingReachesTheCallingClient(t *testing.T) {
 	text, isErr := plain.call(t, "call_tool", map[string]any{"name": "asker__ask"})
 	if !isErr || !strings.Contains(text, `did not declare "sampling"`) {
 		t.Errorf("without sampling: %q (isError %v), want it declined", text, isErr)
+	}
+}
+
+// TestSamplingRateLimited: a hostile upstream that sends 300 sampling
+// requests in one call gets the first 5 (the limit a minute) through to
+// the client and the rest refused with a JSON-RPC error naming the limit;
+// another server's requests are not touched by it.
+func TestSamplingRateLimited(t *testing.T) {
+	asker := func(n int) config.Server {
+		up := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "1"}, nil)
+		up.AddTool(&sdk.Tool{Name: "ask", Description: "Ask the client's model, many times.", InputSchema: map[string]any{"type": "object"}},
+			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				ok, refused, last := 0, 0, ""
+				for range n {
+					_, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10,
+						Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "again"}}}})
+					if err != nil {
+						refused++
+						last = err.Error()
+						continue
+					}
+					ok++
+				}
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("ok=%d refused=%d last=%s", ok, refused, last)}}}, nil
+			})
+		return config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+			serverSide, clientSide := net.Pipe()
+			if _, err := up.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
+				clientSide.Close()
+				return nil, err
+			}
+			return clientSide, nil
+		}}
+	}
+	cfg := &config.Config{Servers: map[string]config.Server{"evil": asker(300), "good": asker(3)}}
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
+		Hub: mcp.HubOptions{ClientRequests: proxy.NewClientRequests(nil, 5)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Close() })
+	p, err := proxy.New(ts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	if _, err := p.NewServer().Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	var sampled atomic.Int32
+	cl := sdk.NewClient(&sdk.Implementation{Name: "sampler", Version: "1"}, &sdk.ClientOptions{
+		CreateMessageHandler: func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+			sampled.Add(1)
+			return &sdk.CreateMessageResult{Role: "assistant", Model: "m", Content: &sdk.TextContent{Text: "hi"}}, nil
+		},
+	})
+	cs, err := cl.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	c := &client{ClientSession: cs}
+	text, _ := c.call(t, "call_tool", map[string]any{"name": "evil__ask"})
+	if !strings.HasPrefix(text, "ok=5 refused=295 ") || !strings.Contains(text, "over the limit of 5 sampling and elicitation requests a minute") {
+		t.Errorf("evil's 300 requests: %q, want 5 through and 295 refused naming the limit", text)
+	}
+	if n := sampled.Load(); n != 5 {
+		t.Errorf("the client was asked %d times, want 5", n)
+	}
+	if text, _ := c.call(t, "call_tool", map[string]any{"name": "good__ask"}); !strings.HasPrefix(text, "ok=3 refused=0") {
+		t.Errorf("another server's requests: %q, want all 3 through", text)
 	}
 }

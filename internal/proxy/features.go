@@ -103,6 +103,7 @@ func (s *session) syncFeatures() {
 			continue
 		}
 		sr.URI, sr.Name = r.URI, r.Name
+		sr.Title, sr.Description = text(sr.Title), text(sr.Description) // sanitize.go
 		if err := catch(func() { s.srv.AddResource(&sr, s.readResource) }); err != nil {
 			log.Warn("resource not served", "server", r.Server, "uri", r.URI, "error", err)
 			continue
@@ -134,6 +135,7 @@ func (s *session) syncFeatures() {
 			continue
 		}
 		st.URITemplate, st.Name = t.URITemplate, t.Name
+		st.Title, st.Description = text(st.Title), text(st.Description)
 		if err := catch(func() { s.srv.AddResourceTemplate(&st, s.readResource) }); err != nil {
 			log.Warn("resource template not served", "server", t.Server, "template", t.URITemplate, "error", err)
 			continue
@@ -162,6 +164,10 @@ func (s *session) syncFeatures() {
 			continue
 		}
 		sp.Name = pr.Name
+		sp.Title, sp.Description = text(sp.Title), text(sp.Description)
+		for _, a := range sp.Arguments {
+			a.Title, a.Description = text(a.Title), text(a.Description)
+		}
 		if err := catch(func() { s.srv.AddPrompt(&sp, s.getPrompt) }); err != nil {
 			log.Warn("prompt not served", "server", pr.Server, "prompt", pr.Name, "error", err)
 			continue

@@ -26,6 +26,20 @@ type HTTPOptions struct {
 	Stateless bool
 	// SessionTimeout closes a session idle that long; zero means never.
 	SessionTimeout time.Duration
+	// MaxSessions caps the open sessions; zero means DefaultMaxSessions.
+	// A new session past the cap closes the session idle longest, or is
+	// refused (503, naming the cap) when every session has a request in
+	// flight. Each session is bound to the credential (Authorization
+	// header) that opened it: another gets 403.
+	MaxSessions int
+	// AllowedOrigins are the origins (scheme://host[:port], or "*") whose
+	// requests are served besides loopback origins and the server's own
+	// host; a request with another Origin header gets 403. Requests without
+	// Origin (not from a browser) are served.
+	AllowedOrigins []string
+	// BodyTimeout is how long a request body may take to arrive; zero
+	// means DefaultBodyTimeout. A body slower than that gets 408.
+	BodyTimeout time.Duration
 }
 
 // Handler returns the streamable HTTP handler of the proxy: one session,
@@ -34,6 +48,12 @@ func (p *Proxy) Handler(o *HTTPOptions) http.Handler {
 	var opts HTTPOptions
 	if o != nil {
 		opts = *o
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
 	}
 	var h http.Handler
 	if opts.Stateless {
@@ -49,7 +69,7 @@ func (p *Proxy) Handler(o *HTTPOptions) http.Handler {
 		// yet, and a shared one answers the rest.
 		shared := p.NewServer()
 		h = sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
-			if r.Header.Get("Mcp-Session-Id") != "" {
+			if r.Header.Get("Mcp-Session-Id") != "" || r.Method != http.MethodPost {
 				return shared
 			}
 			if slot, ok := r.Context().Value(serverSlotKey{}).(*serverSlot); ok {
@@ -61,15 +81,18 @@ func (p *Proxy) Handler(o *HTTPOptions) http.Handler {
 			Logger:         p.sdkLog,
 			SessionTimeout: opts.SessionTimeout,
 		})
-		inner := h
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverSlotKey{}, &serverSlot{})))
-		})
+		h = newSessionGuard(h, opts.MaxSessions, p.log)
 	}
+	h = bodyDeadline(opts.BodyTimeout, h)
 	if opts.Token != "" {
 		h = requireBearer(opts.Token, h)
 	}
-	return h
+	return checkOrigin(opts.AllowedOrigins, h)
+}
+
+// withServerSlot gives r the slot where the server made for it is kept.
+func withServerSlot(r *http.Request, slot *serverSlot) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), serverSlotKey{}, slot))
 }
 
 type serverSlotKey struct{}

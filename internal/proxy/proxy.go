@@ -5,11 +5,12 @@
 // least recently used leaving first. Calls go to the Toolset, which routes
 // them to the upstream server (starting a lazy one on its first call).
 //
-// A listed tool whose definition changes in the Toolset (upstream, or
-// accepted after a rug-pull warning by Hub.Trust or toolbench trust, which
-// gives its readOnlyHint back) is listed anew; one the Toolset no longer has
-// (removed upstream, or its server down) leaves the list until it comes
-// back. Either happens when the Toolset hears of the change (toolsift serve
+// A listed tool whose definition changes in the Toolset is listed anew; one
+// the Toolset no longer has (removed upstream, or its server down) leaves
+// the list until it comes back. A tool that changed since it was first
+// seen (a rug pull) is quarantined: off the list, out of search_tools'
+// answers and refused when called, with a result naming toolbench trust,
+// until the user accepts it (quarantine.go). Either happens when the Toolset hears of the change (toolsift serve
 // calls ToolsChanged from toolsift.Options.OnChange) and in any case before
 // the next tools/list is answered; the client is told (tools/list_changed).
 //
@@ -78,6 +79,12 @@ type Options struct {
 	// pinned ones): found tools are called through call_tool. For stateless
 	// HTTP, where there is no session to keep a list for.
 	Static bool
+	// MaxResultBytes bounds the bytes of upstream results held at once,
+	// across calls and sessions, from the upstream's answer until the
+	// proxy's is written; a result waits while others hold too many, and
+	// one larger than MaxResultBytes is refused with a result saying so.
+	// Zero means DefaultMaxResultBytes.
+	MaxResultBytes int64
 	// Name and Version are what the proxy says it is in initialize.
 	Name, Version string
 	// Logger gets one line per search and per call (never arguments, results
@@ -94,6 +101,7 @@ type Proxy struct {
 	pinned   []tool.Tool  // sorted by name
 	warnings []string
 
+	results  *byteBudget // upstream result bytes in flight
 	mu       sync.Mutex
 	sessions map[*session]time.Time // the servers made, since when
 }
@@ -128,6 +136,12 @@ func New(ts *toolsift.Toolset, opts *Options) (*Proxy, error) {
 			return nil, fmt.Errorf("%w: pinned tool %q: %w", ErrOptions, p, err)
 		}
 	}
+	switch {
+	case o.MaxResultBytes < 0:
+		return nil, fmt.Errorf("%w: MaxResultBytes = %d, want > 0", ErrOptions, o.MaxResultBytes)
+	case o.MaxResultBytes == 0:
+		o.MaxResultBytes = DefaultMaxResultBytes
+	}
 	if o.Name == "" {
 		o.Name = "toolsift"
 	}
@@ -137,7 +151,7 @@ func New(ts *toolsift.Toolset, opts *Options) (*Proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}}
+	p := &Proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, results: newByteBudget(o.MaxResultBytes)}
 	p.pin()
 	return p, nil
 }
@@ -185,13 +199,19 @@ func (p *Proxy) NewServer() *sdk.Server {
 	})
 	s.srv.AddTool(searchTool(), s.search)
 	s.srv.AddTool(callTool(), s.callTool)
+	q := p.quarantine()
 	for _, t := range p.pinned {
-		if t, ok := p.ts.Get(t.Name); ok { // as it is now
+		if t, ok := p.ts.Get(t.Name); ok && !q.has(t.Name) { // as it is now
 			if st, ok := sdkTool(t); ok {
 				s.add(st)
 			}
 		}
 	}
+	// The namespaced URIs of the Hub (a link or a resource whose URI
+	// another server claims: mcp's resources.go) read through the Hub,
+	// whether or not a list carries them.
+	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "toolsift:{server}/{+uri}", Name: "toolsift-namespaced",
+		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
 	s.srv.AddReceivingMiddleware(s.checkTools)
 	s.syncFeatures()
 	p.track(s)
@@ -221,6 +241,9 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 		case method == "tools/list":
 			s.syncTools().log(s.p.log)
 		}
+		if res, refused := s.refuseQuarantined(ctx, method, req); refused {
+			return res, nil
+		}
 		return next(ctx, method, req)
 	}
 }
@@ -232,9 +255,20 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 // notifications/tools/list_changed. toolsift serve calls it on every
 // change of the catalog (toolsift.Options.OnChange); sessions also sync
 // themselves before each tools/list.
+//
+// What changed is logged once for all sessions (with how many sessions it
+// touched), not once per session: an upstream that changes its tools must
+// not flood the log in proportion to the clients.
 func (p *Proxy) ToolsChanged() {
+	var all toolSync
+	touched := 0
 	for _, s := range p.liveSessions() {
-		s.syncTools().log(p.log)
+		if d := s.syncTools(); d.merge(&all) {
+			touched++
+		}
+	}
+	if touched > 0 {
+		all.log(p.log.With("sessions", touched))
 	}
 }
 
@@ -278,13 +312,14 @@ func sdkTool(t tool.Tool) (*sdk.Tool, bool) {
 	if !ok {
 		return nil, false
 	}
-	st := &sdk.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}
+	// Text from the server is made safe for the client (sanitize.go).
+	st := &sdk.Tool{Name: t.Name, Title: text(t.Title), Description: text(t.Description), InputSchema: schemaText(schema)}
 	if len(t.OutputSchema) > 0 && json.Valid(t.OutputSchema) {
-		st.OutputSchema = t.OutputSchema
+		st.OutputSchema = schemaText(t.OutputSchema)
 	}
 	if a := t.Annotations; a != nil {
 		st.Annotations = &sdk.ToolAnnotations{
-			Title:           a.Title,
+			Title:           text(a.Title),
 			DestructiveHint: a.DestructiveHint,
 			OpenWorldHint:   a.OpenWorldHint,
 			ReadOnlyHint:    a.ReadOnlyHint != nil && *a.ReadOnlyHint,
@@ -317,13 +352,14 @@ func objectSchema(schema json.RawMessage) (json.RawMessage, bool) {
 	return schema, true
 }
 
-// logger is the Proxy's logger, with the session's ID when it has one
-// (streamable HTTP).
+// logger is the Proxy's logger, with the session's tag when it has an ID
+// (streamable HTTP): never the ID itself, which is the session to whoever
+// holds the token (see sessionTag).
 func (p *Proxy) logger(s *sdk.ServerSession) *slog.Logger {
 	if s == nil || s.ID() == "" {
 		return p.log
 	}
-	return p.log.With("session", s.ID())
+	return p.log.With("session", sessionTag(s.ID()))
 }
 
 // warnOnly passes on warnings and errors only: the SDK logs every session's

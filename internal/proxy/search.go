@@ -51,10 +51,17 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 
 // Search answers search_tools for query and k without a session: the
 // Toolset's Think step finds the tools and fits them into Options.Budget
-// (think.Thinker.Find). It returns the answer and the found tools, best
-// first.
+// (think.Thinker.Find), passing over quarantined tools (quarantine.go).
+// Their texts reach the client escaped (sanitize.go). It returns the answer
+// and the found tools, best first.
 func (p *Proxy) Search(ctx context.Context, query string, k int) (think.SearchAnswer, []tool.Tool, error) {
-	return p.ts.Thinker().Find(ctx, query, k, p.opts.Budget)
+	q := p.quarantine()
+	ans, tools, err := p.ts.Thinker().Find(ctx, query, k, p.opts.Budget, q.has)
+	for i := range ans.Tools {
+		t := &ans.Tools[i]
+		t.Title, t.Description, t.InputSchema = text(t.Title), text(t.Description), schemaText(t.InputSchema)
+	}
+	return ans, tools, err
 }
 
 // errorResult is a tool result that tells the model what went wrong.

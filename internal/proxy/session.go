@@ -133,15 +133,20 @@ func (s *session) add(st *sdk.Tool) {
 // a tool that cannot be called, and listed again when it comes back. The
 // SDK tells the client (notifications/tools/list_changed).
 func (s *session) syncTools() toolSync {
+	q := s.p.quarantine()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var d toolSync
 	for _, name := range slices.Sorted(maps.Keys(s.defs)) {
 		t, ok := s.p.ts.Get(name)
-		if !ok {
+		if !ok || q.has(name) {
 			s.srv.RemoveTools(name)
 			delete(s.defs, name)
-			d.Removed = append(d.Removed, name)
+			if ok {
+				d.Quarantined = append(d.Quarantined, name)
+			} else {
+				d.Removed = append(d.Removed, name)
+			}
 			continue
 		}
 		st, ok := sdkTool(t)
@@ -163,7 +168,7 @@ func (s *session) syncTools() toolSync {
 		if _, listed := s.defs[name]; listed {
 			continue
 		}
-		if t, ok := s.p.ts.Get(name); ok {
+		if t, ok := s.p.ts.Get(name); ok && !q.has(name) {
 			if st, ok := sdkTool(t); ok {
 				s.add(st)
 				d.Returned = append(d.Returned, name)
@@ -177,7 +182,27 @@ func (s *session) syncTools() toolSync {
 type toolSync struct {
 	Replaced []string // listed anew with their new definition
 	Removed  []string // taken off: the Toolset no longer has them
-	Returned []string // listed again: back in the Toolset
+	Returned []string // listed again: back in the Toolset (or accepted)
+	// Quarantined are taken off: changed since first seen (quarantine.go).
+	Quarantined []string
+}
+
+// merge adds d's tools to all's (each name once, sorted) and reports
+// whether d changed anything.
+func (d toolSync) merge(all *toolSync) bool {
+	union := func(a, b []string) []string {
+		for _, n := range b {
+			if i, found := slices.BinarySearch(a, n); !found {
+				a = slices.Insert(a, i, n)
+			}
+		}
+		return a
+	}
+	all.Replaced = union(all.Replaced, d.Replaced)
+	all.Removed = union(all.Removed, d.Removed)
+	all.Returned = union(all.Returned, d.Returned)
+	all.Quarantined = union(all.Quarantined, d.Quarantined)
+	return len(d.Replaced)+len(d.Removed)+len(d.Returned)+len(d.Quarantined) > 0
 }
 
 // log writes what changed, one record per kind.
@@ -190,6 +215,9 @@ func (d toolSync) log(l *slog.Logger) {
 	}
 	if len(d.Returned) > 0 {
 		l.Info("tools listed again: back in the catalog", "tools", d.Returned)
+	}
+	if len(d.Quarantined) > 0 {
+		l.Warn("tools taken off the list: changed since first seen, quarantined until accepted (toolbench trust)", "tools", d.Quarantined)
 	}
 }
 
