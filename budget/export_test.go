@@ -23,3 +23,12 @@ func SetExactTruncateLimit(n int) (restore func()) {
 	exactTruncateLimit = n
 	return func() { exactTruncateLimit = old }
 }
+
+// SetSmallPiece sets the piece length up to which tiktoken's own merge loop
+// is used (0: every piece goes through the heap merge), for a test; it
+// returns a function that restores it.
+func SetSmallPiece(n int) (restore func()) {
+	old := smallPiece
+	smallPiece = min(n, maxSmallPiece)
+	return func() { smallPiece = old }
+}
