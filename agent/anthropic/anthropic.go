@@ -491,10 +491,22 @@ func (m *Model) completeStream(ctx context.Context, p sdk.BetaMessageNewParams, 
 	defer stream.Close()
 	var msg sdk.BetaMessage
 	calls := map[int64]int{} // content block index → tool call index
+	// The SDK replaces a tool_use input that is not JSON with {} (and the
+	// tool would run with no arguments): keep what the model sent, so that
+	// the agent refuses it and tells the model, as with Chat and Responses.
+	inputs := map[int64]*strings.Builder{}
 	for stream.Next() {
 		ev := stream.Current()
 		if err := msg.Accumulate(ev); err != nil {
 			return nil, fmt.Errorf("stream: %w", err)
+		}
+		if ev.Type == "content_block_delta" && ev.Delta.Type == "input_json_delta" {
+			b := inputs[ev.Index]
+			if b == nil {
+				b = &strings.Builder{}
+				inputs[ev.Index] = b
+			}
+			b.WriteString(ev.Delta.PartialJSON)
 		}
 		if onDelta == nil {
 			continue
@@ -524,6 +536,11 @@ func (m *Model) completeStream(ctx context.Context, p sdk.BetaMessageNewParams, 
 	}
 	if msg.ID == "" && len(msg.Content) == 0 {
 		return nil, errors.New("stream ended without a message")
+	}
+	for i, b := range inputs {
+		if i >= 0 && i < int64(len(msg.Content)) && msg.Content[i].Type == "tool_use" && b.Len() > 0 && !json.Valid([]byte(b.String())) {
+			msg.Content[i].Input = json.RawMessage(b.String())
+		}
 	}
 	return &msg, nil
 }
