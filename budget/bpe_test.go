@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 	"github.com/toolsift/toolsift/budget"
@@ -112,7 +113,7 @@ func FuzzBPE(f *testing.F) {
 		}
 		restore := budget.SetSmallPiece(0)
 		defer restore()
-		if diff := cmp.Diff(ref.EncodeOrdinary(s), tok.Encode(s)); diff != "" {
+		if diff := cmp.Diff(ref.EncodeOrdinary(s), tok.Encode(s), cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("tokens of %q differ from tiktoken-go (-want +got):\n%s", s, diff)
 		}
 	})
