@@ -51,6 +51,7 @@ const (
 	DefaultMaxSteps          = 10
 	DefaultToolTimeout       = 60 * time.Second
 	DefaultMaxParallel       = 4
+	DefaultMaxToolCalls      = 64
 )
 
 // Options configure an Agent. The zero value (or nil) gives the defaults.
@@ -71,6 +72,12 @@ type Options struct {
 	// MaxParallel is how many tool calls of one step run at once.
 	// Default 4.
 	MaxParallel int
+	// MaxToolCalls is the most tool calls of one model reply that run.
+	// The calls after the first MaxToolCalls are not run nor kept in the
+	// conversation (Step.DroppedCalls counts them), and the model is told
+	// in the last tool message, so that it asks again for what it still
+	// needs. Default 64 (docs/limits.md); negative means no limit.
+	MaxToolCalls int
 
 	// Approve, if set, is asked before a tool call runs: for tools not
 	// marked read-only (annotations readOnlyHint) by default, for every
@@ -148,6 +155,9 @@ func New(model Model, tools Tools, opts *Options) (*Agent, error) {
 	}
 	if o.MaxParallel == 0 {
 		o.MaxParallel = DefaultMaxParallel
+	}
+	if o.MaxToolCalls == 0 {
+		o.MaxToolCalls = DefaultMaxToolCalls
 	}
 	if o.MaxDeferredTokens == 0 {
 		o.MaxDeferredTokens = DefaultMaxDeferredTokens
@@ -241,6 +251,9 @@ type Step struct {
 	Message Message `json:"message"`
 	// Calls are the tool calls of Message with their outcomes, in order.
 	Calls []Call `json:"calls,omitempty"`
+	// DroppedCalls counts the calls of the model's reply past
+	// Options.MaxToolCalls: not run, not in Message.
+	DroppedCalls int `json:"dropped_calls,omitempty"`
 	// Latency per phase.
 	Latency Latency `json:"latency"`
 }

@@ -191,7 +191,15 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 		}
 	}
 	st.Message, st.Usage = msg, resp.Usage
-	st.EstimatedCost, st.ReportedCost = r.stepCost(&st)
+	st.EstimatedCost, st.ReportedCost = r.stepCost(&st) // the whole reply was paid for
+	if limit := a.opts.MaxToolCalls; limit > 0 && len(msg.ToolCalls) > limit {
+		// Not run, and not sent back: the model is told below.
+		st.DroppedCalls = len(msg.ToolCalls) - limit
+		msg.ToolCalls = msg.ToolCalls[:limit:limit]
+		st.Message = msg
+		a.log.Warn("agent: tool calls past the limit not run", slog.Int("step", n),
+			slog.Int("calls", limit+st.DroppedCalls), slog.Int("max_tool_calls", limit))
+	}
 	r.res.Messages = append(r.res.Messages, msg)
 	r.emit(ctx, Event{Kind: EventModel, Step: n, Message: msg, Usage: resp.Usage, EstimatedCost: st.EstimatedCost, Latency: st.Latency.Model})
 
@@ -205,6 +213,11 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	t3 := time.Now()
 	st.Calls = r.act(ctx, n, msg.ToolCalls, offered)
 	st.Latency.Tools = time.Since(t3)
+	if st.DroppedCalls > 0 {
+		last := &st.Calls[len(st.Calls)-1]
+		last.Observation += fmt.Sprintf("\n\n[toolsift: refused %d more tool calls of your reply, not run: it asked for %d, more than the %d one reply may make (agent.Options.MaxToolCalls). Ask again for the ones still needed.]",
+			st.DroppedCalls, len(msg.ToolCalls)+st.DroppedCalls, len(msg.ToolCalls))
+	}
 	for _, c := range st.Calls {
 		m := Message{Role: RoleTool, ToolCallID: c.ID, Content: c.Observation}
 		if c.Outcome == OutcomeSearch {

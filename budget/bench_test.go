@@ -89,3 +89,34 @@ func BenchmarkRender(b *testing.B) {
 		})
 	}
 }
+
+// hostileTexts are texts that are one long piece or many: a run of one
+// letter, letters without spaces, upper case, CJK, spaces, punctuation,
+// digits.
+var hostileTexts = []struct{ name, unit string }{
+	{"one-letter", "a"},
+	{"letters", "qwertyuiopasdfghjklzxcvbnm"},
+	{"upper", "QWERTYUIOPASDFGHJKLZXCVBNM"},
+	{"cjk", "日本語"},
+	{"spaces", " "},
+	{"punct", "!?*"},
+	{"digits", "0123456789"},
+}
+
+// BenchmarkCountHostile: counting is O(n log n) in a piece's length
+// (tiktoken-go's merge is O(n²): 160 KB of letters took 58 s, issue 35).
+func BenchmarkCountHostile(b *testing.B) {
+	tok := mustTokenizer(b, "o200k_base")
+	for _, h := range hostileTexts {
+		for _, size := range []int{16 << 10, 160 << 10, 1 << 20} {
+			text := strings.Repeat(h.unit, size/len(h.unit))
+			b.Run(fmt.Sprintf("%s/%dKiB", h.name, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					tok.Count(text)
+				}
+			})
+		}
+	}
+}

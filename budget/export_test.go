@@ -26,3 +26,12 @@ func SetExactTruncateLimit(n int) (restore func()) {
 
 // Quality is quality, for the brute-force oracle of the Select tests.
 func (t Tier) Quality() float64 { return t.quality() }
+
+// SetSmallPiece sets the piece length up to which tiktoken's own merge loop
+// is used (0: every piece goes through the heap merge), for a test; it
+// returns a function that restores it.
+func SetSmallPiece(n int) (restore func()) {
+	old := smallPiece
+	smallPiece = min(n, maxSmallPiece)
+	return func() { smallPiece = old }
+}

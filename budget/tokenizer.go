@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/pkoukk/tiktoken-go"
-	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // The encodings of current models. NewTokenizer also accepts the legacy
@@ -44,26 +43,21 @@ var encodings = map[string]*encoding{
 
 type encoding struct {
 	once sync.Once
-	tk   *tiktoken.Tiktoken
+	tk   *bpe
 	err  error
 }
 
-var offline sync.Once
-
 // loadEncoding returns the named encoding, loading it from the tables
-// embedded in tiktoken-go-loader the first time. tiktoken-go's default loader
-// downloads the tables from openaipublic.blob.core.windows.net; the loader is
-// a process-wide setting in tiktoken-go, so budget installs the offline one
-// (once) before its first load. Code elsewhere in the process that calls
-// tiktoken.SetBpeLoader concurrently with a first load races with it.
-func loadEncoding(name string) (*tiktoken.Tiktoken, error) {
+// embedded in tiktoken-go-loader the first time (never from the network, as
+// tiktoken-go's default loader would). budget encodes with its own merge
+// (bpe.go) and uses tiktoken-go only for its model table.
+func loadEncoding(name string) (*bpe, error) {
 	e, ok := encodings[name]
 	if !ok {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownEncoding, name, strings.Join(Encodings(), ", "))
 	}
-	offline.Do(func() { tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader()) })
 	e.once.Do(func() {
-		e.tk, e.err = tiktoken.GetEncoding(name)
+		e.tk, e.err = newBPE(name)
 		if e.err != nil {
 			e.err = fmt.Errorf("budget: load encoding %s: %w", name, e.err)
 		}
@@ -120,7 +114,7 @@ func EncodingForModel(model string) (string, bool) {
 // concurrent use.
 type Tokenizer struct {
 	name string
-	tk   *tiktoken.Tiktoken
+	tk   *bpe
 
 	mu       sync.Mutex
 	cache    map[string]*rendered // by content hash
@@ -167,11 +161,11 @@ func (t *Tokenizer) Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	return len(t.tk.EncodeOrdinary(s))
+	return t.tk.count(s)
 }
 
 // encode returns the tokens of s (ordinary text, as Count).
-func (t *Tokenizer) encode(s string) []int { return t.tk.EncodeOrdinary(s) }
+func (t *Tokenizer) encode(s string) []int { return t.tk.encode(s) }
 
 // decode returns the text of tokens.
-func (t *Tokenizer) decode(tokens []int) string { return t.tk.Decode(tokens) }
+func (t *Tokenizer) decode(tokens []int) string { return t.tk.decode(tokens) }

@@ -20,7 +20,7 @@ import (
 // of the note, "…" or "" that fits. Each invalid UTF-8 byte in text is
 // replaced by U+FFFD (as Count counts it); the result never splits a rune.
 //
-// Counting is slow for huge texts (tiktoken-go does about 1 MB/s), so for a
+// Counting is slow for huge texts (about 1 to 5 MB/s), so for a
 // text over 512 KiB only a prefix of max(256 KiB, 16 bytes × maxTokens) is
 // tokenized: the head and the fit are still exact, but the note's numbers are
 // estimated from the prefix's bytes per token and say so ("truncated about
@@ -33,7 +33,7 @@ func Truncate(tok *Tokenizer, text string, maxTokens int) string {
 		// Each invalid byte becomes U+FFFD, as Count sees it.
 		text = string([]rune(text))
 	}
-	// tiktoken-go counts about 1 MB/s: for a huge text, tokenize only a
+	// Counting does about 1 MB/s: for a huge text, tokenize only a
 	// prefix that surely holds the head, and estimate the rest's tokens.
 	body, estimated := text, false
 	if len(text) > exactTruncateLimit {

@@ -104,6 +104,9 @@ func (s *Store) Login(ctx context.Context, server, serverURL string, opts *Login
 	case !slices.Contains(asm.CodeChallengeMethodsSupported, "S256"):
 		return nil, fail("authorization server %s does not support PKCE with S256", issuer)
 	}
+	if err := CheckBrowserURL(asm.AuthorizationEndpoint); err != nil {
+		return nil, fail("authorization server %s: its authorization_endpoint: %w", issuer, err)
+	}
 
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.CallbackPort)))
 	if err != nil {
@@ -295,6 +298,41 @@ func (s *Store) identify(ctx context.Context, asm *oauthex.AuthServerMeta, redir
 		return fmt.Errorf("authorization server %s registers no clients: give oauth.clientId (and clientSecret) in the config", asm.Issuer)
 	}
 	return nil
+}
+
+// ErrUnsafeURL is wrapped by the error of CheckBrowserURL.
+var ErrUnsafeURL = errors.New("oauth: refused to open")
+
+// CheckBrowserURL returns an error wrapping ErrUnsafeURL unless u is one a
+// browser may be handed: https, or http to a loopback host (127.0.0.0/8,
+// ::1, localhost). The system's opener (xdg-open, open, rundll32) runs any
+// scheme it knows — file:, smb:, ms-msdt:, ssh: — so an authorization
+// server's metadata must not choose one (the class of mcp-remote's
+// CVE-2025-6514). Login checks the authorization endpoint before it calls
+// LoginOptions.Open; an Open that starts a program should check again.
+func CheckBrowserURL(u string) error {
+	p, err := url.Parse(u)
+	if err != nil {
+		return fmt.Errorf("%w %q: %v", ErrUnsafeURL, u, err)
+	}
+	switch scheme := strings.ToLower(p.Scheme); {
+	case scheme == "https" && p.Host != "":
+		return nil
+	case scheme == "http" && p.Host != "" && loopbackHost(p.Hostname()):
+		return nil
+	case scheme == "http" && p.Host != "":
+		return fmt.Errorf("%w %q: scheme http to a host that is not loopback; only https (or http to 127.0.0.1, ::1 or localhost) is opened in a browser", ErrUnsafeURL, u)
+	default:
+		return fmt.Errorf("%w %q: scheme %q; only https (or http to 127.0.0.1, ::1 or localhost) is opened in a browser", ErrUnsafeURL, u, p.Scheme)
+	}
+}
+
+func loopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // redirectResult is what the browser brought back.

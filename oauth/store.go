@@ -19,6 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
+
+	"github.com/toolsift/toolsift/internal/cachefile"
 )
 
 // ErrLoginRequired is what every error that asks for a login matches
@@ -131,6 +133,7 @@ type cached struct {
 	rec     *record
 	modTime time.Time
 	size    int64
+	mode    fs.FileMode
 }
 
 // New returns a Store over opts.Dir (or DefaultDir). It creates nothing
@@ -206,8 +209,16 @@ func (s *Store) file(serverURL string) string {
 	return filepath.Join(s.dir, hex.EncodeToString(sum[:16])+".json")
 }
 
+// MaxFileBytes bounds a login file (docs/limits.md): records are a few
+// kilobytes.
+const MaxFileBytes = 1 << 20
+
 // load returns serverURL's record, nil when there is none. The file is read
-// again only when it changed.
+// again only when it changed. It is read under the cache's rules
+// (internal/cachefile): a regular file of at most MaxFileBytes, opened
+// without blocking, and on Unix neither it nor its folder owned by another
+// user or writable by group or others — refused, naming the file, since a
+// forged login could send the refresh token to another token endpoint.
 func (s *Store) load(serverURL string) (*record, error) {
 	path := s.file(serverURL)
 	fi, err := os.Stat(path)
@@ -223,16 +234,19 @@ func (s *Store) load(serverURL string) (*record, error) {
 	s.mu.Lock()
 	c, ok := s.cache[serverURL]
 	s.mu.Unlock()
-	if ok && c.modTime.Equal(fi.ModTime()) && c.size == fi.Size() {
+	if ok && c.modTime.Equal(fi.ModTime()) && c.size == fi.Size() && c.mode == fi.Mode() {
+		if err := cachefile.CheckDir(s.dir); err != nil {
+			return nil, fmt.Errorf("oauth: login folder: %w", err)
+		}
 		r := *c.rec
 		return &r, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := cachefile.ReadFile(path, MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("oauth: %w", err)
+		return nil, fmt.Errorf("oauth: login file: %w", err)
 	}
 	var r record
 	if err := json.Unmarshal(data, &r); err != nil || r.Version != 1 {
@@ -242,7 +256,7 @@ func (s *Store) load(serverURL string) (*record, error) {
 		return nil, nil // a hash collision: not ours
 	}
 	s.mu.Lock()
-	s.cache[serverURL] = cached{rec: &r, modTime: fi.ModTime(), size: fi.Size()}
+	s.cache[serverURL] = cached{rec: &r, modTime: fi.ModTime(), size: fi.Size(), mode: fi.Mode()}
 	s.mu.Unlock()
 	rc := r
 	return &rc, nil

@@ -22,6 +22,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/toolsift/toolsift/internal/httpbound"
 	"github.com/toolsift/toolsift/internal/redact"
 )
 
@@ -54,10 +55,32 @@ type Options struct {
 	// MaxRetryDelay bounds one wait between retries; zero means
 	// openai-go's (8 s of backoff, 2 min when the server asks).
 	MaxRetryDelay time.Duration
+
+	// MaxReplyBytes bounds one reply's body, a whole event stream
+	// included (so each server-sent event too): zero means
+	// [DefaultMaxReplyBytes] (64 MiB: a reply of 128k tokens streamed a token per event is about 40 MB), negative no limit. A larger reply
+	// fails the request with an error saying so (docs/limits.md).
+	MaxReplyBytes int64
+	// ReplyTimeout bounds one request, from sending it to the reply's
+	// last byte: zero means [DefaultReplyTimeout] (10 min, as OpenAI's and
+	// Anthropic's own SDKs), negative none. The ctx of a call still ends
+	// it sooner.
+	ReplyTimeout time.Duration
+	// ReplyIdleTimeout bounds the wait for the next bytes once a reply's
+	// headers came (a stream that stalls): zero means
+	// [DefaultReplyIdleTimeout] (2 min), negative none.
+	ReplyIdleTimeout time.Duration
 }
 
+// Defaults of the reply limits of [Options].
+const (
+	DefaultMaxReplyBytes    = httpbound.DefaultMaxBytes
+	DefaultReplyTimeout     = httpbound.DefaultTimeout
+	DefaultReplyIdleTimeout = httpbound.DefaultIdleTimeout
+)
+
 // Resolve applies the environment rule and the defaults: the result has
-// BaseURL and MaxRetries set. getenv nil means [os.Getenv].
+// BaseURL, MaxRetries and the reply limits set (a limit of 0 there is off). getenv nil means [os.Getenv].
 func (o Options) Resolve(getenv func(string) string) (Options, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -84,6 +107,10 @@ func (o Options) Resolve(getenv func(string) string) (Options, error) {
 	case o.MaxRetries < 0:
 		o.MaxRetries = 0
 	}
+	// After Resolve a reply limit of 0 is off.
+	o.MaxReplyBytes = httpbound.Resolve(o.MaxReplyBytes, DefaultMaxReplyBytes)
+	o.ReplyTimeout = httpbound.Resolve(o.ReplyTimeout, DefaultReplyTimeout)
+	o.ReplyIdleTimeout = httpbound.Resolve(o.ReplyIdleTimeout, DefaultReplyIdleTimeout)
 	return o, nil
 }
 

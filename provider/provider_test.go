@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -25,12 +26,18 @@ func TestResolve(t *testing.T) {
 			provider.Options{BaseURL: "http://vllm:8000/v1", APIKey: "mine", MaxRetries: 1}, false},
 		{"local server needs no key", provider.Options{BaseURL: "http://127.0.0.1:8080/v1"}, nil,
 			provider.Options{BaseURL: "http://127.0.0.1:8080/v1", MaxRetries: provider.DefaultMaxRetries}, false},
-		{"no retries", provider.Options{BaseURL: "http://x/v1", MaxRetries: -1}, nil, provider.Options{BaseURL: "http://x/v1"}, false},
+		{"no retries, no reply limits", provider.Options{BaseURL: "http://x/v1", MaxRetries: -1, MaxReplyBytes: -1, ReplyTimeout: -1, ReplyIdleTimeout: -1}, nil, provider.Options{BaseURL: "http://x/v1"}, false},
+		{"reply limits kept", provider.Options{BaseURL: "http://x/v1", MaxReplyBytes: 5, ReplyTimeout: time.Second, ReplyIdleTimeout: time.Millisecond}, nil,
+			provider.Options{BaseURL: "http://x/v1", MaxRetries: provider.DefaultMaxRetries, MaxReplyBytes: 5, ReplyTimeout: time.Second, ReplyIdleTimeout: time.Millisecond}, false},
 		{"openai without a key", provider.Options{}, nil, provider.Options{}, true},
 		{"not http", provider.Options{BaseURL: "localhost:11434"}, nil, provider.Options{}, true},
 	}
+	limits := provider.Options{MaxReplyBytes: provider.DefaultMaxReplyBytes, ReplyTimeout: provider.DefaultReplyTimeout, ReplyIdleTimeout: provider.DefaultReplyIdleTimeout}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.want.MaxReplyBytes == 0 && tt.opts.MaxReplyBytes == 0 {
+				tt.want.MaxReplyBytes, tt.want.ReplyTimeout, tt.want.ReplyIdleTimeout = limits.MaxReplyBytes, limits.ReplyTimeout, limits.ReplyIdleTimeout
+			}
 			got, err := tt.opts.Resolve(env(tt.env))
 			if tt.wantErr {
 				if !errors.Is(err, provider.ErrOptions) {

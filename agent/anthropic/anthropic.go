@@ -10,11 +10,13 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/toolsift/toolsift/agent"
+	"github.com/toolsift/toolsift/internal/httpbound"
 	"github.com/toolsift/toolsift/retrieval"
 )
 
@@ -50,6 +52,15 @@ type Options struct {
 	MaxRetries int
 	// MaxTokens bounds one reply; zero means DefaultMaxTokens.
 	MaxTokens int64
+	// MaxReplyBytes bounds one reply's body, a whole event stream (so each
+	// event) included: zero means 64 MiB, negative no limit. ReplyTimeout
+	// bounds one request to the reply's last byte: zero means 10 min,
+	// negative none. ReplyIdleTimeout bounds the wait for the next bytes
+	// once a reply's headers came: zero means 2 min, negative none. The
+	// same limits and defaults as provider.Options' (docs/limits.md).
+	MaxReplyBytes    int64
+	ReplyTimeout     time.Duration
+	ReplyIdleTimeout time.Duration
 	// Temperature, when not nil, is sent as is.
 	Temperature *float64
 	// Stream requests server-sent events and calls Request.OnDelta with
@@ -172,8 +183,16 @@ func New(model string, opts *Options) (*Model, error) {
 		option.WithBaseURL(o.BaseURL),
 		option.WithAPIKey(o.APIKey),
 	}
-	if o.HTTPClient != nil {
-		ro = append(ro, option.WithHTTPClient(o.HTTPClient))
+	hc := httpbound.Client(o.HTTPClient, httpbound.Limits{
+		MaxBytes:          httpbound.Resolve(o.MaxReplyBytes, httpbound.DefaultMaxBytes),
+		Timeout:           httpbound.Resolve(o.ReplyTimeout, httpbound.DefaultTimeout),
+		IdleTimeout:       httpbound.Resolve(o.ReplyIdleTimeout, httpbound.DefaultIdleTimeout),
+		MaxBytesOption:    "anthropic.Options.MaxReplyBytes",
+		TimeoutOption:     "anthropic.Options.ReplyTimeout",
+		IdleTimeoutOption: "anthropic.Options.ReplyIdleTimeout",
+	})
+	if hc != http.DefaultClient {
+		ro = append(ro, option.WithHTTPClient(hc))
 	}
 	switch {
 	case o.MaxRetries < 0:
@@ -491,10 +510,22 @@ func (m *Model) completeStream(ctx context.Context, p sdk.BetaMessageNewParams, 
 	defer stream.Close()
 	var msg sdk.BetaMessage
 	calls := map[int64]int{} // content block index → tool call index
+	// The SDK replaces a tool_use input that is not JSON with {} (and the
+	// tool would run with no arguments): keep what the model sent, so that
+	// the agent refuses it and tells the model, as with Chat and Responses.
+	inputs := map[int64]*strings.Builder{}
 	for stream.Next() {
 		ev := stream.Current()
 		if err := msg.Accumulate(ev); err != nil {
 			return nil, fmt.Errorf("stream: %w", err)
+		}
+		if ev.Type == "content_block_delta" && ev.Delta.Type == "input_json_delta" {
+			b := inputs[ev.Index]
+			if b == nil {
+				b = &strings.Builder{}
+				inputs[ev.Index] = b
+			}
+			b.WriteString(ev.Delta.PartialJSON)
 		}
 		if onDelta == nil {
 			continue
@@ -524,6 +555,11 @@ func (m *Model) completeStream(ctx context.Context, p sdk.BetaMessageNewParams, 
 	}
 	if msg.ID == "" && len(msg.Content) == 0 {
 		return nil, errors.New("stream ended without a message")
+	}
+	for i, b := range inputs {
+		if i >= 0 && i < int64(len(msg.Content)) && msg.Content[i].Type == "tool_use" && b.Len() > 0 && !json.Valid([]byte(b.String())) {
+			msg.Content[i].Input = json.RawMessage(b.String())
+		}
 	}
 	return &msg, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/oauth"
 )
 
@@ -124,13 +125,16 @@ func runLogin(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		opts := &oauth.LoginOptions{Header: http.Header{}, Open: func(ctx context.Context, authURL string) error {
+			if err := oauth.CheckBrowserURL(authURL); err != nil {
+				return err // Login checked it; the opener runs any scheme
+			}
 			opened := !*noBrowser && openBrowser(e, authURL)
 			if opened {
 				fmt.Fprintf(e.stderr, "Opened a browser to log in to %s; if it did not show, open this URL:\n", name)
 			} else {
 				fmt.Fprintf(e.stderr, "Open this URL in a browser to log in to %s:\n", name)
 			}
-			fmt.Fprintln(e.stdout, authURL)
+			fmt.Fprintln(e.stdout, termsafe.String(authURL))
 			fmt.Fprintf(e.stderr, "Waiting for the browser (up to %s)...\n", *timeout)
 			return nil
 		}}
@@ -148,10 +152,12 @@ func runLogin(ctx context.Context, e *env, args []string) error {
 		case errors.Is(err, oauth.ErrNoLoginNeeded):
 			fmt.Fprintf(e.stdout, "%s: needs no login\n", name)
 		case err != nil:
-			fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
+			// The authorization server's error, error_description and
+			// URLs are in it: escaped (docs/limits.md, Terminal output).
+			fmt.Fprintf(e.stderr, "%s: %s\n", name, termsafe.String(err.Error()))
 			failed = append(failed, name)
 		default:
-			fmt.Fprintf(e.stdout, "%s: logged in at %s%s\n", name, g.Issuer, describeGrant(g))
+			fmt.Fprintf(e.stdout, "%s: logged in at %s\n", name, termsafe.String(g.Issuer+describeGrant(g)))
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()

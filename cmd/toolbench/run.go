@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -405,7 +406,11 @@ func percentLess(part, all int) string {
 }
 
 // terminalApprover asks on stderr and reads y/N answers from stdin, one
-// question at a time (calls of one step may ask concurrently).
+// question at a time (calls of one step may ask concurrently). The
+// question shows every key of the arguments; a long value is folded, the
+// question says how many bytes that hides, and "s" shows them all before
+// asking again (issue 35: a cut at 200 characters let keys after it be
+// approved unseen).
 func terminalApprover(e *env) func(context.Context, tool.Tool, json.RawMessage) (bool, error) {
 	var mu sync.Mutex
 	var in *bufio.Reader
@@ -415,17 +420,61 @@ func terminalApprover(e *env) func(context.Context, tool.Tool, json.RawMessage) 
 	return func(_ context.Context, t tool.Tool, args json.RawMessage) (bool, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(e.stderr, "allow %s %s? [y/N] ", t.Name, runLine(string(args), 200))
-		if in == nil {
-			fmt.Fprintln(e.stderr, "(no input: denied)")
-			return false, nil
+		full := approvalArgs(args)
+		shown, elided := foldLines(full, approvalLine)
+		fmt.Fprintf(e.stderr, "allow %s with arguments\n%s\n", termsafe.String(t.Name), shown)
+		for {
+			if elided > 0 {
+				fmt.Fprintf(e.stderr, "(%d bytes of long values folded above; s shows them all) allow %s? [y/N/s] ", elided, termsafe.String(t.Name))
+			} else {
+				fmt.Fprintf(e.stderr, "allow %s? [y/N] ", termsafe.String(t.Name))
+			}
+			if in == nil {
+				fmt.Fprintln(e.stderr, "(no input: denied)")
+				return false, nil
+			}
+			line, err := in.ReadString('\n')
+			if err != nil && line == "" {
+				fmt.Fprintln(e.stderr, "(no input: denied)")
+				return false, nil
+			}
+			switch answer := strings.ToLower(strings.TrimSpace(line)); {
+			case (answer == "s" || answer == "show") && elided > 0:
+				fmt.Fprintf(e.stderr, "%s\n", full)
+				elided = 0
+			default:
+				return answer == "y" || answer == "yes", nil
+			}
 		}
-		line, err := in.ReadString('\n')
-		if err != nil && line == "" {
-			fmt.Fprintln(e.stderr, "(no input: denied)")
-			return false, nil
-		}
-		answer := strings.ToLower(strings.TrimSpace(line))
-		return answer == "y" || answer == "yes", nil
 	}
+}
+
+// approvalLine is the length (runes) past which a line of the arguments
+// is folded in an approval question.
+const approvalLine = 300
+
+// approvalArgs returns args as indented JSON (one key per line), escaped
+// for the terminal; arguments that are not JSON as they are, escaped.
+func approvalArgs(args json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, args, "  ", "  "); err != nil {
+		return "  " + termsafe.String(string(args))
+	}
+	return "  " + termsafe.String(b.String())
+}
+
+// foldLines cuts each line of s longer than n runes to its first n and
+// says how many bytes it hid; it returns the text and the bytes hidden.
+func foldLines(s string, n int) (string, int) {
+	lines := strings.Split(s, "\n")
+	hidden := 0
+	for i, l := range lines {
+		if r := []rune(l); len(r) > n {
+			head := string(r[:n])
+			cut := len(l) - len(head)
+			hidden += cut
+			lines[i] = fmt.Sprintf("%s… [%d more bytes]", head, cut)
+		}
+	}
+	return strings.Join(lines, "\n"), hidden
 }

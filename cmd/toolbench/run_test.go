@@ -468,3 +468,49 @@ func TestRunApprove(t *testing.T) {
 		}
 	}
 }
+
+// TestRunApproveShowsEveryKey: the approval question shows every key of
+// the arguments, however long a value before them; a folded value is
+// counted and shown on "s" (issue 35 item 8: the arguments were cut at 200
+// characters, and "repo" and "force" after a long note approved unseen).
+func TestRunApproveShowsEveryKey(t *testing.T) {
+	config := runConfig(t)
+	note := strings.Repeat("x", 500)
+	args := `{"city":"Bern","note":"` + note + `","repo":"github.com/acme/production","force":true}`
+	for _, tt := range []struct {
+		answer string
+		want   agent.Outcome
+	}{{"s\ny\n", agent.OutcomeOK}, {"s\n", agent.OutcomeDenied}, {"n\n", agent.OutcomeDenied}} {
+		srv := agenttest.NewServer(
+			agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: args}}},
+			agenttest.Reply{Content: "done"},
+		)
+		var out, errb bytes.Buffer
+		e := &env{stdout: &out, stderr: &errb, stdin: strings.NewReader(tt.answer),
+			getenv: func(k string) string { return map[string]string{"OPENAI_BASE_URL": srv.URL}[k] }}
+		code := run(context.Background(), e, []string{"run", "--config", config, "--approve", "--json", "What is the weather in Bern?"})
+		srv.Close()
+		if code != 0 {
+			t.Fatalf("answer %q: exit %d\n%s", tt.answer, code, errb.String())
+		}
+		var res agent.Result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		question, _, _ := strings.Cut(errb.String(), "[y/N/s]")
+		for _, want := range []string{`"city": "Bern"`, `"repo": "github.com/acme/production"`, `"force": true`, "bytes of long values folded above"} {
+			if !strings.Contains(question, want) {
+				t.Errorf("answer %q: the question lacks %s:\n%s", tt.answer, want, question)
+			}
+		}
+		if strings.Contains(question, note) {
+			t.Errorf("the question shows the long value unfolded:\n%s", question)
+		}
+		if shown := strings.Contains(errb.String(), note); shown != strings.HasPrefix(tt.answer, "s") {
+			t.Errorf("answer %q: the whole value shown: %v", tt.answer, shown)
+		}
+		if got := res.Steps[0].Calls[0].Outcome; got != tt.want {
+			t.Errorf("answer %q: outcome %s, want %s; stderr:\n%s", tt.answer, got, tt.want, errb.String())
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/proxy"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
@@ -295,12 +295,18 @@ func serveHTTP(ctx context.Context, e *env, log *slog.Logger, px *proxy.Proxy, a
 	return nil
 }
 
+// maxTokenFile bounds --token-file (docs/limits.md).
+const maxTokenFile = 64 << 10
+
 // readToken returns the bearer token from file, or else from the
 // environment; empty when neither is set. A file that is named but empty
 // is an error: the user meant to set a token.
 func readToken(e *env, file string) (string, error) {
 	if file != "" {
-		b, err := os.ReadFile(file)
+		// The cache's rules: a regular file (a FIFO would hang serve),
+		// small (not /dev/zero), and on Unix not writable by group or
+		// others (who could set the token) — refused, naming the file.
+		b, err := cachefile.ReadFile(file, maxTokenFile)
 		if err != nil {
 			return "", fmt.Errorf("--token-file: %w", err)
 		}

@@ -17,6 +17,11 @@ func unsafeOwner(fi fs.FileInfo) string {
 			return fmt.Sprintf("owned by uid %d, not this user (uid %d)", uid, os.Getuid())
 		}
 	}
+	if fi.IsDir() && fi.Mode()&fs.ModeSticky != 0 {
+		// A sticky folder (/tmp): others may add files but not replace
+		// or remove this user's, and theirs fail the owner check above.
+		return ""
+	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
 		return fmt.Sprintf("writable by group or others (mode %04o); chmod go-w it", perm)
 	}

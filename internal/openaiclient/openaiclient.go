@@ -14,6 +14,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/toolsift/toolsift/internal/httpbound"
 )
 
 // Endpoint is provider.Options after its Resolve, field for field, so that
@@ -25,9 +27,14 @@ type Endpoint struct {
 	HTTPClient    *http.Client
 	MaxRetries    int
 	MaxRetryDelay time.Duration
+
+	MaxReplyBytes    int64
+	ReplyTimeout     time.Duration
+	ReplyIdleTimeout time.Duration
 }
 
-// New returns a client for e. The base URL, key and retries come from e
+// New returns a client for e, its replies within e's limits (a limit of
+// 0 is off). The base URL, key and retries come from e
 // alone (openai-go's defaults read $OPENAI_BASE_URL and $OPENAI_API_KEY
 // themselves; provider.Options.Resolve has already applied toolsift's one
 // rule for them). An empty APIKey sends no Authorization header.
@@ -40,8 +47,14 @@ func New(e Endpoint) openai.Client {
 	if e.MaxRetryDelay > 0 {
 		ro = append(ro, option.WithMaxRetryDelay(e.MaxRetryDelay))
 	}
-	if e.HTTPClient != nil {
-		ro = append(ro, option.WithHTTPClient(e.HTTPClient))
+	// Every reply within the limits (0: off): see internal/httpbound.
+	hc := httpbound.Client(e.HTTPClient, httpbound.Limits{
+		MaxBytes: e.MaxReplyBytes, Timeout: e.ReplyTimeout, IdleTimeout: e.ReplyIdleTimeout,
+		MaxBytesOption: "provider.Options.MaxReplyBytes", TimeoutOption: "provider.Options.ReplyTimeout",
+		IdleTimeoutOption: "provider.Options.ReplyIdleTimeout",
+	})
+	if hc != http.DefaultClient {
+		ro = append(ro, option.WithHTTPClient(hc))
 	}
 	return openai.NewClient(ro...)
 }
