@@ -1,10 +1,14 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,12 +29,13 @@ type progressKey struct{}
 // Hub.ReadResource or Hub.GetPrompt made with it for progress notices:
 // the request carries a progress token of the Hub's own, and fn receives
 // every notifications/progress the server sends for that token. Calls of
-// fn are one at a time, in the order the notices arrived, and none happens
-// after the request has returned: progress after the result means nothing
-// to the caller, nor to a proxy's client. The SDK hands a result to its
-// caller at once but notifications to a goroutine of their own, so a
-// notice a server sends just before its result may come too late and be
-// dropped. fn must not block for long: the server's other messages wait
+// fn are one at a time, in the order the notices arrived, and all of them
+// happen before the request returns: every notice the server sent before
+// its result reaches fn first (the SDK hands a result to its caller at
+// once but notifications to a goroutine of their own, so the request waits
+// for the notices it saw go by; see progressSink), and none after, since
+// progress after the result means nothing to the caller, nor to a proxy's
+// client. fn must not block for long: the server's other messages wait
 // for it.
 //
 // A ctx, not a Call parameter, so that it passes through code between the
@@ -56,10 +61,54 @@ type passthru struct {
 
 // progressSink delivers one request's progress notices; mu keeps the
 // calls of fn one at a time and none after done.
+//
+// seen counts the notices for its token as they go by on the connection,
+// before the SDK decodes them (noteProgress, called by the transports'
+// reading in the order the server wrote), handed counts those onProgress
+// has taken since. A server writes a request's notices before its result
+// on the same stream, so when the result reaches the Hub every notice
+// before it is in seen, and the request waits (flush) until handed catches
+// up before it returns.
 type progressSink struct {
-	mu   sync.Mutex
-	fn   func(CallProgress)
-	done bool
+	seen atomic.Int64
+
+	mu      sync.Mutex
+	fn      func(CallProgress)
+	done    bool
+	handed  int64
+	changed chan struct{} // closed and replaced when handed grows
+}
+
+// progressFlushWait bounds how long a request that has its result waits
+// for progress notices it saw go by but the SDK has not handed over (one
+// the SDK drops, as malformed, never comes).
+const progressFlushWait = 2 * time.Second
+
+// flush waits until every notice seen before now has been handed to fn,
+// for at most progressFlushWait or until ctx ends.
+func (k *progressSink) flush(ctx context.Context) {
+	var timeout <-chan time.Time
+	for {
+		k.mu.Lock()
+		if k.handed >= k.seen.Load() {
+			k.mu.Unlock()
+			return
+		}
+		changed := k.changed
+		k.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(progressFlushWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // request is one request of the Hub to a server, in flight. ctx is the
@@ -93,7 +142,7 @@ func (h *Hub) begin(ctx context.Context, s *server, name string, params progress
 	p.next++
 	if fn != nil {
 		token = "toolsift-" + strconv.FormatUint(p.next, 10)
-		sink = &progressSink{fn: fn}
+		sink = &progressSink{fn: fn, changed: make(chan struct{})}
 		if p.progress == nil {
 			p.progress = map[string]*progressSink{}
 		}
@@ -112,6 +161,9 @@ func (h *Hub) begin(ctx context.Context, s *server, name string, params progress
 		params.SetProgressToken(token)
 	}
 	return context.WithValue(ctx, requestKey{}, r), func() {
+		if sink != nil {
+			sink.flush(ctx)
+		}
 		p.mu.Lock()
 		delete(p.inflight[s], r)
 		if len(p.inflight[s]) == 0 {
@@ -148,6 +200,51 @@ func (h *Hub) onProgress(s *server, n *sdk.ProgressNotificationParams) {
 	defer sink.mu.Unlock()
 	if !sink.done {
 		sink.fn(CallProgress{Progress: n.Progress, Total: n.Total, Message: n.Message})
+	}
+	sink.handed++
+	close(sink.changed)
+	sink.changed = make(chan struct{})
+}
+
+// progressMethod is what a message must contain to be a progress notice.
+var progressMethod = []byte(`"notifications/progress"`)
+
+// noteProgress counts, in each progressSink, the progress notices for its
+// token in msg (a JSON-RPC message or batch a server wrote), as the
+// transports read them and before the SDK decodes them: see progressSink.
+func (h *Hub) noteProgress(msg []byte) {
+	if !bytes.Contains(msg, progressMethod) {
+		return
+	}
+	type notice struct {
+		Method string `json:"method"`
+		Params struct {
+			ProgressToken any `json:"progressToken"`
+		} `json:"params"`
+	}
+	var ns []notice
+	if b := bytes.TrimSpace(msg); len(b) > 0 && b[0] == '[' {
+		if json.Unmarshal(b, &ns) != nil {
+			return
+		}
+	} else {
+		var n notice
+		if json.Unmarshal(b, &n) != nil {
+			return
+		}
+		ns = append(ns, n)
+	}
+	for _, n := range ns {
+		token, ok := n.Params.ProgressToken.(string)
+		if n.Method != "notifications/progress" || !ok {
+			continue
+		}
+		h.pt.mu.Lock()
+		sink := h.pt.progress[token]
+		h.pt.mu.Unlock()
+		if sink != nil {
+			sink.seen.Add(1)
+		}
 	}
 }
 

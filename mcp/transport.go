@@ -393,6 +393,7 @@ func (j *jsonLines) message(line []byte) (msg []byte, ok bool) {
 	if !shape {
 		return nil, false
 	}
+	j.deep.saw(b)
 	if j.deep.needs(depth) {
 		out := j.deep.filter(b, depth)
 		if out == nil {
