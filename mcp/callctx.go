@@ -57,26 +57,37 @@ type passthru struct {
 	next     uint64
 	progress map[string]*progressSink      // progress token → its request's callback
 	inflight map[*server]map[*request]bool // requests in flight, by server
+	logs     map[*server][]loggedFor       // log messages noted, not yet handed over
 }
 
-// progressSink delivers one request's progress notices; mu keeps the
-// calls of fn one at a time and none after done.
+// progressSink delivers one request's notices: its progress (fn) and the
+// server's log messages while it is the only request in flight to that
+// server (log, see WithLog); mu keeps the calls one at a time and none
+// after done.
 //
-// seen counts the notices for its token as they go by on the connection,
-// before the SDK decodes them (noteProgress, called by the transports'
-// reading in the order the server wrote), handed counts those onProgress
-// has taken since. A server writes a request's notices before its result
-// on the same stream, so when the result reaches the Hub every notice
-// before it is in seen, and the request waits (flush) until handed catches
-// up before it returns.
+// seen counts the request's notices as they go by on the connection,
+// before the SDK decodes them (noteMessage, called by the transports'
+// reading in the order the server wrote), handed counts those the SDK has
+// handed over since. A server writes a request's notices before its
+// result on the same stream, so when the result reaches the Hub every
+// notice before it is in seen, and the request waits (flush) until handed
+// catches up before it returns.
 type progressSink struct {
 	seen atomic.Int64
 
 	mu      sync.Mutex
 	fn      func(CallProgress)
+	log     func(LogMessage)
 	done    bool
 	handed  int64
 	changed chan struct{} // closed and replaced when handed grows
+}
+
+// hand counts one notice handed over. k.mu is held.
+func (k *progressSink) hand() {
+	k.handed++
+	close(k.changed)
+	k.changed = make(chan struct{})
 }
 
 // progressFlushWait bounds how long a request that has its result waits
@@ -118,6 +129,7 @@ type request struct {
 	server *server
 	name   string // the qualified tool, resource URI or prompt it is for
 	ctx    context.Context
+	sink   *progressSink // nil when the caller asked for neither progress nor logs
 }
 
 type requestKey struct{}
@@ -136,13 +148,17 @@ func (h *Hub) begin(ctx context.Context, s *server, name string, params progress
 	var sink *progressSink
 	var token string
 	fn, _ := ctx.Value(progressKey{}).(func(CallProgress))
+	logFn, _ := ctx.Value(logKey{}).(func(LogMessage))
+	if fn != nil || logFn != nil {
+		sink = &progressSink{fn: fn, log: logFn, changed: make(chan struct{})}
+		r.sink = sink
+	}
 
 	p := &h.pt
 	p.mu.Lock()
 	p.next++
 	if fn != nil {
 		token = "toolsift-" + strconv.FormatUint(p.next, 10)
-		sink = &progressSink{fn: fn, changed: make(chan struct{})}
 		if p.progress == nil {
 			p.progress = map[string]*progressSink{}
 		}
@@ -157,7 +173,7 @@ func (h *Hub) begin(ctx context.Context, s *server, name string, params progress
 	p.inflight[s][r] = true
 	p.mu.Unlock()
 
-	if sink != nil {
+	if token != "" {
 		params.SetProgressToken(token)
 	}
 	return context.WithValue(ctx, requestKey{}, r), func() {
@@ -169,7 +185,7 @@ func (h *Hub) begin(ctx context.Context, s *server, name string, params progress
 		if len(p.inflight[s]) == 0 {
 			delete(p.inflight, s)
 		}
-		if sink != nil {
+		if token != "" {
 			delete(p.progress, token)
 		}
 		p.mu.Unlock()
@@ -201,26 +217,21 @@ func (h *Hub) onProgress(s *server, n *sdk.ProgressNotificationParams) {
 	if !sink.done {
 		sink.fn(CallProgress{Progress: n.Progress, Total: n.Total, Message: n.Message})
 	}
-	sink.handed++
-	close(sink.changed)
-	sink.changed = make(chan struct{})
+	sink.hand()
 }
 
-// progressMethod is what a message must contain to be a progress notice.
-var progressMethod = []byte(`"notifications/progress"`)
-
-// noteProgress counts, in each progressSink, the progress notices for its
-// token in msg (a JSON-RPC message or batch a server wrote), as the
-// transports read them and before the SDK decodes them: see progressSink.
-func (h *Hub) noteProgress(msg []byte) {
-	if !bytes.Contains(msg, progressMethod) {
+// noteMessage counts the notices in msg (a JSON-RPC message or batch
+// server s wrote) that belong to a request in flight, as the transports
+// read them and before the SDK decodes them: progress notices by their
+// token, log messages (notifications/message) for the request they are
+// tied to (see noteLog). See progressSink.
+func (h *Hub) noteMessage(s *server, msg []byte) {
+	if !bytes.Contains(msg, []byte(`"notifications/`)) {
 		return
 	}
 	type notice struct {
-		Method string `json:"method"`
-		Params struct {
-			ProgressToken any `json:"progressToken"`
-		} `json:"params"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
 	}
 	var ns []notice
 	if b := bytes.TrimSpace(msg); len(b) > 0 && b[0] == '[' {
@@ -235,15 +246,26 @@ func (h *Hub) noteProgress(msg []byte) {
 		ns = append(ns, n)
 	}
 	for _, n := range ns {
-		token, ok := n.Params.ProgressToken.(string)
-		if n.Method != "notifications/progress" || !ok {
-			continue
-		}
-		h.pt.mu.Lock()
-		sink := h.pt.progress[token]
-		h.pt.mu.Unlock()
-		if sink != nil {
-			sink.seen.Add(1)
+		switch n.Method {
+		case "notifications/progress":
+			var p struct {
+				ProgressToken any `json:"progressToken"`
+			}
+			if json.Unmarshal(n.Params, &p) != nil {
+				continue
+			}
+			token, ok := p.ProgressToken.(string)
+			if !ok {
+				continue
+			}
+			h.pt.mu.Lock()
+			sink := h.pt.progress[token]
+			h.pt.mu.Unlock()
+			if sink != nil {
+				sink.seen.Add(1)
+			}
+		case "notifications/message":
+			h.noteLog(s, n.Params)
 		}
 	}
 }

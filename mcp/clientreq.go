@@ -145,6 +145,11 @@ func (h *Hub) newClient(s *server) *sdk.Client {
 				h.onProgress(s, req.Params)
 			}
 		},
+		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
+			if req.Params != nil {
+				h.onLog(s, req.Params) // see logs.go
+			}
+		},
 	}
 	// The SDK calls these two for the requests of a multi round-trip
 	// result; the middleware below answers those sent as requests.

@@ -179,6 +179,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 			IdleTimeout: *idle, Timeout: *connectTimeout,
 			Auth:           auth,
 			ClientRequests: proxy.NewClientRequests(log),
+			ServerLogLevel: proxy.ServerLogLevel,
 			OnListChange: func(mcp.ListChange) {
 				if p := px.Load(); p != nil {
 					p.FeaturesChanged()

@@ -186,6 +186,8 @@ func (p *Proxy) NewServer() *sdk.Server {
 			Tools:     &sdk.ToolCapabilities{ListChanged: !p.opts.Static},
 			Resources: &sdk.ResourceCapabilities{ListChanged: true},
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
+			//lint:ignore SA1019 logging is deprecated by MCP 2026-07-28, but clients of the earlier revisions use it: upstream logs, logs.go
+			Logging: &sdk.LoggingCapabilities{},
 		},
 		Logger: p.sdkLog,
 	})
