@@ -150,7 +150,9 @@
 // (by name) that lists it, else to the server whose call result last
 // linked or embedded it, else to the first whose template matches it; a
 // URI two servers list goes to the first. GetPrompt routes by qualified
-// name. HubOptions.OnListChange hears when a server's lists changed.
+// name. Complete asks the server that offers a prompt (by qualified name)
+// or a resource template for completions of an argument.
+// HubOptions.OnListChange hears when a server's lists changed.
 // Resource subscriptions (resources/subscribe) are not forwarded.
 //
 // Requests from servers. Servers may ask their client for sampling,

@@ -189,7 +189,8 @@ func (p *Proxy) NewServer() *sdk.Server {
 			//lint:ignore SA1019 logging is deprecated by MCP 2026-07-28, but clients of the earlier revisions use it: upstream logs, logs.go
 			Logging: &sdk.LoggingCapabilities{},
 		},
-		Logger: p.sdkLog,
+		Logger:            p.sdkLog,
+		CompletionHandler: s.complete, // complete.go
 	})
 	s.srv.AddTool(searchTool(), s.search)
 	s.srv.AddTool(callTool(), s.callTool)
