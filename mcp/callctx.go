@@ -58,6 +58,9 @@ type passthru struct {
 	progress map[string]*progressSink      // progress token → its request's callback
 	inflight map[*server]map[*request]bool // requests in flight, by server
 	logs     map[*server][]loggedFor       // log messages noted, not yet handed over
+
+	subMu sync.Mutex     // Subscribe and Unsubscribe, one at a time
+	subs  map[string]int // resource URI → subscriptions (subscribe.go)
 }
 
 // progressSink delivers one request's notices: its progress (fn) and the

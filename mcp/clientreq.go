@@ -145,6 +145,11 @@ func (h *Hub) newClient(s *server) *sdk.Client {
 				h.onProgress(s, req.Params)
 			}
 		},
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+			if req.Params != nil {
+				h.onResourceUpdated(s, req.Params.URI) // see subscribe.go
+			}
+		},
 		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
 			if req.Params != nil {
 				h.onLog(s, req.Params) // see logs.go

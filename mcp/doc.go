@@ -153,7 +153,10 @@
 // name. Complete asks the server that offers a prompt (by qualified name)
 // or a resource template for completions of an argument.
 // HubOptions.OnListChange hears when a server's lists changed.
-// Resource subscriptions (resources/subscribe) are not forwarded.
+// Subscribe and Unsubscribe forward resource subscriptions to the server
+// of a URI, counted so that a proxy's clients share one upstream
+// subscription, and HubOptions.OnResourceUpdated hears the servers'
+// notifications/resources/updated.
 //
 // Requests from servers. Servers may ask their client for sampling,
 // elicitation and roots. HubOptions.ClientRequests answers them: the Hub

@@ -179,6 +179,11 @@ type HubOptions struct {
 	// are declined with a JSON-RPC error saying so. See ClientRequests.
 	ClientRequests ClientRequests
 
+	// OnResourceUpdated, if set, is told the URI of every
+	// notifications/resources/updated a server sends (see Subscribe). It
+	// is called from the SDK's goroutines and must not block for long.
+	OnResourceUpdated func(uri string)
+
 	// ServerLogLevel, if set, is asked of every server that declares
 	// logging (logging/setLevel) when it connects: the least severe log
 	// messages it should send ("debug" … "emergency"), which WithLog

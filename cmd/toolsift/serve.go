@@ -180,6 +180,11 @@ func serve(ctx context.Context, e *env, args []string) error {
 			Auth:           auth,
 			ClientRequests: proxy.NewClientRequests(log),
 			ServerLogLevel: proxy.ServerLogLevel,
+			OnResourceUpdated: func(uri string) {
+				if p := px.Load(); p != nil {
+					p.ResourceUpdated(uri)
+				}
+			},
 			OnListChange: func(mcp.ListChange) {
 				if p := px.Load(); p != nil {
 					p.FeaturesChanged()

@@ -1,0 +1,110 @@
+package proxy_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// TestResourceUpdatesReachSubscribers: a client's resources/subscribe
+// reaches the upstream server, whose notifications/resources/updated then
+// reach that client and not a client that did not subscribe; after
+// resources/unsubscribe the upstream is told too.
+func TestResourceUpdatesReachSubscribers(t *testing.T) {
+	asked := make(chan string, 4)
+	upstream := sdk.NewServer(&sdk.Implementation{Name: "watch", Version: "1"}, &sdk.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+			asked <- "subscribe " + req.Params.URI
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *sdk.UnsubscribeRequest) error {
+			asked <- "unsubscribe " + req.Params.URI
+			return nil
+		},
+	})
+	upstream.AddTool(&sdk.Tool{Name: "t", Description: "A tool.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
+	upstream.AddResource(&sdk.Resource{Name: "a", URI: "watch://a"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
+	})
+	var p *proxy.Proxy
+	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"watch": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		serverSide, clientSide := net.Pipe()
+		if _, err := upstream.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
+			clientSide.Close()
+			return nil, err
+		}
+		return clientSide, nil
+	}}}}, &toolsift.Options{NoSemantic: true, NoCache: true, Hub: mcp.HubOptions{
+		OnResourceUpdated: func(uri string) { p.ResourceUpdated(uri) },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Close() })
+	if p, err = proxy.New(ts, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	updates := func() (*sdk.ClientSession, chan string) {
+		got := make(chan string, 4)
+		st, ct := sdk.NewInMemoryTransports()
+		if _, err := p.NewServer().Connect(context.Background(), st, nil); err != nil {
+			t.Fatal(err)
+		}
+		c := sdk.NewClient(&sdk.Implementation{Name: "c", Version: "1"}, &sdk.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { got <- req.Params.URI },
+		})
+		cs, err := c.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if caps := cs.InitializeResult().Capabilities; caps.Resources == nil || !caps.Resources.Subscribe {
+			t.Errorf("capabilities %+v declare no resource subscriptions", caps.Resources)
+		}
+		return cs, got
+	}
+	subscriber, subscriberGot := updates()
+	_, otherGot := updates()
+	ctx := context.Background()
+	if err := subscriber.Subscribe(ctx, &sdk.SubscribeParams{URI: "watch://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-asked; got != "subscribe watch://a" {
+		t.Errorf("upstream asked %q, want subscribe watch://a", got)
+	}
+	if err := upstream.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "watch://a"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case uri := <-subscriberGot:
+		if uri != "watch://a" {
+			t.Errorf("the subscriber heard of %q, want watch://a", uri)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the subscriber heard of no update")
+	}
+	if err := subscriber.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "watch://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-asked; got != "unsubscribe watch://a" {
+		t.Errorf("upstream asked %q, want unsubscribe watch://a", got)
+	}
+	select {
+	case uri := <-otherGot:
+		t.Errorf("a client that did not subscribe heard of %q", uri)
+	default:
+	}
+}
