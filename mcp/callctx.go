@@ -59,8 +59,8 @@ type passthru struct {
 	inflight map[*server]map[*request]bool // requests in flight, by server
 	logs     map[*server][]loggedFor       // log messages noted, not yet handed over
 
-	subMu sync.Mutex     // Subscribe and Unsubscribe, one at a time
-	subs  map[string]int // resource URI → subscriptions (subscribe.go)
+	subMu sync.Mutex               // Subscribe and Unsubscribe, one at a time
+	subs  map[string]*subscription // resource URI → its subscriptions (subscribe.go)
 }
 
 // progressSink delivers one request's notices: its progress (fn) and the

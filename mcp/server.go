@@ -251,6 +251,7 @@ func (s *server) connectAndList() (*sdk.ClientSession, *attempt, []*sdk.Tool, *s
 	}
 	init := cs.InitializeResult()
 	h.setLogLevel(ctx, s, cs, init) // see logs.go
+	h.resubscribe(ctx, s, cs)       // see subscribe.go
 	var tools []*sdk.Tool
 	if init == nil || init.Capabilities == nil || init.Capabilities.Tools != nil {
 		tools, err = s.listTools(ctx, cs)

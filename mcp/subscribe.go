@@ -16,8 +16,8 @@ import (
 // answers with a JSON-RPC error (an *RPCError), and the subscription is
 // not counted.
 //
-// A server that restarts forgets its subscriptions; they are not sent
-// again.
+// A server that restarts forgets its subscriptions: the Hub sends them
+// again when it is back.
 func (h *Hub) Subscribe(ctx context.Context, uri string) error {
 	return h.subscription(ctx, uri, true)
 }
@@ -31,16 +31,22 @@ func (h *Hub) Unsubscribe(ctx context.Context, uri string) error {
 
 func (h *Hub) subscription(ctx context.Context, uri string, on bool) error {
 	p := &h.pt
-	p.subMu.Lock() // one change of a URI's count, and its request, at a time
+	p.subMu.Lock() // one change of a URI's count, and its request, at a time (p.subs itself is under p.mu)
 	defer p.subMu.Unlock()
-	n := p.subs[uri]
+	p.mu.Lock()
+	var n int
+	if sub := p.subs[uri]; sub != nil {
+		n = sub.n
+		switch {
+		case on:
+			sub.n++
+		case n > 1:
+			sub.n--
+		}
+	}
+	p.mu.Unlock()
 	switch {
 	case on && n > 0, !on && n > 1:
-		if on {
-			p.subs[uri]++
-		} else {
-			p.subs[uri]--
-		}
 		return nil
 	case !on && n == 0:
 		return fmt.Errorf("%w: %q: not subscribed", ErrUnknownResource, uri)
@@ -64,15 +70,43 @@ func (h *Hub) subscription(ctx context.Context, uri string, on bool) error {
 	if err != nil {
 		return h.redact.Err(err)
 	}
+	p.mu.Lock()
 	if p.subs == nil {
-		p.subs = map[string]int{}
+		p.subs = map[string]*subscription{}
 	}
 	if on {
-		p.subs[uri] = 1
+		p.subs[uri] = &subscription{n: 1, server: s}
 	} else {
 		delete(p.subs, uri)
 	}
+	p.mu.Unlock()
 	return nil
+}
+
+// subscription is how many Subscribe calls a URI has, and the server they
+// went to.
+type subscription struct {
+	n      int
+	server *server
+}
+
+// resubscribe sends s, connected anew, the subscriptions it had: a server
+// that restarts forgets them. A refusal is logged. (Not under subMu: a
+// Subscribe that starts a lazy server holds it while s connects.)
+func (h *Hub) resubscribe(ctx context.Context, s *server, cs *sdk.ClientSession) {
+	var uris []string
+	h.pt.mu.Lock()
+	for uri, sub := range h.pt.subs {
+		if sub.server == s {
+			uris = append(uris, uri)
+		}
+	}
+	h.pt.mu.Unlock()
+	for _, uri := range uris {
+		if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+			h.opts.Logger.Info("mcp: subscribing again after a restart", "server", s.name, "uri", uri, "error", h.redact.Err(err))
+		}
+	}
 }
 
 // onResourceUpdated passes a server's notifications/resources/updated on.

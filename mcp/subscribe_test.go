@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -95,5 +96,34 @@ func TestHubSubscribe(t *testing.T) {
 	}
 	if err := hub.Subscribe(ctx, "nowhere://x"); !errors.Is(err, mcp.ErrUnknownResource) {
 		t.Errorf("Subscribe to an unknown resource: %v, want ErrUnknownResource", err)
+	}
+}
+
+// TestHubSubscribeAfterRestart: a server that restarts is sent the
+// subscriptions it had again.
+func TestHubSubscribeAfterRestart(t *testing.T) {
+	checkGoroutines(t)
+	w := newWatchingServer()
+	sessions := make(chan *sdk.ServerSession, 4)
+	sc := config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		ss, conn, err := connectPipe(ctx, w.Server)
+		if err != nil {
+			return nil, err
+		}
+		sessions <- ss
+		return conn, nil
+	}}
+	got := make(changes, 16)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"w": sc}},
+		&mcp.HubOptions{OnChange: got.onChange, Backoff: time.Millisecond})
+	got.next(t)
+	if err := hub.Subscribe(context.Background(), "watch://a"); err != nil {
+		t.Fatal(err)
+	}
+	(<-sessions).Close()
+	got.next(t) // its tools removed
+	got.next(t) // and back
+	if diff := cmp.Diff([]string{"subscribe watch://a", "subscribe watch://a"}, w.asked()); diff != "" {
+		t.Errorf("the server was asked (-want +got):\n%s", diff)
 	}
 }
