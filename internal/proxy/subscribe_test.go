@@ -107,4 +107,21 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 		t.Errorf("a client that did not subscribe heard of %q", uri)
 	default:
 	}
+
+	// A client that ends without unsubscribing is unsubscribed then.
+	if err := subscriber.Subscribe(ctx, &sdk.SubscribeParams{URI: "watch://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-asked; got != "subscribe watch://a" {
+		t.Errorf("upstream asked %q, want subscribe watch://a", got)
+	}
+	subscriber.Close()
+	select {
+	case got := <-asked:
+		if got != "unsubscribe watch://a" {
+			t.Errorf("upstream asked %q, want unsubscribe watch://a", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("the upstream was not unsubscribed when the client ended")
+	}
 }
