@@ -13,7 +13,9 @@ import (
 // Hub (which counts them across clients, so the upstream is asked once),
 // and an upstream's notifications/resources/updated reaches the sessions
 // that subscribed to that URI (the SDK keeps each session's subscriptions).
-// A client session that ends without unsubscribing is unsubscribed then.
+// A client session that ends without unsubscribing is unsubscribed then,
+// except with Options.Static (stateless HTTP), where a session lasts one
+// request and a subscription outlives it until the client unsubscribes.
 
 // clientSubs are the subscriptions a session's clients made, to end
 // those left when a client session ends.
@@ -27,7 +29,7 @@ func (s *session) subscribe(ctx context.Context, req *sdk.SubscribeRequest) erro
 	start := time.Now()
 	err := s.p.ts.Hub().Subscribe(withSession(ctx, req.Session), req.Params.URI)
 	s.p.logger(req.Session).Info("subscribe", "uri", req.Params.URI, "duration", time.Since(start), "error", err)
-	if err == nil && req.Session != nil {
+	if err == nil && req.Session != nil && !s.p.opts.Static {
 		s.subs.mu.Lock()
 		if s.subs.uri == nil {
 			s.subs.uri = map[*sdk.ServerSession]map[string]int{}

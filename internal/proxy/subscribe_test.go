@@ -19,9 +19,12 @@ import (
 // reaches the upstream server, whose notifications/resources/updated then
 // reach that client and not a client that did not subscribe; after
 // resources/unsubscribe the upstream is told too.
-func TestResourceUpdatesReachSubscribers(t *testing.T) {
-	asked := make(chan string, 4)
-	upstream := sdk.NewServer(&sdk.Implementation{Name: "watch", Version: "1"}, &sdk.ServerOptions{
+// watchProxy is a proxy (with opts) over one upstream server that lists
+// the resource watch://a and reports the subscriptions it is asked for on
+// asked.
+func watchProxy(t *testing.T, opts *proxy.Options) (p *proxy.Proxy, upstream *sdk.Server, asked chan string) {
+	asked = make(chan string, 4)
+	upstream = sdk.NewServer(&sdk.Implementation{Name: "watch", Version: "1"}, &sdk.ServerOptions{
 		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
 			asked <- "subscribe " + req.Params.URI
 			return nil
@@ -38,7 +41,6 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 	upstream.AddResource(&sdk.Resource{Name: "a", URI: "watch://a"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
 	})
-	var p *proxy.Proxy
 	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"watch": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
 		serverSide, clientSide := net.Pipe()
 		if _, err := upstream.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
@@ -53,9 +55,15 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ts.Close() })
-	if p, err = proxy.New(ts, nil); err != nil {
+	if p, err = proxy.New(ts, opts); err != nil {
 		t.Fatal(err)
 	}
+
+	return p, upstream, asked
+}
+
+func TestResourceUpdatesReachSubscribers(t *testing.T) {
+	p, upstream, asked := watchProxy(t, nil)
 
 	updates := func() (*sdk.ClientSession, chan string) {
 		got := make(chan string, 4)
@@ -123,5 +131,28 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Error("the upstream was not unsubscribed when the client ended")
+	}
+}
+
+// TestStatelessSubscriptionsOutliveSessions: with Static (stateless HTTP,
+// a session per request) a subscription is not ended with the session that
+// made it: a later session unsubscribes it.
+func TestStatelessSubscriptionsOutliveSessions(t *testing.T) {
+	p, _, asked := watchProxy(t, &proxy.Options{Static: true})
+	ctx := context.Background()
+	first := connect(t, p.NewServer(), "2025-11-25")
+	if err := first.Subscribe(ctx, &sdk.SubscribeParams{URI: "watch://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-asked; got != "subscribe watch://a" {
+		t.Errorf("upstream asked %q, want subscribe watch://a", got)
+	}
+	first.Close()
+	second := connect(t, p.NewServer(), "2025-11-25")
+	if err := second.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "watch://a"}); err != nil {
+		t.Fatalf("unsubscribe from a later session: %v", err)
+	}
+	if got := <-asked; got != "unsubscribe watch://a" {
+		t.Errorf("upstream asked %q, want unsubscribe watch://a", got)
 	}
 }
