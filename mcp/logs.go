@@ -17,7 +17,8 @@ type LogMessage struct {
 	Level string
 	// Logger names the server's logger, if it said.
 	Logger string
-	// Data is the entry as the server sent it (any JSON value).
+	// Data is the entry as the server sent it (any JSON value, byte for
+	// byte when the Hub read it off the wire).
 	Data json.RawMessage
 }
 
@@ -46,10 +47,12 @@ func WithLog(ctx context.Context, fn func(LogMessage)) context.Context {
 }
 
 // loggedFor is a log message noted on the wire: what identifies it
-// (key) and the request it was tied to then (nil for none).
+// (key), its data as the server wrote it, and the request it was tied to
+// then (nil for none).
 type loggedFor struct {
-	key string
-	r   *request
+	key  string
+	data json.RawMessage
+	r    *request
 }
 
 // maxNotedLogs bounds the log messages noted on the wire of one server and
@@ -71,14 +74,15 @@ func logKeyOf(level, logger string, data any) string {
 // onLog then hands it to that request, in the order s wrote.
 func (h *Hub) noteLog(s *server, params json.RawMessage) {
 	var p struct {
-		Level  string `json:"level"`
-		Logger string `json:"logger"`
-		Data   any    `json:"data"`
+		Level  string          `json:"level"`
+		Logger string          `json:"logger"`
+		Data   json.RawMessage `json:"data"`
 	}
-	if json.Unmarshal(params, &p) != nil {
+	var data any
+	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p.Data, &data) != nil {
 		return
 	}
-	key := logKeyOf(p.Level, p.Logger, p.Data)
+	key := logKeyOf(p.Level, p.Logger, data)
 	h.pt.mu.Lock()
 	var r *request
 	if len(h.pt.inflight[s]) == 1 {
@@ -89,7 +93,7 @@ func (h *Hub) noteLog(s *server, params json.RawMessage) {
 	if h.pt.logs == nil {
 		h.pt.logs = map[*server][]loggedFor{}
 	}
-	q := append(h.pt.logs[s], loggedFor{key: key, r: r})
+	q := append(h.pt.logs[s], loggedFor{key: key, data: p.Data, r: r})
 	if len(q) > maxNotedLogs {
 		q = q[len(q)-maxNotedLogs:]
 	}
@@ -101,20 +105,27 @@ func (h *Hub) noteLog(s *server, params json.RawMessage) {
 }
 
 // onLog hands a log message the SDK decoded to the request noteLog tied it
-// to (the first noted with the same content; those before it were dropped
-// by the SDK), or logs it at debug level when none.
+// to (the first noted with the same content, those before it having been
+// dropped by the SDK; else the oldest noted), or logs it at debug level
+// when none.
 func (h *Hub) onLog(s *server, p *sdk.LoggingMessageParams) {
 	level := string(p.Level)
 	key := logKeyOf(level, p.Logger, p.Data)
 	h.pt.mu.Lock()
 	var r *request
+	var data json.RawMessage // as the server wrote it, when noted
 	q := h.pt.logs[s]
+	matched := false
 	for i, l := range q {
 		if l.key == key {
-			r = l.r
-			q = q[i+1:]
+			r, data, q, matched = l.r, l.data, q[i+1:], true
 			break
 		}
+	}
+	if !matched && len(q) > 0 {
+		// The SDK decoded it otherwise than the Hub did: it is still the
+		// oldest noted, as the SDK hands notifications over in order.
+		r, q = q[0].r, q[1:]
 	}
 	if len(q) == 0 {
 		delete(h.pt.logs, s)
@@ -122,9 +133,11 @@ func (h *Hub) onLog(s *server, p *sdk.LoggingMessageParams) {
 		h.pt.logs[s] = q
 	}
 	h.pt.mu.Unlock()
-	data, err := json.Marshal(p.Data)
-	if err != nil {
-		data = json.RawMessage(fmt.Sprintf("%q", fmt.Sprint(p.Data)))
+	if data == nil {
+		var err error
+		if data, err = json.Marshal(p.Data); err != nil {
+			data = json.RawMessage(fmt.Sprintf("%q", fmt.Sprint(p.Data)))
+		}
 	}
 	if r == nil || r.sink == nil || r.sink.log == nil {
 		h.opts.Logger.Debug("mcp: server log message for no request", "server", s.name, "level", level, "logger", p.Logger)

@@ -33,7 +33,7 @@ func loggingServer() *sdk.Server {
 					return nil, err
 				}
 			}
-			_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "debug", Data: map[string]any{"detail": true}})
+			_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "debug", Data: map[string]any{"detail": true, "n": 12345678901234567, "x": 1.5e-7, "s": "é\u2028<"}})
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
 		})
 	return srv
@@ -61,7 +61,7 @@ func TestHubCallLogs(t *testing.T) {
 		want  []mcp.LogMessage
 	}{
 		{"info", want},
-		{"debug", append(want, mcp.LogMessage{Level: "debug", Data: json.RawMessage(`{"detail":true}`)})},
+		{"debug", append(want, mcp.LogMessage{Level: "debug", Data: json.RawMessage(`{"detail":true,"n":12345678901234567,"s":"é\u2028<","x":1.5e-7}`)})},
 		{"", nil}, // servers that are not asked send nothing
 	} {
 		hub := startHub(t, &config.Config{Servers: servers}, &mcp.HubOptions{ServerLogLevel: tc.level})
