@@ -129,11 +129,15 @@
 // is an isError result in Raw too; transport failures stay errors naming
 // the server.
 //
-// Progress and cancellation. A ctx from WithProgress makes Call (and
+// Progress, logs and cancellation. A ctx from WithProgress makes Call (and
 // ReadResource, GetPrompt) send a progress token of the Hub's own and hand
-// the server's notifications/progress for it to a callback, in order, never
-// after the call returned. Ending a call's ctx ends the call and sends
-// notifications/cancelled to the server (the SDK does, without waiting).
+// the server's notifications/progress for it to a callback, in order, all
+// of those sent before the result before the call returns, never after. A
+// ctx from WithLog does the same with the server's log messages
+// (notifications/message) while the call is the only one in flight to that
+// server; HubOptions.ServerLogLevel asks servers that declare logging for
+// them. Ending a call's ctx ends the call and sends notifications/cancelled
+// to the server (the SDK does, without waiting).
 //
 // Resources and prompts. After a server lists its tools, the Hub lists its
 // resources, resource templates and prompts (when it declares them), again
@@ -149,8 +153,14 @@
 // link or embedded resource whose URI another server claims reaches the
 // caller under its server's namespaced URI; a bare URI that several
 // servers could answer is refused with ErrAmbiguousResource naming them
-// (resources.go). GetPrompt routes by qualified name. HubOptions.OnListChange hears when a server's lists changed.
-// Resource subscriptions (resources/subscribe) are not forwarded.
+// (resources.go). GetPrompt routes by qualified name. Complete asks the
+// server that offers a prompt (by qualified name) or a resource template
+// for completions of an argument. HubOptions.OnListChange hears when a
+// server's lists changed. Subscribe and Unsubscribe forward resource
+// subscriptions to the server of a URI (the same routing as ReadResource),
+// counted so that a proxy's clients share one upstream subscription, and
+// HubOptions.OnResourceUpdated hears the servers'
+// notifications/resources/updated.
 //
 // Requests from servers. Servers may ask their client for sampling,
 // elicitation and roots. HubOptions.ClientRequests answers them: the Hub

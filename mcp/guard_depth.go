@@ -45,6 +45,17 @@ type deepFilter struct {
 
 	mu      sync.Mutex
 	dropped []deepTool
+
+	// note, if set, sees every message of the server as the transports
+	// read it, in order, before the SDK decodes it (Hub.noteMessage).
+	note func(msg []byte)
+}
+
+// saw hands msg, a JSON-RPC message or batch the server wrote, to note.
+func (f *deepFilter) saw(msg []byte) {
+	if f != nil && f.note != nil {
+		f.note(msg)
+	}
 }
 
 // take returns the tools dropped since the last take.

@@ -122,9 +122,12 @@ func (b *deepJSON) Read(p []byte) (int, error) {
 		} else {
 			b.err = io.EOF
 		}
-		if shape, depth := jsonrpcShape(bytes.TrimSpace(data)); shape && b.deep.needs(depth) {
-			if out := b.deep.filter(data, depth); out != nil {
-				data = out
+		if shape, depth := jsonrpcShape(bytes.TrimSpace(data)); shape {
+			b.deep.saw(data)
+			if b.deep.needs(depth) {
+				if out := b.deep.filter(data, depth); out != nil {
+					data = out
+				}
 			}
 		}
 		b.buf = data
@@ -187,6 +190,9 @@ func (d *deepEvents) flush() []byte {
 	var out []byte
 	msg := bytes.Join(data, []byte{'\n'})
 	shape, depth := jsonrpcShape(bytes.TrimSpace(msg))
+	if len(data) > 0 && shape {
+		d.deep.saw(msg)
+	}
 	if len(data) == 0 || !shape || !d.deep.needs(depth) {
 		for _, l := range lines {
 			out = append(out, l...)

@@ -179,6 +179,19 @@ type HubOptions struct {
 	// are declined with a JSON-RPC error saying so. See ClientRequests.
 	ClientRequests ClientRequests
 
+	// OnResourceUpdated, if set, is told of every
+	// notifications/resources/updated a server sends for a resource
+	// subscribed to through Subscribe, under the URI Subscribe was given
+	// (a namespaced toolsift:SERVER/URI stays so). It is called from the
+	// SDK's goroutines and must not block for long.
+	OnResourceUpdated func(uri string)
+
+	// ServerLogLevel, if set, is asked of every server that declares
+	// logging (logging/setLevel) when it connects: the least severe log
+	// messages it should send ("debug" … "emergency"), which WithLog
+	// hands to the request they belong to. Empty: nothing is asked.
+	ServerLogLevel string
+
 	// OnListChange, if set, is told when a server's resources or prompts
 	// changed (see ListChange), after Resources and Prompts show the new
 	// lists. Calls are one at a time, from the server's supervisor: it may
@@ -320,6 +333,9 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 	if h.opts.MaxRestarts == 0 {
 		h.opts.MaxRestarts = defaultMaxRestarts
 	}
+	if l := h.opts.ServerLogLevel; l != "" && !slices.Contains(logLevels, l) {
+		return nil, fmt.Errorf("%w: HubOptions.ServerLogLevel %q: want one of %s", ErrOptions, l, strings.Join(logLevels, ", "))
+	}
 	switch v := h.opts.ProtocolVersion; {
 	case v == "":
 		h.opts.ProtocolVersion = DefaultProtocolVersion
@@ -361,7 +377,7 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 			}
 			prefixes[p] = name
 			s := &server{h: h, name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan chan error), ready: make(chan struct{}), state: StateConnecting}
-			s.deep = &deepFilter{server: name, max: limit(h.opts.MaxSchemaDepth, DefaultMaxSchemaDepth), sdk: sdkMaxDepth, logger: h.opts.Logger}
+			s.deep = &deepFilter{server: name, max: limit(h.opts.MaxSchemaDepth, DefaultMaxSchemaDepth), sdk: sdkMaxDepth, logger: h.opts.Logger, note: func(msg []byte) { h.noteMessage(s, msg) }}
 			switch {
 			case sc.Disabled:
 				s.state = StateDisabled

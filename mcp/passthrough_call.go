@@ -1,10 +1,14 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,12 +29,13 @@ type progressKey struct{}
 // Hub.ReadResource or Hub.GetPrompt made with it for progress notices:
 // the request carries a progress token of the Hub's own, and fn receives
 // every notifications/progress the server sends for that token. Calls of
-// fn are one at a time, in the order the notices arrived, and none happens
-// after the request has returned: progress after the result means nothing
-// to the caller, nor to a proxy's client. The SDK hands a result to its
-// caller at once but notifications to a goroutine of their own, so a
-// notice a server sends just before its result may come too late and be
-// dropped. fn must not block for long: the server's other messages wait
+// fn are one at a time, in the order the notices arrived, and all of them
+// happen before the request returns: every notice the server sent before
+// its result reaches fn first (the SDK hands a result to its caller at
+// once but notifications to a goroutine of their own, so the request waits
+// for the notices it saw go by; see progressSink), and none after, since
+// progress after the result means nothing to the caller, nor to a proxy's
+// client. fn must not block for long: the server's other messages wait
 // for it.
 //
 // A ctx, not a Call parameter, so that it passes through code between the
@@ -52,14 +57,72 @@ type passthru struct {
 	next     uint64
 	progress map[string]*progressSink      // progress token → its request's callback
 	inflight map[*server]map[*request]bool // requests in flight, by server
+	logs     map[*server][]loggedFor       // log messages noted, not yet handed over
+
+	subMu sync.Mutex               // Subscribe and Unsubscribe, one at a time
+	subs  map[string]*subscription // resource URI → its subscriptions (subscribe.go)
 }
 
-// progressSink delivers one request's progress notices; mu keeps the
-// calls of fn one at a time and none after done.
+// progressSink delivers one request's notices: its progress (fn) and the
+// server's log messages while it is the only request in flight to that
+// server (log, see WithLog); mu keeps the calls one at a time and none
+// after done.
+//
+// seen counts the request's notices as they go by on the connection,
+// before the SDK decodes them (noteMessage, called by the transports'
+// reading in the order the server wrote), handed counts those the SDK has
+// handed over since. A server writes a request's notices before its
+// result on the same stream, so when the result reaches the Hub every
+// notice before it is in seen, and the request waits (flush) until handed
+// catches up before it returns.
 type progressSink struct {
-	mu   sync.Mutex
-	fn   func(CallProgress)
-	done bool
+	seen atomic.Int64
+
+	mu      sync.Mutex
+	fn      func(CallProgress)
+	log     func(LogMessage)
+	done    bool
+	handed  int64
+	changed chan struct{} // closed and replaced when handed grows
+}
+
+// hand counts one notice handed over. k.mu is held.
+func (k *progressSink) hand() {
+	k.handed++
+	close(k.changed)
+	k.changed = make(chan struct{})
+}
+
+// progressFlushWait bounds how long a request that has its result waits
+// for progress notices it saw go by but the SDK has not handed over (one
+// the SDK drops, as malformed, never comes).
+const progressFlushWait = 2 * time.Second
+
+// flush waits until every notice seen before now has been handed to fn,
+// for at most progressFlushWait or until ctx ends.
+func (k *progressSink) flush(ctx context.Context) {
+	var timeout <-chan time.Time
+	for {
+		k.mu.Lock()
+		if k.handed >= k.seen.Load() {
+			k.mu.Unlock()
+			return
+		}
+		changed := k.changed
+		k.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(progressFlushWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // request is one request of the Hub to a server, in flight. ctx is the
@@ -69,6 +132,7 @@ type request struct {
 	server *server
 	name   string // the qualified tool, resource URI or prompt it is for
 	ctx    context.Context
+	sink   *progressSink // nil when the caller asked for neither progress nor logs
 }
 
 type requestKey struct{}
@@ -87,13 +151,17 @@ func (h *Hub) begin(ctx context.Context, s *server, name string, params progress
 	var sink *progressSink
 	var token string
 	fn, _ := ctx.Value(progressKey{}).(func(CallProgress))
+	logFn, _ := ctx.Value(logKey{}).(func(LogMessage))
+	if fn != nil || logFn != nil {
+		sink = &progressSink{fn: fn, log: logFn, changed: make(chan struct{})}
+		r.sink = sink
+	}
 
 	p := &h.pt
 	p.mu.Lock()
 	p.next++
 	if fn != nil {
 		token = "toolsift-" + strconv.FormatUint(p.next, 10)
-		sink = &progressSink{fn: fn}
 		if p.progress == nil {
 			p.progress = map[string]*progressSink{}
 		}
@@ -108,16 +176,19 @@ func (h *Hub) begin(ctx context.Context, s *server, name string, params progress
 	p.inflight[s][r] = true
 	p.mu.Unlock()
 
-	if sink != nil {
+	if token != "" {
 		params.SetProgressToken(token)
 	}
 	return context.WithValue(ctx, requestKey{}, r), func() {
+		if sink != nil {
+			sink.flush(ctx)
+		}
 		p.mu.Lock()
 		delete(p.inflight[s], r)
 		if len(p.inflight[s]) == 0 {
 			delete(p.inflight, s)
 		}
-		if sink != nil {
+		if token != "" {
 			delete(p.progress, token)
 		}
 		p.mu.Unlock()
@@ -148,6 +219,57 @@ func (h *Hub) onProgress(s *server, n *sdk.ProgressNotificationParams) {
 	defer sink.mu.Unlock()
 	if !sink.done {
 		sink.fn(CallProgress{Progress: n.Progress, Total: n.Total, Message: n.Message})
+	}
+	sink.hand()
+}
+
+// noteMessage counts the notices in msg (a JSON-RPC message or batch
+// server s wrote) that belong to a request in flight, as the transports
+// read them and before the SDK decodes them: progress notices by their
+// token, log messages (notifications/message) for the request they are
+// tied to (see noteLog). See progressSink.
+func (h *Hub) noteMessage(s *server, msg []byte) {
+	if !bytes.Contains(msg, []byte(`"notifications/`)) {
+		return
+	}
+	type notice struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	var ns []notice
+	if b := bytes.TrimSpace(msg); len(b) > 0 && b[0] == '[' {
+		if json.Unmarshal(b, &ns) != nil {
+			return
+		}
+	} else {
+		var n notice
+		if json.Unmarshal(b, &n) != nil {
+			return
+		}
+		ns = append(ns, n)
+	}
+	for _, n := range ns {
+		switch n.Method {
+		case "notifications/progress":
+			var p struct {
+				ProgressToken any `json:"progressToken"`
+			}
+			if json.Unmarshal(n.Params, &p) != nil {
+				continue
+			}
+			token, ok := p.ProgressToken.(string)
+			if !ok {
+				continue
+			}
+			h.pt.mu.Lock()
+			sink := h.pt.progress[token]
+			h.pt.mu.Unlock()
+			if sink != nil {
+				sink.seen.Add(1)
+			}
+		case "notifications/message":
+			h.noteLog(s, n.Params)
+		}
 	}
 }
 

@@ -56,11 +56,14 @@ type ClientRequest struct {
 //
 // HandleClientRequest returns the result object as JSON (for
 // sampling/createMessage a CreateMessageResult, and so on), sent to the
-// server as is. An error declines the request: a *RPCError is sent
-// as that JSON-RPC error; any other error as an internal error with its
-// text. It is called concurrently, from the SDK's goroutines; ctx ends when
-// the server cancels its request, its session ends, or the Hub request it
-// belongs to returns.
+// server as is, but for elicitation: an accepted form's content gets the
+// defaults of the requested schema's fields it leaves out (SEP-1034), and
+// the params the handler gets always say their mode ("form" or "url"). An
+// error declines the request: a *RPCError is sent as that JSON-RPC error;
+// any other error as an internal error with its text. It is called
+// concurrently, from the SDK's goroutines; ctx ends when the server
+// cancels its request, its session ends, or the Hub request it belongs to
+// returns.
 //
 // Which Hub request a server→client request belongs to: when the server
 // sends it inside a multi round-trip result (protocol 2026-07-28), the SDK
@@ -140,6 +143,16 @@ func (h *Hub) newClient(s *server) *sdk.Client {
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			if req.Params != nil {
 				h.onProgress(s, req.Params)
+			}
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+			if req.Params != nil {
+				h.onResourceUpdated(s, req.Params.URI) // see subscribe.go
+			}
+		},
+		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
+			if req.Params != nil {
+				h.onLog(s, req.Params) // see logs.go
 			}
 		},
 	}
@@ -224,6 +237,9 @@ func (h *Hub) answerTyped(ctx context.Context, s *server, method string, params 
 // with the ctx and Call of the Hub request it belongs to, and turns a
 // refusal into the JSON-RPC error the server gets.
 func (h *Hub) answer(ctx context.Context, s *server, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method == MethodElicit {
+		params = elicitParams(params)
+	}
 	req := ClientRequest{Server: s.name, Method: method, Params: params}
 	if r := h.requestOf(ctx, s); r != nil {
 		req.Call = r.name
@@ -242,6 +258,9 @@ func (h *Hub) answer(ctx context.Context, s *server, method string, params json.
 	}
 	if !isJSONObject(raw) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("toolsift: the answer to %s is not a JSON object", method)}
+	}
+	if method == MethodElicit {
+		raw = elicitDefaults(params, raw)
 	}
 	return raw, nil
 }

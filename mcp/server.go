@@ -250,6 +250,8 @@ func (s *server) connectAndList() (*sdk.ClientSession, *attempt, []*sdk.Tool, *s
 		return nil, att, nil, nil, elapsed, err
 	}
 	init := cs.InitializeResult()
+	h.setLogLevel(ctx, s, cs, init) // see logs.go
+	h.resubscribe(ctx, s, cs)       // see subscribe.go
 	var tools []*sdk.Tool
 	if init == nil || init.Capabilities == nil || init.Capabilities.Tools != nil {
 		tools, err = s.listTools(ctx, cs)

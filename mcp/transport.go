@@ -111,7 +111,12 @@ func (h *Hub) transports(ctx context.Context, name string, sc config.Server, dee
 		if maxEvent == 0 {
 			maxEvent = -1
 		}
-		streamable := &sdk.StreamableClientTransport{Endpoint: sc.URL, HTTPClient: client, MaxRetries: -1, MaxEventSize: maxEvent}
+		// MaxRetries left at the SDK's default (5, with backoff, reset
+		// whenever the stream makes progress): a server that ends an SSE
+		// stream (2025-11-25 SSE polling, an idle timeout in between) is
+		// resumed with Last-Event-ID instead of the session being torn down
+		// and the server's tools leaving the catalog while it restarts.
+		streamable := &sdk.StreamableClientTransport{Endpoint: sc.URL, HTTPClient: client, MaxEventSize: maxEvent}
 		sse := &sdk.SSEClientTransport{Endpoint: sc.URL, HTTPClient: client, MaxEventSize: maxEvent}
 		switch sc.Type {
 		case "http":
@@ -388,6 +393,7 @@ func (j *jsonLines) message(line []byte) (msg []byte, ok bool) {
 	if !shape {
 		return nil, false
 	}
+	j.deep.saw(b)
 	if j.deep.needs(depth) {
 		out := j.deep.filter(b, depth)
 		if out == nil {

@@ -9,7 +9,10 @@
 // the client (an id and secret from the config, a client ID metadata
 // document, or dynamic client registration, RFC 7591), and runs the
 // authorization code flow with PKCE (S256) and the resource parameter (RFC
-// 8707), the browser coming back to a loopback port. Token and
+// 8707), the browser coming back to a loopback port. A server on the
+// 2025-03-26 specification, which publishes no resource metadata, has its
+// origin as authorization server: its metadata there, else the endpoints
+// /authorize, /token and /register there (as the go-sdk's client does). Token and
 // Unauthorized then serve the Hub (mcp.HubOptions.Auth): stored tokens go
 // to their server's origin only, are refreshed when they expire (under a
 // file lock, so that processes sharing the folder use a rotated refresh

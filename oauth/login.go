@@ -88,19 +88,30 @@ func (s *Store) Login(ctx context.Context, server, serverURL string, opts *Login
 		return nil, fail("%w", err)
 	}
 	prm, tried := s.resourceMetadata(ctx, serverURL, challenges)
+	legacy := false
 	if prm == nil {
 		if status != http.StatusUnauthorized && status != http.StatusForbidden {
 			return nil, fmt.Errorf("server %q answered HTTP %d: %w", server, status, ErrNoLoginNeeded)
 		}
-		return nil, fail("it answered HTTP %d but publishes no protected resource metadata (%s)", status, strings.Join(tried, "; "))
+		// MCP 2025-03-26: the server's origin is its authorization server.
+		if prm = legacyResourceMetadata(serverURL); prm == nil {
+			return nil, fail("it answered HTTP %d but publishes no protected resource metadata (%s)", status, strings.Join(tried, "; "))
+		}
+		legacy = true
 	}
 	issuer := prm.AuthorizationServers[0]
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, s.client)
+	if err == nil && asm == nil && legacy {
+		asm = legacyAuthServerMetadata(issuer)
+	}
 	switch {
 	case err != nil:
 		return nil, fail("authorization server %s: %w", issuer, err)
 	case asm == nil:
 		return nil, fail("authorization server %s publishes no metadata (RFC 8414 or OpenID Connect discovery)", issuer)
+	case legacy && len(asm.CodeChallengeMethodsSupported) == 0:
+		// 2025-03-26 requires PKCE of clients and servers but no
+		// metadata saying so: S256 is sent.
 	case !slices.Contains(asm.CodeChallengeMethodsSupported, "S256"):
 		return nil, fail("authorization server %s does not support PKCE with S256", issuer)
 	}

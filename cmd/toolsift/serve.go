@@ -200,6 +200,12 @@ func serve(ctx context.Context, e *env, args []string) error {
 			IdleTimeout: *idle, Timeout: *connectTimeout,
 			Auth:           auth,
 			ClientRequests: proxy.NewClientRequests(log, *clientRate),
+			ServerLogLevel: proxy.ServerLogLevel,
+			OnResourceUpdated: func(uri string) {
+				if p := px.Load(); p != nil {
+					p.ResourceUpdated(uri)
+				}
+			},
 			OnListChange: func(mcp.ListChange) {
 				if p := px.Load(); p != nil {
 					p.FeaturesChanged()

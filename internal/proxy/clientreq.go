@@ -22,12 +22,13 @@ import (
 
 type sessionKey struct{}
 
-// withSession marks ctx as a call made for a client session.
+// withSession marks ctx as a call made for a client session, whose log
+// messages go to that session (logs.go).
 func withSession(ctx context.Context, ss *sdk.ServerSession) context.Context {
 	if ss == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, sessionKey{}, ss)
+	return withLogs(context.WithValue(ctx, sessionKey{}, ss), ss)
 }
 
 // codeDeclined is JSON-RPC's "invalid request", as the Hub declines with:

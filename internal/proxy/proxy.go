@@ -192,10 +192,15 @@ func (p *Proxy) NewServer() *sdk.Server {
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{
 			Tools:     &sdk.ToolCapabilities{ListChanged: !p.opts.Static},
-			Resources: &sdk.ResourceCapabilities{ListChanged: true},
+			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
+			//lint:ignore SA1019 logging is deprecated by MCP 2026-07-28, but clients of the earlier revisions use it: upstream logs, logs.go
+			Logging: &sdk.LoggingCapabilities{},
 		},
-		Logger: p.sdkLog,
+		Logger:             p.sdkLog,
+		CompletionHandler:  s.complete,  // complete.go
+		SubscribeHandler:   s.subscribe, // subscribe.go
+		UnsubscribeHandler: s.unsubscribe,
 	})
 	s.srv.AddTool(searchTool(), s.search)
 	s.srv.AddTool(callTool(), s.callTool)

@@ -29,6 +29,8 @@ type session struct {
 
 	featMu sync.Mutex // resources, templates and prompts: see features.go
 	feat   featureSet
+
+	subs clientSubs // resource subscriptions: see subscribe.go
 }
 
 // room is how many found tools a list may hold.

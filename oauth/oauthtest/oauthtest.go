@@ -47,6 +47,12 @@ type Options struct {
 	// Deny makes the authorization page refuse (error=access_denied), as
 	// a user who clicks "Deny" does.
 	Deny bool
+	// Legacy serves the 2025-03-26 authorization shape: no protected
+	// resource metadata and no authorization server metadata; the
+	// authorization server is the MCP server's origin, with its endpoints
+	// at /authorize, /token and /register there, a bare "Bearer"
+	// challenge, and no iss in the authorization response.
+	Legacy bool
 }
 
 // Server is an authorization server (AS) and a resource server (RS) on two
@@ -107,7 +113,13 @@ func New(mcp http.Handler, opts *Options) *Server {
 	as.HandleFunc("POST /token", s.token)
 	s.AS = httptest.NewServer(as)
 	rs := http.NewServeMux()
-	rs.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", s.rsMetadata)
+	if s.opts.Legacy {
+		rs.HandleFunc("POST /register", s.register)
+		rs.HandleFunc("GET /authorize", s.authorize)
+		rs.HandleFunc("POST /token", s.token)
+	} else {
+		rs.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", s.rsMetadata)
+	}
 	rs.Handle("/mcp", s.protect(mcp))
 	s.RS = httptest.NewServer(rs)
 	// localhost, as users write it; the metadata must name the same.
@@ -257,7 +269,10 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back, _ := url.Parse(q.Get("redirect_uri"))
-	v := url.Values{"state": {q.Get("state")}, "iss": {s.issuer()}}
+	v := url.Values{"state": {q.Get("state")}}
+	if !s.opts.Legacy {
+		v.Set("iss", s.issuer())
+	}
 	switch {
 	case s.opts.Deny:
 		v.Set("error", "access_denied")
@@ -349,6 +364,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 func (s *Server) protect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		challenge := fmt.Sprintf(`Bearer resource_metadata=%q, scope=%q`, s.RS.URL+"/.well-known/oauth-protected-resource/mcp", strings.Join(s.opts.Scopes, " "))
+		if s.opts.Legacy {
+			challenge = "Bearer"
+		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		s.mu.Lock()
 		g := s.access[tok]

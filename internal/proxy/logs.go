@@ -1,0 +1,31 @@
+//lint:file-ignore SA1019 logging is deprecated by MCP 2026-07-28 (SEP-2577), but servers and clients of the earlier revisions use it, and the Hub and proxy pass it on.
+
+package proxy
+
+import (
+	"context"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// Upstream log messages (notifications/message) go to the client whose
+// call, read or prompt caused them, as server→client requests do: the Hub
+// hands those a server sends during a request to that request (mcp.WithLog),
+// and the SDK passes them on at the level the client asked for
+// (logging/setLevel; none before it asks). toolsift serve asks every
+// upstream server for everything (ServerLogLevel), since its clients'
+// levels differ.
+
+// ServerLogLevel is what toolsift serve asks of upstream servers
+// (mcp.HubOptions.ServerLogLevel): every message, each client's own level
+// filtering what it gets.
+const ServerLogLevel = "debug"
+
+// withLogs passes the log messages of the upstream request made with ctx
+// on to ss, on the stream of the client's request that ctx belongs to.
+func withLogs(ctx context.Context, ss *sdk.ServerSession) context.Context {
+	return mcp.WithLog(ctx, func(m mcp.LogMessage) {
+		_ = ss.Log(ctx, &sdk.LoggingMessageParams{Level: sdk.LoggingLevel(m.Level), Logger: m.Logger, Data: m.Data})
+	})
+}

@@ -1,0 +1,96 @@
+//lint:file-ignore SA1019 logging is deprecated by MCP 2026-07-28 (SEP-2577), but servers and clients of the earlier revisions use it, and the Hub and proxy pass it on.
+
+package proxy_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// TestLogsReachTheCallingClient: the log messages an upstream server sends
+// during a call reach the client that made it, at the level that client
+// asked for, and not a client that asked for none.
+func TestLogsReachTheCallingClient(t *testing.T) {
+	upstream := sdk.NewServer(&sdk.Implementation{Name: "logger", Version: "1"}, &sdk.ServerOptions{
+		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{}},
+	})
+	upstream.AddTool(&sdk.Tool{Name: "work", Description: "Works and logs.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			for _, l := range []sdk.LoggingLevel{"debug", "info", "warning"} {
+				_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: l, Logger: "work", Data: fmt.Sprintf("a %s line", l)})
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
+		})
+	cfg := &config.Config{Servers: map[string]config.Server{"logger": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		serverSide, clientSide := net.Pipe()
+		if _, err := upstream.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
+			clientSide.Close()
+			return nil, err
+		}
+		return clientSide, nil
+	}}}}
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
+		Hub: mcp.HubOptions{ServerLogLevel: proxy.ServerLogLevel}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Close() })
+	p, err := proxy.New(ts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	got := make(chan string, 16)
+	st, ct := sdk.NewInMemoryTransports()
+	if _, err := p.NewServer().Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	listening := sdk.NewClient(&sdk.Implementation{Name: "listener", Version: "1"}, &sdk.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
+			got <- fmt.Sprintf("%s %s %v", req.Params.Level, req.Params.Logger, req.Params.Data)
+		},
+	})
+	cs, err := listening.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if err := cs.SetLoggingLevel(context.Background(), &sdk.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	c := &client{ClientSession: cs}
+	if text, isErr := c.call(t, "call_tool", map[string]any{"name": "logger__work"}); isErr || text != "done" {
+		t.Fatalf("call: %q (isError %v)", text, isErr)
+	}
+	var lines []string
+	for range 2 {
+		select {
+		case l := <-got:
+			lines = append(lines, l)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("log messages the client got: %q, want 2", lines)
+		}
+	}
+	if diff := cmp.Diff([]string{"info work a info line", "warning work a warning line"}, lines); diff != "" {
+		t.Errorf("log messages the client got (-want +got):\n%s", diff)
+	}
+
+	// A client that set no level gets none (the SDK's rule), and the call
+	// still works.
+	plain := connect(t, p.NewServer(), "2025-11-25")
+	if text, isErr := plain.call(t, "call_tool", map[string]any{"name": "logger__work"}); isErr || text != "done" {
+		t.Errorf("call without a level: %q (isError %v)", text, isErr)
+	}
+}

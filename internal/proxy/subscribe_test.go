@@ -1,0 +1,158 @@
+package proxy_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// TestResourceUpdatesReachSubscribers: a client's resources/subscribe
+// reaches the upstream server, whose notifications/resources/updated then
+// reach that client and not a client that did not subscribe; after
+// resources/unsubscribe the upstream is told too.
+// watchProxy is a proxy (with opts) over one upstream server that lists
+// the resource watch://a and reports the subscriptions it is asked for on
+// asked.
+func watchProxy(t *testing.T, opts *proxy.Options) (p *proxy.Proxy, upstream *sdk.Server, asked chan string) {
+	asked = make(chan string, 4)
+	upstream = sdk.NewServer(&sdk.Implementation{Name: "watch", Version: "1"}, &sdk.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+			asked <- "subscribe " + req.Params.URI
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *sdk.UnsubscribeRequest) error {
+			asked <- "unsubscribe " + req.Params.URI
+			return nil
+		},
+	})
+	upstream.AddTool(&sdk.Tool{Name: "t", Description: "A tool.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
+	upstream.AddResource(&sdk.Resource{Name: "a", URI: "watch://a"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
+	})
+	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"watch": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		serverSide, clientSide := net.Pipe()
+		if _, err := upstream.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
+			clientSide.Close()
+			return nil, err
+		}
+		return clientSide, nil
+	}}}}, &toolsift.Options{NoSemantic: true, NoCache: true, Hub: mcp.HubOptions{
+		OnResourceUpdated: func(uri string) { p.ResourceUpdated(uri) },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Close() })
+	if p, err = proxy.New(ts, opts); err != nil {
+		t.Fatal(err)
+	}
+
+	return p, upstream, asked
+}
+
+func TestResourceUpdatesReachSubscribers(t *testing.T) {
+	p, upstream, asked := watchProxy(t, nil)
+
+	updates := func() (*sdk.ClientSession, chan string) {
+		got := make(chan string, 4)
+		st, ct := sdk.NewInMemoryTransports()
+		if _, err := p.NewServer().Connect(context.Background(), st, nil); err != nil {
+			t.Fatal(err)
+		}
+		c := sdk.NewClient(&sdk.Implementation{Name: "c", Version: "1"}, &sdk.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { got <- req.Params.URI },
+		})
+		cs, err := c.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if caps := cs.InitializeResult().Capabilities; caps.Resources == nil || !caps.Resources.Subscribe {
+			t.Errorf("capabilities %+v declare no resource subscriptions", caps.Resources)
+		}
+		return cs, got
+	}
+	subscriber, subscriberGot := updates()
+	_, otherGot := updates()
+	ctx := context.Background()
+	if err := subscriber.Subscribe(ctx, &sdk.SubscribeParams{URI: "watch://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-asked; got != "subscribe watch://a" {
+		t.Errorf("upstream asked %q, want subscribe watch://a", got)
+	}
+	if err := upstream.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "watch://a"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case uri := <-subscriberGot:
+		if uri != "watch://a" {
+			t.Errorf("the subscriber heard of %q, want watch://a", uri)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the subscriber heard of no update")
+	}
+	if err := subscriber.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "watch://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-asked; got != "unsubscribe watch://a" {
+		t.Errorf("upstream asked %q, want unsubscribe watch://a", got)
+	}
+	select {
+	case uri := <-otherGot:
+		t.Errorf("a client that did not subscribe heard of %q", uri)
+	default:
+	}
+
+	// A client that ends without unsubscribing is unsubscribed then.
+	if err := subscriber.Subscribe(ctx, &sdk.SubscribeParams{URI: "watch://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-asked; got != "subscribe watch://a" {
+		t.Errorf("upstream asked %q, want subscribe watch://a", got)
+	}
+	subscriber.Close()
+	select {
+	case got := <-asked:
+		if got != "unsubscribe watch://a" {
+			t.Errorf("upstream asked %q, want unsubscribe watch://a", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("the upstream was not unsubscribed when the client ended")
+	}
+}
+
+// TestStatelessSubscriptionsOutliveSessions: with Static (stateless HTTP,
+// a session per request) a subscription is not ended with the session that
+// made it: a later session unsubscribes it.
+func TestStatelessSubscriptionsOutliveSessions(t *testing.T) {
+	p, _, asked := watchProxy(t, &proxy.Options{Static: true})
+	ctx := context.Background()
+	first := connect(t, p.NewServer(), "2025-11-25")
+	if err := first.Subscribe(ctx, &sdk.SubscribeParams{URI: "watch://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-asked; got != "subscribe watch://a" {
+		t.Errorf("upstream asked %q, want subscribe watch://a", got)
+	}
+	first.Close()
+	second := connect(t, p.NewServer(), "2025-11-25")
+	if err := second.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "watch://a"}); err != nil {
+		t.Fatalf("unsubscribe from a later session: %v", err)
+	}
+	if got := <-asked; got != "unsubscribe watch://a" {
+		t.Errorf("upstream asked %q, want unsubscribe watch://a", got)
+	}
+}

@@ -1,0 +1,129 @@
+package mcp_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// watchingServer lists the resource watch://a and records the
+// subscriptions it is asked for.
+type watchingServer struct {
+	*sdk.Server
+	mu  sync.Mutex
+	log []string
+}
+
+func newWatchingServer() *watchingServer {
+	w := &watchingServer{}
+	w.Server = sdk.NewServer(&sdk.Implementation{Name: "w", Version: "1"}, &sdk.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.log = append(w.log, "subscribe "+req.Params.URI)
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *sdk.UnsubscribeRequest) error {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.log = append(w.log, "unsubscribe "+req.Params.URI)
+			return nil
+		},
+	})
+	addTextTool(w.Server, "t", "A tool.", "ok")
+	w.AddResource(&sdk.Resource{Name: "a", URI: "watch://a"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
+	})
+	return w
+}
+
+func (w *watchingServer) asked() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.log...)
+}
+
+// TestHubSubscribe: subscriptions go to the resource's server once however
+// many are made, and end there with the last; the server's updates reach
+// OnResourceUpdated; an unknown resource, or one not subscribed to, is an
+// error.
+func TestHubSubscribe(t *testing.T) {
+	checkGoroutines(t)
+	w := newWatchingServer()
+	updated := make(chan string, 4)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{
+		"w": memServer(w.Server),
+	}}, &mcp.HubOptions{OnResourceUpdated: func(uri string) { updated <- uri }})
+	ctx := context.Background()
+	for range 2 {
+		if err := hub.Subscribe(ctx, "watch://a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]string{"subscribe watch://a"}, w.asked()); diff != "" {
+		t.Errorf("after two subscriptions the server was asked (-want +got):\n%s", diff)
+	}
+	if err := w.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "watch://a"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case uri := <-updated:
+		if uri != "watch://a" {
+			t.Errorf("OnResourceUpdated(%q), want watch://a", uri)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("OnResourceUpdated was not called")
+	}
+	for range 2 {
+		if err := hub.Unsubscribe(ctx, "watch://a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]string{"subscribe watch://a", "unsubscribe watch://a"}, w.asked()); diff != "" {
+		t.Errorf("after two unsubscriptions the server was asked (-want +got):\n%s", diff)
+	}
+	if err := hub.Unsubscribe(ctx, "watch://a"); !errors.Is(err, mcp.ErrUnknownResource) {
+		t.Errorf("a third Unsubscribe: %v, want ErrUnknownResource", err)
+	}
+	if err := hub.Subscribe(ctx, "nowhere://x"); !errors.Is(err, mcp.ErrUnknownResource) {
+		t.Errorf("Subscribe to an unknown resource: %v, want ErrUnknownResource", err)
+	}
+}
+
+// TestHubSubscribeAfterRestart: a server that restarts is sent the
+// subscriptions it had again.
+func TestHubSubscribeAfterRestart(t *testing.T) {
+	checkGoroutines(t)
+	w := newWatchingServer()
+	sessions := make(chan *sdk.ServerSession, 4)
+	sc := config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		ss, conn, err := connectPipe(ctx, w.Server)
+		if err != nil {
+			return nil, err
+		}
+		sessions <- ss
+		return conn, nil
+	}}
+	got := make(changes, 16)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"w": sc}},
+		&mcp.HubOptions{OnChange: got.onChange, Backoff: time.Millisecond})
+	got.next(t)
+	if err := hub.Subscribe(context.Background(), "watch://a"); err != nil {
+		t.Fatal(err)
+	}
+	(<-sessions).Close()
+	got.next(t) // its tools removed
+	got.next(t) // and back
+	if diff := cmp.Diff([]string{"subscribe watch://a", "subscribe watch://a"}, w.asked()); diff != "" {
+		t.Errorf("the server was asked (-want +got):\n%s", diff)
+	}
+}
