@@ -80,6 +80,10 @@ func (p *Proxy) Handler(o *HTTPOptions) http.Handler {
 		}, &sdk.StreamableHTTPOptions{
 			Logger:         p.sdkLog,
 			SessionTimeout: opts.SessionTimeout,
+			// Events kept for a client to resume a stream after a cut
+			// (Last-Event-ID): SSE polling, a balancer's idle timeout.
+			// One store for every session, at most the SDK's 10 MiB.
+			EventStore: sdk.NewMemoryEventStore(nil),
 		})
 		h = newSessionGuard(h, opts.MaxSessions, p.log)
 	}
