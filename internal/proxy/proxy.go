@@ -102,6 +102,7 @@ type Proxy struct {
 	warnings []string
 
 	results  *byteBudget // upstream result bytes in flight
+	listings listings    // the tools as listed, made once per definition
 	mu       sync.Mutex
 	sessions map[*session]time.Time // the servers made, since when
 }
@@ -202,8 +203,8 @@ func (p *Proxy) NewServer() *sdk.Server {
 	q := p.quarantine()
 	for _, t := range p.pinned {
 		if t, ok := p.ts.Get(t.Name); ok && !q.has(t.Name) { // as it is now
-			if st, ok := sdkTool(t); ok {
-				s.add(st)
+			if st, def, ok := p.listings.get(t); ok {
+				s.add(st, def)
 			}
 		}
 	}
