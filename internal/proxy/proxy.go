@@ -31,6 +31,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -103,8 +104,11 @@ type Proxy struct {
 
 	results  *byteBudget // upstream result bytes in flight
 	listings listings    // the tools as listed, made once per definition
-	mu       sync.Mutex
-	sessions map[*session]time.Time // the servers made, since when
+	quar     quarantined // the changed tools as last read (quarantine.go)
+	// trustEpoch moves at each ToolsChanged: the quarantine is read anew.
+	trustEpoch atomic.Uint64
+	mu         sync.Mutex
+	sessions   map[*session]time.Time // the servers made, since when
 }
 
 // New returns a Proxy over ts. It fails on invalid Options; pins that match
@@ -261,6 +265,7 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 // touched), not once per session: an upstream that changes its tools must
 // not flood the log in proportion to the clients.
 func (p *Proxy) ToolsChanged() {
+	p.trustEpoch.Add(1)
 	var all toolSync
 	touched := 0
 	for _, s := range p.liveSessions() {
