@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,7 +30,10 @@ import (
 // clone), served by a stub go-sdk server over streamable HTTP on loopback,
 // and drive it with go-sdk clients over streamable HTTP, each with its own
 // session (issue 34). $TOOLSIFT_BENCH_CACHE_DIR keeps the vectors between
-// runs (otherwise a fresh cache: the first run embeds every tool).
+// runs (otherwise a fresh cache: the first run embeds every tool);
+// $TOOLSIFT_BENCH_BFCL_COPIES=N serves the catalog N times, from N stub
+// servers (bfcl, bfcl2, ...; a server keeps at most 5,000 tools): the same
+// benchmark at 10,000 tools and more.
 //
 //	go test -run '^$' -bench BFCL -benchtime 2000x ./cmd/toolsift/
 
@@ -94,6 +98,11 @@ func bfclProxy(b testing.TB, upstream string) (*proxy.Proxy, *toolsift.Toolset, 
 		cache = b.TempDir()
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"bfcl": {URL: upstream, Type: "http"}}}
+	if n, _ := strconv.Atoi(os.Getenv("TOOLSIFT_BENCH_BFCL_COPIES")); n > 1 {
+		for i := 2; i <= n; i++ {
+			cfg.Servers[fmt.Sprintf("bfcl%d", i)] = config.Server{URL: upstream, Type: "http"}
+		}
+	}
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{CacheDir: cache})
 	if err != nil {
 		b.Fatal(err)
