@@ -37,7 +37,7 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	if err != nil {
 		return nil, fmt.Errorf("search_tools: encode answer: %w", err)
 	}
-	if p.log.Enabled(ctx, slog.LevelInfo) { // the line's attributes cost more than a search's JSON
+	if p.log.Enabled(ctx, slog.LevelInfo) { // its attributes are built only for a line that is written
 		found := make([]string, len(ans.Tools))
 		for i, t := range ans.Tools {
 			found[i] = fmt.Sprintf("%s=%.3f", t.Name, t.Score)
