@@ -64,7 +64,7 @@ func benchToolset(b *testing.B, config string) *toolsift.Toolset {
 	return ts
 }
 
-func benchClient(b *testing.B, t sdk.Transport) *sdk.ClientSession {
+func benchClient(b testing.TB, t sdk.Transport) *sdk.ClientSession {
 	b.Helper()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), t, nil)
 	if err != nil {

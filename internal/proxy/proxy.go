@@ -31,6 +31,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -102,8 +103,12 @@ type Proxy struct {
 	warnings []string
 
 	results  *byteBudget // upstream result bytes in flight
-	mu       sync.Mutex
-	sessions map[*session]time.Time // the servers made, since when
+	listings listings    // the tools as listed, made once per definition
+	quar     quarantined // the changed tools as last read (quarantine.go)
+	// trustEpoch moves at each ToolsChanged: the quarantine is read anew.
+	trustEpoch atomic.Uint64
+	mu         sync.Mutex
+	sessions   map[*session]time.Time // the servers made, since when
 }
 
 // New returns a Proxy over ts. It fails on invalid Options; pins that match
@@ -207,8 +212,8 @@ func (p *Proxy) NewServer() *sdk.Server {
 	q := p.quarantine()
 	for _, t := range p.pinned {
 		if t, ok := p.ts.Get(t.Name); ok && !q.has(t.Name) { // as it is now
-			if st, ok := sdkTool(t); ok {
-				s.add(st)
+			if st, def, ok := p.listings.get(t); ok {
+				s.add(st, def)
 			}
 		}
 	}
@@ -265,6 +270,7 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 // touched), not once per session: an upstream that changes its tools must
 // not flood the log in proportion to the clients.
 func (p *Proxy) ToolsChanged() {
+	p.trustEpoch.Add(1)
 	var all toolSync
 	touched := 0
 	for _, s := range p.liveSessions() {

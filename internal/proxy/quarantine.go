@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,8 +27,48 @@ type changed struct {
 	what   []string
 }
 
-// quarantine reads the changed tools from the Hub's status.
+// quarantined is the quarantine as last read, and what it was read at.
+// Searches, calls and tools/lists ask for it on every request; reading
+// the Hub's status takes the Hub's lock and copies every server's status
+// (its warnings, stderr tail and changed tools), so it is read again only
+// when the catalog's generation or the proxy's trust epoch moved.
+type quarantined struct {
+	mu         sync.Mutex
+	gen, epoch uint64
+	read       bool
+	q          quarantine // read-only once stored
+}
+
+// quarantine returns the changed tools: the ones last read from the Hub's
+// status while neither the index's generation nor the trust epoch
+// (Proxy.ToolsChanged) moved since. Every change to a tool's trust state
+// moves one of them after it is made: a server's re-list sets its changed
+// tools before the index applies the change, and Hub.Trust, toolbench trust
+// (ReloadTrust) and every change the Hub reports (toolsift serve's
+// toolsift.Options.OnChange, which a Proxy needs in any case to keep its
+// lists current) are followed by ToolsChanged: a tool whose output schema
+// alone changed moves no generation, only the epoch. The key is read before
+// the status, so a read that races a change is stored under the older key
+// and read again.
 func (p *Proxy) quarantine() quarantine {
+	gen, epoch := p.ts.Index().Generation(), p.trustEpoch.Load()
+	c := &p.quar
+	c.mu.Lock()
+	if c.read && c.gen == gen && c.epoch == epoch {
+		q := c.q
+		c.mu.Unlock()
+		return q
+	}
+	c.mu.Unlock()
+	q := p.readQuarantine()
+	c.mu.Lock()
+	c.q, c.gen, c.epoch, c.read = q, gen, epoch, true
+	c.mu.Unlock()
+	return q
+}
+
+// readQuarantine reads the changed tools from the Hub's status.
+func (p *Proxy) readQuarantine() quarantine {
 	q := quarantine{}
 	for _, st := range p.ts.Hub().Status() {
 		for _, c := range st.Changed {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -18,14 +19,13 @@ import (
 func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	start := time.Now()
 	p := s.p
-	log := p.logger(req.Session)
 	a, err := retrieval.ParseSearchArgs(orEmpty(req.Params.Arguments))
 	if err != nil {
 		return errorResult("%v", err), nil
 	}
 	ans, tools, err := p.Search(ctx, a.Query, a.K)
 	if err != nil {
-		log.Warn("search", "query", a.Query, "k", a.K, "error", err, "duration", time.Since(start))
+		p.logger(req.Session).Warn("search", "query", a.Query, "k", a.K, "error", err, "duration", time.Since(start))
 		if errors.Is(err, retrieval.ErrSearch) {
 			return errorResult("search_tools: %v", err), nil
 		}
@@ -37,12 +37,14 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	if err != nil {
 		return nil, fmt.Errorf("search_tools: encode answer: %w", err)
 	}
-	found := make([]string, len(ans.Tools))
-	for i, t := range ans.Tools {
-		found[i] = fmt.Sprintf("%s=%.3f", t.Name, t.Score)
+	if p.log.Enabled(ctx, slog.LevelInfo) { // its attributes are built only for a line that is written
+		found := make([]string, len(ans.Tools))
+		for i, t := range ans.Tools {
+			found[i] = fmt.Sprintf("%s=%.3f", t.Name, t.Score)
+		}
+		p.logger(req.Session).Info("search", "query", a.Query, "k", a.K, "tools", found, "omitted", len(ans.Omitted),
+			"tokens", ans.Tokens, "added", len(added), "evicted", len(evicted), "duration", time.Since(start))
 	}
-	log.Info("search", "query", a.Query, "k", a.K, "tools", found, "omitted", len(ans.Omitted),
-		"tokens", ans.Tokens, "added", len(added), "evicted", len(evicted), "duration", time.Since(start))
 	return &sdk.CallToolResult{
 		Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),

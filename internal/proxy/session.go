@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"encoding/json"
 	"log/slog"
 	"maps"
 	"slices"
@@ -56,7 +55,7 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 		s.found = map[string]uint64{}
 	}
 	room := s.room()
-	var fresh []*sdk.Tool
+	var fresh []freshTool
 	freshName := map[string]bool{}
 	// The best tool is touched last, so that it is the most recent.
 	for i := len(tools) - 1; i >= 0; i-- {
@@ -68,19 +67,19 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 		if _, ok := s.found[t.Name]; ok {
 			s.found[t.Name] = s.tick
 			if _, listed := s.defs[t.Name]; !listed { // found again: it is back
-				if st, ok := sdkTool(t); ok {
-					s.add(st)
+				if st, def, ok := s.p.listings.get(t); ok {
+					s.add(st, def)
 					added = append(added, t.Name)
 				}
 			}
 			continue
 		}
-		st, ok := sdkTool(t)
+		st, def, ok := s.p.listings.get(t)
 		if !ok {
 			continue
 		}
 		s.found[t.Name] = s.tick
-		fresh = append(fresh, st)
+		fresh = append(fresh, freshTool{st, def})
 		freshName[t.Name] = true
 	}
 	for len(s.found) > room {
@@ -107,23 +106,29 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 	for _, n := range evicted {
 		delete(s.defs, n)
 	}
-	for _, st := range fresh {
-		if freshName[st.Name] {
-			s.add(st)
-			added = append(added, st.Name)
+	for _, f := range fresh {
+		if freshName[f.st.Name] {
+			s.add(f.st, f.def)
+			added = append(added, f.st.Name)
 		}
 	}
 	return added, evicted
 }
 
+// freshTool is a tool to list and its definition (Proxy.listings).
+type freshTool struct {
+	st  *sdk.Tool
+	def string
+}
+
 // add lists st on the session's server (replacing a tool of its name) and
-// remembers its definition. s.mu is held, or s is not shared yet.
-func (s *session) add(st *sdk.Tool) {
+// remembers its definition def, st as JSON (Proxy.listings). s.mu is held,
+// or s is not shared yet.
+func (s *session) add(st *sdk.Tool, def string) {
 	if s.defs == nil {
 		s.defs = map[string]string{}
 	}
-	def, _ := json.Marshal(st)
-	s.defs[st.Name] = string(def)
+	s.defs[st.Name] = def
 	s.srv.AddTool(st, s.callListed)
 }
 
@@ -151,12 +156,12 @@ func (s *session) syncTools() toolSync {
 			}
 			continue
 		}
-		st, ok := sdkTool(t)
+		st, def, ok := s.p.listings.get(t)
 		if !ok {
 			continue
 		}
-		if def, _ := json.Marshal(st); string(def) != s.defs[name] {
-			s.add(st)
+		if def != s.defs[name] {
+			s.add(st, def)
 			d.Replaced = append(d.Replaced, name)
 		}
 	}
@@ -171,8 +176,8 @@ func (s *session) syncTools() toolSync {
 			continue
 		}
 		if t, ok := s.p.ts.Get(name); ok && !q.has(name) {
-			if st, ok := sdkTool(t); ok {
-				s.add(st)
+			if st, def, ok := s.p.listings.get(t); ok {
+				s.add(st, def)
 				d.Returned = append(d.Returned, name)
 			}
 		}

@@ -1,0 +1,55 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// BenchmarkQuarantine is what a search, a call and a tools/list pay to know
+// the quarantined tools, over 73 in-process servers of 30 tools (the size
+// of the 73-server catalog): read from the Hub's status at each request
+// (read) or kept while the catalog's generation and the trust epoch stand
+// (cached). In-process servers have no stderr; a stdio server's status also
+// copies its stderr tail (up to 4 KiB), so read costs more there.
+func BenchmarkQuarantine(b *testing.B) {
+	cfg := &config.Config{Servers: map[string]config.Server{}}
+	for s := range 73 {
+		var tools []mcp.LocalTool
+		for i := range 30 {
+			tools = append(tools, mcp.LocalTool{Name: fmt.Sprintf("tool_%d", i), Description: fmt.Sprintf("Tool %d of server %d.", i, s),
+				Handler: func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
+		}
+		srv, err := mcp.LocalServer(tools...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Servers[fmt.Sprintf("s%d", s)] = srv
+	}
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ts.Close() })
+	p, err := New(ts, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p.readQuarantine()
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p.quarantine()
+		}
+	})
+}
