@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,18 +12,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/internal/npmtest"
+	"github.com/toolsift/toolsift/internal/testserver"
 	"github.com/toolsift/toolsift/mcp"
 )
 
-// buildTestServer builds the mcp package's test MCP server.
+// buildTestServer returns the command of the test MCP server
+// (internal/testserver): this test binary, under another name.
 func buildTestServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "testserver")
-	out, err := exec.Command("go", "build", "-o", bin, "../../mcp/testdata/testserver").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build testserver: %v\n%s", err, out)
-	}
-	return bin
+	return testserver.Command(t)
 }
 
 func TestList(t *testing.T) {

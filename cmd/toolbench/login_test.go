@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/internal/npmtest"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
 )
 
@@ -62,7 +63,7 @@ func (s *tsOAuthServer) start() {
 		fmt.Sprintf("http://localhost:%d/.well-known/oauth-protected-resource/mcp", s.mcpPort),
 		fmt.Sprintf("http://localhost:%d/.well-known/oauth-authorization-server", s.authPort),
 	} {
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		for deadline := time.Now().Add(testenv.WaitLimit()); ; time.Sleep(50 * time.Millisecond) {
 			resp, err := http.Get(u)
 			if err == nil {
 				resp.Body.Close()
