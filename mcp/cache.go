@@ -48,6 +48,11 @@ type catalogEntry struct {
 	// Features are its resources, resource templates and prompts (see
 	// features.go).
 	Features *cachedFeatures `json:"features,omitempty"`
+
+	// pins are the server's pins, read beside the entry (not part of it),
+	// against which its tools are verified as a listing's are.
+	pins     map[string]tool.Tool
+	pinStamp fileStamp
 }
 
 // setupCache checks the start mode and resolves the cache folder; without
@@ -129,7 +134,10 @@ func (h *Hub) readCatalogs() map[string]*catalogEntry {
 	for range min(runtime.GOMAXPROCS(0), len(load)) {
 		wg.Go(func() {
 			for i := range next {
-				entries[i] = load[i].loadCatalog()
+				if e := load[i].loadCatalog(); e != nil {
+					e.pins, e.pinStamp = load[i].loadPins()
+					entries[i] = e
+				}
 			}
 		})
 	}

@@ -176,14 +176,22 @@ func (s *server) restFromCache(e *catalogEntry) bool {
 	if e == nil {
 		return false
 	}
+	if !s.pins.loaded && e.pins != nil {
+		s.pins.tools, s.pins.loaded, s.pins.stamp = e.pins, true, e.pinStamp
+	}
 	tools := map[string]tool.Tool{}
 	originals := map[string]string{}
 	for _, t := range e.Tools {
 		if owner, ok := h.routes[t.Name]; ok && owner != s {
 			return false
 		}
-		// Not verified: the server has not listed it in this Hub.
-		tools[t.Name] = unverified(t)
+		// Verified against its pin as a listing is, so that a tool the
+		// server lists unchanged later is the same tool (no re-listing).
+		// Without a pin, or differing from it, its readOnlyHint is dropped.
+		if pin, ok := s.pins.tools[t.OriginalName]; !ok || len(toolDiff(pin, t)) > 0 {
+			t = unverified(t)
+		}
+		tools[t.Name] = t
 		originals[t.Name] = t.OriginalName
 	}
 	for q := range e.Disabled {
