@@ -582,7 +582,9 @@ func TestCachedToolsKeepVerifiedHints(t *testing.T) {
 	for name, readOnly := range map[string]bool{"ro": true, "rw": false} {
 		srv.AddTool(&sdk.Tool{Name: name, Description: "Tool " + name + ".", InputSchema: json.RawMessage(`{"type":"object"}`),
 			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: readOnly, OpenWorldHint: new(false)}},
-			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{}, nil
+			})
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}
 	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
