@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/internal/npmtest"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/internal/testserver"
 	"github.com/toolsift/toolsift/mcp"
 )
@@ -38,7 +39,7 @@ func TestList(t *testing.T) {
 	}
 
 	t.Run("table", func(t *testing.T) {
-		code, stdout, stderr := runToolbench(t, "list", "--config", config, "--timeout", "20s")
+		code, stdout, stderr := runToolbench(t, "list", "--config", config, "--timeout", testenv.WaitLimit().String())
 		// A failed server fails list, so that scripts and CI can tell.
 		if code != 1 || !strings.Contains(stderr, "1 server failed: bad") {
 			t.Fatalf("exit %d, want 1 naming the failed server; stderr:\n%s", code, stderr)
@@ -222,7 +223,7 @@ func referenceConfig(t *testing.T) string {
 // live servers, so the two evaluations agree tool for tool.
 func TestListJSONRoundTrip(t *testing.T) {
 	config := referenceConfig(t)
-	code, listed, stderr := runToolbench(t, "list", "--config", config, "--json", "--timeout", "60s")
+	code, listed, stderr := runToolbench(t, "list", "--config", config, "--json", "--timeout", testenv.WaitLimit().String())
 	if code != 0 {
 		t.Fatalf("list --json: exit %d\n%s", code, stderr)
 	}
@@ -237,7 +238,7 @@ func TestListJSONRoundTrip(t *testing.T) {
 	eval := func(source ...string) (evalReport, []rankingLine) {
 		t.Helper()
 		rankings := filepath.Join(t.TempDir(), "rankings.jsonl")
-		args := append([]string{"eval", "--queries", queries, "--k", "1,100", "--json", "--rankings", rankings, "--timeout", "60s"}, source...)
+		args := append([]string{"eval", "--queries", queries, "--k", "1,100", "--json", "--rankings", rankings, "--timeout", testenv.WaitLimit().String()}, source...)
 		code, stdout, stderr := runToolbench(t, args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s", source, code, stderr)

@@ -133,7 +133,7 @@ func (l *loginEnv) run(args ...string) (code int, stdout, stderr string) {
 
 func (l *loginEnv) list() (int, string) {
 	l.t.Helper()
-	code, stdout, stderr := l.run("list", "--config", l.config, "--no-cache", "--quiet", "--timeout", "20s")
+	code, stdout, stderr := l.run("list", "--config", l.config, "--no-cache", "--quiet", "--timeout", testenv.WaitLimit().String())
 	return code, stdout + stderr
 }
 
@@ -147,7 +147,7 @@ func (l *loginEnv) login(servers ...string) string {
 	done := make(chan int, 1)
 	go func() {
 		defer pw.Close()
-		done <- run(context.Background(), l.env(pw, &errb), append([]string{"login", "--config", l.config, "--no-browser", "--timeout", "60s"}, servers...))
+		done <- run(context.Background(), l.env(pw, &errb), append([]string{"login", "--config", l.config, "--no-browser", "--timeout", testenv.WaitLimit().String()}, servers...))
 	}()
 	var out strings.Builder
 	sc := bufio.NewScanner(pr)

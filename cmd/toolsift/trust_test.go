@@ -72,7 +72,7 @@ func TestServeTrust(t *testing.T) {
 	e = &env{stdin: serveIn, stdout: serveOut, stderr: &serveErr, getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(context.Background(), e, []string{"serve", "--config", cfg2, "--cache-dir", cache, "--pin", "up__lookup", "--connect-timeout", "30s"})
+		done <- run(context.Background(), e, []string{"serve", "--config", cfg2, "--cache-dir", cache, "--pin", "up__lookup", "--connect-timeout", testenv.WaitLimit().String()})
 		serveOut.Close()
 	}()
 	changed := make(chan struct{}, 8)
