@@ -5,15 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/encoder"
+	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/internal/testserver"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/toolindex"
@@ -47,10 +47,7 @@ func (e *countingEmbedder) count() int {
 // embeds the server documents too, so that no step pays for them. Neither
 // the servers' secrets nor the user's queries reach the cache folder.
 func TestOpenCachesDerivedData(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "testserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "./mcp/testdata/testserver").CombinedOutput(); err != nil {
-		t.Fatalf("go build testserver: %v\n%s", err, out)
-	}
+	bin := testserver.Command(t)
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "cache")
 	cfg := map[string]any{"mcpServers": map[string]any{
@@ -62,7 +59,7 @@ func TestOpenCachesDerivedData(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
 	defer cancel()
 	const query = "query-s3cr3t: echo this text back to me"
 

@@ -7,11 +7,17 @@ import (
 
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/internal/testserver"
 )
 
 // TestMain keeps the caches in a folder of this run, not the user's, and
 // fails the run on leaked goroutines (see testenv.Main).
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+// It is also the test MCP server, started under another name
+// (internal/testserver).
+func TestMain(m *testing.M) {
+	testserver.Serve()
+	os.Exit(testenv.Main(m))
+}
 
 // requireNPMServers returns the folder of the pinned reference servers
 // (see npmtest.Dir).

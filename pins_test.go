@@ -12,12 +12,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
@@ -111,7 +111,7 @@ func TestFailedServerWarns(t *testing.T) {
 		if os.Getenv("TOOLSIFT_TEST_WARN_QUIET") == "1" {
 			opts.Logger = slog.New(slog.DiscardHandler)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
 		defer cancel()
 		ts, err := toolsift.Open(ctx, cfgPath, opts)
 		if err != nil {

@@ -113,7 +113,7 @@ func TestRun(t *testing.T) {
 		{
 			name:  "parallel calls",
 			specs: with(map[string]func(context.Context, json.RawMessage) (string, error){"get_weather": barrier}),
-			opts:  agent.Options{MaxParallel: 3, ToolTimeout: waitLimit},
+			opts:  agent.Options{MaxParallel: 3, ToolTimeout: waitLimit()},
 			task:  "What is the weather in Bern, Zürich and Genève?",
 			replies: []agenttest.Reply{
 				{ToolCalls: calls("t__get_weather", `{"city":"Bern"}`, "t__get_weather", `{"city":"Zürich"}`, "t__get_weather", `{"city":"Genève"}`)},

@@ -119,13 +119,13 @@ func TestStableThreeToolTask(t *testing.T) {
 	} {
 		budget := tc.budget
 		t.Run(fmt.Sprintf("budget %d", budget), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit())
 			defer cancel()
 			ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{
-				"everything": {Command: "node", Args: []string{npmtest.Entry(dir, "server-everything"), "stdio"}, Timeout: waitLimit},
-				"memory": {Command: "node", Args: []string{npmtest.Entry(dir, "server-memory")}, Timeout: waitLimit,
+				"everything": {Command: "node", Args: []string{npmtest.Entry(dir, "server-everything"), "stdio"}, Timeout: waitLimit()},
+				"memory": {Command: "node", Args: []string{npmtest.Entry(dir, "server-memory")}, Timeout: waitLimit(),
 					Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}},
-				"filesystem": {Command: "node", Args: []string{npmtest.Entry(dir, "server-filesystem"), t.TempDir()}, Timeout: waitLimit},
+				"filesystem": {Command: "node", Args: []string{npmtest.Entry(dir, "server-filesystem"), t.TempDir()}, Timeout: waitLimit()},
 			}}, &toolsift.Options{Budget: budget, Think: think.Options{Tokenizer: tokenizer(t)}})
 			if err != nil {
 				t.Fatal(err)

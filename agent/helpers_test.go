@@ -27,9 +27,9 @@ import (
 	"github.com/toolsift/toolsift/toolindex"
 )
 
-// waitLimit bounds every wait in these tests: a hang guard, not a timing
-// assertion.
-const waitLimit = 20 * time.Second
+// waitLimit bounds every wait in these tests: a hang guard that scales with
+// the test binary's -timeout, not a timing assertion (testenv.WaitLimit).
+var waitLimit = testenv.WaitLimit
 
 // TestMain keeps the caches in a folder of this run, not the user's, and
 // fails the run on leaked goroutines (see testenv.Main).
@@ -162,7 +162,7 @@ func newFixtureWith(t *testing.T, specs []spec, to think.Options) *fixture {
 		t.Fatal(err)
 	}
 	to.Tokenizer = tokenizer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
 	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"t": sc}}, &toolsift.Options{Budget: to.Budget, K: to.Retrieval.K, Think: withoutRootKnobs(to)})
 	if err != nil {

@@ -25,10 +25,10 @@ func npmServer(t *testing.T, pkg string) string {
 // server over stdio.
 func TestRunNPMServer(t *testing.T) {
 	entry := npmServer(t, "server-everything")
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
 	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{
-		"everything": {Command: "node", Args: []string{entry, "stdio"}, Timeout: waitLimit},
+		"everything": {Command: "node", Args: []string{entry, "stdio"}, Timeout: waitLimit()},
 	}}, &toolsift.Options{Budget: 500, K: 3, Think: think.Options{Tokenizer: tokenizer(t)}})
 	if err != nil {
 		t.Fatal(err)

@@ -71,11 +71,11 @@ func threeToolModel(req agenttest.ResponsesRequest) agenttest.Reply {
 // change between steps and the input is only ever appended to.
 func TestResponsesThreeToolTask(t *testing.T) {
 	root := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit())
 	defer cancel()
 	node := func(pkg string, args ...string) config.Server {
 		return config.Server{Command: "node", Args: append([]string{npmServer(t, pkg)}, args...),
-			Timeout: waitLimit, Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}}
+			Timeout: waitLimit(), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}}
 	}
 	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{
 		"everything": node("server-everything", "stdio"),

@@ -575,3 +575,21 @@ func TestServerString(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadNoServers: a file without a server loads (a config being written
+// is not an error), with a warning that names the file, where the servers
+// go, and what follows.
+func TestLoadNoServers(t *testing.T) {
+	for text, want := range map[string]string{
+		`{"mcpServers": {}}`:         `mcp.json:1:16: field "mcpServers": no servers: there are no tools to offer`,
+		"{\n  \"servers\": { }\n}\n": `mcp.json:2:14: field "servers": no servers: there are no tools to offer`,
+	} {
+		cfg, err := load(t, text, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{want}, cfg.Warnings); diff != "" {
+			t.Errorf("%s: Warnings (-want +got):\n%s", text, diff)
+		}
+	}
+}

@@ -124,6 +124,9 @@ func (p *parser) parse(data []byte) (*Config, error) {
 	if err := p.unique(servers, ctx, "server"); err != nil {
 		return nil, err
 	}
+	if len(servers.members) == 0 {
+		p.warn(servers.off, ctx, "no servers: there are no tools to offer")
+	}
 	cfg := &Config{Servers: map[string]Server{}}
 	for _, m := range servers.members {
 		sc, err := p.parseServer(m)

@@ -48,6 +48,11 @@ type catalogEntry struct {
 	// Features are its resources, resource templates and prompts (see
 	// passthrough_features.go).
 	Features *cachedFeatures `json:"features,omitempty"`
+
+	// trust is the server's trust records, read beside the entry (not part of it),
+	// against which its tools are verified as a listing's are.
+	trust      map[string]tool.Tool
+	trustStamp fileStamp
 }
 
 // setupCache checks the start mode and resolves the cache folder; without
@@ -129,7 +134,10 @@ func (h *Hub) readCatalogs() map[string]*catalogEntry {
 	for range min(runtime.GOMAXPROCS(0), len(load)) {
 		wg.Go(func() {
 			for i := range next {
-				entries[i] = load[i].loadCatalog()
+				if e := load[i].loadCatalog(); e != nil {
+					e.trust, e.trustStamp = load[i].loadTrust()
+					entries[i] = e
+				}
 			}
 		})
 	}

@@ -568,3 +568,83 @@ func TestCacheFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestCachedToolsKeepVerifiedHints: a lazy server's cached tools are
+// verified against their pins as a listing is: a tool that matches its pin
+// keeps its readOnlyHint, so the server's first listing changes nothing (a
+// proxy would otherwise list the tool anew); one whose cache entry claims
+// a readOnlyHint its pin lacks does not get it.
+func TestCachedToolsKeepVerifiedHints(t *testing.T) {
+	checkGoroutines(t)
+	cacheTransports(t)
+	cache := t.TempDir()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "s", Version: "1"}, nil)
+	for name, readOnly := range map[string]bool{"ro": true, "rw": false} {
+		srv.AddTool(&sdk.Tool{Name: name, Description: "Tool " + name + ".", InputSchema: json.RawMessage(`{"type":"object"}`),
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: readOnly, OpenWorldHint: new(false)}},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{}, nil
+			})
+	}
+	cfg := &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}
+	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
+	readOnly := func(hub *mcp.Hub) map[string]bool {
+		out := map[string]bool{}
+		for _, tl := range hub.Tools() {
+			out[tl.Name] = tl.Annotations != nil && tl.Annotations.ReadOnlyHint != nil && *tl.Annotations.ReadOnlyHint
+		}
+		return out
+	}
+
+	got := make(changes, 16)
+	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange})
+	got.next(t) // the cached tools
+	want := map[string]bool{"s__ro": true, "s__rw": false}
+	if diff := cmp.Diff(want, readOnly(hub)); diff != "" {
+		t.Errorf("readOnlyHint of the cached tools (-want +got):\n%s", diff)
+	}
+	if _, err := hub.Call(context.Background(), "s__ro", nil); err != nil {
+		t.Fatal(err)
+	}
+	if st := statusOf(t, hub, "s"); st.State != mcp.StateReady {
+		t.Fatalf("state %s after a call, want ready", st.State)
+	}
+	select {
+	case ch := <-got:
+		t.Errorf("the server's first listing changed %+v, want nothing", summarize(ch))
+	default:
+	}
+	hub.Close()
+
+	// The cache entry now says rw is read-only; its pin does not.
+	files := cacheFiles(t, cache)
+	if len(files) != 1 {
+		t.Fatalf("cache entries %q, want one", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entry map[string]any
+	if err := json.Unmarshal(data, &entry); err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range entry["tools"].([]any) {
+		if m := tl.(map[string]any); m["name"] == "s__rw" {
+			m["annotations"] = map[string]any{"readOnlyHint": true, "openWorldHint": false}
+		}
+	}
+	if data, err = json.Marshal(entry); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(files[0], data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hub = startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
+	if st := statusOf(t, hub, "s"); st.State != mcp.StateLazy || !st.FromCache {
+		t.Fatalf("status %+v, want lazy from the cache", st)
+	}
+	if diff := cmp.Diff(want, readOnly(hub)); diff != "" {
+		t.Errorf("readOnlyHint of the tampered cached tools (-want +got):\n%s", diff)
+	}
+}

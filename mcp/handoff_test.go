@@ -54,7 +54,7 @@ func TestHubIndexHandoff(t *testing.T) {
 	}
 	addTextTool(live, "convert_currency", "Convert an amount of money from one currency to another.", "ok")
 	// The change is applied in the Hub's own time; wait for it, bounded.
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(waitLimit())
 	for {
 		matches, err := r.Retrieve(context.Background(), retrieval.Query{Task: "convert 20 euros to dollars"})
 		if err != nil {
@@ -112,7 +112,7 @@ func TestHubRefresh(t *testing.T) {
 			return nil
 		}})
 	addTextTool(srv, "two", "Second.", "2")
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
 	if err := hub.Refresh(ctx); err != nil {
 		t.Fatal(err)

@@ -22,9 +22,9 @@ import (
 	"github.com/toolsift/toolsift/tool"
 )
 
-// waitLimit bounds every wait in these tests; it is a hang guard, not a
-// timing assertion.
-const waitLimit = 20 * time.Second
+// waitLimit bounds every wait in these tests: a hang guard that scales with
+// the test binary's -timeout, not a timing assertion (testenv.WaitLimit).
+var waitLimit = testenv.WaitLimit
 
 // memServer serves srv to the Hub over an in-memory pipe, a fresh one per
 // connection attempt.
@@ -75,7 +75,7 @@ func (c changes) next(t *testing.T) tool.Change {
 	select {
 	case ch := <-c:
 		return ch
-	case <-time.After(waitLimit):
+	case <-time.After(waitLimit()):
 		t.Fatal("no change event arrived")
 		return tool.Change{}
 	}
@@ -106,8 +106,19 @@ func toolNames(tools []tool.Tool) []string {
 	return out
 }
 
+// startHub connects a Hub to cfg's servers. A server whose config and opts
+// set no timeout gets waitLimit, not the Hub's 30s default: a server
+// starting on a loaded machine is slow, not broken.
 func startHub(t *testing.T, cfg *config.Config, opts *mcp.HubOptions) *mcp.Hub {
 	t.Helper()
+	if opts == nil {
+		opts = &mcp.HubOptions{}
+	}
+	if opts.Timeout == 0 {
+		o := *opts
+		o.Timeout = waitLimit()
+		opts = &o
+	}
 	hub, err := mcp.NewHub(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +128,7 @@ func startHub(t *testing.T, cfg *config.Config, opts *mcp.HubOptions) *mcp.Hub {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
 	if err := hub.Connect(ctx); err != nil {
 		t.Fatal(err)
@@ -179,7 +190,7 @@ func checkNoChildren(t *testing.T) {
 	t.Helper()
 	before := len(children(t))
 	t.Cleanup(func() {
-		deadline := time.Now().Add(waitLimit)
+		deadline := time.Now().Add(waitLimit())
 		for {
 			left := children(t)
 			if len(left) <= before {

@@ -115,14 +115,14 @@ func TestDeepMessages(t *testing.T) {
 				sc = config.Server{URL: deepHTTPServer(t, tc.levels, tc.transport == "sse").URL + "/mcp", Type: "http"}
 			}
 			cfg := &config.Config{Servers: map[string]config.Server{"evil": sc}}
-			hub := startHub(t, cfg, &mcp.HubOptions{MaxRestarts: -1, NoCache: true, Timeout: time.Minute})
+			hub := startHub(t, cfg, &mcp.HubOptions{MaxRestarts: -1, NoCache: true, Timeout: waitLimit()})
 			st := statusOf(t, hub, "evil")
 			depth := 2*tc.levels + 2 // tool, input schema, 2 per level, the string's schema
 			want := fmt.Sprintf(`tool "deep": nested %d levels deep, over the limit of 64 (HubOptions.MaxSchemaDepth); dropped`, depth)
 			if st.State != mcp.StateReady || st.Tools != 2 || len(st.Warnings) != 1 || st.Warnings[0] != want {
 				t.Fatalf("state %s, %d tools, warnings %q, error %v: want ready with 2 tools and %q", st.State, st.Tools, st.Warnings, st.Err, want)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 			defer cancel()
 			start := time.Now()
 			// A JSON-RPC error answering a call is the model's to read.

@@ -157,7 +157,7 @@ func TestBoundedResponses(t *testing.T) {
 			}))
 			defer srv.Close()
 			defer srv.CloseClientConnections()
-			st, took := hostileHub(t, config.Server{URL: srv.URL + "/mcp", Type: "http"}, &mcp.HubOptions{MaxMessageBytes: limit, Timeout: 20 * time.Second})
+			st, took := hostileHub(t, config.Server{URL: srv.URL + "/mcp", Type: "http"}, &mcp.HubOptions{MaxMessageBytes: limit, Timeout: waitLimit()})
 			if st.State != mcp.StateFailed || !strings.Contains(fmt.Sprint(st.Err), tc.want) || !strings.Contains(fmt.Sprint(st.Err), "server evil") {
 				t.Fatalf("state %s, error %v: want failed naming the server and %q", st.State, st.Err, tc.want)
 			}

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -109,7 +108,7 @@ func TestHTTPStatusKept(t *testing.T) {
 			checkGoroutines(t)
 			ts := failingHTTP(t, tc.sse, tc.fail, tc.status, false)
 			sc := config.Server{URL: ts.URL + "/mcp?key=" + secret, Type: typ, Headers: map[string]string{"Authorization": "Bearer " + secret}}
-			st, _ := hostileHub(t, sc, &mcp.HubOptions{Timeout: 20 * time.Second})
+			st, _ := hostileHub(t, sc, &mcp.HubOptions{Timeout: waitLimit()})
 			method := http.MethodPost
 			if tc.fail == "GET" {
 				method = http.MethodGet
@@ -125,7 +124,7 @@ func TestHTTPStatusKept(t *testing.T) {
 				// hostileHub's Hub is closed; ask a fresh one.
 				cfg := &config.Config{Servers: map[string]config.Server{"evil": sc}}
 				hub := startHub(t, cfg, &mcp.HubOptions{NoCache: true, MaxRestarts: -1})
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 				defer cancel()
 				switch tc.fail {
 				case "tools/call":
@@ -163,7 +162,7 @@ func TestHTTPErrorWithRPCBody(t *testing.T) {
 			ts := failingHTTP(t, false, fail, http.StatusBadRequest, true)
 			cfg := &config.Config{Servers: map[string]config.Server{"evil": {URL: ts.URL + "/mcp", Type: "http"}}}
 			hub := startHub(t, cfg, &mcp.HubOptions{NoCache: true, MaxRestarts: -1})
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 			defer cancel()
 			const want = "HTTP 400 Bad Request"
 			if fail == "tools/call" {

@@ -23,7 +23,7 @@ import (
 // waitState waits, bounded, until server is in state want.
 func waitState(t *testing.T, hub *mcp.Hub, server string, want mcp.State) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(waitLimit())
 	for {
 		st := statusOf(t, hub, server)
 		if st.State == want {
@@ -84,7 +84,7 @@ func TestLazyStdio(t *testing.T) {
 		}
 		// Idle: stopped, back to lazy, its tools kept.
 		waitState(t, hub, "stub", mcp.StateLazy)
-		deadline := time.Now().Add(waitLimit)
+		deadline := time.Now().Add(waitLimit())
 		for len(testServers(t)) > 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -190,11 +190,7 @@ func TestLazyStartFails(t *testing.T) {
 	// The same command, a working server on the first run and a broken one
 	// on the next: as when an upgrade breaks it or a token expires.
 	bin := filepath.Join(dir, "server")
-	data, err := os.ReadFile(testServerPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec "+testServerPath(t)+" \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cfg := writeConfig(t, dir, map[string]any{"tok": map[string]any{"command": bin}})
@@ -206,9 +202,9 @@ func TestLazyStartFails(t *testing.T) {
 	got := make(changes, 16)
 	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange})
 	got.next(t) // the cached tools
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
-	_, err = hub.Call(ctx, "tok__echo", json.RawMessage(`{"text":"x"}`))
+	_, err := hub.Call(ctx, "tok__echo", json.RawMessage(`{"text":"x"}`))
 	if !errors.Is(err, mcp.ErrServerUnavailable) || !errors.Is(err, tool.ErrUnavailable) {
 		t.Errorf("error = %v, want ErrServerUnavailable", err)
 	}
@@ -242,7 +238,7 @@ func TestLazyRefresh(t *testing.T) {
 	got := make(changes, 16)
 	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange})
 	got.next(t) // the cached tools
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
 	if err := hub.Refresh(ctx); err != nil {
 		t.Fatal(err)
@@ -287,12 +283,15 @@ func TestLazyStartBounded(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec "+stub+" \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeConfig(t, dir, map[string]any{"slow": map[string]any{"command": bin, "timeout": "1s"}})
-	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
+	// The first start, which fills the cache, has no timeout of its own
+	// (startHub's, which a loaded machine does not reach); the timeout is
+	// not part of the launch's fingerprint.
+	startHub(t, writeConfig(t, dir, map[string]any{"slow": map[string]any{"command": bin}}), &mcp.HubOptions{CacheDir: cache}).Close()
 	// Same launch, but now it never answers initialize.
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec "+stub+" -mode hang\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	cfg := writeConfig(t, dir, map[string]any{"slow": map[string]any{"command": bin, "timeout": "1s"}})
 	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

@@ -18,7 +18,7 @@ import (
 )
 
 // Tests of servers that misbehave as real ones do: each uses a real child
-// process (testdata/testserver) and checks that no goroutine or process is
+// process (internal/testserver) and checks that no goroutine or process is
 // left behind. Times are logged for the record, never asserted; waitLimit
 // is only a hang guard.
 
@@ -66,7 +66,7 @@ func TestWedgedServer(t *testing.T) {
 					t.Errorf("error = %v, want it to wrap tool.ErrUnavailable and say unavailable", err)
 				}
 			}
-		case <-time.After(waitLimit):
+		case <-time.After(waitLimit()):
 			t.Fatal("Call to a wedged server did not return")
 		}
 	}
@@ -104,7 +104,7 @@ func TestWedgedServer(t *testing.T) {
 		if !errors.Is(err, mcp.ErrClosed) {
 			t.Errorf("call in flight at Close: error = %v, want ErrClosed", err)
 		}
-	case <-time.After(waitLimit):
+	case <-time.After(waitLimit()):
 		t.Fatal("call in flight at Close did not return")
 	}
 }
@@ -122,7 +122,7 @@ func TestCloseWithCallsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
 	if err := hub.Connect(ctx); err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestCloseWithCallsInFlight(t *testing.T) {
 			if !errors.Is(err, mcp.ErrClosed) {
 				t.Errorf("call in flight at Close: error = %v, want ErrClosed", err)
 			}
-		case <-time.After(waitLimit):
+		case <-time.After(waitLimit()):
 			t.Fatal("call in flight at Close did not return")
 		}
 	}
@@ -154,7 +154,7 @@ func TestCloseWithCallsInFlight(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-	case <-time.After(waitLimit):
+	case <-time.After(waitLimit()):
 		t.Fatal("Close did not return")
 	}
 	t.Logf("Close with two calls that never answer took %v", time.Since(start))

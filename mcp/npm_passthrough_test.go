@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -47,7 +46,7 @@ func testEverythingPassthrough(t *testing.T, server map[string]any) {
 	}
 	cfg := writeConfig(t, t.TempDir(), map[string]any{"everything": server})
 	ch := make(changes, 16)
-	hub := startHub(t, cfg, &mcp.HubOptions{Timeout: 30 * time.Second, ClientRequests: a, OnChange: ch.onChange})
+	hub := startHub(t, cfg, &mcp.HubOptions{Timeout: waitLimit(), ClientRequests: a, OnChange: ch.onChange})
 	// It registers the tools that need client capabilities once
 	// initialized, and says so with tools/list_changed.
 	for !slices.Contains(toolNames(hub.Tools()), "everything__trigger-sampling-request") {

@@ -38,7 +38,7 @@ func TestNPMReferenceServers(t *testing.T) {
 		"memory": map[string]any{"command": "node", "args": []string{"node_modules/@modelcontextprotocol/server-memory/dist/index.js"}, "cwd": dir,
 			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
 	})
-	hub := startHub(t, cfg, &mcp.HubOptions{Timeout: 30 * time.Second})
+	hub := startHub(t, cfg, &mcp.HubOptions{Timeout: waitLimit()})
 	for _, st := range hub.Status() {
 		if st.State != mcp.StateReady {
 			t.Fatalf("%s: %s: %v\nstderr: %s", st.Name, st.State, st.Err, st.Stderr)
@@ -169,7 +169,7 @@ func freePort(t *testing.T) string {
 // waitForPort waits until addr accepts connections.
 func waitForPort(t *testing.T, addr, logFile string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(waitLimit())
 	for time.Now().Before(deadline) {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()

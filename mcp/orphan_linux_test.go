@@ -159,9 +159,9 @@ func testChildDiesWithHost(t *testing.T, last bool) bool {
 		if !ok || state == "Z" {
 			break
 		}
-		if time.Since(start) > waitLimit {
+		if time.Since(start) > waitLimit() {
 			_ = syscall.Kill(child, syscall.SIGKILL)
-			t.Fatalf("server %d outlived its SIGKILLed host by %v", child, waitLimit)
+			t.Fatalf("server %d outlived its SIGKILLed host by %v", child, waitLimit())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -249,7 +249,9 @@ func (h *Hub) answer(ctx context.Context, s *server, method string, params json.
 	}
 	raw, err := h.opts.ClientRequests.HandleClientRequest(ctx, req)
 	if err != nil {
-		h.opts.Logger.Info("mcp: server request declined", "server", s.name, "method", method, "error", err)
+		// Debug: the handler logs its own outcome (toolsift serve does),
+		// and a server asking at its start is routine.
+		h.opts.Logger.Debug("mcp: server request declined", "server", s.name, "method", method, "error", err)
 		var re *RPCError
 		if errors.As(err, &re) {
 			return nil, &jsonrpc.Error{Code: re.Code, Message: re.Message, Data: re.Data}

@@ -157,7 +157,9 @@ func (h *Hub) listFeatures(s *server, cs *sdk.ClientSession, k featKind) bool {
 	}
 	if k&featResources != 0 {
 		if err != nil {
-			h.opts.Logger.Warn("mcp: listing resources failed", "server", s.name, "error", h.redact.Err(err))
+			if h.life.Err() == nil { // not cancelled by Close
+				h.opts.Logger.Warn("mcp: listing resources failed", "server", s.name, "error", h.redact.Err(err))
+			}
 		} else {
 			matchers := make([]*uritemplate.Template, len(tmpl))
 			for i, t := range tmpl {
@@ -177,7 +179,9 @@ func (h *Hub) listFeatures(s *server, cs *sdk.ClientSession, k featKind) bool {
 	}
 	if k&featPrompts != 0 {
 		if err != nil {
-			h.opts.Logger.Warn("mcp: listing prompts failed", "server", s.name, "error", h.redact.Err(err))
+			if h.life.Err() == nil { // not cancelled by Close
+				h.opts.Logger.Warn("mcp: listing prompts failed", "server", s.name, "error", h.redact.Err(err))
+			}
 		} else {
 			h.mu.Lock()
 			ch.Prompts = !slices.EqualFunc(s.feat.prompts, prompts, func(a, b Prompt) bool { return string(a.Raw) == string(b.Raw) })

@@ -166,7 +166,7 @@ func waitList(t *testing.T, lists chan mcp.ListChange, want mcp.ListChange) {
 			if got == want {
 				return
 			}
-		case <-time.After(waitLimit):
+		case <-time.After(waitLimit()):
 			t.Fatalf("no list change %+v", want)
 		}
 	}

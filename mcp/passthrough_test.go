@@ -153,7 +153,7 @@ func progressServer(n int, seen <-chan struct{}) *sdk.Server {
 				}
 				select {
 				case <-seen:
-				case <-time.After(waitLimit):
+				case <-time.After(waitLimit()):
 				}
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("token: %v", token != nil)}}}, nil
@@ -210,7 +210,7 @@ func TestHubCallCancelReachesServer(t *testing.T) {
 			select {
 			case <-ctx.Done(): // the SDK cancels it on notifications/cancelled
 				cancelled <- ctx.Err()
-			case <-time.After(waitLimit):
+			case <-time.After(waitLimit()):
 				cancelled <- errors.New("never cancelled")
 			}
 			return &sdk.CallToolResult{}, nil

@@ -69,7 +69,7 @@ func TestHubProgress(t *testing.T) {
 	case <-heldPending:
 	case err := <-connected:
 		t.Fatalf("Connect returned (%v) while a server was held", err)
-	case <-time.After(waitLimit):
+	case <-time.After(waitLimit()):
 		t.Fatal("Progress never reported only the held server pending")
 	}
 	close(release)
@@ -78,13 +78,13 @@ func TestHubProgress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(waitLimit):
+	case <-time.After(waitLimit()):
 		t.Fatal("Connect did not return after the held server was released")
 	}
 
 	// The held server's ready channel closes before its report is made,
 	// so Connect may return first: wait for the report (a hang guard).
-	for deadline := time.Now().Add(waitLimit); ; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(waitLimit()); ; time.Sleep(time.Millisecond) {
 		mu.Lock()
 		done := reports[len(reports)-1].Pending == 0
 		mu.Unlock()

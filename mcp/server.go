@@ -134,7 +134,8 @@ func (s *server) supervise() {
 				s.setClosed(false)
 				return
 			case <-s.relist:
-				if err := s.relistTools(cs); err != nil {
+				// A re-list that Close cancelled is no failure.
+				if err := s.relistTools(cs); err != nil && h.life.Err() == nil {
 					h.opts.Logger.Warn("mcp: re-listing tools failed", "server", s.name, "error", err)
 				}
 			case done := <-s.refresh:

@@ -176,14 +176,22 @@ func (s *server) restFromCache(e *catalogEntry) bool {
 	if e == nil {
 		return false
 	}
+	if !s.trust.loaded && e.trust != nil {
+		s.trust.tools, s.trust.loaded, s.trust.stamp = e.trust, true, e.trustStamp
+	}
 	tools := map[string]tool.Tool{}
 	originals := map[string]string{}
 	for _, t := range e.Tools {
 		if owner, ok := h.routes[t.Name]; ok && owner != s {
 			return false
 		}
-		// Not verified: the server has not listed it in this Hub.
-		tools[t.Name] = unverified(t)
+		// Verified against its trust record as a listing is, so that a tool
+		// the server lists unchanged later is the same tool (no re-listing).
+		// Without a record, or differing from it, its readOnlyHint is dropped.
+		if rec, ok := s.trust.tools[t.OriginalName]; !ok || len(toolDiff(rec, t)) > 0 {
+			t = unverified(t)
+		}
+		tools[t.Name] = t
 		originals[t.Name] = t.OriginalName
 	}
 	for q := range e.Disabled {

@@ -58,7 +58,7 @@ func TestHTTPServerClosingItsStreams(t *testing.T) {
 	until := time.Now().Add(7 * time.Second)
 	calls := 0
 	for time.Now().Before(until) {
-		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 		res, err := hub.Call(ctx, "polling__slow", json.RawMessage(`{}`))
 		cancel()
 		calls++

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,17 +15,12 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/internal/testserver"
 	"github.com/toolsift/toolsift/mcp"
 )
 
-var testServer struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
 func TestMain(m *testing.M) {
+	testserver.Serve() // the test binary as the test server (testServerPath)
 	if os.Getenv(orphanHelperEnv) != "" {
 		orphanHelper()
 		return
@@ -35,31 +29,14 @@ func TestMain(m *testing.M) {
 	// (see proc_linux.go); start it now, so that the goroutine leak checks
 	// do not count it.
 	_ = mcp.StartProcess(exec.Command("/nonexistent/toolsift-warm-up"))
-	code := testenv.Main(m)
-	if testServer.dir != "" {
-		os.RemoveAll(testServer.dir)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m))
 }
 
-// testServerPath builds testdata/testserver once per test binary.
+// testServerPath returns the command of the test MCP server
+// (internal/testserver): this test binary, under another name.
 func testServerPath(t *testing.T) string {
 	t.Helper()
-	testServer.once.Do(func() {
-		testServer.dir, testServer.err = os.MkdirTemp("", "toolsift-testserver")
-		if testServer.err != nil {
-			return
-		}
-		testServer.path = filepath.Join(testServer.dir, "testserver")
-		out, err := exec.Command("go", "build", "-o", testServer.path, "./testdata/testserver").CombinedOutput()
-		if err != nil {
-			testServer.err = errors.New("go build ./testdata/testserver: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if testServer.err != nil {
-		t.Fatal(testServer.err)
-	}
-	return testServer.path
+	return testserver.Command(t)
 }
 
 // writeConfig writes an mcpServers file into dir and loads it.

@@ -80,7 +80,7 @@ func TestHubSubscribe(t *testing.T) {
 		if uri != "watch://a" {
 			t.Errorf("OnResourceUpdated(%q), want watch://a", uri)
 		}
-	case <-time.After(waitLimit):
+	case <-time.After(waitLimit()):
 		t.Fatal("OnResourceUpdated was not called")
 	}
 	for range 2 {

@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
@@ -53,7 +54,7 @@ func newStore(t *testing.T, dir string) *oauth.Store {
 func connect(t *testing.T, s *oauth.Store, url string) (*mcp.Hub, mcp.ServerStatus) {
 	t.Helper()
 	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: url, Type: "http"}}}
-	h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, NoCache: true, MaxRestarts: -1, Timeout: 20 * time.Second})
+	h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, NoCache: true, MaxRestarts: -1, Timeout: testenv.WaitLimit()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestLazyServerNeedsLogin(t *testing.T) {
 	cache := t.TempDir()
 	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: srv.URL, Type: "http"}}}
 	hub := func() *mcp.Hub {
-		h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, CacheDir: cache, Timeout: 20 * time.Second})
+		h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, CacheDir: cache, Timeout: testenv.WaitLimit()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/google/go-cmp/cmp"
@@ -19,7 +18,9 @@ import (
 	"github.com/toolsift/toolsift/internal/testenv"
 )
 
-const waitLimit = 30 * time.Second
+// waitLimit bounds every wait in these tests: a hang guard that scales with
+// the test binary's -timeout, not a timing assertion (testenv.WaitLimit).
+var waitLimit = testenv.WaitLimit
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 

@@ -67,14 +67,14 @@ func scriptedModel(r anthropictest.Request) anthropictest.Reply {
 // first reads the prompt cache.
 func TestThreeToolTask(t *testing.T) {
 	dir := npmtest.Dir(t, filepath.Join("..", "..", "mcp", "testdata", "npm"))
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
 	allowed := t.TempDir()
 	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{
-		"everything": {Command: "node", Args: []string{npmtest.Entry(dir, "server-everything"), "stdio"}, Timeout: waitLimit},
-		"memory": {Command: "node", Args: []string{npmtest.Entry(dir, "server-memory")}, Timeout: waitLimit,
+		"everything": {Command: "node", Args: []string{npmtest.Entry(dir, "server-everything"), "stdio"}, Timeout: waitLimit()},
+		"memory": {Command: "node", Args: []string{npmtest.Entry(dir, "server-memory")}, Timeout: waitLimit(),
 			Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}},
-		"filesystem": {Command: "node", Args: []string{npmtest.Entry(dir, "server-filesystem"), allowed}, Timeout: waitLimit},
+		"filesystem": {Command: "node", Args: []string{npmtest.Entry(dir, "server-filesystem"), allowed}, Timeout: waitLimit()},
 	}}, &toolsift.Options{Budget: 400, K: 3, Think: think.Options{Tokenizer: tokenizer(t),
 		// Not packed: the scenario needs a tool the first step leaves
 		// out, for the deferred path's search to load (packing fills the

@@ -108,6 +108,8 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 		return usageError(fs, "--k %d: want a positive number of tools", *k)
 	case *pack < 0:
 		return usageError(fs, "--pack %d: want 0 or a positive number of tools", *pack)
+	case *timeout <= 0:
+		return usageError(fs, "--timeout %v: want a positive duration", *timeout)
 	}
 	request, names := fs.Arg(0), fs.Args()[1:]
 	tok, err := budget.NewTokenizer(*model, "")

@@ -57,6 +57,8 @@ cache's, and the report says how old it is. --connect starts every server.`)
 		return usageError(fs, "--config is required")
 	case fs.NArg() > 0:
 		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	case *timeout <= 0:
+		return usageError(fs, "--timeout %v: want a positive duration", *timeout)
 	}
 	// Servers with a cache entry are served from it, unless --connect:
 	// then every one is started (and its fresh list cached).

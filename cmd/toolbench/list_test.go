@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,18 +12,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/internal/npmtest"
+	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/internal/testserver"
 	"github.com/toolsift/toolsift/mcp"
 )
 
-// buildTestServer builds the mcp package's test MCP server.
+// buildTestServer returns the command of the test MCP server
+// (internal/testserver): this test binary, under another name.
 func buildTestServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "testserver")
-	out, err := exec.Command("go", "build", "-o", bin, "../../mcp/testdata/testserver").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build testserver: %v\n%s", err, out)
-	}
-	return bin
+	return testserver.Command(t)
 }
 
 func TestList(t *testing.T) {
@@ -42,7 +39,7 @@ func TestList(t *testing.T) {
 	}
 
 	t.Run("table", func(t *testing.T) {
-		code, stdout, stderr := runToolbench(t, "list", "--config", config, "--timeout", "20s")
+		code, stdout, stderr := runToolbench(t, "list", "--config", config, "--timeout", testenv.WaitLimit().String())
 		// A failed server fails list, so that scripts and CI can tell.
 		if code != 1 || !strings.Contains(stderr, "1 server failed: bad") {
 			t.Fatalf("exit %d, want 1 naming the failed server; stderr:\n%s", code, stderr)
@@ -226,7 +223,7 @@ func referenceConfig(t *testing.T) string {
 // live servers, so the two evaluations agree tool for tool.
 func TestListJSONRoundTrip(t *testing.T) {
 	config := referenceConfig(t)
-	code, listed, stderr := runToolbench(t, "list", "--config", config, "--json", "--timeout", "60s")
+	code, listed, stderr := runToolbench(t, "list", "--config", config, "--json", "--timeout", testenv.WaitLimit().String())
 	if code != 0 {
 		t.Fatalf("list --json: exit %d\n%s", code, stderr)
 	}
@@ -241,7 +238,7 @@ func TestListJSONRoundTrip(t *testing.T) {
 	eval := func(source ...string) (evalReport, []rankingLine) {
 		t.Helper()
 		rankings := filepath.Join(t.TempDir(), "rankings.jsonl")
-		args := append([]string{"eval", "--queries", queries, "--k", "1,100", "--json", "--rankings", rankings, "--timeout", "60s"}, source...)
+		args := append([]string{"eval", "--queries", queries, "--k", "1,100", "--json", "--rankings", rankings, "--timeout", testenv.WaitLimit().String()}, source...)
 		code, stdout, stderr := runToolbench(t, args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s", source, code, stderr)

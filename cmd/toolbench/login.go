@@ -87,13 +87,16 @@ func remoteServers(path string, inputs map[string]string, args []string) ([]stri
 
 // loginTargets parses login's or logout's flags and returns the url
 // servers they name (all of the config's when none is named), the config
-// and the store of logins.
-func loginTargets(e *env, fs *flag.FlagSet, args []string, configPath *string, inputs map[string]string) ([]string, *config.Config, *oauth.Store, error) {
+// and the store of logins. timeout is login's --timeout (nil for logout).
+func loginTargets(e *env, fs *flag.FlagSet, args []string, configPath *string, timeout *time.Duration, inputs map[string]string) ([]string, *config.Config, *oauth.Store, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return nil, nil, nil, err
 	}
-	if *configPath == "" {
+	switch {
+	case *configPath == "":
 		return nil, nil, nil, usageError(fs, "--config is required")
+	case timeout != nil && *timeout <= 0:
+		return nil, nil, nil, usageError(fs, "--timeout %v: want a positive duration", *timeout)
 	}
 	names, cfg, err := remoteServers(*configPath, inputs, fs.Args())
 	if err != nil {
@@ -112,7 +115,7 @@ func runLogin(ctx context.Context, e *env, args []string) error {
 	noBrowser := fs.Bool("no-browser", false, "print the authorization URL only; don't open a browser")
 	timeout := fs.Duration("timeout", 5*time.Minute, "how long to wait for each server's login in the browser")
 	inputs := inputFlag(fs)
-	names, cfg, store, err := loginTargets(e, fs, args, config, inputs)
+	names, cfg, store, err := loginTargets(e, fs, args, config, timeout, inputs)
 	if err != nil {
 		return err
 	}
@@ -213,7 +216,7 @@ func runLogout(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "logout", "--config mcp.json [--input ID=VALUE] [SERVER...]")
 	config := fs.String("config", "", "mcpServers config `file` (required)")
 	inputs := inputFlag(fs)
-	names, cfg, store, err := loginTargets(e, fs, args, config, inputs)
+	names, cfg, store, err := loginTargets(e, fs, args, config, nil, inputs)
 	if err != nil {
 		return err
 	}

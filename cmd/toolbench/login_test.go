@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/internal/npmtest"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
 )
 
@@ -62,7 +63,7 @@ func (s *tsOAuthServer) start() {
 		fmt.Sprintf("http://localhost:%d/.well-known/oauth-protected-resource/mcp", s.mcpPort),
 		fmt.Sprintf("http://localhost:%d/.well-known/oauth-authorization-server", s.authPort),
 	} {
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		for deadline := time.Now().Add(testenv.WaitLimit()); ; time.Sleep(50 * time.Millisecond) {
 			resp, err := http.Get(u)
 			if err == nil {
 				resp.Body.Close()
@@ -132,7 +133,7 @@ func (l *loginEnv) run(args ...string) (code int, stdout, stderr string) {
 
 func (l *loginEnv) list() (int, string) {
 	l.t.Helper()
-	code, stdout, stderr := l.run("list", "--config", l.config, "--no-cache", "--quiet", "--timeout", "20s")
+	code, stdout, stderr := l.run("list", "--config", l.config, "--no-cache", "--quiet", "--timeout", testenv.WaitLimit().String())
 	return code, stdout + stderr
 }
 
@@ -146,7 +147,7 @@ func (l *loginEnv) login(servers ...string) string {
 	done := make(chan int, 1)
 	go func() {
 		defer pw.Close()
-		done <- run(context.Background(), l.env(pw, &errb), append([]string{"login", "--config", l.config, "--no-browser", "--timeout", "60s"}, servers...))
+		done <- run(context.Background(), l.env(pw, &errb), append([]string{"login", "--config", l.config, "--no-browser", "--timeout", testenv.WaitLimit().String()}, servers...))
 	}()
 	var out strings.Builder
 	sc := bufio.NewScanner(pr)

@@ -114,6 +114,9 @@ func run(ctx context.Context, e *env, args []string) int {
 		case "help", "-h", "-help", "--help":
 			usage(e.stdout)
 			return 0
+		case "version", "-version", "--version":
+			fmt.Fprintln(e.stdout, "toolbench", cli.Version())
+			return 0
 		}
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
@@ -155,6 +158,7 @@ func usage(w io.Writer) {
 Usage:
   toolbench [eval flags]
   toolbench <command> [flags]
+  toolbench --version
 
 Commands:`)
 	names := make([]string, 0, len(commands))

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
+
+	"github.com/toolsift/toolsift/internal/cli"
 )
 
 // runToolbench runs toolbench in-process with an empty environment and
@@ -20,4 +23,46 @@ func runWithEnv(t *testing.T, environ map[string]string, args ...string) (code i
 	e := &env{stdout: &out, stderr: &errb, getenv: func(k string) string { return environ[k] }}
 	code = run(context.Background(), e, args)
 	return code, out.String(), errb.String()
+}
+
+// TestFlagErrors: a bad value is refused before any work (the config named
+// does not exist, and no server or tokenizer is started), worded as every
+// command words it, with exit code 2.
+func TestFlagErrors(t *testing.T) {
+	const cfg = "/nonexistent/mcp.json"
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--config", cfg, "--budget", "-5", "task"}, "toolbench run: --budget -5: want a positive number of tokens\n"},
+		{[]string{"run", "--config", cfg, "--k", "0", "task"}, "toolbench run: --k 0: want a positive number of tools\n"},
+		{[]string{"run", "--config", cfg, "--max-steps", "0", "task"}, "toolbench run: --max-steps 0: want a positive number of steps\n"},
+		{[]string{"run", "--config", cfg, "--observation-budget", "-1", "task"}, "toolbench run: --observation-budget -1: want a positive number of tokens\n"},
+		{[]string{"run", "--config", cfg, "--tool-timeout", "0s", "task"}, "toolbench run: --tool-timeout 0s: want a positive duration\n"},
+		{[]string{"run", "--config", cfg, "--timeout", "-1s", "task"}, "toolbench run: --timeout -1s: want a positive duration\n"},
+		{[]string{"explain", "--config", cfg, "--budget", "-5", "read a file"}, "toolbench explain: --budget -5: want a positive number of tokens\n"},
+		{[]string{"explain", "--config", cfg, "--timeout", "0s", "read a file"}, "toolbench explain: --timeout 0s: want a positive duration\n"},
+		{[]string{"eval", "--budget", "-5"}, "toolbench eval: --budget -5: want a positive number of tokens\n"},
+		{[]string{"list", "--config", cfg, "--timeout", "0s"}, "toolbench list: --timeout 0s: want a positive duration\n"},
+		{[]string{"tokens", "--config", cfg, "--timeout", "-1s"}, "toolbench tokens: --timeout -1s: want a positive duration\n"},
+		{[]string{"trust", "--config", cfg, "--timeout", "0s", "server"}, "toolbench trust: --timeout 0s: want a positive duration\n"},
+		{[]string{"login", "--config", cfg, "--timeout", "0s"}, "toolbench login: --timeout 0s: want a positive duration\n"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runToolbench(t, tt.args...)
+			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and stderr starting %q", code, stdout, stderr, tt.want)
+			}
+		})
+	}
+}
+
+// TestVersion: --version (and its spellings) prints the program's version.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "-version", "version"} {
+		code, stdout, stderr := runToolbench(t, arg)
+		if want := "toolbench " + cli.Version() + "\n"; code != 0 || stdout != want || stderr != "" {
+			t.Errorf("toolbench %s: exit %d, stdout %q, stderr %q; want exit 0 and %q", arg, code, stdout, stderr, want)
+		}
+	}
 }

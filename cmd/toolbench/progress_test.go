@@ -31,7 +31,7 @@ func startToolbench(t *testing.T, term *terminal, isTerminal bool, args ...strin
 		select {
 		case code := <-done:
 			return code, out.String()
-		case <-time.After(time.Minute):
+		case <-time.After(testenv.WaitLimit()):
 			t.Fatal("toolbench did not return")
 			return 0, ""
 		}
@@ -74,7 +74,7 @@ func TestConnectProgress(t *testing.T) {
 	term := new(terminal)
 	wait := startToolbench(t, term, true, "list", "--config", config)
 	const mid = "\rconnecting: 1/2 ready, 0 failed, 1 pending ("
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(term.String(), mid); {
+	for deadline := time.Now().Add(testenv.WaitLimit()); !strings.Contains(term.String(), mid); {
 		if time.Now().After(deadline) {
 			t.Fatalf("no progress line %q on the terminal:\n%q", mid, term.String())
 		}

@@ -80,8 +80,20 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--search-tools %q: want auto, always or never", *search)
 	case !polOK:
 		return usageError(fs, "--policy %q: want stable or fresh", *policy)
+	case *toolBudget <= 0:
+		return usageError(fs, "--budget %d: want a positive number of tokens", *toolBudget)
+	case *k <= 0:
+		return usageError(fs, "--k %d: want a positive number of tools", *k)
 	case *pack < 0:
 		return usageError(fs, "--pack %d: want 0 or a positive number of tools", *pack)
+	case *maxSteps <= 0:
+		return usageError(fs, "--max-steps %d: want a positive number of steps", *maxSteps)
+	case *obsBudget <= 0:
+		return usageError(fs, "--observation-budget %d: want a positive number of tokens", *obsBudget)
+	case *toolTimeout <= 0:
+		return usageError(fs, "--tool-timeout %v: want a positive duration", *toolTimeout)
+	case *connectTimeout <= 0:
+		return usageError(fs, "--timeout %v: want a positive duration", *connectTimeout)
 	case pricesErr != nil:
 		return usageError(fs, "--prices: %v", pricesErr)
 	case !slices.Contains(apis, *api):

@@ -18,6 +18,7 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/internal/testserver"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -34,6 +35,7 @@ const runTestServerEnv = "TOOLBENCH_RUN_TEST_MCP_SERVER"
 const mainArgsEnv = "TOOLBENCH_TEST_MAIN_ARGS"
 
 func TestMain(m *testing.M) {
+	testserver.Serve() // the test binary as the test MCP server (buildTestServer)
 	if args := os.Getenv(mainArgsEnv); args != "" {
 		// The test binary as toolbench itself, for tests of the process
 		// (signals, exit codes).

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +39,7 @@ func TestSIGINTExits130(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.WaitLimit()); ; time.Sleep(10 * time.Millisecond) {
 		if _, err := os.Stat(marker); err == nil {
 			break
 		}

@@ -75,6 +75,8 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	case *top < 0:
 		return usageError(fs, "--top %d: want 0 or more", *top)
+	case *timeout <= 0:
+		return usageError(fs, "--timeout %v: want a positive duration", *timeout)
 	}
 	tok, err := budget.NewTokenizer(*model, *encoding)
 	if err != nil {

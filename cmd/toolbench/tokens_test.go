@@ -3,13 +3,13 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/testserver"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -133,17 +133,9 @@ func TestTokensErrors(t *testing.T) {
 }
 
 // TestTokensConfig measures the tools of a real MCP server over stdio: the
-// mcp package's test server, built here.
+// test server of internal/testserver.
 func TestTokensConfig(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds and starts an MCP server")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "testserver")
-	build := exec.Command("go", "build", "-o", bin, "../../mcp/testdata/testserver")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the test server: %v\n%s", err, out)
-	}
+	bin := testserver.Command(t)
 	cfg := writeFile(t, "mcp.json", `{"mcpServers":{"demo":{"command":`+string(mustJSON(t, bin))+`}}}`)
 	code, stdout, stderr := runToolbench(t, "tokens", "--config", cfg, "--json")
 	if code != 0 {

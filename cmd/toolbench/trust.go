@@ -34,6 +34,8 @@ func runTrust(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--config is required")
 	case fs.NArg() == 0:
 		return usageError(fs, "name the server whose tools to trust")
+	case *timeout <= 0:
+		return usageError(fs, "--timeout %v: want a positive duration", *timeout)
 	}
 	server, tools := fs.Arg(0), fs.Args()[1:]
 	o := toolsift.Options{Hub: mcp.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: mcp.StartEager}, Inputs: inputs}

@@ -51,6 +51,9 @@ func run(ctx context.Context, e *env, args []string) int {
 	case "help", "-h", "-help", "--help":
 		usage(e.stdout)
 		return 0
+	case "version", "-version", "--version":
+		fmt.Fprintln(e.stdout, "toolsift", cli.Version())
+		return 0
 	case "serve":
 		err = serve(ctx, e, args[1:])
 	default:
@@ -74,6 +77,7 @@ func usage(w io.Writer) {
 
 Usage:
   toolsift serve --config FILE [flags]   MCP server over stdio (or --listen ADDR for HTTP)
+  toolsift --version                     the version (its serverInfo's too)
 
 Run "toolsift serve -h" for its flags.`)
 }

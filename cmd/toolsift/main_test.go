@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/cli"
 )
 
 func TestUsage(t *testing.T) {
@@ -28,6 +29,10 @@ func TestUsage(t *testing.T) {
 		{nil, 2, "", "toolsift serve --config FILE"},
 		{[]string{"help"}, 0, "toolsift serve --config FILE", ""},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		{[]string{"--version"}, 0, "toolsift " + cli.Version() + "\n", ""},
+		{[]string{"version"}, 0, "toolsift " + cli.Version() + "\n", ""},
+		{[]string{"serve", "--config", config, "--session-timeout", "-1s"}, 2, "", "--session-timeout -1s: want 0 (never) or a positive duration"},
+		{[]string{"serve", "--config", config, "--budget", "-5"}, 2, "", "toolsift serve: --budget -5: want a positive number of tokens"},
 		{[]string{"serve", "-h"}, 0, "", "alwaysLoad"},
 		{[]string{"serve"}, 2, "", "--config is required"},
 		{[]string{"serve", "--config"}, 2, "", "--config needs a value"},
@@ -109,5 +114,22 @@ func TestServeWarnings(t *testing.T) {
 	}
 	if stdout.Len() != 0 {
 		t.Errorf("stdout (the protocol's) = %q, want nothing", stdout.String())
+	}
+}
+
+// TestServeEmptyConfig: a config without servers is served (a config
+// being written is not an error), with a warning naming the file.
+func TestServeEmptyConfig(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(config, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	if code := run(context.Background(), e, []string{"serve", "--config", config, "--no-cache"}); code != 0 {
+		t.Fatalf("exit code %d\nstderr: %s", code, stderr.String())
+	}
+	if want := config + `:1:16: field \"mcpServers\": no servers: there are no tools to offer`; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %s:\n%s", want, stderr.String())
 	}
 }

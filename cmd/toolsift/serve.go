@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/cachefile"
+	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/proxy"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
@@ -117,6 +117,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--max-tools %d: want at least 3 (search_tools, call_tool and one more)", *maxTools)
 	case *connectTimeout <= 0:
 		return usageError(fs, "--connect-timeout %v: want a positive duration", *connectTimeout)
+	case *sessionTimeout < 0:
+		return usageError(fs, "--session-timeout %v: want 0 (never) or a positive duration", *sessionTimeout)
 	case *budget < 1:
 		return usageError(fs, "--budget %d: want a positive number of tokens", *budget)
 	case *listen == "" && (*tokenFile != "" || *stateless):
@@ -238,7 +240,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		PinnedTools:    ts.Pinned(),
 		Static:         *stateless,
 		MaxResultBytes: *maxResultBytes,
-		Version:        version(),
+		Version:        cli.Version(),
 		Logger:         log,
 	})
 	if err != nil {
@@ -342,14 +344,6 @@ func isSelf(sc config.Server) bool {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// version is the module version when built by go install, else "devel".
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
 
 // loginStore is the store of logins that toolbench login writes
 // (oauth.DefaultDir, or $XDG_CONFIG_HOME/toolsift/oauth where that is set,

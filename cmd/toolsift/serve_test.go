@@ -215,8 +215,8 @@ func TestServeHTTPTypeScript(t *testing.T) {
 		url = "http://" + a + "/mcp"
 	case code := <-done:
 		t.Fatalf("serve ended with %d before listening:\n%s", code, log.String())
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("serve is not listening after 2 minutes:\n%s", log.String())
+	case <-time.After(testenv.WaitLimit()):
+		t.Fatalf("serve is not listening in time:\n%s", log.String())
 	}
 
 	// A request without the token, and with a wrong one, is refused.

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -74,14 +73,14 @@ func TestServeTrust(t *testing.T) {
 	e = &env{stdin: serveIn, stdout: serveOut, stderr: &serveErr, getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(context.Background(), e, []string{"serve", "--config", cfg2, "--cache-dir", cache, "--pin", "up__lookup", "--connect-timeout", "30s"})
+		done <- run(context.Background(), e, []string{"serve", "--config", cfg2, "--cache-dir", cache, "--pin", "up__lookup", "--connect-timeout", testenv.WaitLimit().String()})
 		serveOut.Close()
 	}()
 	changed := make(chan struct{}, 8)
 	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
 	defer cancel()
 	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
 	if err != nil {

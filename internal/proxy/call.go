@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
@@ -89,10 +91,7 @@ func (p *Proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 	if known {
 		attrs = append(attrs, "server", t.Server, "upstream_tool", t.OriginalName)
 	}
-	if err != nil {
-		attrs = append(attrs, "error", err)
-	}
-	p.logger(ss).Info("call", attrs...)
+	p.logger(ss).Info("call", withError(attrs, err)...)
 	if err == nil {
 		if refusal := p.holdResult(ctx, name, res); refusal != nil {
 			p.logger(ss).Warn("result refused", "tool", name, "error", refusal)
@@ -123,4 +122,34 @@ func (p *Proxy) holdResult(ctx context.Context, name string, res tool.Result) *s
 	}
 	context.AfterFunc(ctx, func() { p.results.release(n) })
 	return nil
+}
+
+// unknownToolHint adds a hint to the SDK's "unknown tool" error, the answer
+// to a tools/call of a tool not on the session's list: a tool another
+// session found (each session's list is its own), or a name the client
+// guessed. It says how to reach the tool: call_tool, or search_tools to add
+// it to this session's list. Other errors are returned as they are.
+func (p *Proxy) unknownToolHint(req sdk.Request, err error) error {
+	call, ok := req.(*sdk.CallToolRequest)
+	var rpc *jsonrpc.Error
+	if !ok || call.Params == nil || !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams ||
+		rpc.Message != fmt.Sprintf("unknown tool %q", call.Params.Name) {
+		return err
+	}
+	name := call.Params.Name
+	hint := fmt.Sprintf("no tool has this name; %s finds tools by what they do", SearchToolName)
+	if _, ok := p.ts.Get(name); ok {
+		hint = fmt.Sprintf("it is not on this session's tool list (the tools %s finds join the list of the session that searched); "+
+			"call it through %s with {\"name\": %q, \"arguments\": {...}}, or call %s to add it to this list", SearchToolName, CallToolName, name, SearchToolName)
+	}
+	return &jsonrpc.Error{Code: rpc.Code, Message: rpc.Message + ": " + hint, Data: rpc.Data}
+}
+
+// withError is a log line's attributes with the error, when there is one
+// (a success logs no "error=<nil>").
+func withError(attrs []any, err error) []any {
+	if err != nil {
+		attrs = append(attrs, "error", err)
+	}
+	return attrs
 }

@@ -67,7 +67,13 @@ func (c clientRequests) HandleClientRequest(ctx context.Context, req mcp.ClientR
 	if err != nil {
 		outcome = err.Error()
 	}
-	c.log.Info("client request", "server", req.Server, "method", req.Method, "call", req.Call, "outcome", outcome)
+	level := slog.LevelInfo
+	if ss, _ := ctx.Value(sessionKey{}).(*sdk.ServerSession); ss == nil {
+		// Asked outside any client call, as servers such as
+		// server-filesystem ask for roots when they start: routine.
+		level = slog.LevelDebug
+	}
+	c.log.Log(ctx, level, "client request", "server", req.Server, "method", req.Method, "call", req.Call, "outcome", outcome)
 	return out, err
 }
 

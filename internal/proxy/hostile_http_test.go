@@ -235,7 +235,7 @@ func TestTricklingBody(t *testing.T) {
 	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", srv.Listener.Addr())
 	// Generous: the server answers after 100ms; a server without the
 	// deadline never answers.
-	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(testenv.WaitLimit()))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatalf("no answer to a trickling body: %v", err)
@@ -276,7 +276,7 @@ func TestLimitListener(t *testing.T) {
 	}
 	defer third.Close()
 	fmt.Fprintf(third, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	_ = third.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_ = third.SetReadDeadline(time.Now().Add(testenv.WaitLimit()))
 	resp, err := http.ReadResponse(bufio.NewReader(third), nil)
 	if err != nil {
 		t.Fatalf("third connection: %v", err)
@@ -286,7 +286,7 @@ func TestLimitListener(t *testing.T) {
 		t.Errorf("third connection: %s %q, want 503 naming --max-conns", resp.Status, b)
 	}
 	held[0].Close()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.WaitLimit()); ; time.Sleep(10 * time.Millisecond) {
 		resp, err := http.Get("http://" + addr)
 		if err == nil && resp.StatusCode == 200 {
 			resp.Body.Close()

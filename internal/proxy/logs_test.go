@@ -16,6 +16,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -79,7 +80,7 @@ func TestLogsReachTheCallingClient(t *testing.T) {
 		select {
 		case l := <-got:
 			lines = append(lines, l)
-		case <-time.After(20 * time.Second):
+		case <-time.After(testenv.WaitLimit()):
 			t.Fatalf("log messages the client got: %q, want 2", lines)
 		}
 	}

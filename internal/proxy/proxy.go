@@ -229,7 +229,8 @@ func (p *Proxy) NewServer() *sdk.Server {
 }
 
 // checkTools brings the tools listed up to date before a tools/list or a
-// call is answered: trust records that another process changed (toolbench trust)
+// call is answered (and words a call of a tool off the list with a hint,
+// unknownToolHint): trust records that another process changed (toolbench trust)
 // are read again, and when they were, every session's listed tools are
 // synced; a tools/list syncs its own session's in any case (Hub.Trust in
 // this process, an upstream change). Checking here rather than watching
@@ -254,7 +255,11 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 		if res, refused := s.refuseQuarantined(ctx, method, req); refused {
 			return res, nil
 		}
-		return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		if method == "tools/call" && err != nil {
+			err = s.p.unknownToolHint(req, err)
+		}
+		return res, err
 	}
 }
 

@@ -171,7 +171,7 @@ func (c *client) waitChanged(t *testing.T) {
 	t.Helper()
 	select {
 	case <-c.changed:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testenv.WaitLimit()):
 		t.Fatal("no notifications/tools/list_changed")
 	}
 }
@@ -505,13 +505,13 @@ func TestCancelReachesUpstream(t *testing.T) {
 	}()
 	select {
 	case <-started:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testenv.WaitLimit()):
 		t.Fatal("the upstream tool never started")
 	}
 	cancel()
 	select {
 	case <-cancelled:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testenv.WaitLimit()):
 		t.Fatal("the upstream tool's ctx did not end after the client cancelled")
 	}
 	if err := <-done; err == nil {

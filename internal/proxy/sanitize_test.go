@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/internal/testenv"
 )
 
 // hostileText holds what a terminal or a UI acts on: ESC (a CSI that
@@ -40,7 +41,7 @@ func TestUpstreamTextEscaped(t *testing.T) {
 				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "half\x1b[2J\x07 done\u202e"})
 				// Answer once the client has the notice: a result
 				// first would end the call's progress.
-				for deadline := time.Now().Add(10 * time.Second); len(progress) == 0 && time.Now().Before(deadline); {
+				for deadline := time.Now().Add(testenv.WaitLimit()); len(progress) == 0 && time.Now().Before(deadline); {
 					time.Sleep(5 * time.Millisecond)
 				}
 			}
@@ -118,7 +119,7 @@ func TestUpstreamTextEscaped(t *testing.T) {
 		if raw(msg) || !strings.Contains(msg, `half\x1b[2J\x07 done\u202e`) {
 			t.Errorf("progress message %q: want it escaped", msg)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testenv.WaitLimit()):
 		t.Fatal("no progress notification")
 	}
 }

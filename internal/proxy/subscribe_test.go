@@ -12,6 +12,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -101,7 +102,7 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 		if uri != "watch://a" {
 			t.Errorf("the subscriber heard of %q, want watch://a", uri)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(testenv.WaitLimit()):
 		t.Fatal("the subscriber heard of no update")
 	}
 	if err := subscriber.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "watch://a"}); err != nil {
@@ -129,7 +130,7 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 		if got != "unsubscribe watch://a" {
 			t.Errorf("upstream asked %q, want unsubscribe watch://a", got)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(testenv.WaitLimit()):
 		t.Error("the upstream was not unsubscribed when the client ended")
 	}
 }

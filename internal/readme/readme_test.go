@@ -1,5 +1,5 @@
-// Package readme_test checks that the Go program in the repository's
-// README.md compiles against the current API.
+// Package readme_test checks that the Go programs of the repository's
+// README.md and docs/library.md compile against the current API.
 package readme_test
 
 import (
@@ -12,13 +12,21 @@ import (
 )
 
 func TestREADMECompiles(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	for _, file := range []string{"README.md", "docs/library.md"} {
+		t.Run(file, func(t *testing.T) { checkCompiles(t, file) })
+	}
+}
+
+// checkCompiles builds every ```go block of file, a path from the
+// repository's root.
+func checkCompiles(t *testing.T, file string) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllSubmatch(readme, -1)
 	if len(blocks) == 0 {
-		t.Fatal("README.md has no ```go block")
+		t.Fatalf("%s has no ```go block", file)
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -41,7 +49,7 @@ func TestREADMECompiles(t *testing.T) {
 		cmd := exec.Command("go", "build", "-overlay", ov, "-o", os.DevNull, "./internal/readme/example")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("README.md Go block %d does not compile: %v\n%s", i+1, err, out)
+			t.Errorf("%s Go block %d does not compile: %v\n%s", file, i+1, err, out)
 		}
 	}
 }

@@ -10,8 +10,10 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -23,12 +25,29 @@ import (
 	"github.com/toolsift/toolsift/toolindex"
 )
 
-// WaitLimit bounds how long a leak check waits for goroutines to end: a
-// hang guard, not a timing assertion.
-const WaitLimit = 20 * time.Second
+// WaitLimit bounds a test's wait for work that should end (a server
+// starting, an event arriving, goroutines ending after Close): a hang
+// guard, never a timing assertion. It is the test binary's own -timeout
+// (go test's default 10m, .ci/test's 30m) less a tenth of it, at most a
+// minute, so that the test that hangs fails with its own message just
+// before the binary's timeout would panic; a loaded machine slows the
+// work, it does not fail the test. Under -timeout 0 (no limit) it is a
+// day. Call it while tests run: it reads the parsed test flags.
+func WaitLimit() time.Duration {
+	var d time.Duration
+	if f := flag.Lookup("test.timeout"); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			d, _ = g.Get().(time.Duration)
+		}
+	}
+	if d <= 0 {
+		return 24 * time.Hour
+	}
+	return d - min(d/10, time.Minute)
+}
 
-// checkWait is [CheckGoroutines]' wait: [WaitLimit], shorter in this package's
-// own tests.
+// checkWait is [CheckGoroutines]' wait: [WaitLimit], shorter in this
+// package's own tests.
 var checkWait = WaitLimit
 
 // Main runs the tests of m and returns the code for os.Exit. While they
@@ -46,15 +65,32 @@ func Main(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(cache)
+	keepGoCache()
 	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()
 	if code == 0 {
-		if leaked := Leaked(WaitLimit); leaked != "" {
+		if leaked := Leaked(WaitLimit()); leaked != "" {
 			fmt.Fprintf(os.Stderr, "goroutines leaked by the tests:\n%s\n", leaked)
 			code = 1
 		}
 	}
 	return code
+}
+
+// keepGoCache pins $GOCACHE to the go command's build cache before Main
+// moves $XDG_CACHE_HOME: the go command's default cache folder is under it,
+// so every `go build` a test runs (the README's program, a helper) would
+// otherwise compile the standard library and every dependency afresh, for
+// minutes on a loaded machine. Without a go command there is nothing to
+// keep.
+func keepGoCache() {
+	if os.Getenv("GOCACHE") != "" {
+		return
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if dir := strings.TrimSpace(string(out)); err == nil && dir != "" && dir != "off" {
+		os.Setenv("GOCACHE", dir)
+	}
 }
 
 // Leaked returns the stacks of goroutines, other than the caller's, that
@@ -86,7 +122,7 @@ func CheckGoroutines(t testing.TB) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(checkWait)
+		deadline := time.Now().Add(checkWait())
 		for runtime.NumGoroutine() > before {
 			if time.Now().After(deadline) {
 				t.Errorf("goroutine leak: %d before the test, %d after\n%s", before, runtime.NumGoroutine(), strings.Join(stacks(), "\n\n"))

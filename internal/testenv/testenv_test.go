@@ -1,7 +1,11 @@
 package testenv
 
 import (
+	"flag"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -41,7 +45,7 @@ func TestLeaked(t *testing.T) {
 	}
 	close(release)
 	<-done
-	if got := Leaked(WaitLimit); got != "" {
+	if got := Leaked(WaitLimit()); got != "" {
 		t.Errorf("Leaked after the goroutine ended = %q, want none", got)
 	}
 }
@@ -52,7 +56,7 @@ func TestLeaked(t *testing.T) {
 // before it has would hide one leaked goroutine.
 func settle(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(WaitLimit)
+	deadline := time.Now().Add(WaitLimit())
 	n, since := runtime.NumGoroutine(), time.Now()
 	for time.Since(since) < 50*time.Millisecond {
 		if time.Now().After(deadline) {
@@ -66,7 +70,7 @@ func settle(t *testing.T) {
 }
 
 func TestCheckGoroutines(t *testing.T) {
-	checkWait = 100 * time.Millisecond
+	checkWait = func() time.Duration { return 100 * time.Millisecond }
 	defer func() { checkWait = WaitLimit }()
 
 	settle(t)
@@ -90,6 +94,49 @@ func TestCheckGoroutines(t *testing.T) {
 	}
 	if len(r.errs) != 0 {
 		t.Errorf("no goroutine started: errors = %q", r.errs)
+	}
+}
+
+// TestMain runs this package's tests under Main, as every other package's.
+func TestMain(m *testing.M) { os.Exit(Main(m)) }
+
+// TestMainKeepsGoCache: Main moves $XDG_CACHE_HOME to a folder of the run,
+// and the go command's build cache stays where it was, so that a test's
+// `go build` reuses it instead of compiling everything afresh.
+func TestMainKeepsGoCache(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatalf("the go command is not on PATH: %v", err)
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gocache, xdg := strings.TrimSpace(string(out)), os.Getenv("XDG_CACHE_HOME")
+	if rel, err := filepath.Rel(xdg, gocache); err == nil && !strings.HasPrefix(rel, "..") {
+		t.Errorf("go env GOCACHE = %s, inside the run's cache folder %s", gocache, xdg)
+	}
+}
+
+// TestWaitLimit: the wait scales with the test binary's -timeout.
+func TestWaitLimit(t *testing.T) {
+	f := flag.Lookup("test.timeout")
+	old := f.Value.String()
+	defer f.Value.Set(old)
+	for _, tt := range []struct {
+		timeout string
+		want    time.Duration
+	}{
+		{"30m", 29 * time.Minute},
+		{"10m", 9 * time.Minute},
+		{"20s", 18 * time.Second},
+		{"0", 24 * time.Hour},
+	} {
+		if err := f.Value.Set(tt.timeout); err != nil {
+			t.Fatal(err)
+		}
+		if got := WaitLimit(); got != tt.want {
+			t.Errorf("-timeout %s: WaitLimit() = %v, want %v", tt.timeout, got, tt.want)
+		}
 	}
 }
 

@@ -1,5 +1,16 @@
-// Command testserver is a small MCP server over stdio for the mcp package's
-// tests. Its -mode flag makes it misbehave the ways real servers do.
+// Package testserver is a small MCP server over stdio for tests (of mcp,
+// cmd/toolbench and the root package), run by the test binary itself (the
+// helper-process idiom): [Command] returns a link named testserver to the
+// running test binary, and the test binary's TestMain calls [Serve] first,
+// which serves when the process was started under that name. Nothing is
+// built, so a test starting a server costs no `go build`.
+//
+//	func TestMain(m *testing.M) {
+//		testserver.Serve()
+//		os.Exit(m.Run())
+//	}
+//
+// Its -mode flag makes it misbehave the ways real servers do.
 //
 //	-mode serve  (default) serve the tools below
 //	-mode hang   read stdin, never answer, ignore EOF
@@ -22,7 +33,7 @@
 // With -gate FILE, a start that finds FILE already there waits until it is
 // removed before serving; the first start creates it. Tests use this to hold
 // a restart while they look at the Hub.
-package main
+package testserver
 
 import (
 	"bytes"
@@ -33,20 +44,57 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"sync"
+	"syscall"
+	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func main() {
-	mode := flag.String("mode", "serve", "serve, hang or exit")
-	gate := flag.String("gate", "", "hold every start after the first until this file is removed")
-	banner := flag.Bool("banner", false, "print a banner on stdout first, as some real servers do")
-	misbehave := flag.Bool("misbehave", false, "also serve log, wedge, block and flood")
-	noise := flag.Bool("noise", false, "print JSON-looking lines that are not JSON-RPC on stdout")
-	depth := flag.Int("depth", 495, "-mode deep: levels of nesting")
-	flag.Parse()
+// name is the program name under which a test binary is the test server.
+const name = "testserver"
+
+// Command returns the path of a command that runs the test server: a link
+// named testserver, in a temporary folder of t, to the running test
+// binary, whose TestMain must call [Serve] first.
+func Command(t testing.TB) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("testserver: the test binary's path: %v", err)
+	}
+	link := filepath.Join(t.TempDir(), name)
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatalf("testserver: %v", err)
+	}
+	return link
+}
+
+// Serve serves the test server and exits when the process was started
+// through a [Command] link; otherwise it returns at once. Call it first in
+// TestMain.
+func Serve() {
+	if filepath.Base(os.Args[0]) != name {
+		return
+	}
+	serve(os.Args[1:])
+	// Not os.Exit: a test binary built with -race sleeps a second in
+	// os.Exit(0) (GORACE atexit_sleep_ms), which every Close of a Hub
+	// would wait for. A race found here is still printed on stderr.
+	syscall.Exit(0)
+}
+
+func serve(args []string) {
+	flags := flag.NewFlagSet(name, flag.ExitOnError)
+	mode := flags.String("mode", "serve", "serve, hang or exit")
+	gate := flags.String("gate", "", "hold every start after the first until this file is removed")
+	banner := flags.Bool("banner", false, "print a banner on stdout first, as some real servers do")
+	misbehave := flags.Bool("misbehave", false, "also serve log, wedge, block and flood")
+	noise := flags.Bool("noise", false, "print JSON-looking lines that are not JSON-RPC on stdout")
+	depth := flags.Int("depth", 495, "-mode deep: levels of nesting")
+	_ = flags.Parse(args)
 	log.SetFlags(0)
 
 	switch *mode {

@@ -1,0 +1,90 @@
+//lint:file-ignore SA1019 roots are deprecated by MCP 2026-07-28, but servers such as server-filesystem still ask for them.
+
+package proxy_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+// TestQuietLog: what is routine logs nothing at the default level: a
+// server asking for roots as it starts (server-filesystem does; no client
+// call is in flight to ask), and a successful read says no "error=<nil>".
+// At debug level the declined request is still there.
+func TestQuietLog(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		t.Run(level.String(), func(t *testing.T) {
+			asked := make(chan error, 1)
+			upstream := sdk.NewServer(&sdk.Implementation{Name: "fs", Version: "1"}, &sdk.ServerOptions{
+				InitializedHandler: func(ctx context.Context, req *sdk.InitializedRequest) {
+					_, err := req.Session.ListRoots(ctx, nil)
+					asked <- err
+				},
+			})
+			upstream.AddResource(&sdk.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/plain"},
+				func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+					return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "test://readme", Text: "hello"}}}, nil
+				})
+			cfg := &config.Config{Servers: map[string]config.Server{"fs": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+				serverSide, clientSide := net.Pipe()
+				if _, err := upstream.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
+					clientSide.Close()
+					return nil, err
+				}
+				return clientSide, nil
+			}}}}
+			var buf testenv.Buffer
+			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
+			ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true, Logger: log,
+				Hub: mcp.HubOptions{ClientRequests: proxy.NewClientRequests(log, 0)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ts.Close()
+			select {
+			case err := <-asked:
+				if err == nil || !strings.Contains(err.Error(), "declined") {
+					t.Errorf("roots/list at start: %v, want it declined", err)
+				}
+			case <-time.After(testenv.WaitLimit()):
+				t.Fatal("the server never asked for roots")
+			}
+			p, err := proxy.New(ts, &proxy.Options{Logger: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := connect(t, p.NewServer(), "")
+			if _, err := c.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "test://readme"}); err != nil {
+				t.Fatal(err)
+			}
+			got := buf.String()
+			if !strings.Contains(got, "read resource") {
+				t.Errorf("log lacks the read:\n%s", got)
+			}
+			if strings.Contains(got, "<nil>") {
+				t.Errorf("log says <nil>:\n%s", got)
+			}
+			declined := 0
+			for _, line := range strings.Split(got, "\n") {
+				if strings.Contains(line, "roots/list") {
+					declined++
+				}
+			}
+			if want := map[slog.Level]int{slog.LevelInfo: 0, slog.LevelDebug: 2}[level]; declined != want {
+				t.Errorf("%d lines about the declined roots/list at level %s, want %d:\n%s", declined, level, want, got)
+			}
+		})
+	}
+}
