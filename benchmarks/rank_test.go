@@ -27,6 +27,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
@@ -61,9 +62,9 @@ var rankVariants = []rankVariant{
 	{"server0.25", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25 }},
 	{"server0.5", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5 }},
 	{"server1", func(o *think.Options) { o.Retrieval.ServerWeight = 1 }},
-	{"intents1", func(o *think.Options) { o.Retrieval.IntentQuota = 1 }},
-	{"intents2", func(o *think.Options) { o.Retrieval.IntentQuota = 2 }},
-	{"intents3", func(o *think.Options) { o.Retrieval.IntentQuota = 3 }},
+	{"intents1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 1}) }},
+	{"intents2", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 2}) }},
+	{"intents3", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 3}) }},
 	{"k30", func(o *think.Options) { o.Retrieval.K = 30 }},
 	{"k40", func(o *think.Options) { o.Retrieval.K = 40 }},
 	// Budget packing (think.Options.Pack): 10 or 20 more candidates than
@@ -74,19 +75,31 @@ var rankVariants = []rankVariant{
 	{"pack40", func(o *think.Options) { o.Pack = 40 }},
 	{"server0.5+pack20", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Pack = 20 }},
 	{"server0.5+intents2+pack20", func(o *think.Options) {
-		o.Retrieval.ServerWeight, o.Retrieval.IntentQuota, o.Pack = 0.5, 2, 20
+		o.Retrieval.ServerWeight, o.Pack = 0.5, 20
+		rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 2})
 	}},
 	{"server0.5+k30", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.K = 30 }},
-	{"server0.25+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25; o.Retrieval.IntentQuota = 2 }},
-	{"server0.5+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.IntentQuota = 2 }},
-	// Pseudo-relevance feedback (retrieval.Options.Feedback).
-	{"feedback3", func(o *think.Options) { o.Retrieval.Feedback = 3 }},
-	{"feedback5", func(o *think.Options) { o.Retrieval.Feedback = 5 }},
-	{"feedback3+pack20", func(o *think.Options) { o.Retrieval.Feedback = 3; o.Pack = 20 }},
-	// The fitted word associations (retrieval.Options.Associate).
-	{"assoc0.25", func(o *think.Options) { o.Retrieval.Associate = 0.25 }},
-	{"assoc0.5", func(o *think.Options) { o.Retrieval.Associate = 0.5 }},
-	{"assoc1", func(o *think.Options) { o.Retrieval.Associate = 1 }},
+	{"server0.25+intents2", func(o *think.Options) {
+		o.Retrieval.ServerWeight = 0.25
+		rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 2})
+	}},
+	{"server0.5+intents2", func(o *think.Options) {
+		o.Retrieval.ServerWeight = 0.5
+		rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 2})
+	}},
+	// Pseudo-relevance feedback (rankopt.Features.Feedback).
+	{"feedback3", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Feedback: 3}) }},
+	{"feedback5", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Feedback: 5}) }},
+	{"feedback3+pack20", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Feedback: 3}); o.Pack = 20 }},
+	// The fitted word associations (rankopt.Features.Associate).
+	{"assoc0.25", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Associate: 0.25}) }},
+	{"assoc0.5", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Associate: 0.5}) }},
+	{"assoc1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Associate: 1}) }},
+	// Issue 36: the ranking before the semantic signal's confident best
+	// was kept in the top 3, and long descriptions searched in windows.
+	{"noreach", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{NoReach: true}) }},
+	{"windows1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 1}) }},
+	{"windows0.8", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 0.8}) }},
 	{"bm25-name1", nil},
 	{"bm25-name3", nil},
 	{"bm25-params0.25", nil},

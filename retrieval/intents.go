@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Multi-intent requests (Options.IntentQuota): "file the bug in the
+// Multi-intent requests (rankopt.Features.IntentQuota, off by default): "file the bug in the
 // tracker, then tell the channel" asks two things, and the words of one
 // ask can drown the other's in a whole-request ranking. The request is
 // split into its asks (sentences, then clauses joined by "then", "also",

@@ -21,15 +21,15 @@ import (
 // ranked is the ranking Retrieve and Explain take their matches from: the
 // fused ranking of the query's parts, lifted by the servers' scores
 // (Options.ServerWeight) and with each ask's best tools kept near the top
-// (Options.IntentQuota); at most k matches, best first.
+// (the intent quota, off); at most k matches, best first.
 func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error) {
 	ps := parts(q)
-	if r.opts.Associate > 0 {
+	if r.opts.feat.Associate > 0 {
 		table, err := assocOnce()
 		if err != nil {
 			return nil, err
 		}
-		if ap, ok := assocPart(ps, table, r.opts.Associate); ok {
+		if ap, ok := assocPart(ps, table, r.opts.feat.Associate); ok {
 			ps = append(ps, ap)
 		}
 	}
@@ -37,7 +37,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 	// what they say (and Lexical needs no embedder).
 	sw := r.serverWeight()
 	deep := k
-	if sw > 0 || r.opts.IntentQuota > 0 || r.opts.Feedback > 0 {
+	if sw > 0 || r.opts.feat.IntentQuota > 0 || r.opts.feat.Feedback > 0 {
 		deep = max(k, r.opts.Depth)
 	}
 	lift := func(ps []part, ms []Match) ([]Match, error) {
@@ -51,14 +51,14 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 		return liftByServer(ms, sc, sw, len(ms)), nil
 	}
 	var asks []string
-	if (r.opts.IntentQuota > 0 || sw > 0) && strings.TrimSpace(q.Thought) == "" {
+	if (r.opts.feat.IntentQuota > 0 || sw > 0) && strings.TrimSpace(q.Thought) == "" {
 		asks = intents(clip(q.Task, maxPartRunes))
 	}
 	// Each ask ranked on its own (not lifted yet): the quota's candidates,
 	// and the gate that decides whether the request has several asks at
 	// all, for ranking.
 	var askRanks [][]Match
-	if len(asks) >= 2 && r.opts.IntentQuota > 0 {
+	if len(asks) >= 2 && r.opts.feat.IntentQuota > 0 {
 		for _, a := range asks {
 			ms, err := r.rank(ctx, []part{{text: a, weight: thoughtWeight}}, deep)
 			if err != nil {
@@ -75,7 +75,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 			asks, askRanks = nil, nil
 		}
 	}
-	if len(asks) >= 2 && r.opts.IntentQuota == 0 {
+	if len(asks) >= 2 && r.opts.feat.IntentQuota == 0 {
 		// A request of several asks is not lifted by its servers unless
 		// each ask keeps its own tools: the whole request lifts the one
 		// server that fits it best, over the others' tools (the
@@ -83,12 +83,12 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 		lift = func(_ []part, ms []Match) ([]Match, error) { return ms, nil }
 		asks = nil
 	}
-	out, err := r.rank(ctx, ps, deep)
+	out, tops, err := r.rankTops(ctx, ps, deep)
 	if err != nil {
 		return nil, err
 	}
-	if r.opts.Feedback > 0 {
-		if fp, ok := feedbackPart(ps, out, r.opts.Feedback); ok {
+	if r.opts.feat.Feedback > 0 {
+		if fp, ok := feedbackPart(ps, out, r.opts.feat.Feedback); ok {
 			ps = append(slices.Clip(ps), fp)
 			if out, err = r.rank(ctx, ps, deep); err != nil {
 				return nil, err
@@ -112,7 +112,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 			if err != nil {
 				return nil, err
 			}
-			for _, m := range ms[:min(r.opts.IntentQuota, len(ms))] {
+			for _, m := range ms[:min(r.opts.feat.IntentQuota, len(ms))] {
 				if b, ok := best[m.Tool.Name]; !ok || m.Score > b.Score {
 					best[m.Tool.Name] = m
 				}
@@ -124,7 +124,84 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 		}
 		sortMatches(out)
 	}
+	if !r.opts.feat.NoReach {
+		out = keepInReach(out, tops, reachRank)
+	}
+	out = r.namedFirst(q.Thought+"\n"+q.Task, out)
 	return out[:min(k, len(out))], nil
+}
+
+// A signal's confident best is kept in reach (keepInReach): the semantic
+// signal's best tool for the request's whole text, when its second scores
+// less than reachMargin times it, is moved up to place reachRank if the
+// fused ranking put it lower. The word signals (BM25F and the hashed
+// n-grams) see the same words, so one word a tool shares with the request
+// counts twice, and a server's lift can add a third time ("add 2 and 3":
+// "add" in memory's add_observations lifted every memory tool over the sum
+// tool the sentence encoder ranked first by far). Measured on every set
+// (docs/measurements.md, "Everyday requests"): the semantic signal's best
+// alone, behind a margin; every signal's best, or the semantic best
+// without a margin, lost on the paraphrase sets.
+const (
+	reachRank   = 3
+	reachMargin = 0.85
+	reachSignal = 2 // the semantic signal's lists (see rankTops)
+)
+
+// searchRanked is the ranking Search takes its matches from: query
+// searched as one text (no sentence split, no server lift: it is one need
+// the model words), each signal's best kept in reach and the tools it
+// names first; at most k matches, best first.
+func (r *Retriever) searchRanked(ctx context.Context, query string, k int) ([]Match, error) {
+	out, tops, err := r.rankTops(ctx, []part{{text: query, weight: thoughtWeight}}, k)
+	if err != nil {
+		return nil, err
+	}
+	if !r.opts.feat.NoReach {
+		out = keepInReach(out, tops, reachRank)
+	}
+	out = r.namedFirst(query, out)
+	return out[:min(k, len(out))], nil
+}
+
+// keepInReach moves each tool in tops (a signal's best) that ranks below
+// the first n of out up to the last places of the first n, above the tools
+// it passes, keeping out's best first: one signal's confident match stays
+// in reach when the other signals outvote it. out is best first; a moved
+// tool's score is raised to just above the tool it displaces.
+func keepInReach(out []Match, tops []string, n int) []Match {
+	if n < 2 || len(out) <= n {
+		return out
+	}
+	var moved []Match
+	seen := map[string]bool{}
+	for _, name := range tops {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		i := slices.IndexFunc(out, func(m Match) bool { return m.Tool.Name == name })
+		if i >= n {
+			moved = append(moved, out[i])
+		}
+	}
+	if len(moved) == 0 {
+		return out
+	}
+	moved = moved[:min(len(moved), n-1)]
+	sortMatches(moved)
+	rest := slices.DeleteFunc(slices.Clone(out), func(m Match) bool {
+		return slices.ContainsFunc(moved, func(x Match) bool { return x.Tool.Name == m.Tool.Name })
+	})
+	at := n - len(moved)
+	res := make([]Match, 0, len(out))
+	res = append(res, rest[:at]...)
+	for _, m := range moved {
+		above, below := res[len(res)-1].Score, rest[at].Score
+		m.Score = max(m.Score, (above+below)/2)
+		res = append(res, m)
+	}
+	return append(res, rest[at:]...)
 }
 
 // list is one ranked candidate list, its weight in fusion and its group:
@@ -164,8 +241,16 @@ func (l list) normalized() []float64 {
 // rank searches the index for every part and fuses the lists into at most
 // k matches, best first, ties broken by name.
 func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error) {
+	ms, _, err := r.rankTops(ctx, ps, k)
+	return ms, err
+}
+
+// rankTops is rank that also returns the semantic signal's best tool for
+// the first part (the request's whole text) when it stands clear of its
+// second: the tool keepInReach keeps in reach.
+func (r *Retriever) rankTops(ctx context.Context, ps []part, k int) ([]Match, []string, error) {
 	if len(ps) == 0 || k <= 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	depth := max(r.opts.Depth, k)
 	filter := r.filter()
@@ -228,7 +313,7 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 	var semErr error
 	var wg sync.WaitGroup
 	if r.sem != nil && w.Semantic > 0 {
-		wg.Go(func() { semLists, semErr = vectors(2, r.sem, w.Semantic, r.ix.SearchSemanticBatch) })
+		wg.Go(func() { semLists, semErr = vectors(2, r.sem, w.Semantic, r.searchSemantic) })
 	}
 	vecLists, err := vectors(1, r.emb, w.Vector, r.ix.SearchVectorBatch)
 	if err == nil && w.Lexical > 0 {
@@ -239,13 +324,22 @@ func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error)
 	}
 	wg.Wait()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if semErr != nil {
-		return nil, semErr
+		return nil, nil, semErr
 	}
 	lists := slices.Concat(vecLists, semLists, lexLists)
-	return fuse(lists, r.opts.Fusion, k), nil
+	var tops []string
+	for _, l := range lists {
+		if l.group/signals != ps[0].group || l.group%signals != reachSignal || len(l.hits) == 0 || l.weight == 0 {
+			continue
+		}
+		if len(l.hits) == 1 || l.hits[1].Score < reachMargin*l.hits[0].Score {
+			tops = append(tops, l.hits[0].Tool.Name)
+		}
+	}
+	return fuse(lists, r.opts.Fusion, k), tops, nil
 }
 
 // rrfK is the rank offset of reciprocal-rank fusion, the value of Cormack,
@@ -342,4 +436,22 @@ func fuse(lists []list, f Fusion, k int) []Match {
 		out = out[:k]
 	}
 	return out
+}
+
+// searchSemantic searches the semantic vectors of the tools and, with
+// windows, those of their long descriptions' further windows (windows.go).
+func (r *Retriever) searchSemantic(ctx context.Context, vecs [][]float32, k int, filter func(tool.Tool) bool) ([][]toolindex.Hit, error) {
+	hits, err := r.ix.SearchSemanticBatch(ctx, vecs, k, filter)
+	if err != nil || r.opts.feat.WindowWeight == 0 {
+		return hits, err
+	}
+	wix, err := r.windowIndex(ctx)
+	if err != nil || wix == nil {
+		return hits, err
+	}
+	wins, err := wix.SearchSemanticBatch(ctx, vecs, k, filter)
+	if err != nil {
+		return nil, err
+	}
+	return r.withWindows(hits, wins, k), nil
 }

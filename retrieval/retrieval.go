@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
@@ -106,6 +107,10 @@ const DefaultServerWeight = 0.5
 // default budget in think.
 const DefaultK = 20
 
+func init() {
+	rankopt.Set = func(opts any, f rankopt.Features) { opts.(*Options).feat = f }
+}
+
 // Options configure a Retriever. The zero value (or nil) gives the
 // defaults.
 type Options struct {
@@ -145,29 +150,16 @@ type Options struct {
 	// ServerWeight ranks the servers too (one document per server: its
 	// name, its tools' names and first sentences) and lifts each tool by
 	// its server's score: (tool + w × server) / (1 + w). A request of
-	// several asks (a Task with no Thought, split as IntentQuota splits
-	// it) is lifted only when IntentQuota is set too. Only the Hybrid
+	// several asks (a Task with no Thought, split into its asks as
+	// intents.go splits it) is not lifted. Only the Hybrid
 	// mode is lifted, and not in a catalog of fewer than two servers.
 	// Default DefaultServerWeight;
 	// NoServerWeight turns it off.
 	ServerWeight   float64
 	NoServerWeight bool
-	// IntentQuota, when positive, splits a request (Query.Task, at a step
-	// with no Thought) into its asks and keeps the best IntentQuota tools
-	// of each ask at least at the score they have for it, when the asks'
-	// best tools are on at least two servers (otherwise the request is
-	// ranked as one ask). 0 turns it off.
-	IntentQuota int
-	// Feedback, when positive, expands the request with the words of its
-	// Feedback best tools (pseudo-relevance feedback, see feedback.go)
-	// and ranks again; the word signals search the expansion. 0 turns it
-	// off.
-	Feedback int
-	// Associate, when positive, expands the request with the tool words
-	// that a fitted table associates with its words (assoc.go: fitted on
-	// public requests and their gold tools), as a part of Associate times
-	// the request's weight searched by the word signals. 0 turns it off.
-	Associate float64
+	// feat are the ranking features measured and left off, set by the
+	// benchmarks and tests through internal/rankopt.
+	feat rankopt.Features
 }
 
 // Query is the agent's state for one step: what the retriever turns into
@@ -205,6 +197,8 @@ type Retriever struct {
 	opts    Options
 	servers map[string]bool
 	srv     *servers    // the server documents (Options.ServerWeight)
+	names   *names      // tools by name, for requests that name them
+	win     *windows    // long descriptions' further windows
 	queries *queryCache // shared by copies (Explain ranks with one per signal)
 }
 
@@ -235,12 +229,14 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		return nil, fmt.Errorf("%w: Depth = %d", ErrOptions, o.Depth)
 	case o.ServerWeight < 0 || math.IsNaN(o.ServerWeight) || math.IsInf(o.ServerWeight, 0):
 		return nil, fmt.Errorf("%w: ServerWeight = %v", ErrOptions, o.ServerWeight)
-	case o.IntentQuota < 0:
-		return nil, fmt.Errorf("%w: IntentQuota = %d", ErrOptions, o.IntentQuota)
-	case o.Feedback < 0:
-		return nil, fmt.Errorf("%w: Feedback = %d", ErrOptions, o.Feedback)
-	case o.Associate < 0 || math.IsNaN(o.Associate) || math.IsInf(o.Associate, 0):
-		return nil, fmt.Errorf("%w: Associate = %v", ErrOptions, o.Associate)
+	case o.feat.IntentQuota < 0:
+		return nil, fmt.Errorf("%w: IntentQuota = %d", ErrOptions, o.feat.IntentQuota)
+	case o.feat.Feedback < 0:
+		return nil, fmt.Errorf("%w: Feedback = %d", ErrOptions, o.feat.Feedback)
+	case o.feat.Associate < 0 || math.IsNaN(o.feat.Associate) || math.IsInf(o.feat.Associate, 0):
+		return nil, fmt.Errorf("%w: Associate = %v", ErrOptions, o.feat.Associate)
+	case o.feat.WindowWeight < 0 || o.feat.WindowWeight > 1 || math.IsNaN(o.feat.WindowWeight):
+		return nil, fmt.Errorf("%w: WindowWeight = %v, want 0..1", ErrOptions, o.feat.WindowWeight)
 	}
 	if o.K == 0 {
 		o.K = DefaultK
@@ -259,7 +255,7 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		o.Weights = DefaultWeights
 	}
 	o.Pinned = slices.Clone(o.Pinned)
-	r := &Retriever{ix: ix, emb: ix.Embedder(), sem: ix.Semantic(), opts: o, srv: &servers{}, queries: &queryCache{}}
+	r := &Retriever{ix: ix, emb: ix.Embedder(), sem: ix.Semantic(), opts: o, srv: &servers{}, names: &names{}, win: &windows{}, queries: &queryCache{}}
 	if len(o.Servers) > 0 {
 		r.servers = make(map[string]bool, len(o.Servers))
 		for _, s := range o.Servers {
