@@ -71,6 +71,16 @@ func TestEverydayReference(t *testing.T) {
 		}
 	}
 
+	// The same request through Search, what toolsift serve's search_tools
+	// answers.
+	found, err := ts.Search(ctx, "add 17 and 25", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(found, func(m retrieval.Match) bool { return m.Tool.Name == "everything__get-sum" }); i < 0 || i > 2 {
+		t.Errorf("Search(add 17 and 25): get-sum at %d of %v; want in the top 3", i, found)
+	}
+
 	var h1, h3, kept float64
 	for _, q := range queries {
 		ranked, offered := step(q.Query)
