@@ -59,15 +59,15 @@ func TestEverydayReference(t *testing.T) {
 	// the tool the request means.
 	for _, c := range []struct {
 		task string
-		want []string // any of them in the top 3, and offered
+		want []string // any of them in the top 2, and offered
 	}{
 		{"add 2 and 3", []string{"everything__get-sum"}},
 		{"Use the get-sum tool to add 17 and 25.", []string{"everything__get-sum"}},
 	} {
 		ranked, offered := stepWith(small, c.task)
 		g := [][]string{c.want}
-		if retrieval.Hit(ranked, g, 3) == 0 || retrieval.Hit(offered, g, len(offered)) == 0 {
-			t.Errorf("%q: ranked %v, offered %v within 1,000 tokens; want one of %v in the top 3 and offered", c.task, ranked[:min(5, len(ranked))], offered, c.want)
+		if retrieval.Hit(ranked, g, 2) == 0 || retrieval.Hit(offered, g, len(offered)) == 0 {
+			t.Errorf("%q: ranked %v, offered %v within 1,000 tokens; want one of %v in the top 2 and offered", c.task, ranked[:min(5, len(ranked))], offered, c.want)
 		}
 	}
 
@@ -77,8 +77,8 @@ func TestEverydayReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := slices.IndexFunc(found, func(m retrieval.Match) bool { return m.Tool.Name == "everything__get-sum" }); i < 0 || i > 2 {
-		t.Errorf("Search(add 17 and 25): get-sum at %d of %v; want in the top 3", i, found)
+	if i := slices.IndexFunc(found, func(m retrieval.Match) bool { return m.Tool.Name == "everything__get-sum" }); i < 0 || i > 1 {
+		t.Errorf("Search(add 17 and 25): get-sum at %d of %v; want in the top 2", i, found)
 	}
 
 	var h1, h3, kept float64

@@ -98,6 +98,9 @@ var rankVariants = []rankVariant{
 	// Issue 36: the ranking before the semantic signal's confident best
 	// was kept in the top 3, and long descriptions searched in windows.
 	{"noreach", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{NoReach: true}) }},
+	{"reach1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ReachRank: 1}) }},
+	{"reach2", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ReachRank: 2}) }},
+	{"reach3", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ReachRank: 3}) }},
 	{"windows1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 1}) }},
 	{"windows0.8", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 0.8}) }},
 	{"bm25-name1", nil},

@@ -22,9 +22,12 @@ type Features struct {
 	// times the request's weight searched by the word signals (assoc.go).
 	Associate float64
 	// NoReach turns off what is on by default: the semantic signal's
-	// confident best kept among the first three (rank.go), to measure
+	// confident best kept among the first two (rank.go), to measure
 	// the ranking without it.
 	NoReach bool
+	// ReachRank, when positive, is the place the semantic signal's best
+	// is kept at (the default is 2), to measure others.
+	ReachRank int
 	// WindowWeight, when positive, searches the further windows of long
 	// descriptions too (windows.go), a window's score counted at
 	// WindowWeight times (at most 1).
