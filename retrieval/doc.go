@@ -46,11 +46,11 @@
 // ranking" and "Everyday requests"). By default ([DefaultServerWeight]) a
 // Hybrid ranking of a request with one ask ranks the servers as well, one
 // document per server (its name, its tools' names and first sentences),
-// and lifts each tool by its server's score. Then each signal keeps its
-// confident best in reach: when the semantic signal's best tool for the
-// request's whole text stands clear of its second (the second scores less
-// than 0.85 times the best) and the fused ranking puts it below the second
-// place, it is moved up to the second. A unanimous semantic match ("add 2
+// and lifts each tool by its server's score. Then the semantic signal's
+// confident best stays in reach: when its best tool for the request's
+// whole text stands clear of its second (the second scores less than 0.85
+// times the best) and the fused ranking puts it below the second place, it
+// is moved up to the second. A unanimous semantic match ("add 2
 // and 3" → a sum tool) can no longer be buried by one shared word ("add"
 // in a memory tool) that the word signals and a server's lift repeat.
 // Last, a tool the request names comes first: its name, its upstream name
