@@ -108,7 +108,7 @@ func TestFitWeights(t *testing.T) {
 }
 
 // TestFitAssociations fits retrieval's word-association table
-// (retrieval/assoc.tsv, retrieval.Options.Associate) on public data only:
+// (retrieval/assoc.tsv, internal/rankopt Features.Associate) on public data only:
 // the requests of sealtools and stabletoolbench whose number is not a
 // multiple of four (three quarters of each), each with its gold tools. The
 // quarters numbered 0, 4, 8, ... of both sets, the other public sets and

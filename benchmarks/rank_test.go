@@ -27,6 +27,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
@@ -61,9 +62,9 @@ var rankVariants = []rankVariant{
 	{"server0.25", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25 }},
 	{"server0.5", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5 }},
 	{"server1", func(o *think.Options) { o.Retrieval.ServerWeight = 1 }},
-	{"intents1", func(o *think.Options) { o.Retrieval.IntentQuota = 1 }},
-	{"intents2", func(o *think.Options) { o.Retrieval.IntentQuota = 2 }},
-	{"intents3", func(o *think.Options) { o.Retrieval.IntentQuota = 3 }},
+	{"intents1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 1}) }},
+	{"intents2", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 2}) }},
+	{"intents3", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 3}) }},
 	{"k30", func(o *think.Options) { o.Retrieval.K = 30 }},
 	{"k40", func(o *think.Options) { o.Retrieval.K = 40 }},
 	// Budget packing (think.Options.Pack): 10 or 20 more candidates than
@@ -74,19 +75,34 @@ var rankVariants = []rankVariant{
 	{"pack40", func(o *think.Options) { o.Pack = 40 }},
 	{"server0.5+pack20", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Pack = 20 }},
 	{"server0.5+intents2+pack20", func(o *think.Options) {
-		o.Retrieval.ServerWeight, o.Retrieval.IntentQuota, o.Pack = 0.5, 2, 20
+		o.Retrieval.ServerWeight, o.Pack = 0.5, 20
+		rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 2})
 	}},
 	{"server0.5+k30", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.K = 30 }},
-	{"server0.25+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.25; o.Retrieval.IntentQuota = 2 }},
-	{"server0.5+intents2", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5; o.Retrieval.IntentQuota = 2 }},
-	// Pseudo-relevance feedback (retrieval.Options.Feedback).
-	{"feedback3", func(o *think.Options) { o.Retrieval.Feedback = 3 }},
-	{"feedback5", func(o *think.Options) { o.Retrieval.Feedback = 5 }},
-	{"feedback3+pack20", func(o *think.Options) { o.Retrieval.Feedback = 3; o.Pack = 20 }},
-	// The fitted word associations (retrieval.Options.Associate).
-	{"assoc0.25", func(o *think.Options) { o.Retrieval.Associate = 0.25 }},
-	{"assoc0.5", func(o *think.Options) { o.Retrieval.Associate = 0.5 }},
-	{"assoc1", func(o *think.Options) { o.Retrieval.Associate = 1 }},
+	{"server0.25+intents2", func(o *think.Options) {
+		o.Retrieval.ServerWeight = 0.25
+		rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 2})
+	}},
+	{"server0.5+intents2", func(o *think.Options) {
+		o.Retrieval.ServerWeight = 0.5
+		rankopt.Set(&o.Retrieval, rankopt.Features{IntentQuota: 2})
+	}},
+	// Pseudo-relevance feedback (rankopt.Features.Feedback).
+	{"feedback3", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Feedback: 3}) }},
+	{"feedback5", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Feedback: 5}) }},
+	{"feedback3+pack20", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Feedback: 3}); o.Pack = 20 }},
+	// The fitted word associations (rankopt.Features.Associate).
+	{"assoc0.25", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Associate: 0.25}) }},
+	{"assoc0.5", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Associate: 0.5}) }},
+	{"assoc1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{Associate: 1}) }},
+	// Issue 36: the ranking before the semantic signal's confident best
+	// was kept in the top 3, and long descriptions searched in windows.
+	{"noreach", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{NoReach: true}) }},
+	{"reach1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ReachRank: 1}) }},
+	{"reach2", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ReachRank: 2}) }},
+	{"reach3", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ReachRank: 3}) }},
+	{"windows1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 1}) }},
+	{"windows0.8", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 0.8}) }},
 	{"bm25-name1", nil},
 	{"bm25-name3", nil},
 	{"bm25-params0.25", nil},
@@ -136,6 +152,8 @@ func TestRankIdeas(t *testing.T) {
 		{"paraphrase-bfcl", "datasets/bfcl/tools.jsonl", "testdata/paraphrase/bfcl/queries.jsonl", false, false},
 		{"multi-mcp", "mcp/catalog.jsonl", "testdata/paraphrase/multi/queries.jsonl", true, false},
 		{"mcp-32", "mcp/catalog.jsonl", "testdata/catalog_queries.jsonl", true, false},
+		{"everyday-cat", "mcp/catalog.jsonl", "testdata/everyday/catalog/queries.jsonl", true, false},
+		{"everyday-ref", "testdata/everyday/reference/tools.jsonl", "testdata/everyday/reference/queries.jsonl", false, false},
 	}
 	for _, n := range []string{"azuremcp", "restbench", "bfcl", "stabletoolbench", "sealtools"} {
 		sets = append(sets, rankSet{n, "datasets/" + n + "/tools.jsonl", filepath.Join(shared, "datasets", n, "queries.jsonl"), false, false})
@@ -154,6 +172,9 @@ func TestRankIdeas(t *testing.T) {
 			continue
 		}
 		path := filepath.Join(shared, s.tools)
+		if strings.HasPrefix(s.tools, "testdata/") {
+			path = s.tools // in the repository
+		}
 		if _, err := os.Stat(path); err != nil {
 			t.Logf("%s: skipped, %v", s.name, err)
 			continue
@@ -203,9 +224,22 @@ func TestRankIdeas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var r5, c5, c10, kept, complete, tokens, cut, unranked float64
+			// The same step with half the default budget: the ranking is
+			// the same, the selection is not.
+			o2 := o
+			o2.Budget = think.DefaultBudget / 2
+			th2, err := think.New(ix, &o2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r5, h1, h3, c5, c10, kept, kept2, complete, tokens, tokens2, cut, unranked float64
 			for _, q := range queries {
-				off, err := th.Think(ctx, think.Request{Query: retrieval.Query{Task: q.Query}})
+				req := think.Request{Query: retrieval.Query{Task: q.Query}}
+				off, err := th.Think(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				off2, err := th2.Think(ctx, req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -214,13 +248,17 @@ func TestRankIdeas(t *testing.T) {
 					ranked[i] = m.Tool.Name
 				}
 				g := q.Groups()
-				sel := off.Names()
+				sel, sel2 := off.Names(), off2.Names()
 				r5 += retrieval.Recall(ranked, g, 5)
+				h1 += retrieval.Hit(ranked, g, 1)
+				h3 += retrieval.Hit(ranked, g, 3)
 				c5 += retrieval.Complete(ranked, g, 5)
 				c10 += retrieval.Complete(ranked, g, 10)
 				kept += retrieval.Recall(sel, g, len(sel))
+				kept2 += retrieval.Recall(sel2, g, len(sel2))
 				complete += retrieval.Complete(sel, g, len(sel))
 				tokens += float64(off.Tokens)
+				tokens2 += float64(off2.Tokens)
 				// Where the gold kept out of the request went: ranked among
 				// the K but cut by the budget, or not ranked that high.
 				for _, grp := range g {
@@ -235,8 +273,8 @@ func TestRankIdeas(t *testing.T) {
 				}
 			}
 			n := float64(len(queries))
-			t.Logf("%-16s %-20s recall@5 %.3f  complete@5 %.3f  complete@10 %.3f  gold-in-budget %.3f  complete-in-budget %.3f  tokens %.0f  gold cut by budget %.3f, not in top K %.3f",
-				s.name, v.name, r5/n, c5/n, c10/n, kept/n, complete/n, tokens/n, cut/n, unranked/n)
+			t.Logf("%-16s %-20s recall@5 %.3f  hit@1 %.3f  hit@3 %.3f  complete@5 %.3f  complete@10 %.3f  gold-in-budget %.3f (2k: %.3f)  complete-in-budget %.3f  tokens %.0f (2k: %.0f)  gold cut by budget %.3f, not in top K %.3f",
+				s.name, v.name, r5/n, h1/n, h3/n, c5/n, c10/n, kept/n, kept2/n, complete/n, tokens/n, tokens2/n, cut/n, unranked/n)
 		}
 		ts.Close()
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/toolsift/toolsift/internal/textproc"
 )
 
-// Word associations (Options.Associate): a request says "look up the
+// Word associations (rankopt.Features.Associate, off by default): a request says "look up the
 // forecast", the tool says "get weather". A table fitted on public
 // requests and their gold tools (benchmarks/fit_test.go,
 // TestFitAssociations: Seal-Tools and StableToolBench, three quarters of

@@ -2,6 +2,7 @@ package retrieval_test
 
 import (
 	"context"
+	"github.com/toolsift/toolsift/internal/rankopt"
 	"slices"
 	"strings"
 	"testing"
@@ -64,14 +65,16 @@ func TestAssociateFindsToolByAssociatedWords(t *testing.T) {
 	if slices.Contains(names(ms), "start_music") {
 		t.Fatalf("BM25F alone found start_music: %q; the test needs a request without its words", names(ms))
 	}
-	assoc := newRetriever(t, ix, &retrieval.Options{K: 3, Mode: retrieval.Lexical, Associate: 0.25})
+	assoc := newRetriever(t, ix, ptr(withFeatures(retrieval.Options{K: 3, Mode: retrieval.Lexical}, rankopt.Features{Associate: 0.25})))
 	if ms, err = assoc.Retrieve(context.Background(), q); err != nil {
 		t.Fatal(err)
 	}
 	if len(ms) == 0 || ms[0].Tool.Name != "start_music" {
 		t.Errorf("with Associate: %q, want start_music first", names(ms))
 	}
-	if _, err := retrieval.New(ix, &retrieval.Options{Associate: -1}); err == nil {
+	if _, err := retrieval.New(ix, ptr(withFeatures(retrieval.Options{}, rankopt.Features{Associate: -1}))); err == nil {
 		t.Error("Associate -1 accepted")
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -42,19 +42,33 @@
 // by the text (thought 1, task 0.6, observations 0.25; the task alone
 // weighs 1).
 //
-// Further stages follow the per-tool fusion (docs/measurements.md,
-// "Server, intent and budget-aware ranking", has their figures). By
-// default ([DefaultServerWeight]) a Hybrid ranking of a request with one
-// ask ranks the servers as well, one document per server (its name, its
-// tools' names and first sentences), and lifts each tool by its server's
-// score. Off by default: [Options].IntentQuota splits a request into its
-// asks and keeps each ask's best tools near the top (and then lifts a
-// request of several asks by its servers too); [Options].Feedback expands
-// a request with the words of its best tools (pseudo-relevance feedback)
-// and ranks again; [Options].Associate expands it with the tool words that
-// a table fitted on public requests associates with its words (assoc.go).
-// IntentQuota applies only when the asks' best tools are on different
-// servers: asks that all land on one server are steps of one need.
+// Further stages follow the per-tool fusion (rank.go runs them; the
+// figures are in docs/measurements.md, "Server, intent and budget-aware
+// ranking" and "Everyday requests"). By default ([DefaultServerWeight]) a
+// Hybrid ranking of a request with one ask ranks the servers as well, one
+// document per server (its name, its tools' names and first sentences),
+// and lifts each tool by its server's score. Then the semantic signal's
+// confident best stays in reach: when its best tool for the request's
+// whole text stands clear of its second (the second scores less than 0.85
+// times the best) and the fused ranking puts it below the second place, it
+// is moved up to the second. A unanimous semantic match ("add 2
+// and 3" → a sum tool) can no longer be buried by one shared word ("add"
+// in a memory tool) that the word signals and a server's lift repeat.
+// Last, a tool the request names comes first: its name, its upstream name
+// or a prefixed form (server__tool, mcp__server__tool, server.tool,
+// server/tool), in an identifier-shaped word, or a plain word quoted or
+// followed by "tool" (names.go).
+//
+// Measured and left off (settable only by the benchmarks and tests,
+// through internal/rankopt): long descriptions read in windows (the
+// semantic vector of a tool is its name and the first 256 bytes of its
+// description; the sentences after them are embedded too, in windows of
+// the same size, and a tool scores its best window, windows.go); an intent
+// quota that splits a request into its asks and keeps each ask's best
+// tools near the top, when the asks' best tools are on different servers;
+// pseudo-relevance feedback (the request expanded with the words of its
+// best tools, ranked again); and word associations fitted on public
+// requests (assoc.go).
 //
 // [Retriever.Explain] lays a ranking open: the fused ranking Retrieve takes
 // its matches from and each signal's own, so that a caller can tell why a

@@ -35,3 +35,6 @@ func ParseAssoc(text string) (int, error) {
 	m, err := parseAssoc(text)
 	return len(m), err
 }
+
+// KeepInReach exposes keepInReach.
+var KeepInReach = keepInReach

@@ -9,7 +9,7 @@ import (
 	"github.com/toolsift/toolsift/internal/textproc"
 )
 
-// Pseudo-relevance feedback (Options.Feedback), after RM3 (Abdul-Jaleel et
+// Pseudo-relevance feedback (rankopt.Features.Feedback, off by default), after RM3 (Abdul-Jaleel et
 // al. 2004, Lavrenko and Croft 2001): the best tools of a first ranking
 // are taken as relevant, the words they share that the request does not use
 // are added to it, and the tools are ranked again. A request that says

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
@@ -116,7 +117,7 @@ func TestIntentQuotaKeepsEveryAsk(t *testing.T) {
 	if got := first(retrieval.Options{}); contains(got, "chat__post_message") {
 		t.Fatalf("the test needs a whole-request top 2 without the channel's tool: %v", got)
 	}
-	if got := first(retrieval.Options{IntentQuota: 1}); !contains(got, "chat__post_message") {
+	if got := first(withFeatures(retrieval.Options{}, rankopt.Features{IntentQuota: 1})); !contains(got, "chat__post_message") {
 		t.Errorf("with a quota of 1 per intent: %v, want chat__post_message in the top 2", got)
 	}
 }
@@ -147,14 +148,23 @@ func TestIntentQuotaOnlyAcrossServers(t *testing.T) {
 	if contains(plain, "db__announce_message") {
 		t.Fatalf("the test needs a whole-request top 2 without the channel's tool: %v", plain)
 	}
-	if diff := cmp.Diff(plain, first(retrieval.Options{IntentQuota: 1})); diff != "" {
+	if diff := cmp.Diff(plain, first(withFeatures(retrieval.Options{}, rankopt.Features{IntentQuota: 1}))); diff != "" {
 		t.Errorf("one server's asks, with a quota (-without +with):\n%s", diff)
 	}
 }
 
+// withFeatures returns o with the off-by-default ranking features f set.
+func withFeatures(o retrieval.Options, f rankopt.Features) retrieval.Options {
+	rankopt.Set(&o, f)
+	return o
+}
+
 func TestRankIdeasOptions(t *testing.T) {
 	ix := newIndex(t)
-	for _, o := range []retrieval.Options{{ServerWeight: -1}, {IntentQuota: -2}, {Feedback: -1}, {Associate: -0.5}} {
+	for _, o := range []retrieval.Options{{ServerWeight: -1},
+		withFeatures(retrieval.Options{}, rankopt.Features{IntentQuota: -2}),
+		withFeatures(retrieval.Options{}, rankopt.Features{Feedback: -1}),
+		withFeatures(retrieval.Options{}, rankopt.Features{Associate: -0.5})} {
 		if _, err := retrieval.New(ix, &o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}
@@ -185,7 +195,7 @@ func TestFeedbackFindsTheBestToolsNeighbours(t *testing.T) {
 	if got := rank(retrieval.Options{}); contains(got, "chat__post") {
 		t.Fatalf("the test needs a request whose words miss chat__post: %v", got)
 	}
-	got := rank(retrieval.Options{Feedback: 2})
+	got := rank(withFeatures(retrieval.Options{}, rankopt.Features{Feedback: 2}))
 	if !contains(got, "chat__post") {
 		t.Fatalf("with feedback: %v, want chat__post found", got)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
@@ -106,6 +107,10 @@ const DefaultServerWeight = 0.5
 // default budget in think.
 const DefaultK = 20
 
+func init() {
+	rankopt.Set = func(opts any, f rankopt.Features) { opts.(*Options).feat = f }
+}
+
 // Options configure a Retriever. The zero value (or nil) gives the
 // defaults.
 type Options struct {
@@ -145,29 +150,16 @@ type Options struct {
 	// ServerWeight ranks the servers too (one document per server: its
 	// name, its tools' names and first sentences) and lifts each tool by
 	// its server's score: (tool + w × server) / (1 + w). A request of
-	// several asks (a Task with no Thought, split as IntentQuota splits
-	// it) is lifted only when IntentQuota is set too. Only the Hybrid
+	// several asks (a Task with no Thought, split into its asks as
+	// intents.go splits it) is not lifted. Only the Hybrid
 	// mode is lifted, and not in a catalog of fewer than two servers.
 	// Default DefaultServerWeight;
 	// NoServerWeight turns it off.
 	ServerWeight   float64
 	NoServerWeight bool
-	// IntentQuota, when positive, splits a request (Query.Task, at a step
-	// with no Thought) into its asks and keeps the best IntentQuota tools
-	// of each ask at least at the score they have for it, when the asks'
-	// best tools are on at least two servers (otherwise the request is
-	// ranked as one ask). 0 turns it off.
-	IntentQuota int
-	// Feedback, when positive, expands the request with the words of its
-	// Feedback best tools (pseudo-relevance feedback, see feedback.go)
-	// and ranks again; the word signals search the expansion. 0 turns it
-	// off.
-	Feedback int
-	// Associate, when positive, expands the request with the tool words
-	// that a fitted table associates with its words (assoc.go: fitted on
-	// public requests and their gold tools), as a part of Associate times
-	// the request's weight searched by the word signals. 0 turns it off.
-	Associate float64
+	// feat are the ranking features measured and left off, set by the
+	// benchmarks and tests through internal/rankopt.
+	feat rankopt.Features
 }
 
 // Query is the agent's state for one step: what the retriever turns into
@@ -205,6 +197,8 @@ type Retriever struct {
 	opts    Options
 	servers map[string]bool
 	srv     *servers    // the server documents (Options.ServerWeight)
+	names   *names      // tools by name, for requests that name them
+	win     *windows    // long descriptions' further windows
 	queries *queryCache // shared by copies (Explain ranks with one per signal)
 }
 
@@ -235,12 +229,14 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		return nil, fmt.Errorf("%w: Depth = %d", ErrOptions, o.Depth)
 	case o.ServerWeight < 0 || math.IsNaN(o.ServerWeight) || math.IsInf(o.ServerWeight, 0):
 		return nil, fmt.Errorf("%w: ServerWeight = %v", ErrOptions, o.ServerWeight)
-	case o.IntentQuota < 0:
-		return nil, fmt.Errorf("%w: IntentQuota = %d", ErrOptions, o.IntentQuota)
-	case o.Feedback < 0:
-		return nil, fmt.Errorf("%w: Feedback = %d", ErrOptions, o.Feedback)
-	case o.Associate < 0 || math.IsNaN(o.Associate) || math.IsInf(o.Associate, 0):
-		return nil, fmt.Errorf("%w: Associate = %v", ErrOptions, o.Associate)
+	case o.feat.IntentQuota < 0:
+		return nil, fmt.Errorf("%w: IntentQuota = %d", ErrOptions, o.feat.IntentQuota)
+	case o.feat.Feedback < 0:
+		return nil, fmt.Errorf("%w: Feedback = %d", ErrOptions, o.feat.Feedback)
+	case o.feat.Associate < 0 || math.IsNaN(o.feat.Associate) || math.IsInf(o.feat.Associate, 0):
+		return nil, fmt.Errorf("%w: Associate = %v", ErrOptions, o.feat.Associate)
+	case o.feat.WindowWeight < 0 || o.feat.WindowWeight > 1 || math.IsNaN(o.feat.WindowWeight):
+		return nil, fmt.Errorf("%w: WindowWeight = %v, want 0..1", ErrOptions, o.feat.WindowWeight)
 	}
 	if o.K == 0 {
 		o.K = DefaultK
@@ -259,7 +255,7 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		o.Weights = DefaultWeights
 	}
 	o.Pinned = slices.Clone(o.Pinned)
-	r := &Retriever{ix: ix, emb: ix.Embedder(), sem: ix.Semantic(), opts: o, srv: &servers{}, queries: &queryCache{}}
+	r := &Retriever{ix: ix, emb: ix.Embedder(), sem: ix.Semantic(), opts: o, srv: &servers{}, names: &names{}, win: &windows{}, queries: &queryCache{}}
 	if len(o.Servers) > 0 {
 		r.servers = make(map[string]bool, len(o.Servers))
 		for _, s := range o.Servers {
@@ -485,127 +481,6 @@ func (r *Retriever) filter() func(tool.Tool) bool {
 	return func(t tool.Tool) bool { return r.servers[t.Server] }
 }
 
-// list is one ranked candidate list, its weight in fusion and its group:
-// lists of one group are aggregated by maximum, groups are summed.
-type list struct {
-	hits   []toolindex.Hit
-	weight float64
-	group  int
-}
-
-// normalized returns each hit's score in l for WeightedSum: (s − lo)/σ,
-// where lo is the last score and σ the standard deviation of the scores.
-// A list of one score, or of equal scores, gives every hit 1.
-func (l list) normalized() []float64 {
-	out := make([]float64, len(l.hits))
-	n := float64(len(l.hits))
-	lo := l.hits[len(l.hits)-1].Score
-	var mean float64
-	for _, h := range l.hits {
-		mean += h.Score
-	}
-	mean /= n
-	var varsum float64
-	for _, h := range l.hits {
-		varsum += (h.Score - mean) * (h.Score - mean)
-	}
-	sd := math.Sqrt(varsum / n)
-	for i, h := range l.hits {
-		out[i] = 1
-		if sd > 0 {
-			out[i] = max(h.Score-lo, 0) / sd
-		}
-	}
-	return out
-}
-
-// rank searches the index for every part and fuses the lists into at most
-// k matches, best first, ties broken by name.
-func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error) {
-	if len(ps) == 0 || k <= 0 {
-		return nil, nil
-	}
-	depth := max(r.opts.Depth, k)
-	filter := r.filter()
-	var w Weights
-	switch r.opts.Mode {
-	case Hybrid:
-		w = r.opts.Weights
-		if r.sem == nil {
-			w.Semantic = 0
-		}
-	case Vector:
-		w = Weights{Vector: 1}
-	case Lexical:
-		w = Weights{Lexical: 1}
-	case Semantic:
-		w = Weights{Semantic: 1}
-	}
-	texts := make([]string, len(ps))
-	for i, p := range ps {
-		texts[i] = p.text
-	}
-	// Signals: 0 lexical, 1 vector, 2 semantic; each part's list goes in
-	// the part's group of that signal.
-	const signals = 3
-	// Each signal's lists; the semantic signal (a sentence encoder, the
-	// step's largest fixed cost) is embedded and searched on a goroutine of
-	// its own while the others run here. Lists are fused in a fixed order.
-	var vecLists, semLists, lexLists []list
-	// One scan of a signal's vectors serves every part (SearchVectorBatch).
-	vectors := func(sig int, emb toolindex.Embedder, weight float64, search func(context.Context, [][]float32, int, func(tool.Tool) bool) ([][]toolindex.Hit, error)) ([]list, error) {
-		if weight == 0 {
-			return nil, nil
-		}
-		var sps []part
-		var stexts []string
-		for i, p := range ps {
-			if sig == 2 && p.wordsOnly {
-				continue
-			}
-			sps, stexts = append(sps, p), append(stexts, texts[i])
-		}
-		vecs, err := r.queries.embed(ctx, emb, stexts)
-		if err != nil {
-			return nil, err
-		}
-		hits, err := search(ctx, vecs, depth, filter)
-		if err != nil {
-			return nil, fmt.Errorf("retrieval: %w", err)
-		}
-		lists := make([]list, 0, len(sps))
-		for i, p := range sps {
-			var h []toolindex.Hit
-			if hits != nil {
-				h = hits[i]
-			}
-			lists = append(lists, list{hits: h, weight: p.weight * weight, group: signals*p.group + sig})
-		}
-		return lists, nil
-	}
-	var semErr error
-	var wg sync.WaitGroup
-	if r.sem != nil && w.Semantic > 0 {
-		wg.Go(func() { semLists, semErr = vectors(2, r.sem, w.Semantic, r.ix.SearchSemanticBatch) })
-	}
-	vecLists, err := vectors(1, r.emb, w.Vector, r.ix.SearchVectorBatch)
-	if err == nil && w.Lexical > 0 {
-		for _, p := range ps {
-			lexLists = append(lexLists, list{hits: r.ix.SearchLexical(p.text, depth, filter), weight: p.weight * w.Lexical,
-				group: signals * p.group})
-		}
-	}
-	wg.Wait()
-	if err != nil {
-		return nil, err
-	}
-	if semErr != nil {
-		return nil, semErr
-	}
-	lists := slices.Concat(vecLists, semLists, lexLists)
-	return fuse(lists, r.opts.Fusion, k), nil
-}
-
 // maxCachedQueries bounds the query vectors a Retriever keeps: an agent's
 // task is the same text at every step of its run, and a thought often
 // repeats; a USE vector of a short text costs about half a millisecond.
@@ -678,100 +553,4 @@ func (c *queryCache) embed(ctx context.Context, emb toolindex.Embedder, texts []
 		c.vecs[queryKey{id, missing[j]}] = v
 	}
 	return out, nil
-}
-
-// rrfK is the rank offset of reciprocal-rank fusion, the value of Cormack,
-// Clarke and Büttcher (SIGIR 2009), used unchanged by most hybrid search
-// engines.
-const rrfK = 60
-
-// fuse combines lists into the k best matches. A list contributes
-// weight×(rrfK+1)/(rrfK+rank) (RRF) or weight×its normalised score
-// (WeightedSum, see list.normalized) to each of its tools. Within a group
-// a tool keeps its largest contribution; groups add up. Scores are divided
-// by what a tool first in every list would get (the sum over groups of
-// their largest first contribution), so that they fall in [0, 1].
-func fuse(lists []list, f Fusion, k int) []Match {
-	type key struct {
-		name  string
-		group int
-	}
-	// Sized once for every hit: a map grown hit by hit allocates at
-	// every doubling, the most of a step's allocations.
-	hits := 0
-	for _, l := range lists {
-		hits += len(l.hits)
-	}
-	contrib := make(map[key]float64, hits)
-	tools := make(map[string]tool.Tool, hits)
-	// The best contribution of each group's lists, the weight of each
-	// group, and the largest normalised first score of any list.
-	groupTop := map[int]float64{}
-	groupWeight := map[int]float64{}
-	maxTop := 0.0
-	for _, l := range lists {
-		groupWeight[l.group] = max(groupWeight[l.group], l.weight)
-		if len(l.hits) == 0 {
-			continue
-		}
-		var norm []float64
-		if f == WeightedSum {
-			norm = l.normalized()
-		}
-		for i, h := range l.hits {
-			var s float64
-			switch f {
-			case RRF:
-				s = l.weight * (rrfK + 1) / float64(rrfK+i+1)
-			case WeightedSum:
-				s = l.weight * norm[i]
-			}
-			if i == 0 {
-				groupTop[l.group] = max(groupTop[l.group], s)
-				if l.weight > 0 {
-					maxTop = max(maxTop, s/l.weight)
-				}
-			}
-			kk := key{h.Tool.Name, l.group}
-			contrib[kk] = max(contrib[kk], s)
-			tools[h.Tool.Name] = h.Tool
-		}
-	}
-	// A group whose lists found nothing counts as if its best had the
-	// largest first score seen: a tool only the other signals find scores
-	// at most their share ("hello", which no tool's words match, gives its
-	// best vector match about one half, not 1).
-	var total float64
-	for g, w := range groupWeight {
-		if top, ok := groupTop[g]; ok {
-			total += top
-		} else {
-			total += w * maxTop
-		}
-	}
-	score := make(map[string]float64, len(tools))
-	for kk, s := range contrib {
-		score[kk.name] += s
-	}
-	out := make([]Match, 0, len(tools))
-	for name, t := range tools {
-		s := score[name]
-		if total > 0 {
-			s = min(s/total, 1) // rounding must not give 1.0000000000000002
-		}
-		out = append(out, Match{Tool: t, Score: s})
-	}
-	slices.SortFunc(out, func(a, b Match) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Tool.Name, b.Tool.Name)
-	})
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out
 }

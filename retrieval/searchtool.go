@@ -106,7 +106,7 @@ func (r *Retriever) Search(ctx context.Context, query string, k int) ([]Match, e
 	case k < 1:
 		return nil, fmt.Errorf("%w: k = %d, want at least 1", ErrSearch, k)
 	}
-	ranked, err := r.rank(ctx, []part{{text: clip(query, maxPartRunes), weight: thoughtWeight}}, k+1)
+	ranked, err := r.searchRanked(ctx, clip(query, maxPartRunes), k+1)
 	if err != nil {
 		return nil, err
 	}

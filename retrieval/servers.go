@@ -61,6 +61,11 @@ func (r *Retriever) serverIndex(ctx context.Context) (*toolindex.Index, error) {
 // when Open returns, so that a first request does not pay for it. A later
 // catalog change is brought in by the next step.
 func (r *Retriever) Prepare(ctx context.Context) error {
+	if r.opts.feat.WindowWeight > 0 && r.sem != nil && (r.opts.Mode == Hybrid || r.opts.Mode == Semantic) {
+		if _, err := r.windowIndex(ctx); err != nil {
+			return err
+		}
+	}
 	if r.serverWeight() == 0 {
 		return nil
 	}
@@ -142,8 +147,9 @@ func (r *Retriever) serverScores(ctx context.Context, ps []part) (map[string]flo
 	if err != nil || six == nil {
 		return nil, err
 	}
-	sr := &Retriever{ix: six, emb: r.emb, sem: r.sem, opts: r.opts, srv: &servers{}, queries: r.queries}
+	sr := &Retriever{ix: six, emb: r.emb, sem: r.sem, opts: r.opts, srv: &servers{}, names: &names{}, win: &windows{}, queries: r.queries}
 	sr.opts.Depth = six.Len()
+	sr.opts.feat.WindowWeight = 0
 	ranked, err := sr.rank(ctx, ps, six.Len())
 	if err != nil {
 		return nil, err

@@ -1,0 +1,69 @@
+package retrieval_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/toolsift/toolsift/internal/rankopt"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// longTool's description says what it is for only after the semantic
+// encoder's first window (256 bytes): its first paragraph is about
+// something else.
+var longTool = tool.Tool{Name: "project_admin", Server: "admin", Description: strings.Join([]string{
+	"Administrative operations for a hosted project: this tool groups many maintenance actions behind one",
+	"action parameter. Choose the action, give the project id and the action's own arguments; the answer is",
+	"the API's JSON. Actions that change state need the admin scope on the token that the server was started with.",
+	"Some actions are slow and return an operation id that can be polled later.",
+	"The action send_invoice_reminder emails a customer a polite reminder that an invoice is overdue, with a",
+	"link to pay it online.",
+}, " ")}
+
+// windowsOn searches long descriptions' further windows, at the weight
+// docs/measurements.md measured.
+var windowsOn = rankopt.Features{WindowWeight: 1}
+
+// TestLongDescriptionWindows: a request for what a long description says
+// late is answered by that tool, through its further windows; without
+// them, the encoder reads only the first window and misses it.
+func TestLongDescriptionWindows(t *testing.T) {
+	if n := len(longTool.Description); n < 2*256 {
+		t.Fatalf("the test needs a description beyond the first window: %d bytes", n)
+	}
+	tools := append([]tool.Tool{longTool}, everything...)
+	tools = append(tools,
+		tool.Tool{Name: "send_email", Server: "mail", Description: "Send an email message to a recipient with a subject and body."},
+		tool.Tool{Name: "list_invoices", Server: "billing", Description: "List the invoices of an account, paid and unpaid."},
+		tool.Tool{Name: "create_project", Server: "admin", Description: "Create a new hosted project."},
+	)
+	ix := semanticIndex(t, tools...)
+	ctx := context.Background()
+	q := retrieval.Query{Task: "nudge the client whose bill is late so they settle it"}
+	rank := func(o retrieval.Options) []string {
+		o.K = 3
+		ms, err := newRetriever(t, ix, &o).Retrieve(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names(ms)
+	}
+	// The semantic signal puts it first; in Hybrid, the word signals
+	// favour list_invoices ("invoice"), and it joins the top 3.
+	for _, c := range []struct {
+		mode retrieval.Mode
+		top  int
+	}{{retrieval.Semantic, 1}, {retrieval.Hybrid, 3}} {
+		if got := rank(retrieval.Options{Mode: c.mode}); contains(got[:c.top], "project_admin") {
+			t.Fatalf("%v: without windows project_admin is already in the top %d (%v): the test needs a request that only its later text answers", c.mode, c.top, got)
+		}
+		if got := rank(withFeatures(retrieval.Options{Mode: c.mode}, windowsOn)); !contains(got[:c.top], "project_admin") {
+			t.Errorf("%v: %v; want project_admin in the top %d by its later text", c.mode, got, c.top)
+		}
+	}
+	if _, err := retrieval.New(ix, ptr(withFeatures(retrieval.Options{}, rankopt.Features{WindowWeight: 1.5}))); err == nil {
+		t.Error("WindowWeight 1.5 accepted")
+	}
+}
