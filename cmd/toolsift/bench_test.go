@@ -16,8 +16,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/npmtest"
-	"github.com/toolsift/toolsift/internal/proxy"
 )
 
 // The benchmarks run against the pinned reference servers, or against the
@@ -99,7 +99,7 @@ func BenchmarkCall(b *testing.B) {
 		}
 	})
 	ts := benchToolset(b, config)
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func BenchmarkCall(b *testing.B) {
 		}
 	})
 	b.Run("proxy-http", func(b *testing.B) {
-		srv := httptest.NewServer(p.Handler(&proxy.HTTPOptions{Token: "t"}))
+		srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Token: "t"}))
 		b.Cleanup(srv.Close)
 		hc := srv.Client()
 		hc.Transport = bearer{"t", hc.Transport}
@@ -140,12 +140,12 @@ func BenchmarkCall(b *testing.B) {
 func BenchmarkSearchConcurrent(b *testing.B) {
 	config, _ := benchConfig(b)
 	ts := benchToolset(b, config)
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	queries := catalogQueries(b)
-	srv := httptest.NewServer(p.Handler(&proxy.HTTPOptions{Token: "t"}))
+	srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Token: "t"}))
 	b.Cleanup(srv.Close)
 	const clients = 8
 	sessions := make([]*sdk.ClientSession, clients)

@@ -22,7 +22,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/gateway"
 )
 
 // The BFCL benchmarks run toolsift serve's proxy in this process over
@@ -92,7 +92,7 @@ func bfclUpstream(b testing.TB) (url string, tools []bfclTool) {
 }
 
 // bfclProxy is the proxy over the stub, and its HTTP endpoint.
-func bfclProxy(b testing.TB, upstream string) (*proxy.Proxy, *toolsift.Toolset, string) {
+func bfclProxy(b testing.TB, upstream string) (*gateway.Proxy, *toolsift.Toolset, string) {
 	cache := os.Getenv("TOOLSIFT_BENCH_CACHE_DIR")
 	if cache == "" {
 		cache = b.TempDir()
@@ -108,11 +108,11 @@ func bfclProxy(b testing.TB, upstream string) (*proxy.Proxy, *toolsift.Toolset, 
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ts.Close() })
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(p.Handler(&proxy.HTTPOptions{Token: "t"}))
+	srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Token: "t"}))
 	b.Cleanup(srv.Close)
 	return p, ts, srv.URL
 }

@@ -18,9 +18,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/cli"
-	"github.com/toolsift/toolsift/internal/proxy"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
@@ -62,7 +62,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	listen := fs.String("listen", "", "serve streamable HTTP on `addr` (host:port) at /mcp instead of stdio")
 	tokenFile := fs.String("token-file", "", "`file` holding the bearer token for --listen (default $"+tokenEnv+")")
 	stateless := fs.Bool("stateless", false, "with --listen: no sessions (serves MCP 2026-07-28 too); found tools are called through call_tool")
-	maxTools := fs.Int("max-tools", proxy.DefaultMaxTools, "most tools on a session's list, pinned and found")
+	maxTools := fs.Int("max-tools", gateway.DefaultMaxTools, "most tools on a session's list, pinned and found")
 	budget := fs.Int("budget", think.DefaultBudget, "most `tokens` of tool schemas in one search_tools answer")
 	var pins []string
 	fs.Func("pin", "list this tool from the start (`name` as listed, server__tool, or a glob; repeatable, or comma-separated)", func(s string) error {
@@ -78,10 +78,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 	connectTimeout := fs.Duration("connect-timeout", 30*time.Second, "how long a server may take to start and list its tools (a server's own \"timeout\" wins)")
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "stop a server not called for this long (negative: never)")
 	sessionTimeout := fs.Duration("session-timeout", 30*time.Minute, "with --listen: close an HTTP session idle this long (0: never)")
-	clientRate := fs.Int("client-requests-per-minute", proxy.DefaultClientRequestsPerMinute, "most sampling and elicitation requests one upstream server may send the clients a minute (negative: no cap)")
-	maxResultBytes := fs.Int64("max-result-bytes", proxy.DefaultMaxResultBytes, "most `bytes` of upstream tool results held at once across calls; a result waits for room, one larger than this is refused")
-	maxSessions := fs.Int("max-sessions", proxy.DefaultMaxSessions, "with --listen: most open HTTP sessions; past it the session idle longest is closed (or the new one refused when all are busy)")
-	maxConns := fs.Int("max-conns", proxy.DefaultMaxConns, "with --listen: most open connections; past it a connection is answered 503")
+	clientRate := fs.Int("client-requests-per-minute", gateway.DefaultClientRequestsPerMinute, "most sampling and elicitation requests one upstream server may send the clients a minute (negative: no cap)")
+	maxResultBytes := fs.Int64("max-result-bytes", gateway.DefaultMaxResultBytes, "most `bytes` of upstream tool results held at once across calls; a result waits for room, one larger than this is refused")
+	maxSessions := fs.Int("max-sessions", gateway.DefaultMaxSessions, "with --listen: most open HTTP sessions; past it the session idle longest is closed (or the new one refused when all are busy)")
+	maxConns := fs.Int("max-conns", gateway.DefaultMaxConns, "with --listen: most open connections; past it a connection is answered 503")
 	var origins []string
 	fs.Func("allow-origin", "with --listen: also answer browser requests from this `origin` (scheme://host[:port], or * for any; repeatable); loopback origins and the listen address are always allowed", func(s string) error {
 		for o := range strings.SplitSeq(s, ",") {
@@ -145,7 +145,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		if token, err = readToken(e, *tokenFile); err != nil {
 			return err
 		}
-		if token == "" && !proxy.LoopbackOnly(*listen) {
+		if token == "" && !gateway.LoopbackOnly(*listen) {
 			return usageError(fs, "--listen %s accepts connections from other machines: set $%s or --token-file (or listen on 127.0.0.1)", *listen, tokenEnv)
 		}
 	}
@@ -175,7 +175,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	// The proxy is made once the Toolset is open; upstream list changes
 	// before that have nobody to tell.
-	var px atomic.Pointer[proxy.Proxy]
+	var px atomic.Pointer[gateway.Proxy]
 	// Servers that need a login get the logins toolbench login stored, or
 	// fail at once, alone, naming that command: serve never waits on a
 	// browser.
@@ -201,8 +201,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		Hub: mcp.HubOptions{
 			IdleTimeout: *idle, Timeout: *connectTimeout,
 			Auth:           auth,
-			ClientRequests: proxy.NewClientRequests(log, *clientRate),
-			ServerLogLevel: proxy.ServerLogLevel,
+			ClientRequests: gateway.NewClientRequests(log, *clientRate),
+			ServerLogLevel: gateway.ServerLogLevel,
 			OnResourceUpdated: func(uri string) {
 				if p := px.Load(); p != nil {
 					p.ResourceUpdated(uri)
@@ -234,7 +234,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 			log.Warn("server not ready", "server", st.Name, "state", st.State, "error", st.Err)
 		}
 	}
-	p, err := proxy.New(ts, &proxy.Options{
+	p, err := gateway.New(ts, &gateway.Options{
 		MaxTools:       *maxTools,
 		Budget:         *budget,
 		PinnedTools:    ts.Pinned(),
@@ -262,13 +262,13 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
-	return serveHTTP(ctx, e, log, p, *listen, *maxConns, &proxy.HTTPOptions{Token: token, Stateless: *stateless, SessionTimeout: *sessionTimeout,
+	return serveHTTP(ctx, e, log, p, *listen, *maxConns, &gateway.HTTPOptions{Token: token, Stateless: *stateless, SessionTimeout: *sessionTimeout,
 		MaxSessions: *maxSessions, AllowedOrigins: origins})
 }
 
 // serveHTTP serves px at http://addr/mcp until ctx ends, with at most
 // maxConns connections open.
-func serveHTTP(ctx context.Context, e *env, log *slog.Logger, px *proxy.Proxy, addr string, maxConns int, o *proxy.HTTPOptions) error {
+func serveHTTP(ctx context.Context, e *env, log *slog.Logger, px *gateway.Proxy, addr string, maxConns int, o *gateway.HTTPOptions) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -276,11 +276,11 @@ func serveHTTP(ctx context.Context, e *env, log *slog.Logger, px *proxy.Proxy, a
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", px.Handler(o))
 	// Headers must arrive within 10s and a body within
-	// proxy.DefaultBodyTimeout (the handler's deadline); an idle keep-alive
+	// gateway.DefaultBodyTimeout (the handler's deadline); an idle keep-alive
 	// connection is closed after 2 minutes. No ReadTimeout or WriteTimeout:
 	// either would cut the long event streams (GET) of live sessions.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	ln = proxy.LimitListener(ln, maxConns)
+	ln = gateway.LimitListener(ln, maxConns)
 	url := "http://" + ln.Addr().String() + "/mcp"
 	log.Info("listening", "url", url, "token", o.Token != "", "stateless", o.Stateless)
 	if e.listening != nil {

@@ -1,4 +1,4 @@
-package proxy_test
+package gateway_test
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 )
@@ -74,7 +74,7 @@ const listBody = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 // than the one that opened it is refused; with its own, it is served.
 func TestSessionBoundToCredential(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestSessionBoundToCredential(t *testing.T) {
 func TestSessionIDNeverLogged(t *testing.T) {
 	ts := openToolset(t, localTools(t))
 	var buf testenv.Buffer
-	p, err := proxy.New(ts, &proxy.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	p, err := gateway.New(ts, &gateway.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +126,11 @@ func TestSessionIDNeverLogged(t *testing.T) {
 // cap.
 func TestSessionCap(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(p.Handler(&proxy.HTTPOptions{MaxSessions: 3}))
+	srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{MaxSessions: 3}))
 	defer srv.Close()
 	var ids []string
 	for range 5 {
@@ -153,11 +153,11 @@ func TestSessionCap(t *testing.T) {
 // sessions are untouched.
 func TestSessionCapRefusesWhenAllBusy(t *testing.T) {
 	ts := openToolset(t, slowTools(t))
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(p.Handler(&proxy.HTTPOptions{MaxSessions: 1}))
+	srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{MaxSessions: 1}))
 	defer srv.Close()
 	id := open(t, srv.URL, "")
 	done := make(chan string)
@@ -190,11 +190,11 @@ func TestSessionCapRefusesWhenAllBusy(t *testing.T) {
 // host, nor allowed, is refused with 403 before anything else.
 func TestOrigin(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(p.Handler(&proxy.HTTPOptions{AllowedOrigins: []string{"https://app.example"}}))
+	srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{AllowedOrigins: []string{"https://app.example"}}))
 	defer srv.Close()
 	for origin, want := range map[string]int{
 		"https://evil.example":                   http.StatusForbidden,
@@ -221,11 +221,11 @@ func TestOrigin(t *testing.T) {
 // held for ever.
 func TestTricklingBody(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(p.Handler(&proxy.HTTPOptions{BodyTimeout: 100 * time.Millisecond}))
+	srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{BodyTimeout: 100 * time.Millisecond}))
 	defer srv.Close()
 	c, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
@@ -254,7 +254,7 @@ func TestLimitListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })}
-	go srv.Serve(proxy.LimitListener(raw, 2))
+	go srv.Serve(gateway.LimitListener(raw, 2))
 	defer srv.Close()
 	addr := raw.Addr().String()
 	var held []net.Conn

@@ -1,6 +1,6 @@
 //lint:file-ignore SA1019 roots are deprecated by MCP 2026-07-28, but servers such as server-filesystem still ask for them.
 
-package proxy_test
+package gateway_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 )
@@ -48,7 +48,7 @@ func TestQuietLog(t *testing.T) {
 			var buf testenv.Buffer
 			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
 			ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true, Logger: log,
-				Hub: mcp.HubOptions{ClientRequests: proxy.NewClientRequests(log, 0)}})
+				Hub: mcp.HubOptions{ClientRequests: gateway.NewClientRequests(log, 0)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func TestQuietLog(t *testing.T) {
 			case <-time.After(testenv.WaitLimit()):
 				t.Fatal("the server never asked for roots")
 			}
-			p, err := proxy.New(ts, &proxy.Options{Logger: log})
+			p, err := gateway.New(ts, &gateway.Options{Logger: log})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package proxy_test
+package gateway_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/gateway"
 )
 
 // dialed serves srv in process, as a config.Server.
@@ -53,7 +53,7 @@ func TestResourcesRouteUnambiguously(t *testing.T) {
 			return &sdk.CallToolResult{Content: []sdk.Content{}}, nil
 		})
 	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"aaa": dialed(evil), "zzz": dialed(victim)}})
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

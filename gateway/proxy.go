@@ -1,4 +1,4 @@
-// Package proxy is the MCP server of toolsift serve: one server standing in
+// Package gateway is the MCP server of toolsift serve: one server standing in
 // for every server of a Toolset. It lists a handful of tools (search_tools,
 // call_tool and the pinned tools); the tools search_tools finds join the
 // list of the session that searched (tools/list_changed), up to a cap, the
@@ -18,7 +18,7 @@
 // session has its own list: stdio has one session, streamable HTTP one per
 // client (Proxy.Handler). The package is internal: it is toolsift serve's,
 // and its surface speaks go-sdk types.
-package proxy
+package gateway
 
 import (
 	"cmp"

@@ -1,6 +1,6 @@
 //lint:file-ignore SA1019 sampling and roots are deprecated by MCP 2026-07-28, but clients and servers of the earlier revisions use them, and the proxy passes them on.
 
-package proxy
+package gateway
 
 import (
 	"context"

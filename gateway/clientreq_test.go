@@ -1,6 +1,6 @@
 //lint:file-ignore SA1019 sampling is deprecated by MCP 2026-07-28, but clients of the earlier revisions use it and the proxy passes it on.
 
-package proxy_test
+package gateway_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -43,12 +43,12 @@ func TestSamplingReachesTheCallingClient(t *testing.T) {
 		return clientSide, nil
 	}}}}
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
-		Hub: mcp.HubOptions{ClientRequests: proxy.NewClientRequests(nil, 0)}})
+		Hub: mcp.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 0)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ts.Close() })
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,12 +114,12 @@ func TestSamplingRateLimited(t *testing.T) {
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"evil": asker(300), "good": asker(3)}}
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
-		Hub: mcp.HubOptions{ClientRequests: proxy.NewClientRequests(nil, 5)}})
+		Hub: mcp.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 5)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ts.Close() })
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package proxy_test
+package gateway_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -49,7 +49,7 @@ func TestRugPullQuarantined(t *testing.T) {
 		return clientSide, nil
 	}}}}
 	ts := openToolset(t, cfg)
-	px, err := proxy.New(ts, &proxy.Options{PinnedTools: []string{"up__lookup"}})
+	px, err := gateway.New(ts, &gateway.Options{PinnedTools: []string{"up__lookup"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestListedToolsLeaveAndComeBack(t *testing.T) {
 		}
 		return clientSide, nil
 	}}}}
-	var px atomic.Pointer[proxy.Proxy]
+	var px atomic.Pointer[gateway.Proxy]
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
 		OnChange: func(tool.Change) {
 			if p := px.Load(); p != nil {
@@ -160,7 +160,7 @@ func TestListedToolsLeaveAndComeBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ts.Close() })
-	p, err := proxy.New(ts, &proxy.Options{PinnedTools: []string{"up__lookup"}})
+	p, err := gateway.New(ts, &gateway.Options{PinnedTools: []string{"up__lookup"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestChangeLoggedOnce(t *testing.T) {
 		}
 		return clientSide, nil
 	}}}}
-	var px atomic.Pointer[proxy.Proxy]
+	var px atomic.Pointer[gateway.Proxy]
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
 		OnChange: func(tool.Change) {
 			if p := px.Load(); p != nil {
@@ -236,7 +236,7 @@ func TestChangeLoggedOnce(t *testing.T) {
 	}
 	t.Cleanup(func() { ts.Close() })
 	var buf testenv.Buffer
-	p, err := proxy.New(ts, &proxy.Options{PinnedTools: []string{"up__lookup"}, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	p, err := gateway.New(ts, &gateway.Options{PinnedTools: []string{"up__lookup"}, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package proxy_test
+package gateway_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
 )
 
@@ -55,7 +55,7 @@ func TestUpstreamTextEscaped(t *testing.T) {
 		return clientSide, nil
 	}}}}
 	ts := openToolset(t, cfg)
-	p, err := proxy.New(ts, &proxy.Options{PinnedTools: []string{"up__read_file"}})
+	p, err := gateway.New(ts, &gateway.Options{PinnedTools: []string{"up__read_file"}})
 	if err != nil {
 		t.Fatal(err)
 	}

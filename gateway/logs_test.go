@@ -1,6 +1,6 @@
 //lint:file-ignore SA1019 logging is deprecated by MCP 2026-07-28 (SEP-2577), but servers and clients of the earlier revisions use it, and the Hub and proxy pass it on.
 
-package proxy_test
+package gateway_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 )
@@ -43,12 +43,12 @@ func TestLogsReachTheCallingClient(t *testing.T) {
 		return clientSide, nil
 	}}}}
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
-		Hub: mcp.HubOptions{ServerLogLevel: proxy.ServerLogLevel}})
+		Hub: mcp.HubOptions{ServerLogLevel: gateway.ServerLogLevel}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ts.Close() })
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

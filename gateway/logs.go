@@ -1,6 +1,6 @@
 //lint:file-ignore SA1019 logging is deprecated by MCP 2026-07-28 (SEP-2577), but servers and clients of the earlier revisions use it, and the Hub and proxy pass it on.
 
-package proxy
+package gateway
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package proxy_test
+package gateway_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/mcp"
 )
 
@@ -47,7 +47,7 @@ func bigResultServer(size int) config.Server {
 func BenchmarkLargeResult(b *testing.B) {
 	const size = 15 << 20
 	ts := openToolset(&testing.T{}, &config.Config{Servers: map[string]config.Server{"up": bigResultServer(size)}})
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestResultBytesBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"up": up}})
-	p, err := proxy.New(ts, &proxy.Options{MaxResultBytes: 100_000})
+	p, err := gateway.New(ts, &gateway.Options{MaxResultBytes: 100_000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package proxy_test
+package gateway_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolsift/toolsift/internal/proxy"
+	"github.com/toolsift/toolsift/gateway"
 )
 
 // TestUnknownToolHint: a session that calls a tool by a name not on its
@@ -15,7 +15,7 @@ import (
 // call_tool, or search_tools.
 func TestUnknownToolHint(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := proxy.New(ts, nil)
+	p, err := gateway.New(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
