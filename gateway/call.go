@@ -64,7 +64,7 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 // tool, duration and outcome, never the arguments or the result. A failure
 // is a result with isError set whose text names the tool and server, so
 // that the model sees what happened.
-func (p *Proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) *sdk.CallToolResult {
+func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) *sdk.CallToolResult {
 	start := time.Now()
 	if msg, refused := p.quarantine().refusal(name); refused {
 		p.logger(ss).Warn("call refused: tool quarantined", "tool", name)
@@ -111,8 +111,8 @@ func (p *Proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 // holdResult counts res against the result bytes in flight until the
 // SDK has written the answer (it ends the handler's ctx then), waiting
 // while other results hold too many; it returns the result to send
-// instead when res cannot be held (see Options.MaxResultBytes).
-func (p *Proxy) holdResult(ctx context.Context, name string, res tool.Result) *sdk.CallToolResult {
+// instead when res cannot be held (see proxyOptions.MaxResultBytes).
+func (p *proxy) holdResult(ctx context.Context, name string, res tool.Result) *sdk.CallToolResult {
 	n := int64(max(len(res.Raw), len(res.Content)))
 	switch err := p.results.acquire(ctx, n); {
 	case errors.Is(err, errTooLarge):
@@ -129,7 +129,7 @@ func (p *Proxy) holdResult(ctx context.Context, name string, res tool.Result) *s
 // session found (each session's list is its own), or a name the client
 // guessed. It says how to reach the tool: call_tool, or search_tools to add
 // it to this session's list. Other errors are returned as they are.
-func (p *Proxy) unknownToolHint(req sdk.Request, err error) error {
+func (p *proxy) unknownToolHint(req sdk.Request, err error) error {
 	call, ok := req.(*sdk.CallToolRequest)
 	var rpc *jsonrpc.Error
 	if !ok || call.Params == nil || !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams ||

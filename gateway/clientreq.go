@@ -36,13 +36,13 @@ func withSession(ctx context.Context, ss *sdk.ServerSession) context.Context {
 // own, losing the reason.
 const codeDeclined = -32600
 
-// NewClientRequests returns the handler for mcp.HubOptions.ClientRequests
+// newClientRequests returns the handler for mcp.HubOptions.ClientRequests
 // that forwards server→client requests to the proxy's clients. It declares
 // sampling, elicitation and roots upstream; log, if not nil, gets one line
 // per request (server, method, outcome; never the content). perMinute
 // caps the sampling and elicitation requests of each upstream server
 // (limits.go): zero means DefaultClientRequestsPerMinute, negative no cap.
-func NewClientRequests(log *slog.Logger, perMinute int) mcp.ClientRequests {
+func newClientRequests(log *slog.Logger, perMinute int) mcp.ClientRequests {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

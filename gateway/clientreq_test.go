@@ -48,7 +48,7 @@ func TestSamplingReachesTheCallingClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ts.Close() })
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestSamplingRateLimited(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ts.Close() })
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestCompletionReachesTheUpstream(t *testing.T) {
 		}
 		return clientSide, nil
 	}}}})
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

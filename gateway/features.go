@@ -18,7 +18,7 @@ import (
 // through as the server sent them.
 
 // sessionGrace is how long a session's server may go without a connected
-// session before FeaturesChanged forgets it: the HTTP handler makes a server
+// session before featuresChanged forgets it: the HTTP handler makes a server
 // before the session it is for exists.
 const sessionGrace = time.Minute
 
@@ -29,8 +29,8 @@ type featureSet struct {
 	prompts   map[string]string
 }
 
-// track remembers a session's server so that FeaturesChanged reaches it.
-func (p *Proxy) track(s *session) {
+// track remembers a session's server so that featuresChanged reaches it.
+func (p *proxy) track(s *session) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.prune()
@@ -38,7 +38,7 @@ func (p *Proxy) track(s *session) {
 }
 
 // prune forgets the servers whose sessions are over. p.mu is held.
-func (p *Proxy) prune() {
+func (p *proxy) prune() {
 	for s, since := range p.sessions {
 		if time.Since(since) < sessionGrace {
 			continue
@@ -54,11 +54,11 @@ func (p *Proxy) prune() {
 	}
 }
 
-// FeaturesChanged brings every session's resources, resource templates and
+// featuresChanged brings every session's resources, resource templates and
 // prompts up to date with the Hub's; the SDK tells the clients
 // (notifications/resources/list_changed, notifications/prompts/list_changed).
-// Give it to mcp.HubOptions.OnListChange.
-func (p *Proxy) FeaturesChanged() {
+// Open gives it to mcp.HubOptions.OnListChange.
+func (p *proxy) featuresChanged() {
 	for _, s := range p.liveSessions() {
 		s.syncFeatures()
 	}
@@ -66,7 +66,7 @@ func (p *Proxy) FeaturesChanged() {
 
 // liveSessions returns the sessions still connected, dropping the ended
 // ones; the caller works on them without holding p.mu.
-func (p *Proxy) liveSessions() []*session {
+func (p *proxy) liveSessions() []*session {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.prune()

@@ -15,7 +15,7 @@ import (
 // call_tool, or search_tools.
 func TestUnknownToolHint(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ const listBody = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 // than the one that opened it is refused; with its own, it is served.
 func TestSessionBoundToCredential(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestSessionBoundToCredential(t *testing.T) {
 func TestSessionIDNeverLogged(t *testing.T) {
 	ts := openToolset(t, localTools(t))
 	var buf testenv.Buffer
-	p, err := gateway.New(ts, &gateway.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestSessionIDNeverLogged(t *testing.T) {
 // cap.
 func TestSessionCap(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestSessionCap(t *testing.T) {
 // sessions are untouched.
 func TestSessionCapRefusesWhenAllBusy(t *testing.T) {
 	ts := openToolset(t, slowTools(t))
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestSessionCapRefusesWhenAllBusy(t *testing.T) {
 // host, nor allowed, is refused with 403 before anything else.
 func TestOrigin(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestOrigin(t *testing.T) {
 // held for ever.
 func TestTricklingBody(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,8 +12,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// HTTPOptions configure Handler.
-type HTTPOptions struct {
+// httpOptions configure proxy.handler (Options of Gateway.Handler).
+type httpOptions struct {
 	// Token, when not empty, is the bearer token every request must carry
 	// (Authorization: Bearer TOKEN). It is compared in constant time and
 	// never logged.
@@ -22,7 +21,7 @@ type HTTPOptions struct {
 	// Stateless serves without sessions: each request is answered on its
 	// own, which is what MCP revision 2026-07-28 speaks (the go-sdk serves
 	// that revision only statelessly). There is no session to keep a list
-	// for, so the Proxy should be made with Options.Static.
+	// for, so the proxy should be made with proxyOptions.Static.
 	Stateless bool
 	// SessionTimeout closes a session idle that long; zero means never.
 	SessionTimeout time.Duration
@@ -44,8 +43,8 @@ type HTTPOptions struct {
 
 // Handler returns the streamable HTTP handler of the proxy: one session,
 // with its own list, per client (or none, with Stateless).
-func (p *Proxy) Handler(o *HTTPOptions) http.Handler {
-	var opts HTTPOptions
+func (p *proxy) handler(o *httpOptions) http.Handler {
+	var opts httpOptions
 	if o != nil {
 		opts = *o
 	}
@@ -57,7 +56,7 @@ func (p *Proxy) Handler(o *HTTPOptions) http.Handler {
 	}
 	var h http.Handler
 	if opts.Stateless {
-		srv := p.NewServer()
+		srv := p.newServer()
 		h = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 			Stateless: true,
 			Logger:    p.sdkLog,
@@ -67,16 +66,16 @@ func (p *Proxy) Handler(o *HTTPOptions) http.Handler {
 		// protocol versions it speaks, once more when the request opens a
 		// session), so one server is made per request that has no session
 		// yet, and a shared one answers the rest.
-		shared := p.NewServer()
+		shared := p.newServer()
 		h = sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 			if r.Header.Get("Mcp-Session-Id") != "" || r.Method != http.MethodPost {
 				return shared
 			}
 			if slot, ok := r.Context().Value(serverSlotKey{}).(*serverSlot); ok {
-				slot.once.Do(func() { slot.srv = p.NewServer() })
+				slot.once.Do(func() { slot.srv = p.newServer() })
 				return slot.srv
 			}
-			return p.NewServer()
+			return p.newServer()
 		}, &sdk.StreamableHTTPOptions{
 			Logger:         p.sdkLog,
 			SessionTimeout: opts.SessionTimeout,
@@ -124,19 +123,4 @@ func requireBearer(token string, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// LoopbackOnly reports whether a listen address (host:port) accepts
-// connections from this machine only: a loopback IP, or "localhost". An
-// empty host listens on every interface.
-func LoopbackOnly(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

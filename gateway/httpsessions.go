@@ -147,7 +147,7 @@ func (g *sessionGuard) reserve() (victim *httpSession, err error) {
 		return nil, nil
 	}
 	if victim == nil {
-		return nil, fmt.Errorf("503 too many sessions: all %d sessions (HTTPOptions.MaxSessions, toolsift serve --max-sessions) are busy; retry later", g.max)
+		return nil, fmt.Errorf("503 too many sessions: all %d sessions (gateway.Options.MaxSessions, toolsift serve --max-sessions) are busy; retry later", g.max)
 	}
 	delete(g.sessions, oldestID)
 	g.opening++

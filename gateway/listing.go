@@ -9,7 +9,7 @@ import (
 	"github.com/toolsift/toolsift/tool"
 )
 
-// maxListings bounds the listings a Proxy keeps; past it they are made
+// maxListings bounds the listings a proxy keeps; past it they are made
 // anew (the working set of a busy proxy is the tools its sessions list).
 const maxListings = 1 << 14
 

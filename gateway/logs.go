@@ -14,13 +14,13 @@ import (
 // hands those a server sends during a request to that request (mcp.WithLog),
 // and the SDK passes them on at the level the client asked for
 // (logging/setLevel; none before it asks). toolsift serve asks every
-// upstream server for everything (ServerLogLevel), since its clients'
+// upstream server for everything (serverLogLevel), since its clients'
 // levels differ.
 
-// ServerLogLevel is what toolsift serve asks of upstream servers
-// (mcp.HubOptions.ServerLogLevel): every message, each client's own level
+// serverLogLevel is what toolsift serve asks of upstream servers
+// (mcp.HubOptions.serverLogLevel): every message, each client's own level
 // filtering what it gets.
-const ServerLogLevel = "debug"
+const serverLogLevel = "debug"
 
 // withLogs passes the log messages of the upstream request made with ctx
 // on to ss, on the stream of the client's request that ctx belongs to.

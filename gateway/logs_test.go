@@ -48,7 +48,7 @@ func TestLogsReachTheCallingClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ts.Close() })
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,23 +1,3 @@
-// Package gateway is the MCP server of toolsift serve: one server standing in
-// for every server of a Toolset. It lists a handful of tools (search_tools,
-// call_tool and the pinned tools); the tools search_tools finds join the
-// list of the session that searched (tools/list_changed), up to a cap, the
-// least recently used leaving first. Calls go to the Toolset, which routes
-// them to the upstream server (starting a lazy one on its first call).
-//
-// A listed tool whose definition changes in the Toolset is listed anew; one
-// the Toolset no longer has (removed upstream, or its server down) leaves
-// the list until it comes back. A tool that changed since it was first
-// seen (a rug pull) is quarantined: off the list, out of search_tools'
-// answers and refused when called, with a result naming toolbench trust,
-// until the user accepts it (quarantine.go). Either happens when the Toolset hears of the change (toolsift serve
-// calls ToolsChanged from toolsift.Options.OnChange) and in any case before
-// the next tools/list is answered; the client is told (tools/list_changed).
-//
-// One go-sdk server is made per client session (Proxy.NewServer), so each
-// session has its own list: stdio has one session, streamable HTTP one per
-// client (Proxy.Handler). The package is internal: it is toolsift serve's,
-// and its surface speaks go-sdk types.
 package gateway
 
 import (
@@ -53,14 +33,14 @@ const (
 const DefaultMaxTools = 40
 
 // ErrOptions reports invalid Options.
-var ErrOptions = errors.New("proxy: invalid options")
+var ErrOptions = errors.New("gateway: invalid options")
 
 // validName is the rule every listed name must satisfy (Claude Desktop
 // rejects others, and OpenAI's function names follow it).
 var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// Options configure a Proxy. The zero value (or nil) gives the defaults.
-type Options struct {
+// proxyOptions configure a proxy. The zero value (or nil) gives the defaults.
+type proxyOptions struct {
 	// MaxTools caps the tools of one session's list: its own two, the pinned
 	// ones and the found ones. Default DefaultMaxTools. Pinned tools are
 	// listed even past the cap (a warning says so); found tools fill what is
@@ -93,10 +73,10 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// A Proxy serves a Toolset as MCP servers. It is safe for concurrent use.
-type Proxy struct {
+// A proxy serves a Toolset as MCP servers. It is safe for concurrent use.
+type proxy struct {
 	ts       *toolsift.Toolset
-	opts     Options
+	opts     proxyOptions
 	log      *slog.Logger
 	sdkLog   *slog.Logger // the SDK's: warnings and errors only
 	pinned   []tool.Tool  // sorted by name
@@ -105,22 +85,22 @@ type Proxy struct {
 	results  *byteBudget // upstream result bytes in flight
 	listings listings    // the tools as listed, made once per definition
 	quar     quarantined // the changed tools as last read (quarantine.go)
-	// trustEpoch moves at each ToolsChanged: the quarantine is read anew.
+	// trustEpoch moves at each toolsChanged: the quarantine is read anew.
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
 	sessions   map[*session]time.Time // the servers made, since when
 }
 
-// New returns a Proxy over ts. It fails on invalid Options; pins that match
+// newProxy returns a proxy over ts. It fails on invalid proxyOptions; pins that match
 // nothing are warnings (Warnings), not errors.
-func New(ts *toolsift.Toolset, opts *Options) (*Proxy, error) {
+func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 	switch {
 	case ts == nil:
 		return nil, fmt.Errorf("%w: nil Toolset", ErrOptions)
 	case ts.Hub() == nil:
 		return nil, fmt.Errorf("%w: the Toolset has no servers (made by toolsift.New): open it with toolsift.Open or OpenConfig", ErrOptions)
 	}
-	var o Options
+	var o proxyOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -156,14 +136,14 @@ func New(ts *toolsift.Toolset, opts *Options) (*Proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, results: newByteBudget(o.MaxResultBytes)}
+	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, results: newByteBudget(o.MaxResultBytes)}
 	p.pin()
 	return p, nil
 }
 
 // pin resolves the pinned servers and tools against the catalog, by the
 // library's one rule (toolsift.Pins).
-func (p *Proxy) pin() {
+func (p *proxy) pin() {
 	names, warnings := toolsift.Pins{Servers: p.opts.PinnedServers, Tools: p.opts.PinnedTools}.Resolve(p.ts.Tools())
 	p.warnings = append(p.warnings, warnings...)
 	for _, n := range names {
@@ -178,10 +158,10 @@ func (p *Proxy) pin() {
 }
 
 // Warnings lists the pins that match nothing and a cap too small for them.
-func (p *Proxy) Warnings() []string { return slices.Clone(p.warnings) }
+func (p *proxy) pinWarnings() []string { return slices.Clone(p.warnings) }
 
 // Pinned returns the names of the pinned tools, sorted.
-func (p *Proxy) Pinned() []string {
+func (p *proxy) pinnedNames() []string {
 	out := make([]string, len(p.pinned))
 	for i, t := range p.pinned {
 		out[i] = t.Name
@@ -189,9 +169,9 @@ func (p *Proxy) Pinned() []string {
 	return out
 }
 
-// NewServer returns a server for one client session: Run it on a transport
+// newServer returns a server for one client session: Run it on a transport
 // (stdio) or give it to a streamable HTTP handler for one session.
-func (p *Proxy) NewServer() *sdk.Server {
+func (p *proxy) newServer() *sdk.Server {
 	s := &session{p: p}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
@@ -248,7 +228,7 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 		switch {
 		case len(reloaded) > 0:
 			s.p.log.Info("tool trust records changed on disk; tools listed anew", "servers", reloaded)
-			s.p.ToolsChanged()
+			s.p.toolsChanged()
 		case method == "tools/list":
 			s.syncTools().log(s.p.log)
 		}
@@ -263,18 +243,18 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-// ToolsChanged brings every session's list in line with the Toolset: a
+// toolsChanged brings every session's list in line with the Toolset: a
 // listed tool whose definition changed (upstream, or after Hub.Trust) is
 // listed anew, one the Toolset no longer has is taken off the list until
 // it comes back; the SDK sends each client whose list changed
-// notifications/tools/list_changed. toolsift serve calls it on every
+// notifications/tools/list_changed. Open calls it on every
 // change of the catalog (toolsift.Options.OnChange); sessions also sync
 // themselves before each tools/list.
 //
 // What changed is logged once for all sessions (with how many sessions it
 // touched), not once per session: an upstream that changes its tools must
 // not flood the log in proportion to the clients.
-func (p *Proxy) ToolsChanged() {
+func (p *proxy) toolsChanged() {
 	p.trustEpoch.Add(1)
 	var all toolSync
 	touched := 0
@@ -368,10 +348,10 @@ func objectSchema(schema json.RawMessage) (json.RawMessage, bool) {
 	return schema, true
 }
 
-// logger is the Proxy's logger, with the session's tag when it has an ID
+// logger is the proxy's logger, with the session's tag when it has an ID
 // (streamable HTTP): never the ID itself, which is the session to whoever
 // holds the token (see sessionTag).
-func (p *Proxy) logger(s *sdk.ServerSession) *slog.Logger {
+func (p *proxy) logger(s *sdk.ServerSession) *slog.Logger {
 	if s == nil || s.ID() == "" {
 		return p.log
 	}

@@ -182,7 +182,7 @@ func TestSearchListsFoundTools(t *testing.T) {
 	for _, version := range []string{"2026-07-28", "2025-11-25", "2025-06-18"} {
 		t.Run(version, func(t *testing.T) {
 			ts := openToolset(t, localTools(t))
-			p, err := gateway.New(ts, &gateway.Options{PinnedServers: []string{"notes"}, PinnedTools: []string{"weather__get_*", "nope__nothing"}})
+			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedServers: []string{"notes"}, PinnedTools: []string{"weather__get_*", "nope__nothing"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,7 +222,7 @@ func TestSearchListsFoundTools(t *testing.T) {
 
 func TestCallErrors(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestPinnedServerWithoutTools(t *testing.T) {
 	cfg := localTools(t)
 	cfg.Servers["broken"] = config.Server{Command: "/nonexistent/toolsift-test-server"}
 	ts := openToolset(t, cfg)
-	p, err := gateway.New(ts, &gateway.Options{PinnedServers: []string{"broken"}})
+	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedServers: []string{"broken"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestPinnedServerWithoutTools(t *testing.T) {
 func TestLeastRecentlyUsedLeaves(t *testing.T) {
 	ts := openToolset(t, localTools(t))
 	// Room for two found tools besides search_tools and call_tool.
-	p, err := gateway.New(ts, &gateway.Options{MaxTools: 4})
+	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{MaxTools: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestLeastRecentlyUsedLeaves(t *testing.T) {
 // another's list.
 func TestSessionsHaveTheirOwnList(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestSessionsHaveTheirOwnList(t *testing.T) {
 func TestSearchFitsBudget(t *testing.T) {
 	ts := openToolset(t, localTools(t))
 	for _, budget := range []int{4000, 60, 1} {
-		p, err := gateway.New(ts, &gateway.Options{Budget: budget})
+		p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Budget: budget})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -358,15 +358,15 @@ func TestSearchFitsBudget(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	for _, o := range []gateway.Options{{MaxTools: -1}, {Budget: -1}, {PinnedTools: []string{"["}}} {
-		if _, err := gateway.New(ts, &o); err == nil {
+	for _, o := range []gateway.ProxyOptions{{MaxTools: -1}, {Budget: -1}, {PinnedTools: []string{"["}}} {
+		if _, err := gateway.NewProxy(ts, &o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
 		}
 	}
-	if _, err := gateway.New(nil, nil); err == nil {
+	if _, err := gateway.NewProxy(nil, nil); err == nil {
 		t.Error("New(nil) succeeded")
 	}
-	p, err := gateway.New(ts, &gateway.Options{MaxTools: 3, PinnedServers: []string{"math"}})
+	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{MaxTools: 3, PinnedServers: []string{"math"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +380,7 @@ func TestOptions(t *testing.T) {
 func TestLogLines(t *testing.T) {
 	ts := openToolset(t, localTools(t))
 	var buf testenv.Buffer
-	p, err := gateway.New(ts, &gateway.Options{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestHTTP(t *testing.T) {
 	ts := openToolset(t, localTools(t))
 	for _, stateless := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
-			p, err := gateway.New(ts, &gateway.Options{Static: stateless})
+			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Static: stateless})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -466,17 +466,6 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
-func TestLoopbackOnly(t *testing.T) {
-	for addr, want := range map[string]bool{
-		"127.0.0.1:8080": true, "[::1]:80": true, "localhost:1": true, "127.1.2.3:9": true,
-		":8080": false, "0.0.0.0:8080": false, "[::]:80": false, "10.0.0.1:80": false, "example.com:80": false, "8080": false,
-	} {
-		if got := gateway.LoopbackOnly(addr); got != want {
-			t.Errorf("LoopbackOnly(%q) = %v, want %v", addr, got, want)
-		}
-	}
-}
-
 // TestCancelReachesUpstream: a client that cancels its call makes the
 // upstream server's handler see its ctx end.
 func TestCancelReachesUpstream(t *testing.T) {
@@ -492,7 +481,7 @@ func TestCancelReachesUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"slow": slow}})
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

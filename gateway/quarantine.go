@@ -16,7 +16,7 @@ import (
 // command that accepts it. It comes back, listed anew, once the user
 // accepts the new version: toolbench trust (the trust records on disk, read again
 // before the next tools/list or call) or Hub.Trust in this process
-// followed by Proxy.ToolsChanged. The Toolset still indexes it, so nothing
+// followed by proxy.toolsChanged. The Toolset still indexes it, so nothing
 // is lost when it is accepted.
 
 // quarantine is the tools changed since first seen, by qualified name.
@@ -41,16 +41,16 @@ type quarantined struct {
 
 // quarantine returns the changed tools: the ones last read from the Hub's
 // status while neither the index's generation nor the trust epoch
-// (Proxy.ToolsChanged) moved since. Every change to a tool's trust state
+// (proxy.toolsChanged) moved since. Every change to a tool's trust state
 // moves one of them after it is made: a server's re-list sets its changed
 // tools before the index applies the change, and Hub.Trust, toolbench trust
 // (ReloadTrust) and every change the Hub reports (toolsift serve's
-// toolsift.Options.OnChange, which a Proxy needs in any case to keep its
-// lists current) are followed by ToolsChanged: a tool whose output schema
+// toolsift.Options.OnChange, which a proxy needs in any case to keep its
+// lists current) are followed by toolsChanged: a tool whose output schema
 // alone changed moves no generation, only the epoch. The key is read before
 // the status, so a read that races a change is stored under the older key
 // and read again.
-func (p *Proxy) quarantine() quarantine {
+func (p *proxy) quarantine() quarantine {
 	gen, epoch := p.ts.Index().Generation(), p.trustEpoch.Load()
 	c := &p.quar
 	c.mu.Lock()
@@ -68,7 +68,7 @@ func (p *Proxy) quarantine() quarantine {
 }
 
 // readQuarantine reads the changed tools from the Hub's status.
-func (p *Proxy) readQuarantine() quarantine {
+func (p *proxy) readQuarantine() quarantine {
 	q := quarantine{}
 	for _, st := range p.ts.Hub().Status() {
 		for _, c := range st.Changed {

@@ -36,7 +36,7 @@ func BenchmarkQuarantine(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ts.Close() })
-	p, err := New(ts, nil)
+	p, err := newProxy(ts, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

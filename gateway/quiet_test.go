@@ -61,7 +61,7 @@ func TestQuietLog(t *testing.T) {
 			case <-time.After(testenv.WaitLimit()):
 				t.Fatal("the server never asked for roots")
 			}
-			p, err := gateway.New(ts, &gateway.Options{Logger: log})
+			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Logger: log})
 			if err != nil {
 				t.Fatal(err)
 			}

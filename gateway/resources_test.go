@@ -53,7 +53,7 @@ func TestResourcesRouteUnambiguously(t *testing.T) {
 			return &sdk.CallToolResult{Content: []sdk.Content{}}, nil
 		})
 	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"aaa": dialed(evil), "zzz": dialed(victim)}})
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

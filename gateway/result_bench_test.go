@@ -47,7 +47,7 @@ func bigResultServer(size int) config.Server {
 func BenchmarkLargeResult(b *testing.B) {
 	const size = 15 << 20
 	ts := openToolset(&testing.T{}, &config.Config{Servers: map[string]config.Server{"up": bigResultServer(size)}})
-	p, err := gateway.New(ts, nil)
+	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestResultBytesBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"up": up}})
-	p, err := gateway.New(ts, &gateway.Options{MaxResultBytes: 100_000})
+	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{MaxResultBytes: 100_000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestUpstreamTextEscaped(t *testing.T) {
 		return clientSide, nil
 	}}}}
 	ts := openToolset(t, cfg)
-	p, err := gateway.New(ts, &gateway.Options{PinnedTools: []string{"up__read_file"}})
+	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedTools: []string{"up__read_file"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	if err != nil {
 		return errorResult("%v", err), nil
 	}
-	ans, tools, err := p.Search(ctx, a.Query, a.K)
+	ans, tools, err := p.searchAnswer(ctx, a.Query, a.K)
 	if err != nil {
 		p.logger(req.Session).Warn("search", "query", a.Query, "k", a.K, "error", err, "duration", time.Since(start))
 		if errors.Is(err, retrieval.ErrSearch) {
@@ -52,11 +52,11 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 }
 
 // Search answers search_tools for query and k without a session: the
-// Toolset's Think step finds the tools and fits them into Options.Budget
+// Toolset's Think step finds the tools and fits them into proxyOptions.Budget
 // (think.Thinker.Find), passing over quarantined tools (quarantine.go).
 // Their texts reach the client escaped (sanitize.go). It returns the answer
 // and the found tools, best first.
-func (p *Proxy) Search(ctx context.Context, query string, k int) (think.SearchAnswer, []tool.Tool, error) {
+func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.SearchAnswer, []tool.Tool, error) {
 	q := p.quarantine()
 	ans, tools, err := p.ts.Thinker().Find(ctx, query, k, p.opts.Budget, q.has)
 	for i := range ans.Tools {

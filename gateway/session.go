@@ -14,7 +14,7 @@ import (
 // its list, by last use. The proxy's own tools and the pinned ones are
 // always listed and not counted here.
 type session struct {
-	p   *Proxy
+	p   *proxy
 	srv *sdk.Server
 
 	mu    sync.Mutex
@@ -115,14 +115,14 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 	return added, evicted
 }
 
-// freshTool is a tool to list and its definition (Proxy.listings).
+// freshTool is a tool to list and its definition (proxy.listings).
 type freshTool struct {
 	st  *sdk.Tool
 	def string
 }
 
 // add lists st on the session's server (replacing a tool of its name) and
-// remembers its definition def, st as JSON (Proxy.listings). s.mu is held,
+// remembers its definition def, st as JSON (proxy.listings). s.mu is held,
 // or s is not shared yet.
 func (s *session) add(st *sdk.Tool, def string) {
 	if s.defs == nil {

@@ -14,7 +14,7 @@ import (
 // and an upstream's notifications/resources/updated reaches the sessions
 // that subscribed to that URI (the SDK keeps each session's subscriptions).
 // A client session that ends without unsubscribing is unsubscribed then,
-// except with Options.Static (stateless HTTP), where a session lasts one
+// except with proxyOptions.Static (stateless HTTP), where a session lasts one
 // request and a subscription outlives it until the client unsubscribes.
 
 // clientSubs are the subscriptions a session's clients made, to end
@@ -77,10 +77,10 @@ func (s *session) unsubscribeWhenDone(ss *sdk.ServerSession) {
 	}
 }
 
-// ResourceUpdated tells the sessions subscribed to uri that it changed
-// (notifications/resources/updated). Give it to
+// resourceUpdated tells the sessions subscribed to uri that it changed
+// (notifications/resources/updated). Open gives it to
 // mcp.HubOptions.OnResourceUpdated.
-func (p *Proxy) ResourceUpdated(uri string) {
+func (p *proxy) resourceUpdated(uri string) {
 	for _, s := range p.liveSessions() {
 		if err := s.srv.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
 			p.log.Debug("resource updated: not passed on", "uri", uri, "error", err)

@@ -23,7 +23,7 @@ import (
 // watchProxy is a proxy (with opts) over one upstream server that lists
 // the resource watch://a and reports the subscriptions it is asked for on
 // asked.
-func watchProxy(t *testing.T, opts *gateway.Options) (p *gateway.Proxy, upstream *sdk.Server, asked chan string) {
+func watchProxy(t *testing.T, opts *gateway.ProxyOptions) (p *gateway.Proxy, upstream *sdk.Server, asked chan string) {
 	asked = make(chan string, 4)
 	upstream = sdk.NewServer(&sdk.Implementation{Name: "watch", Version: "1"}, &sdk.ServerOptions{
 		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
@@ -56,7 +56,7 @@ func watchProxy(t *testing.T, opts *gateway.Options) (p *gateway.Proxy, upstream
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ts.Close() })
-	if p, err = gateway.New(ts, opts); err != nil {
+	if p, err = gateway.NewProxy(ts, opts); err != nil {
 		t.Fatal(err)
 	}
 
@@ -139,7 +139,7 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 // a session per request) a subscription is not ended with the session that
 // made it: a later session unsubscribes it.
 func TestStatelessSubscriptionsOutliveSessions(t *testing.T) {
-	p, _, asked := watchProxy(t, &gateway.Options{Static: true})
+	p, _, asked := watchProxy(t, &gateway.ProxyOptions{Static: true})
 	ctx := context.Background()
 	first := connect(t, p.NewServer(), "2025-11-25")
 	if err := first.Subscribe(ctx, &sdk.SubscribeParams{URI: "watch://a"}); err != nil {

@@ -49,7 +49,7 @@ func TestRugPullQuarantined(t *testing.T) {
 		return clientSide, nil
 	}}}}
 	ts := openToolset(t, cfg)
-	px, err := gateway.New(ts, &gateway.Options{PinnedTools: []string{"up__lookup"}})
+	px, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedTools: []string{"up__lookup"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestRugPullQuarantined(t *testing.T) {
 
 // TestListedToolsLeaveAndComeBack: a listed tool (pinned or found) that
 // its server stops listing is taken off every session's list as soon as
-// the Toolset hears of it (Options.OnChange → Proxy.ToolsChanged, no
+// the Toolset hears of it (the OnChange gateway.Open sets, no
 // tools/list needed: the client is told), so that the model is not offered
 // a tool that cannot be called; when the server lists it again, it is back
 // on the list.
@@ -149,23 +149,19 @@ func TestListedToolsLeaveAndComeBack(t *testing.T) {
 		}
 		return clientSide, nil
 	}}}}
-	var px atomic.Pointer[gateway.Proxy]
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
-		OnChange: func(tool.Change) {
-			if p := px.Load(); p != nil {
-				p.ToolsChanged()
-			}
-		}})
+	// gateway.Open wires the Toolset's OnChange to the sessions; the
+	// caller's own OnChange hears the changes too.
+	var heard atomic.Int32
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{Toolset: toolsift.Options{
+		NoSemantic: true, NoCache: true, Pin: []string{"up__lookup"},
+		OnChange: func(tool.Change) { heard.Add(1) },
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ts.Close() })
-	p, err := gateway.New(ts, &gateway.Options{PinnedTools: []string{"up__lookup"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	px.Store(p)
-	c := connect(t, p.NewServer(), "")
+	t.Cleanup(func() { gw.Close() })
+	ts := gw.Toolset()
+	c := connect(t, gw.NewServer(), "")
 	if ans := c.search(t, "translate this sentence into French", 1); !ans.Listed || len(ans.Tools) != 1 || ans.Tools[0].Name != "up__translate" {
 		t.Fatalf("search: %+v, want up__translate listed", ans)
 	}
@@ -205,6 +201,9 @@ func TestListedToolsLeaveAndComeBack(t *testing.T) {
 	if text, isErr := c.call(t, "up__translate", map[string]any{}); isErr || text != "ok" {
 		t.Fatalf("calling the tool back on the list: %q (isError %v)", text, isErr)
 	}
+	if heard.Load() == 0 {
+		t.Error("Options.Toolset.OnChange heard none of the changes")
+	}
 }
 
 // TestChangeLoggedOnce: a tool that leaves the catalog while 30 sessions
@@ -236,7 +235,7 @@ func TestChangeLoggedOnce(t *testing.T) {
 	}
 	t.Cleanup(func() { ts.Close() })
 	var buf testenv.Buffer
-	p, err := gateway.New(ts, &gateway.Options{PinnedTools: []string{"up__lookup"}, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedTools: []string{"up__lookup"}, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/npmtest"
 )
@@ -52,16 +54,21 @@ func benchConfig(b *testing.B) (config string, everything []string) {
 	return config, everything
 }
 
-func benchToolset(b *testing.B, config string) *toolsift.Toolset {
+func benchGateway(b *testing.B, path string) *gateway.Gateway {
 	b.Helper()
-	// $TOOLSIFT_BENCH_CACHE_DIR: a warm cache, so that lazy servers stay
-	// unstarted as in a warm toolsift serve.
-	ts, err := toolsift.Open(context.Background(), config, &toolsift.Options{CacheDir: os.Getenv("TOOLSIFT_BENCH_CACHE_DIR")})
+	cfg, err := config.Load(path, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { ts.Close() })
-	return ts
+	// $TOOLSIFT_BENCH_CACHE_DIR: a warm cache, so that lazy servers stay
+	// unstarted as in a warm toolsift serve.
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{Token: "t",
+		Toolset: toolsift.Options{CacheDir: os.Getenv("TOOLSIFT_BENCH_CACHE_DIR")}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { gw.Close() })
+	return gw
 }
 
 func benchClient(b testing.TB, t sdk.Transport) *sdk.ClientSession {
@@ -98,19 +105,16 @@ func BenchmarkCall(b *testing.B) {
 			benchCall(b, cs, "get-sum", args)
 		}
 	})
-	ts := benchToolset(b, config)
-	p, err := gateway.New(ts, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	gw := benchGateway(b, config)
 	b.Run("proxy-memory", func(b *testing.B) {
-		st, ct := sdk.NewInMemoryTransports()
-		ss, err := p.NewServer().Connect(context.Background(), st, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { ss.Close() })
-		cs := benchClient(b, ct)
+		// A session over a pair of pipes, as stdio.
+		cr, sw := io.Pipe()
+		sr, cw := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- gw.ServeStdio(ctx, sr, sw) }()
+		b.Cleanup(func() { cancel(); cw.Close(); <-done })
+		cs := benchClient(b, &sdk.IOTransport{Reader: cr, Writer: cw})
 		call := map[string]any{"name": "everything__get-sum", "arguments": args}
 		benchCall(b, cs, "call_tool", call) // starts the server if lazy
 		b.ReportAllocs()
@@ -119,7 +123,7 @@ func BenchmarkCall(b *testing.B) {
 		}
 	})
 	b.Run("proxy-http", func(b *testing.B) {
-		srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Token: "t"}))
+		srv := httptest.NewServer(gw.Handler())
 		b.Cleanup(srv.Close)
 		hc := srv.Client()
 		hc.Transport = bearer{"t", hc.Transport}
@@ -139,13 +143,9 @@ func BenchmarkCall(b *testing.B) {
 // one search as a client sees it.
 func BenchmarkSearchConcurrent(b *testing.B) {
 	config, _ := benchConfig(b)
-	ts := benchToolset(b, config)
-	p, err := gateway.New(ts, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	gw := benchGateway(b, config)
 	queries := catalogQueries(b)
-	srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Token: "t"}))
+	srv := httptest.NewServer(gw.Handler())
 	b.Cleanup(srv.Close)
 	const clients = 8
 	sessions := make([]*sdk.ClientSession, clients)
@@ -178,7 +178,7 @@ func BenchmarkSearchConcurrent(b *testing.B) {
 	at := func(q float64) float64 { return float64(took[int(q*float64(len(took)-1))].Microseconds()) / 1000 }
 	b.ReportMetric(at(0.5), "p50-ms")
 	b.ReportMetric(at(0.99), "p99-ms")
-	b.ReportMetric(float64(len(ts.Tools())), "tools")
+	b.ReportMetric(float64(len(gw.Toolset().Tools())), "tools")
 }
 
 func catalogQueries(b *testing.B) []string {

@@ -23,6 +23,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/think"
 )
 
 // The BFCL benchmarks run toolsift serve's proxy in this process over
@@ -91,8 +92,9 @@ func bfclUpstream(b testing.TB) (url string, tools []bfclTool) {
 	return hs.URL, tools
 }
 
-// bfclProxy is the proxy over the stub, and its HTTP endpoint.
-func bfclProxy(b testing.TB, upstream string) (*gateway.Proxy, *toolsift.Toolset, string) {
+// bfclProxy is the gateway's Toolset over the stub, and the gateway's
+// HTTP endpoint.
+func bfclProxy(b testing.TB, upstream string) (*toolsift.Toolset, string) {
 	cache := os.Getenv("TOOLSIFT_BENCH_CACHE_DIR")
 	if cache == "" {
 		cache = b.TempDir()
@@ -103,18 +105,14 @@ func bfclProxy(b testing.TB, upstream string) (*gateway.Proxy, *toolsift.Toolset
 			cfg.Servers[fmt.Sprintf("bfcl%d", i)] = config.Server{URL: upstream, Type: "http"}
 		}
 	}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{CacheDir: cache})
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{Token: "t", Toolset: toolsift.Options{CacheDir: cache}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { ts.Close() })
-	p, err := gateway.New(ts, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Token: "t"}))
+	b.Cleanup(func() { gw.Close() })
+	srv := httptest.NewServer(gw.Handler())
 	b.Cleanup(srv.Close)
-	return p, ts, srv.URL
+	return gw.Toolset(), srv.URL
 }
 
 func httpClient(b testing.TB, endpoint, token string) *sdk.ClientSession {
@@ -126,15 +124,16 @@ func httpClient(b testing.TB, endpoint, token string) *sdk.ClientSession {
 	return benchClient(b, &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc})
 }
 
-// BenchmarkBFCL measures the proxy over BFCL's catalog: search_tools from
-// 8 and 64 concurrent HTTP clients (searches/s, p50/p99 as a client sees
-// it, CPU ms and allocations per search: of the whole process, clients
-// included), Proxy.Search alone (the search without MCP or HTTP), and a
-// tool call straight to the stub (direct) and through the proxy by name
-// (proxy): proxy minus direct is what the proxy adds to a call.
+// BenchmarkBFCL measures the gateway over BFCL's catalog: search_tools
+// from 8 and 64 concurrent HTTP clients (searches/s, p50/p99 as a client
+// sees it, CPU ms and allocations per search: of the whole process,
+// clients included), think.Thinker.Find alone (what answers search_tools,
+// without MCP or HTTP), and a tool call straight to the stub (direct) and
+// through the gateway by name (proxy): proxy minus direct is what the
+// gateway adds to a call.
 func BenchmarkBFCL(b *testing.B) {
 	upstream, tools := bfclUpstream(b)
-	p, ts, endpoint := bfclProxy(b, upstream)
+	ts, endpoint := bfclProxy(b, upstream)
 	type query struct{ Query string }
 	var queries []string
 	for _, q := range readGzipLines[query](b, "../toolbench/data/bfcl/queries.jsonl.gz") {
@@ -145,7 +144,7 @@ func BenchmarkBFCL(b *testing.B) {
 	// cache, as in a proxy that has served a while); the query vectors'
 	// cache holds 256 texts, so the 500 queries are still encoded.
 	for _, q := range queries {
-		if _, _, err := p.Search(context.Background(), q, 5); err != nil {
+		if _, _, err := ts.Thinker().Find(context.Background(), q, 5, think.DefaultBudget, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -154,7 +153,7 @@ func BenchmarkBFCL(b *testing.B) {
 		cpu := cpuSeconds()
 		i := 0
 		for b.Loop() {
-			if _, _, err := p.Search(context.Background(), queries[i%len(queries)], 5); err != nil {
+			if _, _, err := ts.Thinker().Find(context.Background(), queries[i%len(queries)], 5, think.DefaultBudget, nil); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -241,7 +240,7 @@ func TestBFCLAnswers(t *testing.T) {
 		t.Skip("set TOOLSIFT_BFCL_ANSWERS to a file to write the answers to")
 	}
 	upstream, _ := bfclUpstream(t)
-	_, _, endpoint := bfclProxy(t, upstream)
+	_, endpoint := bfclProxy(t, upstream)
 	type query struct{ Query string }
 	qs := readGzipLines[query](t, "../toolbench/data/bfcl/queries.jsonl.gz")
 	cs := httpClient(t, endpoint, "t")

@@ -5,17 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
@@ -25,7 +22,6 @@ import (
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/think"
-	"github.com/toolsift/toolsift/tool"
 )
 
 // tokenEnv holds the bearer token of serve --listen.
@@ -145,7 +141,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		if token, err = readToken(e, *tokenFile); err != nil {
 			return err
 		}
-		if token == "" && !gateway.LoopbackOnly(*listen) {
+		if token == "" && !loopbackOnly(*listen) {
 			return usageError(fs, "--listen %s accepts connections from other machines: set $%s or --token-file (or listen on 127.0.0.1)", *listen, tokenEnv)
 		}
 	}
@@ -173,9 +169,6 @@ func serve(ctx context.Context, e *env, args []string) error {
 			cfg.Servers[name] = sc
 		}
 	}
-	// The proxy is made once the Toolset is open; upstream list changes
-	// before that have nobody to tell.
-	var px atomic.Pointer[gateway.Proxy]
 	// Servers that need a login get the logins toolbench login stored, or
 	// fail at once, alone, naming that command: serve never waits on a
 	// browser.
@@ -185,41 +178,32 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	// The Toolset pins by the library's rule: the config's "alwaysLoad"
 	// and "alwaysLoadTools", and --pin; a pin that matches nothing is
-	// logged by it.
-	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
-		Pin:      pins,
-		CacheDir: *cacheDir,
-		NoCache:  *noCache,
-		// A change upstream (a tool removed, a server down or back)
-		// reaches the clients' lists at once, not at their next
-		// tools/list.
-		OnChange: func(tool.Change) {
-			if p := px.Load(); p != nil {
-				p.ToolsChanged()
-			}
+	// logged by it. The gateway wires the Toolset's hooks: a change
+	// upstream reaches the clients' lists at once.
+	gw, err := gateway.Open(ctx, cfg, &gateway.Options{
+		Toolset: toolsift.Options{
+			Pin:      pins,
+			CacheDir: *cacheDir,
+			NoCache:  *noCache,
+			Hub:      mcp.HubOptions{IdleTimeout: *idle, Timeout: *connectTimeout, Auth: auth},
 		},
-		Hub: mcp.HubOptions{
-			IdleTimeout: *idle, Timeout: *connectTimeout,
-			Auth:           auth,
-			ClientRequests: gateway.NewClientRequests(log, *clientRate),
-			ServerLogLevel: gateway.ServerLogLevel,
-			OnResourceUpdated: func(uri string) {
-				if p := px.Load(); p != nil {
-					p.ResourceUpdated(uri)
-				}
-			},
-			OnListChange: func(mcp.ListChange) {
-				if p := px.Load(); p != nil {
-					p.FeaturesChanged()
-				}
-			},
-		},
-		Logger: log,
+		MaxTools:                *maxTools,
+		Budget:                  *budget,
+		MaxResultBytes:          *maxResultBytes,
+		ClientRequestsPerMinute: *clientRate,
+		Version:                 cli.Version(),
+		Logger:                  log,
+		Token:                   token,
+		Stateless:               *stateless,
+		SessionTimeout:          *sessionTimeout,
+		MaxSessions:             *maxSessions,
+		AllowedOrigins:          origins,
 	})
 	if err != nil {
 		return err
 	}
-	defer ts.Close()
+	defer gw.Close()
+	ts := gw.Toolset()
 	// The config's warnings, then pins that match nothing.
 	for _, w := range ts.Warnings() {
 		log.Warn("config", "warning", w)
@@ -234,47 +218,27 @@ func serve(ctx context.Context, e *env, args []string) error {
 			log.Warn("server not ready", "server", st.Name, "state", st.State, "error", st.Err)
 		}
 	}
-	p, err := gateway.New(ts, &gateway.Options{
-		MaxTools:       *maxTools,
-		Budget:         *budget,
-		PinnedTools:    ts.Pinned(),
-		Static:         *stateless,
-		MaxResultBytes: *maxResultBytes,
-		Version:        cli.Version(),
-		Logger:         log,
-	})
-	if err != nil {
-		return err
-	}
-	px.Store(p)
-	p.FeaturesChanged() // what changed while the proxy was being made
-	for _, w := range p.Warnings() {
+	for _, w := range gw.Warnings() {
 		log.Warn("pin", "warning", w)
 	}
 	log.Info("ready", "servers", len(cfg.Servers), "started", started, "tools", len(ts.Tools()),
-		"pinned", len(p.Pinned()), "duration", time.Since(start))
+		"pinned", len(gw.Pinned()), "duration", time.Since(start))
 
 	if *listen == "" {
-		t := &sdk.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
-		err := p.NewServer().Run(ctx, t)
-		if ctx.Err() != nil || errors.Is(err, io.EOF) {
-			return nil // the client went away or we were stopped: a normal end
-		}
-		return err
+		return gw.ServeStdio(ctx, e.stdin, e.stdout)
 	}
-	return serveHTTP(ctx, e, log, p, *listen, *maxConns, &gateway.HTTPOptions{Token: token, Stateless: *stateless, SessionTimeout: *sessionTimeout,
-		MaxSessions: *maxSessions, AllowedOrigins: origins})
+	return serveHTTP(ctx, e, log, gw.Handler(), *listen, *maxConns, token != "", *stateless)
 }
 
-// serveHTTP serves px at http://addr/mcp until ctx ends, with at most
+// serveHTTP serves h at http://addr/mcp until ctx ends, with at most
 // maxConns connections open.
-func serveHTTP(ctx context.Context, e *env, log *slog.Logger, px *gateway.Proxy, addr string, maxConns int, o *gateway.HTTPOptions) error {
+func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h http.Handler, addr string, maxConns int, hasToken, stateless bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", px.Handler(o))
+	mux.Handle("/mcp", h)
 	// Headers must arrive within 10s and a body within
 	// gateway.DefaultBodyTimeout (the handler's deadline); an idle keep-alive
 	// connection is closed after 2 minutes. No ReadTimeout or WriteTimeout:
@@ -282,7 +246,7 @@ func serveHTTP(ctx context.Context, e *env, log *slog.Logger, px *gateway.Proxy,
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	ln = gateway.LimitListener(ln, maxConns)
 	url := "http://" + ln.Addr().String() + "/mcp"
-	log.Info("listening", "url", url, "token", o.Token != "", "stateless", o.Stateless)
+	log.Info("listening", "url", url, "token", hasToken, "stateless", stateless)
 	if e.listening != nil {
 		e.listening(ln.Addr().String())
 	}
@@ -341,9 +305,20 @@ func isSelf(sc config.Server) bool {
 	return base == "toolsift" && slices.Contains(sc.Args, "serve")
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
+// loopbackOnly reports whether a listen address (host:port) accepts
+// connections from this machine only: a loopback IP, or "localhost". An
+// empty host listens on every interface.
+func loopbackOnly(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
 
 // loginStore is the store of logins that toolbench login writes
 // (oauth.DefaultDir, or $XDG_CONFIG_HOME/toolsift/oauth where that is set,

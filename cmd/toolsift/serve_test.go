@@ -271,3 +271,14 @@ func TestServeHTTPTypeScript(t *testing.T) {
 		t.Logf("serve's log:\n%s", log.String())
 	}
 }
+
+func TestLoopbackOnly(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8080": true, "[::1]:80": true, "localhost:1": true, "127.1.2.3:9": true,
+		":8080": false, "0.0.0.0:8080": false, "[::]:80": false, "10.0.0.1:80": false, "example.com:80": false, "8080": false,
+	} {
+		if got := loopbackOnly(addr); got != want {
+			t.Errorf("loopbackOnly(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}

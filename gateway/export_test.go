@@ -1,0 +1,39 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// The proxy's internals, for the tests of package gateway_test that drive
+// its go-sdk servers directly (in memory, over a Toolset the test opened).
+
+type (
+	Proxy        = proxy
+	ProxyOptions = proxyOptions
+	HTTPOptions  = httpOptions
+)
+
+var (
+	NewProxy          = newProxy
+	NewClientRequests = newClientRequests
+)
+
+const ServerLogLevel = serverLogLevel
+
+func (p *proxy) NewServer() *sdk.Server              { return p.newServer() }
+func (p *proxy) Handler(o *httpOptions) http.Handler { return p.handler(o) }
+func (p *proxy) ToolsChanged()                       { p.toolsChanged() }
+func (p *proxy) ResourceUpdated(uri string)          { p.resourceUpdated(uri) }
+func (p *proxy) Warnings() []string                  { return p.pinWarnings() }
+func (p *proxy) Search(ctx context.Context, query string, k int) (think.SearchAnswer, []tool.Tool, error) {
+	return p.searchAnswer(ctx, query, k)
+}
+
+// NewServer is a session's server of g, for tests that connect a go-sdk
+// client in memory.
+func (g *Gateway) NewServer() *sdk.Server { return g.p.newServer() }

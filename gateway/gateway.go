@@ -1,0 +1,241 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// Options configure a Gateway. The zero value (or nil) gives toolsift
+// serve's defaults.
+type Options struct {
+	// Toolset are the options the Toolset is opened with (cache folder,
+	// pins, logins, timeouts of the Hub). Open sets the hooks the Gateway
+	// needs: OnChange, Hub.OnListChange, Hub.OnResourceUpdated (a hook set
+	// here is called too, before the Gateway's), Hub.ClientRequests and
+	// Hub.ServerLogLevel (set here, they are refused: the Gateway owns
+	// them). Its Logger defaults to Logger.
+	Toolset toolsift.Options
+
+	// MaxTools caps the tools of one session's list: search_tools,
+	// call_tool, the pinned tools and the found ones. Default
+	// DefaultMaxTools. Pinned tools are listed even past the cap (a
+	// warning says so); found tools fill what is left, the least recently
+	// used leaving first.
+	MaxTools int
+	// Budget is the most tokens the tool schemas of one search_tools answer
+	// may cost, as the model is sent them. Default think.DefaultBudget.
+	Budget int
+	// MaxResultBytes bounds the bytes of upstream results held at once,
+	// across calls and sessions; a result waits while others hold too
+	// many, and one larger than MaxResultBytes is refused with a result
+	// saying so. Default DefaultMaxResultBytes.
+	MaxResultBytes int64
+	// ClientRequestsPerMinute caps the sampling and elicitation requests
+	// each upstream server may send the clients in a minute. Zero means
+	// DefaultClientRequestsPerMinute, negative no cap.
+	ClientRequestsPerMinute int
+	// Name and Version are what the Gateway says it is in initialize;
+	// default "toolsift" and "devel".
+	Name, Version string
+	// Logger gets one line per search and per call (never arguments,
+	// results or secrets) and the sessions' comings and goings; nil
+	// discards them.
+	Logger *slog.Logger
+
+	// The rest configure Handler.
+
+	// Token, when not empty, is the bearer token every HTTP request must
+	// carry (Authorization: Bearer TOKEN); others get 401. It is compared
+	// in constant time and never logged. Without one, anyone who reaches
+	// the handler can call every tool: mount it without a Token only where
+	// something else checks who calls.
+	Token string
+	// Stateless serves HTTP without sessions: each request is answered on
+	// its own, which is what MCP revision 2026-07-28 speaks. Lists are
+	// fixed (search_tools, call_tool and the pinned tools): found tools
+	// are called through call_tool.
+	Stateless bool
+	// SessionTimeout closes an HTTP session idle that long; zero means
+	// never.
+	SessionTimeout time.Duration
+	// MaxSessions caps the open HTTP sessions; zero means
+	// DefaultMaxSessions. A new session past the cap closes the session
+	// idle longest, or is refused (503) when every session has a request in
+	// flight. Each session is bound to the credential (Authorization
+	// header) that opened it: another gets 403.
+	MaxSessions int
+	// AllowedOrigins are the origins (scheme://host[:port], or "*") whose
+	// requests are served besides loopback origins and the request's own
+	// host; a request with another Origin header gets 403. Requests
+	// without Origin (not from a browser) are served.
+	AllowedOrigins []string
+	// BodyTimeout is how long a request body may take to arrive; zero
+	// means DefaultBodyTimeout. A body slower than that gets 408.
+	BodyTimeout time.Duration
+}
+
+// A Gateway serves the tools of many MCP servers as one MCP server, over
+// streamable HTTP (Handler) or a stream such as stdio (ServeStdio). It is
+// safe for concurrent use.
+type Gateway struct {
+	ts   *toolsift.Toolset
+	p    *proxy
+	http httpOptions
+
+	handlerOnce sync.Once
+	handler     http.Handler
+}
+
+// Open connects to the servers of cfg (toolsift.OpenConfig) and returns
+// the Gateway over them, wired so that a change upstream (a tool list, a
+// server down or back, a resource, a trust record) reaches the clients at
+// once. Close it to stop the servers. It fails on invalid Options (an
+// error wrapping ErrOptions) and as toolsift.OpenConfig does; pins that
+// match nothing are warnings (Warnings), not errors.
+func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	to := o.Toolset
+	switch {
+	case to.Hub.ClientRequests != nil:
+		return nil, fmt.Errorf("%w: Toolset.Hub.ClientRequests is the Gateway's (it passes upstream requests on to its clients)", ErrOptions)
+	case to.Hub.ServerLogLevel != "":
+		return nil, fmt.Errorf("%w: Toolset.Hub.ServerLogLevel is the Gateway's (it asks for every message, each client's level filtering)", ErrOptions)
+	case o.ClientRequestsPerMinute == 0:
+		o.ClientRequestsPerMinute = DefaultClientRequestsPerMinute
+	}
+	ho, err := o.httpOptions()
+	if err != nil {
+		return nil, err
+	}
+	if to.Logger == nil {
+		to.Logger = o.Logger
+	}
+	// The proxy is made once the Toolset is open (it needs the catalog for
+	// its pins); changes before that have no session to reach.
+	var px atomic.Pointer[proxy]
+	onChange, onList, onResource := to.OnChange, to.Hub.OnListChange, to.Hub.OnResourceUpdated
+	to.OnChange = func(c tool.Change) {
+		if onChange != nil {
+			onChange(c)
+		}
+		if p := px.Load(); p != nil {
+			p.toolsChanged()
+		}
+	}
+	to.Hub.OnListChange = func(c mcp.ListChange) {
+		if onList != nil {
+			onList(c)
+		}
+		if p := px.Load(); p != nil {
+			p.featuresChanged()
+		}
+	}
+	to.Hub.OnResourceUpdated = func(uri string) {
+		if onResource != nil {
+			onResource(uri)
+		}
+		if p := px.Load(); p != nil {
+			p.resourceUpdated(uri)
+		}
+	}
+	to.Hub.ClientRequests = newClientRequests(o.Logger, o.ClientRequestsPerMinute)
+	to.Hub.ServerLogLevel = serverLogLevel
+	ts, err := toolsift.OpenConfig(ctx, cfg, &to)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newProxy(ts, &proxyOptions{
+		MaxTools:       o.MaxTools,
+		Budget:         o.Budget,
+		PinnedTools:    ts.Pinned(), // the Toolset's pins: the config's alwaysLoad, Toolset.Pin
+		Static:         o.Stateless,
+		MaxResultBytes: o.MaxResultBytes,
+		Name:           o.Name,
+		Version:        o.Version,
+		Logger:         o.Logger,
+	})
+	if err != nil {
+		return nil, errors.Join(err, ts.Close())
+	}
+	px.Store(p)
+	p.featuresChanged() // what changed while the proxy was being made
+	return &Gateway{ts: ts, p: p, http: ho}, nil
+}
+
+// httpOptions checks the options of Handler.
+func (o *Options) httpOptions() (httpOptions, error) {
+	switch {
+	case o.SessionTimeout < 0:
+		return httpOptions{}, fmt.Errorf("%w: SessionTimeout = %v, want 0 (never) or more", ErrOptions, o.SessionTimeout)
+	case o.MaxSessions < 0:
+		return httpOptions{}, fmt.Errorf("%w: MaxSessions = %d, want > 0", ErrOptions, o.MaxSessions)
+	case o.BodyTimeout < 0:
+		return httpOptions{}, fmt.Errorf("%w: BodyTimeout = %v, want > 0", ErrOptions, o.BodyTimeout)
+	}
+	return httpOptions{Token: o.Token, Stateless: o.Stateless, SessionTimeout: o.SessionTimeout,
+		MaxSessions: o.MaxSessions, AllowedOrigins: o.AllowedOrigins, BodyTimeout: o.BodyTimeout}, nil
+}
+
+// Toolset returns the Toolset the Gateway serves: its Status, Tools,
+// Search and Hub are the gateway's.
+func (g *Gateway) Toolset() *toolsift.Toolset { return g.ts }
+
+// Warnings lists the pins that match nothing and a cap too small for the
+// pinned tools.
+func (g *Gateway) Warnings() []string { return g.p.pinWarnings() }
+
+// Pinned returns the names of the tools on every session's list besides
+// search_tools and call_tool, sorted.
+func (g *Gateway) Pinned() []string { return g.p.pinnedNames() }
+
+// Handler returns the Gateway's streamable HTTP handler (one session, with
+// its own list, per client; none with Options.Stateless), behind the
+// checks of Options: the bearer Token, the Origin header, the sessions'
+// binding to their credential and their cap, the body's deadline and
+// size. Mount it at the path clients are given (toolsift serve uses /mcp).
+// Every call returns the same handler.
+//
+// The connections are the server's to bound: give http.Server a
+// ReadHeaderTimeout, and its listener LimitListener; no WriteTimeout,
+// which would cut the sessions' event streams.
+func (g *Gateway) Handler() http.Handler {
+	g.handlerOnce.Do(func() { g.handler = g.p.handler(&g.http) })
+	return g.handler
+}
+
+// ServeStdio serves one client session over r and w (a process's stdin
+// and stdout, as desktop clients start toolsift serve) until r ends, the
+// client goes away or ctx is done: those are a normal end, nil. It does
+// not close r or w.
+func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	t := &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
+	err := g.p.newServer().Run(ctx, t)
+	if ctx.Err() != nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// Close stops the upstream servers (Toolset.Close). Serve no more once it
+// is called.
+func (g *Gateway) Close() error { return g.ts.Close() }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

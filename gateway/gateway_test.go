@@ -1,0 +1,35 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/mcp"
+)
+
+func TestOpenRefusesOptions(t *testing.T) {
+	for name, o := range map[string]gateway.Options{
+		"ServerLogLevel": {Toolset: toolsift.Options{Hub: mcp.HubOptions{ServerLogLevel: "info"}}},
+		"SessionTimeout": {SessionTimeout: -time.Second},
+		"MaxSessions":    {MaxSessions: -1},
+		"BodyTimeout":    {BodyTimeout: -time.Second},
+		"MaxTools":       {MaxTools: -1},
+		"Budget":         {Budget: -1},
+		"MaxResultBytes": {MaxResultBytes: -1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o.Toolset.NoSemantic, o.Toolset.NoCache = true, true
+			gw, err := gateway.Open(context.Background(), localTools(t), &o)
+			if !errors.Is(err, gateway.ErrOptions) {
+				if gw != nil {
+					gw.Close()
+				}
+				t.Fatalf("Open: %v, want ErrOptions", err)
+			}
+		})
+	}
+}
