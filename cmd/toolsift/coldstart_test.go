@@ -203,6 +203,17 @@ func TestServeColdStart(t *testing.T) {
 		t.Fatalf("search_tools while slow lists: %s\nwant fast__lookup only", found)
 	}
 
+	// The found fast__lookup joined the list: its list_changed is taken,
+	// so that the next one is slow's.
+	select {
+	case <-changed:
+	case <-limit:
+		t.Fatalf("no tools/list_changed after search_tools found fast__lookup")
+	}
+	if names := listed(); !slices.Contains(names, "fast__lookup") {
+		t.Fatalf("tools/list after the search: %v, want the found fast__lookup", names)
+	}
+
 	release()
 	log.waitFor(t, `msg="server ready" server=slow`, limit)
 	// The pinned tool joins the session's list: a list_changed says so.
