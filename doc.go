@@ -65,9 +65,9 @@
 // its tools, Options.OnChange hears it, and one that fails is a warning
 // as at Open. Search, Think and Select meanwhile see what is indexed so
 // far; pins are resolved at Open against it, and again as servers join
-// (Pinned grows). toolsift serve opens this way, so
-// that it answers initialize at once; a program that wants the whole
-// catalog before its first step (toolbench, an agent) keeps the default.
+// (Pinned grows). toolsift serve opens this way, so that it answers
+// initialize at once; a program that wants the whole catalog before its
+// first step (toolbench, an agent) keeps the default.
 //
 // # One wiring
 //
