@@ -54,6 +54,21 @@
 // tool metadata, vectors and counts, never an env or header value, a URL,
 // nor a query.
 //
+// # Opening in the background
+//
+// Open returns when every server has its tools in the index, which on a
+// first start means every server has started and listed them: tens of
+// seconds for a catalog of Node servers. Options.Hub.Background
+// (mcp.HubOptions.Background) makes Open return as soon as the servers
+// whose tools are in the cache are indexed; the others go on connecting
+// (Status shows them connecting), each joins the index when it has listed
+// its tools, Options.OnChange hears it, and one that fails is a warning
+// as at Open. Search, Think and Select meanwhile see what is indexed so
+// far; pins are resolved at Open against it, and again as servers join
+// (Pinned grows). toolsift serve opens this way, so that it answers
+// initialize at once; a program that wants the whole catalog before its
+// first step (toolbench, an agent) keeps the default.
+//
 // # One wiring
 //
 // New builds a Toolset over a list of tools, with no servers behind them;

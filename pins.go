@@ -111,9 +111,11 @@ func configPins(cfg *config.Config, pins []string) Pins {
 }
 
 // pin resolves p against the index and makes the Think step offer those
-// tools first (think's Retrieval.Pinned, after any the options named).
-// Before ready: nothing reads ts.th concurrently yet.
+// tools first (think's Retrieval.Pinned). Before ready: the pins that
+// match nothing are warnings; once ready, repin resolves them again as
+// servers join.
 func (ts *Toolset) pin(p Pins) error {
+	ts.pins = p
 	names, warnings := p.Resolve(ts.Tools())
 	if ts.warnFailed {
 		for _, w := range warnings {
@@ -121,27 +123,63 @@ func (ts *Toolset) pin(p Pins) error {
 		}
 	}
 	ts.warnings = append(ts.warnings, warnings...)
+	ts.pinMu.Lock()
+	defer ts.pinMu.Unlock()
+	return ts.usePins(names)
+}
+
+// repin resolves the pins again after a server's tools joined the index
+// (a server that connected after Open returned: Options.Hub.Background,
+// or one that came back) and, when that pins more tools, makes the Think
+// step offer them too. Pinned tools stay pinned: a tool that went away is
+// simply not in the catalog to offer.
+func (ts *Toolset) repin() {
+	if len(ts.pins.Servers)+len(ts.pins.ServerTools)+len(ts.pins.Tools) == 0 {
+		return
+	}
+	names, _ := ts.pins.Resolve(ts.Tools())
+	ts.pinMu.Lock()
+	defer ts.pinMu.Unlock()
+	merged := slices.Clone(ts.pinned)
+	for _, n := range names {
+		if !slices.Contains(merged, n) {
+			merged = append(merged, n)
+		}
+	}
+	if len(merged) == len(ts.pinned) {
+		return
+	}
+	slices.Sort(merged)
+	if err := ts.usePins(merged); err != nil {
+		ts.log.Warn("toolsift: pin", "error", err)
+		return
+	}
+	ts.prepare()
+}
+
+// usePins makes names (sorted) the pinned tools: a Thinker with them as
+// its Retrieval.Pinned replaces the Toolset's. ts.pinMu is held.
+func (ts *Toolset) usePins(names []string) error {
 	ts.pinned = names
 	if len(names) == 0 {
 		return nil
 	}
-	to := ts.th.Options()
-	pinned := slices.Clone(to.Retrieval.Pinned)
-	for _, n := range names {
-		if !slices.Contains(pinned, n) {
-			pinned = append(pinned, n)
-		}
-	}
-	to.Retrieval.Pinned = pinned
+	to := ts.th.Load().Options()
+	to.Retrieval.Pinned = slices.Clone(names)
 	th, err := think.New(ts.ix, &to)
 	if err != nil {
 		return fmt.Errorf("%w: pins: %w", ErrOptions, err)
 	}
-	ts.th = th
+	ts.th.Store(th)
 	return nil
 }
 
 // Pinned returns the names of the pinned tools (Options.Pin and the
-// config's alwaysLoad and alwaysLoadTools, resolved when Open returned),
-// sorted.
-func (ts *Toolset) Pinned() []string { return slices.Clone(ts.pinned) }
+// config's alwaysLoad and alwaysLoadTools), sorted: resolved when Open
+// returned, and again each time a server's tools join the index (with
+// Options.Hub.Background, the servers that connect after Open).
+func (ts *Toolset) Pinned() []string {
+	ts.pinMu.Lock()
+	defer ts.pinMu.Unlock()
+	return slices.Clone(ts.pinned)
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/toolsift/toolsift/budget"
@@ -69,7 +70,10 @@ type Options struct {
 	NoCache  bool
 	// Hub sets timeouts, concurrency and the protocol revision of the MCP
 	// connections (Open and OpenConfig only); Progress hears how far Open's
-	// connecting is (a caller has no Toolset to look at until then). Its
+	// connecting is (a caller has no Toolset to look at until then);
+	// Background makes Open return before the servers that must start to
+	// list their tools have (see the package doc, "Opening in the
+	// background"). Its
 	// OnChange, CacheDir and NoCache must be zero: the Toolset keeps its
 	// index current itself and hands the Hub the cache folder.
 	Hub mcp.HubOptions
@@ -91,7 +95,9 @@ type Options struct {
 	// true, and a server's "alwaysLoadTools" (its own tool names, or
 	// globs). See Pins for the rule. Pins are resolved against the catalog
 	// when Open (or New) returns; a pin that matches no tool is a warning
-	// naming it (Warnings).
+	// naming it (Warnings). With Hub.Background that catalog is what the
+	// cache held (a pin of a server still connecting is such a warning),
+	// and pins are resolved again as each server joins.
 	Pin []string
 	// Logger receives diagnostics. It is also the Hub's logger unless
 	// Hub.Logger is set. nil writes warnings to stderr, each once, so that
@@ -112,11 +118,13 @@ type Options struct {
 type Toolset struct {
 	hub      *mcp.Hub // nil for a Toolset made by New
 	ix       *toolindex.Index
-	th       *think.Thinker
-	store    *cachefile.Store // nil when the cache is off
-	opened   atomic.Bool      // Open has connected
+	th       atomic.Pointer[think.Thinker] // replaced when pins resolve anew (pins.go)
+	store    *cachefile.Store              // nil when the cache is off
+	opened   atomic.Bool                   // Open has connected
 	warnings []string
-	pinned   []string // resolved pins, sorted
+	pins     Pins       // what is pinned, resolved again as servers join
+	pinMu    sync.Mutex // guards pinned and the Thinker's replacement
+	pinned   []string   // resolved pins, sorted
 	log      *slog.Logger
 	// warnFailed: the Logger is the stderr default, which also hears of
 	// failed servers, config warnings and pins that match nothing (a
@@ -128,8 +136,10 @@ type Toolset struct {
 // Open loads the mcpServers config file at path (Claude Desktop, Claude
 // Code, Cursor and VS Code forms; see docs/config.md), connects to its
 // servers and returns when every server that connected has its tools in
-// the index. A server that fails does not fail Open: Status reports it
-// with its reason and stderr tail. Open fails on a config that cannot be
+// the index (with Options.Hub.Background, when every server listed from
+// the cache has; the others join as they list: see the package doc). A
+// server that fails does not fail Open: Status reports it with its reason
+// and stderr tail. Open fails on a config that cannot be
 // read, on invalid Options (ErrOptions), or when ctx ends first.
 func Open(ctx context.Context, path string, opts *Options) (*Toolset, error) {
 	var inputs map[string]string
@@ -158,6 +168,18 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 	if hubOpts.Logger == nil {
 		hubOpts.Logger = o.Logger
 	}
+	if ts.warnFailed && hubOpts.Background {
+		// A server that fails after Open returned is warned of too.
+		progress := hubOpts.Progress
+		hubOpts.Progress = func(p mcp.Progress) {
+			if progress != nil {
+				progress(p)
+			}
+			if ts.opened.Load() {
+				ts.warnFailedServers()
+			}
+		}
+	}
 	hub, err := mcp.NewHub(cfg, &hubOpts)
 	if err != nil {
 		return nil, err
@@ -175,19 +197,27 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 		_ = hub.Close()
 		return nil, err
 	}
-	if ts.warnFailed {
-		for _, st := range hub.Status() {
-			if st.State == mcp.StateFailed {
-				ts.log.Warn("toolsift: server failed; its tools are not offered (Toolset.Status has its stderr tail)", "server", st.Name, "error", st.Err)
-			}
-		}
-	}
 	if err := ts.pin(configPins(cfg, o.Pin)); err != nil {
 		_ = hub.Close()
 		return nil, err
 	}
 	ts.ready()
+	// After ready: a server of a Background Open failing from now on is
+	// warned of by Progress (the stderr handler says each once).
+	if ts.warnFailed {
+		ts.warnFailedServers()
+	}
 	return ts, nil
+}
+
+// warnFailedServers warns of each failed server, for a Toolset whose Logger
+// is the stderr default.
+func (ts *Toolset) warnFailedServers() {
+	for _, st := range ts.hub.Status() {
+		if st.State == mcp.StateFailed {
+			ts.log.Warn("toolsift: server failed; its tools are not offered (Toolset.Status has its stderr tail)", "server", st.Name, "error", st.Err)
+		}
+	}
 }
 
 // New returns a Toolset over a fixed list of tools, with no servers behind
@@ -285,7 +315,8 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 	if err != nil {
 		return nil, o, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	ts.ix, ts.th = ix, th
+	ts.ix = ix
+	ts.th.Store(th)
 	return ts, o, nil
 }
 
@@ -295,10 +326,16 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 // now, not at the first Think step.
 func (ts *Toolset) ready() {
 	ts.opened.Store(true)
-	ts.th.CatalogCost()
-	// The server documents too (a failure is the first step's to report).
-	_ = ts.th.Retriever().Prepare(context.Background())
+	ts.prepare()
 	ts.flush()
+}
+
+// prepare makes the catalog's cost and the server documents of the
+// Thinker (a failure is the first step's to report).
+func (ts *Toolset) prepare() {
+	th := ts.th.Load()
+	th.CatalogCost()
+	_ = th.Retriever().Prepare(context.Background())
 }
 
 // apply is the Hub's OnChange: the change goes into the index, and once
@@ -310,7 +347,10 @@ func (ts *Toolset) apply(ctx context.Context, c tool.Change) error {
 		return err
 	}
 	if ts.opened.Load() {
-		ts.th.CatalogCost()
+		if len(c.Added) > 0 {
+			ts.repin()
+		}
+		ts.th.Load().CatalogCost()
 		ts.flush()
 		if ts.onChange != nil {
 			ts.onChange(c)
@@ -364,13 +404,13 @@ func (ts *Toolset) Get(name string) (tool.Tool, bool) { return ts.ix.Get(name) }
 // An empty query or k < 1 is an error wrapping retrieval.ErrSearch; fewer
 // than k come back when the catalog is smaller.
 func (ts *Toolset) Search(ctx context.Context, query string, k int) ([]retrieval.Match, error) {
-	return ts.th.Retriever().Search(ctx, query, k)
+	return ts.th.Load().Retriever().Search(ctx, query, k)
 }
 
 // Think chooses the tools of one agent step within the budget (see
 // think.Thinker.Think).
 func (ts *Toolset) Think(ctx context.Context, req think.Request) (think.Offer, error) {
-	return ts.th.Think(ctx, req)
+	return ts.th.Load().Think(ctx, req)
 }
 
 // Explain answers "why was my tool (not) offered?" for one step: it runs
@@ -382,14 +422,14 @@ func (ts *Toolset) Think(ctx context.Context, req think.Request) (think.Offer, e
 // the MinScore threshold, larger than the whole budget, or cut by the
 // budget and by how many tokens (see think.Thinker.Explain).
 func (ts *Toolset) Explain(ctx context.Context, req think.Request, tools ...string) (think.Explanation, error) {
-	return ts.th.Explain(ctx, req, tools...)
+	return ts.th.Load().Explain(ctx, req, tools...)
 }
 
 // SearchTools answers the search_tools meta-tool, whose JSON arguments the
 // model wrote: a thin wrapper on Search with the model's rules and
 // messages (see retrieval.Retriever.SearchTools).
 func (ts *Toolset) SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error) {
-	return ts.th.Retriever().SearchTools(ctx, args)
+	return ts.th.Load().Retriever().SearchTools(ctx, args)
 }
 
 // Call calls a tool by name (see mcp.Hub.Call): a tool's own failure is a
@@ -447,4 +487,4 @@ func (ts *Toolset) Close() error {
 func (ts *Toolset) Index() *toolindex.Index { return ts.ix }
 
 // Thinker returns the Toolset's Think step, for measurement.
-func (ts *Toolset) Thinker() *think.Thinker { return ts.th }
+func (ts *Toolset) Thinker() *think.Thinker { return ts.th.Load() }

@@ -78,8 +78,9 @@ type proxy struct {
 	ts       *toolsift.Toolset
 	opts     proxyOptions
 	log      *slog.Logger
-	sdkLog   *slog.Logger // the SDK's: warnings and errors only
-	pinned   []tool.Tool  // sorted by name
+	sdkLog   *slog.Logger                // the SDK's: warnings and errors only
+	pinned   atomic.Pointer[[]tool.Tool] // sorted by name; grows (repin)
+	repinMu  sync.Mutex                  // one repin at a time
 	warnings []string
 
 	results  *byteBudget // upstream result bytes in flight
@@ -146,15 +147,46 @@ func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 func (p *proxy) pin() {
 	names, warnings := toolsift.Pins{Servers: p.opts.PinnedServers, Tools: p.opts.PinnedTools}.Resolve(p.ts.Tools())
 	p.warnings = append(p.warnings, warnings...)
+	var pinned []tool.Tool
 	for _, n := range names {
 		if t, ok := p.ts.Get(n); ok {
-			p.pinned = append(p.pinned, t)
+			pinned = append(pinned, t)
 		}
 	}
-	slices.SortFunc(p.pinned, func(a, b tool.Tool) int { return cmp.Compare(a.Name, b.Name) })
-	if fixed := 2 + len(p.pinned); fixed > p.opts.MaxTools {
-		p.warnings = append(p.warnings, fmt.Sprintf("%d pinned tools and search_tools and call_tool make %d, more than the cap of %d tools: no room for found tools", len(p.pinned), fixed, p.opts.MaxTools))
+	slices.SortFunc(pinned, func(a, b tool.Tool) int { return cmp.Compare(a.Name, b.Name) })
+	p.pinned.Store(&pinned)
+	if fixed := 2 + len(pinned); fixed > p.opts.MaxTools {
+		p.warnings = append(p.warnings, fmt.Sprintf("%d pinned tools and search_tools and call_tool make %d, more than the cap of %d tools: no room for found tools", len(pinned), fixed, p.opts.MaxTools))
 	}
+}
+
+// pins returns the pinned tools, sorted by name.
+func (p *proxy) pins() []tool.Tool { return *p.pinned.Load() }
+
+// repin adds the tools the Toolset pins since the proxy was made (its
+// Pinned grows as servers join: toolsift.Options.Hub.Background) and
+// those of PinnedServers and PinnedTools that joined the catalog. Called
+// by toolsChanged.
+func (p *proxy) repin() {
+	p.repinMu.Lock()
+	defer p.repinMu.Unlock()
+	names, _ := toolsift.Pins{Servers: p.opts.PinnedServers, Tools: append(slices.Clone(p.opts.PinnedTools), p.ts.Pinned()...)}.Resolve(p.ts.Tools())
+	old := p.pins()
+	pinned := slices.Clone(old)
+	for _, n := range names {
+		if slices.ContainsFunc(old, func(t tool.Tool) bool { return t.Name == n }) {
+			continue
+		}
+		if t, ok := p.ts.Get(n); ok {
+			pinned = append(pinned, t)
+		}
+	}
+	if len(pinned) == len(old) {
+		return
+	}
+	slices.SortFunc(pinned, func(a, b tool.Tool) int { return cmp.Compare(a.Name, b.Name) })
+	p.pinned.Store(&pinned)
+	p.log.Info("pinned tools joined", "tools", len(pinned)-len(old))
 }
 
 // Warnings lists the pins that match nothing and a cap too small for them.
@@ -162,8 +194,9 @@ func (p *proxy) pinWarnings() []string { return slices.Clone(p.warnings) }
 
 // Pinned returns the names of the pinned tools, sorted.
 func (p *proxy) pinnedNames() []string {
-	out := make([]string, len(p.pinned))
-	for i, t := range p.pinned {
+	pinned := p.pins()
+	out := make([]string, len(pinned))
+	for i, t := range pinned {
 		out[i] = t.Name
 	}
 	return out
@@ -190,7 +223,7 @@ func (p *proxy) newServer() *sdk.Server {
 	s.srv.AddTool(searchTool(), s.search)
 	s.srv.AddTool(callTool(), s.callTool)
 	q := p.quarantine()
-	for _, t := range p.pinned {
+	for _, t := range p.pins() {
 		if t, ok := p.ts.Get(t.Name); ok && !q.has(t.Name) { // as it is now
 			if st, def, ok := p.listings.get(t); ok {
 				s.add(st, def)
@@ -255,6 +288,7 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 // touched), not once per session: an upstream that changes its tools must
 // not flood the log in proportion to the clients.
 func (p *proxy) toolsChanged() {
+	p.repin()
 	p.trustEpoch.Add(1)
 	var all toolSync
 	touched := 0

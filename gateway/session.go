@@ -34,7 +34,7 @@ type session struct {
 
 // room is how many found tools a list may hold.
 func (s *session) room() int {
-	return max(0, s.p.opts.MaxTools-2-len(s.p.pinned))
+	return max(0, s.p.opts.MaxTools-2-len(s.p.pins()))
 }
 
 // list puts tools (best first) on the session's list, touching those already
@@ -46,7 +46,7 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 		return nil, nil
 	}
 	pinned := map[string]bool{}
-	for _, t := range s.p.pinned {
+	for _, t := range s.p.pins() {
 		pinned[t.Name] = true
 	}
 	s.mu.Lock()
@@ -167,7 +167,7 @@ func (s *session) syncTools() toolSync {
 	}
 	// The found and pinned tools off the list: back in the Toolset?
 	off := slices.Collect(maps.Keys(s.found))
-	for _, t := range s.p.pinned {
+	for _, t := range s.p.pins() {
 		off = append(off, t.Name)
 	}
 	slices.Sort(off)
@@ -246,7 +246,7 @@ func (s *session) listed(tools []tool.Tool) bool {
 		if _, ok := s.defs[t.Name]; ok {
 			continue
 		}
-		if !slices.ContainsFunc(s.p.pinned, func(p tool.Tool) bool { return p.Name == t.Name }) {
+		if !slices.ContainsFunc(s.p.pins(), func(p tool.Tool) bool { return p.Name == t.Name }) {
 			return false
 		}
 	}

@@ -27,7 +27,7 @@ import (
 // user accepts it, the changed tool is neither listed, nor returned by
 // search_tools, nor called (by name or through call_tool): the client is
 // told why, naming the tool and the trust command, and the upstream never
-// runs it. Once Hub.Trust accepts it, Proxy.ToolsChanged lists it again
+// runs it. Once Hub.Trust accepts it, the proxy's toolsChanged lists it again
 // (the client told) with its readOnlyHint, and it is called.
 func TestRugPullQuarantined(t *testing.T) {
 	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)

@@ -19,7 +19,10 @@
 // toolsift.Open does exactly that; use the Hub directly for a Hub without an
 // index, or another consumer of changes. Connect waits for every server's
 // first connection attempt; HubOptions.Progress hears how far it is
-// (servers ready, failed, pending), for a progress display.
+// (servers ready, failed, pending), for a progress display. With
+// HubOptions.Background it waits only for the servers listed from the
+// cache, and the others join (through OnChange) as each lists its tools:
+// a proxy answers at once with what it has.
 //
 // Config files are read by package config, in the forms Claude Desktop,
 // Claude Code, Cursor and VS Code write (docs/config.md). A stdio server

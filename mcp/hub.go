@@ -145,6 +145,18 @@ type HubOptions struct {
 	// Secrets in server URLs are redacted from them (see the package doc).
 	Logger *slog.Logger
 
+	// Background makes Connect return as soon as the servers it does not
+	// start are announced: the lazy ones, listed from the cache (applied
+	// through OnChange before Connect returns), the disabled and the
+	// unusable ones. The servers it starts keep connecting in the
+	// background, StateConnecting in Status meanwhile, and each one's
+	// tools reach OnChange when it has listed them; one that fails is
+	// StateFailed, as at any Connect, and Progress hears of each. A
+	// server that must start to list its tools then delays nothing: a
+	// proxy can answer its clients with what it has at once (toolsift
+	// serve does). Without it Connect waits for every server.
+	Background bool
+
 	// Start says when servers start: StartLazy (the default) leaves a server
 	// whose tool list is in the cache unstarted until a call needs it;
 	// StartEager starts every server at Connect. See the package doc.
@@ -170,8 +182,8 @@ type HubOptions struct {
 	// still reported.
 	//
 	// A function rather than a status to poll: Connect, and toolsift.Open
-	// around it, return only when every server is done, and Open's caller
-	// has no Hub to poll until then.
+	// around it, return only when every server is done (unless Background
+	// is set), and Open's caller has no Hub to poll until then.
 	Progress func(Progress)
 
 	// ClientRequests, if set, answers the requests servers send their
@@ -286,6 +298,9 @@ type Hub struct {
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 	start sync.Once
+	// started: the servers Connect started, which a Background Connect
+	// does not wait for. Written once, in start.
+	started map[*server]bool
 
 	redact    *redact.Scrubber // server URLs' secrets, out of errors and logs
 	slots     chan struct{}    // connection attempts in progress, up to MaxStarting
@@ -409,6 +424,8 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 // In StartLazy mode a server whose tools are in the cache is not started:
 // its cached tools are listed (and applied through OnChange) at once, and
 // its first call starts it.
+// With HubOptions.Background it waits only for the lazy servers'
+// announcement; the servers it starts go on connecting (see Background).
 // It returns an error only when ctx ends first or the Hub is closed: a
 // failing server does not fail Connect. Servers keep connecting in the
 // background after ctx ends, bounded by their own timeouts. Calling Connect
@@ -430,8 +447,10 @@ func (h *Hub) Connect(ctx context.Context) error {
 			return
 		}
 		var lazy []*server
+		h.started = map[*server]bool{}
 		for _, name := range h.order {
 			if s := h.servers[name]; s.state == StateConnecting && !s.restFromCache(cached[name]) {
+				h.started[s] = true
 				h.wg.Add(1)
 				go s.supervise()
 			} else if s.state == StateLazy {
@@ -444,8 +463,12 @@ func (h *Hub) Connect(ctx context.Context) error {
 		h.reportProgress()
 	}
 	for _, name := range h.order {
+		s := h.servers[name]
+		if h.opts.Background && h.started[s] {
+			continue
+		}
 		select {
-		case <-h.servers[name].ready:
+		case <-s.ready:
 		case <-ctx.Done():
 			return fmt.Errorf("mcp: connect: %w", ctx.Err())
 		case <-h.life.Done():

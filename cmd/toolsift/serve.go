@@ -42,7 +42,8 @@ recently used leaving first. Client limits: Cursor about 40 (80-100 in recent
 versions), VS Code 128 per request, OpenAI 128.
 
 Servers whose tools are in the cache start only when one of their tools is
-called, and stop after --idle-timeout. --listen needs a bearer token ($` + tokenEnv + `
+called, and stop after --idle-timeout; the others connect while serve already
+answers, each joining when it has listed its tools (logged "server ready"). --listen needs a bearer token ($` + tokenEnv + `
 or --token-file) unless ADDR is loopback-only (127.0.0.1, ::1, localhost).
 Logs (one line per search and per call, never arguments) go to stderr.`
 
@@ -176,6 +177,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if s := loginStore(e, *configFile, log); s != nil {
 		auth = s
 	}
+	// Servers not in the cache connect after serve listens; each one's
+	// first attempt over is signalled here (see logArrivals).
+	arrived := make(chan struct{}, 1)
 	// The Toolset pins by the library's rule: the config's "alwaysLoad"
 	// and "alwaysLoadTools", and --pin; a pin that matches nothing is
 	// logged by it. The gateway wires the Toolset's hooks: a change
@@ -185,7 +189,19 @@ func serve(ctx context.Context, e *env, args []string) error {
 			Pin:      pins,
 			CacheDir: *cacheDir,
 			NoCache:  *noCache,
-			Hub:      mcp.HubOptions{IdleTimeout: *idle, Timeout: *connectTimeout, Auth: auth},
+			Hub: mcp.HubOptions{
+				IdleTimeout: *idle, Timeout: *connectTimeout, Auth: auth,
+				// Listen at once, with what the cache has: a first start of
+				// a big catalog takes longer than clients wait for
+				// initialize. Servers join as they list (OnChange).
+				Background: true,
+				Progress: func(mcp.Progress) {
+					select {
+					case arrived <- struct{}{}:
+					default:
+					}
+				},
+			},
 		},
 		MaxTools:                *maxTools,
 		Budget:                  *budget,
@@ -209,10 +225,13 @@ func serve(ctx context.Context, e *env, args []string) error {
 		log.Warn("config", "warning", w)
 	}
 	started := 0
+	var connecting []string
 	for _, st := range ts.Status() {
 		switch st.State {
 		case mcp.StateReady:
 			started++
+		case mcp.StateConnecting:
+			connecting = append(connecting, st.Name)
 		case mcp.StateLazy, mcp.StateDisabled:
 		default:
 			log.Warn("server not ready", "server", st.Name, "state", st.State, "error", st.Err)
@@ -221,13 +240,54 @@ func serve(ctx context.Context, e *env, args []string) error {
 	for _, w := range gw.Warnings() {
 		log.Warn("pin", "warning", w)
 	}
-	log.Info("ready", "servers", len(cfg.Servers), "started", started, "tools", len(ts.Tools()),
-		"pinned", len(gw.Pinned()), "duration", time.Since(start))
+	log.Info("ready", "servers", len(cfg.Servers), "started", started, "connecting", len(connecting),
+		"tools", len(ts.Tools()), "pinned", len(gw.Pinned()), "duration", time.Since(start))
+	stopArrivals, settled := make(chan struct{}), make(chan struct{})
+	defer close(stopArrivals)
+	go func() {
+		defer close(settled)
+		logArrivals(log, ts, connecting, arrived, stopArrivals)
+	}()
 
 	if *listen == "" {
-		return gw.ServeStdio(ctx, e.stdin, e.stdout)
+		err := gw.ServeStdio(ctx, e.stdin, e.stdout)
+		if err == nil && ctx.Err() == nil {
+			// The client went away: the servers still connecting finish
+			// (within their timeouts) and are cached, so that
+			// `toolsift serve --config FILE </dev/null` warms the cache.
+			select {
+			case <-settled:
+			case <-ctx.Done():
+			}
+		}
+		return err
 	}
 	return serveHTTP(ctx, e, log, gw.Handler(), *listen, *maxConns, token != "", *stateless)
+}
+
+// logArrivals logs each server of connecting when its first connection
+// attempt is over (a signal on arrived): ready with its tools, which are
+// in the index and on their way to the clients by then, or not ready and
+// why. It returns when none is left, or stop is closed.
+func logArrivals(log *slog.Logger, ts *toolsift.Toolset, connecting []string, arrived <-chan struct{}, stop <-chan struct{}) {
+	for len(connecting) > 0 {
+		select {
+		case <-arrived:
+		case <-stop:
+			return
+		}
+		for _, st := range ts.Status() {
+			if st.State == mcp.StateConnecting || !slices.Contains(connecting, st.Name) {
+				continue
+			}
+			connecting = slices.DeleteFunc(connecting, func(n string) bool { return n == st.Name })
+			if st.State == mcp.StateReady {
+				log.Info("server ready", "server", st.Name, "tools", st.Tools, "duration", st.ConnectTime, "connecting", len(connecting))
+			} else {
+				log.Warn("server not ready", "server", st.Name, "state", st.State, "error", st.Err)
+			}
+		}
+	}
 }
 
 // serveHTTP serves h at http://addr/mcp until ctx ends, with at most

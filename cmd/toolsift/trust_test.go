@@ -29,6 +29,7 @@ func upstream(v string) {
 	}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: v}}}, nil
 	})
+	gateToolsList(srv) // coldstart_test.go
 	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		os.Exit(1)
 	}
@@ -69,8 +70,8 @@ func TestServeTrust(t *testing.T) {
 	clientIn, serveOut := io.Pipe()
 	serveIn, clientOut := io.Pipe()
 	stderr.Reset()
-	var serveErr testenv.Buffer
-	e = &env{stdin: serveIn, stdout: serveOut, stderr: &serveErr, getenv: func(string) string { return "" }}
+	serveErr := &logWatch{wrote: make(chan struct{}, 1)}
+	e = &env{stdin: serveIn, stdout: serveOut, stderr: serveErr, getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(context.Background(), e, []string{"serve", "--config", cfg2, "--cache-dir", cache, "--pin", "up__lookup", "--connect-timeout", testenv.WaitLimit().String()})
@@ -99,6 +100,9 @@ func TestServeTrust(t *testing.T) {
 		}
 		return nil
 	}
+	// Version 2 is not in the cache: serve answers at once and the server
+	// joins when it has listed.
+	serveErr.waitFor(t, `msg="server ready" server=up`, ctx.Done())
 	// Changed since first seen: quarantined until accepted.
 	if tl := lookup(); tl != nil {
 		t.Fatalf("before trust: listed %q: want the changed tool off the list", tl.Description)
