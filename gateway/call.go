@@ -43,6 +43,34 @@ func (s *session) callListed(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	return s.p.call(withProgress(ctx, req), req.Session, req.Params.Name, orEmpty(req.Params.Arguments)), nil
 }
 
+// callByName answers, on a static session (stateless HTTP, MCP
+// 2026-07-28), a tools/call naming a tool of the catalog that is not on
+// the list, as call_tool would: without a session there is no list for a
+// found tool to join, so it is called by the name search_tools gave. This
+// gives a caller nothing call_tool does not (any tool of the catalog, the
+// quarantine refusing a changed one). ok is false when the request is
+// not such a call: the SDK answers it.
+func (s *session) callByName(ctx context.Context, method string, req sdk.Request) (res *sdk.CallToolResult, ok bool) {
+	call, isCall := req.(*sdk.CallToolRequest)
+	if !s.static || method != "tools/call" || !isCall || call.Params == nil {
+		return nil, false
+	}
+	name := call.Params.Name
+	if name == SearchToolName || name == CallToolName {
+		return nil, false
+	}
+	s.mu.Lock()
+	_, listed := s.defs[name]
+	s.mu.Unlock()
+	if listed {
+		return nil, false
+	}
+	if _, known := s.p.ts.Get(name); !known {
+		return nil, false // the SDK's unknown tool, with unknownToolHint's hint
+	}
+	return s.p.call(withProgress(ctx, call), call.Session, name, orEmpty(call.Params.Arguments)), true
+}
+
 // withProgress passes the upstream server's progress notices of a call on
 // to the client, under the client's progress token, when it asked for them.
 // Cancellation needs nothing: the SDK ends ctx when the client cancels, and
@@ -138,7 +166,7 @@ func (p *proxy) unknownToolHint(req sdk.Request, err error) error {
 	}
 	name := call.Params.Name
 	hint := fmt.Sprintf("no tool has this name; %s finds tools by what they do", SearchToolName)
-	if _, ok := p.ts.Get(name); ok {
+	if _, ok := p.ts.Get(name); ok { // (a static session calls it: callByName)
 		hint = fmt.Sprintf("it is not on this session's tool list (the tools %s finds join the list of the session that searched); "+
 			"call it through %s with {\"name\": %q, \"arguments\": {...}}, or call %s to add it to this list", SearchToolName, CallToolName, name, SearchToolName)
 	}

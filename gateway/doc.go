@@ -18,6 +18,14 @@
 // user accepts it. Open wires the Toolset's hooks so that each change
 // reaches the clients at once; sessions also check before each tools/list.
 //
+// Over HTTP both MCP wires share one URL: a client of 2025-11-25 or
+// before gets a session, whose list the found tools join; a client of
+// 2026-07-28, which has no session (its revision rides in each request's
+// Mcp-Protocol-Version header and _meta), gets the fixed list (search_tools,
+// call_tool, the pinned tools) and calls a found tool by the name
+// search_tools gave, or through call_tool. Options.Stateless serves every
+// client so.
+//
 // The HTTP handler carries every protection of toolsift serve --listen: a
 // bearer token (Options.Token), the Origin check, sessions bound to the
 // credential that opened them and capped, a deadline and a size limit on

@@ -63,10 +63,12 @@ type Options struct {
 	// the handler can call every tool: mount it without a Token only where
 	// something else checks who calls.
 	Token string
-	// Stateless serves HTTP without sessions: each request is answered on
-	// its own, which is what MCP revision 2026-07-28 speaks. Lists are
-	// fixed (search_tools, call_tool and the pinned tools): found tools
-	// are called through call_tool.
+	// Stateless serves every HTTP client without sessions, whatever its
+	// revision: each request is answered on its own. Lists are fixed
+	// (search_tools, call_tool and the pinned tools): found tools are
+	// called by name or through call_tool. Without it, clients of MCP
+	// 2026-07-28 are served so on the same URL, and the others get
+	// sessions.
 	Stateless bool
 	// SessionTimeout closes an HTTP session idle that long; zero means
 	// never.
@@ -205,7 +207,8 @@ func (g *Gateway) Warnings() []string { return g.p.pinWarnings() }
 func (g *Gateway) Pinned() []string { return g.p.pinnedNames() }
 
 // Handler returns the Gateway's streamable HTTP handler (one session, with
-// its own list, per client; none with Options.Stateless), behind the
+// its own list, per client of MCP 2025-11-25 or before; none for a client
+// of 2026-07-28, nor for any with Options.Stateless), behind the
 // checks of Options: the bearer Token, the Origin header, the sessions'
 // binding to their credential and their cap, the body's deadline and
 // size. Mount it at the path clients are given (toolsift serve uses /mcp).

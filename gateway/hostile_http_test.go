@@ -104,7 +104,7 @@ func TestSessionIDNeverLogged(t *testing.T) {
 	srv := httptest.NewServer(p.Handler(nil))
 	defer srv.Close()
 	cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a session
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,10 +18,10 @@ type httpOptions struct {
 	// (Authorization: Bearer TOKEN). It is compared in constant time and
 	// never logged.
 	Token string
-	// Stateless serves without sessions: each request is answered on its
-	// own, which is what MCP revision 2026-07-28 speaks (the go-sdk serves
-	// that revision only statelessly). There is no session to keep a list
-	// for, so the proxy should be made with proxyOptions.Static.
+	// Stateless serves every client without sessions, whatever its
+	// revision: each request is answered on its own. Without it, clients
+	// of MCP 2026-07-28 are served so and the others get sessions
+	// (byWire).
 	Stateless bool
 	// SessionTimeout closes a session idle that long; zero means never.
 	SessionTimeout time.Duration
@@ -42,7 +42,8 @@ type httpOptions struct {
 }
 
 // Handler returns the streamable HTTP handler of the proxy: one session,
-// with its own list, per client (or none, with Stateless).
+// with its own list, per client of MCP 2025-11-25 and before, none for a
+// client of 2026-07-28 (byWire); none for any client with Stateless.
 func (p *proxy) handler(o *httpOptions) http.Handler {
 	var opts httpOptions
 	if o != nil {
@@ -54,43 +55,51 @@ func (p *proxy) handler(o *httpOptions) http.Handler {
 	if opts.BodyTimeout <= 0 {
 		opts.BodyTimeout = DefaultBodyTimeout
 	}
-	var h http.Handler
-	if opts.Stateless {
-		srv := p.newServer()
-		h = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
-			Stateless: true,
-			Logger:    p.sdkLog,
-		})
-	} else {
-		// The SDK asks for a server on every request (once to learn the
-		// protocol versions it speaks, once more when the request opens a
-		// session), so one server is made per request that has no session
-		// yet, and a shared one answers the rest.
-		shared := p.newServer()
-		h = sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
-			if r.Header.Get("Mcp-Session-Id") != "" || r.Method != http.MethodPost {
-				return shared
-			}
-			if slot, ok := r.Context().Value(serverSlotKey{}).(*serverSlot); ok {
-				slot.once.Do(func() { slot.srv = p.newServer() })
-				return slot.srv
-			}
-			return p.newServer()
-		}, &sdk.StreamableHTTPOptions{
-			Logger:         p.sdkLog,
-			SessionTimeout: opts.SessionTimeout,
-			// Events kept for a client to resume a stream after a cut
-			// (Last-Event-ID): SSE polling, a balancer's idle timeout.
-			// One store for every session, at most the SDK's 10 MiB.
-			EventStore: sdk.NewMemoryEventStore(nil),
-		})
-		h = newSessionGuard(h, opts.MaxSessions, p.log)
+	// Stateless: every request on its own (MCP 2026-07-28, and earlier
+	// revisions without sessions), one shared server with a fixed list.
+	srv := p.newStatelessServer()
+	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+		Stateless: true,
+		Logger:    p.sdkLog,
+	})
+	if !opts.Stateless {
+		// Both wires (wire.go): sessions for the clients of 2025-11-25
+		// and before, none for those of 2026-07-28.
+		h = byWire(h, p.statefulHandler(&opts))
 	}
 	h = bodyDeadline(opts.BodyTimeout, h)
 	if opts.Token != "" {
 		h = requireBearer(opts.Token, h)
 	}
 	return checkOrigin(opts.AllowedOrigins, h)
+}
+
+// statefulHandler is the go-sdk handler with sessions, behind the session
+// guard.
+func (p *proxy) statefulHandler(opts *httpOptions) http.Handler {
+	// The SDK asks for a server on every request (once to learn the
+	// protocol versions it speaks, once more when the request opens a
+	// session), so one server is made per request that has no session
+	// yet, and a shared one answers the rest.
+	shared := p.newServer()
+	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+		if r.Header.Get("Mcp-Session-Id") != "" || r.Method != http.MethodPost {
+			return shared
+		}
+		if slot, ok := r.Context().Value(serverSlotKey{}).(*serverSlot); ok {
+			slot.once.Do(func() { slot.srv = p.newServer() })
+			return slot.srv
+		}
+		return p.newServer()
+	}, &sdk.StreamableHTTPOptions{
+		Logger:         p.sdkLog,
+		SessionTimeout: opts.SessionTimeout,
+		// Events kept for a client to resume a stream after a cut
+		// (Last-Event-ID): SSE polling, a balancer's idle timeout.
+		// One store for every session, at most the SDK's 10 MiB.
+		EventStore: sdk.NewMemoryEventStore(nil),
+	})
+	return newSessionGuard(h, opts.MaxSessions, p.log)
 }
 
 // withServerSlot gives r the slot where the server made for it is kept.

@@ -203,13 +203,23 @@ func (p *proxy) pinnedNames() []string {
 }
 
 // newServer returns a server for one client session: Run it on a transport
-// (stdio) or give it to a streamable HTTP handler for one session.
-func (p *proxy) newServer() *sdk.Server {
-	s := &session{p: p}
+// (stdio) or give it to a streamable HTTP handler for one session. Its
+// list is fixed with proxyOptions.Static.
+func (p *proxy) newServer() *sdk.Server { return p.server(p.opts.Static) }
+
+// newStatelessServer returns the server of stateless HTTP (MCP 2026-07-28),
+// shared by every request: its list is fixed (search_tools, call_tool and
+// the pinned tools), and a tools/call naming any other tool of the catalog
+// is answered as call_tool would (callByName).
+func (p *proxy) newStatelessServer() *sdk.Server { return p.server(true) }
+
+// server returns a session's server; static keeps its list fixed.
+func (p *proxy) server(static bool) *sdk.Server {
+	s := &session{p: p, static: static}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{
-			Tools:     &sdk.ToolCapabilities{ListChanged: !p.opts.Static},
+			Tools:     &sdk.ToolCapabilities{ListChanged: !static},
 			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 			//lint:ignore SA1019 logging is deprecated by MCP 2026-07-28, but clients of the earlier revisions use it: upstream logs, logs.go
@@ -266,6 +276,9 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 			s.syncTools().log(s.p.log)
 		}
 		if res, refused := s.refuseQuarantined(ctx, method, req); refused {
+			return res, nil
+		}
+		if res, ok := s.callByName(ctx, method, req); ok {
 			return res, nil
 		}
 		res, err := next(ctx, method, req)

@@ -409,9 +409,9 @@ func TestLogLines(t *testing.T) {
 	}
 }
 
-// TestHTTP: with sessions, a go-sdk client (which asks for 2026-07-28
-// first) falls back to 2025-11-25 and gets its own list; stateless, it
-// speaks 2026-07-28 and calls found tools through call_tool.
+// TestHTTP: a go-sdk client of 2025-11-25 gets a session with its own
+// list; with Stateless, a client of 2026-07-28 calls found tools through
+// call_tool (TestBothWires has both on the default handler).
 func TestHTTP(t *testing.T) {
 	ts := openToolset(t, localTools(t))
 	for _, stateless := range []bool{false, true} {
@@ -428,13 +428,13 @@ func TestHTTP(t *testing.T) {
 			cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
 				ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.changed <- struct{}{} },
 			})
-			cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
+			want := map[bool]string{false: "2025-11-25", true: "2026-07-28"}[stateless]
+			cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, &sdk.ClientSessionOptions{ProtocolVersion: want})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer cs.Close()
 			c.ClientSession = cs
-			want := map[bool]string{false: "2025-11-25", true: "2026-07-28"}[stateless]
 			if got := cs.InitializeResult().ProtocolVersion; got != want {
 				t.Errorf("protocol version %s, want %s", got, want)
 			}

@@ -16,6 +16,10 @@ import (
 type session struct {
 	p   *proxy
 	srv *sdk.Server
+	// static: the list is fixed (stateless HTTP, proxyOptions.Static):
+	// found tools do not join it, and are called by name or through
+	// call_tool (callByName).
+	static bool
 
 	mu    sync.Mutex
 	found map[string]uint64 // found tool → tick of its last use
@@ -42,7 +46,7 @@ func (s *session) room() int {
 // returns the names added and evicted. The SDK server debounces the
 // tools/list_changed notification of the additions and removals into one.
 func (s *session) list(tools []tool.Tool) (added, evicted []string) {
-	if s.p.opts.Static {
+	if s.static {
 		return nil, nil
 	}
 	pinned := map[string]bool{}

@@ -14,7 +14,7 @@ import (
 // and an upstream's notifications/resources/updated reaches the sessions
 // that subscribed to that URI (the SDK keeps each session's subscriptions).
 // A client session that ends without unsubscribing is unsubscribed then,
-// except with proxyOptions.Static (stateless HTTP), where a session lasts one
+// except on a static session (stateless HTTP), where a session lasts one
 // request and a subscription outlives it until the client unsubscribes.
 
 // clientSubs are the subscriptions a session's clients made, to end
@@ -29,7 +29,7 @@ func (s *session) subscribe(ctx context.Context, req *sdk.SubscribeRequest) erro
 	start := time.Now()
 	err := s.p.ts.Hub().Subscribe(withSession(ctx, req.Session), req.Params.URI)
 	s.p.logger(req.Session).Info("subscribe", "uri", req.Params.URI, "duration", time.Since(start), "error", err)
-	if err == nil && req.Session != nil && !s.p.opts.Static {
+	if err == nil && req.Session != nil && !s.static {
 		s.subs.mu.Lock()
 		if s.subs.uri == nil {
 			s.subs.uri = map[*sdk.ServerSession]map[string]int{}

@@ -170,7 +170,7 @@ func TestServeColdStart(t *testing.T) {
 	})
 	cctx, ccancel := context.WithTimeout(ctx, testenv.WaitLimit())
 	defer ccancel()
-	cs, err := client.Connect(cctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := client.Connect(cctx, &sdk.StreamableClientTransport{Endpoint: url}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a session: found tools join its list
 	if err != nil {
 		t.Fatalf("initialize while slow lists: %v", err)
 	}

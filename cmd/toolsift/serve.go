@@ -58,7 +58,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	configFile := fs.String("config", "", "MCP servers config `file` (required)")
 	listen := fs.String("listen", "", "serve streamable HTTP on `addr` (host:port) at /mcp instead of stdio")
 	tokenFile := fs.String("token-file", "", "`file` holding the bearer token for --listen (default $"+tokenEnv+")")
-	stateless := fs.Bool("stateless", false, "with --listen: no sessions (serves MCP 2026-07-28 too); found tools are called through call_tool")
+	stateless := fs.Bool("stateless", false, "with --listen: no sessions for any client (2026-07-28 clients never get one); found tools are called by name or through call_tool")
 	maxTools := fs.Int("max-tools", gateway.DefaultMaxTools, "most tools on a session's list, pinned and found")
 	budget := fs.Int("budget", think.DefaultBudget, "most `tokens` of tool schemas in one search_tools answer")
 	var pins []string
