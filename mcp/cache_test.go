@@ -570,10 +570,10 @@ func TestCacheFolder(t *testing.T) {
 }
 
 // TestCachedToolsKeepVerifiedHints: a lazy server's cached tools are
-// verified against their pins as a listing is: a tool that matches its pin
-// keeps its readOnlyHint, so the server's first listing changes nothing (a
-// proxy would otherwise list the tool anew); one whose cache entry claims
-// a readOnlyHint its pin lacks does not get it.
+// verified against their trust records as a listing is: a tool that matches
+// its record keeps its readOnlyHint, so the server's first listing changes
+// nothing (a proxy would otherwise list the tool anew); one whose cache
+// entry claims a readOnlyHint its record lacks does not get it.
 func TestCachedToolsKeepVerifiedHints(t *testing.T) {
 	checkGoroutines(t)
 	cacheTransports(t)
@@ -616,7 +616,7 @@ func TestCachedToolsKeepVerifiedHints(t *testing.T) {
 	}
 	hub.Close()
 
-	// The cache entry now says rw is read-only; its pin does not.
+	// The cache entry now says rw is read-only; its trust record does not.
 	files := cacheFiles(t, cache)
 	if len(files) != 1 {
 		t.Fatalf("cache entries %q, want one", files)

@@ -35,10 +35,10 @@ import (
 //     tools that are not read-only asks for it again;
 //   - Hub.Trust (toolbench trust) accepts the new version as its record.
 //
-// Tools from the cache entry of a lazy server are verified against the pins
-// as a listing is: one that matches its pin keeps its readOnlyHint (so the
-// server's first listing changes nothing), one without a pin or differing
-// from it loses it until the server lists it.
+// Tools from the cache entry of a lazy server are verified against the
+// trust records as a listing is: one that matches its record keeps its
+// readOnlyHint (so the server's first listing changes nothing), one without
+// a record or differing from it loses it until the server lists it.
 
 // trustFormat is the version of a trust file's layout.
 const trustFormat = 1
