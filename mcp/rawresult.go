@@ -2,14 +2,15 @@ package mcp
 
 import (
 	"encoding/json"
-	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // resultJSON is res as JSON (tool.Result.Raw, what a proxy forwards), as
 // json.Marshal writes it but for the text blocks: their text is escaped
-// straight into one buffer sized for the result. json.Marshal of a large
+// straight into one buffer sized for the result (segmentio's AppendEscape,
+// the JSON package the go-sdk itself decodes with). json.Marshal of a large
 // text block allocated about 14 times its size (the block's own encoding,
 // grown by doubling, then copied and compacted into the result's), which
 // made a 15 MiB result cost over 200 MB in the Hub alone. Other blocks,
@@ -34,7 +35,7 @@ func resultJSON(res *sdk.CallToolResult) json.RawMessage {
 		}
 		if t, ok := c.(*sdk.TextContent); ok && t.Meta == nil && t.Annotations == nil {
 			buf = append(buf, `{"type":"text","text":`...)
-			buf = appendJSONString(buf, t.Text)
+			buf = segjson.AppendEscape(buf, t.Text, 0) // as encoding/json, but no HTML escapes (JSON needs none)
 			buf = append(buf, '}')
 			continue
 		}
@@ -65,54 +66,4 @@ func resultJSON(res *sdk.CallToolResult) json.RawMessage {
 		buf = append(buf, b...)
 	}
 	return append(buf, '}')
-}
-
-// appendJSONString appends s as a JSON string, escaped as encoding/json
-// escapes it but for HTML characters, which JSON does not need escaped:
-// quote, backslash and control characters, invalid UTF-8 as U+FFFD, and
-// U+2028 and U+2029.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
