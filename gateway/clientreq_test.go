@@ -5,8 +5,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,14 +32,7 @@ func TestSamplingReachesTheCallingClient(t *testing.T) {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "model said: " + res.Content.(*sdk.TextContent).Text}}}, nil
 		})
-	cfg := &config.Config{Servers: map[string]config.Server{"asker": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
-		serverSide, clientSide := net.Pipe()
-		if _, err := upstream.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
-			clientSide.Close()
-			return nil, err
-		}
-		return clientSide, nil
-	}}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"asker": dialed(upstream)}}
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
 		Hub: mcp.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 0)}})
 	if err != nil {
@@ -103,14 +94,7 @@ func TestSamplingRateLimited(t *testing.T) {
 				}
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("ok=%d refused=%d last=%s", ok, refused, last)}}}, nil
 			})
-		return config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
-			serverSide, clientSide := net.Pipe()
-			if _, err := up.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
-				clientSide.Close()
-				return nil, err
-			}
-			return clientSide, nil
-		}}
+		return dialed(up)
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"evil": asker(300), "good": asker(3)}}
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,

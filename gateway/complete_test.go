@@ -2,8 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"io"
-	"net"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,14 +29,7 @@ func TestCompletionReachesTheUpstream(t *testing.T) {
 		func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			return &sdk.GetPromptResult{}, nil
 		})
-	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"names": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
-		serverSide, clientSide := net.Pipe()
-		if _, err := upstream.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
-			clientSide.Close()
-			return nil, err
-		}
-		return clientSide, nil
-	}}}})
+	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"names": dialed(upstream)}})
 	p, err := gateway.NewProxy(ts, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"testing"
 	"time"
 
@@ -34,14 +32,7 @@ func TestLogsReachTheCallingClient(t *testing.T) {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
 		})
-	cfg := &config.Config{Servers: map[string]config.Server{"logger": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
-		serverSide, clientSide := net.Pipe()
-		if _, err := upstream.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
-			clientSide.Close()
-			return nil, err
-		}
-		return clientSide, nil
-	}}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"logger": dialed(upstream)}}
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
 		Hub: mcp.HubOptions{ServerLogLevel: gateway.ServerLogLevel}})
 	if err != nil {

@@ -4,9 +4,7 @@ package gateway_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -37,14 +35,7 @@ func TestQuietLog(t *testing.T) {
 				func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 					return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "test://readme", Text: "hello"}}}, nil
 				})
-			cfg := &config.Config{Servers: map[string]config.Server{"fs": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
-				serverSide, clientSide := net.Pipe()
-				if _, err := upstream.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
-					clientSide.Close()
-					return nil, err
-				}
-				return clientSide, nil
-			}}}}
+			cfg := &config.Config{Servers: map[string]config.Server{"fs": dialed(upstream)}}
 			var buf testenv.Buffer
 			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
 			ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true, Logger: log,

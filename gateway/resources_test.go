@@ -18,6 +18,7 @@ func dialed(srv *sdk.Server) config.Server {
 	return config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
 		serverSide, clientSide := net.Pipe()
 		if _, err := srv.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
+			clientSide.Close()
 			return nil, err
 		}
 		return clientSide, nil

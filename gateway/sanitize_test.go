@@ -3,8 +3,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -47,13 +45,7 @@ func TestUpstreamTextEscaped(t *testing.T) {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
 		})
-	cfg := &config.Config{Servers: map[string]config.Server{"up": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
-		serverSide, clientSide := net.Pipe()
-		if _, err := up.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
-			return nil, err
-		}
-		return clientSide, nil
-	}}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"up": dialed(up)}}
 	ts := openToolset(t, cfg)
 	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedTools: []string{"up__read_file"}})
 	if err != nil {

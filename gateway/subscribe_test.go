@@ -2,8 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"io"
-	"net"
 	"testing"
 	"time"
 
@@ -42,14 +40,7 @@ func watchProxy(t *testing.T, opts *gateway.ProxyOptions) (p *gateway.Proxy, ups
 	upstream.AddResource(&sdk.Resource{Name: "a", URI: "watch://a"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
 	})
-	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"watch": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
-		serverSide, clientSide := net.Pipe()
-		if _, err := upstream.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
-			clientSide.Close()
-			return nil, err
-		}
-		return clientSide, nil
-	}}}}, &toolsift.Options{NoSemantic: true, NoCache: true, Hub: mcp.HubOptions{
+	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"watch": dialed(upstream)}}, &toolsift.Options{NoSemantic: true, NoCache: true, Hub: mcp.HubOptions{
 		OnResourceUpdated: func(uri string) { p.ResourceUpdated(uri) },
 	}})
 	if err != nil {

@@ -2,9 +2,7 @@ package gateway_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -41,13 +39,7 @@ func TestRugPullQuarantined(t *testing.T) {
 			})
 	}
 	add("Look a word up in the dictionary.", map[string]any{"type": "object", "properties": map[string]any{"word": map[string]any{"type": "string"}}}, true)
-	cfg := &config.Config{Servers: map[string]config.Server{"up": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
-		serverSide, clientSide := net.Pipe()
-		if _, err := up.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
-			return nil, err
-		}
-		return clientSide, nil
-	}}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"up": dialed(up)}}
 	ts := openToolset(t, cfg)
 	px, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedTools: []string{"up__lookup"}})
 	if err != nil {
@@ -142,13 +134,7 @@ func TestListedToolsLeaveAndComeBack(t *testing.T) {
 	add("lookup", "Look a word up in the dictionary.")
 	add("translate", "Translate a sentence into French.")
 	add("weather", "Tell the weather forecast of a city.")
-	cfg := &config.Config{Servers: map[string]config.Server{"up": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
-		serverSide, clientSide := net.Pipe()
-		if _, err := up.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
-			return nil, err
-		}
-		return clientSide, nil
-	}}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"up": dialed(up)}}
 	// gateway.Open wires the Toolset's OnChange to the sessions; the
 	// caller's own OnChange hears the changes too.
 	var heard atomic.Int32
@@ -216,13 +202,7 @@ func TestChangeLoggedOnce(t *testing.T) {
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
 		})
-	cfg := &config.Config{Servers: map[string]config.Server{"up": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
-		serverSide, clientSide := net.Pipe()
-		if _, err := up.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
-			return nil, err
-		}
-		return clientSide, nil
-	}}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"up": dialed(up)}}
 	var px atomic.Pointer[gateway.Proxy]
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
 		OnChange: func(tool.Change) {
