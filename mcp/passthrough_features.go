@@ -324,13 +324,15 @@ func listPrompts(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Promp
 // (resources.go), so that every resource is listed and read from its own
 // server.
 func (h *Hub) Resources() []Resource {
-	return namespaceResources(offered(h, func(f *features) []Resource { return f.resources }))
+	return namespaced(offered(h, func(f *features) []Resource { return f.resources }),
+		func(r *Resource) *string { return &r.URI }, func(r Resource) string { return r.Server })
 }
 
 // ResourceTemplates returns the resource templates of every server whose
 // tools are offered, like Resources.
 func (h *Hub) ResourceTemplates() []ResourceTemplate {
-	return namespaceTemplates(offered(h, func(f *features) []ResourceTemplate { return f.templates }))
+	return namespaced(offered(h, func(f *features) []ResourceTemplate { return f.templates }),
+		func(t *ResourceTemplate) *string { return &t.URITemplate }, func(t ResourceTemplate) string { return t.Server })
 }
 
 // Prompts returns the prompts of every server whose tools are offered,

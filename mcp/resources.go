@@ -119,17 +119,18 @@ func serverNames(ss []*server) string {
 	return strings.Join(names, " and ")
 }
 
-// namespaceResources gives the resources whose URI several servers list
-// their namespaced URI.
-func namespaceResources(rs []Resource) []Resource {
+// namespaced gives the items whose URI (or URI template: uri picks the
+// field) several servers list alike their namespaced form,
+// toolsift:SERVER/URI; the others keep theirs.
+func namespaced[T any](items []T, uri func(*T) *string, server func(T) string) []T {
 	count := map[string]int{}
-	for _, r := range rs {
-		count[r.URI]++
+	for i := range items {
+		count[*uri(&items[i])]++
 	}
-	out := slices.Clone(rs)
-	for i, r := range out {
-		if count[r.URI] > 1 {
-			out[i].URI = namespacedURI(r.Server, r.URI)
+	out := slices.Clone(items)
+	for i := range out {
+		if u := uri(&out[i]); count[*u] > 1 {
+			*u = namespacedURI(server(out[i]), *u)
 		}
 	}
 	return out
@@ -138,22 +139,6 @@ func namespaceResources(rs []Resource) []Resource {
 // templated reports whether a template of s matches uri. h.mu is held.
 func templated(s *server, uri string) bool {
 	return slices.ContainsFunc(s.feat.matchers, func(m *uritemplate.Template) bool { return m != nil && m.Match(uri) != nil })
-}
-
-// namespaceTemplates gives the templates that several servers list alike
-// their namespaced form.
-func namespaceTemplates(ts []ResourceTemplate) []ResourceTemplate {
-	count := map[string]int{}
-	for _, t := range ts {
-		count[t.URITemplate]++
-	}
-	out := slices.Clone(ts)
-	for i, t := range out {
-		if count[t.URITemplate] > 1 {
-			out[i].URITemplate = namespacedURI(t.Server, t.URITemplate)
-		}
-	}
-	return out
 }
 
 // noteLinks remembers the URIs of the resource links and embedded
