@@ -3,7 +3,6 @@ package retrieval
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -109,33 +108,49 @@ func (s *servers) update(ctx context.Context, r *Retriever) error {
 		b.WriteString("\n")
 	}
 	s.n = len(docs)
-	if s.ix == nil {
-		if len(docs) < 2 {
+	if s.ix == nil && len(docs) < 2 {
+		return nil
+	}
+	// The tool index's vector cache keeps the server documents' vectors
+	// between runs too: with 73 servers, encoding them took over a second
+	// of a process's first step.
+	tools := make([]tool.Tool, 0, len(docs))
+	for name, b := range docs {
+		tools = append(tools, tool.Tool{Name: name, Server: name, Description: b.String()})
+	}
+	return r.syncSideIndex(ctx, &s.ix, "server index", tools)
+}
+
+// syncSideIndex makes *ix, an index beside the tools' (server documents,
+// description windows) that shares their vector cache, hold exactly docs:
+// it is made at first use, new and changed documents are embedded in name
+// order, the others removed. what names it in errors.
+func (r *Retriever) syncSideIndex(ctx context.Context, ix **toolindex.Index, what string, docs []tool.Tool) error {
+	if *ix == nil {
+		if len(docs) == 0 {
 			return nil
 		}
-		// The tool index's vector cache keeps the server documents'
-		// vectors between runs too: with 73 servers, encoding them took
-		// over a second of a process's first step.
-		ix, err := toolindex.New(r.emb, &toolindex.Options{Semantic: r.sem, Cache: r.ix.VectorCache()})
+		x, err := toolindex.New(r.emb, &toolindex.Options{Semantic: r.sem, Cache: r.ix.VectorCache()})
 		if err != nil {
-			return fmt.Errorf("retrieval: server index: %w", err)
+			return fmt.Errorf("retrieval: %s: %w", what, err)
 		}
-		s.ix = ix
+		*ix = x
 	}
-	var tools []tool.Tool
-	for _, name := range slices.Sorted(maps.Keys(docs)) {
-		tools = append(tools, tool.Tool{Name: name, Server: name, Description: docs[name].String()})
+	slices.SortFunc(docs, func(a, b tool.Tool) int { return strings.Compare(a.Name, b.Name) })
+	if _, err := (*ix).Upsert(ctx, docs...); err != nil {
+		return fmt.Errorf("retrieval: %s: %w", what, err)
 	}
-	if _, err := s.ix.Upsert(ctx, tools...); err != nil {
-		return fmt.Errorf("retrieval: server index: %w", err)
+	keep := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		keep[d.Name] = true
 	}
 	var gone []string
-	for t := range s.ix.All() {
-		if docs[t.Name] == nil {
+	for t := range (*ix).All() {
+		if !keep[t.Name] {
 			gone = append(gone, t.Name)
 		}
 	}
-	s.ix.Remove(gone...)
+	(*ix).Remove(gone...)
 	return nil
 }
 

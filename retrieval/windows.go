@@ -81,33 +81,9 @@ func (w *windows) update(ctx context.Context, r *Retriever) error {
 			docs[name] = tool.Tool{Name: name, Server: t.Server, Description: text}
 		}
 	}
-	if w.ix == nil {
-		if len(docs) == 0 {
-			return nil
-		}
-		// Only the semantic vectors are searched; the window index shares
-		// the tool index's vector cache, so a warm start embeds nothing.
-		ix, err := toolindex.New(r.emb, &toolindex.Options{Semantic: r.sem, Cache: r.ix.VectorCache()})
-		if err != nil {
-			return fmt.Errorf("retrieval: window index: %w", err)
-		}
-		w.ix = ix
-	}
-	var tools []tool.Tool
-	for _, name := range slices.Sorted(maps.Keys(docs)) {
-		tools = append(tools, docs[name])
-	}
-	if _, err := w.ix.Upsert(ctx, tools...); err != nil {
-		return fmt.Errorf("retrieval: window index: %w", err)
-	}
-	var gone []string
-	for t := range w.ix.All() {
-		if _, ok := docs[t.Name]; !ok {
-			gone = append(gone, t.Name)
-		}
-	}
-	w.ix.Remove(gone...)
-	return nil
+	// Only the semantic vectors are searched; the window index shares the
+	// tool index's vector cache, so a warm start embeds nothing.
+	return r.syncSideIndex(ctx, &w.ix, "window index", slices.Collect(maps.Values(docs)))
 }
 
 // descriptionWindows cuts d into windows of at most windowBytes: its
