@@ -1,0 +1,263 @@
+// Package storetest holds the behaviour every store.Store must have, as
+// tests an implementation runs from its own test file:
+//
+//	func TestStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
+//	}
+//
+// RunShared adds what a store shared between processes (or replicas) must
+// do: two Store values over the same data see each other's writes and
+// exclude each other's locks.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolsift/toolsift/store"
+)
+
+// Run runs the tests of the store.Store contract; open returns a new,
+// empty Store for each subtest (closed by the test).
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	mk := func(t *testing.T) store.Store {
+		s := open(t)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+
+	t.Run("GetMissing", func(t *testing.T) {
+		s := mk(t)
+		_, err := s.Get(ctx, "catalog/none.json")
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Get of a missing key: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("PutGetReplaceDelete", func(t *testing.T) {
+		s := mk(t)
+		for _, v := range [][]byte{[]byte("one"), {}, {0, 1, 2, 255, '\n', 0}, bytes.Repeat([]byte("x"), 3<<20)} {
+			if err := s.Put(ctx, "a/b/c.bin", v); err != nil {
+				t.Fatalf("Put %d bytes: %v", len(v), err)
+			}
+			got, err := s.Get(ctx, "a/b/c.bin")
+			if err != nil || !bytes.Equal(got, v) {
+				t.Fatalf("Get after Put of %d bytes: %d bytes, %v", len(v), len(got), err)
+			}
+		}
+		got, _ := s.Get(ctx, "a/b/c.bin")
+		if len(got) > 0 {
+			got[0] ^= 0xff // the caller owns the slice
+		}
+		again, _ := s.Get(ctx, "a/b/c.bin")
+		if !bytes.Equal(again, bytes.Repeat([]byte("x"), 3<<20)) {
+			t.Fatal("modifying a slice Get returned changed the stored value")
+		}
+		if err := s.Delete(ctx, "a/b/c.bin"); err != nil {
+			t.Fatalf("Delete: %v", err)
+		}
+		if _, err := s.Get(ctx, "a/b/c.bin"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Get after Delete: %v, want ErrNotFound", err)
+		}
+		if err := s.Delete(ctx, "a/b/c.bin"); err != nil {
+			t.Fatalf("Delete of a missing key: %v, want nil", err)
+		}
+	})
+
+	t.Run("List", func(t *testing.T) {
+		s := mk(t)
+		keys := []string{"catalog/b.json", "catalog/a.json", "catalogs/x", "trust/a.json", "catalog/sub/c.json", "z"}
+		for _, k := range keys {
+			if err := s.Put(ctx, k, []byte(k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			prefix string
+			want   []string
+		}{
+			{"catalog/", []string{"catalog/a.json", "catalog/b.json", "catalog/sub/c.json"}},
+			{"catalog", []string{"catalog/a.json", "catalog/b.json", "catalog/sub/c.json", "catalogs/x"}},
+			{"catalog/a", []string{"catalog/a.json"}},
+			{"nothing/", nil},
+			{"", []string{"catalog/a.json", "catalog/b.json", "catalog/sub/c.json", "catalogs/x", "trust/a.json", "z"}},
+		} {
+			got, err := s.List(ctx, c.prefix)
+			if err != nil {
+				t.Fatalf("List %q: %v", c.prefix, err)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("List %q = %q, want %q", c.prefix, got, c.want)
+			}
+		}
+	})
+
+	t.Run("InvalidKeys", func(t *testing.T) {
+		s := mk(t)
+		for _, k := range []string{"", "/abs", "a//b", "../up", "a/../b", "a/.hidden", "trailing/", "sp ace", "nul\x00", "back\\slash", string(bytes.Repeat([]byte("k"), 513))} {
+			if err := s.Put(ctx, k, []byte("v")); !errors.Is(err, store.ErrKey) {
+				t.Errorf("Put %q: %v, want ErrKey", k, err)
+			}
+			if _, err := s.Get(ctx, k); !errors.Is(err, store.ErrKey) {
+				t.Errorf("Get %q: %v, want ErrKey", k, err)
+			}
+			if err := s.Delete(ctx, k); !errors.Is(err, store.ErrKey) {
+				t.Errorf("Delete %q: %v, want ErrKey", k, err)
+			}
+			if _, err := s.Lock(ctx, k); !errors.Is(err, store.ErrKey) {
+				t.Errorf("Lock %q: %v, want ErrKey", k, err)
+			}
+		}
+		if _, err := s.List(ctx, "../"); !errors.Is(err, store.ErrKey) {
+			t.Errorf("List \"../\": %v, want ErrKey", err)
+		}
+	})
+
+	t.Run("ConcurrentPuts", func(t *testing.T) {
+		// Readers see one whole value or another, never a mix.
+		s := mk(t)
+		vals := [][]byte{bytes.Repeat([]byte("a"), 1<<16), bytes.Repeat([]byte("b"), 1<<17)}
+		if err := s.Put(ctx, "k", vals[0]); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for w := range 4 {
+			wg.Go(func() {
+				for i := range 20 {
+					if err := s.Put(ctx, "k", vals[(w+i)%2]); err != nil {
+						errs <- err
+						return
+					}
+					got, err := s.Get(ctx, "k")
+					if err != nil {
+						errs <- err
+						return
+					}
+					if !bytes.Equal(got, vals[0]) && !bytes.Equal(got, vals[1]) {
+						errs <- fmt.Errorf("read a value of %d bytes that no Put wrote", len(got))
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("Lock", func(t *testing.T) {
+		s := mk(t)
+		testLock(t, s, s)
+	})
+
+	t.Run("LockHonoursContext", func(t *testing.T) {
+		s := mk(t)
+		unlock, err := s.Lock(ctx, "locks/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unlock()
+		c, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		if _, err := s.Lock(c, "locks/x"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Lock of a held lock with an ending context: %v, want DeadlineExceeded", err)
+		}
+		done, cancel2 := context.WithCancel(ctx)
+		cancel2()
+		if _, err := s.Get(done, "k"); !errors.Is(err, context.Canceled) {
+			t.Errorf("Get with a canceled context: %v, want Canceled", err)
+		}
+	})
+}
+
+// RunShared runs Run's tests on one handle and the tests of a shared
+// store on two: open returns two Store values over the same, empty data
+// (two processes or replicas).
+func RunShared(t *testing.T, open func(t *testing.T) (store.Store, store.Store)) {
+	Run(t, func(t *testing.T) store.Store {
+		a, b := open(t)
+		_ = b.Close()
+		return a
+	})
+	ctx := context.Background()
+	t.Run("SharedWrites", func(t *testing.T) {
+		a, b := open(t)
+		t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+		if err := a.Put(ctx, "trust/s.json", []byte("v1")); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.Get(ctx, "trust/s.json"); err != nil || string(got) != "v1" {
+			t.Fatalf("the other handle reads %q, %v; want v1", got, err)
+		}
+		if err := b.Delete(ctx, "trust/s.json"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Get(ctx, "trust/s.json"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("after the other handle deleted: %v, want ErrNotFound", err)
+		}
+	})
+	t.Run("SharedLock", func(t *testing.T) {
+		a, b := open(t)
+		t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+		testLock(t, a, b)
+	})
+}
+
+// testLock checks that a lock taken through a excludes b (and b's
+// goroutines) until released: counters incremented under the lock by a
+// read-modify-write lose no increment.
+func testLock(t *testing.T, a, b store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	if err := a.Put(ctx, "counter", []byte("0")); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	const each = 15
+	for w := range 4 {
+		s := a
+		if w%2 == 1 {
+			s = b
+		}
+		wg.Go(func() {
+			for range each {
+				unlock, err := s.Lock(ctx, "locks/counter")
+				if err != nil {
+					errs <- err
+					return
+				}
+				v, err := s.Get(ctx, "counter")
+				if err == nil {
+					var n int
+					fmt.Sscan(string(v), &n)
+					err = s.Put(ctx, "counter", fmt.Appendf(nil, "%d", n+1))
+				}
+				unlock()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	v, err := a.Get(ctx, "counter")
+	if err != nil || string(v) != fmt.Sprint(4*each) {
+		t.Fatalf("counter = %q, %v after %d locked increments; a lock let two holders in", v, err, 4*each)
+	}
+}
