@@ -95,7 +95,7 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) *sdk.CallToolResult {
 	start := time.Now()
 	if msg, refused := p.quarantine().refusal(name); refused {
-		p.logger(ss).Warn("call refused: tool quarantined", "tool", name)
+		p.logger(ctx, ss).Warn("call refused: tool quarantined", "tool", name)
 		return errorResult("%s", msg)
 	}
 	t, known := p.ts.Get(name)
@@ -119,10 +119,10 @@ func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 	if known {
 		attrs = append(attrs, "server", t.Server, "upstream_tool", t.OriginalName)
 	}
-	p.logger(ss).Info("call", withError(attrs, err)...)
+	p.logger(ctx, ss).Info("call", withError(attrs, err)...)
 	if err == nil {
 		if refusal := p.holdResult(ctx, name, res); refusal != nil {
-			p.logger(ss).Warn("result refused", "tool", name, "error", refusal)
+			p.logger(ctx, ss).Warn("result refused", "tool", name, "error", refusal)
 			return refusal
 		}
 	}

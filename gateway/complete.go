@@ -27,7 +27,7 @@ func (s *session) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.
 		c.Context = req.Params.Context.Arguments
 	}
 	raw, err := s.p.ts.Hub().Complete(withSession(ctx, req.Session), c)
-	s.p.logger(req.Session).Info("complete", "prompt", c.Prompt, "uri", c.ResourceURI, "argument", c.Argument, "duration", time.Since(start), "error", err)
+	s.p.logger(ctx, req.Session).Info("complete", "prompt", c.Prompt, "uri", c.ResourceURI, "argument", c.Argument, "duration", time.Since(start), "error", err)
 	if err != nil {
 		return nil, err
 	}

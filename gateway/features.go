@@ -191,7 +191,7 @@ func (s *session) syncFeatures() {
 func (s *session) readResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	start := time.Now()
 	raw, err := s.p.ts.Hub().ReadResource(withSession(ctx, req.Session), req.Params.URI)
-	s.p.logger(req.Session).Info("read resource", withError([]any{"uri", req.Params.URI, "duration", time.Since(start)}, err)...)
+	s.p.logger(ctx, req.Session).Info("read resource", withError([]any{"uri", req.Params.URI, "duration", time.Since(start)}, err)...)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func (s *session) readResource(ctx context.Context, req *sdk.ReadResourceRequest
 func (s *session) getPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 	start := time.Now()
 	raw, err := s.p.ts.Hub().GetPrompt(withSession(ctx, req.Session), req.Params.Name, req.Params.Arguments)
-	s.p.logger(req.Session).Info("get prompt", withError([]any{"prompt", req.Params.Name, "duration", time.Since(start)}, err)...)
+	s.p.logger(ctx, req.Session).Info("get prompt", withError([]any{"prompt", req.Params.Name, "duration", time.Since(start)}, err)...)
 	if err != nil {
 		return nil, err
 	}

@@ -67,7 +67,7 @@ func (p *proxy) handler(o *httpOptions) http.Handler {
 		// and before, none for those of 2026-07-28.
 		h = byWire(h, p.statefulHandler(&opts))
 	}
-	h = bodyDeadline(opts.BodyTimeout, h)
+	h = carryIdentity(bodyDeadline(opts.BodyTimeout, h))
 	if opts.Token != "" {
 		h = requireBearer(opts.Token, h)
 	}

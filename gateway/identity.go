@@ -2,7 +2,11 @@ package gateway
 
 import (
 	"context"
+	"net/http"
 	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Identity is who makes a request: the user an API token or a bearer JWT
@@ -37,4 +41,67 @@ func WithIdentity(ctx context.Context, id Identity) context.Context {
 func IdentityFrom(ctx context.Context) (Identity, bool) {
 	id, ok := ctx.Value(identityKey{}).(Identity)
 	return id, ok
+}
+
+// identityExtra is the key of a request's Identity in the go-sdk's
+// auth.TokenInfo.Extra: the SDK hands a request's TokenInfo to the
+// handlers (RequestExtra) and binds a session to its UserID, so that is
+// how an Identity set on an HTTP request reaches the MCP handlers.
+const identityExtra = "toolsift.identity"
+
+// carryIdentity passes the Identity of an HTTP request's context
+// (WithIdentity, set by whatever authenticated it in front) to the MCP
+// handlers, as the go-sdk's TokenInfo: its UserID binds a session to the
+// user who opened it (another user's request for it gets 403), its Extra
+// holds the Identity (requestIdentity). Requests without one pass as they
+// are.
+func carryIdentity(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := IdentityFrom(r.Context())
+		if !ok || id.IsZero() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		info := &auth.TokenInfo{
+			UserID: "user:" + id.User,
+			Extra:  map[string]any{identityExtra: id},
+		}
+		// The SDK's middleware is the only way into its context key; it
+		// wants a bearer header, which the identity stands for here when
+		// the request had none (the header goes nowhere upstream).
+		if r.Header.Get("Authorization") == "" {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer identity")
+		}
+		auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+			return info, nil
+		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next).ServeHTTP(w, r)
+	})
+}
+
+// requestIdentity returns the Identity of the client request req (see
+// carryIdentity); the zero Identity when it has none (stdio, or HTTP
+// without authentication).
+func requestIdentity(req sdk.Request) Identity {
+	if req == nil {
+		return Identity{}
+	}
+	if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+		if id, ok := ex.TokenInfo.Extra[identityExtra].(Identity); ok {
+			return id
+		}
+	}
+	return Identity{}
+}
+
+// withRequestIdentity is the MCP servers' outermost receiving middleware:
+// the handlers of a request find its Identity in their ctx (IdentityFrom),
+// whichever wire or session it came by.
+func withRequestIdentity(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if id := requestIdentity(req); !id.IsZero() {
+			ctx = WithIdentity(ctx, id)
+		}
+		return next(ctx, method, req)
+	}
 }

@@ -245,7 +245,7 @@ func (p *proxy) server(static bool) *sdk.Server {
 	// whether or not a list carries them.
 	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "toolsift:{server}/{+uri}", Name: "toolsift-namespaced",
 		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
-	s.srv.AddReceivingMiddleware(s.checkTools)
+	s.srv.AddReceivingMiddleware(withRequestIdentity, s.checkTools)
 	s.syncFeatures()
 	p.track(s)
 	return s.srv
@@ -395,14 +395,19 @@ func objectSchema(schema json.RawMessage) (json.RawMessage, bool) {
 	return schema, true
 }
 
-// logger is the proxy's logger, with the session's tag when it has an ID
+// logger is the proxy's logger, with the user of ctx's Identity when it
+// has one (never the credential), and the session's tag when it has an ID
 // (streamable HTTP): never the ID itself, which is the session to whoever
 // holds the token (see sessionTag).
-func (p *proxy) logger(s *sdk.ServerSession) *slog.Logger {
-	if s == nil || s.ID() == "" {
-		return p.log
+func (p *proxy) logger(ctx context.Context, s *sdk.ServerSession) *slog.Logger {
+	l := p.log
+	if id, ok := IdentityFrom(ctx); ok && !id.IsZero() {
+		l = l.With("user", id.User)
 	}
-	return p.log.With("session", sessionTag(s.ID()))
+	if s == nil || s.ID() == "" {
+		return l
+	}
+	return l.With("session", sessionTag(s.ID()))
 }
 
 // warnOnly passes on warnings and errors only: the SDK logs every session's

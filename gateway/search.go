@@ -25,7 +25,7 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	}
 	ans, tools, err := p.searchAnswer(ctx, a.Query, a.K)
 	if err != nil {
-		p.logger(req.Session).Warn("search", "query", a.Query, "k", a.K, "error", err, "duration", time.Since(start))
+		p.logger(ctx, req.Session).Warn("search", "query", a.Query, "k", a.K, "error", err, "duration", time.Since(start))
 		if errors.Is(err, retrieval.ErrSearch) {
 			return errorResult("search_tools: %v", err), nil
 		}
@@ -42,7 +42,7 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 		for i, t := range ans.Tools {
 			found[i] = fmt.Sprintf("%s=%.3f", t.Name, t.Score)
 		}
-		p.logger(req.Session).Info("search", "query", a.Query, "k", a.K, "tools", found, "omitted", len(ans.Omitted),
+		p.logger(ctx, req.Session).Info("search", "query", a.Query, "k", a.K, "tools", found, "omitted", len(ans.Omitted),
 			"tokens", ans.Tokens, "added", len(added), "evicted", len(evicted), "duration", time.Since(start))
 	}
 	return &sdk.CallToolResult{

@@ -28,7 +28,7 @@ type clientSubs struct {
 func (s *session) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
 	start := time.Now()
 	err := s.p.ts.Hub().Subscribe(withSession(ctx, req.Session), req.Params.URI)
-	s.p.logger(req.Session).Info("subscribe", "uri", req.Params.URI, "duration", time.Since(start), "error", err)
+	s.p.logger(ctx, req.Session).Info("subscribe", "uri", req.Params.URI, "duration", time.Since(start), "error", err)
 	if err == nil && req.Session != nil && !s.static {
 		s.subs.mu.Lock()
 		if s.subs.uri == nil {
@@ -50,7 +50,7 @@ func (s *session) subscribe(ctx context.Context, req *sdk.SubscribeRequest) erro
 func (s *session) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) error {
 	start := time.Now()
 	err := s.p.ts.Hub().Unsubscribe(withSession(ctx, req.Session), req.Params.URI)
-	s.p.logger(req.Session).Info("unsubscribe", "uri", req.Params.URI, "duration", time.Since(start), "error", err)
+	s.p.logger(ctx, req.Session).Info("unsubscribe", "uri", req.Params.URI, "duration", time.Since(start), "error", err)
 	if err == nil {
 		s.subs.mu.Lock()
 		if mine := s.subs.uri[req.Session]; mine[req.Params.URI] > 0 {
