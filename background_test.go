@@ -60,7 +60,7 @@ func TestOpenBackground(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
 	defer cancel()
 	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
-		NoSemantic: true, CacheDir: t.TempDir(), Pin: []string{"slow__*"},
+		NoSemantic: true, Store: dirStore(t, t.TempDir()), Pin: []string{"slow__*"},
 		Hub:      mcp.HubOptions{Background: true},
 		OnChange: func(c tool.Change) { changes <- c },
 	})

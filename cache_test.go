@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,9 @@ import (
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/internal/testserver"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -80,7 +83,7 @@ func TestOpenCachesDerivedData(t *testing.T) {
 		}
 		emb := &countingEmbedder{Embedder: local}
 		sem := &countingEmbedder{Embedder: use}
-		ts, err := toolsift.Open(ctx, path, &toolsift.Options{Embedder: emb, Semantic: sem, CacheDir: cache})
+		ts, err := toolsift.Open(ctx, path, &toolsift.Options{Embedder: emb, Semantic: sem, Store: dirStore(t, cache)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,5 +144,49 @@ func TestOpenCachesDerivedData(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCacheFolderBeforeStore: the vectors and token costs of a cache
+// folder written before the Store seam (testdata/cache-before-store, by
+// toolsift.New at the commit before it, over these tools with NoSemantic)
+// are read as they are: New embeds none of the tools' documents, and the
+// catalog costs what a cold start counts.
+func TestCacheFolderBeforeStore(t *testing.T) {
+	ctx := context.Background()
+	tools := []tool.Tool{
+		{Name: "fs__read", Description: "Read a file.", InputSchema: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
+		{Name: "fs__write", Description: "Write a file.", InputSchema: []byte(`{"type":"object","properties":{"path":{"type":"string"},"text":{"type":"string"}}}`)},
+		{Name: "web__search", Description: "Search the web.", InputSchema: []byte(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
+	}
+	open := func(st store.Store) (embedded, tokens int) {
+		local, err := toolindex.NewLocalEmbedder(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		emb := &countingEmbedder{Embedder: local}
+		var log testenv.Buffer
+		ts, err := toolsift.New(ctx, tools, &toolsift.Options{Embedder: emb, NoSemantic: true, Store: st,
+			Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ts.Close()
+		if log.String() != "" {
+			t.Errorf("warnings:\n%s", log.String())
+		}
+		tok, _ := ts.Thinker().CatalogCost()
+		return emb.count(), tok
+	}
+	coldEmbedded, coldTokens := open(store.NewMemory())
+	dir := filepath.Join(t.TempDir(), "cache")
+	if err := os.CopyFS(dir, os.DirFS("testdata/cache-before-store")); err != nil {
+		t.Fatal(err)
+	}
+	warmEmbedded, warmTokens := open(dirStore(t, dir))
+	// One document is embedded to learn the embedder's dimension.
+	if coldEmbedded != len(tools) || warmEmbedded != 1 || warmTokens != coldTokens {
+		t.Errorf("over the old folder: %d texts embedded, catalog %d tokens; cold: %d texts, %d tokens; want 1 and %d texts, the same cost",
+			warmEmbedded, warmTokens, coldEmbedded, coldTokens, len(tools))
 	}
 }

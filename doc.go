@@ -38,13 +38,16 @@
 //
 // # What is cached
 //
-// The Toolset owns one cache folder (os.UserCacheDir()/toolsift, or
-// Options.CacheDir; nothing with Options.NoCache) and hands the Hub its
-// part. It keeps each server's tool list there (catalog/, see package
-// mcp), the vector of every tool document and every server document
+// The Toolset owns one store (Options.Store, a store.Store: by default
+// the folder os.UserCacheDir()/toolsift; store.NewMemory() keeps nothing
+// past the process) and hands it to the Hub. It keeps each server's tool
+// list there (catalog/, see package mcp) and its tools' trust records
+// (trust/), the vector of every tool document and every server document
 // (retrieval's server-aware ranking) per embedder (vectors/) and the
 // full-tier token cost of every tool per tokenizer (tokens/), all keyed by
-// content hashes. A second Open of the same config starts no server that
+// content hashes. In the folder these keys are files, the ones toolsift
+// has always written; a shared store (PostgreSQL) lets the replicas of a
+// gateway share them. A second Open of the same config starts no server that
 // has a cache entry, embeds one document per index (to learn the
 // embedder's dimension) and counts no tokens: on the 73
 // servers and 2,670 tools of the real catalog the first model request goes

@@ -11,13 +11,15 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/encoder"
-	"github.com/toolsift/toolsift/internal/cachefile"
+	"github.com/toolsift/toolsift/internal/hashcache"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
@@ -61,21 +63,24 @@ type Options struct {
 	// the cache. Its Budget, Retrieval.K and Retrieval.Pinned must be
 	// zero: they are Options.Budget, K and Pin.
 	Think think.Options
-	// CacheDir is the folder of the cache (see the package doc): the
-	// Toolset's tool vectors and token costs, and the Hub's tool lists in
-	// its catalog subfolder. Empty means os.UserCacheDir()/toolsift.
-	// NoCache turns the cache off: nothing is read or written, and every
-	// server starts at Open.
-	CacheDir string
-	NoCache  bool
+	// Store keeps what the Toolset and its Hub keep between runs and share
+	// with other processes (see the package doc): the Toolset's tool
+	// vectors and token costs (vectors/, tokens/) and the Hub's tool lists
+	// (catalog/) and trust records (trust/). nil means
+	// mcp.DefaultStore(), the folder os.UserCacheDir()/toolsift (nothing
+	// kept, with a warning, when there is none). store.NewMemory() keeps
+	// nothing past this process: every server starts at Open, and the
+	// vectors and token costs, which the index holds anyway, are not
+	// copied into it. The Toolset does not close it.
+	Store store.Store
 	// Hub sets timeouts, concurrency and the protocol revision of the MCP
 	// connections (Open and OpenConfig only); Progress hears how far Open's
 	// connecting is (a caller has no Toolset to look at until then);
 	// Background makes Open return before the servers that must start to
 	// list their tools have (see the package doc, "Opening in the
 	// background"). Its
-	// OnChange, CacheDir and NoCache must be zero: the Toolset keeps its
-	// index current itself and hands the Hub the cache folder.
+	// OnChange and Store must be zero: the Toolset keeps its index
+	// current itself and hands the Hub its Store.
 	Hub mcp.HubOptions
 	// OnChange, if set, hears each change to the catalog once the index
 	// holds it (Get, Tools, Search and Think see it): a server's tools
@@ -119,7 +124,8 @@ type Toolset struct {
 	hub      *mcp.Hub // nil for a Toolset made by New
 	ix       *toolindex.Index
 	th       atomic.Pointer[think.Thinker] // replaced when pins resolve anew (pins.go)
-	store    *cachefile.Store              // nil when the cache is off
+	store    store.Store                   // what the Toolset and its Hub keep
+	derived  *hashcache.Cache              // vectors and token costs; nil over a Memory store
 	opened   atomic.Bool                   // Open has connected
 	warnings []string
 	pins     Pins       // what is pinned, resolved again as servers join
@@ -164,7 +170,7 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 	}
 	hubOpts := o.Hub
 	hubOpts.OnChange = ts.apply
-	hubOpts.CacheDir, hubOpts.NoCache = ts.cacheDir(), ts.store == nil
+	hubOpts.Store = ts.store
 	if hubOpts.Logger == nil {
 		hubOpts.Logger = o.Logger
 	}
@@ -254,8 +260,8 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 	switch {
 	case o.Hub.OnChange != nil:
 		return nil, o, fmt.Errorf("%w: Hub.OnChange is the Toolset's own", ErrOptions)
-	case o.Hub.CacheDir != "" || o.Hub.NoCache:
-		return nil, o, fmt.Errorf("%w: the cache folder is set by Options.CacheDir and NoCache, not Hub.CacheDir and Hub.NoCache", ErrOptions)
+	case o.Hub.Store != nil:
+		return nil, o, fmt.Errorf("%w: the store is set by Options.Store, not Hub.Store", ErrOptions)
 	case o.Think.Budget != 0 || o.Think.Retrieval.K != 0:
 		return nil, o, fmt.Errorf("%w: the budget and K are set by Options.Budget and K, not Think.Budget and Think.Retrieval.K", ErrOptions)
 	case len(o.Think.Retrieval.Pinned) > 0:
@@ -294,10 +300,13 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 	}
 	ts := &Toolset{store: openStore(o), log: o.Logger, warnFailed: warnFailed, onChange: o.OnChange}
 	ixOpts := toolindex.Options{Semantic: sem}
-	if ts.store != nil {
-		ixOpts.Cache = ts.store
+	if _, mem := ts.store.(*store.Memory); !mem {
+		ts.derived = hashcache.New(ts.store)
+		log := o.Logger
+		ts.derived.OnError = func(err error) { log.Warn("toolsift: cache", "error", err) }
+		ixOpts.Cache = ts.derived
 		if o.Think.Costs == nil {
-			o.Think.Costs = ts.store
+			o.Think.Costs = ts.derived
 		}
 	}
 	ix, err := toolindex.New(emb, &ixOpts)
@@ -360,37 +369,33 @@ func (ts *Toolset) apply(ctx context.Context, c tool.Change) error {
 }
 
 // flush writes what was derived anew (tool vectors, token costs) to the
-// cache; a failure is logged by the store.
+// store; a failure is logged by the cache.
 func (ts *Toolset) flush() {
-	if ts.store != nil {
-		_ = ts.store.Flush()
+	if ts.derived != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+		defer cancel()
+		_ = ts.derived.Flush(ctx)
 	}
 }
 
-// cacheDir returns the cache folder, "" when the cache is off.
-func (ts *Toolset) cacheDir() string {
-	if ts.store == nil {
-		return ""
-	}
-	return ts.store.Dir()
-}
+// flushTimeout bounds one write of the derived cache (a shared store that
+// hangs must not hang Open, a change or Close).
+const flushTimeout = time.Minute
 
-// openStore returns the cache in the folder the options name, or nil when
-// the cache is off (NoCache) or there is no user cache folder (logged).
-func openStore(o Options) *cachefile.Store {
-	if o.NoCache {
-		return nil
+// openStore returns the store the options name, or the default one: the
+// folder the Hub would open (mcp.DefaultStore), so that both keep their
+// records in one; a Memory store, with a warning, when there is no user
+// cache folder.
+func openStore(o Options) store.Store {
+	if o.Store != nil {
+		return o.Store
 	}
-	// The Hub's rule for the folder, so that both keep their files in one.
-	dir, err := mcp.HubOptions{CacheDir: o.CacheDir}.CacheFolder()
-	if err != nil || dir == "" {
-		o.Logger.Warn("toolsift: no cache folder; nothing is cached", "error", err)
-		return nil
+	d, err := mcp.DefaultStore()
+	if err != nil {
+		o.Logger.Warn("toolsift: no cache folder; nothing is kept past this run", "error", err)
+		return store.NewMemory()
 	}
-	s := cachefile.NewStore(dir)
-	log := o.Logger
-	s.OnError = func(err error) { log.Warn("toolsift: cache", "error", err) }
-	return s
+	return d
 }
 
 // Tools returns every indexed tool, sorted by name.

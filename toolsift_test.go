@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -124,7 +126,7 @@ func TestOpenRejects(t *testing.T) {
 // spellings in Think are refused, naming the top-level ones.
 func TestBudgetAndK(t *testing.T) {
 	ctx := context.Background()
-	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{NoCache: true, Budget: 123, K: 2})
+	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{Store: store.NewMemory(), Budget: 123, K: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,13 +141,13 @@ func TestBudgetAndK(t *testing.T) {
 		{Budget: -1},
 		{K: -1},
 	} {
-		bad.NoCache = true
+		bad.Store = store.NewMemory()
 		_, err := toolsift.New(ctx, weatherTools(), &bad)
 		if !errors.Is(err, toolsift.ErrOptions) {
 			t.Errorf("%+v: %v, want ErrOptions", bad, err)
 		}
 	}
-	_, err = toolsift.New(ctx, weatherTools(), &toolsift.Options{NoCache: true, Think: think.Options{Budget: 100}})
+	_, err = toolsift.New(ctx, weatherTools(), &toolsift.Options{Store: store.NewMemory(), Think: think.Options{Budget: 100}})
 	if err == nil || !strings.Contains(err.Error(), "Options.Budget") {
 		t.Errorf("Think.Budget: %v, want an error naming Options.Budget", err)
 	}
@@ -166,7 +168,7 @@ func weatherTools() []tool.Tool {
 // from Open does, and its Call says there is no server to call.
 func TestNew(t *testing.T) {
 	ctx := context.Background()
-	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{NoCache: true})
+	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{Store: store.NewMemory()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +204,7 @@ func TestNew(t *testing.T) {
 // and messages.
 func TestSearch(t *testing.T) {
 	ctx := context.Background()
-	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{NoCache: true})
+	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{Store: store.NewMemory()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,11 +229,11 @@ func TestSearch(t *testing.T) {
 	}
 }
 
-// TestCacheFolder: the Toolset owns the cache folder and hands it to the
-// Hub: both its derived data and the Hub's tool lists land in
-// Options.CacheDir; setting the Hub's own cache fields is an error that
-// says where they moved.
-func TestCacheFolder(t *testing.T) {
+// TestStoreFolder: the Toolset owns the store and hands it to the Hub:
+// its derived data and the Hub's tool lists and trust records land in the
+// folder of Options.Store; setting the Hub's own Store is an error that
+// says where it moved.
+func TestStoreFolder(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "cache")
 	local, err := mcp.LocalServer(mcp.LocalTool{Name: "greet", Description: "Say hello to someone.",
@@ -239,22 +241,97 @@ func TestCacheFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"hi": local}}, &toolsift.Options{CacheDir: dir})
+	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"hi": local}}, &toolsift.Options{Store: dirStore(t, dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := ts.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, sub := range []string{"vectors", "tokens"} {
+	for _, sub := range []string{"vectors", "tokens", "trust"} {
 		if _, err := os.Stat(filepath.Join(dir, sub)); err != nil {
-			t.Errorf("the Toolset's %s are not in Options.CacheDir: %v", sub, err)
+			t.Errorf("the %s are not in the folder of Options.Store: %v", sub, err)
 		}
 	}
-	for _, bad := range []mcp.HubOptions{{CacheDir: dir}, {NoCache: true}} {
-		_, err := toolsift.OpenConfig(ctx, nil, &toolsift.Options{Hub: bad})
-		if !errors.Is(err, toolsift.ErrOptions) || !strings.Contains(err.Error(), "Options.CacheDir") {
-			t.Errorf("Hub %+v: %v, want ErrOptions naming Options.CacheDir", bad, err)
+	_, err = toolsift.OpenConfig(ctx, nil, &toolsift.Options{Hub: mcp.HubOptions{Store: store.NewMemory()}})
+	if !errors.Is(err, toolsift.ErrOptions) || !strings.Contains(err.Error(), "Options.Store") {
+		t.Errorf("Hub.Store set: %v, want ErrOptions naming Options.Store", err)
+	}
+}
+
+// TestMemoryStoreKeepsNothing: over a Memory store nothing reaches the
+// disk (the user's cache folder stays empty), the Hub's records stay in
+// the store, and the vectors and token costs, which the index holds, are
+// not copied into it.
+func TestMemoryStoreKeepsNothing(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", home)
+	t.Setenv("HOME", home)
+	local, err := mcp.LocalServer(mcp.LocalTool{Name: "greet", Description: "Say hello to someone.",
+		Handler: func(context.Context, json.RawMessage) (string, error) { return "hello", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := store.NewMemory()
+	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"hi": local}}, &toolsift.Options{Store: mem, NoSemantic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Search(ctx, "say hello", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.Close(); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := mem.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, "trust/") {
+			t.Errorf("the memory store holds %s; want only the Hub's trust records", k)
 		}
+	}
+	if len(keys) == 0 {
+		t.Error("the memory store holds nothing: the Hub kept no trust record in it")
+	}
+	err = filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("%s written with a Memory store", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// failingStore is a Store whose writes fail (a full disk, a database gone
+// read-only).
+type failingStore struct{ store.Store }
+
+func (failingStore) Put(context.Context, string, []byte) error {
+	return errors.New("disk full")
+}
+
+// TestStoreWriteFails: a store that refuses writes does not break a run:
+// Open, Search and Close work, and the failure is a warning.
+func TestStoreWriteFails(t *testing.T) {
+	ctx := context.Background()
+	var log testenv.Buffer
+	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{Store: failingStore{store.NewMemory()}, NoSemantic: true,
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := ts.Search(ctx, "weather in Paris", 1); err != nil || len(hits) != 1 {
+		t.Fatalf("Search = %v, %v", hits, err)
+	}
+	if err := ts.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l := log.String(); !strings.Contains(l, "toolsift: cache") || !strings.Contains(l, "disk full") {
+		t.Errorf("log %q: want the write failure", l)
 	}
 }

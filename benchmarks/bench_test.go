@@ -21,6 +21,7 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
@@ -48,7 +49,7 @@ var (
 // vectors, USE vectors; o200k_base; the Think step's budget and depth),
 // without the user's cache: what is measured is computed, not read.
 func newToolset(b *testing.B, tools []tool.Tool, o toolsift.Options) *toolsift.Toolset {
-	o.NoCache = true
+	o.Store = store.NewMemory()
 	ts, err := toolsift.New(context.Background(), tools, &o)
 	if err != nil {
 		b.Fatal(err)
@@ -67,7 +68,9 @@ var (
 // the benchmarks of one part (the index, the tokenizer, Select) take that
 // part from it.
 func reference(b *testing.B) *toolsift.Toolset {
-	refOnce.Do(func() { ref, refErr = toolsift.New(context.Background(), nil, &toolsift.Options{NoCache: true}) })
+	refOnce.Do(func() {
+		ref, refErr = toolsift.New(context.Background(), nil, &toolsift.Options{Store: store.NewMemory()})
+	})
 	if refErr != nil {
 		b.Fatal(refErr)
 	}
@@ -83,6 +86,20 @@ func defaults(b *testing.B) (toolindex.Embedder, *toolindex.Options) {
 
 // tokenizer returns the tokenizer of toolsift's defaults (o200k_base).
 func tokenizer(b *testing.B) *budget.Tokenizer { return reference(b).Thinker().Options().Tokenizer }
+
+// storeIn is the store.Dir in folder dir, or nil (the default folder)
+// when dir is "".
+func storeIn(tb testing.TB, dir string) store.Store {
+	tb.Helper()
+	if dir == "" {
+		return nil
+	}
+	d, err := store.NewDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
 
 // corpusCacheDir returns the cache folder of the benchmarks' corpora:
 // $TOOLSIFT_BENCH_CACHE, else os.UserCacheDir()/toolsift-benchmarks ("" —
@@ -117,16 +134,17 @@ func getCorpus(b *testing.B, n int) *corpus {
 	}
 	ctx := context.Background()
 	c := &corpus{tools: synthTools(n, seed)}
-	o := &toolsift.Options{NoCache: true}
-	if dir := corpusCacheDir(); dir != "" {
-		o = &toolsift.Options{CacheDir: dir}
+	o := &toolsift.Options{Store: store.NewMemory()}
+	dir := corpusCacheDir()
+	if dir != "" {
+		o = &toolsift.Options{Store: storeIn(b, dir)}
 	}
 	start := time.Now()
 	ts, err := toolsift.New(ctx, c.tools, o)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("corpus of %d tools built in %v (cache folder %q)", n, time.Since(start).Round(time.Millisecond), o.CacheDir)
+	b.Logf("corpus of %d tools built in %v (cache folder %q)", n, time.Since(start).Round(time.Millisecond), dir)
 	c.ts = ts
 	docs := make([]string, n)
 	for i, t := range c.tools {

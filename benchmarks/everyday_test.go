@@ -26,7 +26,7 @@ func TestEverydayReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ts, err := toolsift.New(ctx, tools, &toolsift.Options{CacheDir: t.TempDir()})
+	ts, err := toolsift.New(ctx, tools, &toolsift.Options{Store: storeIn(t, t.TempDir())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestFitWeights(t *testing.T) {
 		for i := 0; i < len(qs); i += 4 {
 			train = append(train, qs[i])
 		}
-		ts, err := toolsift.New(ctx, tools, &toolsift.Options{CacheDir: os.Getenv("TOOLSIFT_RANK_CACHE")})
+		ts, err := toolsift.New(ctx, tools, &toolsift.Options{Store: storeIn(t, os.Getenv("TOOLSIFT_RANK_CACHE"))})
 		if err != nil {
 			t.Fatal(err)
 		}

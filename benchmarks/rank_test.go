@@ -200,7 +200,7 @@ func TestRankIdeas(t *testing.T) {
 			}
 			queries = qs
 		}
-		ts, err := toolsift.New(ctx, tools, &toolsift.Options{CacheDir: cache})
+		ts, err := toolsift.New(ctx, tools, &toolsift.Options{Store: storeIn(t, cache)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // TestSamplingReachesTheCallingClient: an upstream server's sampling
@@ -33,7 +34,7 @@ func TestSamplingReachesTheCallingClient(t *testing.T) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "model said: " + res.Content.(*sdk.TextContent).Text}}}, nil
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"asker": dialed(upstream)}}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(),
 		Hub: mcp.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 0)}})
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +98,7 @@ func TestSamplingRateLimited(t *testing.T) {
 		return dialed(up)
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"evil": asker(300), "good": asker(3)}}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(),
 		Hub: mcp.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 5)}})
 	if err != nil {
 		t.Fatal(err)

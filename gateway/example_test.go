@@ -14,6 +14,7 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // A Go program mounts the gateway on its own mux, beside its other routes,
@@ -34,7 +35,7 @@ func Example() {
 	cfg := &config.Config{Servers: map[string]config.Server{"notes": notes}}
 	gw, err := gateway.Open(ctx, cfg, &gateway.Options{
 		Token:   "s3cret",
-		Toolset: toolsift.Options{NoCache: true},
+		Toolset: toolsift.Options{Store: store.NewMemory()},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 func TestOpenRefusesOptions(t *testing.T) {
@@ -22,7 +23,7 @@ func TestOpenRefusesOptions(t *testing.T) {
 		"MaxResultBytes": {MaxResultBytes: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			o.Toolset.NoSemantic, o.Toolset.NoCache = true, true
+			o.Toolset.NoSemantic, o.Toolset.Store = true, store.NewMemory()
 			gw, err := gateway.Open(context.Background(), localTools(t), &o)
 			if !errors.Is(err, gateway.ErrOptions) {
 				if gw != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // TestLogsReachTheCallingClient: the log messages an upstream server sends
@@ -33,7 +34,7 @@ func TestLogsReachTheCallingClient(t *testing.T) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"logger": dialed(upstream)}}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(),
 		Hub: mcp.HubOptions{ServerLogLevel: gateway.ServerLogLevel}})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/store"
 )
 
 const sdkPath = "github.com/modelcontextprotocol/go-sdk"
@@ -35,7 +36,7 @@ func TestWithoutSDK(t *testing.T) {
 	defer cancel()
 	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{
 		Token:   "tok",
-		Toolset: toolsift.Options{NoSemantic: true, NoCache: true, Pin: []string{"math__add"}},
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"math__add"}},
 	})
 	if err != nil {
 		t.Fatal(err)

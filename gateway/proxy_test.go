@@ -20,6 +20,7 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -81,7 +82,7 @@ func localTools(t *testing.T) *config.Config {
 
 func openToolset(t *testing.T, cfg *config.Config) *toolsift.Toolset {
 	t.Helper()
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true})
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
 	if err != nil {
 		t.Fatal(err)
 	}

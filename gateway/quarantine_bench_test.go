@@ -9,6 +9,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // BenchmarkQuarantine is what a search, a call and a tools/list pay to know
@@ -31,7 +32,7 @@ func BenchmarkQuarantine(b *testing.B) {
 		}
 		cfg.Servers[fmt.Sprintf("s%d", s)] = srv
 	}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true})
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // TestQuietLog: what is routine logs nothing at the default level: a
@@ -38,7 +39,7 @@ func TestQuietLog(t *testing.T) {
 			cfg := &config.Config{Servers: map[string]config.Server{"fs": dialed(upstream)}}
 			var buf testenv.Buffer
 			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
-			ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true, Logger: log,
+			ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: log,
 				Hub: mcp.HubOptions{ClientRequests: gateway.NewClientRequests(log, 0)}})
 			if err != nil {
 				t.Fatal(err)

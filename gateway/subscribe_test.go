@@ -12,6 +12,7 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // TestResourceUpdatesReachSubscribers: a client's resources/subscribe
@@ -40,7 +41,7 @@ func watchProxy(t *testing.T, opts *gateway.ProxyOptions) (p *gateway.Proxy, ups
 	upstream.AddResource(&sdk.Resource{Name: "a", URI: "watch://a"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
 	})
-	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"watch": dialed(upstream)}}, &toolsift.Options{NoSemantic: true, NoCache: true, Hub: mcp.HubOptions{
+	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"watch": dialed(upstream)}}, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Hub: mcp.HubOptions{
 		OnResourceUpdated: func(uri string) { p.ResourceUpdated(uri) },
 	}})
 	if err != nil {

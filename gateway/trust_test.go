@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -139,7 +140,7 @@ func TestListedToolsLeaveAndComeBack(t *testing.T) {
 	// caller's own OnChange hears the changes too.
 	var heard atomic.Int32
 	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{Toolset: toolsift.Options{
-		NoSemantic: true, NoCache: true, Pin: []string{"up__lookup"},
+		NoSemantic: true, Store: store.NewMemory(), Pin: []string{"up__lookup"},
 		OnChange: func(tool.Change) { heard.Add(1) },
 	}})
 	if err != nil {
@@ -204,7 +205,7 @@ func TestChangeLoggedOnce(t *testing.T) {
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"up": dialed(up)}}
 	var px atomic.Pointer[gateway.Proxy]
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, NoCache: true,
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(),
 		OnChange: func(tool.Change) {
 			if p := px.Load(); p != nil {
 				p.ToolsChanged()

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/store"
 )
 
 // TestBothWires: one Handler URL serves at once a go-sdk client of MCP
@@ -20,7 +21,7 @@ import (
 // session whose list the found tools join, with list_changed).
 func TestBothWires(t *testing.T) {
 	gw, err := gateway.Open(context.Background(), localTools(t), &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, NoCache: true}, Token: "tok"})
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}, Token: "tok"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestBothWires(t *testing.T) {
 // (the side with sessions would say the version is unsupported).
 func TestWireByMeta(t *testing.T) {
 	gw, err := gateway.Open(context.Background(), localTools(t), &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, NoCache: true}})
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
 	if err != nil {
 		t.Fatal(err)
 	}

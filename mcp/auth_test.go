@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // tokens is an application's own Authorizer: a token it hands out, and
@@ -80,7 +81,7 @@ func (b *bearerServer) headers() []string {
 func authHub(t *testing.T, url string, auth mcp.Authorizer, headers map[string]string) mcp.ServerStatus {
 	t.Helper()
 	cfg := &config.Config{Servers: map[string]config.Server{"remote": {URL: url, Type: "http", Headers: headers}}}
-	hub := startHub(t, cfg, &mcp.HubOptions{Auth: auth, MaxRestarts: -1, NoCache: true})
+	hub := startHub(t, cfg, &mcp.HubOptions{Auth: auth, MaxRestarts: -1, Store: store.NewMemory()})
 	return statusOf(t, hub, "remote")
 }
 

@@ -21,7 +21,7 @@ func TestHubBackground(t *testing.T) {
 	bin := testServerPath(t)
 	dir, cache := t.TempDir(), t.TempDir()
 	stub := writeConfig(t, dir, map[string]any{"stub": map[string]any{"command": bin}})
-	startHub(t, stub, &mcp.HubOptions{CacheDir: cache}).Close() // caches stub's tools
+	startHub(t, stub, &mcp.HubOptions{Store: dirStore(t, cache)}).Close() // caches stub's tools
 
 	release := make(chan struct{})
 	cfg := &config.Config{Dir: dir, Servers: map[string]config.Server{
@@ -37,7 +37,7 @@ func TestHubBackground(t *testing.T) {
 	}}
 	ch := make(changes, 8)
 	progress := make(chan mcp.Progress, 8)
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, Background: true, OnChange: ch.onChange,
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache), Background: true, OnChange: ch.onChange,
 		Progress: func(p mcp.Progress) { progress <- p }})
 	defer close(release)
 

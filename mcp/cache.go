@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/internal/cachefile"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -29,7 +31,7 @@ var userCacheDir = os.UserCacheDir
 // use it to cache in-memory servers.
 var dialKey func(server string) string
 
-// catalogEntry is one cache file: the tools one server listed, under the
+// catalogEntry is one cache entry: the tools one server listed, under the
 // fingerprint of how it was launched. It holds nothing of the server's
 // environment, headers, arguments or URL but that fingerprint.
 type catalogEntry struct {
@@ -51,12 +53,12 @@ type catalogEntry struct {
 
 	// trust is the server's trust records, read beside the entry (not part of it),
 	// against which its tools are verified as a listing's are.
-	trust      map[string]tool.Tool
-	trustStamp fileStamp
+	trust    map[string]tool.Tool
+	trustSum string
 }
 
-// setupCache checks the start mode and resolves the cache folder; without
-// one the cache is off.
+// setupCache checks the start mode and opens the default store when the
+// options name none.
 func (h *Hub) setupCache() error {
 	if h.opts.Start != StartLazy && h.opts.Start != StartEager {
 		return fmt.Errorf("%w: HubOptions.Start %d is not StartLazy or StartEager", ErrOptions, h.opts.Start)
@@ -64,52 +66,42 @@ func (h *Hub) setupCache() error {
 	if h.opts.IdleTimeout == 0 {
 		h.opts.IdleTimeout = defaultIdleTimeout
 	}
-	dir, err := h.opts.CacheFolder()
-	if err != nil {
-		h.opts.Logger.Warn("mcp: no cache folder; tool lists are not cached", "error", err)
-	}
-	if dir != "" {
-		if err := cachefile.CheckDir(dir); err != nil {
-			h.opts.Logger.Warn("mcp: cache folder refused; tool lists are not cached", "error", err)
-			dir = ""
+	if h.opts.Store == nil {
+		d, err := DefaultStore()
+		if err != nil {
+			h.opts.Logger.Warn("mcp: no cache folder; tool lists and trust records are kept for this run only", "error", err)
+			h.opts.Store = store.NewMemory()
+		} else {
+			h.opts.Store = d
 		}
 	}
-	h.opts.CacheDir, h.opts.NoCache = dir, dir == ""
 	return nil
 }
 
-// CacheFolder returns the folder a Hub with these options keeps its cache
-// in: CacheDir, made absolute, or os.UserCacheDir()/toolsift when CacheDir
-// is empty; "" when NoCache is set or there is no user cache folder (the
-// error says why). toolsift.Open keeps what it derives from tool lists
-// (vectors, token costs) in the same folder.
-func (o HubOptions) CacheFolder() (string, error) {
-	if o.NoCache {
-		return "", nil
+// DefaultStore returns the store a Hub (and toolsift.Open) keeps its
+// tool lists, trust records, vectors and token costs in when the options
+// name none: the folder os.UserCacheDir()/toolsift. It fails when there
+// is no user cache folder, or it is refused (another user may write it).
+func DefaultStore() (*store.Dir, error) {
+	d, err := userCacheDir()
+	if err != nil {
+		return nil, err
 	}
-	dir := o.CacheDir
-	if dir == "" {
-		d, err := userCacheDir()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(d, "toolsift")
-	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	return dir, nil
+	return store.NewDir(filepath.Join(d, "toolsift"))
 }
 
-func (h *Hub) catalogDir() string { return filepath.Join(h.opts.CacheDir, "catalog") }
+// storeCtx bounds one write of the Hub's store made outside any request
+// (after a server listed its tools): by the Hub's Timeout.
+func (h *Hub) storeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), h.opts.Timeout)
+}
 
 // readCatalogs sets every server's fingerprint and, in StartLazy mode,
 // returns the cache entries found, by server name.
-func (h *Hub) readCatalogs() map[string]*catalogEntry {
-	if h.opts.NoCache {
-		return nil
+func (h *Hub) readCatalogs(ctx context.Context) map[string]*catalogEntry {
+	if d, ok := h.opts.Store.(*store.Dir); ok {
+		cachefile.RemoveStaleTemps(filepath.Join(d.Path(), "catalog"))
 	}
-	cachefile.RemoveStaleTemps(h.catalogDir())
 	var load []*server
 	for _, name := range h.order {
 		s := h.servers[name]
@@ -134,8 +126,8 @@ func (h *Hub) readCatalogs() map[string]*catalogEntry {
 	for range min(runtime.GOMAXPROCS(0), len(load)) {
 		wg.Go(func() {
 			for i := range next {
-				if e := load[i].loadCatalog(); e != nil {
-					e.trust, e.trustStamp = load[i].loadTrust()
+				if e := load[i].loadCatalog(ctx); e != nil {
+					e.trust, e.trustSum, _ = load[i].loadTrust(ctx)
 					entries[i] = e
 				}
 			}

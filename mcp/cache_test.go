@@ -25,6 +25,7 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // countedServer serves srv in memory, counting the connections made to
@@ -80,7 +81,7 @@ func TestCacheWrittenThenLazy(t *testing.T) {
 		}}
 	}
 
-	hub1 := startHub(t, cfg(), &mcp.HubOptions{CacheDir: dir})
+	hub1 := startHub(t, cfg(), &mcp.HubOptions{Store: dirStore(t, dir)})
 	st1 := statusOf(t, hub1, "docs")
 	if st1.State != mcp.StateReady || st1.FromCache || st1.CachedAt.IsZero() {
 		t.Fatalf("first hub: %+v; want ready, not from cache, with CachedAt", st1)
@@ -121,7 +122,7 @@ func TestCacheWrittenThenLazy(t *testing.T) {
 
 	conns.Store(0)
 	got := make(changes, 16)
-	hub2 := startHub(t, cfg(), &mcp.HubOptions{CacheDir: dir, OnChange: got.onChange})
+	hub2 := startHub(t, cfg(), &mcp.HubOptions{Store: dirStore(t, dir), OnChange: got.onChange})
 	if n := conns.Load(); n != 0 {
 		t.Errorf("%d connections at Connect, want none", n)
 	}
@@ -172,14 +173,14 @@ func TestCacheStale(t *testing.T) {
 			old := newServer("wx", nil, "kept", "gone")
 			addTextTool(old, "edited", "Old description.", "old")
 			startHub(t, &config.Config{Servers: map[string]config.Server{"wx": countedServer(old, &conns)}},
-				&mcp.HubOptions{CacheDir: dir}).Close()
+				&mcp.HubOptions{Store: dirStore(t, dir)}).Close()
 
 			// The next run: "gone" removed, "edited" changed, "new" added.
 			cur := newServer("wx", nil, "kept", "new")
 			addTextTool(cur, "edited", "New description.", "new")
 			got := make(changes, 16)
 			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"wx": countedServer(cur, &conns)}},
-				&mcp.HubOptions{CacheDir: dir, OnChange: got.onChange})
+				&mcp.HubOptions{Store: dirStore(t, dir), OnChange: got.onChange})
 			if diff := cmp.Diff(changeSummary{Server: "wx", Added: []string{"wx__edited", "wx__gone", "wx__kept"}}, summarize(got.next(t))); diff != "" {
 				t.Errorf("change at Connect (-want +got):\n%s", diff)
 			}
@@ -209,7 +210,7 @@ func TestCacheStale(t *testing.T) {
 
 			// The entry was rewritten with the fresh list.
 			hub3 := startHub(t, &config.Config{Servers: map[string]config.Server{"wx": countedServer(cur, &conns)}},
-				&mcp.HubOptions{CacheDir: dir})
+				&mcp.HubOptions{Store: dirStore(t, dir)})
 			if st := statusOf(t, hub3, "wx"); st.State != mcp.StateLazy {
 				t.Errorf("third hub: state %s, want lazy", st.State)
 			}
@@ -223,8 +224,8 @@ func TestCacheStale(t *testing.T) {
 	}
 }
 
-// TestCacheMisses: a different launch (fingerprint), eager mode and NoCache
-// all connect at Connect.
+// TestCacheMisses: a different launch (fingerprint), eager mode and a
+// Memory store all connect at Connect.
 func TestCacheMisses(t *testing.T) {
 	checkGoroutines(t)
 	cacheTransports(t)
@@ -232,7 +233,7 @@ func TestCacheMisses(t *testing.T) {
 	srv := newServer("s", nil, "a", "b")
 	var conns atomic.Int32
 	base := countedServer(srv, &conns)
-	startHub(t, &config.Config{Servers: map[string]config.Server{"s": base}}, &mcp.HubOptions{CacheDir: dir}).Close()
+	startHub(t, &config.Config{Servers: map[string]config.Server{"s": base}}, &mcp.HubOptions{Store: dirStore(t, dir)}).Close()
 
 	changed := func(f func(*config.Server)) config.Server { sc := base; f(&sc); return sc }
 	for _, tt := range []struct {
@@ -245,12 +246,12 @@ func TestCacheMisses(t *testing.T) {
 		{"disabledTools changed", changed(func(sc *config.Server) { sc.DisabledTools = []string{"b"} }), mcp.HubOptions{}, mcp.StateReady},
 		{"protocol version changed", changed(func(sc *config.Server) { sc.ProtocolVersion = "2025-06-18" }), mcp.HubOptions{}, mcp.StateReady},
 		{"eager", base, mcp.HubOptions{Start: mcp.StartEager}, mcp.StateReady},
-		{"no cache", base, mcp.HubOptions{NoCache: true}, mcp.StateReady},
+		{"memory store", base, mcp.HubOptions{Store: store.NewMemory()}, mcp.StateReady},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := tt.opts
-			if !opts.NoCache {
-				opts.CacheDir = dir
+			if opts.Store == nil {
+				opts.Store = dirStore(t, dir)
 			}
 			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": tt.sc}}, &opts)
 			st := statusOf(t, hub, "s")
@@ -260,14 +261,39 @@ func TestCacheMisses(t *testing.T) {
 			if (st.State == mcp.StateLazy) != st.FromCache {
 				t.Errorf("FromCache = %v in state %s", st.FromCache, st.State)
 			}
-			if opts.NoCache != st.CachedAt.IsZero() {
-				t.Errorf("CachedAt = %v with NoCache %v", st.CachedAt, opts.NoCache)
+			if st.CachedAt.IsZero() {
+				t.Errorf("CachedAt is zero in state %s: the entry was not written", st.State)
 			}
 		})
 	}
-	// One entry per fingerprint; NoCache wrote none.
+	// One entry per fingerprint; the memory store wrote none to disk.
 	if files := cacheFiles(t, dir); len(files) != 3 {
 		t.Errorf("%d cache files, want 3: %v", len(files), files)
+	}
+}
+
+// TestMemoryStoreKeepsNothing: a Hub over a Memory store writes no file
+// (the user's cache folder stays empty), and the next Hub over another
+// Memory store starts its servers.
+func TestMemoryStoreKeepsNothing(t *testing.T) {
+	checkGoroutines(t)
+	home := t.TempDir()
+	defer mcp.SetUserCacheDir(home)()
+	cacheTransports(t)
+	var conns atomic.Int32
+	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a"), &conns)}}
+	for range 2 {
+		hub := startHub(t, cfg, &mcp.HubOptions{Store: store.NewMemory()})
+		if st := statusOf(t, hub, "s"); st.State != mcp.StateReady {
+			t.Errorf("state %s, want ready (started)", st.State)
+		}
+		hub.Close()
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2: each Hub starts its server", n)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 0 {
+		t.Errorf("the user cache folder holds %d entries, want none", len(entries))
 	}
 }
 
@@ -278,7 +304,7 @@ func TestCacheCorruptEntry(t *testing.T) {
 	dir := t.TempDir()
 	var conns atomic.Int32
 	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a", "b"), &conns)}}
-	startHub(t, cfg, &mcp.HubOptions{CacheDir: dir}).Close()
+	startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, dir)}).Close()
 	files := cacheFiles(t, dir)
 	if len(files) != 1 {
 		t.Fatalf("cache files %v, want one", files)
@@ -304,7 +330,7 @@ func TestCacheCorruptEntry(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log logBuffer
-			hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: dir, Logger: log.logger()})
+			hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, dir), Logger: log.logger()})
 			if st := statusOf(t, hub, "s"); st.State != mcp.StateReady || st.FromCache {
 				t.Errorf("state %s (from cache %v), want ready from the server", st.State, st.FromCache)
 			}
@@ -312,7 +338,7 @@ func TestCacheCorruptEntry(t *testing.T) {
 				t.Errorf("no warning logged; log:\n%s", log.String())
 			}
 			hub.Close()
-			if hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: dir}); statusOf(t, hub, "s").State != mcp.StateLazy {
+			if hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, dir)}); statusOf(t, hub, "s").State != mcp.StateLazy {
 				t.Errorf("the entry was not rewritten: next hub is %s", statusOf(t, hub, "s").State)
 			}
 		})
@@ -343,7 +369,7 @@ func TestCacheNoSecrets(t *testing.T) {
 		"shell": map[string]any{"command": "/bin/sh", "args": []string{"-c", `exec "$0"`, bin, "--token=arg-s3cr3t"}},
 		"web":   map[string]any{"url": u, "type": "http", "headers": map[string]string{"X-Api-Key": "header-s3cr3t"}},
 	})
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)})
 	for _, st := range hub.Status() {
 		if st.State != mcp.StateReady {
 			t.Fatalf("%s: %s: %v\n%s", st.Name, st.State, st.Err, st.Stderr)
@@ -415,7 +441,7 @@ func writeRepeatedly(t *testing.T, dir, writer string) {
 	srv := newServer("shared", nil, "common", "only_"+writer)
 	var conns atomic.Int32
 	hub, err := mcp.NewHub(&config.Config{Servers: map[string]config.Server{"shared": countedServer(srv, &conns)}},
-		&mcp.HubOptions{CacheDir: dir, Start: mcp.StartEager})
+		&mcp.HubOptions{Store: dirStore(t, dir), Start: mcp.StartEager})
 	if err != nil {
 		t.Error(err)
 		return
@@ -478,7 +504,7 @@ func TestCacheConcurrentWriters(t *testing.T) {
 			var conns atomic.Int32
 			cfg := &config.Config{Servers: map[string]config.Server{"shared": countedServer(newServer("shared", nil, "common"), &conns)}}
 			// A reader that finds no entry yet connects and writes too.
-			hub, err := mcp.NewHub(cfg, &mcp.HubOptions{CacheDir: dir, Logger: log.logger()})
+			hub, err := mcp.NewHub(cfg, &mcp.HubOptions{Store: dirStore(t, dir), Logger: log.logger()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -536,7 +562,7 @@ func TestCacheStaleTempFiles(t *testing.T) {
 	if err := os.Chtimes(old, long, long); err != nil {
 		t.Fatal(err)
 	}
-	startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "a"))}}, &mcp.HubOptions{CacheDir: dir})
+	startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "a"))}}, &mcp.HubOptions{Store: dirStore(t, dir)})
 	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("old temporary file: %v, want it removed", err)
 	}
@@ -545,27 +571,25 @@ func TestCacheStaleTempFiles(t *testing.T) {
 	}
 }
 
-// TestCacheFolder: the folder a Hub caches in, as toolsift resolves it for
-// what it derives from tool lists.
-func TestCacheFolder(t *testing.T) {
+// TestDefaultStore: the store a Hub keeps its cache in unless told
+// otherwise, which toolsift uses for what it derives from tool lists.
+func TestDefaultStore(t *testing.T) {
 	home := t.TempDir()
-	defer mcp.SetUserCacheDir(home)()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	restore := mcp.SetUserCacheDir(home)
+	d, err := mcp.DefaultStore()
+	restore()
+	if err != nil || d.Path() != filepath.Join(home, "toolsift") {
+		t.Fatalf("DefaultStore() = %v, %v; want the folder %s", d, err, filepath.Join(home, "toolsift"))
 	}
-	for _, c := range []struct {
-		opts mcp.HubOptions
-		want string
-	}{
-		{mcp.HubOptions{}, filepath.Join(home, "toolsift")},
-		{mcp.HubOptions{CacheDir: "rel"}, filepath.Join(wd, "rel")},
-		{mcp.HubOptions{CacheDir: "/abs/dir"}, "/abs/dir"},
-		{mcp.HubOptions{CacheDir: "/abs/dir", NoCache: true}, ""},
-	} {
-		if got, err := c.opts.CacheFolder(); err != nil || got != c.want {
-			t.Errorf("%+v: %q, %v; want %q", c.opts, got, err, c.want)
-		}
+	// Tests have no user cache folder: a Hub warns and keeps nothing.
+	if _, err := mcp.DefaultStore(); err == nil {
+		t.Fatal("DefaultStore() without a user cache folder: no error")
+	}
+	var log logBuffer
+	hub := startHub(t, nil, &mcp.HubOptions{Logger: log.logger()})
+	hub.Close()
+	if !strings.Contains(log.String(), "no cache folder") {
+		t.Errorf("no warning of the missing cache folder; log:\n%s", log.String())
 	}
 }
 
@@ -587,7 +611,7 @@ func TestCachedToolsKeepVerifiedHints(t *testing.T) {
 			})
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}
-	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
+	startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)}).Close()
 	readOnly := func(hub *mcp.Hub) map[string]bool {
 		out := map[string]bool{}
 		for _, tl := range hub.Tools() {
@@ -597,7 +621,7 @@ func TestCachedToolsKeepVerifiedHints(t *testing.T) {
 	}
 
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange})
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange})
 	got.next(t) // the cached tools
 	want := map[string]bool{"s__ro": true, "s__rw": false}
 	if diff := cmp.Diff(want, readOnly(hub)); diff != "" {
@@ -640,7 +664,7 @@ func TestCachedToolsKeepVerifiedHints(t *testing.T) {
 	if err := os.WriteFile(files[0], data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	hub = startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
+	hub = startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)})
 	if st := statusOf(t, hub, "s"); st.State != mcp.StateLazy || !st.FromCache {
 		t.Fatalf("status %+v, want lazy from the cache", st)
 	}

@@ -77,20 +77,22 @@
 // servers, not schemas.
 //
 // After a server lists its tools, the Hub writes the list to its cache:
-// one JSON file per server in os.UserCacheDir()/toolsift/catalog (on Linux
-// ~/.cache/toolsift/catalog; HubOptions.CacheDir replaces
-// os.UserCacheDir()/toolsift), named after the server and a fingerprint of
+// one JSON value per server in HubOptions.Store, under
+// catalog/SERVER-FINGERPRINT.json (by default the store.Dir of
+// os.UserCacheDir()/toolsift, where the key is a file: on Linux
+// ~/.cache/toolsift/catalog/…), named after the server and a fingerprint of
 // how it is launched: command, args, resolved cwd, url, type, protocol
 // version, allowedTools and disabledTools, and a SHA-256 hash of env and
 // headers. The file holds the format version, the server's name, the
 // fingerprint, when it was written, what the server said it is and which
 // protocol revision it spoke, and its tools (qualified names, descriptions,
 // schemas, content hashes). It holds no env or header value, argument or
-// URL: those only enter the fingerprint, itself a hash. Files are 0600 in a
-// 0700 folder, written to a temporary file and renamed, so Hubs in several
-// processes can share the folder; an entry that is unreadable, of another
-// format version or does not match its server is ignored with a warning
-// and rewritten. Servers with a Dial (LocalServer) are not cached:
+// URL: those only enter the fingerprint, itself a hash. A store.Dir writes
+// files 0600 in a 0700 folder, to a temporary file then renamed, so Hubs
+// in several processes can share the folder; an entry that is unreadable,
+// over 64 MiB, of another format version or does not match its server is
+// ignored with a warning and rewritten, and one the store fails to write
+// is a warning: the cache only saves time. Servers with a Dial (LocalServer) are not cached:
 // they are cheap to start and cannot be told apart across runs.
 //
 // In StartLazy mode (the default), Connect starts only the servers that
@@ -109,10 +111,11 @@
 // apart, and FromCache and CachedAt say where the tools came from.
 //
 // StartEager starts every server at Connect and never stops idle ones, as
-// before the cache; it still writes the cache. HubOptions.NoCache turns
-// the cache off: nothing is read or written, and every server starts at
-// Connect (in StartLazy mode idle servers are still stopped). Entries of launches no longer configured are not removed;
-// deleting the folder is always safe.
+// before the cache; it still writes the cache. A HubOptions.Store of
+// store.NewMemory() keeps nothing past the process: every server starts at
+// Connect (in StartLazy mode idle servers are still stopped). Entries of
+// launches no longer configured are not removed; deleting the folder is
+// always safe.
 //
 // # Passthrough: what a proxy forwards
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -203,4 +204,14 @@ func checkNoChildren(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
+}
+
+// dirStore is the store.Dir in dir, as toolsift opens a cache folder.
+func dirStore(t testing.TB, dir string) *store.Dir {
+	t.Helper()
+	d, err := store.NewDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // deepHTTPServer is testserver -mode deep behind a hand-written streamable
@@ -115,7 +116,7 @@ func TestDeepMessages(t *testing.T) {
 				sc = config.Server{URL: deepHTTPServer(t, tc.levels, tc.transport == "sse").URL + "/mcp", Type: "http"}
 			}
 			cfg := &config.Config{Servers: map[string]config.Server{"evil": sc}}
-			hub := startHub(t, cfg, &mcp.HubOptions{MaxRestarts: -1, NoCache: true, Timeout: waitLimit()})
+			hub := startHub(t, cfg, &mcp.HubOptions{MaxRestarts: -1, Store: store.NewMemory(), Timeout: waitLimit()})
 			st := statusOf(t, hub, "evil")
 			depth := 2*tc.levels + 2 // tool, input schema, 2 per level, the string's schema
 			want := fmt.Sprintf(`tool "deep": nested %d levels deep, over the limit of 64 (HubOptions.MaxSchemaDepth); dropped`, depth)
@@ -165,7 +166,7 @@ func TestDeepToolLimit(t *testing.T) {
 		{-1, 499, 2, `tool "deep": nested 1000 levels deep, over the limit of 997 (HubOptions.MaxSchemaDepth); dropped`},
 	} {
 		cfg := &config.Config{Servers: map[string]config.Server{"evil": {Command: bin, Args: []string{"-mode", "deep", "-depth", fmt.Sprint(tc.levels)}}}}
-		hub := startHub(t, cfg, &mcp.HubOptions{MaxRestarts: -1, NoCache: true, MaxSchemaDepth: tc.max})
+		hub := startHub(t, cfg, &mcp.HubOptions{MaxRestarts: -1, Store: store.NewMemory(), MaxSchemaDepth: tc.max})
 		st := statusOf(t, hub, "evil")
 		if st.State != mcp.StateReady || st.Tools != tc.tools || strings.Join(st.Warnings, "") != tc.warning {
 			t.Errorf("max %d, %d levels: state %s, %d tools, warnings %q (%v); want %d tools, warning %q", tc.max, tc.levels, st.State, st.Tools, st.Warnings, st.Err, tc.tools, tc.warning)

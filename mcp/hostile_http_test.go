@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // Hostile url servers, as an attacker would write them: each is a real
@@ -49,7 +50,7 @@ func hostileHub(t *testing.T, sc config.Server, opts *mcp.HubOptions) (mcp.Serve
 	if opts == nil {
 		opts = &mcp.HubOptions{}
 	}
-	opts.MaxRestarts, opts.NoCache = -1, true
+	opts.MaxRestarts, opts.Store = -1, store.NewMemory()
 	cfg := &config.Config{Servers: map[string]config.Server{"evil": sc}}
 	start := time.Now()
 	hub := startHub(t, cfg, opts)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // failingHTTP is a real MCP server (the SDK's streamable or SSE handler,
@@ -123,7 +124,7 @@ func TestHTTPStatusKept(t *testing.T) {
 				}
 				// hostileHub's Hub is closed; ask a fresh one.
 				cfg := &config.Config{Servers: map[string]config.Server{"evil": sc}}
-				hub := startHub(t, cfg, &mcp.HubOptions{NoCache: true, MaxRestarts: -1})
+				hub := startHub(t, cfg, &mcp.HubOptions{Store: store.NewMemory(), MaxRestarts: -1})
 				ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 				defer cancel()
 				switch tc.fail {
@@ -161,7 +162,7 @@ func TestHTTPErrorWithRPCBody(t *testing.T) {
 		t.Run(strings.ReplaceAll(fail, "/", "_"), func(t *testing.T) {
 			ts := failingHTTP(t, false, fail, http.StatusBadRequest, true)
 			cfg := &config.Config{Servers: map[string]config.Server{"evil": {URL: ts.URL + "/mcp", Type: "http"}}}
-			hub := startHub(t, cfg, &mcp.HubOptions{NoCache: true, MaxRestarts: -1})
+			hub := startHub(t, cfg, &mcp.HubOptions{Store: store.NewMemory(), MaxRestarts: -1})
 			ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 			defer cancel()
 			const want = "HTTP 400 Bad Request"

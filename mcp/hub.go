@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/redact"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -162,12 +163,15 @@ type HubOptions struct {
 	// StartEager starts every server at Connect. See the package doc.
 	Start StartMode
 
-	// CacheDir is the folder for the Hub's cache of tool lists (kept in its
-	// catalog subfolder); empty means os.UserCacheDir()/toolsift. NoCache
-	// turns the cache off: nothing is read or written, and every server
-	// starts at Connect.
-	CacheDir string
-	NoCache  bool
+	// Store keeps what the Hub keeps between runs and shares with other
+	// processes: each server's tool list (its cache entry, under
+	// catalog/) and its tools' trust records (under trust/). nil means
+	// store.NewDir(os.UserCacheDir()/toolsift), the folder toolsift has
+	// always used (with a warning and nothing kept when there is no user
+	// cache folder or it is refused). store.NewMemory() keeps nothing past
+	// this process: every server starts at Connect. The Hub does not close
+	// it.
+	Store store.Store
 
 	// IdleTimeout, in StartLazy mode, stops a server that has not been
 	// called for that long; it starts again on its next call, and its tools
@@ -316,6 +320,8 @@ type Hub struct {
 	progressMu sync.Mutex
 
 	pt passthru // requests in flight: progress, server→client requests
+
+	trustFresh trustFreshness // what tells ReloadTrust that another process wrote trust records
 }
 
 // NewHub returns a Hub for the servers in cfg (nil means none). It starts
@@ -440,7 +446,8 @@ func (h *Hub) Connect(ctx context.Context) error {
 	started := false
 	h.start.Do(func() {
 		started = true
-		cached := h.readCatalogs()
+		h.watchTrust(ctx)
+		cached := h.readCatalogs(ctx)
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.closed {

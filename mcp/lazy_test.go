@@ -57,12 +57,12 @@ func TestLazyStdio(t *testing.T) {
 	bin := testServerPath(t)
 	dir, cache := t.TempDir(), t.TempDir()
 	cfg := writeConfig(t, dir, map[string]any{"stub": map[string]any{"command": bin}})
-	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
+	startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)}).Close()
 
 	got := make(changes, 16)
 	// The idle timeout must outlast the gap between a call's return and
 	// the look at /proc below, which on a loaded machine exceeds 100ms.
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange, IdleTimeout: time.Second})
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange, IdleTimeout: time.Second})
 	if procs := testServers(t); len(procs) != 0 {
 		t.Errorf("server processes after Connect: %v, want none", procs)
 	}
@@ -119,10 +119,10 @@ func TestLazyIdleStop(t *testing.T) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(srv, &conns)}}
-	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
+	startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)}).Close()
 
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange, IdleTimeout: 20 * time.Millisecond})
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange, IdleTimeout: 20 * time.Millisecond})
 	got.next(t) // the cached tools
 	done := make(chan error, 1)
 	go func() {
@@ -163,9 +163,9 @@ func TestLazySingleFlight(t *testing.T) {
 	cache := t.TempDir()
 	var conns atomic.Int32
 	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a", "b"), &conns)}}
-	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
+	startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)}).Close()
 	conns.Store(0)
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)})
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
@@ -194,13 +194,13 @@ func TestLazyStartFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := writeConfig(t, dir, map[string]any{"tok": map[string]any{"command": bin}})
-	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
+	startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)}).Close()
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'fatal: token expired' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange})
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange})
 	got.next(t) // the cached tools
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
@@ -232,11 +232,11 @@ func TestLazyRefresh(t *testing.T) {
 	var conns atomic.Int32
 	srv := newServer("s", nil, "a")
 	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(srv, &conns)}}
-	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
+	startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)}).Close()
 	addTextTool(srv, "b", "Tool b.", "s:b")
 
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache, OnChange: got.onChange})
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange})
 	got.next(t) // the cached tools
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
@@ -259,8 +259,8 @@ func TestLazyClose(t *testing.T) {
 	cache := t.TempDir()
 	var conns atomic.Int32
 	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a"), &conns)}}
-	startHub(t, cfg, &mcp.HubOptions{CacheDir: cache}).Close()
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
+	startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)}).Close()
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)})
 	if err := hub.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -286,13 +286,13 @@ func TestLazyStartBounded(t *testing.T) {
 	// The first start, which fills the cache, has no timeout of its own
 	// (startHub's, which a loaded machine does not reach); the timeout is
 	// not part of the launch's fingerprint.
-	startHub(t, writeConfig(t, dir, map[string]any{"slow": map[string]any{"command": bin}}), &mcp.HubOptions{CacheDir: cache}).Close()
+	startHub(t, writeConfig(t, dir, map[string]any{"slow": map[string]any{"command": bin}}), &mcp.HubOptions{Store: dirStore(t, cache)}).Close()
 	// Same launch, but now it never answers initialize.
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec "+stub+" -mode hang\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cfg := writeConfig(t, dir, map[string]any{"slow": map[string]any{"command": bin, "timeout": "1s"}})
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: cache})
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, cache)})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

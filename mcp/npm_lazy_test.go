@@ -25,7 +25,7 @@ func TestNPMLazy(t *testing.T) {
 		"memory": map[string]any{"command": "node", "args": []string{"node_modules/@modelcontextprotocol/server-memory/dist/index.js"}, "cwd": dir,
 			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
 	})
-	opts := &mcp.HubOptions{Timeout: waitLimit(), CacheDir: cache}
+	opts := &mcp.HubOptions{Timeout: waitLimit(), Store: dirStore(t, cache)}
 	hub1 := startHub(t, cfg, opts)
 	want := toolNames(hub1.Tools())
 	hub1.Close()

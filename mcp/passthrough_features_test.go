@@ -188,12 +188,12 @@ func TestCacheFeatures(t *testing.T) {
 		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Hello"}}}}, nil
 	})
 	cfg := &config.Config{Servers: map[string]config.Server{"docs": countedServer(srv, &conns)}}
-	first := startHub(t, cfg, &mcp.HubOptions{CacheDir: dir})
+	first := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, dir)})
 	wantRes, wantTmpl, wantPrompts := first.Resources(), first.ResourceTemplates(), first.Prompts()
 	first.Close()
 
 	lists := make(chan mcp.ListChange, 4)
-	hub := startHub(t, cfg, &mcp.HubOptions{CacheDir: dir, OnListChange: func(c mcp.ListChange) { lists <- c }})
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: dirStore(t, dir), OnListChange: func(c mcp.ListChange) { lists <- c }})
 	if st := statusOf(t, hub, "docs"); st.State != mcp.StateLazy || conns.Load() != 1 {
 		t.Fatalf("second Hub: server %s after %d connections, want lazy after 1", st.State, conns.Load())
 	}

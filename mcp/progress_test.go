@@ -24,7 +24,7 @@ func TestHubProgress(t *testing.T) {
 	dir, cache := t.TempDir(), t.TempDir()
 	// A first Hub caches stub's tools; the second lists them lazily.
 	stub := writeConfig(t, dir, map[string]any{"stub": map[string]any{"command": bin}})
-	startHub(t, stub, &mcp.HubOptions{CacheDir: cache}).Close()
+	startHub(t, stub, &mcp.HubOptions{Store: dirStore(t, cache)}).Close()
 
 	release := make(chan struct{})
 	cfg := &config.Config{Dir: dir, Servers: map[string]config.Server{
@@ -49,7 +49,7 @@ func TestHubProgress(t *testing.T) {
 	heldPending := make(chan struct{})
 	closeHeld := sync.OnceFunc(func() { close(heldPending) })
 	var hub *mcp.Hub
-	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{CacheDir: cache, Progress: func(p mcp.Progress) {
+	hub, err := mcp.NewHub(cfg, &mcp.HubOptions{Store: dirStore(t, cache), Progress: func(p mcp.Progress) {
 		hub.Status() // Progress may look at the Hub
 		mu.Lock()
 		defer mu.Unlock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 // TestCloseDuringRelistIsQuiet: a re-list of tools that Close cancels is
@@ -33,7 +34,7 @@ func TestCloseDuringRelistIsQuiet(t *testing.T) {
 	})
 	var log logBuffer
 	hub, err := mcp.NewHub(&config.Config{Servers: map[string]config.Server{"s": memServer(srv)}},
-		&mcp.HubOptions{NoCache: true, Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		&mcp.HubOptions{Store: store.NewMemory(), Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,12 @@
 package mcp
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -15,7 +15,8 @@ import (
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsift/toolsift/internal/cachefile"
+
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -34,10 +35,12 @@ func (s *server) updateTools(list []*sdk.Tool) tool.Change {
 	load := !s.trust.loaded
 	h.mu.Unlock()
 	if load {
-		p, stamp := s.loadTrust()
+		ctx, cancel := h.storeCtx()
+		p, sum, _ := s.loadTrust(ctx)
+		cancel()
 		h.mu.Lock()
 		if !s.trust.loaded {
-			s.trust.tools, s.trust.loaded, s.trust.stamp = p, true, stamp
+			s.trust.tools, s.trust.loaded, s.trust.sum = p, true, sum
 		}
 		h.mu.Unlock()
 	}
@@ -177,7 +180,7 @@ func (s *server) restFromCache(e *catalogEntry) bool {
 		return false
 	}
 	if !s.trust.loaded && e.trust != nil {
-		s.trust.tools, s.trust.loaded, s.trust.stamp = e.trust, true, e.trustStamp
+		s.trust.tools, s.trust.loaded, s.trust.sum = e.trust, true, e.trustSum
 	}
 	tools := map[string]tool.Tool{}
 	originals := map[string]string{}
@@ -218,10 +221,11 @@ func (s *server) restFromCache(e *catalogEntry) bool {
 	return true
 }
 
-// cacheFile is s's cache entry: named after its name prefix and
-// fingerprint.
-func (s *server) cacheFile() string {
-	return filepath.Join(s.h.catalogDir(), serverPrefix(s.name)+"-"+s.lazy.fp+".json")
+// catalogKey is s's cache entry: named after its name prefix and
+// fingerprint (in a store.Dir, the file catalog/PREFIX-FINGERPRINT.json
+// toolsift has always written).
+func (s *server) catalogKey() string {
+	return "catalog/" + serverPrefix(s.name) + "-" + s.lazy.fp + ".json"
 }
 
 // fingerprint identifies how a server is launched: what decides which tools
@@ -306,14 +310,14 @@ func hashMap(m map[string]string) string {
 
 // loadCatalog reads s's cache entry. A missing entry is a miss; an
 // unreadable, corrupt or foreign one is a miss with a warning, and is
-// rewritten when the server has listed its tools; so is one that is not a
-// regular file of at most maxCatalogBytes, or that another user could have
-// written (cachefile.ReadFile).
-func (s *server) loadCatalog() *catalogEntry {
+// rewritten when the server has listed its tools; so is one over
+// maxCatalogBytes, or one the store refuses (store.Dir refuses a file that
+// is not regular or that another user could have written).
+func (s *server) loadCatalog(ctx context.Context) *catalogEntry {
 	h := s.h
-	file := s.cacheFile()
-	data, err := cachefile.ReadFile(file, maxCatalogBytes)
-	if errors.Is(err, fs.ErrNotExist) {
+	key := s.catalogKey()
+	data, err := store.GetBounded(ctx, h.opts.Store, key, maxCatalogBytes)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err == nil {
@@ -324,7 +328,7 @@ func (s *server) loadCatalog() *catalogEntry {
 			}
 		}
 	}
-	h.opts.Logger.Warn("mcp: cache entry ignored; the server starts now and rewrites it", "server", s.name, "file", file, "error", err)
+	h.opts.Logger.Warn("mcp: cache entry ignored; the server starts now and rewrites it", "server", s.name, "key", key, "error", err)
 	return nil
 }
 
@@ -332,7 +336,7 @@ func (s *server) loadCatalog() *catalogEntry {
 // failure is logged: the cache only saves time.
 func (s *server) storeCatalog() {
 	h := s.h
-	if h.opts.NoCache || s.lazy.fp == "" {
+	if s.lazy.fp == "" {
 		return
 	}
 	h.mu.Lock()
@@ -363,7 +367,9 @@ func (s *server) storeCatalog() {
 
 	data, err := json.MarshalIndent(e, "", "\t")
 	if err == nil {
-		err = cachefile.WriteAtomic(s.cacheFile(), data)
+		ctx, cancel := h.storeCtx()
+		err = h.opts.Store.Put(ctx, s.catalogKey(), data)
+		cancel()
 	}
 	if err != nil {
 		h.opts.Logger.Warn("mcp: writing the cache entry failed", "server", s.name, "error", err)

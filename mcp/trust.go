@@ -2,20 +2,21 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/toolsift/toolsift/internal/cachefile"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -66,60 +67,60 @@ type trustSet struct {
 	tools  map[string]tool.Tool // by original name: first seen or accepted
 	seen   map[string]tool.Tool // the last listing, as listed, by original name
 	dirty  bool
-	stamp  fileStamp // of the trust file when last read or written
+	sum    string // SHA-256 of the trust record as last read or written; "" for none
 }
 
-// fileStamp tells whether a file changed: its modification time and size
-// (an atomic replace changes both or at least the time).
-type fileStamp struct{ mod, size int64 }
-
-func stampOf(file string) fileStamp {
-	fi, err := os.Stat(file)
-	if err != nil {
-		return fileStamp{}
-	}
-	return fileStamp{fi.ModTime().UnixNano(), fi.Size()}
-}
-
-// trustDir is the cache folder's folder of trust files; legacyTrustDir
-// its former name, whose files are still read (never written).
+// The store's prefix of trust records; legacyTrustDir the former one, whose
+// records are still read (never written). trustGenKey changes (a new
+// random value) after each write of a trust record, so that a process can
+// tell with one read that no record changed (ReloadTrust).
 const (
 	trustDir       = "trust"
 	legacyTrustDir = "pins"
+	trustGenKey    = "trust/generation"
 )
 
-// trustFile is where s's trust records are kept; "" without a cache.
-func (s *server) trustFile() string {
-	return s.trustFileIn(trustDir)
+// trustKey is the key of s's trust records (in a store.Dir, the file
+// trust/PREFIX-HASH.json toolsift has always written).
+func (s *server) trustKey() string {
+	return s.trustKeyIn(trustDir)
 }
 
-func (s *server) trustFileIn(dir string) string {
-	if s.h.opts.NoCache {
-		return ""
-	}
+func (s *server) trustKeyIn(dir string) string {
 	sum := sha256.Sum256([]byte(s.name))
-	return filepath.Join(s.h.opts.CacheDir, dir, serverPrefix(s.name)+"-"+hex.EncodeToString(sum[:8])+".json")
+	return dir + "/" + serverPrefix(s.name) + "-" + hex.EncodeToString(sum[:8]) + ".json"
 }
 
-// loadTrust reads s's trust file (or, when there is none, the one under
-// the folder's former name). It must not hold Hub.mu. A file that is
-// refused or corrupt is logged: its tools are trusted anew as listed now.
-// The stamp is the trust file's, so that a record written later is read.
-func (s *server) loadTrust() (map[string]tool.Tool, fileStamp) {
+func sumOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// loadTrust reads s's trust records (or, when there are none, those under
+// the former prefix). It must not hold Hub.mu. A record that is refused,
+// over maxCatalogBytes or corrupt is logged: its tools are trusted anew as
+// listed now. The sum is the record's, so that a record written later is
+// read (ReloadTrust). err is the store's error when it could not be read
+// (logged too): ReloadTrust then keeps the records it has.
+func (s *server) loadTrust(ctx context.Context) (tools map[string]tool.Tool, sum string, err error) {
+	st := s.h.opts.Store
 	out := map[string]tool.Tool{}
-	file := s.trustFile()
-	if file == "" {
-		return out, fileStamp{}
+	key := s.trustKey()
+	data, err := store.GetBounded(ctx, st, key, maxCatalogBytes)
+	if errors.Is(err, store.ErrNotFound) {
+		key = s.trustKeyIn(legacyTrustDir)
+		data, err = store.GetBounded(ctx, st, key, maxCatalogBytes)
 	}
-	stamp := stampOf(file)
-	data, err := cachefile.ReadFile(file, maxCatalogBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		file = s.trustFileIn(legacyTrustDir)
-		data, err = cachefile.ReadFile(file, maxCatalogBytes)
+	if errors.Is(err, store.ErrNotFound) {
+		return out, "", nil
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return out, stamp
+	// A record refused for its size or its file is trusted anew, as a
+	// corrupt one is; one the store could not read is the caller's to keep.
+	var readErr error
+	if err != nil && !errors.Is(err, store.ErrTooLarge) && !errors.Is(err, cachefile.ErrUnsafe) {
+		readErr = err
 	}
+	sum = sumOf(data)
 	var e trustEntry
 	if err == nil {
 		if err = json.Unmarshal(data, &e); err == nil && (e.Format != trustFormat || e.Server != s.name) {
@@ -127,18 +128,19 @@ func (s *server) loadTrust() (map[string]tool.Tool, fileStamp) {
 		}
 	}
 	if err != nil {
-		s.h.opts.Logger.Warn("mcp: tool trust records ignored; the tools listed now are trusted anew", "server", s.name, "file", file, "error", err)
-		return out, stamp
+		s.h.opts.Logger.Warn("mcp: tool trust records ignored; the tools listed now are trusted anew", "server", s.name, "key", key, "error", err)
+		return out, sum, readErr
 	}
 	for orig, t := range e.Tools {
 		if t.OriginalName == orig && t.Hash == tool.ContentHash(t) {
 			out[orig] = t
 		}
 	}
-	return out, stamp
+	return out, sum, nil
 }
 
-// storeTrust writes s's trust records when they changed. It must not hold Hub.mu.
+// storeTrust writes s's trust records when they changed, then a new trust
+// generation. It must not hold Hub.mu.
 func (s *server) storeTrust() {
 	h := s.h
 	h.mu.Lock()
@@ -149,24 +151,22 @@ func (s *server) storeTrust() {
 	s.trust.dirty = false
 	e := trustEntry{Format: trustFormat, Server: s.name, Tools: maps.Clone(s.trust.tools)}
 	h.mu.Unlock()
-	file := s.trustFile()
-	if file == "" {
-		return
-	}
 	data, err := json.MarshalIndent(e, "", "\t")
 	if err == nil {
-		err = cachefile.WriteAtomic(file, data)
-	}
-	if err == nil {
-		// Our own write is no reason to reload (ReloadTrust).
-		stamp := stampOf(file)
-		h.mu.Lock()
-		s.trust.stamp = stamp
-		h.mu.Unlock()
+		ctx, cancel := h.storeCtx()
+		if err = h.opts.Store.Put(ctx, s.trustKey(), data); err == nil {
+			err = h.opts.Store.Put(ctx, trustGenKey, []byte(rand.Text()))
+		}
+		cancel()
 	}
 	if err != nil {
 		h.opts.Logger.Warn("mcp: writing the tool trust records failed", "server", s.name, "error", err)
+		return
 	}
+	// Our own write is no reason to reload (ReloadTrust).
+	h.mu.Lock()
+	s.trust.sum = sumOf(data)
+	h.mu.Unlock()
 }
 
 // verify compares a tool the server listed with its trust record,
@@ -257,19 +257,105 @@ func changedWarning(c ChangedTool, server string) string {
 	return fmt.Sprintf("tool %q changed since first seen (%s); its readOnlyHint is ignored until accepted: toolbench trust %s", c.Name, strings.Join(c.What, ", "), server)
 }
 
-// ReloadTrust reads again the trust files that changed on disk since this Hub
-// read or wrote them, as toolbench trust in another process changes them,
-// and lists the tools of those servers again, so that once it returns the
-// accepted tools are served as accepted (their readOnlyHint back) and no
-// longer reported as changed. A long-running Hub (toolsift serve) calls it
-// before it answers a tools/list or a call: it costs one stat per server
-// whose trust records are loaded. It returns the servers whose records
-// were read again.
+// trustFreshness tells ReloadTrust whether another process may have
+// written trust records since it last looked, at the cost of one small
+// read (the trust generation) per call, or nothing at all when the store
+// is a store.Watcher that reports changes.
+type trustFreshness struct {
+	watching atomic.Bool // a Watch of trust/ is running: changed says it all
+	changed  atomic.Bool // the Watch reported a change not yet looked at
+
+	mu      sync.Mutex
+	gen     string // the trust generation when last looked at
+	genRead bool
+}
+
+// watchTrust starts, when the store is a store.Watcher, a watch of the
+// trust records that ends with the Hub; otherwise it notes the trust
+// generation, so that records read from now on are at least that fresh.
+func (h *Hub) watchTrust(ctx context.Context) {
+	f := &h.trustFresh
+	if w, ok := h.opts.Store.(store.Watcher); ok {
+		f.watching.Store(true)
+		h.wg.Go(func() {
+			err := w.Watch(h.life, trustDir+"/", func(key string) {
+				if key != trustGenKey {
+					f.changed.Store(true)
+				}
+			})
+			if h.life.Err() == nil {
+				// Watching ended early: fall back to the generation, and
+				// look once at every record.
+				h.opts.Logger.Warn("mcp: watching the trust records ended; reading the trust generation per request", "error", err)
+				f.watching.Store(false)
+				f.mu.Lock()
+				f.genRead = false
+				f.mu.Unlock()
+			}
+		})
+		return
+	}
+	if gen, err := h.trustGeneration(ctx); err == nil {
+		f.mu.Lock()
+		f.gen, f.genRead = gen, true
+		f.mu.Unlock()
+	}
+}
+
+// recheck makes the next trustMayHaveChanged report a change.
+func (f *trustFreshness) recheck() {
+	f.changed.Store(true)
+	f.mu.Lock()
+	f.genRead = false
+	f.mu.Unlock()
+}
+
+// trustGeneration reads the trust generation; "" when there is none.
+func (h *Hub) trustGeneration(ctx context.Context) (string, error) {
+	gen, err := h.opts.Store.Get(ctx, trustGenKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return string(gen), err
+}
+
+// trustMayHaveChanged reports whether another process may have written
+// trust records since the last call.
+func (h *Hub) trustMayHaveChanged(ctx context.Context) bool {
+	f := &h.trustFresh
+	if f.watching.Load() {
+		return f.changed.Swap(false)
+	}
+	gen, err := h.trustGeneration(ctx)
+	if err != nil {
+		return true // unknown: look at the records themselves
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	same := f.genRead && gen == f.gen
+	f.gen, f.genRead = gen, true
+	return !same
+}
+
+// ReloadTrust reads again the trust records that changed in the store since
+// this Hub read or wrote them, as toolbench trust in another process
+// changes them, and lists the tools of those servers again, so that once
+// it returns the accepted tools are served as accepted (their readOnlyHint
+// back) and no longer reported as changed. A long-running Hub (toolsift
+// serve) calls it before it answers a tools/list or a call: when no trust
+// record was written since the last call it costs one read of a small
+// value (the trust generation, which every write of a record changes), or
+// nothing when the store is a store.Watcher; otherwise every loaded record
+// is read and compared with what the Hub has. It returns the servers whose
+// records were read again.
 func (h *Hub) ReloadTrust(ctx context.Context) ([]string, error) {
+	if !h.trustMayHaveChanged(ctx) {
+		return nil, nil
+	}
 	h.mu.Lock()
 	var loaded []*server
 	for _, name := range h.order {
-		if s := h.servers[name]; s.trust.loaded && s.trustFile() != "" {
+		if s := h.servers[name]; s.trust.loaded {
 			loaded = append(loaded, s)
 		}
 	}
@@ -277,21 +363,25 @@ func (h *Hub) ReloadTrust(ctx context.Context) ([]string, error) {
 	var names []string
 	var ready []*server
 	for _, s := range loaded {
-		stamp := stampOf(s.trustFile())
-		h.mu.Lock()
-		same := stamp == s.trust.stamp
-		h.mu.Unlock()
-		if same {
+		p, sum, err := s.loadTrust(ctx)
+		if err != nil {
+			// Not read (the store failed, ctx ended): keep the records
+			// this Hub has, and look again at the next call.
+			h.trustFresh.recheck()
 			continue
 		}
-		p, stamp := s.loadTrust()
 		h.mu.Lock()
-		s.trust.tools, s.trust.stamp = p, stamp
-		if s.state == StateReady {
-			ready = append(ready, s)
+		same := sum == s.trust.sum
+		if !same {
+			s.trust.tools, s.trust.sum = p, sum
+			if s.state == StateReady {
+				ready = append(ready, s)
+			}
 		}
 		h.mu.Unlock()
-		names = append(names, s.name)
+		if !same {
+			names = append(names, s.name)
+		}
 	}
 	if len(ready) == 0 {
 		return names, nil

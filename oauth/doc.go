@@ -20,9 +20,11 @@
 // *LoginError naming the command that logs in: nothing but Login waits for
 // a person.
 //
-// Logins are kept in files, one per server URL (named by a hash of it),
-// 0600 in a 0700 folder, DefaultDir unless Options.Dir: no OS keyring is
-// used. Each file names the authorization server that issued its tokens
+// Logins are kept in a store.Store (Options.Store), one value per server
+// URL under oauth/<hash of it>.json: by default DefaultStore, the config
+// folder's toolsift, where each is a file 0600 in a 0700 folder (as
+// toolsift has always kept them); no OS keyring is used. Each login names
+// the authorization server that issued its tokens
 // and the client registered with it; tokens never appear in errors or
 // logs, and toolsift's caches and their fingerprints never see them.
 //

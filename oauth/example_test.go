@@ -10,6 +10,7 @@ import (
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
+	"github.com/toolsift/toolsift/store"
 )
 
 // A server that needs a login fails at once, naming the command; after
@@ -19,12 +20,13 @@ func ExampleStore_Login() {
 	defer srv.Close()
 	dir, _ := os.MkdirTemp("", "logins")
 	defer os.RemoveAll(dir)
-	store, _ := oauth.New(&oauth.Options{Dir: dir, LoginHint: "myapp login"})
+	logins, _ := store.NewDir(dir)
+	auth, _ := oauth.New(&oauth.Options{Store: logins, LoginHint: "myapp login"})
 	ctx := context.Background()
 	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: srv.URL, Type: "http"}}}
 
 	connect := func() {
-		hub, _ := mcp.NewHub(cfg, &mcp.HubOptions{Auth: store, NoCache: true, MaxRestarts: -1})
+		hub, _ := mcp.NewHub(cfg, &mcp.HubOptions{Auth: auth, Store: store.NewMemory(), MaxRestarts: -1})
 		defer hub.Close()
 		hub.Connect(ctx)
 		st := hub.Status()[0]
@@ -37,7 +39,7 @@ func ExampleStore_Login() {
 	}
 
 	connect()
-	grant, err := store.Login(ctx, "notes", srv.URL, &oauth.LoginOptions{
+	grant, err := auth.Login(ctx, "notes", srv.URL, &oauth.LoginOptions{
 		// A real application opens a browser; the test server's page
 		// approves at once.
 		Open: func(ctx context.Context, authURL string) error {

@@ -21,8 +21,9 @@ import (
 func TestHostileLoginFiles(t *testing.T) {
 	srv := oauthtest.New(notesServer(), nil)
 	defer srv.Close()
-	dir := filepath.Join(t.TempDir(), "oauth")
-	login(t, newStore(t, dir), srv.URL)
+	root := t.TempDir()
+	dir := filepath.Join(root, "oauth") // the login files
+	login(t, newStore(t, root), srv.URL)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(files) != 1 {
 		t.Fatalf("login files %v, want 1", files)
@@ -52,14 +53,14 @@ func TestHostileLoginFiles(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			defer restore()
-			warm := newStore(t, dir) // has read the good file: the change must still be seen
+			warm := newStore(t, root) // has read the good file: the change must still be seen
 			if _, err := warm.Token(t.Context(), "notes", srv.URL); err != nil {
 				t.Fatal(err)
 			}
 			if err := tt.make(); err != nil {
 				t.Fatal(err)
 			}
-			for which, s := range map[string]*oauth.Store{"new store": newStore(t, dir), "warm store": warm} {
+			for which, s := range map[string]*oauth.Store{"new store": newStore(t, root), "warm store": warm} {
 				tok, err := s.Token(t.Context(), "notes", srv.URL)
 				if err == nil {
 					t.Fatalf("%s: Token = %q, nil error; want the file refused", which, tok)

@@ -137,7 +137,7 @@ func (s *Store) Login(ctx context.Context, server, serverURL string, opts *Login
 	} else {
 		scopes = unionScopes(scopes, prm.ScopesSupported)
 	}
-	if prev, _ := s.load(serverURL); prev != nil && prev.Issuer == asm.Issuer {
+	if prev, _ := s.load(ctx, serverURL); prev != nil && prev.Issuer == asm.Issuer {
 		// Step-up: keep what was granted, add what a server asked for.
 		scopes = unionScopes(scopes, prev.Scopes)
 		scopes = unionScopes(scopes, prev.WantScopes)
@@ -171,7 +171,7 @@ func (s *Store) Login(ctx context.Context, server, serverURL string, opts *Login
 	r.LoggedIn = time.Now().UTC().Truncate(time.Second)
 	mu := s.serverLock(serverURL)
 	mu.Lock()
-	err = s.save(r)
+	err = s.save(ctx, r)
 	s.mu.Lock()
 	delete(s.forced, serverURL)
 	s.mu.Unlock()

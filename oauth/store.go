@@ -1,13 +1,13 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,7 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
-	"github.com/toolsift/toolsift/internal/cachefile"
+	"github.com/toolsift/toolsift/store"
 )
 
 // ErrLoginRequired is what every error that asks for a login matches
@@ -72,8 +72,11 @@ func shellWord(s string) string {
 
 // Options configures a Store. The zero value is usable.
 type Options struct {
-	// Dir is the folder of the token files; empty means DefaultDir().
-	Dir string
+	// Store keeps the logins, one value per server URL under
+	// oauth/<hash of the URL>.json; nil means DefaultStore(). A shared
+	// store (several replicas of a gateway) shares the logins and their
+	// refreshes, under its Lock. The Store does not close it.
+	Store store.Store
 
 	// HTTPClient makes the requests to authorization servers (metadata,
 	// registration, tokens); nil means http.DefaultClient. Discovery
@@ -86,31 +89,33 @@ type Options struct {
 	LoginHint string
 }
 
-// DefaultDir returns where a Store keeps its files unless Options.Dir says
-// otherwise: os.UserConfigDir()/toolsift/oauth ($XDG_CONFIG_HOME or
-// ~/.config on Linux, ~/Library/Application Support on macOS, %AppData% on
-// Windows). A config folder rather than a cache: clearing caches must not
-// log the user out.
-func DefaultDir() (string, error) {
+// DefaultStore returns where a Store keeps its logins unless
+// Options.Store says otherwise: the folder os.UserConfigDir()/toolsift
+// ($XDG_CONFIG_HOME or ~/.config on Linux, ~/Library/Application Support
+// on macOS, %AppData% on Windows), so that the logins are the files
+// oauth/<hash>.json in it, where toolsift has always kept them. A config
+// folder rather than a cache: clearing caches must not log the user out.
+func DefaultStore() (*store.Dir, error) {
 	d, err := os.UserConfigDir()
 	if err != nil {
-		return "", fmt.Errorf("oauth: no folder for tokens: %w", err)
+		return nil, fmt.Errorf("oauth: no folder for tokens: %w", err)
 	}
-	return filepath.Join(d, "toolsift", "oauth"), nil
+	return store.NewDir(filepath.Join(d, "toolsift"))
 }
 
 // A Store keeps, per MCP server URL, the tokens a login got and the client
-// and authorization server they belong to, in one file each (0600, in a
-// 0700 folder; no OS keyring is used). It hands out access tokens,
-// refreshing them when they expire, and says which servers need a login.
-// It never opens a browser: Login does, when asked.
+// and authorization server they belong to, in one value each of a
+// store.Store (in a store.Dir, a file 0600 in a 0700 folder; no OS keyring
+// is used). It hands out access tokens, refreshing them when they expire,
+// and says which servers need a login. It never opens a browser: Login
+// does, when asked.
 //
 // Its Token and Unauthorized methods make it an mcp.Authorizer
 // (HubOptions.Auth). Its methods are safe for concurrent use, and several
-// processes may share one folder: a refresh holds a lock on the server's
-// file, so that a rotated refresh token is used once.
+// processes may share one store: a refresh holds the store's lock named
+// after the server's login, so that a rotated refresh token is used once.
 type Store struct {
-	dir    string
+	st     store.Store
 	client *http.Client
 	hint   string
 
@@ -128,41 +133,32 @@ type forced struct {
 	uses  int
 }
 
-// cached is a record as read from its file, with what tells a newer file.
+// cached is a record as read, with the value it was read from: a value
+// read again is decoded again only when it changed.
 type cached struct {
-	rec     *record
-	modTime time.Time
-	size    int64
-	mode    fs.FileMode
+	rec  *record
+	data []byte
 }
 
-// New returns a Store over opts.Dir (or DefaultDir). It creates nothing
-// until a login is stored.
+// New returns a Store over opts.Store (or DefaultStore). It writes
+// nothing until a login is stored.
 func New(opts *Options) (*Store, error) {
 	s := &Store{locks: map[string]*sync.Mutex{}, forced: map[string]*forced{}, cache: map[string]cached{}}
 	if opts != nil {
-		s.dir, s.client, s.hint = opts.Dir, opts.HTTPClient, opts.LoginHint
+		s.st, s.client, s.hint = opts.Store, opts.HTTPClient, opts.LoginHint
 	}
-	if s.dir == "" {
-		d, err := DefaultDir()
+	if s.st == nil {
+		d, err := DefaultStore()
 		if err != nil {
 			return nil, err
 		}
-		s.dir = d
+		s.st = d
 	}
-	abs, err := filepath.Abs(s.dir)
-	if err != nil {
-		return nil, fmt.Errorf("oauth: folder %q: %w", s.dir, err)
-	}
-	s.dir = abs
 	if s.client == nil {
 		s.client = http.DefaultClient
 	}
 	return s, nil
 }
-
-// Dir returns the folder of the Store's files.
-func (s *Store) Dir() string { return s.dir }
 
 // record is one server's file.
 type record struct {
@@ -202,92 +198,64 @@ func (r *record) fresh(now time.Time) bool {
 	return r.AccessToken != "" && (r.Expiry.IsZero() || r.Expiry.Sub(now) > expiryMargin)
 }
 
-// file returns the path of serverURL's record: a hash of the URL, so that
-// neither the name nor a secret in the URL shows in the folder.
-func (s *Store) file(serverURL string) string {
+// key returns the key of serverURL's record: a hash of the URL, so that
+// neither the name nor a secret in the URL shows in the store.
+func key(serverURL string) string {
 	sum := sha256.Sum256([]byte(serverURL))
-	return filepath.Join(s.dir, hex.EncodeToString(sum[:16])+".json")
+	return "oauth/" + hex.EncodeToString(sum[:16]) + ".json"
 }
 
-// MaxFileBytes bounds a login file (docs/limits.md): records are a few
+// MaxFileBytes bounds a login (docs/limits.md): records are a few
 // kilobytes.
 const MaxFileBytes = 1 << 20
 
-// load returns serverURL's record, nil when there is none. The file is read
-// again only when it changed. It is read under the cache's rules
-// (internal/cachefile): a regular file of at most MaxFileBytes, opened
-// without blocking, and on Unix neither it nor its folder owned by another
-// user or writable by group or others — refused, naming the file, since a
-// forged login could send the refresh token to another token endpoint.
-func (s *Store) load(serverURL string) (*record, error) {
-	path := s.file(serverURL)
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+// load returns serverURL's record, nil when there is none. It is read
+// with at most MaxFileBytes; in a store.Dir under the cache's rules
+// (internal/cachefile): a regular file, opened without blocking, and on
+// Unix neither it nor its folder owned by another user or writable by
+// group or others — refused, naming the file, since a forged login could
+// send the refresh token to another token endpoint.
+func (s *Store) load(ctx context.Context, serverURL string) (*record, error) {
+	k := key(serverURL)
+	data, err := store.GetBounded(ctx, s.st, k, MaxFileBytes)
+	if errors.Is(err, store.ErrNotFound) {
 		s.mu.Lock()
 		delete(s.cache, serverURL)
 		s.mu.Unlock()
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("oauth: %w", err)
+		return nil, fmt.Errorf("oauth: login %s: %w", k, err)
 	}
 	s.mu.Lock()
 	c, ok := s.cache[serverURL]
 	s.mu.Unlock()
-	if ok && c.modTime.Equal(fi.ModTime()) && c.size == fi.Size() && c.mode == fi.Mode() {
-		if err := cachefile.CheckDir(s.dir); err != nil {
-			return nil, fmt.Errorf("oauth: login folder: %w", err)
-		}
+	if ok && bytes.Equal(c.data, data) {
 		r := *c.rec
 		return &r, nil
 	}
-	data, err := cachefile.ReadFile(path, MaxFileBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("oauth: login file: %w", err)
-	}
 	var r record
 	if err := json.Unmarshal(data, &r); err != nil || r.Version != 1 {
-		return nil, fmt.Errorf("oauth: token file %s is damaged; remove it and log in again", path)
+		return nil, fmt.Errorf("oauth: login %s is damaged; log out and log in again", k)
 	}
 	if r.ServerURL != serverURL {
 		return nil, nil // a hash collision: not ours
 	}
 	s.mu.Lock()
-	s.cache[serverURL] = cached{rec: &r, modTime: fi.ModTime(), size: fi.Size(), mode: fi.Mode()}
+	s.cache[serverURL] = cached{rec: &r, data: data}
 	s.mu.Unlock()
 	rc := r
 	return &rc, nil
 }
 
-// save writes r atomically, readable by the user only.
-func (s *Store) save(r *record) error {
+// save writes r atomically (in a store.Dir, readable by the user only).
+func (s *Store) save(ctx context.Context, r *record) error {
 	r.Version = 1
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return fmt.Errorf("oauth: %w", err)
-	}
-	// MkdirAll leaves an existing folder's mode alone.
-	if err := os.Chmod(s.dir, 0o700); err != nil {
-		return fmt.Errorf("oauth: %w", err)
-	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("oauth: %w", err)
 	}
-	f, err := os.CreateTemp(s.dir, ".tmp-*") // 0600
-	if err != nil {
-		return fmt.Errorf("oauth: %w", err)
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("oauth: %w", err)
-	}
-	if err := os.Rename(f.Name(), s.file(r.ServerURL)); err != nil {
-		os.Remove(f.Name())
+	if err := s.st.Put(ctx, key(r.ServerURL), data); err != nil {
 		return fmt.Errorf("oauth: %w", err)
 	}
 	return nil
@@ -310,8 +278,8 @@ func (s *Store) loginError(server, reason string, again bool) error {
 }
 
 // LoggedIn reports whether serverURL has stored tokens.
-func (s *Store) LoggedIn(serverURL string) (bool, error) {
-	r, err := s.load(serverURL)
+func (s *Store) LoggedIn(ctx context.Context, serverURL string) (bool, error) {
+	r, err := s.load(ctx, serverURL)
 	return r != nil && (r.AccessToken != "" || r.RefreshToken != ""), err
 }
 
@@ -320,7 +288,7 @@ func (s *Store) LoggedIn(serverURL string) (bool, error) {
 // login (it may need none), a *LoginError when its login expired or was
 // revoked. It never opens a browser.
 func (s *Store) Token(ctx context.Context, server, serverURL string) (string, error) {
-	r, err := s.load(serverURL)
+	r, err := s.load(ctx, serverURL)
 	if err != nil || r == nil {
 		return "", err
 	}
@@ -349,7 +317,7 @@ func (s *Store) Token(ctx context.Context, server, serverURL string) (string, er
 // refreshed it), or a *LoginError.
 func (s *Store) Unauthorized(ctx context.Context, server, serverURL string, resp *http.Response) error {
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	r, err := s.load(serverURL)
+	r, err := s.load(ctx, serverURL)
 	if err != nil {
 		return err
 	}
@@ -364,11 +332,11 @@ func (s *Store) Unauthorized(ctx context.Context, server, serverURL string, resp
 		unlock := s.serverLock(serverURL)
 		unlock.Lock()
 		defer unlock.Unlock()
-		if r, err = s.load(serverURL); err != nil || r == nil {
+		if r, err = s.load(ctx, serverURL); err != nil || r == nil {
 			return s.loginError(server, "not logged in", false)
 		}
 		r.WantScopes = unionScopes(r.WantScopes, strings.Fields(want))
-		if err := s.save(r); err != nil {
+		if err := s.save(ctx, r); err != nil {
 			return err
 		}
 		return s.loginError(server, fmt.Sprintf("the server asks for scope %q", want), true)
@@ -392,9 +360,9 @@ func (s *Store) Unauthorized(ctx context.Context, server, serverURL string, resp
 		unlock := s.serverLock(serverURL)
 		unlock.Lock()
 		defer unlock.Unlock()
-		if r, err := s.load(serverURL); err == nil && r != nil && r.AccessToken == sent {
+		if r, err := s.load(ctx, serverURL); err == nil && r != nil && r.AccessToken == sent {
 			r.AccessToken = ""
-			if err := s.save(r); err != nil {
+			if err := s.save(ctx, r); err != nil {
 				return err
 			}
 		}
@@ -416,15 +384,12 @@ func (s *Store) refresh(ctx context.Context, server, serverURL, rejected string)
 	mu := s.serverLock(serverURL)
 	mu.Lock()
 	defer mu.Unlock()
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return "", fmt.Errorf("oauth: %w", err)
-	}
-	unlock, err := lockFile(s.file(serverURL) + ".lock")
+	unlock, err := s.st.Lock(ctx, key(serverURL))
 	if err != nil {
 		return "", fmt.Errorf("oauth: %w", err)
 	}
 	defer unlock()
-	r, err := s.load(serverURL)
+	r, err := s.load(ctx, serverURL)
 	if err != nil {
 		return "", err
 	}
@@ -449,7 +414,7 @@ func (s *Store) refresh(ctx context.Context, server, serverURL, rejected string)
 			// login helps. Forget the tokens, so that the next process
 			// says so without asking the network.
 			r.AccessToken, r.RefreshToken = "", ""
-			if err := s.save(r); err != nil {
+			if err := s.save(ctx, r); err != nil {
 				return "", err
 			}
 			return "", s.loginError(server, fmt.Sprintf("the stored login expired or was revoked (%s)", re.ErrorCode), true)
@@ -463,7 +428,7 @@ func (s *Store) refresh(ctx context.Context, server, serverURL, rejected string)
 	if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
 		r.Scopes = strings.Fields(sc)
 	}
-	if err := s.save(r); err != nil {
+	if err := s.save(ctx, r); err != nil {
 		return "", err
 	}
 	return r.AccessToken, nil
@@ -471,23 +436,21 @@ func (s *Store) refresh(ctx context.Context, server, serverURL, rejected string)
 
 // Logout forgets serverURL's tokens and client; it reports whether there
 // were any.
-func (s *Store) Logout(serverURL string) (bool, error) {
+func (s *Store) Logout(ctx context.Context, serverURL string) (bool, error) {
 	mu := s.serverLock(serverURL)
 	mu.Lock()
 	defer mu.Unlock()
-	err := os.Remove(s.file(serverURL))
-	os.Remove(s.file(serverURL) + ".lock")
+	k := key(serverURL)
+	_, err := s.st.Get(ctx, k)
+	had := err == nil
+	if err := s.st.Delete(ctx, k); err != nil {
+		return false, fmt.Errorf("oauth: %w", err)
+	}
 	s.mu.Lock()
 	delete(s.cache, serverURL)
 	delete(s.forced, serverURL)
 	s.mu.Unlock()
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("oauth: %w", err)
-	}
-	return true, nil
+	return had, nil
 }
 
 // bearerParam returns a parameter of the first Bearer challenge that has it.

@@ -2,6 +2,8 @@ package oauth_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -18,6 +20,7 @@ import (
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
+	"github.com/toolsift/toolsift/store"
 )
 
 const hint = "toolbench login --config mcp.json"
@@ -40,9 +43,14 @@ func notesServer() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
 }
 
+// newStore returns a Store of logins in the store.Dir of folder dir.
 func newStore(t *testing.T, dir string) *oauth.Store {
 	t.Helper()
-	s, err := oauth.New(&oauth.Options{Dir: dir, LoginHint: hint})
+	st, err := store.NewDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := oauth.New(&oauth.Options{Store: st, LoginHint: hint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +62,7 @@ func newStore(t *testing.T, dir string) *oauth.Store {
 func connect(t *testing.T, s *oauth.Store, url string) (*mcp.Hub, mcp.ServerStatus) {
 	t.Helper()
 	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: url, Type: "http"}}}
-	h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, NoCache: true, MaxRestarts: -1, Timeout: testenv.WaitLimit()})
+	h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, Store: store.NewMemory(), MaxRestarts: -1, Timeout: testenv.WaitLimit()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +109,9 @@ func wantLoginError(t *testing.T, err error, again bool, reason string) {
 func TestLoginFlow(t *testing.T) {
 	srv := oauthtest.New(notesServer(), &oauthtest.Options{ToolScopes: map[string]string{"write_note": "notes:write"}})
 	defer srv.Close()
-	dir := filepath.Join(t.TempDir(), "oauth")
-	s := newStore(t, dir)
+	root := t.TempDir()
+	dir := filepath.Join(root, "oauth") // the login files
+	s := newStore(t, root)
 
 	t.Run("before login", func(t *testing.T) {
 		if tok, err := s.Token(t.Context(), "notes", srv.URL); tok != "" || err != nil {
@@ -156,7 +165,7 @@ func TestLoginFlow(t *testing.T) {
 
 	t.Run("another process", func(t *testing.T) {
 		before := srv.Counts()
-		_, st := connect(t, newStore(t, dir), srv.URL)
+		_, st := connect(t, newStore(t, root), srv.URL)
 		if st.State != mcp.StateReady {
 			t.Fatalf("status %+v", st)
 		}
@@ -170,7 +179,7 @@ func TestLoginFlow(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := srv.Counts()
-		_, st := connect(t, newStore(t, dir), srv.URL)
+		_, st := connect(t, newStore(t, root), srv.URL)
 		c := srv.Counts()
 		if st.State != mcp.StateReady || c.Refreshes != before.Refreshes+1 || c.Unauthorized != before.Unauthorized {
 			t.Fatalf("status %+v; counts %+v → %+v: want one refresh before any request", st, before, c)
@@ -215,7 +224,7 @@ func TestLoginFlow(t *testing.T) {
 			t.Fatalf("counts %+v → %+v: want one 401 and one failed refresh, no loop", before, c)
 		}
 		// The next process knows without asking anyone.
-		_, st = connect(t, newStore(t, dir), srv.URL)
+		_, st = connect(t, newStore(t, root), srv.URL)
 		wantLoginError(t, st.Err, true, "the stored login expired or was revoked")
 		if c2 := srv.Counts(); c2 != c {
 			t.Fatalf("a known-revoked login asked the network: %+v → %+v", c, c2)
@@ -228,7 +237,7 @@ func TestLoginFlow(t *testing.T) {
 
 	t.Run("logout", func(t *testing.T) {
 		for _, want := range []bool{true, false} {
-			if got, err := s.Logout(srv.URL); got != want || err != nil {
+			if got, err := s.Logout(t.Context(), srv.URL); got != want || err != nil {
 				t.Fatalf("Logout = %v, %v; want %v", got, err, want)
 			}
 		}
@@ -295,9 +304,13 @@ func TestLazyServerNeedsLogin(t *testing.T) {
 	t.Cleanup(srv.Close) // after the Hubs' cleanups
 	s := newStore(t, t.TempDir())
 	cache := t.TempDir()
+	cacheStore, err := store.NewDir(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: srv.URL, Type: "http"}}}
 	hub := func() *mcp.Hub {
-		h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, CacheDir: cache, Timeout: testenv.WaitLimit()})
+		h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, Store: cacheStore, Timeout: testenv.WaitLimit()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +341,7 @@ func TestLazyServerNeedsLogin(t *testing.T) {
 	if files == 0 {
 		t.Fatal("the Hub cached nothing")
 	}
-	if _, err := s.Logout(srv.URL); err != nil {
+	if _, err := s.Logout(t.Context(), srv.URL); err != nil {
 		t.Fatal(err)
 	}
 	h := hub()
@@ -352,7 +365,36 @@ func TestLoginDenied(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `login to server "notes": the authorization server refused: access_denied: the user said no`) {
 		t.Fatalf("got %v", err)
 	}
-	if ok, err := s.LoggedIn(srv.URL); ok || err != nil {
+	if ok, err := s.LoggedIn(t.Context(), srv.URL); ok || err != nil {
 		t.Fatalf("LoggedIn = %v, %v after a refusal", ok, err)
+	}
+}
+
+// TestLoginFileBeforeStore: a login file as toolsift wrote it before the
+// Store seam (os.UserConfigDir()/toolsift/oauth/<hash of the URL>.json)
+// is the login of a Store over that folder's parent.
+func TestLoginFileBeforeStore(t *testing.T) {
+	root := t.TempDir()
+	const url = "https://mcp.example.com/mcp"
+	sum := sha256.Sum256([]byte(url))
+	file := filepath.Join(root, "oauth", hex.EncodeToString(sum[:16])+".json")
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"version": 1, "server_url": "` + url + `", "resource": "` + url + `", "issuer": "https://auth.example.com",
+		"token_endpoint": "https://auth.example.com/token", "auth_style": 0, "client_id": "c",
+		"access_token": "at-1", "token_type": "Bearer", "logged_in": "2026-01-02T03:04:05Z"}`
+	if err := os.WriteFile(file, []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, root)
+	if tok, err := s.Token(t.Context(), "remote", url); err != nil || tok != "at-1" {
+		t.Fatalf("Token = %q, %v; want the stored at-1", tok, err)
+	}
+	if had, err := s.Logout(t.Context(), url); !had || err != nil {
+		t.Fatalf("Logout = %v, %v", had, err)
+	}
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the login file after Logout: %v, want it removed", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolsift/toolsift/internal/cachefile"
@@ -83,5 +84,45 @@ func TestNewDirRefuses(t *testing.T) {
 	os.Chmod(open, 0o777)
 	if _, err := store.NewDir(open); !errors.Is(err, cachefile.ErrUnsafe) {
 		t.Fatalf("NewDir over a world-writable folder: %v, want ErrUnsafe", err)
+	}
+}
+
+// TestGetBounded: a value over the caller's limit is refused with
+// ErrTooLarge by every store; a Dir refuses a file by its size, without
+// reading it.
+func TestGetBounded(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := store.NewDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]store.Store{"dir": d, "memory": store.NewMemory()} {
+		t.Run(name, func(t *testing.T) {
+			if err := s.Put(ctx, "k/v", []byte("12345")); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := store.GetBounded(ctx, s, "k/v", 5); err != nil || string(v) != "12345" {
+				t.Errorf("GetBounded at the limit = %q, %v", v, err)
+			}
+			if _, err := store.GetBounded(ctx, s, "k/v", 4); !errors.Is(err, store.ErrTooLarge) || !strings.Contains(err.Error(), "over the limit of 4") {
+				t.Errorf("GetBounded over the limit: %v, want ErrTooLarge naming the limit", err)
+			}
+			if _, err := store.GetBounded(ctx, s, "k/none", 4); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("GetBounded of a missing key: %v, want ErrNotFound", err)
+			}
+		})
+	}
+	// A sparse file of 1 GiB is refused at once.
+	f, err := os.Create(filepath.Join(dir, "k", "huge"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := store.GetBounded(ctx, d, "k/huge", 1<<20); !errors.Is(err, store.ErrTooLarge) {
+		t.Errorf("GetBounded of a 1 GiB file: %v, want ErrTooLarge", err)
 	}
 }

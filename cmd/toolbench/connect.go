@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -131,13 +133,34 @@ func quietFlag(fs *flag.FlagSet) *bool {
 	return fs.Bool("quiet", false, "no progress line on stderr while servers connect")
 }
 
-// cacheFlags adds --cache-dir and --no-cache to fs; apply sets them on a
-// Toolset's options.
-func cacheFlags(fs *flag.FlagSet) (apply func(*toolsift.Options)) {
-	dir := fs.String("cache-dir", "", "`folder` of the cache of tool lists, vectors and token costs (default the user cache folder's toolsift)")
-	off := fs.Bool("no-cache", false, "neither read nor write the cache")
-	return func(o *toolsift.Options) {
-		o.CacheDir, o.NoCache = *dir, *off
+// cacheFlags adds --store, --no-cache and the deprecated --cache-dir to
+// fs; apply opens the store they name (cli.OpenStore) into a Toolset's
+// options: nil (the default folder) when none is set.
+func cacheFlags(fs *flag.FlagSet) (apply func(context.Context, *toolsift.Options) error) {
+	spec := fs.String("store", "", "where tool lists, trust records, vectors and token costs are kept: a `folder` (default the user cache folder's toolsift)")
+	old := fs.String("cache-dir", "", "deprecated: --store")
+	off := fs.Bool("no-cache", false, "keep nothing past this run: every server starts now")
+	return func(ctx context.Context, o *toolsift.Options) error {
+		dir := *spec
+		switch {
+		case *old != "" && dir != "" && *old != dir:
+			return fmt.Errorf("--cache-dir %s and --store %s: give --store only", *old, dir)
+		case *old != "":
+			dir = *old
+		}
+		switch {
+		case *off && dir != "":
+			return fmt.Errorf("--no-cache and --store %s: give one", dir)
+		case *off:
+			o.Store = store.NewMemory()
+		case dir != "":
+			st, err := cli.OpenStore(ctx, dir)
+			if err != nil {
+				return err
+			}
+			o.Store = st
+		}
+		return nil
 	}
 }
 

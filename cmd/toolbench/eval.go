@@ -58,7 +58,7 @@ type evalOptions struct {
 	rankingsPath, plotPath             string
 	json, quiet, connect               bool
 	timeout                            time.Duration
-	cache                              func(*toolsift.Options)
+	cache                              func(context.Context, *toolsift.Options) error
 	inputs                             map[string]string
 }
 
@@ -297,7 +297,9 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		Logger:   slog.New(warnHandler{e}),
 	}
 	setPack(&opts.Think, o.pack)
-	o.cache(&opts)
+	if err := o.cache(ctx, &opts); err != nil {
+		return err
+	}
 	// With --config the Toolset that connects is the one measured: its
 	// tools are indexed once, as the servers list them.
 	ts, tools, queries, name, connected, err := loadEvalData(ctx, e, o, opts)

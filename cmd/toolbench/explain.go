@@ -123,7 +123,9 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 		Logger: slog.New(warnHandler{e}),
 	}
 	setPack(&o.Think, *pack)
-	cache(&o)
+	if err := cache(ctx, &o); err != nil {
+		return err
+	}
 	var ts *toolsift.Toolset
 	var catalog string
 	switch {

@@ -64,7 +64,9 @@ cache's, and the report says how old it is. --connect starts every server.`)
 	// then every one is started (and its fresh list cached).
 	hub := mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: startMode(*connect)}
 	o := toolsift.Options{Hub: hub, Inputs: inputs}
-	cache(&o)
+	if err := cache(ctx, &o); err != nil {
+		return err
+	}
 	e.statusReport = true // the report has each server's warnings
 	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/oauth"
+	"github.com/toolsift/toolsift/store"
 )
 
 func init() {
@@ -32,7 +33,12 @@ func authStore(e *env, config string) *oauth.Store {
 	if d := e.getenv("XDG_CONFIG_HOME"); d != "" {
 		// As os.UserConfigDir on Linux, and on every system, so that a
 		// test (or a user) can move the logins.
-		opts.Dir = filepath.Join(d, "toolsift", "oauth")
+		st, err := store.NewDir(filepath.Join(d, "toolsift"))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "warning: logins: %v\n", err)
+			return nil
+		}
+		opts.Store = st
 	}
 	s, err := oauth.New(opts)
 	if err != nil {
@@ -221,7 +227,7 @@ func runLogout(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	for _, name := range names {
-		had, err := store.Logout(cfg.Servers[name].URL)
+		had, err := store.Logout(ctx, cfg.Servers[name].URL)
 		switch {
 		case err != nil:
 			return fmt.Errorf("%s: %w", name, err)

@@ -132,7 +132,9 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		Logger: logger,
 	}
 	setPack(&o.Think, *pack)
-	cache(&o)
+	if err := cache(ctx, &o); err != nil {
+		return err
+	}
 	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet || *verbose) // -v logs each server's start instead
 	if err != nil {
 		return err

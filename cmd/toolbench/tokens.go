@@ -88,8 +88,9 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	} else {
 		hub := mcp.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: startMode(*connect)}
 		o := toolsift.Options{Hub: hub, Inputs: inputs}
-		cache(&o)
-		tools, err = listConfigTools(ctx, e, *config, o, *quiet)
+		if err = cache(ctx, &o); err == nil {
+			tools, err = listConfigTools(ctx, e, *config, o, *quiet)
+		}
 	}
 	if err != nil {
 		return err

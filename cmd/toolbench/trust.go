@@ -9,6 +9,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 func init() {
@@ -39,9 +40,11 @@ func runTrust(ctx context.Context, e *env, args []string) error {
 	}
 	server, tools := fs.Arg(0), fs.Args()[1:]
 	o := toolsift.Options{Hub: mcp.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: mcp.StartEager}, Inputs: inputs}
-	cache(&o)
-	if o.NoCache {
-		return usageError(fs, "--no-cache: trust keeps what it accepts in the cache folder")
+	if err := cache(ctx, &o); err != nil {
+		return err
+	}
+	if _, mem := o.Store.(*store.Memory); mem {
+		return usageError(fs, "--no-cache: trust keeps what it accepts in the store")
 	}
 	ts, _, err := openToolset(ctx, e, *config, o, *quiet)
 	if err != nil {

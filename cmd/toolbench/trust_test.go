@@ -41,11 +41,11 @@ func rugPullConfig(t *testing.T, pulled bool) string {
 func TestTrust(t *testing.T) {
 	cache := t.TempDir()
 	before, after := rugPullConfig(t, false), rugPullConfig(t, true)
-	if code, out, errs := runToolbench(t, "list", "--config", before, "--cache-dir", cache, "--quiet"); code != 0 || strings.Contains(out+errs, "changed since first seen") {
+	if code, out, errs := runToolbench(t, "list", "--config", before, "--store", cache, "--quiet"); code != 0 || strings.Contains(out+errs, "changed since first seen") {
 		t.Fatalf("first list: exit %d\n%s\n%s", code, out, errs)
 	}
 	const warn = `city: warning: tool "city__get_weather" changed since first seen (description); its readOnlyHint is ignored until accepted: toolbench trust city`
-	code, out, errs := runToolbench(t, "list", "--config", after, "--cache-dir", cache, "--quiet")
+	code, out, errs := runToolbench(t, "list", "--config", after, "--store", cache, "--quiet")
 	if code != 0 || !strings.Contains(out, warn) || strings.Count(out+errs, "changed since first seen") != 1 {
 		t.Fatalf("list after the change: exit %d, want %q in\n%s\n%s", code, warn, out, errs)
 	}
@@ -55,25 +55,25 @@ func TestTrust(t *testing.T) {
 	srv := agenttest.NewServer(agenttest.Reply{Content: "Hello."})
 	defer srv.Close()
 	for _, args := range [][]string{
-		{"tokens", "--config", after, "--cache-dir", cache, "--quiet", "--connect"},
-		{"run", "--config", after, "--cache-dir", cache, "--quiet", "--eager", "--base-url", srv.URL, "--json", "--stream=false", "Say hello"},
+		{"tokens", "--config", after, "--store", cache, "--quiet", "--connect"},
+		{"run", "--config", after, "--store", cache, "--quiet", "--eager", "--base-url", srv.URL, "--json", "--stream=false", "Say hello"},
 	} {
 		code, out, errs := runToolbench(t, args...)
 		if n := strings.Count(errs, "changed since first seen"); code != 0 || n != 1 || !strings.Contains(errs, line) {
 			t.Errorf("%s: exit %d, the warning %d times, want once as %q\nstdout:\n%s\nstderr:\n%s", args[0], code, n, line, out, errs)
 		}
 	}
-	code, out, errs = runToolbench(t, "trust", "--config", after, "--cache-dir", cache, "--quiet", "city")
+	code, out, errs = runToolbench(t, "trust", "--config", after, "--store", cache, "--quiet", "city")
 	if code != 0 || !strings.Contains(out, "accepted city__get_weather (description)") {
 		t.Fatalf("trust: exit %d\n%s\n%s", code, out, errs)
 	}
-	if code, out, errs := runToolbench(t, "list", "--config", after, "--cache-dir", cache, "--quiet"); code != 0 || strings.Contains(out+errs, "changed since first seen") {
+	if code, out, errs := runToolbench(t, "list", "--config", after, "--store", cache, "--quiet"); code != 0 || strings.Contains(out+errs, "changed since first seen") {
 		t.Fatalf("list after trust: exit %d\n%s\n%s", code, out, errs)
 	}
-	if code, out, _ := runToolbench(t, "trust", "--config", after, "--cache-dir", cache, "--quiet", "city"); code != 0 || !strings.Contains(out, "no changed tools") {
+	if code, out, _ := runToolbench(t, "trust", "--config", after, "--store", cache, "--quiet", "city"); code != 0 || !strings.Contains(out, "no changed tools") {
 		t.Fatalf("trust again: exit %d\n%s", code, out)
 	}
-	if code, _, errs := runToolbench(t, "trust", "--config", after, "--cache-dir", cache, "--quiet", "nope"); code != 1 || !strings.Contains(errs, `no such server "nope"`) {
+	if code, _, errs := runToolbench(t, "trust", "--config", after, "--store", cache, "--quiet", "nope"); code != 1 || !strings.Contains(errs, `no such server "nope"`) {
 		t.Fatalf("trust of an unknown server: exit %d\n%s", code, errs)
 	}
 }

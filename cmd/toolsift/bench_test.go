@@ -63,7 +63,7 @@ func benchGateway(b *testing.B, path string) *gateway.Gateway {
 	// $TOOLSIFT_BENCH_CACHE_DIR: a warm cache, so that lazy servers stay
 	// unstarted as in a warm toolsift serve.
 	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{Token: "t",
-		Toolset: toolsift.Options{CacheDir: os.Getenv("TOOLSIFT_BENCH_CACHE_DIR")}})
+		Toolset: toolsift.Options{Store: storeIn(b, os.Getenv("TOOLSIFT_BENCH_CACHE_DIR"))}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func bfclProxy(b testing.TB, upstream string) (*toolsift.Toolset, string) {
 			cfg.Servers[fmt.Sprintf("bfcl%d", i)] = config.Server{URL: upstream, Type: "http"}
 		}
 	}
-	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{Token: "t", Toolset: toolsift.Options{CacheDir: cache}})
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{Token: "t", Toolset: toolsift.Options{Store: storeIn(b, cache)}})
 	if err != nil {
 		b.Fatal(err)
 	}

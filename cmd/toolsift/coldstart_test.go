@@ -112,7 +112,7 @@ func TestServeColdStart(t *testing.T) {
 		listening: func(a string) { addr <- a }}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, e, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--cache-dir", filepath.Join(dir, "cache"), "--pin", "slow__lookup"})
+		done <- run(ctx, e, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--store", filepath.Join(dir, "cache"), "--pin", "slow__lookup"})
 	}()
 	released := false
 	release := func() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/cli"
+	"github.com/toolsift/toolsift/store"
 )
 
 func TestUsage(t *testing.T) {
@@ -132,4 +133,18 @@ func TestServeEmptyConfig(t *testing.T) {
 	if want := config + `:1:16: field \"mcpServers\": no servers: there are no tools to offer`; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %s:\n%s", want, stderr.String())
 	}
+}
+
+// storeIn is the store.Dir in folder dir, or nil (the default folder)
+// when dir is "".
+func storeIn(tb testing.TB, dir string) store.Store {
+	tb.Helper()
+	if dir == "" {
+		return nil
+	}
+	d, err := store.NewDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
 }

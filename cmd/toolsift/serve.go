@@ -21,6 +21,7 @@ import (
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -70,8 +71,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	})
-	cacheDir := fs.String("cache-dir", "", "`folder` of the tool-list cache (default the user cache folder's toolsift)")
-	noCache := fs.Bool("no-cache", false, "neither read nor write the cache: every server starts now")
+	storeSpec := fs.String("store", "", "where tool lists, trust records, vectors and token costs are kept: a `folder` (default the user cache folder's toolsift)")
+	cacheDir := fs.String("cache-dir", "", "deprecated: --store")
+	noCache := fs.Bool("no-cache", false, "keep nothing past this run: every server starts now")
 	connectTimeout := fs.Duration("connect-timeout", 30*time.Second, "how long a server may take to start and list its tools (a server's own \"timeout\" wins)")
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "stop a server not called for this long (negative: never)")
 	sessionTimeout := fs.Duration("session-timeout", 30*time.Minute, "with --listen: close an HTTP session idle this long (0: never)")
@@ -170,6 +172,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 			cfg.Servers[name] = sc
 		}
 	}
+	st, err := openStore(ctx, *storeSpec, *cacheDir, *noCache)
+	if err != nil {
+		return err
+	}
 	// Servers that need a login get the logins toolbench login stored, or
 	// fail at once, alone, naming that command: serve never waits on a
 	// browser.
@@ -186,9 +192,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 	// upstream reaches the clients' lists at once.
 	gw, err := gateway.Open(ctx, cfg, &gateway.Options{
 		Toolset: toolsift.Options{
-			Pin:      pins,
-			CacheDir: *cacheDir,
-			NoCache:  *noCache,
+			Pin:   pins,
+			Store: st,
 			Hub: mcp.HubOptions{
 				IdleTimeout: *idle, Timeout: *connectTimeout, Auth: auth,
 				// Listen at once, with what the cache has: a first start of
@@ -380,13 +385,38 @@ func loopbackOnly(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// openStore opens the store --store names (the deprecated --cache-dir
+// too), a Memory store with --no-cache, or nil (the default folder).
+func openStore(ctx context.Context, spec, cacheDir string, off bool) (store.Store, error) {
+	switch {
+	case cacheDir != "" && spec != "" && cacheDir != spec:
+		return nil, fmt.Errorf("--cache-dir %s and --store %s: give --store only", cacheDir, spec)
+	case cacheDir != "":
+		spec = cacheDir
+	}
+	switch {
+	case off && spec != "":
+		return nil, fmt.Errorf("--no-cache and --store %s: give one", spec)
+	case off:
+		return store.NewMemory(), nil
+	case spec == "":
+		return nil, nil
+	}
+	return cli.OpenStore(ctx, spec)
+}
+
 // loginStore is the store of logins that toolbench login writes
-// (oauth.DefaultDir, or $XDG_CONFIG_HOME/toolsift/oauth where that is set,
+// (oauth.DefaultStore, or $XDG_CONFIG_HOME/toolsift where that is set,
 // as toolbench does), or nil when there is none to be had.
 func loginStore(e *env, configFile string, log *slog.Logger) *oauth.Store {
 	opts := &oauth.Options{LoginHint: "toolbench login --config " + configFile}
 	if d := e.getenv("XDG_CONFIG_HOME"); d != "" {
-		opts.Dir = filepath.Join(d, "toolsift", "oauth")
+		st, err := store.NewDir(filepath.Join(d, "toolsift"))
+		if err != nil {
+			log.Warn("logins unavailable", "error", err)
+			return nil
+		}
+		opts.Store = st
 	}
 	s, err := oauth.New(opts)
 	if err != nil {

@@ -74,7 +74,7 @@ func TestServeTrust(t *testing.T) {
 	e = &env{stdin: serveIn, stdout: serveOut, stderr: serveErr, getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(context.Background(), e, []string{"serve", "--config", cfg2, "--cache-dir", cache, "--pin", "up__lookup", "--connect-timeout", testenv.WaitLimit().String()})
+		done <- run(context.Background(), e, []string{"serve", "--config", cfg2, "--store", cache, "--pin", "up__lookup", "--connect-timeout", testenv.WaitLimit().String()})
 		serveOut.Close()
 	}()
 	changed := make(chan struct{}, 8)
@@ -120,7 +120,7 @@ func TestServeTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub, err := mcp.NewHub(other, &mcp.HubOptions{CacheDir: cache, Start: mcp.StartEager, MaxRestarts: -1})
+	hub, err := mcp.NewHub(other, &mcp.HubOptions{Store: storeIn(t, cache), Start: mcp.StartEager, MaxRestarts: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
+	"github.com/toolsift/toolsift/store"
 )
 
 const server = "conformance"
@@ -68,12 +69,8 @@ func (elicitAccept) HandleClientRequest(_ context.Context, req mcp.ClientRequest
 }
 
 func run(ctx context.Context, scenario, url string, sctx map[string]any) error {
-	dir, err := os.MkdirTemp("", "toolsift-conformance-client-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	store, err := oauth.New(&oauth.Options{Dir: dir, LoginHint: "client login"})
+	// The run's logins, kept for this run only.
+	logins, err := oauth.New(&oauth.Options{Store: store.NewMemory(), LoginHint: "client login"})
 	if err != nil {
 		return err
 	}
@@ -89,7 +86,7 @@ func run(ctx context.Context, scenario, url string, sctx map[string]any) error {
 		// server supports CIMD).
 		login.ClientMetadataURL = "https://conformance-test.local/client-metadata.json"
 	}
-	opts := &mcp.HubOptions{Auth: store}
+	opts := &mcp.HubOptions{Auth: logins}
 	if scenario == "elicitation-sep1034-client-defaults" {
 		opts.ClientRequests = elicitAccept{}
 	}
@@ -111,7 +108,7 @@ func run(ctx context.Context, scenario, url string, sctx map[string]any) error {
 			return err
 		}
 		log.Printf("login needed: %v", err)
-		if _, err := store.Login(ctx, server, url, login); err != nil {
+		if _, err := logins.Login(ctx, server, url, login); err != nil {
 			return fmt.Errorf("login: %w", err)
 		}
 	}
