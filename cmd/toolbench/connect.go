@@ -144,19 +144,19 @@ func cacheFlags(fs *flag.FlagSet) (apply func(context.Context, *toolsift.Options
 		dir := *spec
 		switch {
 		case *old != "" && dir != "" && *old != dir:
-			return fmt.Errorf("--cache-dir %s and --store %s: give --store only", *old, dir)
+			return usageError(fs, "--cache-dir %s and --store %s: give --store only", *old, dir)
 		case *old != "":
 			dir = *old
 		}
 		switch {
 		case *off && dir != "":
-			return fmt.Errorf("--no-cache and --store %s: give one", dir)
+			return usageError(fs, "--no-cache and --store %s: give one", dir)
 		case *off:
 			o.Store = store.NewMemory()
 		case dir != "":
 			st, err := cli.OpenStore(ctx, dir)
 			if err != nil {
-				return err
+				return usageError(fs, "%v", err)
 			}
 			o.Store = st
 		}

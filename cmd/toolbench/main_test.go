@@ -47,6 +47,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"tokens", "--config", cfg, "--timeout", "-1s"}, "toolbench tokens: --timeout -1s: want a positive duration\n"},
 		{[]string{"trust", "--config", cfg, "--timeout", "0s", "server"}, "toolbench trust: --timeout 0s: want a positive duration\n"},
 		{[]string{"login", "--config", cfg, "--timeout", "0s"}, "toolbench login: --timeout 0s: want a positive duration\n"},
+		{[]string{"list", "--config", cfg, "--store", "postgres://app:s3cr3t@db/toolsift"}, "toolbench list: --store postgres://app:xxxxx@db/toolsift: a PostgreSQL store is not supported yet (support is being added); use a folder\n"},
+		{[]string{"list", "--config", cfg, "--store", "/tmp/a", "--no-cache"}, "toolbench list: --no-cache and --store /tmp/a: give one\n"},
+		{[]string{"tokens", "--config", cfg, "--store", "/tmp/a", "--cache-dir", "/tmp/b"}, "toolbench tokens: --cache-dir /tmp/b and --store /tmp/a: give --store only\n"},
+		{[]string{"explain", "--config", cfg, "--store", "/dev/null", "read a file"}, "toolbench explain: --store /dev/null: store: cachefile: refused /dev/null: not a folder"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runToolbench(t, tt.args...)

@@ -49,6 +49,10 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--config", config, "--listen", "127.0.0.1:0", "--token-file", empty}, 1, "", "is empty"},
 		{[]string{"serve", "--config", config, "--log-level", "loud"}, 2, "", "--log-level"},
 		{[]string{"serve", "--config", filepath.Join(t.TempDir(), "nope.json")}, 1, "", "nope.json"},
+		{[]string{"serve", "--config", config, "--store", "postgres://app:s3cr3t@db/toolsift"}, 2, "", "--store postgres://app:xxxxx@db/toolsift: a PostgreSQL store is not supported yet"},
+		{[]string{"serve", "--config", config, "--store", "/dev/null"}, 2, "", "--store /dev/null: store: cachefile: refused /dev/null: not a folder"},
+		{[]string{"serve", "--config", config, "--store", t.TempDir(), "--no-cache"}, 2, "", "--no-cache and --store"},
+		{[]string{"serve", "--config", config, "--store", "/a", "--cache-dir", "/b"}, 2, "", "--cache-dir /b and --store /a: give --store only"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

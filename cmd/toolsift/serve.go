@@ -174,7 +174,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	st, err := openStore(ctx, *storeSpec, *cacheDir, *noCache)
 	if err != nil {
-		return err
+		return usageError(fs, "%v", err)
 	}
 	// Servers that need a login get the logins toolbench login stored, or
 	// fail at once, alone, naming that command: serve never waits on a
