@@ -154,9 +154,7 @@ func (s *server) storeTrust() {
 	data, err := json.MarshalIndent(e, "", "\t")
 	if err == nil {
 		ctx, cancel := h.storeCtx()
-		if err = h.opts.Store.Put(ctx, s.trustKey(), data); err == nil {
-			err = h.opts.Store.Put(ctx, trustGenKey, []byte(rand.Text()))
-		}
+		err = h.writeTrust(ctx, s.trustKey(), data)
 		cancel()
 	}
 	if err != nil {
@@ -167,6 +165,37 @@ func (s *server) storeTrust() {
 	h.mu.Lock()
 	s.trust.sum = sumOf(data)
 	h.mu.Unlock()
+}
+
+// writeTrust puts a trust record, then a new trust generation, under the
+// store's lock of the generation. When no other process wrote one since
+// this Hub last looked, the Hub takes the new generation as seen: its own
+// write is no reason for ReloadTrust to read every record again.
+func (h *Hub) writeTrust(ctx context.Context, key string, data []byte) error {
+	st := h.opts.Store
+	unlock, err := st.Lock(ctx, trustGenKey)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	prev, err := h.trustGeneration(ctx)
+	if err != nil {
+		return err
+	}
+	if err := st.Put(ctx, key, data); err != nil {
+		return err
+	}
+	gen := rand.Text()
+	if err := st.Put(ctx, trustGenKey, []byte(gen)); err != nil {
+		return err
+	}
+	f := &h.trustFresh
+	f.mu.Lock()
+	if f.genRead && f.gen == prev {
+		f.gen = gen
+	}
+	f.mu.Unlock()
+	return nil
 }
 
 // verify compares a tool the server listed with its trust record,

@@ -239,3 +239,34 @@ func TestCacheFolderBeforeStore(t *testing.T) {
 		t.Errorf("warnings:\n%s", log.String())
 	}
 }
+
+// countingStore counts the Gets of a Store.
+type countingStore struct {
+	store.Store
+	gets atomic.Int64
+}
+
+func (c *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, key)
+}
+
+// TestReloadTrustOwnWrites: the trust records a Hub writes itself (a
+// server's first listing) are no reason for ReloadTrust to read every
+// record again: it reads the trust generation only.
+func TestReloadTrustOwnWrites(t *testing.T) {
+	checkGoroutines(t)
+	st := &countingStore{Store: dirStore(t, t.TempDir())}
+	cfg := &config.Config{Servers: map[string]config.Server{}}
+	for _, name := range []string{"a", "b", "c"} {
+		cfg.Servers[name] = memServer(newServer(name, nil, "one", "two"))
+	}
+	hub := startHub(t, cfg, &mcp.HubOptions{Store: st, Start: mcp.StartEager})
+	before := st.gets.Load()
+	if names, err := hub.ReloadTrust(context.Background()); err != nil || len(names) != 0 {
+		t.Fatalf("ReloadTrust = %v, %v; want none", names, err)
+	}
+	if n := st.gets.Load() - before; n != 1 {
+		t.Errorf("ReloadTrust after the Hub's own writes read %d values, want 1 (the trust generation)", n)
+	}
+}
