@@ -24,10 +24,11 @@ import (
 // description turned into an injection, readOnlyHint flipped to true, a
 // parameter added), live or between runs. The Hub keeps what each tool of
 // each server looked like when first seen or last accepted (its trust
-// record), in the cache folder (trust/, read with cachefile.ReadFile:
+// record), in HubOptions.Store under trust/ (in a store.Dir a file,
 // refused when another user could have written it; a record written under
-// the folder's former name, pins/, is still read) or, without a cache, for
-// the Hub's life. A tool that differs from its trust record is still
+// the former prefix, pins/, is still read; over a store.NewMemory() for
+// the process's life). A process learns that another one accepted a tool
+// through ReloadTrust. A tool that differs from its trust record is still
 // served, but:
 //
 //   - a warning names it and what changed, in ServerStatus.Warnings and
