@@ -294,18 +294,27 @@ func changedWarning(c ChangedTool, server string) string {
 type trustFreshness struct {
 	watching atomic.Bool // a Watch of trust/ is running: changed says it all
 	changed  atomic.Bool // the Watch reported a change not yet looked at
+	// firstGen: the first check while watching also compares the
+	// generation, for a change made before the Watch was listening.
+	firstGen atomic.Bool
 
 	mu      sync.Mutex
 	gen     string // the trust generation when last looked at
 	genRead bool
 }
 
-// watchTrust starts, when the store is a store.Watcher, a watch of the
-// trust records that ends with the Hub; otherwise it notes the trust
-// generation, so that records read from now on are at least that fresh.
+// watchTrust notes the trust generation, so that records read from now
+// on are at least that fresh, and, when the store is a store.Watcher,
+// starts a watch of the trust records that ends with the Hub.
 func (h *Hub) watchTrust(ctx context.Context) {
 	f := &h.trustFresh
+	if gen, err := h.trustGeneration(ctx); err == nil {
+		f.mu.Lock()
+		f.gen, f.genRead = gen, true
+		f.mu.Unlock()
+	}
 	if w, ok := h.opts.Store.(store.Watcher); ok {
+		f.firstGen.Store(true)
 		f.watching.Store(true)
 		h.wg.Go(func() {
 			err := w.Watch(h.life, trustDir+"/", func(key string) {
@@ -323,12 +332,6 @@ func (h *Hub) watchTrust(ctx context.Context) {
 				f.mu.Unlock()
 			}
 		})
-		return
-	}
-	if gen, err := h.trustGeneration(ctx); err == nil {
-		f.mu.Lock()
-		f.gen, f.genRead = gen, true
-		f.mu.Unlock()
 	}
 }
 
@@ -353,9 +356,10 @@ func (h *Hub) trustGeneration(ctx context.Context) (string, error) {
 // trust records since the last call.
 func (h *Hub) trustMayHaveChanged(ctx context.Context) bool {
 	f := &h.trustFresh
-	if f.watching.Load() {
+	if f.watching.Load() && !f.firstGen.Swap(false) {
 		return f.changed.Swap(false)
 	}
+	watched := f.changed.Swap(false)
 	gen, err := h.trustGeneration(ctx)
 	if err != nil {
 		return true // unknown: look at the records themselves
@@ -364,7 +368,7 @@ func (h *Hub) trustMayHaveChanged(ctx context.Context) bool {
 	defer f.mu.Unlock()
 	same := f.genRead && gen == f.gen
 	f.gen, f.genRead = gen, true
-	return !same
+	return !same || watched
 }
 
 // ReloadTrust reads again the trust records that changed in the store since
