@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -63,6 +64,17 @@ type Options struct {
 	// the handler can call every tool: mount it without a Token only where
 	// something else checks who calls.
 	Token string
+	// Tokens, when set, requires a live per-user API token (NewTokens,
+	// toolsift token create) on every HTTP request: a request with one is
+	// its user's (the Identity in every log line and audit record), others
+	// get 401 with WWW-Authenticate. Set Token or Tokens, not both: a
+	// shared token would let whoever holds it in as nobody.
+	Tokens *Tokens
+	// Audit, when set, keeps one record of every tools/call (AuditRecord:
+	// who, which tool of which server, when, how long, the outcome; never
+	// arguments or results), written to it before the call's result is
+	// returned.
+	Audit store.Store
 	// Stateless serves every HTTP client without sessions, whatever its
 	// revision: each request is answered on its own. Lists are fixed
 	// (search_tools, call_tool and the pinned tools): found tools are
@@ -171,6 +183,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		Name:           o.Name,
 		Version:        o.Version,
 		Logger:         o.Logger,
+		Audit:          o.Audit,
 	})
 	if err != nil {
 		return nil, errors.Join(err, ts.Close())
@@ -189,8 +202,10 @@ func (o *Options) httpOptions() (httpOptions, error) {
 		return httpOptions{}, fmt.Errorf("%w: MaxSessions = %d, want > 0", ErrOptions, o.MaxSessions)
 	case o.BodyTimeout < 0:
 		return httpOptions{}, fmt.Errorf("%w: BodyTimeout = %v, want > 0", ErrOptions, o.BodyTimeout)
+	case o.Token != "" && o.Tokens != nil:
+		return httpOptions{}, fmt.Errorf("%w: Token and Tokens are both set: a shared token or per-user API tokens, not both (the shared one would let whoever holds it in as nobody)", ErrOptions)
 	}
-	return httpOptions{Token: o.Token, Stateless: o.Stateless, SessionTimeout: o.SessionTimeout,
+	return httpOptions{Token: o.Token, Tokens: o.Tokens, Stateless: o.Stateless, SessionTimeout: o.SessionTimeout,
 		MaxSessions: o.MaxSessions, AllowedOrigins: o.AllowedOrigins, BodyTimeout: o.BodyTimeout}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 )
 
 func TestOpenRefusesOptions(t *testing.T) {
@@ -20,6 +21,7 @@ func TestOpenRefusesOptions(t *testing.T) {
 		"MaxTools":       {MaxTools: -1},
 		"Budget":         {Budget: -1},
 		"MaxResultBytes": {MaxResultBytes: -1},
+		"Token+Tokens":   {Token: "shared", Tokens: gateway.NewTokens(store.NewMemory())},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o.Toolset.NoSemantic, o.Toolset.NoCache = true, true

@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -18,6 +21,10 @@ type httpOptions struct {
 	// (Authorization: Bearer TOKEN). It is compared in constant time and
 	// never logged.
 	Token string
+	// Tokens, when set, requires a live API token of the user on every
+	// request instead (not both: Options refuses Token with Tokens); the
+	// request has the token's Identity.
+	Tokens *Tokens
 	// Stateless serves every client without sessions, whatever its
 	// revision: each request is answered on its own. Without it, clients
 	// of MCP 2026-07-28 are served so and the others get sessions
@@ -68,7 +75,10 @@ func (p *proxy) handler(o *httpOptions) http.Handler {
 		h = byWire(h, p.statefulHandler(&opts))
 	}
 	h = carryIdentity(bodyDeadline(opts.BodyTimeout, h))
-	if opts.Token != "" {
+	switch {
+	case opts.Tokens != nil:
+		h = requireToken(opts.Tokens, p.log, h)
+	case opts.Token != "":
 		h = requireBearer(opts.Token, h)
 	}
 	return checkOrigin(opts.AllowedOrigins, h)
@@ -131,5 +141,42 @@ func requireBearer(token string, next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// requireToken refuses requests without a live API token of tokens with
+// 401, and gives the others the token's Identity (carryIdentity passes it
+// on to the MCP handlers). A refusal is logged with the token's id when
+// the header holds something of a token's form, never the secret.
+func requireToken(tokens *Tokens, log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		secret = strings.TrimSpace(secret)
+		var id Identity
+		err := fmt.Errorf("%w: no bearer token (Authorization: Bearer tsk_...)", ErrUnknownToken)
+		if strings.EqualFold(scheme, "Bearer") && secret != "" {
+			id, err = tokens.Verify(r.Context(), secret)
+		}
+		if err != nil {
+			status, msg := http.StatusUnauthorized, "401 unauthorized: this toolsift serve needs your API token (Authorization: Bearer tsk_...; toolsift token create makes one)"
+			if !errors.Is(err, ErrUnknownToken) {
+				// The store failed: not the caller's fault, and not a
+				// reason to make the client drop its token.
+				status, msg = http.StatusServiceUnavailable, "503 service unavailable: API tokens cannot be checked now; try again"
+				log.Error("verifying an API token", "error", err, "remote", r.RemoteAddr)
+			} else if secret != "" {
+				// A missing token is routine (a client's first try); a
+				// wrong or revoked one is worth a look.
+				log.Warn("request refused", "error", err, "remote", r.RemoteAddr)
+			} else {
+				log.Debug("request refused", "error", err, "remote", r.RemoteAddr)
+			}
+			if status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="toolsift"`)
+			}
+			http.Error(w, msg, status)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
 	})
 }
