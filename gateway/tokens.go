@@ -186,7 +186,7 @@ func (t *Tokens) Revoke(ctx context.Context, id string) error {
 		id = id[:tokenIDLen]
 	}
 	if !isTokenID(id) {
-		return fmt.Errorf("%w: %q is not a token id (12 hex digits, as toolsift token list shows)", ErrUnknownToken, id)
+		return fmt.Errorf("%w: %q is not a token id (12 hex digits)", ErrUnknownToken, id)
 	}
 	rec, err := t.read(ctx, tokenIDKey(id))
 	if errors.Is(err, store.ErrNotFound) {

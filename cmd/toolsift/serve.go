@@ -44,7 +44,9 @@ versions), VS Code 128 per request, OpenAI 128.
 Servers whose tools are in the cache start only when one of their tools is
 called, and stop after --idle-timeout; the others connect while serve already
 answers, each joining when it has listed its tools (logged "server ready"). --listen needs a bearer token ($` + tokenEnv + `
-or --token-file) unless ADDR is loopback-only (127.0.0.1, ::1, localhost).
+or --token-file), or --tokens for per-user API tokens (toolsift token create), unless
+ADDR is loopback-only (127.0.0.1, ::1, localhost). --audit records every tool call
+in the --cache-dir folder (toolsift audit prints them).
 Logs (one line per search and per call, never arguments) go to stderr.`
 
 // serve runs toolsift serve.
@@ -100,6 +102,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 		inputs[id] = value
 		return nil
 	})
+	// Identities and audit (issue 33): the store is the --cache-dir
+	// folder, where toolsift token and toolsift audit look by default.
+	userTokens := fs.Bool("tokens", false, "with --listen: require a per-user API token (toolsift token create) on every request, instead of one shared token; the user is in every log line and audit record")
+	auditCalls := fs.Bool("audit", false, "record every tool call (who, which tool, when, how long, the outcome; no arguments) in the store, before its result returns; toolsift audit prints them")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -133,8 +139,15 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageError(fs, "--log-level %q: want debug, info, warn or error", *logLevel)
 	}
+	if err := checkIdentityFlags(e, *listen, *tokenFile, *userTokens); err != nil {
+		return usageError(fs, "%v", err)
+	}
+	idOpts, err := identityOptions(*cacheDir, *userTokens, *auditCalls)
+	if err != nil {
+		return err
+	}
 	token := ""
-	if *listen != "" {
+	if *listen != "" && !*userTokens {
 		if _, _, err := net.SplitHostPort(*listen); err != nil {
 			return usageError(fs, "--listen %q: want host:port (127.0.0.1:8080, :8080): %v", *listen, err)
 		}
@@ -214,6 +227,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		SessionTimeout:          *sessionTimeout,
 		MaxSessions:             *maxSessions,
 		AllowedOrigins:          origins,
+		Tokens:                  idOpts.Tokens,
+		Audit:                   idOpts.Audit,
 	})
 	if err != nil {
 		return err
@@ -262,7 +277,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
-	return serveHTTP(ctx, e, log, gw.Handler(), *listen, *maxConns, token != "", *stateless)
+	return serveHTTP(ctx, e, log, gw.Handler(), *listen, *maxConns, token != "" || *userTokens, *stateless)
 }
 
 // logArrivals logs each server of connecting when its first connection
