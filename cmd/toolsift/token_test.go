@@ -4,7 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -258,5 +263,99 @@ func TestServeTokensAndAudit(t *testing.T) {
 	}
 	if _, out, stderr := runCmd(t, "audit", "--user", "carol", "--store", cache); out != "" || !strings.Contains(stderr, "No audit records") {
 		t.Errorf("audit --user carol: %q, %q", out, stderr)
+	}
+}
+
+// TestAuditSurvivesKill: a serve process killed (SIGKILL) while calls are
+// in flight has written the audit record of every call whose result a
+// client got: records are written before results are returned.
+func TestAuditSurvivesKill(t *testing.T) {
+	cache := t.TempDir()
+	code, out, stderr := runCmd(t, "token", "create", "--user", "alice", "--store", cache)
+	if code != 0 {
+		t.Fatalf("token create: exit %d: %s", code, stderr)
+	}
+	secret := strings.TrimSpace(out)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	// TOOLSIFT_TEST_MAIN=0: the upstream inherits serve's environment.
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"up": {"command": "`+exe+`", "args": ["-test.run=^$"], "env": {"`+upstreamEnv+`": "1", "TOOLSIFT_TEST_MAIN": "0"}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
+	defer cancel()
+	cmd := exec.Command(exe, "serve", "--config", cfg, "--cache-dir", cache, "--listen", "127.0.0.1:0", "--tokens", "--audit",
+		"--connect-timeout", testenv.WaitLimit().String())
+	cmd.Env = append(os.Environ(), "TOOLSIFT_TEST_MAIN=1")
+	logs := &logWatch{wrote: make(chan struct{}, 1)}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			cmd.Process.Kill()
+		}
+		cmd.Wait()
+	}()
+	logs.waitFor(t, `msg="server ready" server=up`, ctx.Done())
+	_, rest, _ := strings.Cut(logs.String(), "msg=listening url=")
+	url, _, _ := strings.Cut(rest, " ")
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("no listening url in serve's log:\n%s", logs.String())
+	}
+
+	var acked atomic.Int64
+	var wg sync.WaitGroup
+	for range 4 {
+		hc := &http.Client{Transport: bearer{secret, http.DefaultTransport}}
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+			&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, logs.String())
+		}
+		defer cs.Close()
+		wg.Go(func() {
+			for {
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "up__lookup", "arguments": map[string]any{}}})
+				if err != nil || res.IsError {
+					return // killed
+				}
+				acked.Add(1)
+			}
+		})
+	}
+	for acked.Load() < 40 && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed = true
+	cmd.Wait()
+	wg.Wait()
+
+	st, err := openStore(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := 0
+	for rec, err := range gateway.AuditRecords(context.Background(), st, time.Time{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.User != "alice" || rec.Tool != "up__lookup" {
+			t.Errorf("record %+v", rec)
+		}
+		records++
+	}
+	if n := acked.Load(); int64(records) < n {
+		t.Errorf("%d audit records after the kill, %d calls answered: records were lost", records, n)
+	} else {
+		t.Logf("%d calls answered before the kill, %d records", n, records)
 	}
 }
