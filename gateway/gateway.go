@@ -68,7 +68,10 @@ type Options struct {
 	// toolsift token create) on every HTTP request: a request with one is
 	// its user's (the Identity in every log line and audit record), others
 	// get 401 with WWW-Authenticate. Set Token or Tokens, not both: a
-	// shared token would let whoever holds it in as nobody.
+	// shared token would let whoever holds it in as nobody. When their
+	// store is a store.Watcher, the Gateway watches it until Close: a
+	// token revoked by another process is refused at once, not only
+	// after TokenCacheTTL.
 	Tokens *Tokens
 	// Audit, when set, keeps one record of every tools/call (AuditRecord:
 	// who, which tool of which server, when, how long, the outcome; never
@@ -111,6 +114,8 @@ type Gateway struct {
 
 	handlerOnce sync.Once
 	handler     http.Handler
+
+	stopWatch func() // ends the watch of Options.Tokens' store and waits
 }
 
 // Open connects to the servers of cfg (toolsift.OpenConfig) and returns
@@ -190,7 +195,17 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	}
 	px.Store(p)
 	p.featuresChanged() // what changed while the proxy was being made
-	return &Gateway{ts: ts, p: p, http: ho}, nil
+	g := &Gateway{ts: ts, p: p, http: ho, stopWatch: func() {}}
+	if o.Tokens != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			o.Tokens.watch(ctx, p.log)
+		}()
+		g.stopWatch = func() { cancel(); <-done }
+	}
+	return g, nil
 }
 
 // httpOptions checks the options of Handler.
@@ -250,9 +265,12 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) erro
 	return err
 }
 
-// Close stops the upstream servers (Toolset.Close). Serve no more once it
-// is called.
-func (g *Gateway) Close() error { return g.ts.Close() }
+// Close stops the upstream servers (Toolset.Close) and the watch of
+// Options.Tokens' store. Serve no more once it is called.
+func (g *Gateway) Close() error {
+	g.stopWatch()
+	return g.ts.Close()
+}
 
 type nopWriteCloser struct{ io.Writer }
 

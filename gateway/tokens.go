@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -70,7 +71,9 @@ type tokenRecord struct {
 //
 // Verify caches what it read for TokenCacheTTL, so that a warm request
 // reads no store row; a token revoked elsewhere is refused within that
-// time. It is safe for concurrent use.
+// time, or at once when the store is a store.Watcher and the Tokens serve
+// a Gateway (Open watches it for changes to tokens). It is safe for
+// concurrent use.
 type Tokens struct {
 	s   store.Store
 	now func() time.Time
@@ -254,6 +257,28 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (Identity, error) {
 		return Identity{}, fmt.Errorf("%w (token %s)", ErrUnknownToken, secret[len(TokenPrefix):len(TokenPrefix)+tokenIDLen])
 	}
 	return Identity{User: c.id.User, Teams: slices.Clone(c.id.Teams)}, nil
+}
+
+// watch makes a revocation (or a creation) through another process take
+// effect here at once, when the store tells of changes (store.Watcher):
+// the cached verification of a changed token is dropped. It returns when
+// ctx ends, at once when the store is no Watcher (the cache's TTL is then
+// the only bound).
+func (t *Tokens) watch(ctx context.Context, log *slog.Logger) {
+	w, ok := t.s.(store.Watcher)
+	if !ok {
+		return
+	}
+	err := w.Watch(ctx, "tokens/hash/", func(key string) {
+		name := strings.TrimSuffix(strings.TrimPrefix(key, "tokens/hash/"), ".json")
+		if sum, err := hex.DecodeString(name); err == nil && len(sum) == 32 {
+			t.forget([32]byte(sum))
+		}
+	})
+	if err != nil && ctx.Err() == nil {
+		// Revocations elsewhere still arrive, within TokenCacheTTL.
+		log.Warn("watching API tokens for revocations stopped", "error", err)
+	}
 }
 
 // forget drops what Verify cached of one secret's hash.

@@ -359,3 +359,105 @@ func BenchmarkTokenVerify(b *testing.B) {
 		})
 	}
 }
+
+// watchedMemory is one process's handle on a store.Memory that several
+// share, telling its watchers of the changes made through the others, as
+// a shared store (PostgreSQL) does.
+type watchedMemory struct {
+	*store.Memory
+	hub *watchHub
+}
+
+type watchHub struct {
+	mu       sync.Mutex
+	watchers map[*watchedMemory][]func(string)
+	watching chan struct{} // gets a value when a Watch starts
+}
+
+func (w *watchedMemory) notify(key string) {
+	w.hub.mu.Lock()
+	defer w.hub.mu.Unlock()
+	for h, fs := range w.hub.watchers {
+		if h != w {
+			for _, f := range fs {
+				f(key)
+			}
+		}
+	}
+}
+
+func (w *watchedMemory) Put(ctx context.Context, key string, v []byte) error {
+	err := w.Memory.Put(ctx, key, v)
+	if err == nil {
+		w.notify(key)
+	}
+	return err
+}
+
+func (w *watchedMemory) Delete(ctx context.Context, key string) error {
+	err := w.Memory.Delete(ctx, key)
+	if err == nil {
+		w.notify(key)
+	}
+	return err
+}
+
+func (w *watchedMemory) Watch(ctx context.Context, prefix string, f func(string)) error {
+	w.hub.mu.Lock()
+	w.hub.watchers[w] = append(w.hub.watchers[w], func(k string) {
+		if strings.HasPrefix(k, prefix) {
+			f(k)
+		}
+	})
+	w.hub.mu.Unlock()
+	w.hub.watching <- struct{}{}
+	<-ctx.Done()
+	w.hub.mu.Lock()
+	delete(w.hub.watchers, w)
+	w.hub.mu.Unlock()
+	return ctx.Err()
+}
+
+// TestRevokedAtOnceWithWatcher: over a store that tells of changes
+// (store.Watcher), a token revoked by another process is refused at once,
+// the clock not moved past the cache's TTL.
+func TestRevokedAtOnceWithWatcher(t *testing.T) {
+	ctx := context.Background()
+	mem := store.NewMemory()
+	hub := &watchHub{watchers: map[*watchedMemory][]func(string){}, watching: make(chan struct{}, 1)}
+	other := gateway.NewTokens(&watchedMemory{mem, hub})
+	tokens := gateway.NewTokens(&watchedMemory{mem, hub})
+	now := time.Now()
+	tokens.SetClock(func() time.Time { return now }) // the cache never expires
+	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{Tokens: tokens, Toolset: toolsift.Options{NoSemantic: true, NoCache: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	select {
+	case <-hub.watching:
+	case <-time.After(testenv.WaitLimit()):
+		t.Fatal("the Gateway does not watch its tokens' store")
+	}
+	secret, tok, err := other.Create(ctx, "alice", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := post(t, srv.URL, "", "Bearer "+secret, "", initBody); resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize with alice's token: %s", resp.Status)
+	}
+	if err := other.Revoke(ctx, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := post(t, srv.URL, "", "Bearer "+secret, "", initBody); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("after another process revoked it: %s, want 401 at once", resp.Status)
+	}
+	gw.Close()
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	if len(hub.watchers) != 0 {
+		t.Error("Close left the watch running")
+	}
+}
