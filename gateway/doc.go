@@ -36,7 +36,8 @@
 // hashed in a store.Store that every replica shares; toolsift token makes
 // them) on every HTTP request instead of the shared Token: the request
 // becomes its user's Identity, named in every log line, and a revoked
-// token is refused by every replica within TokenCacheTTL. Options.Audit
+// token is refused by every replica within TokenCacheTTL; Options.OIDC
+// accepts bearer JWTs of an OpenID Connect issuer (NewOIDC) too. Options.Audit
 // keeps one AuditRecord per tools/call (who, which tool of which server,
 // when, how long, the outcome; never arguments or results), written
 // before the call's result returns; AuditRecords reads them back.

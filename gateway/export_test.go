@@ -47,3 +47,6 @@ func (t *Tokens) SetClock(now func() time.Time) { t.now = now }
 func WriteAudit(ctx context.Context, s store.Store, rec AuditRecord) error {
 	return (&auditLog{s: s}).write(ctx, rec)
 }
+
+// SetClock makes o read the time from now (expiry, key refetches).
+func (o *OIDC) SetClock(now func() time.Time) { o.now = now }

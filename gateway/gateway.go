@@ -73,6 +73,11 @@ type Options struct {
 	// token revoked by another process is refused at once, not only
 	// after TokenCacheTTL.
 	Tokens *Tokens
+	// OIDC, when set, accepts bearer JWTs an OpenID Connect issuer signed
+	// (NewOIDC): the token's claims name the user and teams. With Tokens
+	// too, a bearer starting with TokenPrefix is an API token and any
+	// other a JWT. Not with Token.
+	OIDC *OIDC
 	// Audit, when set, keeps one record of every tools/call (AuditRecord:
 	// who, which tool of which server, when, how long, the outcome; never
 	// arguments or results), written to it before the call's result is
@@ -217,10 +222,10 @@ func (o *Options) httpOptions() (httpOptions, error) {
 		return httpOptions{}, fmt.Errorf("%w: MaxSessions = %d, want > 0", ErrOptions, o.MaxSessions)
 	case o.BodyTimeout < 0:
 		return httpOptions{}, fmt.Errorf("%w: BodyTimeout = %v, want > 0", ErrOptions, o.BodyTimeout)
-	case o.Token != "" && o.Tokens != nil:
-		return httpOptions{}, fmt.Errorf("%w: Token and Tokens are both set: a shared token or per-user API tokens, not both (the shared one would let whoever holds it in as nobody)", ErrOptions)
+	case o.Token != "" && (o.Tokens != nil || o.OIDC != nil):
+		return httpOptions{}, fmt.Errorf("%w: Token and Tokens or OIDC are both set: a shared token or per-user identities, not both (the shared one would let whoever holds it in as nobody)", ErrOptions)
 	}
-	return httpOptions{Token: o.Token, Tokens: o.Tokens, Stateless: o.Stateless, SessionTimeout: o.SessionTimeout,
+	return httpOptions{Token: o.Token, Tokens: o.Tokens, OIDC: o.OIDC, Stateless: o.Stateless, SessionTimeout: o.SessionTimeout,
 		MaxSessions: o.MaxSessions, AllowedOrigins: o.AllowedOrigins, BodyTimeout: o.BodyTimeout}, nil
 }
 

@@ -25,6 +25,9 @@ type httpOptions struct {
 	// request instead (not both: Options refuses Token with Tokens); the
 	// request has the token's Identity.
 	Tokens *Tokens
+	// OIDC, when set, accepts bearer JWTs of an OpenID Connect issuer
+	// too (beside Tokens, or alone); not with Token.
+	OIDC *OIDC
 	// Stateless serves every client without sessions, whatever its
 	// revision: each request is answered on its own. Without it, clients
 	// of MCP 2026-07-28 are served so and the others get sessions
@@ -76,8 +79,8 @@ func (p *proxy) handler(o *httpOptions) http.Handler {
 	}
 	h = carryIdentity(bodyDeadline(opts.BodyTimeout, h))
 	switch {
-	case opts.Tokens != nil:
-		h = requireToken(opts.Tokens, p.log, h)
+	case opts.Tokens != nil || opts.OIDC != nil:
+		h = requireToken(opts.Tokens, opts.OIDC, p.log, h)
 	case opts.Token != "":
 		h = requireBearer(opts.Token, h)
 	}
@@ -144,18 +147,23 @@ func requireBearer(token string, next http.Handler) http.Handler {
 	})
 }
 
-// requireToken refuses requests without a live API token of tokens with
-// 401, and gives the others the token's Identity (carryIdentity passes it
-// on to the MCP handlers). A refusal is logged with the token's id when
-// the header holds something of a token's form, never the secret.
-func requireToken(tokens *Tokens, log *slog.Logger, next http.Handler) http.Handler {
+// requireToken refuses requests without a live API token of tokens, or a
+// valid JWT of oidc (either may be nil), with 401, and gives the others
+// the token's Identity (carryIdentity passes it on to the MCP handlers).
+// A refusal is logged with the API token's id when the header holds
+// something of a token's form, never the secret.
+func requireToken(tokens *Tokens, oidc *OIDC, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		secret = strings.TrimSpace(secret)
 		var id Identity
-		err := fmt.Errorf("%w: no bearer token (Authorization: Bearer tsk_...)", ErrUnknownToken)
-		if strings.EqualFold(scheme, "Bearer") && secret != "" {
+		err := fmt.Errorf("%w: no bearer token (Authorization: Bearer ...)", ErrUnknownToken)
+		switch {
+		case !strings.EqualFold(scheme, "Bearer") || secret == "":
+		case tokens != nil && (strings.HasPrefix(secret, TokenPrefix) || oidc == nil):
 			id, err = tokens.Verify(r.Context(), secret)
+		case oidc != nil:
+			id, err = oidc.Verify(r.Context(), secret)
 		}
 		if err != nil {
 			status, msg := http.StatusUnauthorized, "401 unauthorized: this toolsift serve needs your API token (Authorization: Bearer tsk_...; toolsift token create makes one)"

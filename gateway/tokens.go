@@ -20,9 +20,10 @@ import (
 )
 
 // ErrUnknownToken is wrapped by the error of Tokens.Verify for a secret
-// that is not a live API token (malformed, never created, or revoked) and
-// of Tokens.Revoke for an id no token has.
-var ErrUnknownToken = errors.New("gateway: unknown or revoked API token")
+// that is not a live API token (malformed, never created, or revoked), of
+// Tokens.Revoke for an id no token has, and of OIDC.Verify for a JWT it
+// refuses.
+var ErrUnknownToken = errors.New("gateway: invalid, unknown or revoked token")
 
 // TokenPrefix starts every API token's secret: "tsk_", the token's id
 // (12 hex digits), "_", and 43 characters of base64url (32 random bytes).

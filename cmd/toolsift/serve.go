@@ -44,9 +44,10 @@ versions), VS Code 128 per request, OpenAI 128.
 Servers whose tools are in the cache start only when one of their tools is
 called, and stop after --idle-timeout; the others connect while serve already
 answers, each joining when it has listed its tools (logged "server ready"). --listen needs a bearer token ($` + tokenEnv + `
-or --token-file), or --tokens for per-user API tokens (toolsift token create), unless
-ADDR is loopback-only (127.0.0.1, ::1, localhost). --audit records every tool call
-in the --cache-dir folder (toolsift audit prints them).
+or --token-file), or per-user credentials (--tokens: toolsift token create; --oidc-issuer:
+JWTs of your identity provider), unless ADDR is loopback-only (127.0.0.1, ::1,
+localhost). --audit records every tool call in the --cache-dir folder (toolsift
+audit prints them).
 Logs (one line per search and per call, never arguments) go to stderr.`
 
 // serve runs toolsift serve.
@@ -102,10 +103,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		inputs[id] = value
 		return nil
 	})
-	// Identities and audit (issue 33): the store is the --cache-dir
-	// folder, where toolsift token and toolsift audit look by default.
-	userTokens := fs.Bool("tokens", false, "with --listen: require a per-user API token (toolsift token create) on every request, instead of one shared token; the user is in every log line and audit record")
-	auditCalls := fs.Bool("audit", false, "record every tool call (who, which tool, when, how long, the outcome; no arguments) in the store, before its result returns; toolsift audit prints them")
+	var ids identityFlags // --tokens, --oidc-*, --audit (token.go)
+	ids.add(fs)
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -139,18 +138,16 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageError(fs, "--log-level %q: want debug, info, warn or error", *logLevel)
 	}
-	if err := checkIdentityFlags(e, *listen, *tokenFile, *userTokens); err != nil {
+	if err := ids.check(e, *listen, *tokenFile); err != nil {
 		return usageError(fs, "%v", err)
 	}
-	idOpts, err := identityOptions(*cacheDir, *userTokens, *auditCalls)
-	if err != nil {
-		return err
-	}
 	token := ""
-	if *listen != "" && !*userTokens {
+	if *listen != "" {
 		if _, _, err := net.SplitHostPort(*listen); err != nil {
 			return usageError(fs, "--listen %q: want host:port (127.0.0.1:8080, :8080): %v", *listen, err)
 		}
+	}
+	if *listen != "" && !ids.identities() {
 		var err error
 		if token, err = readToken(e, *tokenFile); err != nil {
 			return err
@@ -158,6 +155,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 		if token == "" && !loopbackOnly(*listen) {
 			return usageError(fs, "--listen %s accepts connections from other machines: set $%s or --token-file (or listen on 127.0.0.1)", *listen, tokenEnv)
 		}
+	}
+	idOpts, err := ids.options(ctx, *cacheDir)
+	if err != nil {
+		return err
 	}
 
 	// Server text (tool names, errors, stderr) is escaped before it
@@ -228,6 +229,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		MaxSessions:             *maxSessions,
 		AllowedOrigins:          origins,
 		Tokens:                  idOpts.Tokens,
+		OIDC:                    idOpts.OIDC,
 		Audit:                   idOpts.Audit,
 	})
 	if err != nil {
@@ -277,7 +279,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
-	return serveHTTP(ctx, e, log, gw.Handler(), *listen, *maxConns, token != "" || *userTokens, *stateless)
+	return serveHTTP(ctx, e, log, gw.Handler(), *listen, *maxConns, token != "" || ids.identities(), *stateless)
 }
 
 // logArrivals logs each server of connecting when its first connection

@@ -194,33 +194,64 @@ func tokenRevoke(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// checkIdentityFlags refuses serve's --tokens where it cannot work.
-func checkIdentityFlags(e *env, listen, tokenFile string, tokens bool) error {
+// identityFlags are serve's flags of identities and audit (issue 33):
+// per-user API tokens, bearer JWTs of an OIDC issuer, the audit log. The
+// store is the --cache-dir folder, where toolsift token and toolsift
+// audit look by default.
+type identityFlags struct {
+	tokens, audit                 bool
+	issuer, audience, user, teams string
+}
+
+func (f *identityFlags) add(fs *flag.FlagSet) {
+	fs.BoolVar(&f.tokens, "tokens", false, "with --listen: require a per-user API token (toolsift token create) on every request, instead of one shared token; the user is in every log line and audit record")
+	fs.StringVar(&f.issuer, "oidc-issuer", "", "with --listen: accept bearer JWTs this OpenID Connect issuer (`URL`, as its tokens' iss) signed, beside --tokens or alone")
+	fs.StringVar(&f.audience, "oidc-audience", "", "the `aud` a JWT must hold: this gateway's client id or API identifier at the issuer (required with --oidc-issuer)")
+	fs.StringVar(&f.user, "oidc-user-claim", "email", "the JWT `claim` naming the user")
+	fs.StringVar(&f.teams, "oidc-teams-claim", "groups", "the JWT `claim` listing the user's teams")
+	fs.BoolVar(&f.audit, "audit", false, "record every tool call (who, which tool, when, how long, the outcome; no arguments) in the store, before its result returns; toolsift audit prints them")
+}
+
+// identities reports whether requests are to carry a user's credential.
+func (f *identityFlags) identities() bool { return f.tokens || f.issuer != "" }
+
+// check refuses the flags where they cannot work.
+func (f *identityFlags) check(e *env, listen, tokenFile string) error {
 	switch {
-	case tokens && listen == "":
-		return errors.New("--tokens needs --listen (over stdio the client is the user who started serve)")
-	case tokens && (tokenFile != "" || strings.TrimSpace(e.getenv(tokenEnv)) != ""):
-		return fmt.Errorf("--tokens and a shared token ($%s or --token-file): choose one (per-user tokens name who calls; a shared one does not)", tokenEnv)
+	case f.identities() && listen == "":
+		return errors.New("--tokens and --oidc-issuer need --listen (over stdio the client is the user who started serve)")
+	case f.identities() && (tokenFile != "" || strings.TrimSpace(e.getenv(tokenEnv)) != ""):
+		return fmt.Errorf("--tokens or --oidc-issuer, and a shared token ($%s or --token-file): choose one (per-user credentials name who calls; a shared one does not)", tokenEnv)
+	case f.issuer != "" && f.audience == "":
+		return errors.New("--oidc-issuer needs --oidc-audience: without it a token the issuer made for any other application would do")
+	case f.issuer == "" && f.audience != "":
+		return errors.New("--oidc-audience needs --oidc-issuer")
 	}
 	return nil
 }
 
-// identityOptions are serve's --tokens and --audit as gateway.Options
-// (Tokens, Audit), over the store in the cache folder (cacheDir, or the
-// default one), which toolsift token and toolsift audit read by default.
-func identityOptions(cacheDir string, tokens, audit bool) (gateway.Options, error) {
+// options are the flags as gateway.Options (Tokens, OIDC, Audit), over
+// the store in the cache folder (cacheDir, or the default one). The
+// issuer's discovery document is read now.
+func (f *identityFlags) options(ctx context.Context, cacheDir string) (gateway.Options, error) {
 	var o gateway.Options
-	if !tokens && !audit {
+	if f.issuer != "" {
+		var err error
+		if o.OIDC, err = gateway.NewOIDC(ctx, gateway.OIDCOptions{Issuer: f.issuer, Audience: f.audience, UserClaim: f.user, TeamsClaim: f.teams}); err != nil {
+			return o, err
+		}
+	}
+	if !f.tokens && !f.audit {
 		return o, nil
 	}
 	st, err := openStore(cacheDir)
 	if err != nil {
 		return o, err
 	}
-	if tokens {
+	if f.tokens {
 		o.Tokens = gateway.NewTokens(st)
 	}
-	if audit {
+	if f.audit {
 		o.Audit = st
 	}
 	return o, nil

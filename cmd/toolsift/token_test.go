@@ -96,7 +96,10 @@ func TestTokenCommands(t *testing.T) {
 		{[]string{"audit", "--since", "-5m", "--store", dir}, 2, "want a positive duration"},
 		{[]string{"audit", "--json=maybe"}, 2, `--json: "maybe" is not true or false`},
 		{[]string{"audit", "extra"}, 2, `unexpected argument "extra"`},
-		{[]string{"serve", "--config", "x.json", "--tokens"}, 2, "--tokens needs --listen"},
+		{[]string{"serve", "--config", "x.json", "--tokens"}, 2, "--tokens and --oidc-issuer need --listen"},
+		{[]string{"serve", "--config", "x.json", "--listen", "127.0.0.1:0", "--oidc-issuer", "https://idp.example.com"}, 2, "--oidc-issuer needs --oidc-audience"},
+		{[]string{"serve", "--config", "x.json", "--listen", "127.0.0.1:0", "--oidc-audience", "toolsift"}, 2, "--oidc-audience needs --oidc-issuer"},
+		{[]string{"serve", "--config", "x.json", "--listen", "127.0.0.1:0", "--oidc-issuer", "http://idp.example.com", "--oidc-audience", "a"}, 1, "want an https URL"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			code, _, stderr := runCmd(t, c.args...)
