@@ -38,8 +38,9 @@ type httpOptions struct {
 	// MaxSessions caps the open sessions; zero means DefaultMaxSessions.
 	// A new session past the cap closes the session idle longest, or is
 	// refused (503, naming the cap) when every session has a request in
-	// flight. Each session is bound to the credential (Authorization
-	// header) that opened it: another gets 403.
+	// flight. Each session is bound to the credential that opened it (its
+	// user when the request has an Identity, else its Authorization
+	// header): another gets 403.
 	MaxSessions int
 	// AllowedOrigins are the origins (scheme://host[:port], or "*") whose
 	// requests are served besides loopback origins and the server's own

@@ -461,3 +461,33 @@ func TestRevokedAtOnceWithWatcher(t *testing.T) {
 		t.Error("Close left the watch running")
 	}
 }
+
+// TestSessionBoundToUser: with per-user tokens a session is its user's:
+// another token of the same user (a refreshed credential) continues it,
+// another user's token gets 403.
+func TestSessionBoundToUser(t *testing.T) {
+	ctx := context.Background()
+	tokens := gateway.NewTokens(store.NewMemory())
+	alice1, _, _ := tokens.Create(ctx, "alice", nil, "laptop")
+	alice2, _, _ := tokens.Create(ctx, "alice", nil, "desktop")
+	bob, _, err := tokens.Create(ctx, "bob", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Tokens: tokens}))
+	defer srv.Close()
+	id := open(t, srv.URL, "Bearer "+alice1)
+	for _, c := range []struct {
+		who, secret string
+		want        int
+	}{{"alice's other token", alice2, http.StatusOK}, {"bob", bob, http.StatusForbidden}} {
+		if resp, _ := post(t, srv.URL, id, "Bearer "+c.secret, "", listBody); resp.StatusCode != c.want {
+			t.Errorf("%s on alice's session: %s, want %d", c.who, resp.Status, c.want)
+		}
+	}
+}
