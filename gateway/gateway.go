@@ -67,7 +67,9 @@ type Options struct {
 	// Tokens, when set, requires a live per-user API token (NewTokens,
 	// toolsift token create) on every HTTP request: a request with one is
 	// its user's (the Identity in every log line and audit record), others
-	// get 401 with WWW-Authenticate. Set Token or Tokens, not both: a
+	// get 401 with WWW-Authenticate; a request in flight (a session's
+	// event stream) is ended once its token is refused, checked every
+	// TokenCacheTTL. Set Token or Tokens, not both: a
 	// shared token would let whoever holds it in as nobody. When their
 	// store is a store.Watcher, the Gateway watches it until Close: a
 	// token revoked by another process is refused at once, not only

@@ -159,12 +159,16 @@ func requireToken(tokens *Tokens, oidc *OIDC, log *slog.Logger, next http.Handle
 		secret = strings.TrimSpace(secret)
 		var id Identity
 		err := fmt.Errorf("%w: no bearer token (Authorization: Bearer ...)", ErrUnknownToken)
+		var verify func(context.Context, string) (Identity, error)
 		switch {
 		case !strings.EqualFold(scheme, "Bearer") || secret == "":
 		case tokens != nil && (strings.HasPrefix(secret, TokenPrefix) || oidc == nil):
-			id, err = tokens.Verify(r.Context(), secret)
+			verify = tokens.Verify
 		case oidc != nil:
-			id, err = oidc.Verify(r.Context(), secret)
+			verify = oidc.Verify
+		}
+		if verify != nil {
+			id, err = verify(r.Context(), secret)
 		}
 		if err != nil {
 			status, msg := http.StatusUnauthorized, "401 unauthorized: this toolsift serve needs your API token (Authorization: Bearer tsk_...; toolsift token create makes one)"
@@ -186,6 +190,31 @@ func requireToken(tokens *Tokens, oidc *OIDC, log *slog.Logger, next http.Handle
 			http.Error(w, msg, status)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
+		ctx, cancel := context.WithCancel(WithIdentity(r.Context(), id))
+		defer cancel()
+		go endWhenRefused(ctx, cancel, verify, secret, log)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// endWhenRefused checks the credential of a request in flight every
+// TokenCacheTTL, and ends the request (cancel) once it is refused: a
+// session's event stream (GET), open for hours, or a long call stops
+// when its token is revoked or its JWT expires, as new requests do. It
+// returns when ctx ends.
+func endWhenRefused(ctx context.Context, cancel func(), verify func(context.Context, string) (Identity, error), secret string, log *slog.Logger) {
+	t := time.NewTicker(TokenCacheTTL)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := verify(ctx, secret); errors.Is(err, ErrUnknownToken) {
+			log.Info("request ended: its credential is no longer valid", "error", err)
+			cancel()
+			return
+		}
+	}
 }

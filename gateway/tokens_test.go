@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -489,5 +490,53 @@ func TestSessionBoundToUser(t *testing.T) {
 		if resp, _ := post(t, srv.URL, id, "Bearer "+c.secret, "", listBody); resp.StatusCode != c.want {
 			t.Errorf("%s on alice's session: %s, want %d", c.who, resp.Status, c.want)
 		}
+	}
+}
+
+// TestRevokedEndsStream: a session's event stream (GET), opened before
+// its token was revoked, ends once the token is refused; the client's
+// next request gets 401.
+func TestRevokedEndsStream(t *testing.T) {
+	ctx := context.Background()
+	tokens := gateway.NewTokens(store.NewMemory())
+	secret, tok, err := tokens.Create(ctx, "alice", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Tokens: tokens}))
+	defer srv.Close()
+	id := open(t, srv.URL, "Bearer "+secret)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %s", resp.Status)
+	}
+	if err := tokens.Revoke(ctx, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, resp.Body)
+		ended <- err
+	}()
+	select {
+	case <-ended:
+	case <-time.After(testenv.WaitLimit()):
+		t.Fatal("the event stream of a revoked token stays open")
+	}
+	if resp, _ := post(t, srv.URL, id, "Bearer "+secret, "", listBody); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("after revocation: %s, want 401", resp.Status)
 	}
 }
