@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -205,6 +206,61 @@ func BenchmarkAuditWrite(b *testing.B) {
 				rec.Time = time.Now()
 				if err := gateway.WriteAudit(ctx, st, rec); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCallIdentified: one call_tool over HTTP (a go-sdk client, a
+// session) with a shared token, with a per-user API token, and with the
+// token and an audit record in memory or in a folder: what identities and
+// the audit log add to a call.
+func BenchmarkCallIdentified(b *testing.B) {
+	ctx := context.Background()
+	cfg := localTools(b)
+	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{NoSemantic: true, NoCache: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ts.Close()
+	for _, c := range []string{"shared-token", "api-token", "api-token+audit-memory", "api-token+audit-dir"} {
+		b.Run(c, func(b *testing.B) {
+			st := store.Store(store.NewMemory())
+			if strings.HasSuffix(c, "dir") {
+				st = newDir(b, b.TempDir())
+			}
+			po := &gateway.ProxyOptions{}
+			if strings.Contains(c, "audit") {
+				po.Audit = st
+			}
+			p, err := gateway.NewProxy(ts, po)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ho := &gateway.HTTPOptions{Token: "shared"}
+			secret := "shared"
+			if c != "shared-token" {
+				tokens := gateway.NewTokens(st)
+				if secret, _, err = tokens.Create(ctx, "alice", nil, ""); err != nil {
+					b.Fatal(err)
+				}
+				ho = &gateway.HTTPOptions{Tokens: tokens}
+			}
+			srv := httptest.NewServer(p.Handler(ho))
+			defer srv.Close()
+			hc := &http.Client{Transport: bearer{secret, http.DefaultTransport}}
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
+				&sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			params := &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+					b.Fatal(err, res)
 				}
 			}
 		})

@@ -540,3 +540,43 @@ func TestRevokedEndsStream(t *testing.T) {
 		t.Errorf("after revocation: %s, want 401", resp.Status)
 	}
 }
+
+// brokenGets is a store whose reads fail, quoting the key as a store's
+// error may.
+type brokenGets struct{ store.Store }
+
+func (brokenGets) Get(_ context.Context, key string) ([]byte, error) {
+	return nil, errors.New("connection refused reading " + key)
+}
+
+// TestTokenStoreDown: when the store cannot be read, a request gets 503
+// (not 401: the client's token is not at fault) and the log says why,
+// naming neither the token nor its hash.
+func TestTokenStoreDown(t *testing.T) {
+	ctx := context.Background()
+	mem := store.NewMemory()
+	secret, _, err := gateway.NewTokens(mem).Create(ctx, "alice", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf testenv.Buffer
+	ts := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Tokens: gateway.NewTokens(brokenGets{mem})}))
+	defer srv.Close()
+	resp, body := post(t, srv.URL, "", "Bearer "+secret, "", initBody)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("WWW-Authenticate") != "" {
+		t.Errorf("store down: %s (WWW-Authenticate %q) %q, want 503 without a challenge", resp.Status, resp.Header.Get("WWW-Authenticate"), body)
+	}
+	if !strings.Contains(buf.String(), `msg="verifying an API token"`) || !strings.Contains(buf.String(), "connection refused") {
+		t.Errorf("the log does not say why:\n%s", buf.String())
+	}
+	for _, s := range []string{secret, sha256Hex(secret)} {
+		if strings.Contains(buf.String(), s) || strings.Contains(body, s) {
+			t.Errorf("the log or the answer holds the token or its hash:\n%s\n%s", buf.String(), body)
+		}
+	}
+}
