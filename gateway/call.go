@@ -88,15 +88,15 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 	})
 }
 
-// call calls an upstream tool through the Toolset and logs one line: server,
-// tool, duration and outcome, never the arguments or the result. A failure
+// call calls an upstream tool through the Toolset, logs one line (server,
+// tool, duration and outcome, never the arguments or the result) and
+// writes its audit record (audit.go) before it returns. A failure
 // is a result with isError set whose text names the tool and server, so
 // that the model sees what happened.
 func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) *sdk.CallToolResult {
 	start := time.Now()
 	if msg, refused := p.quarantine().refusal(name); refused {
-		p.logger(ctx, ss).Warn("call refused: tool quarantined", "tool", name)
-		return errorResult("%s", msg)
+		return p.refuseQuarantined(ctx, ss, name, msg)
 	}
 	t, known := p.ts.Get(name)
 	res, err := p.ts.Call(withSession(ctx, ss), name, args)
@@ -115,11 +115,17 @@ func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 	case res.IsError:
 		outcome = "tool-error"
 	}
-	attrs := []any{"tool", name, "outcome", outcome, "duration", time.Since(start)}
+	took := time.Since(start)
+	attrs := []any{"tool", name, "outcome", outcome, "duration", took}
 	if known {
 		attrs = append(attrs, "server", t.Server, "upstream_tool", t.OriginalName)
 	}
 	p.logger(ctx, ss).Info("call", withError(attrs, err)...)
+	rec := AuditRecord{Time: start, Tool: name, Duration: took, Outcome: outcome}
+	if known {
+		rec.Server, rec.UpstreamTool = t.Server, t.OriginalName
+	}
+	p.audit(ctx, ss, rec)
 	if err == nil {
 		if refusal := p.holdResult(ctx, name, res); refusal != nil {
 			p.logger(ctx, ss).Warn("result refused", "tool", name, "error", refusal)
@@ -134,6 +140,19 @@ func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 		return errorResult("%s", msg)
 	}
 	return result(res)
+}
+
+// refuseQuarantined answers a call of a quarantined tool (listed, by
+// call_tool or by name) with msg, the refusal naming toolbench trust, and
+// logs and audits it (outcome quarantined).
+func (p *proxy) refuseQuarantined(ctx context.Context, ss *sdk.ServerSession, name, msg string) *sdk.CallToolResult {
+	p.logger(ctx, ss).Warn("call refused: tool quarantined", "tool", name, "outcome", "quarantined")
+	rec := AuditRecord{Time: time.Now(), Tool: name, Outcome: "quarantined"}
+	if t, ok := p.ts.Get(name); ok {
+		rec.Server, rec.UpstreamTool = t.Server, t.OriginalName
+	}
+	p.audit(ctx, ss, rec)
+	return errorResult("%s", msg)
 }
 
 // holdResult counts res against the result bytes in flight until the

@@ -32,6 +32,16 @@
 // request bodies. The connections are the server's: LimitListener caps
 // them as toolsift serve --max-conns does.
 //
+// For a team, Options.Tokens requires a per-user API token (Tokens, kept
+// hashed in a store.Store that every replica shares; toolsift token makes
+// them) on every HTTP request instead of the shared Token: the request
+// becomes its user's Identity, named in every log line, and a revoked
+// token is refused by every replica within TokenCacheTTL; Options.OIDC
+// accepts bearer JWTs of an OpenID Connect issuer (NewOIDC) too. Options.Audit
+// keeps one AuditRecord per tools/call (who, which tool of which server,
+// when, how long, the outcome; never arguments or results), written
+// before the call's result returns; AuditRecords reads them back.
+//
 // The API speaks no go-sdk type: a program that mounts a Gateway compiles
 // the SDK through this package but never names it.
 //

@@ -3,8 +3,10 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -37,3 +39,14 @@ func (p *proxy) Search(ctx context.Context, query string, k int) (think.SearchAn
 // NewServer is a session's server of g, for tests that connect a go-sdk
 // client in memory.
 func (g *Gateway) NewServer() *sdk.Server { return g.p.newServer() }
+
+// SetClock makes t read the time from now (the cache's expiry).
+func (t *Tokens) SetClock(now func() time.Time) { t.now = now }
+
+// WriteAudit writes rec as a call's audit record is written.
+func WriteAudit(ctx context.Context, s store.Store, rec AuditRecord) error {
+	return (&auditLog{s: s}).write(ctx, rec)
+}
+
+// SetClock makes o read the time from now (expiry, key refetches).
+func (o *OIDC) SetClock(now func() time.Time) { o.now = now }

@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -63,6 +64,27 @@ type Options struct {
 	// the handler can call every tool: mount it without a Token only where
 	// something else checks who calls.
 	Token string
+	// Tokens, when set, requires a live per-user API token (NewTokens,
+	// toolsift token create) on every HTTP request: a request with one is
+	// its user's (the Identity in every log line and audit record), others
+	// get 401 with WWW-Authenticate; a request in flight (a session's
+	// event stream) is ended once its token is refused, checked every
+	// TokenCacheTTL. Set Token or Tokens, not both: a
+	// shared token would let whoever holds it in as nobody. When their
+	// store is a store.Watcher, the Gateway watches it until Close: a
+	// token revoked by another process is refused at once, not only
+	// after TokenCacheTTL.
+	Tokens *Tokens
+	// OIDC, when set, accepts bearer JWTs an OpenID Connect issuer signed
+	// (NewOIDC): the token's claims name the user and teams. With Tokens
+	// too, a bearer starting with TokenPrefix is an API token and any
+	// other a JWT. Not with Token.
+	OIDC *OIDC
+	// Audit, when set, keeps one record of every tools/call (AuditRecord:
+	// who, which tool of which server, when, how long, the outcome; never
+	// arguments or results), written to it before the call's result is
+	// returned.
+	Audit store.Store
 	// Stateless serves every HTTP client without sessions, whatever its
 	// revision: each request is answered on its own. Lists are fixed
 	// (search_tools, call_tool and the pinned tools): found tools are
@@ -76,8 +98,9 @@ type Options struct {
 	// MaxSessions caps the open HTTP sessions; zero means
 	// DefaultMaxSessions. A new session past the cap closes the session
 	// idle longest, or is refused (503) when every session has a request in
-	// flight. Each session is bound to the credential (Authorization
-	// header) that opened it: another gets 403.
+	// flight. Each session is bound to the credential that opened it (its
+	// user when the request has an Identity, else its Authorization
+	// header): another gets 403.
 	MaxSessions int
 	// AllowedOrigins are the origins (scheme://host[:port], or "*") whose
 	// requests are served besides loopback origins and the request's own
@@ -99,6 +122,8 @@ type Gateway struct {
 
 	handlerOnce sync.Once
 	handler     http.Handler
+
+	stopWatch func() // ends the watch of Options.Tokens' store and waits
 }
 
 // Open connects to the servers of cfg (toolsift.OpenConfig) and returns
@@ -171,13 +196,24 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		Name:           o.Name,
 		Version:        o.Version,
 		Logger:         o.Logger,
+		Audit:          o.Audit,
 	})
 	if err != nil {
 		return nil, errors.Join(err, ts.Close())
 	}
 	px.Store(p)
 	p.featuresChanged() // what changed while the proxy was being made
-	return &Gateway{ts: ts, p: p, http: ho}, nil
+	g := &Gateway{ts: ts, p: p, http: ho, stopWatch: func() {}}
+	if o.Tokens != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			o.Tokens.watch(ctx, p.log)
+		}()
+		g.stopWatch = func() { cancel(); <-done }
+	}
+	return g, nil
 }
 
 // httpOptions checks the options of Handler.
@@ -189,8 +225,10 @@ func (o *Options) httpOptions() (httpOptions, error) {
 		return httpOptions{}, fmt.Errorf("%w: MaxSessions = %d, want > 0", ErrOptions, o.MaxSessions)
 	case o.BodyTimeout < 0:
 		return httpOptions{}, fmt.Errorf("%w: BodyTimeout = %v, want > 0", ErrOptions, o.BodyTimeout)
+	case o.Token != "" && (o.Tokens != nil || o.OIDC != nil):
+		return httpOptions{}, fmt.Errorf("%w: Token and Tokens or OIDC are both set: a shared token or per-user identities, not both (the shared one would let whoever holds it in as nobody)", ErrOptions)
 	}
-	return httpOptions{Token: o.Token, Stateless: o.Stateless, SessionTimeout: o.SessionTimeout,
+	return httpOptions{Token: o.Token, Tokens: o.Tokens, OIDC: o.OIDC, Stateless: o.Stateless, SessionTimeout: o.SessionTimeout,
 		MaxSessions: o.MaxSessions, AllowedOrigins: o.AllowedOrigins, BodyTimeout: o.BodyTimeout}, nil
 }
 
@@ -235,9 +273,12 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) erro
 	return err
 }
 
-// Close stops the upstream servers (Toolset.Close). Serve no more once it
-// is called.
-func (g *Gateway) Close() error { return g.ts.Close() }
+// Close stops the upstream servers (Toolset.Close) and the watch of
+// Options.Tokens' store. Serve no more once it is called.
+func (g *Gateway) Close() error {
+	g.stopWatch()
+	return g.ts.Close()
+}
 
 type nopWriteCloser struct{ io.Writer }
 

@@ -21,6 +21,7 @@ func TestOpenRefusesOptions(t *testing.T) {
 		"MaxTools":       {MaxTools: -1},
 		"Budget":         {Budget: -1},
 		"MaxResultBytes": {MaxResultBytes: -1},
+		"Token+Tokens":   {Token: "shared", Tokens: gateway.NewTokens(store.NewMemory())},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o.Toolset.NoSemantic, o.Toolset.Store = true, store.NewMemory()

@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -18,6 +21,13 @@ type httpOptions struct {
 	// (Authorization: Bearer TOKEN). It is compared in constant time and
 	// never logged.
 	Token string
+	// Tokens, when set, requires a live API token of the user on every
+	// request instead (not both: Options refuses Token with Tokens); the
+	// request has the token's Identity.
+	Tokens *Tokens
+	// OIDC, when set, accepts bearer JWTs of an OpenID Connect issuer
+	// too (beside Tokens, or alone); not with Token.
+	OIDC *OIDC
 	// Stateless serves every client without sessions, whatever its
 	// revision: each request is answered on its own. Without it, clients
 	// of MCP 2026-07-28 are served so and the others get sessions
@@ -28,8 +38,9 @@ type httpOptions struct {
 	// MaxSessions caps the open sessions; zero means DefaultMaxSessions.
 	// A new session past the cap closes the session idle longest, or is
 	// refused (503, naming the cap) when every session has a request in
-	// flight. Each session is bound to the credential (Authorization
-	// header) that opened it: another gets 403.
+	// flight. Each session is bound to the credential that opened it (its
+	// user when the request has an Identity, else its Authorization
+	// header): another gets 403.
 	MaxSessions int
 	// AllowedOrigins are the origins (scheme://host[:port], or "*") whose
 	// requests are served besides loopback origins and the server's own
@@ -68,7 +79,10 @@ func (p *proxy) handler(o *httpOptions) http.Handler {
 		h = byWire(h, p.statefulHandler(&opts))
 	}
 	h = carryIdentity(bodyDeadline(opts.BodyTimeout, h))
-	if opts.Token != "" {
+	switch {
+	case opts.Tokens != nil || opts.OIDC != nil:
+		h = requireToken(opts.Tokens, opts.OIDC, p.log, h)
+	case opts.Token != "":
 		h = requireBearer(opts.Token, h)
 	}
 	return checkOrigin(opts.AllowedOrigins, h)
@@ -132,4 +146,75 @@ func requireBearer(token string, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// requireToken refuses requests without a live API token of tokens, or a
+// valid JWT of oidc (either may be nil), with 401, and gives the others
+// the token's Identity (carryIdentity passes it on to the MCP handlers).
+// A refusal is logged with the API token's id when the header holds
+// something of a token's form, never the secret.
+func requireToken(tokens *Tokens, oidc *OIDC, log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		secret = strings.TrimSpace(secret)
+		var id Identity
+		err := fmt.Errorf("%w: no bearer token (Authorization: Bearer ...)", ErrUnknownToken)
+		var verify func(context.Context, string) (Identity, error)
+		switch {
+		case !strings.EqualFold(scheme, "Bearer") || secret == "":
+		case tokens != nil && (strings.HasPrefix(secret, TokenPrefix) || oidc == nil):
+			verify = tokens.Verify
+		case oidc != nil:
+			verify = oidc.Verify
+		}
+		if verify != nil {
+			id, err = verify(r.Context(), secret)
+		}
+		if err != nil {
+			status, msg := http.StatusUnauthorized, "401 unauthorized: this toolsift serve needs your API token (Authorization: Bearer tsk_...; toolsift token create makes one)"
+			if !errors.Is(err, ErrUnknownToken) {
+				// The store failed: not the caller's fault, and not a
+				// reason to make the client drop its token.
+				status, msg = http.StatusServiceUnavailable, "503 service unavailable: API tokens cannot be checked now; try again"
+				log.Error("verifying an API token", "error", err, "remote", r.RemoteAddr)
+			} else if secret != "" {
+				// A missing token is routine (a client's first try); a
+				// wrong or revoked one is worth a look.
+				log.Warn("request refused", "error", err, "remote", r.RemoteAddr)
+			} else {
+				log.Debug("request refused", "error", err, "remote", r.RemoteAddr)
+			}
+			if status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="toolsift"`)
+			}
+			http.Error(w, msg, status)
+			return
+		}
+		ctx, cancel := context.WithCancel(WithIdentity(r.Context(), id))
+		defer cancel()
+		go endWhenRefused(ctx, cancel, verify, secret, log)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// endWhenRefused checks the credential of a request in flight every
+// TokenCacheTTL, and ends the request (cancel) once it is refused: a
+// session's event stream (GET), open for hours, or a long call stops
+// when its token is revoked or its JWT expires, as new requests do. It
+// returns when ctx ends.
+func endWhenRefused(ctx context.Context, cancel func(), verify func(context.Context, string) (Identity, error), secret string, log *slog.Logger) {
+	t := time.NewTicker(TokenCacheTTL)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := verify(ctx, secret); errors.Is(err, ErrUnknownToken) {
+			log.Info("request ended: its credential is no longer valid", "error", err)
+			cancel()
+			return
+		}
+	}
 }

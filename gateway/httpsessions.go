@@ -16,10 +16,10 @@ import (
 // session a client opens, with no cap, and serves a session to any request
 // that names its id. sessionGuard stands in front of it:
 //
-//   - a session is bound to the credential that opened it (a hash of the
-//     request's Authorization header): a request naming the session with
-//     another credential is refused with 403, so that a session id seen
-//     elsewhere is not the session;
+//   - a session is bound to the credential that opened it (its user, or
+//     a hash of the request's Authorization header): a request naming the
+//     session with another credential is refused with 403, so that a
+//     session id seen elsewhere is not the session;
 //   - at most MaxSessions are open: a new one closes the session idle
 //     longest (no request in flight), or is refused with 503 when every
 //     session is busy; the SDK's SessionTimeout closes idle ones;
@@ -39,9 +39,15 @@ func sessionTag(id string) string {
 	return hex.EncodeToString(sum[:4])
 }
 
-// credential is what a session is bound to: a hash of the request's
+// credential is what a session is bound to: the request's user, when it
+// has an Identity (Options.Tokens or OIDC, or a middleware in front set
+// it), so that a client whose JWT was refreshed, or who uses another of
+// the user's tokens, keeps its session; else a hash of the request's
 // Authorization header (empty without one).
 func credential(r *http.Request) [32]byte {
+	if id, ok := IdentityFrom(r.Context()); ok && !id.IsZero() {
+		return sha256.Sum256([]byte("identity\x00" + id.User))
+	}
 	return sha256.Sum256([]byte(r.Header.Get("Authorization")))
 }
 

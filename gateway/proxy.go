@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -71,6 +72,8 @@ type proxyOptions struct {
 	// Logger gets one line per search and per call (never arguments, results
 	// or secrets) and the session's comings and goings; nil discards them.
 	Logger *slog.Logger
+	// Audit, when set, gets one AuditRecord per call (audit.go).
+	Audit store.Store
 }
 
 // A proxy serves a Toolset as MCP servers. It is safe for concurrent use.
@@ -86,6 +89,7 @@ type proxy struct {
 	results  *byteBudget // upstream result bytes in flight
 	listings listings    // the tools as listed, made once per definition
 	quar     quarantined // the changed tools as last read (quarantine.go)
+	auditLog *auditLog   // nil without proxyOptions.Audit
 	// trustEpoch moves at each toolsChanged: the quarantine is read anew.
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
@@ -138,6 +142,9 @@ func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, results: newByteBudget(o.MaxResultBytes)}
+	if o.Audit != nil {
+		p.auditLog = &auditLog{s: o.Audit}
+	}
 	p.pin()
 	return p, nil
 }

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 
 // localTools are a small catalog of in-process tools: the upstream servers
 // of most tests.
-func localTools(t *testing.T) *config.Config {
+func localTools(t testing.TB) *config.Config {
 	t.Helper()
 	text := func(s string) func(context.Context, json.RawMessage) (string, error) {
 		return func(context.Context, json.RawMessage) (string, error) { return s, nil }

@@ -110,6 +110,5 @@ func (s *session) refuseQuarantined(ctx context.Context, method string, req sdk.
 	if !ok {
 		return nil, false
 	}
-	s.p.logger(ctx, cr.Session).Warn("call refused: tool quarantined", "tool", cr.Params.Name)
-	return errorResult("%s", msg), true
+	return s.p.refuseQuarantined(ctx, cr.Session, cr.Params.Name, msg), true
 }

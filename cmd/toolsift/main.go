@@ -56,6 +56,10 @@ func run(ctx context.Context, e *env, args []string) int {
 		return 0
 	case "serve":
 		err = serve(ctx, e, args[1:])
+	case "token":
+		err = token(ctx, e, args[1:])
+	case "audit":
+		err = audit(ctx, e, args[1:])
 	default:
 		fmt.Fprintf(e.stderr, "toolsift: unknown command %q\n\n", args[0])
 		usage(e.stderr)
@@ -77,9 +81,11 @@ func usage(w io.Writer) {
 
 Usage:
   toolsift serve --config FILE [flags]   MCP server over stdio (or --listen ADDR for HTTP)
+  toolsift token create|list|revoke      per-user API tokens for serve --listen --tokens
+  toolsift audit [flags]                 the tool calls serve --audit recorded
   toolsift --version                     the version (its serverInfo's too)
 
-Run "toolsift serve -h" for its flags.`)
+Run "toolsift serve -h" (token -h, audit -h) for the flags.`)
 }
 
 // usageError prints why the arguments are wrong and where the usage is,

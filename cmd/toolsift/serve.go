@@ -45,7 +45,10 @@ versions), VS Code 128 per request, OpenAI 128.
 Servers whose tools are in the cache start only when one of their tools is
 called, and stop after --idle-timeout; the others connect while serve already
 answers, each joining when it has listed its tools (logged "server ready"). --listen needs a bearer token ($` + tokenEnv + `
-or --token-file) unless ADDR is loopback-only (127.0.0.1, ::1, localhost).
+or --token-file), or per-user credentials (--tokens: toolsift token create; --oidc-issuer:
+JWTs of your identity provider), unless ADDR is loopback-only (127.0.0.1, ::1,
+localhost). --audit records every tool call in the --store (toolsift
+audit prints them).
 Logs (one line per search and per call, never arguments) go to stderr.`
 
 // serve runs toolsift serve.
@@ -102,6 +105,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		inputs[id] = value
 		return nil
 	})
+	var ids identityFlags // --tokens, --oidc-*, --audit (token.go)
+	ids.add(fs)
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -135,11 +140,16 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageError(fs, "--log-level %q: want debug, info, warn or error", *logLevel)
 	}
+	if err := ids.check(e, *listen, *tokenFile); err != nil {
+		return usageError(fs, "%v", err)
+	}
 	token := ""
 	if *listen != "" {
 		if _, _, err := net.SplitHostPort(*listen); err != nil {
 			return usageError(fs, "--listen %q: want host:port (127.0.0.1:8080, :8080): %v", *listen, err)
 		}
+	}
+	if *listen != "" && !ids.identities() {
 		var err error
 		if token, err = readToken(e, *tokenFile); err != nil {
 			return err
@@ -147,6 +157,14 @@ func serve(ctx context.Context, e *env, args []string) error {
 		if token == "" && !loopbackOnly(*listen) {
 			return usageError(fs, "--listen %s accepts connections from other machines: set $%s or --token-file (or listen on 127.0.0.1)", *listen, tokenEnv)
 		}
+	}
+	st, err := openStore(ctx, *storeSpec, *cacheDir, *noCache)
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
+	idOpts, err := ids.options(ctx, st)
+	if err != nil {
+		return err
 	}
 
 	// Server text (tool names, errors, stderr) is escaped before it
@@ -171,10 +189,6 @@ func serve(ctx context.Context, e *env, args []string) error {
 			sc.Disabled = true
 			cfg.Servers[name] = sc
 		}
-	}
-	st, err := openStore(ctx, *storeSpec, *cacheDir, *noCache)
-	if err != nil {
-		return usageError(fs, "%v", err)
 	}
 	// Servers that need a login get the logins toolbench login stored, or
 	// fail at once, alone, naming that command: serve never waits on a
@@ -219,6 +233,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 		SessionTimeout:          *sessionTimeout,
 		MaxSessions:             *maxSessions,
 		AllowedOrigins:          origins,
+		Tokens:                  idOpts.Tokens,
+		OIDC:                    idOpts.OIDC,
+		Audit:                   idOpts.Audit,
 	})
 	if err != nil {
 		return err
@@ -267,7 +284,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
-	return serveHTTP(ctx, e, log, gw.Handler(), *listen, *maxConns, token != "", *stateless)
+	return serveHTTP(ctx, e, log, gw.Handler(), *listen, *maxConns, token != "" || ids.identities(), *stateless)
 }
 
 // logArrivals logs each server of connecting when its first connection

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/internal/cli"
+	"github.com/toolsift/toolsift/internal/termsafe"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
+)
+
+const tokenSynopsis = `toolsift token create --user NAME [--team TEAM]... [--name TEXT] [--store FOLDER]
+       toolsift token list [--json] [--store FOLDER]
+       toolsift token revoke ID [--store FOLDER]
+
+Per-user API tokens for toolsift serve --listen --tokens: each request must carry
+one (Authorization: Bearer tsk_...), and its user is in every log line and audit
+record. create prints the new token's secret once, on stdout; only its SHA-256 is
+stored. revoke ends a token: the serve replicas over the same store refuse it
+within a second.`
+
+// openStoreFlag opens the store a subcommand's --store names (a folder,
+// as cli.OpenStore takes it), or the default one, serve's
+// (mcp.DefaultStore: the user cache folder's toolsift), and a name for it
+// in messages.
+func openStoreFlag(ctx context.Context, spec string) (store.Store, string, error) {
+	if spec != "" {
+		st, err := cli.OpenStore(ctx, spec)
+		return st, spec, err
+	}
+	d, err := mcp.DefaultStore()
+	if err != nil {
+		return nil, "", fmt.Errorf("no store folder: %w (give --store FOLDER)", err)
+	}
+	return d, d.Path(), nil
+}
+
+// storeFlag adds --store to fs.
+func storeFlag(fs *flag.FlagSet) *string {
+	return fs.String("store", "", "the store serve reads (`folder`; default the user cache folder's toolsift, as serve's --store)")
+}
+
+// token runs toolsift token.
+func token(ctx context.Context, e *env, args []string) error {
+	usage := func() { fmt.Fprintf(e.stderr, "Usage: %s\n", tokenSynopsis) }
+	if len(args) == 0 {
+		usage()
+		return errUsage
+	}
+	switch args[0] {
+	case "create":
+		return tokenCreate(ctx, e, args[1:])
+	case "list":
+		return tokenList(ctx, e, args[1:])
+	case "revoke":
+		return tokenRevoke(ctx, e, args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintf(e.stdout, "Usage: %s\n", tokenSynopsis)
+		return flag.ErrHelp
+	}
+	fmt.Fprintf(e.stderr, "toolsift token: unknown command %q (want create, list or revoke)\n\n", args[0])
+	usage()
+	return errUsage
+}
+
+func tokenFlags(e *env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet("token "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func tokenCreate(ctx context.Context, e *env, args []string) error {
+	fs := tokenFlags(e, "create", "toolsift token create --user NAME [--team TEAM]... [--name TEXT] [--store FOLDER]")
+	user := fs.String("user", "", "the `user` the token identifies (letters, digits and -_.@+; required)")
+	var teams []string
+	fs.Func("team", "a `team` the user belongs to (repeatable, or comma-separated)", func(s string) error {
+		for t := range strings.SplitSeq(s, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				teams = append(teams, t)
+			}
+		}
+		return nil
+	})
+	name := fs.String("name", "", "what the token is for (`text`: laptop, ci)")
+	folder := storeFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	case strings.TrimSpace(*user) == "":
+		return usageError(fs, "--user is required: whom the token identifies")
+	}
+	st, where, err := openStoreFlag(ctx, *folder)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	secret, tok, err := gateway.NewTokens(st).Create(ctx, *user, teams, *name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, secret)
+	fmt.Fprintf(e.stderr, "Token %s for %s, in %s. Its secret (above) is shown this once: give it to %s,\n"+
+		"whose client sends it as the header \"Authorization: Bearer tsk_...\" to toolsift serve --listen --tokens.\n"+
+		"toolsift token revoke %s ends it.\n", tok.ID, termsafe.String(tok.User), where, termsafe.String(tok.User), tok.ID)
+	return nil
+}
+
+func tokenList(ctx context.Context, e *env, args []string) error {
+	fs := tokenFlags(e, "list", "toolsift token list [--json] [--store FOLDER]")
+	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
+	folder := storeFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	st, where, err := openStoreFlag(ctx, *folder)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	list, err := gateway.NewTokens(st).List(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		for _, t := range list {
+			if err := enc.Encode(t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(e.stderr, "No tokens in %s (toolsift token create makes one).\n", where)
+		return nil
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tUSER\tTEAMS\tNAME\tCREATED")
+	for _, t := range list {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.ID, termsafe.String(t.User), termsafe.String(strings.Join(t.Teams, ",")),
+			termsafe.String(t.Name), t.Created.Local().Format(time.DateTime))
+	}
+	return w.Flush()
+}
+
+func tokenRevoke(ctx context.Context, e *env, args []string) error {
+	fs := tokenFlags(e, "revoke", "toolsift token revoke ID [--store FOLDER]")
+	folder := storeFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() == 0:
+		return usageError(fs, "which token? Give its ID (toolsift token list shows them)")
+	case fs.NArg() > 1:
+		return usageError(fs, "one ID at a time (got %d arguments)", fs.NArg())
+	}
+	st, where, err := openStoreFlag(ctx, *folder)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := gateway.NewTokens(st).Revoke(ctx, fs.Arg(0)); err != nil {
+		if errors.Is(err, gateway.ErrUnknownToken) {
+			return fmt.Errorf("%w; toolsift token list --store %s shows the tokens", err, where)
+		}
+		return err
+	}
+	fmt.Fprintf(e.stderr, "Revoked; toolsift serve refuses it within a second.\n")
+	return nil
+}
+
+// identityFlags are serve's flags of identities and audit (issue 33):
+// per-user API tokens, bearer JWTs of an OIDC issuer, the audit log. The
+// store is serve's --store (the default folder), where toolsift token and toolsift
+// audit look by default.
+type identityFlags struct {
+	tokens, audit                 bool
+	issuer, audience, user, teams string
+}
+
+func (f *identityFlags) add(fs *flag.FlagSet) {
+	fs.BoolVar(&f.tokens, "tokens", false, "with --listen: require a per-user API token (toolsift token create) on every request, instead of one shared token; the user is in every log line and audit record")
+	fs.StringVar(&f.issuer, "oidc-issuer", "", "with --listen: accept bearer JWTs this OpenID Connect issuer (`URL`, as its tokens' iss) signed, beside --tokens or alone")
+	fs.StringVar(&f.audience, "oidc-audience", "", "the `aud` a JWT must hold: this gateway's client id or API identifier at the issuer (required with --oidc-issuer)")
+	fs.StringVar(&f.user, "oidc-user-claim", "email", "the JWT `claim` naming the user")
+	fs.StringVar(&f.teams, "oidc-teams-claim", "groups", "the JWT `claim` listing the user's teams")
+	fs.BoolVar(&f.audit, "audit", false, "record every tool call (who, which tool, when, how long, the outcome; no arguments) in the store, before its result returns; toolsift audit prints them")
+}
+
+// identities reports whether requests are to carry a user's credential.
+func (f *identityFlags) identities() bool { return f.tokens || f.issuer != "" }
+
+// check refuses the flags where they cannot work.
+func (f *identityFlags) check(e *env, listen, tokenFile string) error {
+	switch {
+	case f.identities() && listen == "":
+		return errors.New("--tokens and --oidc-issuer need --listen (over stdio the client is the user who started serve)")
+	case f.identities() && (tokenFile != "" || strings.TrimSpace(e.getenv(tokenEnv)) != ""):
+		return fmt.Errorf("--tokens or --oidc-issuer, and a shared token ($%s or --token-file): choose one (per-user credentials name who calls; a shared one does not)", tokenEnv)
+	case f.issuer != "" && f.audience == "":
+		return errors.New("--oidc-issuer needs --oidc-audience: without it a token the issuer made for any other application would do")
+	case f.issuer == "" && f.audience != "":
+		return errors.New("--oidc-audience needs --oidc-issuer")
+	}
+	return nil
+}
+
+// options are the flags as gateway.Options (Tokens, OIDC, Audit), over
+// st, serve's store (nil: the default folder). The issuer's discovery
+// document is read now.
+func (f *identityFlags) options(ctx context.Context, st store.Store) (gateway.Options, error) {
+	var o gateway.Options
+	if f.issuer != "" {
+		var err error
+		if o.OIDC, err = gateway.NewOIDC(ctx, gateway.OIDCOptions{Issuer: f.issuer, Audience: f.audience, UserClaim: f.user, TeamsClaim: f.teams}); err != nil {
+			return o, err
+		}
+	}
+	if !f.tokens && !f.audit {
+		return o, nil
+	}
+	if _, memory := st.(*store.Memory); memory {
+		return o, errors.New("--tokens and --audit keep tokens and records in the store: not with --no-cache")
+	}
+	if st == nil {
+		d, err := mcp.DefaultStore()
+		if err != nil {
+			return o, fmt.Errorf("--tokens and --audit need a store: %w (give --store FOLDER)", err)
+		}
+		st = d
+	}
+	if f.tokens {
+		o.Tokens = gateway.NewTokens(st)
+	}
+	if f.audit {
+		o.Audit = st
+	}
+	return o, nil
+}

@@ -1,0 +1,181 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/store"
+)
+
+// AuditRecord is what the audit log (Options.Audit) keeps of one
+// tools/call: who called which tool of which server, when, for how long,
+// and the outcome. Never the arguments, the result or a credential.
+type AuditRecord struct {
+	// Time is when the call began.
+	Time time.Time `json:"time"`
+	// User and Teams are the caller's Identity; empty for an anonymous
+	// caller (stdio, or HTTP without Options.Tokens).
+	User  string   `json:"user,omitempty"`
+	Teams []string `json:"teams,omitempty"`
+	// Tool is the tool's name as the client called it (server__tool);
+	// Server and UpstreamTool name it upstream, empty when no tool of the
+	// catalog has that name.
+	Tool         string `json:"tool"`
+	Server       string `json:"server,omitempty"`
+	UpstreamTool string `json:"upstream_tool,omitempty"`
+	// Duration is how long the call took.
+	Duration time.Duration `json:"duration_ns"`
+	// Outcome is the word of the call's log line: ok, tool-error (the
+	// tool answered with isError), error, unknown, unavailable,
+	// invalid-arguments, cancelled, or quarantined (refused: the tool
+	// changed since it was trusted).
+	Outcome string `json:"outcome"`
+	// Session is the tag of the HTTP session (as log lines give it, never
+	// its id); empty without one.
+	Session string `json:"session,omitempty"`
+}
+
+// auditPrefix is the first segment of the audit records' keys:
+// audit/YYYY-MM-DD/NANOS-RANDOM.json, the day and the Unix nanoseconds
+// (19 digits) of the record's Time in UTC, so that keys sort by time, and
+// 8 random bytes in hex, so that two replicas never write the same key.
+const auditPrefix = "audit/"
+
+// auditWriteTimeout bounds the write of one record: a call whose client
+// left (its ctx over) still gets its record, and a store that hangs holds
+// a call's result back at most this long.
+const auditWriteTimeout = 10 * time.Second
+
+// auditLog writes the records of the calls (proxy.call) to a store.
+type auditLog struct {
+	s      store.Store
+	failed atomic.Int64 // records not written
+}
+
+// auditKey is the key of a record made at t.
+func auditKey(t time.Time) (string, error) {
+	var r [8]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", err
+	}
+	t = t.UTC()
+	return fmt.Sprintf("%s%s/%019d-%s.json", auditPrefix, t.Format(time.DateOnly), t.UnixNano(), hex.EncodeToString(r[:])), nil
+}
+
+// write stores rec before it returns (a replica killed after the call's
+// result left has its record kept).
+func (a *auditLog) write(ctx context.Context, rec AuditRecord) error {
+	key, err := auditKey(rec.Time)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
+	defer cancel()
+	return a.s.Put(ctx, key, b)
+}
+
+// audit keeps the record of one call, when the proxy has an audit log. A
+// record that cannot be written fails no call: it is logged, with the
+// count of records lost so far.
+func (p *proxy) audit(ctx context.Context, ss *sdk.ServerSession, rec AuditRecord) {
+	if p.auditLog == nil {
+		return
+	}
+	if id, ok := IdentityFrom(ctx); ok {
+		rec.User, rec.Teams = id.User, id.Teams
+	}
+	if ss != nil && ss.ID() != "" {
+		rec.Session = sessionTag(ss.ID())
+	}
+	if err := p.auditLog.write(ctx, rec); err != nil {
+		n := p.auditLog.failed.Add(1)
+		p.logger(ctx, ss).Error("audit record not written", "tool", rec.Tool, "outcome", rec.Outcome, "error", err, "audit_failures", n)
+	}
+}
+
+// AuditRecords returns the records of the audit log kept in s (as
+// Options.Audit writes them) made at since or later, oldest first; the
+// zero since gives them all. A record that cannot be read or decoded is
+// an error naming its key, and the walk goes on if the loop does.
+func AuditRecords(ctx context.Context, s store.Store, since time.Time) iter.Seq2[AuditRecord, error] {
+	return func(yield func(AuditRecord, error) bool) {
+		keys, err := auditKeys(ctx, s, since)
+		if err != nil {
+			yield(AuditRecord{}, err)
+			return
+		}
+		for _, k := range keys {
+			b, err := s.Get(ctx, k)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // removed meanwhile
+			}
+			var rec AuditRecord
+			if err == nil {
+				if err = json.Unmarshal(b, &rec); err != nil {
+					err = fmt.Errorf("gateway: audit record %s: %w", k, err)
+				}
+			}
+			if !yield(rec, err) {
+				return
+			}
+		}
+	}
+}
+
+// auditKeys lists the keys of the records at since or later, in order:
+// the days since then one by one when they are a few, else the whole log.
+func auditKeys(ctx context.Context, s store.Store, since time.Time) ([]string, error) {
+	var keys []string
+	today := time.Now().UTC()
+	if since.IsZero() || today.Sub(since) > 62*24*time.Hour {
+		var err error
+		if keys, err = s.List(ctx, auditPrefix); err != nil {
+			return nil, fmt.Errorf("gateway: audit log: %w", err)
+		}
+	} else {
+		// Up to a day past today: another replica's clock may run ahead.
+		for d := since.UTC().Truncate(24 * time.Hour); !d.After(today.Add(24 * time.Hour)); d = d.Add(24 * time.Hour) {
+			day, err := s.List(ctx, auditPrefix+d.Format(time.DateOnly)+"/")
+			if err != nil {
+				return nil, fmt.Errorf("gateway: audit log: %w", err)
+			}
+			keys = append(keys, day...)
+		}
+	}
+	if since.IsZero() {
+		return keys, nil
+	}
+	from := since.UnixNano()
+	out := keys[:0]
+	for _, k := range keys {
+		if n, ok := auditKeyNanos(k); ok && n >= from {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// auditKeyNanos returns the Unix nanoseconds of an audit record's key.
+func auditKeyNanos(key string) (int64, bool) {
+	base := key[strings.LastIndexByte(key, '/')+1:]
+	digits, _, ok := strings.Cut(base, "-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil
+}
