@@ -1,0 +1,247 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/oauth"
+	"github.com/toolsift/toolsift/store"
+)
+
+// pendingTTL is how long a login may take from its start to the callback.
+const pendingTTL = 10 * time.Minute
+
+// LoginHandler serves the per-user logins (Options.PerUser) under
+// Options.PublicURL: GET /login/SERVER starts the request's user's login
+// to SERVER (discovery, client registration with the callback as
+// redirect URI, PKCE) and redirects the browser to the authorization
+// server; GET /oauth/callback, where the authorization server sends it
+// back, checks the state (made for that user, used once, within 10
+// minutes), exchanges the code and stores the tokens, sealed with
+// Options.LoginKey. Both need the request's user (WithIdentity, set by the
+// authentication in front of the Gateway, as for Handler); the pages they
+// answer with are plain HTML. Without per-user servers it answers 404.
+// Every call returns the same handler.
+func (g *Gateway) LoginHandler() http.Handler {
+	g.loginOnce.Do(func() {
+		mux := http.NewServeMux()
+		if g.pu != nil {
+			base, _ := url.Parse(g.pu.logins.base)
+			mux.HandleFunc("GET "+base.Path+"/login/{server}", g.pu.startLogin)
+			mux.HandleFunc("GET "+base.Path+"/oauth/callback", g.pu.finishLogin)
+		}
+		g.login = mux
+	})
+	return g.login
+}
+
+// page answers a small HTML page.
+func page(w http.ResponseWriter, status int, format string, a ...any) {
+	for i, v := range a {
+		if s, ok := v.(string); ok {
+			a[i] = html.EscapeString(s)
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>toolsift login</title><p>"+format+"\n", a...)
+}
+
+// requestUser returns the request's user, or answers 401 and "".
+func requestUser(w http.ResponseWriter, r *http.Request) string {
+	id, ok := IdentityFrom(r.Context())
+	if !ok || id.User == "" {
+		page(w, http.StatusUnauthorized, "Who are you? This gateway's logins are per user, and this request names none: sign in to the gateway first.")
+		return ""
+	}
+	return id.User
+}
+
+// startLogin serves GET /login/SERVER.
+func (pu *perUser) startLogin(w http.ResponseWriter, r *http.Request) {
+	user := requestUser(w, r)
+	if user == "" {
+		return
+	}
+	server := r.PathValue("server")
+	sc, ok := pu.servers[server]
+	if !ok {
+		page(w, http.StatusNotFound, "No server %s here logs in per user.", server)
+		return
+	}
+	opts := &oauth.LoginOptions{RedirectURL: pu.logins.base + "/oauth/callback", Header: http.Header{}}
+	for k, v := range sc.Headers {
+		opts.Header.Set(k, v)
+	}
+	if o := sc.OAuth; o != nil {
+		opts.ClientID, opts.ClientSecret, opts.ClientMetadataURL, opts.Scopes = o.ClientID, o.ClientSecret, o.ClientMetadataURL, o.Scopes
+	}
+	ctx := r.Context()
+	p, err := pu.logins.oauth.StartLogin(ctx, server, sc.URL, opts)
+	if err != nil {
+		pu.log.Warn("login not started", "server", server, "user", user, "error", err)
+		page(w, http.StatusBadGateway, "The login to %s could not start: %s", server, err.Error())
+		return
+	}
+	pl := &pendingLogin{UserHash: hashHex(user), Server: server, Expires: time.Now().Add(pendingTTL), Pending: p}
+	key := pendingKey(p.State)
+	b, err := pu.logins.seal.seal(key, pl)
+	if err == nil {
+		err = pu.logins.st.Put(ctx, key, b)
+	}
+	if err != nil {
+		pu.log.Error("login not started", "server", server, "user", user, "error", err)
+		page(w, http.StatusInternalServerError, "The login to %s could not start: the gateway could not store it.", server)
+		return
+	}
+	pu.log.Info("login started", "server", server, "user", user)
+	http.Redirect(w, r, p.AuthURL, http.StatusFound)
+}
+
+// takePending returns the login the state names, removed from the store
+// (a state is used once), when it is user's and still valid; else the
+// page to answer (status and text).
+func (pu *perUser) takePending(ctx context.Context, state, user string) (*pendingLogin, int, string) {
+	if state == "" {
+		return nil, http.StatusBadRequest, "This is not a login's return: it has no state."
+	}
+	key := pendingKey(state)
+	unlock, err := pu.logins.st.Lock(ctx, key)
+	if err != nil {
+		return nil, http.StatusInternalServerError, "The gateway could not read the login."
+	}
+	defer unlock()
+	b, err := pu.logins.st.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, http.StatusBadRequest, "This login is unknown or was already used: start again."
+	}
+	if err != nil {
+		return nil, http.StatusInternalServerError, "The gateway could not read the login."
+	}
+	var pl pendingLogin
+	if err := pu.logins.seal.open(key, b, &pl); err != nil {
+		pu.log.Error("login refused", "error", err)
+		return nil, http.StatusInternalServerError, "The gateway could not read the login: its login key differs from the one that started it."
+	}
+	if pl.UserHash != hashHex(user) {
+		// Not consumed: the user who started it may still finish it.
+		return nil, http.StatusForbidden, "This login was started by another user."
+	}
+	if err := pu.logins.st.Delete(ctx, key); err != nil {
+		return nil, http.StatusInternalServerError, "The gateway could not read the login."
+	}
+	if time.Now().After(pl.Expires) {
+		return nil, http.StatusBadRequest, "This login took too long: start again."
+	}
+	return &pl, 0, ""
+}
+
+// finishLogin serves GET /oauth/callback.
+func (pu *perUser) finishLogin(w http.ResponseWriter, r *http.Request) {
+	user := requestUser(w, r)
+	if user == "" {
+		return
+	}
+	ctx := r.Context()
+	q := r.URL.Query()
+	pl, status, msg := pu.takePending(ctx, q.Get("state"), user)
+	if pl == nil {
+		pu.log.Warn("login refused", "user", user, "status", status, "reason", msg)
+		page(w, status, "%s", msg)
+		return
+	}
+	server := pl.Server
+	sc, ok := pu.servers[server]
+	if !ok || sc.URL != pl.Pending.Credentials.ServerURL {
+		page(w, http.StatusBadRequest, "Server %s no longer logs in per user here, or moved: start again.", server)
+		return
+	}
+	if e := q.Get("error"); e != "" {
+		pu.log.Warn("login refused by the authorization server", "server", server, "user", user, "error", e)
+		page(w, http.StatusForbidden, "The authorization server refused the login to %s: %s %s", server, e, q.Get("error_description"))
+		return
+	}
+	c, err := pu.logins.oauth.FinishLogin(ctx, pl.Pending, q.Get("code"), q.Get("iss"))
+	if err != nil {
+		pu.log.Warn("login failed", "server", server, "user", user, "error", err)
+		page(w, http.StatusBadGateway, "The login to %s failed: %s", server, err.Error())
+		return
+	}
+	key := loginKey(user, c.Issuer, c.Resource)
+	if err := pu.saveLogin(ctx, key, &userLogin{Server: server, Credentials: *c}); err != nil {
+		pu.log.Error("login not stored", "server", server, "user", user, "error", err)
+		page(w, http.StatusInternalServerError, "The login to %s succeeded but could not be stored: %s", server, err.Error())
+		return
+	}
+	pu.logins.mu.Lock()
+	pu.logins.found[[2]string{user, sc.URL}] = key
+	pu.logins.mu.Unlock()
+	pu.log.Info("logged in", "server", server, "user", user)
+	// A session the user had is of the old login: the next call opens one
+	// with the new.
+	if uh, err := pu.userHub(user, server); err == nil {
+		pu.drop(user, server, uh)
+	}
+	pu.listCatalog(ctx, server, sc.URL, key)
+	page(w, http.StatusOK, "Logged in to %s as %s. You can close this tab and call its tools again.", server, user)
+}
+
+// saveLogin stores ul under key, unless a record there is sealed with
+// another key: never overwritten.
+func (pu *perUser) saveLogin(ctx context.Context, key string, ul *userLogin) error {
+	unlock, err := pu.logins.st.Lock(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := pu.logins.get(ctx, key); err != nil {
+		return err
+	}
+	return pu.logins.put(ctx, key, ul)
+}
+
+// listCatalog makes the login stored under key the one that lists the
+// server's tools for the catalog when none does yet, and starts the
+// server again in the shared Hub if it failed for want of it.
+func (pu *perUser) listCatalog(ctx context.Context, server, serverURL, key string) {
+	ck := catalogKey(serverURL)
+	unlock, err := pu.logins.st.Lock(ctx, ck)
+	if err != nil {
+		pu.log.Warn("catalog login not set", "server", server, "error", err)
+		return
+	}
+	cur, err := pu.logins.catalogLogin(ctx, serverURL)
+	if err == nil && cur == "" {
+		var b []byte
+		if b, err = pu.logins.seal.seal(ck, &catalogLogin{Login: key}); err == nil {
+			err = pu.logins.st.Put(ctx, ck, b)
+		}
+	}
+	unlock()
+	if err != nil {
+		pu.log.Warn("catalog login not set", "server", server, "error", err)
+		return
+	}
+	hub := pu.shared()
+	if hub == nil {
+		return
+	}
+	for _, st := range hub.Status() {
+		if st.Name == server && st.State == mcp.StateFailed {
+			if err := hub.Retry(ctx, server); err != nil {
+				pu.log.Warn("per-user server not listed", "server", server, "error", err)
+			} else {
+				pu.log.Info("per-user server listed", "server", server)
+			}
+		}
+	}
+}
