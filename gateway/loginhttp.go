@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"html"
@@ -14,8 +15,16 @@ import (
 	"github.com/toolsift/toolsift/store"
 )
 
-// pendingTTL is how long a login may take from its start to the callback.
-const pendingTTL = 10 * time.Minute
+// pendingTTL is how long a login may take from its start to the
+// callback; ticketTTL how long a login link is good for.
+const (
+	pendingTTL = 10 * time.Minute
+	ticketTTL  = 15 * time.Minute
+)
+
+// loginCookie names the cookie that binds a login to the browser that
+// started it, one per login (a browser may log in to two servers at once).
+func loginCookie(state string) string { return "toolsift_login_" + hashHex(state)[:16] }
 
 // LoginHandler serves the per-user logins (Options.PerUser) under
 // Options.PublicURL: GET /login/SERVER starts the request's user's login
@@ -24,9 +33,14 @@ const pendingTTL = 10 * time.Minute
 // server; GET /oauth/callback, where the authorization server sends it
 // back, checks the state (made for that user, used once, within 10
 // minutes), exchanges the code and stores the tokens, sealed with
-// Options.LoginKey. Both need the request's user (WithIdentity, set by the
-// authentication in front of the Gateway, as for Handler); the pages they
-// answer with are plain HTML. Without per-user servers it answers 404.
+// Options.LoginKey. The login page serves the request's user (WithIdentity,
+// set by the authentication in front of the Gateway, as for Handler) or,
+// for a browser that cannot say who its user is, the user its ticket was
+// made for: the link a call without a login is answered with carries one
+// (used once, within 15 minutes). The callback is finished for the user
+// who started the login only: the request's user, else the browser that
+// started it (a cookie). The pages are plain HTML. Without per-user
+// servers it answers 404.
 // Every call returns the same handler.
 func (g *Gateway) LoginHandler() http.Handler {
 	g.loginOnce.Do(func() {
@@ -56,26 +70,70 @@ func page(w http.ResponseWriter, status int, format string, a ...any) {
 	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>toolsift login</title><p>"+format+"\n", a...)
 }
 
-// requestUser returns the request's user, or answers 401 and "".
-func requestUser(w http.ResponseWriter, r *http.Request) string {
-	id, ok := IdentityFrom(r.Context())
-	if !ok || id.User == "" {
-		page(w, http.StatusUnauthorized, "Who are you? This gateway's logins are per user, and this request names none: sign in to the gateway first.")
+// requestUser returns the user the request's Identity names, "" when none.
+func requestUser(r *http.Request) string {
+	id, _ := IdentityFrom(r.Context())
+	return id.User
+}
+
+const noUser = "Who are you? This gateway's logins are per user, and this request names none: open the login link a tool call gave you, or sign in to the gateway first."
+
+// ticketURL returns the login page's link for user and server, with a
+// ticket made for user; the bare page's when the ticket cannot be stored.
+func (pu *perUser) ticketURL(ctx context.Context, user, server string) string {
+	tk := rand.Text()
+	key := ticketKey(tk)
+	b, err := pu.logins.seal.seal(key, &ticket{User: user, Server: server, Expires: time.Now().Add(ticketTTL)})
+	if err == nil {
+		err = pu.logins.st.Put(ctx, key, b)
+	}
+	if err != nil {
+		pu.log.Warn("login link without a ticket", "server", server, "user", user, "error", err)
+		return pu.logins.loginURL(server)
+	}
+	return pu.logins.loginURL(server) + "?ticket=" + tk
+}
+
+// takeTicket returns the user a ticket for server was made for, and
+// removes it; "" when it is unknown, used, expired or for another server.
+func (pu *perUser) takeTicket(ctx context.Context, tk, server string) string {
+	key := ticketKey(tk)
+	unlock, err := pu.logins.st.Lock(ctx, key)
+	if err != nil {
 		return ""
 	}
-	return id.User
+	defer unlock()
+	b, err := pu.logins.st.Get(ctx, key)
+	if err != nil {
+		return ""
+	}
+	var t ticket
+	if err := pu.logins.seal.open(key, b, &t); err != nil {
+		return ""
+	}
+	if err := pu.logins.st.Delete(ctx, key); err != nil || time.Now().After(t.Expires) || t.Server != server {
+		return ""
+	}
+	return t.User
 }
 
 // startLogin serves GET /login/SERVER.
 func (pu *perUser) startLogin(w http.ResponseWriter, r *http.Request) {
-	user := requestUser(w, r)
-	if user == "" {
-		return
-	}
 	server := r.PathValue("server")
 	sc, ok := pu.servers[server]
 	if !ok {
 		page(w, http.StatusNotFound, "No server %s here logs in per user.", server)
+		return
+	}
+	user := requestUser(r)
+	if tk := r.URL.Query().Get("ticket"); user == "" && tk != "" {
+		if user = pu.takeTicket(r.Context(), tk, server); user == "" {
+			page(w, http.StatusBadRequest, "This login link is unknown, used or expired: call the tool again for a new one.")
+			return
+		}
+	}
+	if user == "" {
+		page(w, http.StatusUnauthorized, noUser)
 		return
 	}
 	opts := &oauth.LoginOptions{RedirectURL: pu.logins.base + "/oauth/callback", Header: http.Header{}}
@@ -92,7 +150,8 @@ func (pu *perUser) startLogin(w http.ResponseWriter, r *http.Request) {
 		page(w, http.StatusBadGateway, "The login to %s could not start: %s", server, err.Error())
 		return
 	}
-	pl := &pendingLogin{UserHash: hashHex(user), Server: server, Expires: time.Now().Add(pendingTTL), Pending: p}
+	nonce := rand.Text()
+	pl := &pendingLogin{User: user, Browser: hashHex(nonce), Server: server, Expires: time.Now().Add(pendingTTL), Pending: p}
 	key := pendingKey(p.State)
 	b, err := pu.logins.seal.seal(key, pl)
 	if err == nil {
@@ -103,14 +162,19 @@ func (pu *perUser) startLogin(w http.ResponseWriter, r *http.Request) {
 		page(w, http.StatusInternalServerError, "The login to %s could not start: the gateway could not store it.", server)
 		return
 	}
+	base, _ := url.Parse(pu.logins.base)
+	http.SetCookie(w, &http.Cookie{Name: loginCookie(p.State), Value: nonce, Path: base.Path + "/oauth/callback",
+		MaxAge: int(pendingTTL.Seconds()), HttpOnly: true, Secure: base.Scheme == "https", SameSite: http.SameSiteLaxMode})
 	pu.log.Info("login started", "server", server, "user", user)
 	http.Redirect(w, r, p.AuthURL, http.StatusFound)
 }
 
 // takePending returns the login the state names, removed from the store
-// (a state is used once), when it is user's and still valid; else the
-// page to answer (status and text).
-func (pu *perUser) takePending(ctx context.Context, state, user string) (*pendingLogin, int, string) {
+// (a state is used once), when it is the request's user's (r's Identity,
+// else its browser's cookie) and still valid; else the page to answer
+// (status and text).
+func (pu *perUser) takePending(r *http.Request, state string) (*pendingLogin, int, string) {
+	ctx := r.Context()
 	if state == "" {
 		return nil, http.StatusBadRequest, "This is not a login's return: it has no state."
 	}
@@ -132,9 +196,14 @@ func (pu *perUser) takePending(ctx context.Context, state, user string) (*pendin
 		pu.log.Error("login refused", "error", err)
 		return nil, http.StatusInternalServerError, "The gateway could not read the login: its login key differs from the one that started it."
 	}
-	if pl.UserHash != hashHex(user) {
-		// Not consumed: the user who started it may still finish it.
-		return nil, http.StatusForbidden, "This login was started by another user."
+	// Not consumed when refused: the user who started it may still
+	// finish it.
+	if user := requestUser(r); user != "" {
+		if user != pl.User {
+			return nil, http.StatusForbidden, "This login was started by another user."
+		}
+	} else if c, err := r.Cookie(loginCookie(state)); err != nil || hashHex(c.Value) != pl.Browser {
+		return nil, http.StatusForbidden, "This login was started in another browser, or by another user."
 	}
 	if err := pu.logins.st.Delete(ctx, key); err != nil {
 		return nil, http.StatusInternalServerError, "The gateway could not read the login."
@@ -147,19 +216,16 @@ func (pu *perUser) takePending(ctx context.Context, state, user string) (*pendin
 
 // finishLogin serves GET /oauth/callback.
 func (pu *perUser) finishLogin(w http.ResponseWriter, r *http.Request) {
-	user := requestUser(w, r)
-	if user == "" {
-		return
-	}
 	ctx := r.Context()
 	q := r.URL.Query()
-	pl, status, msg := pu.takePending(ctx, q.Get("state"), user)
+	pl, status, msg := pu.takePending(r, q.Get("state"))
 	if pl == nil {
-		pu.log.Warn("login refused", "user", user, "status", status, "reason", msg)
+		pu.log.Warn("login refused", "user", requestUser(r), "status", status, "reason", msg)
 		page(w, status, "%s", msg)
 		return
 	}
-	server := pl.Server
+	http.SetCookie(w, &http.Cookie{Name: loginCookie(q.Get("state")), Path: r.URL.Path, MaxAge: -1})
+	server, user := pl.Server, pl.User
 	sc, ok := pu.servers[server]
 	if !ok || sc.URL != pl.Pending.Credentials.ServerURL {
 		page(w, http.StatusBadRequest, "Server %s no longer logs in per user here, or moved: start again.", server)

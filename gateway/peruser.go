@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
@@ -33,9 +34,43 @@ type perUser struct {
 	log     *slog.Logger
 	shared  func() *mcp.Hub // the shared Hub, once open: Retry after a first login
 
-	mu     sync.Mutex
-	closed bool
-	hubs   map[[2]string]*userHub // (user, server)
+	mu      sync.Mutex
+	closed  bool
+	hubs    map[[2]string]*userHub // (user, server)
+	retried map[string]time.Time   // server → when listCatalogAgain last tried
+}
+
+// retryEvery spaces the catalog's retries of a per-user server that
+// failed in the shared Hub.
+const retryEvery = time.Minute
+
+// listCatalogAgain starts server again in the shared Hub when it failed
+// there, at most once a minute: a replica that started before anyone
+// logged in (the login went through another replica) lists the server's
+// tools at the first call that shows a login exists.
+func (pu *perUser) listCatalogAgain(ctx context.Context, server string) {
+	hub := pu.shared()
+	if hub == nil {
+		return
+	}
+	failed := false
+	for _, st := range hub.Status() {
+		failed = failed || st.Name == server && st.State == mcp.StateFailed
+	}
+	pu.mu.Lock()
+	due := failed && time.Since(pu.retried[server]) >= retryEvery
+	if due {
+		pu.retried[server] = time.Now()
+	}
+	pu.mu.Unlock()
+	if !due {
+		return
+	}
+	if err := hub.Retry(ctx, server); err != nil {
+		pu.log.Warn("per-user server not listed", "server", server, "error", err)
+	} else {
+		pu.log.Info("per-user server listed", "server", server)
+	}
 }
 
 // userHub is one user's Hub of one per-user server.
@@ -82,13 +117,16 @@ func (pu *perUser) call(ctx context.Context, id Identity, server, name string, a
 		return tool.Result{}, err
 	}
 	if key == "" {
-		return tool.Result{}, &needLogin{server: server, reason: "not logged in", url: pu.logins.loginURL(server)}
+		return tool.Result{}, &needLogin{server: server, reason: "not logged in", url: pu.ticketURL(ctx, id.User, server)}
 	}
 	uh, err := pu.userHub(id.User, server)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	hub, err := uh.connect(ctx, pu, server, sc)
+	if nl, ok := errors.AsType[*needLogin](err); ok {
+		return tool.Result{}, &needLogin{server: nl.server, reason: nl.reason, url: pu.ticketURL(ctx, id.User, server)}
+	}
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -98,10 +136,12 @@ func (pu *perUser) call(ctx context.Context, id Identity, server, name string, a
 			// The login went bad under the session: a new one is needed,
 			// and a new session with it.
 			pu.drop(id.User, server, uh)
-			return tool.Result{}, nl
+			return tool.Result{}, &needLogin{server: nl.server, reason: nl.reason, url: pu.ticketURL(ctx, id.User, server)}
 		}
+		return res, err
 	}
-	return res, err
+	pu.listCatalogAgain(ctx, server)
+	return res, nil
 }
 
 func (pu *perUser) userHub(user, server string) (*userHub, error) {
@@ -286,7 +326,7 @@ func (o *Options) perUser(ctx context.Context, cfg *config.Config, shared mcp.Hu
 	if err != nil {
 		return nil, err
 	}
-	pu := &perUser{servers: map[string]config.Server{}, log: o.Logger, hubs: map[[2]string]*userHub{}}
+	pu := &perUser{servers: map[string]config.Server{}, log: o.Logger, hubs: map[[2]string]*userHub{}, retried: map[string]time.Time{}}
 	if pu.log == nil {
 		pu.log = slog.New(slog.DiscardHandler)
 	}

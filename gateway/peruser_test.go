@@ -7,8 +7,12 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +66,7 @@ func openPerUser(t *testing.T, as *oauthtest.Server, st store.Store, key []byte)
 	t.Cleanup(web.Close)
 	cfg := &config.Config{Servers: map[string]config.Server{"remote": {URL: as.URL, Type: "http"}}}
 	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-		Toolset:   toolsift.Options{NoSemantic: true, NoCache: true},
+		Toolset:   toolsift.Options{NoSemantic: true, NoCache: true, Logger: slog.New(slog.DiscardHandler)},
 		PerUser:   []string{"remote"},
 		Store:     st,
 		LoginKey:  key,
@@ -83,7 +87,16 @@ func openPerUser(t *testing.T, as *oauthtest.Server, st store.Store, key []byte)
 // browser is user's browser: every request names the user to the
 // gateway (X-Test-User) and to the authorization page (UserHeader).
 func browser(user string) *http.Client {
-	return &http.Client{Transport: userHeader{user, browserHeader{user, http.DefaultTransport}}}
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, Transport: userHeader{user, browserHeader{user, http.DefaultTransport}}}
+}
+
+// anonymousBrowser is user's browser that does not say who the user is to
+// the gateway (the user's MCP client holds the credential), only to the
+// authorization page.
+func anonymousBrowser(user string) *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, Transport: browserHeader{user, http.DefaultTransport}}
 }
 
 type browserHeader struct {
@@ -194,6 +207,17 @@ func TestPerUserLogins(t *testing.T) {
 		t.Errorf("the authorization server got %d bearer tokens", len(got))
 	}
 
+	// Revoked at the authorization server: the refresh is refused, and
+	// alice is sent to log in again; bob's refused login is his own.
+	as.Revoke()
+	if text, isErr := alice.whoami(t); !isErr || !strings.Contains(text, "expired or was revoked") || !strings.Contains(text, gw.URL+"/login/remote?ticket=") {
+		t.Errorf("alice's call after the revocation = %q (isError %v), want a login link", text, isErr)
+	}
+	gw.login(t, "alice")
+	if text, isErr := alice.whoami(t); isErr || text != "alice" {
+		t.Errorf("alice's call after logging in again = %q (isError %v)", text, isErr)
+	}
+
 	// Nothing in the store names a user or a URL, and no token is there
 	// in the clear.
 	err = filepath.WalkDir(st.Path(), func(path string, d fs.DirEntry, err error) error {
@@ -247,8 +271,8 @@ func TestPerUserLoginState(t *testing.T) {
 	if status, body := get(t, browser("bob"), callback); status != http.StatusForbidden {
 		t.Errorf("bob's use of alice's state: %d %s, want 403", status, body)
 	}
-	if status, body := get(t, browser(""), callback); status != http.StatusUnauthorized {
-		t.Errorf("an anonymous use of alice's state: %d %s, want 401", status, body)
+	if status, body := get(t, browser(""), callback); status != http.StatusForbidden {
+		t.Errorf("an anonymous use of alice's state from another browser: %d %s, want 403", status, body)
 	}
 	if status, body := get(t, browser("alice"), callback); status != http.StatusOK {
 		t.Fatalf("alice's callback: %d %s", status, body)
@@ -347,7 +371,6 @@ func TestPerUserRefreshOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw1.login(t, "alice")
 	st2, err := store.NewDir(st.Path()) // another process's handle
 	if err != nil {
 		t.Fatal(err)
@@ -356,9 +379,20 @@ func TestPerUserRefreshOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Alice logs in through replica 1; replica 2, open since before, has
+	// no catalog of the server until her first call through it.
+	gw1.login(t, "alice")
 	c1, c2 := gw1.mcpClient(t, "alice"), gw2.mcpClient(t, "alice")
-	if text, isErr := c1.whoami(t); isErr || text != "alice" {
-		t.Fatalf("alice's call through replica 1 = %q (isError %v)", text, isErr)
+	if _, ok := gw2.Toolset().Get("remote__whoami"); ok {
+		t.Fatal("replica 2 lists remote__whoami before anyone logged in through it")
+	}
+	for i, c := range []*client{c1, c2} {
+		if text, isErr := c.whoami(t); isErr || text != "alice" {
+			t.Fatalf("alice's call through replica %d = %q (isError %v)", i+1, text, isErr)
+		}
+	}
+	if _, ok := gw2.Toolset().Get("remote__whoami"); !ok {
+		t.Fatal("replica 2 does not list remote__whoami after alice's call through it")
 	}
 	as.ExpireAccessTokens()
 	before := as.Counts()
@@ -389,5 +423,62 @@ func TestPerUserRefreshOnce(t *testing.T) {
 	t.Logf("counts before %+v, after %+v", before, as.Counts())
 	if c := as.Counts(); c.Refreshes != before.Refreshes+1 {
 		t.Errorf("%d refreshes, want 1 across both replicas", c.Refreshes-before.Refreshes)
+	}
+}
+
+// TestPerUserLoginLink: a user whose browser cannot say who the user is
+// logs in through the link the call without a login answered with: its
+// ticket names the user, once; the callback is the browser's that started
+// the login.
+func TestPerUserLoginLink(t *testing.T) {
+	as := whoamiServer(t)
+	gw, err := openPerUser(t, as, store.NewMemory(), newKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	carol := gw.mcpClient(t, "carol")
+	text, isErr := carol.whoami(t)
+	link := regexp.MustCompile(regexp.QuoteMeta(gw.URL) + `/login/remote\?ticket=\S+`).FindString(text)
+	if !isErr || link == "" {
+		t.Fatalf("carol's call without a login = %q (isError %v), want a login link with a ticket", text, isErr)
+	}
+	// Without the ticket, the page does not know her.
+	if status, _ := get(t, anonymousBrowser("carol"), gw.URL+"/login/remote"); status != http.StatusUnauthorized {
+		t.Errorf("the login page without a ticket or a user: %d, want 401", status)
+	}
+
+	// Her browser starts the login; another browser cannot finish it.
+	b := anonymousBrowser("carol")
+	b.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		if strings.HasPrefix(req.URL.String(), gw.URL+"/oauth/callback") {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	resp, err := b.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	callback := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusFound || !strings.HasPrefix(callback, gw.URL+"/oauth/callback?") {
+		t.Fatalf("carol's login link led to %s %s", resp.Status, callback)
+	}
+	if status, _ := get(t, anonymousBrowser("mallory"), callback); status != http.StatusForbidden {
+		t.Errorf("another browser's use of carol's callback: %d, want 403", status)
+	}
+	b.CheckRedirect = nil
+	if status, body := get(t, b, callback); status != http.StatusOK || !strings.Contains(body, "as carol") {
+		t.Fatalf("carol's callback: %d %s", status, body)
+	}
+	if text, isErr := carol.whoami(t); isErr || text != "carol" {
+		t.Errorf("carol's call after her login = %q (isError %v)", text, isErr)
+	}
+	// The ticket was used.
+	if status, _ := get(t, anonymousBrowser("carol"), link); status != http.StatusBadRequest {
+		t.Errorf("the login link used again: %d, want 400", status)
+	}
+	if u, _ := url.Parse(link); u.Query().Get("ticket") == "" {
+		t.Errorf("link %s has no ticket", link)
 	}
 }

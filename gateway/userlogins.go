@@ -42,6 +42,7 @@ const (
 	loginsPrefix  = "userlogins/"
 	catalogPrefix = loginsPrefix + "catalog/" // per server URL: whose login lists its tools
 	pendingPrefix = loginsPrefix + "pending/" // per state: a login between its start and the callback
+	ticketPrefix  = loginsPrefix + "tickets/" // per ticket: a login page's link for one user
 )
 
 func hashHex(parts ...string) string {
@@ -66,6 +67,7 @@ func loginKey(user, issuer, resource string) string {
 
 func catalogKey(serverURL string) string { return catalogPrefix + hashHex(serverURL) + ".json" }
 func pendingKey(state string) string     { return pendingPrefix + hashHex(state) + ".json" }
+func ticketKey(ticket string) string     { return ticketPrefix + hashHex(ticket) + ".json" }
 
 // envelope is a sealed record as stored: AES-256-GCM under the key KeyID
 // names, with the record's store key as additional data (a record moved
@@ -153,12 +155,24 @@ type catalogLogin struct {
 
 // pendingLogin is a login between /login/SERVER and the callback.
 type pendingLogin struct {
-	// UserHash is the hash of the user who started it: only that user
-	// may finish it.
-	UserHash string              `json:"user"`
-	Server   string              `json:"server"`
-	Expires  time.Time           `json:"expires"`
-	Pending  *oauth.PendingLogin `json:"pending"`
+	// User started it: only that user may finish it, named by the
+	// request (WithIdentity) or, without one, by the browser that started
+	// it: Browser is the hash of the nonce of its cookie.
+	User    string              `json:"user"`
+	Browser string              `json:"browser"`
+	Server  string              `json:"server"`
+	Expires time.Time           `json:"expires"`
+	Pending *oauth.PendingLogin `json:"pending"`
+}
+
+// ticket lets a browser that cannot say who its user is (an MCP client's
+// user holds an API token the browser does not send) start that user's
+// login: the link a needLogin result names carries one. Used once, within
+// ticketTTL.
+type ticket struct {
+	User    string    `json:"user"`
+	Server  string    `json:"server"`
+	Expires time.Time `json:"expires"`
 }
 
 // needLogin is why a user's call cannot reach a per-user server: no
