@@ -45,6 +45,9 @@ Servers whose tools are in the cache start only when one of their tools is
 called, and stop after --idle-timeout; the others connect while serve already
 answers, each joining when it has listed its tools (logged "server ready"). --listen needs a bearer token ($` + tokenEnv + `
 or --token-file) unless ADDR is loopback-only (127.0.0.1, ::1, localhost).
+--per-user NAME reaches the url server NAME with each user's own OAuth login,
+logged in at --public-url/login/NAME, sealed with the key of --login-key-file
+($` + loginKeyEnv + `); see docs/serve.md, "Team gateway: per-user logins".
 Logs (one line per search and per call, never arguments) go to stderr.`
 
 // serve runs toolsift serve.
@@ -100,6 +103,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		inputs[id] = value
 		return nil
 	})
+	perUser := addPerUserFlags(fs)
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -184,7 +188,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	// and "alwaysLoadTools", and --pin; a pin that matches nothing is
 	// logged by it. The gateway wires the Toolset's hooks: a change
 	// upstream reaches the clients' lists at once.
-	gw, err := gateway.Open(ctx, cfg, &gateway.Options{
+	gopts := &gateway.Options{
 		Toolset: toolsift.Options{
 			Pin:      pins,
 			CacheDir: *cacheDir,
@@ -214,7 +218,12 @@ func serve(ctx context.Context, e *env, args []string) error {
 		SessionTimeout:          *sessionTimeout,
 		MaxSessions:             *maxSessions,
 		AllowedOrigins:          origins,
-	})
+	}
+	// Per-user servers: each user's own OAuth login (peruser.go).
+	if err := perUser.options(e, *listen, gopts); err != nil {
+		return usageError(fs, "%v", err)
+	}
+	gw, err := gateway.Open(ctx, cfg, gopts)
 	if err != nil {
 		return err
 	}
@@ -262,7 +271,11 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
-	return serveHTTP(ctx, e, log, gw.Handler(), *listen, *maxConns, token != "", *stateless)
+	var login http.Handler
+	if len(gopts.PerUser) > 0 {
+		login = gw.LoginHandler()
+	}
+	return serveHTTP(ctx, e, log, gw.Handler(), login, *listen, *maxConns, token != "", *stateless)
 }
 
 // logArrivals logs each server of connecting when its first connection
@@ -290,15 +303,19 @@ func logArrivals(log *slog.Logger, ts *toolsift.Toolset, connecting []string, ar
 	}
 }
 
-// serveHTTP serves h at http://addr/mcp until ctx ends, with at most
+// serveHTTP serves h at http://addr/mcp, and login (when not nil: the
+// per-user login pages) at the rest, until ctx ends, with at most
 // maxConns connections open.
-func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h http.Handler, addr string, maxConns int, hasToken, stateless bool) error {
+func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h, login http.Handler, addr string, maxConns int, hasToken, stateless bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
+	if login != nil {
+		mux.Handle("/", login)
+	}
 	// Headers must arrive within 10s and a body within
 	// gateway.DefaultBodyTimeout (the handler's deadline); an idle keep-alive
 	// connection is closed after 2 minutes. No ReadTimeout or WriteTimeout:
