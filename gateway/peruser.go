@@ -363,3 +363,43 @@ func (o *Options) perUser(ctx context.Context, cfg *config.Config, shared mcp.Hu
 	pu.hubOpts = h
 	return pu, nil
 }
+
+// featureServer returns the per-user server that offers the prompt or
+// the resource (by URI or URI template) a client names, "" when none:
+// completions and subscriptions of those would go through the shared
+// Hub's session, which is the first user's login, so they are refused.
+func (pu *perUser) featureServer(hub *mcp.Hub, prompt, uri string) string {
+	if pu == nil {
+		return ""
+	}
+	if prompt != "" {
+		for _, p := range hub.Prompts() {
+			if p.Name == prompt && pu.has(p.Server) {
+				return p.Server
+			}
+		}
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(uri, "toolsift:"); ok {
+		if srv, _, ok := strings.Cut(rest, "/"); ok && pu.has(srv) {
+			return srv
+		}
+	}
+	for _, r := range hub.Resources() {
+		if r.URI == uri && pu.has(r.Server) {
+			return r.Server
+		}
+	}
+	for _, t := range hub.ResourceTemplates() {
+		if t.URITemplate == uri && pu.has(t.Server) {
+			return t.Server
+		}
+	}
+	return ""
+}
+
+// errPerUserFeature is the refusal of a per-user server's prompt or
+// resource.
+func errPerUserFeature(server string) error {
+	return fmt.Errorf("server %q is reached with each user's own login: its resources and prompts are not served through this gateway", server)
+}

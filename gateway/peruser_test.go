@@ -36,7 +36,13 @@ import (
 func whoamiServer(t *testing.T) *oauthtest.Server {
 	t.Helper()
 	newServer := func(*http.Request) *sdk.Server {
-		srv := sdk.NewServer(&sdk.Implementation{Name: "who", Version: "1"}, nil)
+		srv := sdk.NewServer(&sdk.Implementation{Name: "who", Version: "1"}, &sdk.ServerOptions{
+			SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+			UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+			CompletionHandler: func(_ context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
+				return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{req.Extra.TokenInfo.UserID}}}, nil
+			},
+		})
 		sdk.AddTool(srv, &sdk.Tool{Name: "whoami", Description: "Say whose token called."},
 			func(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 				who := "nobody"
@@ -45,6 +51,14 @@ func whoamiServer(t *testing.T) *oauthtest.Server {
 				}
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: who}}}, nil, nil
 			})
+		// A resource and a prompt that are the caller's: not to be
+		// served to others through the catalog's session.
+		srv.AddResource(&sdk.Resource{URI: "who://me", Name: "me"}, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "who://me", Text: req.Extra.TokenInfo.UserID}}}, nil
+		})
+		srv.AddPrompt(&sdk.Prompt{Name: "mine", Arguments: []*sdk.PromptArgument{{Name: "x"}}}, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: req.Extra.TokenInfo.UserID}}}}, nil
+		})
 		return srv
 	}
 	as := oauthtest.New(sdk.NewStreamableHTTPHandler(newServer, nil), nil)
@@ -132,12 +146,17 @@ func (gw *perUserGateway) login(t *testing.T, user string) {
 	}
 }
 
-// mcpClient is user's MCP client of gw.
-func (gw *perUserGateway) mcpClient(t *testing.T, user string) *client {
+// mcpClient is user's MCP client of gw, of the go-sdk's newest revision
+// or of version.
+func (gw *perUserGateway) mcpClient(t *testing.T, user string, version ...string) *client {
 	t.Helper()
 	hc := &http.Client{Transport: userHeader{user, http.DefaultTransport}}
 	cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: gw.URL + "/mcp", HTTPClient: hc}, nil)
+	var opts *sdk.ClientSessionOptions
+	if len(version) > 0 {
+		opts = &sdk.ClientSessionOptions{ProtocolVersion: version[0]}
+	}
+	cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: gw.URL + "/mcp", HTTPClient: hc}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +224,27 @@ func TestPerUserLogins(t *testing.T) {
 	}
 	if got := as.ASBearers(); len(got) != 0 {
 		t.Errorf("the authorization server got %d bearer tokens", len(got))
+	}
+
+	// The server's resources and prompts are not served: the catalog's
+	// session is alice's. (A client of 2025-11-25: subscriptions are
+	// requests of their own.)
+	ctx := context.Background()
+	bob = gw.mcpClient(t, "bob", "2025-11-25")
+	if res, err := bob.ListResources(ctx, nil); err == nil && len(res.Resources) > 0 {
+		t.Errorf("bob lists the per-user server's resources: %v", res.Resources[0].URI)
+	}
+	if res, err := bob.ListPrompts(ctx, nil); err == nil && len(res.Prompts) > 0 {
+		t.Errorf("bob lists the per-user server's prompts: %v", res.Prompts[0].Name)
+	}
+	if res, err := bob.ReadResource(ctx, &sdk.ReadResourceParams{URI: "who://me"}); err == nil {
+		t.Errorf("bob read the per-user server's resource: %+v", res.Contents[0])
+	}
+	if err := bob.Subscribe(ctx, &sdk.SubscribeParams{URI: "who://me"}); err == nil {
+		t.Error("bob subscribed to the per-user server's resource")
+	}
+	if res, err := bob.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "remote__mine"}, Argument: sdk.CompleteParamsArgument{Name: "x"}}); err == nil {
+		t.Errorf("bob completed the per-user server's prompt: %+v", res)
 	}
 
 	// Revoked at the authorization server: the refresh is refused, and
