@@ -81,6 +81,7 @@ const noUser = "Who are you? This gateway's logins are per user, and this reques
 // ticketURL returns the login page's link for user and server, with a
 // ticket made for user; the bare page's when the ticket cannot be stored.
 func (pu *perUser) ticketURL(ctx context.Context, user, server string) string {
+	pu.logins.sweep(ctx)
 	tk := rand.Text()
 	key := ticketKey(tk)
 	b, err := pu.logins.seal.seal(key, &ticket{User: user, Server: server, Expires: time.Now().Add(ticketTTL)})
@@ -144,6 +145,7 @@ func (pu *perUser) startLogin(w http.ResponseWriter, r *http.Request) {
 		opts.ClientID, opts.ClientSecret, opts.ClientMetadataURL, opts.Scopes = o.ClientID, o.ClientSecret, o.ClientMetadataURL, o.Scopes
 	}
 	ctx := r.Context()
+	pu.logins.sweep(ctx)
 	p, err := pu.logins.oauth.StartLogin(ctx, server, sc.URL, opts)
 	if err != nil {
 		pu.log.Warn("login not started", "server", server, "user", user, "error", err)
@@ -254,7 +256,10 @@ func (pu *perUser) finishLogin(w http.ResponseWriter, r *http.Request) {
 	pu.log.Info("logged in", "server", server, "user", user)
 	// A session the user had is of the old login: the next call opens one
 	// with the new.
-	if uh, err := pu.userHub(user, server); err == nil {
+	pu.mu.Lock()
+	uh := pu.hubs[[2]string{user, server}]
+	pu.mu.Unlock()
+	if uh != nil {
 		pu.drop(user, server, uh)
 	}
 	pu.listCatalog(ctx, server, sc.URL, key)
@@ -276,24 +281,11 @@ func (pu *perUser) saveLogin(ctx context.Context, key string, ul *userLogin) err
 }
 
 // listCatalog makes the login stored under key the one that lists the
-// server's tools for the catalog when none does yet, and starts the
-// server again in the shared Hub if it failed for want of it.
+// server's tools for the catalog when none does yet (or the one that did
+// has no tokens left), and starts the server again in the shared Hub if it
+// failed for want of it.
 func (pu *perUser) listCatalog(ctx context.Context, server, serverURL, key string) {
-	ck := catalogKey(serverURL)
-	unlock, err := pu.logins.st.Lock(ctx, ck)
-	if err != nil {
-		pu.log.Warn("catalog login not set", "server", server, "error", err)
-		return
-	}
-	cur, err := pu.logins.catalogLogin(ctx, serverURL)
-	if err == nil && cur == "" {
-		var b []byte
-		if b, err = pu.logins.seal.seal(ck, &catalogLogin{Login: key}); err == nil {
-			err = pu.logins.st.Put(ctx, ck, b)
-		}
-	}
-	unlock()
-	if err != nil {
+	if err := pu.logins.replaceCatalogLogin(ctx, serverURL, key); err != nil {
 		pu.log.Warn("catalog login not set", "server", server, "error", err)
 		return
 	}

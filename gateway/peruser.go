@@ -47,8 +47,10 @@ const retryEvery = time.Minute
 // listCatalogAgain starts server again in the shared Hub when it failed
 // there, at most once a minute: a replica that started before anyone
 // logged in (the login went through another replica) lists the server's
-// tools at the first call that shows a login exists.
-func (pu *perUser) listCatalogAgain(ctx context.Context, server string) {
+// tools at the first call that shows a login exists. When the catalog's
+// login is gone (expired or revoked), the caller's, stored under key,
+// takes its place.
+func (pu *perUser) listCatalogAgain(ctx context.Context, server, serverURL, key string) {
 	hub := pu.shared()
 	if hub == nil {
 		return
@@ -66,6 +68,9 @@ func (pu *perUser) listCatalogAgain(ctx context.Context, server string) {
 	if !due {
 		return
 	}
+	if err := pu.logins.replaceCatalogLogin(ctx, serverURL, key); err != nil {
+		pu.log.Warn("catalog login not set", "server", server, "error", err)
+	}
 	if err := hub.Retry(ctx, server); err != nil {
 		pu.log.Warn("per-user server not listed", "server", server, "error", err)
 	} else {
@@ -73,11 +78,19 @@ func (pu *perUser) listCatalogAgain(ctx context.Context, server string) {
 	}
 }
 
+// hubIdle is how long a user's Hub of a per-user server is kept unused
+// (its session stopped after the Hub's IdleTimeout already).
+const hubIdle = time.Hour
+
 // userHub is one user's Hub of one per-user server.
 type userHub struct {
 	mu   sync.Mutex // one connection at a time
 	hub  *mcp.Hub   // nil until connected
 	auth *userAuth
+
+	// calls in progress and when it was last used: guarded by perUser.mu.
+	calls int
+	used  time.Time
 }
 
 func (pu *perUser) has(server string) bool {
@@ -119,10 +132,11 @@ func (pu *perUser) call(ctx context.Context, id Identity, server, name string, a
 	if key == "" {
 		return tool.Result{}, &needLogin{server: server, reason: "not logged in", url: pu.ticketURL(ctx, id.User, server)}
 	}
-	uh, err := pu.userHub(id.User, server)
+	uh, done, err := pu.userHub(id.User, server)
 	if err != nil {
 		return tool.Result{}, err
 	}
+	defer done()
 	hub, err := uh.connect(ctx, pu, server, sc)
 	if nl, ok := errors.AsType[*needLogin](err); ok {
 		return tool.Result{}, &needLogin{server: nl.server, reason: nl.reason, url: pu.ticketURL(ctx, id.User, server)}
@@ -140,23 +154,56 @@ func (pu *perUser) call(ctx context.Context, id Identity, server, name string, a
 		}
 		return res, err
 	}
-	pu.listCatalogAgain(ctx, server)
+	pu.listCatalogAgain(ctx, server, sc.URL, key)
 	return res, nil
 }
 
-func (pu *perUser) userHub(user, server string) (*userHub, error) {
+// userHub returns (user, server)'s Hub, made when it has none, counted as
+// in use until done is called. Making one first closes the Hubs nobody
+// used for hubIdle, so that users who come and go leave nothing behind.
+func (pu *perUser) userHub(user, server string) (uh *userHub, done func(), err error) {
 	pu.mu.Lock()
-	defer pu.mu.Unlock()
 	if pu.closed {
-		return nil, mcp.ErrClosed
+		pu.mu.Unlock()
+		return nil, nil, mcp.ErrClosed
 	}
 	k := [2]string{user, server}
-	uh := pu.hubs[k]
+	uh = pu.hubs[k]
+	var idle []*userHub
 	if uh == nil {
+		for k, o := range pu.hubs {
+			if o.calls == 0 && time.Since(o.used) > hubIdle {
+				idle = append(idle, o)
+				delete(pu.hubs, k)
+			}
+		}
 		uh = &userHub{auth: &userAuth{l: pu.logins, user: user}}
 		pu.hubs[k] = uh
 	}
-	return uh, nil
+	uh.calls++
+	uh.used = time.Now()
+	pu.mu.Unlock()
+	for _, o := range idle {
+		o.close()
+	}
+	return uh, func() {
+		pu.mu.Lock()
+		uh.calls--
+		uh.used = time.Now()
+		pu.mu.Unlock()
+	}, nil
+}
+
+// close closes uh's Hub, if it has one.
+func (uh *userHub) close() error {
+	uh.mu.Lock()
+	defer uh.mu.Unlock()
+	if uh.hub == nil {
+		return nil
+	}
+	err := uh.hub.Close()
+	uh.hub = nil
+	return err
 }
 
 // connect returns uh's Hub, connecting it first (its server started and
@@ -203,12 +250,7 @@ func (pu *perUser) drop(user, server string, uh *userHub) {
 		delete(pu.hubs, k)
 	}
 	pu.mu.Unlock()
-	uh.mu.Lock()
-	defer uh.mu.Unlock()
-	if uh.hub != nil {
-		_ = uh.hub.Close()
-		uh.hub = nil
-	}
+	_ = uh.close()
 }
 
 // close closes every user's Hub.
@@ -229,12 +271,7 @@ func (pu *perUser) close() error {
 	pu.mu.Unlock()
 	var errs []error
 	for _, uh := range hubs {
-		uh.mu.Lock()
-		if uh.hub != nil {
-			errs = append(errs, uh.hub.Close())
-			uh.hub = nil
-		}
-		uh.mu.Unlock()
+		errs = append(errs, uh.close())
 	}
 	return errors.Join(errs...)
 }

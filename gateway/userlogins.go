@@ -197,6 +197,43 @@ type userLogins struct {
 
 	mu    sync.Mutex
 	found map[[2]string]string // (user, server URL) → its record's key
+	swept time.Time            // when sweep last ran
+}
+
+// sweepEvery spaces the sweeps of expired logins under way and tickets.
+const sweepEvery = time.Minute
+
+// sweep removes the logins under way and the tickets that expired
+// unused (a login abandoned at the authorization page), at most once a
+// minute. A record it cannot open is left alone.
+func (l *userLogins) sweep(ctx context.Context) {
+	l.mu.Lock()
+	due := time.Since(l.swept) >= sweepEvery
+	if due {
+		l.swept = time.Now()
+	}
+	l.mu.Unlock()
+	if !due {
+		return
+	}
+	for _, prefix := range []string{pendingPrefix, ticketPrefix} {
+		keys, err := l.st.List(ctx, prefix)
+		if err != nil {
+			return
+		}
+		for _, k := range keys {
+			b, err := l.st.Get(ctx, k)
+			if err != nil {
+				continue
+			}
+			var rec struct {
+				Expires time.Time `json:"expires"`
+			}
+			if l.seal.open(k, b, &rec) == nil && time.Now().After(rec.Expires) {
+				_ = l.st.Delete(ctx, k)
+			}
+		}
+	}
 }
 
 func (l *userLogins) loginURL(server string) string {
@@ -332,6 +369,36 @@ func (l *userLogins) catalogLogin(ctx context.Context, serverURL string) (string
 		return "", err
 	}
 	return cl.Login, nil
+}
+
+// replaceCatalogLogin makes the login under key the one that lists
+// serverURL's catalog when there is none, or the one there has no tokens
+// left (expired or revoked: cleared by a refused refresh) or is gone.
+func (l *userLogins) replaceCatalogLogin(ctx context.Context, serverURL, key string) error {
+	ck := catalogKey(serverURL)
+	unlock, err := l.st.Lock(ctx, ck)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, err := l.catalogLogin(ctx, serverURL)
+	if err != nil || cur == key {
+		return err
+	}
+	if cur != "" {
+		ul, err := l.get(ctx, cur)
+		if err != nil {
+			return err
+		}
+		if ul != nil && (ul.Credentials.AccessToken != "" || ul.Credentials.RefreshToken != "") {
+			return nil // still usable
+		}
+	}
+	b, err := l.seal.seal(ck, &catalogLogin{Login: key})
+	if err != nil {
+		return err
+	}
+	return l.st.Put(ctx, ck, b)
 }
 
 // checkKey refuses a store holding per-user records sealed with another
