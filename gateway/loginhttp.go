@@ -168,6 +168,8 @@ func (pu *perUser) startLogin(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: loginCookie(p.State), Value: nonce, Path: base.Path + "/oauth/callback",
 		MaxAge: int(pendingTTL.Seconds()), HttpOnly: true, Secure: base.Scheme == "https", SameSite: http.SameSiteLaxMode})
 	pu.log.Info("login started", "server", server, "user", user)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, p.AuthURL, http.StatusFound)
 }
 

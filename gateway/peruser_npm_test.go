@@ -126,7 +126,9 @@ func TestPerUserTypeScriptServer(t *testing.T) {
 		var h atomic.Pointer[http.Handler]
 		web := httptest.NewServer(asUser(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) })))
 		t.Cleanup(web.Close)
+		var glog testenv.Buffer
 		gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
+			Logger: slog.New(slog.NewTextHandler(&glog, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			Toolset: toolsift.Options{NoSemantic: true, NoCache: true, Logger: slog.New(slog.DiscardHandler),
 				Hub: mcp.HubOptions{HTTPClient: hc}},
 			PerUser: []string{"ts"}, Store: st, LoginKey: key, PublicURL: web.URL,
@@ -140,7 +142,7 @@ func TestPerUserTypeScriptServer(t *testing.T) {
 		mux.Handle("/", gw.LoginHandler())
 		var hh http.Handler = mux
 		h.Store(&hh)
-		return &perUserGateway{Gateway: gw, URL: web.URL}
+		return &perUserGateway{Gateway: gw, URL: web.URL, Log: &glog}
 	}
 	gw1, gw2 := open(), open()
 
@@ -173,6 +175,14 @@ func TestPerUserTypeScriptServer(t *testing.T) {
 	}
 	if text, isErr := greet(gw2, "carol"); !isErr || !strings.Contains(text, gw2.URL+"/login/ts?ticket=") {
 		t.Errorf("carol's greet = %q (isError %v), want a login link", text, isErr)
+	}
+	// No token reaches a log.
+	for i, gw := range []*perUserGateway{gw1, gw2} {
+		for _, tok := range issued {
+			if strings.Contains(gw.Log.String(), tok) {
+				t.Errorf("replica %d's log shows a token", i+1)
+			}
+		}
 	}
 }
 

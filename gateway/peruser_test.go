@@ -25,6 +25,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
 	"github.com/toolsift/toolsift/store"
 )
@@ -71,6 +72,7 @@ func whoamiServer(t *testing.T) *oauthtest.Server {
 type perUserGateway struct {
 	*gateway.Gateway
 	URL string
+	Log *testenv.Buffer
 }
 
 func openPerUser(t *testing.T, as *oauthtest.Server, st store.Store, key []byte) (*perUserGateway, error) {
@@ -79,7 +81,9 @@ func openPerUser(t *testing.T, as *oauthtest.Server, st store.Store, key []byte)
 	web := httptest.NewServer(asUser(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) })))
 	t.Cleanup(web.Close)
 	cfg := &config.Config{Servers: map[string]config.Server{"remote": {URL: as.URL, Type: "http"}}}
+	var log testenv.Buffer
 	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
+		Logger:    slog.New(slog.NewTextHandler(&log, nil)),
 		Toolset:   toolsift.Options{NoSemantic: true, NoCache: true, Logger: slog.New(slog.DiscardHandler)},
 		PerUser:   []string{"remote"},
 		Store:     st,
@@ -95,7 +99,7 @@ func openPerUser(t *testing.T, as *oauthtest.Server, st store.Store, key []byte)
 	mux.Handle("/", gw.LoginHandler())
 	var hh http.Handler = mux
 	h.Store(&hh)
-	return &perUserGateway{Gateway: gw, URL: web.URL}, nil
+	return &perUserGateway{Gateway: gw, URL: web.URL, Log: &log}, nil
 }
 
 // browser is user's browser: every request names the user to the
@@ -518,7 +522,13 @@ func TestPerUserLoginLink(t *testing.T) {
 	if status, _ := get(t, anonymousBrowser("carol"), link); status != http.StatusBadRequest {
 		t.Errorf("the login link used again: %d, want 400", status)
 	}
-	if u, _ := url.Parse(link); u.Query().Get("ticket") == "" {
+	u, _ := url.Parse(link)
+	tk := u.Query().Get("ticket")
+	if tk == "" {
 		t.Errorf("link %s has no ticket", link)
+	}
+	// The log says a login was needed, without the ticket.
+	if log := gw.Log.String(); !strings.Contains(log, "outcome=login-needed") || strings.Contains(log, tk) {
+		t.Errorf("the log lacks the call's outcome, or shows its ticket:\n%s", log)
 	}
 }

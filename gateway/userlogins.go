@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -184,6 +185,13 @@ type needLogin struct {
 
 func (e *needLogin) Error() string {
 	return fmt.Sprintf("server %q needs your own login (%s): open %s in a browser, log in, then call again", e.server, e.reason, e.url)
+}
+
+// LogValue is the error as logged: the link without its ticket, which
+// starts a login as the user and goes to that user's result only.
+func (e *needLogin) LogValue() slog.Value {
+	u, _, _ := strings.Cut(e.url, "?")
+	return slog.StringValue((&needLogin{server: e.server, reason: e.reason, url: u}).Error())
 }
 
 // userLogins keeps the per-user logins in a store.Store, sealed, and
