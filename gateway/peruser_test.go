@@ -364,6 +364,7 @@ func TestPerUserWrongKey(t *testing.T) {
 	if !errors.Is(err, gateway.ErrLoginKey) || !strings.Contains(err.Error(), gateway.LoginKeyID(key)) || !strings.Contains(err.Error(), gateway.LoginKeyID(other)) {
 		t.Fatalf("Open with another key: %v, want ErrLoginKey naming both key ids", err)
 	}
+	t.Logf("Open with another key: %v", err)
 	after := snapshot(t, dir)
 	if len(after) != len(before) {
 		t.Fatalf("%d files before, %d after", len(before), len(after))
