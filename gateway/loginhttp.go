@@ -247,7 +247,7 @@ func (pu *perUser) finishLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := loginKey(user, c.Issuer, c.Resource)
-	if err := pu.saveLogin(ctx, key, &userLogin{Server: server, Credentials: *c}); err != nil {
+	if err := pu.saveLogin(ctx, user, key, &userLogin{Server: server, Credentials: *c}); err != nil {
 		pu.log.Error("login not stored", "server", server, "user", user, "error", err)
 		page(w, http.StatusInternalServerError, "The login to %s succeeded but could not be stored: %s", server, err.Error())
 		return
@@ -269,17 +269,34 @@ func (pu *perUser) finishLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 // saveLogin stores ul under key, unless a record there is sealed with
-// another key: never overwritten.
-func (pu *perUser) saveLogin(ctx context.Context, key string, ul *userLogin) error {
+// another key: never overwritten. The user's other logins to the same
+// server URL (of another issuer or resource: the server moved) are
+// removed, so that no replica keeps using them.
+func (pu *perUser) saveLogin(ctx context.Context, user, key string, ul *userLogin) error {
 	unlock, err := pu.logins.st.Lock(ctx, key)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	if _, err := pu.logins.get(ctx, key); err != nil {
+	if _, err = pu.logins.get(ctx, key); err == nil {
+		err = pu.logins.put(ctx, key, ul)
+	}
+	unlock()
+	if err != nil {
 		return err
 	}
-	return pu.logins.put(ctx, key, ul)
+	keys, err := pu.logins.st.List(ctx, userPrefix(user))
+	if err != nil {
+		return nil // stored; the others stay until the next login
+	}
+	for _, k := range keys {
+		if k == key {
+			continue
+		}
+		if old, err := pu.logins.get(ctx, k); err == nil && old != nil && old.Credentials.ServerURL == ul.Credentials.ServerURL {
+			_ = pu.logins.st.Delete(ctx, k)
+		}
+	}
+	return nil
 }
 
 // listCatalog makes the login stored under key the one that lists the

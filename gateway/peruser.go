@@ -374,6 +374,8 @@ func (o *Options) perUser(ctx context.Context, cfg *config.Config, shared mcp.Hu
 			return nil, fmt.Errorf("%w: PerUser names server %q, which the config does not have", ErrOptions, name)
 		case sc.URL == "":
 			return nil, fmt.Errorf("%w: PerUser names server %q, which is not a url server: only remote servers have logins", ErrOptions, name)
+		case hasAuthorization(sc.Headers):
+			return nil, fmt.Errorf("%w: PerUser names server %q, whose config sets an Authorization header: one credential for everyone is not a per-user login", ErrOptions, name)
 		case !validName.MatchString(name):
 			return nil, fmt.Errorf("%w: PerUser names server %q: per-user server names are letters, digits, '-' and '_' (they are in the login URL)", ErrOptions, name)
 		}
@@ -439,4 +441,13 @@ func (pu *perUser) featureServer(hub *mcp.Hub, prompt, uri string) string {
 // resource.
 func errPerUserFeature(server string) error {
 	return fmt.Errorf("server %q is reached with each user's own login: its resources and prompts are not served through this gateway", server)
+}
+
+func hasAuthorization(h map[string]string) bool {
+	for k := range h {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
 }

@@ -533,3 +533,42 @@ func TestPerUserLoginLink(t *testing.T) {
 		t.Errorf("the log lacks the call's outcome, or shows its ticket:\n%s", log)
 	}
 }
+
+// TestPerUserOptions: each missing or wrong per-user option is refused,
+// named, before anything connects.
+func TestPerUserOptions(t *testing.T) {
+	cfg := &config.Config{Servers: map[string]config.Server{
+		"remote": {URL: "http://127.0.0.1:1/mcp", Type: "http"},
+		"keyed":  {URL: "http://127.0.0.1:1/mcp", Type: "http", Headers: map[string]string{"authorization": "Bearer shared"}},
+		"local":  {Command: "/nonexistent/server"},
+	}}
+	good := gateway.Options{PerUser: []string{"remote"}, Store: store.NewMemory(), LoginKey: newKey(t), PublicURL: "https://gw.example.com"}
+	for _, tc := range []struct {
+		name   string
+		change func(o *gateway.Options)
+		want   string
+	}{
+		{"no store", func(o *gateway.Options) { o.Store = nil }, "needs a Store"},
+		{"no key", func(o *gateway.Options) { o.LoginKey = nil }, "needs a LoginKey"},
+		{"short key", func(o *gateway.Options) { o.LoginKey = o.LoginKey[:16] }, "LoginKey has 16 bytes, want 32"},
+		{"no public url", func(o *gateway.Options) { o.PublicURL = "" }, "needs the PublicURL"},
+		{"public url with a query", func(o *gateway.Options) { o.PublicURL = "https://gw.example.com/?x=1" }, "without query"},
+		{"public url not http", func(o *gateway.Options) { o.PublicURL = "ftp://gw.example.com" }, `PublicURL "ftp://gw.example.com"`},
+		{"unknown server", func(o *gateway.Options) { o.PerUser = []string{"nope"} }, `server "nope", which the config does not have`},
+		{"stdio server", func(o *gateway.Options) { o.PerUser = []string{"local"} }, `server "local", which is not a url server`},
+		{"shared credential", func(o *gateway.Options) { o.PerUser = []string{"keyed"} }, "sets an Authorization header"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := good
+			o.Toolset = toolsift.Options{NoSemantic: true, NoCache: true, Logger: slog.New(slog.DiscardHandler)}
+			tc.change(&o)
+			gw, err := gateway.Open(context.Background(), cfg, &o)
+			if err == nil {
+				gw.Close()
+			}
+			if !errors.Is(err, gateway.ErrOptions) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Open: %v, want ErrOptions saying %q", err, tc.want)
+			}
+		})
+	}
+}
