@@ -102,7 +102,7 @@ type Options struct {
 	PerUser []string
 	// Store keeps the per-user logins, sealed, and the logins under way;
 	// replicas that share it share the logins (a refresh happens once,
-	// under its Lock).
+	// under its Lock). The caller closes it, after the Gateway.
 	Store store.Store
 	// LoginKey is the AES-256 key (LoginKeySize bytes) the per-user
 	// logins are sealed with; it is never stored. A store holding records

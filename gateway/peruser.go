@@ -37,7 +37,7 @@ type perUser struct {
 	mu      sync.Mutex
 	closed  bool
 	hubs    map[[2]string]*userHub // (user, server)
-	retried map[string]time.Time   // server → when listCatalogAgain last tried
+	retried map[string]time.Time   // server → when listCatalogAgain last looked
 }
 
 // retryEvery spaces the catalog's retries of a per-user server that
@@ -55,17 +55,21 @@ func (pu *perUser) listCatalogAgain(ctx context.Context, server, serverURL, key 
 	if hub == nil {
 		return
 	}
-	failed := false
-	for _, st := range hub.Status() {
-		failed = failed || st.Name == server && st.State == mcp.StateFailed
-	}
+	// The shared Hub's status is looked at once a minute, not per call.
 	pu.mu.Lock()
-	due := failed && time.Since(pu.retried[server]) >= retryEvery
+	due := time.Since(pu.retried[server]) >= retryEvery
 	if due {
 		pu.retried[server] = time.Now()
 	}
 	pu.mu.Unlock()
 	if !due {
+		return
+	}
+	failed := false
+	for _, st := range hub.Status() {
+		failed = failed || st.Name == server && st.State == mcp.StateFailed
+	}
+	if !failed {
 		return
 	}
 	if err := pu.logins.replaceCatalogLogin(ctx, serverURL, key); err != nil {
