@@ -8,6 +8,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/toolsift/toolsift/mcp"
@@ -145,6 +146,13 @@ func (pu *perUser) startLogin(w http.ResponseWriter, r *http.Request) {
 		opts.ClientID, opts.ClientSecret, opts.ClientMetadataURL, opts.Scopes = o.ClientID, o.ClientSecret, o.ClientMetadataURL, o.Scopes
 	}
 	ctx := r.Context()
+	// Step-up: what the user's login had, and what the server asked for since.
+	opts.Scopes = slices.Clone(opts.Scopes)
+	for _, scope := range pu.logins.scopesOf(ctx, user, sc.URL) {
+		if !slices.Contains(opts.Scopes, scope) {
+			opts.Scopes = append(opts.Scopes, scope)
+		}
+	}
 	pu.logins.sweep(ctx)
 	p, err := pu.logins.oauth.StartLogin(ctx, server, sc.URL, opts)
 	if err != nil {

@@ -572,3 +572,32 @@ func TestPerUserOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestPerUserStepUp: a tool that needs a scope the login lacks (403
+// insufficient_scope) sends the user to log in again, and that login asks
+// for the scope: the call then goes through.
+func TestPerUserStepUp(t *testing.T) {
+	newServer := func(*http.Request) *sdk.Server {
+		srv := sdk.NewServer(&sdk.Implementation{Name: "who", Version: "1"}, nil)
+		sdk.AddTool(srv, &sdk.Tool{Name: "whoami", Description: "Say whose token called."},
+			func(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: req.Extra.TokenInfo.UserID}}}, nil, nil
+			})
+		return srv
+	}
+	as := oauthtest.New(sdk.NewStreamableHTTPHandler(newServer, nil), &oauthtest.Options{ToolScopes: map[string]string{"whoami": "who:read"}})
+	t.Cleanup(as.Close)
+	gw, err := openPerUser(t, as, store.NewMemory(), newKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw.login(t, "alice")
+	alice := gw.mcpClient(t, "alice")
+	if text, isErr := alice.whoami(t); !isErr || !strings.Contains(text, `who:read`) || !strings.Contains(text, "/login/remote?ticket=") {
+		t.Fatalf("alice's call without the scope = %q (isError %v), want a login link naming the scope", text, isErr)
+	}
+	gw.login(t, "alice")
+	if text, isErr := alice.whoami(t); isErr || text != "alice" {
+		t.Fatalf("alice's call after the step-up login = %q (isError %v)", text, isErr)
+	}
+}

@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"
 )
@@ -146,6 +148,9 @@ type userLogin struct {
 	// Server is the server's name when the user logged in.
 	Server      string            `json:"server"`
 	Credentials oauth.Credentials `json:"credentials"`
+	// WantScopes were asked for since by the server (403
+	// insufficient_scope), for the user's next login.
+	WantScopes []string `json:"want_scopes,omitempty"`
 }
 
 // catalogLogin says whose login lists a per-user server's tools for the
@@ -475,7 +480,17 @@ func (a *userAuth) Token(ctx context.Context, server, serverURL string) (string,
 
 func (a *userAuth) Unauthorized(ctx context.Context, server, serverURL string, resp *http.Response) error {
 	if resp.StatusCode == http.StatusForbidden {
-		return a.need(&needLogin{server: server, reason: "the server asks for more scopes than the login granted", url: a.l.loginURL(server)})
+		// Step-up: the scopes asked for are remembered for the next login.
+		want := insufficientScope(resp)
+		if want == nil {
+			return a.need(&needLogin{server: server, reason: fmt.Sprintf("the server refuses the login (HTTP %d)", resp.StatusCode), url: a.l.loginURL(server)})
+		}
+		if key, err := a.l.find(ctx, a.user, serverURL); err == nil && key != "" {
+			if err := a.l.wantScopes(ctx, key, want); err != nil {
+				return err
+			}
+		}
+		return a.need(&needLogin{server: server, reason: fmt.Sprintf("the server asks for scope %q", strings.Join(want, " ")), url: a.l.loginURL(server)})
 	}
 	sent := bearerOf(resp.Request)
 	a.mu.Lock()
@@ -518,6 +533,61 @@ func (a *userAuth) loginNeeded() *needLogin {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.needed
+}
+
+// insufficientScope returns the scopes a 403 insufficient_scope answer
+// asks for, nil when it is not one.
+func insufficientScope(resp *http.Response) []string {
+	cs, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	for _, c := range cs {
+		if c.Scheme == "bearer" && c.Params["error"] == "insufficient_scope" && c.Params["scope"] != "" {
+			return strings.Fields(c.Params["scope"])
+		}
+	}
+	return nil
+}
+
+// wantScopes adds scopes to what the login under key asks for next time.
+func (l *userLogins) wantScopes(ctx context.Context, key string, scopes []string) error {
+	unlock, err := l.st.Lock(ctx, key)
+	if err != nil {
+		return fmt.Errorf("gateway: locking a per-user login: %w", err)
+	}
+	defer unlock()
+	ul, err := l.get(ctx, key)
+	if err != nil || ul == nil {
+		return err
+	}
+	n := len(ul.WantScopes)
+	for _, sc := range scopes {
+		if !slices.Contains(ul.WantScopes, sc) && !slices.Contains(ul.Credentials.Scopes, sc) {
+			ul.WantScopes = append(ul.WantScopes, sc)
+		}
+	}
+	if len(ul.WantScopes) == n {
+		return nil
+	}
+	return l.put(ctx, key, ul)
+}
+
+// scopesOf returns the scopes user's login to serverURL was granted and
+// was asked for since: a new login asks for them all.
+func (l *userLogins) scopesOf(ctx context.Context, user, serverURL string) []string {
+	key, err := l.find(ctx, user, serverURL)
+	if err != nil || key == "" {
+		return nil
+	}
+	ul, err := l.get(ctx, key)
+	if err != nil || ul == nil {
+		return nil
+	}
+	out := slices.Clone(ul.Credentials.Scopes)
+	for _, sc := range ul.WantScopes {
+		if !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 func bearerOf(req *http.Request) string {
