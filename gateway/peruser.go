@@ -48,9 +48,9 @@ const retryEvery = time.Minute
 // there, at most once a minute: a replica that started before anyone
 // logged in (the login went through another replica) lists the server's
 // tools at the first call that shows a login exists. When the catalog's
-// login is gone (expired or revoked), the caller's, stored under key,
-// takes its place.
-func (pu *perUser) listCatalogAgain(ctx context.Context, server, serverURL, key string) {
+// login is gone (expired or revoked), the caller's (user's) takes its
+// place.
+func (pu *perUser) listCatalogAgain(ctx context.Context, server, serverURL, user string) {
 	hub := pu.shared()
 	if hub == nil {
 		return
@@ -70,6 +70,10 @@ func (pu *perUser) listCatalogAgain(ctx context.Context, server, serverURL, key 
 		failed = failed || st.Name == server && st.State == mcp.StateFailed
 	}
 	if !failed {
+		return
+	}
+	key, err := pu.logins.find(ctx, user, serverURL)
+	if err != nil || key == "" {
 		return
 	}
 	if err := pu.logins.replaceCatalogLogin(ctx, serverURL, key); err != nil {
@@ -128,19 +132,21 @@ func (pu *perUser) call(ctx context.Context, id Identity, server, name string, a
 	if id.User == "" {
 		return tool.Result{}, fmt.Errorf("server %q is reached with each user's own login, and this request names no user: the gateway needs an authentication in front of it that names its users", server)
 	}
-	// A user who never logged in is told so before anything connects.
-	key, err := pu.logins.find(ctx, id.User, sc.URL)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	if key == "" {
-		return tool.Result{}, &needLogin{server: server, reason: "not logged in", url: pu.ticketURL(ctx, id.User, server)}
-	}
 	uh, done, err := pu.userHub(id.User, server)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	defer done()
+	if !uh.connected() {
+		// A user who never logged in is told so before anything connects.
+		key, err := pu.logins.find(ctx, id.User, sc.URL)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		if key == "" {
+			return tool.Result{}, &needLogin{server: server, reason: "not logged in", url: pu.ticketURL(ctx, id.User, server)}
+		}
+	}
 	hub, err := uh.connect(ctx, pu, server, sc)
 	if nl, ok := errors.AsType[*needLogin](err); ok {
 		return tool.Result{}, &needLogin{server: nl.server, reason: nl.reason, url: pu.ticketURL(ctx, id.User, server)}
@@ -158,7 +164,7 @@ func (pu *perUser) call(ctx context.Context, id Identity, server, name string, a
 		}
 		return res, err
 	}
-	pu.listCatalogAgain(ctx, server, sc.URL, key)
+	pu.listCatalogAgain(ctx, server, sc.URL, id.User)
 	return res, nil
 }
 
@@ -196,6 +202,13 @@ func (pu *perUser) userHub(user, server string) (uh *userHub, done func(), err e
 		uh.used = time.Now()
 		pu.mu.Unlock()
 	}, nil
+}
+
+// connected reports whether uh has a Hub (its session may be idle).
+func (uh *userHub) connected() bool {
+	uh.mu.Lock()
+	defer uh.mu.Unlock()
+	return uh.hub != nil
 }
 
 // close closes uh's Hub, if it has one.

@@ -190,7 +190,8 @@ func TestPerUserLogins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := openPerUser(t, as, st, newKey(t))
+	counted := &countingStore{Store: st}
+	gw, err := openPerUser(t, as, counted, newKey(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +217,14 @@ func TestPerUserLogins(t *testing.T) {
 		if text, isErr := c.client.whoami(t); isErr || text != c.who {
 			t.Errorf("%s's call = %q (isError %v), want %q", c.who, text, isErr, c.who)
 		}
+	}
+	// A user's token is read from the store once, not at every request.
+	reads := counted.gets.Load()
+	if text, isErr := alice.whoami(t); isErr || text != "alice" {
+		t.Errorf("alice's call = %q (isError %v)", text, isErr)
+	}
+	if n := counted.gets.Load() - reads; n != 0 {
+		t.Errorf("alice's call read the store %d times, want 0 (her token is held)", n)
 	}
 	// Found by search and called by name on bob's session.
 	bob.search(t, "whose token called", 1)
@@ -600,4 +609,15 @@ func TestPerUserStepUp(t *testing.T) {
 	if text, isErr := alice.whoami(t); isErr || text != "alice" {
 		t.Fatalf("alice's call after the step-up login = %q (isError %v)", text, isErr)
 	}
+}
+
+// countingStore counts the reads of a store.
+type countingStore struct {
+	store.Store
+	gets atomic.Int64
+}
+
+func (c *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, key)
 }

@@ -313,54 +313,63 @@ func (l *userLogins) find(ctx context.Context, user, serverURL string) (string, 
 	return key, nil
 }
 
-// token returns the access token of the login stored under key for the
-// server named server, refreshing it first when it expired or is the one
+// fresh returns the credentials of the login stored under key for the
+// server named server, refreshing them first when the access token expired or is the one
 // the server rejected (rejected, "" for none). A refresh holds the store
 // lock of key and reads the record again under it: when another process
 // refreshed it meanwhile, its token is used and the authorization server
 // is not asked again (its refresh token rotated).
-func (l *userLogins) token(ctx context.Context, key, server, rejected string) (string, error) {
+func (l *userLogins) fresh(ctx context.Context, key, server, rejected string) (*oauth.Credentials, error) {
 	ul, err := l.get(ctx, key)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if ul == nil {
-		return "", &needLogin{server: server, reason: "not logged in", url: l.loginURL(server)}
+		return nil, &needLogin{server: server, reason: "not logged in", url: l.loginURL(server)}
 	}
 	if c := &ul.Credentials; c.Fresh(time.Now()) && c.AccessToken != rejected {
-		return c.AccessToken, nil
+		return c, nil
 	}
 	unlock, err := l.st.Lock(ctx, key)
 	if err != nil {
-		return "", fmt.Errorf("gateway: locking a per-user login: %w", err)
+		return nil, fmt.Errorf("gateway: locking a per-user login: %w", err)
 	}
 	defer unlock()
 	if ul, err = l.get(ctx, key); err != nil {
-		return "", err
+		return nil, err
 	}
 	if ul == nil {
-		return "", &needLogin{server: server, reason: "not logged in", url: l.loginURL(server)}
+		return nil, &needLogin{server: server, reason: "not logged in", url: l.loginURL(server)}
 	}
 	c := &ul.Credentials
 	if c.Fresh(time.Now()) && c.AccessToken != rejected {
-		return c.AccessToken, nil // refreshed by another process meanwhile
+		return c, nil // refreshed by another process meanwhile
 	}
 	if c.RefreshToken == "" {
-		return "", &needLogin{server: server, reason: "the login expired", url: l.loginURL(server)}
+		return nil, &needLogin{server: server, reason: "the login expired", url: l.loginURL(server)}
 	}
 	err = l.oauth.Refresh(ctx, server, c)
 	if errors.Is(err, oauth.ErrLoginRequired) {
 		// Refused by the authorization server: the tokens are cleared, so
 		// that no replica asks it again.
 		if perr := l.put(ctx, key, ul); perr != nil {
-			return "", perr
+			return nil, perr
 		}
-		return "", &needLogin{server: server, reason: "the login expired or was revoked", url: l.loginURL(server)}
+		return nil, &needLogin{server: server, reason: "the login expired or was revoked", url: l.loginURL(server)}
 	}
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := l.put(ctx, key, ul); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// token is fresh's access token.
+func (l *userLogins) token(ctx context.Context, key, server, rejected string) (string, error) {
+	c, err := l.fresh(ctx, key, server, rejected)
+	if err != nil {
 		return "", err
 	}
 	return c.AccessToken, nil
@@ -456,9 +465,19 @@ type userAuth struct {
 	mu     sync.Mutex
 	forced string // the token got after the server refused the one before
 	needed *needLogin
+	// cached is the last token handed out, used until it is about to
+	// expire or the server refuses it: no store read per request.
+	cached oauth.Credentials
 }
 
 func (a *userAuth) Token(ctx context.Context, server, serverURL string) (string, error) {
+	a.mu.Lock()
+	if a.cached.Fresh(time.Now()) {
+		tok := a.cached.AccessToken
+		a.mu.Unlock()
+		return tok, nil
+	}
+	a.mu.Unlock()
 	key, err := a.l.find(ctx, a.user, serverURL)
 	if err != nil {
 		return "", err
@@ -466,16 +485,18 @@ func (a *userAuth) Token(ctx context.Context, server, serverURL string) (string,
 	if key == "" {
 		return "", a.need(&needLogin{server: server, reason: "not logged in", url: a.l.loginURL(server)})
 	}
-	tok, err := a.l.token(ctx, key, server, "")
+	c, err := a.l.fresh(ctx, key, server, "")
 	if nl, ok := errors.AsType[*needLogin](err); ok {
 		return "", a.need(nl)
 	}
-	if err == nil {
-		a.mu.Lock()
-		a.needed = nil
-		a.mu.Unlock()
+	if err != nil {
+		return "", err
 	}
-	return tok, err
+	a.mu.Lock()
+	a.needed = nil
+	a.cached = oauth.Credentials{AccessToken: c.AccessToken, Expiry: c.Expiry}
+	a.mu.Unlock()
+	return c.AccessToken, nil
 }
 
 func (a *userAuth) Unauthorized(ctx context.Context, server, serverURL string, resp *http.Response) error {
@@ -495,6 +516,7 @@ func (a *userAuth) Unauthorized(ctx context.Context, server, serverURL string, r
 	sent := bearerOf(resp.Request)
 	a.mu.Lock()
 	forced := a.forced
+	a.cached = oauth.Credentials{} // read the store again
 	a.mu.Unlock()
 	if sent != "" && sent == forced {
 		return a.need(&needLogin{server: server, reason: "the server rejects a freshly refreshed token", url: a.l.loginURL(server)})
