@@ -82,6 +82,17 @@ const noUser = "Who are you? This gateway's logins are per user, and this reques
 // ticketURL returns the login page's link for user and server, with a
 // ticket made for user; the bare page's when the ticket cannot be stored.
 func (pu *perUser) ticketURL(ctx context.Context, user, server string) string {
+	// A user who calls again soon gets the same link while it is unused:
+	// calls in a loop do not fill the store with tickets.
+	k := [2]string{user, server}
+	pu.mu.Lock()
+	last, ok := pu.tickets[k]
+	pu.mu.Unlock()
+	if ok && time.Since(last.made) < ticketTTL/3 {
+		if _, err := pu.logins.st.Get(ctx, ticketKey(last.ticket)); err == nil {
+			return pu.logins.loginURL(server) + "?ticket=" + last.ticket
+		}
+	}
 	pu.logins.sweep(ctx)
 	tk := rand.Text()
 	key := ticketKey(tk)
@@ -93,7 +104,21 @@ func (pu *perUser) ticketURL(ctx context.Context, user, server string) string {
 		pu.log.Warn("login link without a ticket", "server", server, "user", user, "error", err)
 		return pu.logins.loginURL(server)
 	}
+	pu.mu.Lock()
+	for k, t := range pu.tickets {
+		if time.Since(t.made) >= ticketTTL/3 {
+			delete(pu.tickets, k)
+		}
+	}
+	pu.tickets[k] = madeTicket{ticket: tk, made: time.Now()}
+	pu.mu.Unlock()
 	return pu.logins.loginURL(server) + "?ticket=" + tk
+}
+
+// madeTicket is the last ticket made for a (user, server).
+type madeTicket struct {
+	ticket string
+	made   time.Time
 }
 
 // takeTicket returns the user a ticket for server was made for, and

@@ -38,6 +38,7 @@ type perUser struct {
 	closed  bool
 	hubs    map[[2]string]*userHub // (user, server)
 	retried map[string]time.Time   // server → when listCatalogAgain last looked
+	tickets map[[2]string]madeTicket
 }
 
 // retryEvery spaces the catalog's retries of a per-user server that
@@ -380,7 +381,7 @@ func (o *Options) perUser(ctx context.Context, cfg *config.Config, shared mcp.Hu
 	if err != nil {
 		return nil, err
 	}
-	pu := &perUser{servers: map[string]config.Server{}, log: o.Logger, hubs: map[[2]string]*userHub{}, retried: map[string]time.Time{}}
+	pu := &perUser{servers: map[string]config.Server{}, log: o.Logger, hubs: map[[2]string]*userHub{}, retried: map[string]time.Time{}, tickets: map[[2]string]madeTicket{}}
 	if pu.log == nil {
 		pu.log = slog.New(slog.DiscardHandler)
 	}

@@ -496,6 +496,10 @@ func TestPerUserLoginLink(t *testing.T) {
 	if !isErr || link == "" {
 		t.Fatalf("carol's call without a login = %q (isError %v), want a login link with a ticket", text, isErr)
 	}
+	// Calling again before she logged in gives the same link.
+	if again, _ := carol.whoami(t); !strings.Contains(again, link) {
+		t.Errorf("carol's second call = %q, want the same link %s", again, link)
+	}
 	// Without the ticket, the page does not know her.
 	if status, _ := get(t, anonymousBrowser("carol"), gw.URL+"/login/remote"); status != http.StatusUnauthorized {
 		t.Errorf("the login page without a ticket or a user: %d, want 401", status)
