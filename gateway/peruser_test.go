@@ -244,6 +244,9 @@ func TestPerUserLogins(t *testing.T) {
 	// requests of their own.)
 	ctx := context.Background()
 	bob = gw.mcpClient(t, "bob", "2025-11-25")
+	if text, isErr := bob.whoami(t); isErr || text != "bob" {
+		t.Errorf("bob's call on a 2025-11-25 session = %q (isError %v), want bob", text, isErr)
+	}
 	if res, err := bob.ListResources(ctx, nil); err == nil && len(res.Resources) > 0 {
 		t.Errorf("bob lists the per-user server's resources: %v", res.Resources[0].URI)
 	}
