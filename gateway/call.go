@@ -99,9 +99,25 @@ func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 		return p.refuseQuarantined(ctx, ss, name, msg)
 	}
 	t, known := p.ts.Get(name)
-	res, err := p.ts.Call(withSession(ctx, ss), name, args)
+	var res tool.Result
+	var err error
+	server := p.perUser.serverOf(name) // a per-user tool, even before its catalog is listed
+	if known {
+		server = ""
+		if p.perUser.has(t.Server) {
+			server = t.Server
+		}
+	}
+	if server != "" {
+		id, _ := IdentityFrom(ctx)
+		res, err = p.perUser.call(withSession(ctx, ss), id, server, name, args)
+	} else {
+		res, err = p.ts.Call(withSession(ctx, ss), name, args)
+	}
 	outcome := "ok"
 	switch {
+	case err != nil && errors.As(err, new(*needLogin)):
+		outcome = "login-needed"
 	case err != nil && errors.Is(err, tool.ErrUnknown):
 		outcome = "unknown"
 	case err != nil && errors.Is(err, tool.ErrUnavailable):

@@ -89,7 +89,12 @@ func (s *session) syncFeatures() {
 	log := s.p.log
 
 	now := map[string]bool{}
+	// A per-user server's resources and prompts are not served: the
+	// shared Hub lists them with one user's login (docs/serve.md).
 	for _, r := range hub.Resources() {
+		if s.p.perUser.has(r.Server) {
+			continue
+		}
 		if now[r.URI] {
 			continue // the Hub reads it from the first server that lists it
 		}
@@ -123,6 +128,9 @@ func (s *session) syncFeatures() {
 
 	clear(now)
 	for _, t := range hub.ResourceTemplates() {
+		if s.p.perUser.has(t.Server) {
+			continue
+		}
 		if now[t.URITemplate] {
 			continue
 		}
@@ -155,6 +163,9 @@ func (s *session) syncFeatures() {
 
 	clear(now)
 	for _, pr := range hub.Prompts() {
+		if s.p.perUser.has(pr.Server) {
+			continue
+		}
 		now[pr.Name] = true
 		if s.feat.prompts[pr.Name] == string(pr.Raw) {
 			continue

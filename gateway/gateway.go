@@ -110,6 +110,33 @@ type Options struct {
 	// BodyTimeout is how long a request body may take to arrive; zero
 	// means DefaultBodyTimeout. A body slower than that gets 408.
 	BodyTimeout time.Duration
+
+	// PerUser names the url servers of the config that each user reaches
+	// with the user's own OAuth login (docs/serve.md, "Team gateway:
+	// per-user logins"): a user's calls of their tools go out on a session
+	// of the user's own with the user's token, never another's; a user
+	// without a login gets a result naming PublicURL/login/SERVER. Their
+	// tools are in the catalog once the first user logged in (that login
+	// lists them). A setting of the gateway, not of the config file: the
+	// config files are the users' own mcp.json, and who may use whose
+	// login is the gateway's to decide. It needs a request's user
+	// (WithIdentity), Store, LoginKey and PublicURL.
+	PerUser []string
+	// Store keeps the per-user logins, sealed, and the logins under way;
+	// nil means Toolset.Store. Replicas that share it share the logins (a
+	// refresh happens once, under its Lock). The caller closes it, after
+	// the Gateway.
+	Store store.Store
+	// LoginKey is the AES-256 key (LoginKeySize bytes) the per-user
+	// logins are sealed with; it is never stored. A store holding records
+	// sealed with another key is refused (an error wrapping ErrLoginKey
+	// that names both key ids), and those records are never overwritten.
+	LoginKey []byte
+	// PublicURL is the Gateway's base URL as users' browsers reach it
+	// (https://gateway.example.com): LoginHandler serves PublicURL/login/SERVER
+	// and PublicURL/oauth/callback, the redirect URI registered with the
+	// authorization servers.
+	PublicURL string
 }
 
 // A Gateway serves the tools of many MCP servers as one MCP server, over
@@ -118,7 +145,11 @@ type Options struct {
 type Gateway struct {
 	ts   *toolsift.Toolset
 	p    *proxy
+	pu   *perUser // nil without Options.PerUser
 	http httpOptions
+
+	loginOnce sync.Once
+	login     http.Handler
 
 	handlerOnce sync.Once
 	handler     http.Handler
@@ -183,10 +214,20 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	}
 	to.Hub.ClientRequests = newClientRequests(o.Logger, o.ClientRequestsPerMinute)
 	to.Hub.ServerLogLevel = serverLogLevel
+	pu, err := o.perUser(ctx, cfg, to.Hub)
+	if err != nil {
+		return nil, err
+	}
+	var shared atomic.Pointer[mcp.Hub]
+	if pu != nil {
+		pu.shared = shared.Load
+		to.Hub.Auth = &catalogAuth{next: to.Hub.Auth, pu: pu, sent: map[string]string{}}
+	}
 	ts, err := toolsift.OpenConfig(ctx, cfg, &to)
 	if err != nil {
 		return nil, err
 	}
+	shared.Store(ts.Hub())
 	p, err := newProxy(ts, &proxyOptions{
 		MaxTools:       o.MaxTools,
 		Budget:         o.Budget,
@@ -201,9 +242,10 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	if err != nil {
 		return nil, errors.Join(err, ts.Close())
 	}
+	p.perUser = pu
 	px.Store(p)
 	p.featuresChanged() // what changed while the proxy was being made
-	g := &Gateway{ts: ts, p: p, http: ho, stopWatch: func() {}}
+	g := &Gateway{ts: ts, p: p, pu: pu, http: ho, stopWatch: func() {}}
 	if o.Tokens != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -273,11 +315,12 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) erro
 	return err
 }
 
-// Close stops the upstream servers (Toolset.Close) and the watch of
-// Options.Tokens' store. Serve no more once it is called.
+// Close stops the upstream servers (Toolset.Close), the per-user
+// sessions and the watch of Options.Tokens' store. Serve no more once it
+// is called.
 func (g *Gateway) Close() error {
 	g.stopWatch()
-	return g.ts.Close()
+	return errors.Join(g.pu.close(), g.ts.Close())
 }
 
 type nopWriteCloser struct{ io.Writer }

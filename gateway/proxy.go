@@ -94,6 +94,10 @@ type proxy struct {
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
 	sessions   map[*session]time.Time // the servers made, since when
+
+	// perUser reaches the per-user servers; nil when there are none. Set
+	// once, before the proxy serves.
+	perUser *perUser
 }
 
 // newProxy returns a proxy over ts. It fails on invalid proxyOptions; pins that match

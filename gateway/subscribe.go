@@ -27,6 +27,9 @@ type clientSubs struct {
 // subscribe answers resources/subscribe.
 func (s *session) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
 	start := time.Now()
+	if srv := s.p.perUser.featureServer(s.p.ts.Hub(), "", req.Params.URI); srv != "" {
+		return errPerUserFeature(srv)
+	}
 	err := s.p.ts.Hub().Subscribe(withSession(ctx, req.Session), req.Params.URI)
 	s.p.logger(ctx, req.Session).Info("subscribe", "uri", req.Params.URI, "duration", time.Since(start), "error", err)
 	if err == nil && req.Session != nil && !s.static {

@@ -28,6 +28,13 @@
 // and the client registered with it; tokens never appear in errors or
 // logs, and toolsift's caches and their fingerprints never see them.
 //
+// A web server that receives the browser's return itself (a gateway
+// logging in each of its users) drives the same steps with StartLogin,
+// which returns a PendingLogin (the authorization URL, its state, the PKCE
+// verifier) to keep until the callback, and FinishLogin, which exchanges
+// the code for Credentials; it keeps those where it likes and renews them
+// with Refresh, under its own lock.
+//
 // The go-sdk's oauthex package does the discovery and registration
 // requests (with its protections against requests to private addresses),
 // and golang.org/x/oauth2 the code exchange, PKCE and refresh.

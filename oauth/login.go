@@ -44,6 +44,11 @@ type LoginOptions struct {
 	// Set it when a pre-registered client allows one redirect URI only.
 	CallbackPort int
 
+	// RedirectURL is where the authorization server sends the browser
+	// back, for StartLogin: a web server's callback (a gateway's
+	// https://HOST/oauth/callback). Login does not use it.
+	RedirectURL string
+
 	// Header is sent with the request that asks the server what it needs:
 	// the server's configured headers.
 	Header http.Header
@@ -80,6 +85,86 @@ func (s *Store) Login(ctx context.Context, server, serverURL string, opts *Login
 	if opts == nil || opts.Open == nil {
 		return nil, errors.New("oauth: Login needs LoginOptions.Open")
 	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.CallbackPort)))
+	if err != nil {
+		return nil, fmt.Errorf("oauth: login to server %q: listening for the redirect: %w", server, err)
+	}
+	defer ln.Close()
+	prev, _ := s.load(ctx, serverURL)
+	p, err := s.begin(ctx, server, serverURL, "http://"+ln.Addr().String()+"/callback", opts, prev)
+	if err != nil {
+		return nil, err
+	}
+	res, err := waitRedirect(ctx, ln, p.State, func() error { return opts.Open(ctx, p.AuthURL) })
+	if err != nil {
+		return nil, fmt.Errorf("oauth: login to server %q: %w", server, err)
+	}
+	c, err := s.FinishLogin(ctx, p, res.code, res.iss)
+	if err != nil {
+		return nil, err
+	}
+	r := &record{Credentials: *c}
+	mu := s.serverLock(serverURL)
+	mu.Lock()
+	err = s.save(ctx, r)
+	s.mu.Lock()
+	delete(s.forced, serverURL)
+	s.mu.Unlock()
+	mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return &Grant{Issuer: r.Issuer, Scopes: r.Scopes, Expiry: r.Expiry, Refreshable: r.RefreshToken != ""}, nil
+}
+
+// PendingLogin is a login between its start (StartLogin) and the
+// browser's return to the redirect URL (FinishLogin): what finishing it
+// needs. It holds secrets (the PKCE verifier, a client secret): a server
+// that keeps it between requests keeps it encrypted, and forgets it once
+// used. Its JSON form round-trips.
+type PendingLogin struct {
+	// Server is the server's name, for errors.
+	Server string `json:"server"`
+	// AuthURL is the authorization URL to send the user's browser to; it
+	// passed CheckBrowserURL.
+	AuthURL string `json:"auth_url"`
+	// State is the state parameter of AuthURL, which the browser brings
+	// back: the key to find this PendingLogin by.
+	State string `json:"state"`
+	// RedirectURL is where the authorization server sends the browser back.
+	RedirectURL string `json:"redirect_url"`
+	// Verifier is the PKCE code verifier.
+	Verifier string `json:"verifier"`
+	// AuthEndpoint is the authorization server's authorization endpoint.
+	AuthEndpoint string `json:"authorization_endpoint"`
+	// IssRequired is set when the authorization server says it sends its
+	// issuer in the authorization response (RFC 9207).
+	IssRequired bool `json:"iss_required,omitempty"`
+	// Credentials are the client and the authorization server, and the
+	// scopes asked for; no tokens yet.
+	Credentials Credentials `json:"credentials"`
+}
+
+// StartLogin starts a login whose browser comes back to
+// opts.RedirectURL, a web server's own callback (a gateway's), rather
+// than to a loopback port: the same discovery, client identification
+// (registered with RedirectURL) and PKCE as Login. Send the user's
+// browser to the returned AuthURL, keep the PendingLogin by its State, and
+// give FinishLogin the code and iss parameters the browser brings back.
+// opts.Open and opts.CallbackPort are not used; nothing is stored.
+func (s *Store) StartLogin(ctx context.Context, server, serverURL string, opts *LoginOptions) (*PendingLogin, error) {
+	if opts == nil || opts.RedirectURL == "" {
+		return nil, errors.New("oauth: StartLogin needs LoginOptions.RedirectURL")
+	}
+	if u, err := url.Parse(opts.RedirectURL); err != nil || !u.IsAbs() || u.Host == "" {
+		return nil, fmt.Errorf("oauth: StartLogin: LoginOptions.RedirectURL %q is not an absolute URL", opts.RedirectURL)
+	}
+	return s.begin(ctx, server, serverURL, opts.RedirectURL, opts, nil)
+}
+
+// begin runs a login's steps up to the authorization URL. prev, the
+// server's previous login, adds its scopes (step-up).
+func (s *Store) begin(ctx context.Context, server, serverURL, redirect string, opts *LoginOptions, prev *record) (*PendingLogin, error) {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("oauth: login to server %q: %w", server, fmt.Errorf(format, a...))
 	}
@@ -119,14 +204,7 @@ func (s *Store) Login(ctx context.Context, server, serverURL string, opts *Login
 		return nil, fail("authorization server %s: its authorization_endpoint: %w", issuer, err)
 	}
 
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.CallbackPort)))
-	if err != nil {
-		return nil, fail("listening for the redirect: %w", err)
-	}
-	defer ln.Close()
-	redirect := "http://" + ln.Addr().String() + "/callback"
-
-	r := &record{ServerURL: serverURL, Resource: prm.Resource, Issuer: asm.Issuer, TokenURL: asm.TokenEndpoint}
+	r := &record{Credentials: Credentials{ServerURL: serverURL, Resource: prm.Resource, Issuer: asm.Issuer, TokenURL: asm.TokenEndpoint}}
 	if err := s.identify(ctx, asm, redirect, opts, r); err != nil {
 		return nil, fail("%w", err)
 	}
@@ -137,7 +215,7 @@ func (s *Store) Login(ctx context.Context, server, serverURL string, opts *Login
 	} else {
 		scopes = unionScopes(scopes, prm.ScopesSupported)
 	}
-	if prev, _ := s.load(ctx, serverURL); prev != nil && prev.Issuer == asm.Issuer {
+	if prev != nil && prev.Issuer == asm.Issuer {
 		// Step-up: keep what was granted, add what a server asked for.
 		scopes = unionScopes(scopes, prev.Scopes)
 		scopes = unionScopes(scopes, prev.WantScopes)
@@ -145,41 +223,49 @@ func (s *Store) Login(ctx context.Context, server, serverURL string, opts *Login
 	if slices.Contains(asm.ScopesSupported, "offline_access") {
 		scopes = unionScopes(scopes, []string{"offline_access"})
 	}
-	cfg := &oauth2.Config{ClientID: r.ClientID, ClientSecret: r.ClientSecret, RedirectURL: redirect, Scopes: scopes,
-		Endpoint: oauth2.Endpoint{AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint, AuthStyle: r.AuthStyle}}
-	verifier, state := oauth2.GenerateVerifier(), rand.Text()
-	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", r.Resource))
+	r.Scopes = scopes
+	p := &PendingLogin{Server: server, RedirectURL: redirect, Verifier: oauth2.GenerateVerifier(), State: rand.Text(),
+		AuthEndpoint: asm.AuthorizationEndpoint, IssRequired: asm.AuthorizationResponseIssParameterSupported, Credentials: r.Credentials}
+	p.AuthURL = p.config().AuthCodeURL(p.State, oauth2.S256ChallengeOption(p.Verifier), oauth2.SetAuthURLParam("resource", r.Resource))
+	return p, nil
+}
 
-	res, err := waitRedirect(ctx, ln, state, func() error { return opts.Open(ctx, authURL) })
-	if err != nil {
-		return nil, fail("%w", err)
+func (p *PendingLogin) config() *oauth2.Config {
+	c := &p.Credentials
+	return &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, RedirectURL: p.RedirectURL, Scopes: c.Scopes,
+		Endpoint: oauth2.Endpoint{AuthURL: p.AuthEndpoint, TokenURL: c.TokenURL, AuthStyle: oauth2.AuthStyle(c.AuthStyle)}}
+}
+
+// FinishLogin completes p with what the browser brought back to its
+// redirect URL (the code and iss parameters): it checks the issuer (RFC
+// 9207) and exchanges the code, with p's PKCE verifier and resource, for
+// tokens. The caller checks the state (it found p by it) and stores the
+// Credentials; nothing is stored here. A PendingLogin is finished once:
+// the authorization server refuses its code a second time.
+func (s *Store) FinishLogin(ctx context.Context, p *PendingLogin, code, iss string) (*Credentials, error) {
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("oauth: login to server %q: %w", p.Server, fmt.Errorf(format, a...))
+	}
+	if code == "" {
+		return nil, fail("the redirect carries no authorization code")
 	}
 	// RFC 9207: where the server sends its issuer, it must be this one.
-	if (res.iss != "" || asm.AuthorizationResponseIssParameterSupported) && res.iss != asm.Issuer {
-		return nil, fail("the authorization response names issuer %q, want %q", res.iss, asm.Issuer)
+	if (iss != "" || p.IssRequired) && iss != p.Credentials.Issuer {
+		return nil, fail("the authorization response names issuer %q, want %q", iss, p.Credentials.Issuer)
 	}
 	tokenClient := context.WithValue(ctx, oauth2.HTTPClient, s.client)
-	tok, err := cfg.Exchange(tokenClient, res.code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", r.Resource))
+	tok, err := p.config().Exchange(tokenClient, code, oauth2.VerifierOption(p.Verifier), oauth2.SetAuthURLParam("resource", p.Credentials.Resource))
 	if err != nil {
 		return nil, fail("exchanging the authorization code: %w", err)
 	}
-	r.AccessToken, r.TokenType, r.RefreshToken, r.Expiry = tok.AccessToken, tok.TokenType, tok.RefreshToken, tok.Expiry
-	r.Scopes = scopes
+	c := p.Credentials
+	c.Scopes = slices.Clone(c.Scopes)
+	c.AccessToken, c.TokenType, c.RefreshToken, c.Expiry = tok.AccessToken, tok.TokenType, tok.RefreshToken, tok.Expiry
 	if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
-		r.Scopes = strings.Fields(sc)
+		c.Scopes = strings.Fields(sc)
 	}
-	r.LoggedIn = time.Now().UTC().Truncate(time.Second)
-	mu := s.serverLock(serverURL)
-	mu.Lock()
-	err = s.save(ctx, r)
-	s.mu.Lock()
-	delete(s.forced, serverURL)
-	s.mu.Unlock()
-	mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	return &Grant{Issuer: r.Issuer, Scopes: r.Scopes, Expiry: r.Expiry, Refreshable: r.RefreshToken != ""}, nil
+	c.LoggedIn = time.Now().UTC().Truncate(time.Second)
+	return &c, nil
 }
 
 // probe sends what a client sends first (initialize) without a token, and
@@ -269,12 +355,12 @@ func (s *Store) identify(ctx context.Context, asm *oauthex.AuthServerMeta, redir
 	switch {
 	case opts.ClientID != "":
 		r.ClientID, r.ClientSecret = opts.ClientID, opts.ClientSecret
-		r.AuthStyle = oauth2.AuthStyleInParams
+		r.AuthStyle = int(oauth2.AuthStyleInParams)
 		if r.ClientSecret != "" && !slices.Contains(methods, "client_secret_post") && (len(methods) == 0 || slices.Contains(methods, "client_secret_basic")) {
-			r.AuthStyle = oauth2.AuthStyleInHeader // RFC 6749's default
+			r.AuthStyle = int(oauth2.AuthStyleInHeader) // RFC 6749's default
 		}
 	case opts.ClientMetadataURL != "" && asm.ClientIDMetadataDocumentSupported:
-		r.ClientID, r.AuthStyle = opts.ClientMetadataURL, oauth2.AuthStyleInParams
+		r.ClientID, r.AuthStyle = opts.ClientMetadataURL, int(oauth2.AuthStyleInParams)
 	case asm.RegistrationEndpoint != "":
 		// A public client: a command on the user's machine keeps no secret
 		// the user could not read. Where the server wants a secret, it
@@ -286,13 +372,20 @@ func (s *Store) identify(ctx context.Context, asm *oauthex.AuthServerMeta, redir
 				method = "client_secret_post"
 			}
 		}
+		// A loopback redirect is a native application's; a gateway's
+		// callback is a web application's (RFC 7591, OpenID Connect
+		// registration).
+		appType := "native"
+		if u, err := url.Parse(redirect); err == nil && !loopbackHost(u.Hostname()) {
+			appType = "web"
+		}
 		reg, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, &oauthex.ClientRegistrationMetadata{
 			RedirectURIs:            []string{redirect},
 			TokenEndpointAuthMethod: method,
 			GrantTypes:              []string{"authorization_code", "refresh_token"},
 			ResponseTypes:           []string{"code"},
 			ClientName:              "toolsift",
-			ApplicationType:         "native",
+			ApplicationType:         appType,
 		}, s.client)
 		if err != nil {
 			return fmt.Errorf("registering a client with %s: %w", asm.Issuer, err)
@@ -301,9 +394,9 @@ func (s *Store) identify(ctx context.Context, asm *oauthex.AuthServerMeta, redir
 		if reg.TokenEndpointAuthMethod != "" {
 			method = reg.TokenEndpointAuthMethod
 		}
-		r.AuthStyle = oauth2.AuthStyleInParams
+		r.AuthStyle = int(oauth2.AuthStyleInParams)
 		if method == "client_secret_basic" {
-			r.AuthStyle = oauth2.AuthStyleInHeader
+			r.AuthStyle = int(oauth2.AuthStyleInHeader)
 		}
 	default:
 		return fmt.Errorf("authorization server %s registers no clients: give oauth.clientId (and clientSecret) in the config", asm.Issuer)

@@ -160,28 +160,30 @@ func New(opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// record is one server's file.
-type record struct {
-	Version int `json:"version"`
+// Credentials are what one login got: the tokens, and the client and
+// authorization server they belong to, which is all a refresh needs. They
+// hold secrets (the tokens, a client secret): keep them in a 0600 file or
+// encrypted, and never log them. The JSON form is the one the login files
+// use.
+type Credentials struct {
 	// ServerURL is the configured URL the tokens are for; they are sent
 	// to its origin only.
 	ServerURL string `json:"server_url"`
 	// Resource is the RFC 8707 resource the tokens were issued for.
 	Resource string `json:"resource"`
 	// Issuer, TokenURL and AuthStyle name the authorization server and how
-	// the client authenticates at its token endpoint.
-	Issuer    string           `json:"issuer"`
-	TokenURL  string           `json:"token_endpoint"`
-	AuthStyle oauth2.AuthStyle `json:"auth_style"`
+	// the client authenticates at its token endpoint (AuthStyle: 1 in the
+	// form, 2 in a Basic header, as golang.org/x/oauth2's AuthStyle).
+	Issuer    string `json:"issuer"`
+	TokenURL  string `json:"token_endpoint"`
+	AuthStyle int    `json:"auth_style"`
 	// ClientID and ClientSecret identify the client: registered at login
 	// (dynamic client registration), a metadata document URL, or the
 	// config's.
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret,omitempty"`
-	// Scopes were granted; WantScopes were asked for since by a server's
-	// insufficient_scope answer, for the next login.
-	Scopes     []string `json:"scopes,omitempty"`
-	WantScopes []string `json:"want_scopes,omitempty"`
+	// Scopes were granted.
+	Scopes []string `json:"scopes,omitempty"`
 
 	AccessToken  string    `json:"access_token,omitempty"`
 	TokenType    string    `json:"token_type,omitempty"`
@@ -190,13 +192,25 @@ type record struct {
 	LoggedIn     time.Time `json:"logged_in"`
 }
 
+// Fresh reports whether c has an access token that does not expire
+// within the next 30 seconds (a token so close to its expiry is refreshed
+// before use, so that it does not expire in flight).
+func (c *Credentials) Fresh(now time.Time) bool {
+	return c.AccessToken != "" && (c.Expiry.IsZero() || c.Expiry.Sub(now) > expiryMargin)
+}
+
+// record is one server's file.
+type record struct {
+	Version int `json:"version"`
+	Credentials
+	// WantScopes were asked for since by a server's insufficient_scope
+	// answer, for the next login.
+	WantScopes []string `json:"want_scopes,omitempty"`
+}
+
 // expiryMargin: an access token this close to its expiry is refreshed
 // before use, so that it does not expire in flight.
 const expiryMargin = 30 * time.Second
-
-func (r *record) fresh(now time.Time) bool {
-	return r.AccessToken != "" && (r.Expiry.IsZero() || r.Expiry.Sub(now) > expiryMargin)
-}
 
 // key returns the key of serverURL's record: a hash of the URL, so that
 // neither the name nor a secret in the URL shows in the store.
@@ -292,7 +306,7 @@ func (s *Store) Token(ctx context.Context, server, serverURL string) (string, er
 	if err != nil || r == nil {
 		return "", err
 	}
-	if r.fresh(time.Now()) {
+	if r.Fresh(time.Now()) {
 		s.mu.Lock()
 		if f := s.forced[serverURL]; f != nil {
 			if f.uses++; f.token != r.AccessToken || f.uses > 1 {
@@ -347,7 +361,7 @@ func (s *Store) Unauthorized(ctx context.Context, server, serverURL string, resp
 			sent = f[1]
 		}
 	}
-	if sent != r.AccessToken && r.fresh(time.Now()) {
+	if sent != r.AccessToken && r.Fresh(time.Now()) {
 		return nil // refreshed since: retry with the new one
 	}
 	s.mu.Lock()
@@ -396,42 +410,63 @@ func (s *Store) refresh(ctx context.Context, server, serverURL, rejected string)
 	if r == nil || r.RefreshToken == "" {
 		return "", s.loginError(server, "the stored login expired or was revoked", r != nil)
 	}
-	if r.fresh(time.Now()) && r.AccessToken != rejected {
+	if r.Fresh(time.Now()) && r.AccessToken != rejected {
 		return r.AccessToken, nil
 	}
-	cfg := &oauth2.Config{ClientID: r.ClientID, ClientSecret: r.ClientSecret,
-		Endpoint: oauth2.Endpoint{TokenURL: r.TokenURL, AuthStyle: r.AuthStyle}}
-	// RFC 8707 and the MCP spec want the resource in every token request;
-	// x/oauth2 sends only grant_type and refresh_token, so its client adds it.
-	client := &http.Client{Transport: &formParam{base: transportOf(s.client), key: "resource", value: r.Resource},
-		Timeout: s.client.Timeout, CheckRedirect: s.client.CheckRedirect, Jar: s.client.Jar}
-	old := &oauth2.Token{RefreshToken: r.RefreshToken, Expiry: time.Unix(1, 0)} // expired: refresh now
-	tok, err := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, client), old).Token()
-	if err != nil {
-		if re, ok := errors.AsType[*oauth2.RetrieveError](err); ok && re.ErrorCode != "" {
-			// invalid_grant (revoked or expired refresh token),
-			// invalid_client (the registration is gone), …: only a new
-			// login helps. Forget the tokens, so that the next process
-			// says so without asking the network.
-			r.AccessToken, r.RefreshToken = "", ""
-			if err := s.save(ctx, r); err != nil {
-				return "", err
-			}
-			return "", s.loginError(server, fmt.Sprintf("the stored login expired or was revoked (%s)", re.ErrorCode), true)
+	err = s.Refresh(ctx, server, &r.Credentials)
+	if errors.Is(err, ErrLoginRequired) {
+		// Forget the tokens, so that the next process says so without
+		// asking the network.
+		if serr := s.save(ctx, r); serr != nil {
+			return "", serr
 		}
-		return "", fmt.Errorf("oauth: server %q: refreshing its token: %w", server, err)
+		return "", err
 	}
-	r.AccessToken, r.TokenType, r.Expiry = tok.AccessToken, tok.TokenType, tok.Expiry
-	if tok.RefreshToken != "" {
-		r.RefreshToken = tok.RefreshToken
-	}
-	if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
-		r.Scopes = strings.Fields(sc)
+	if err != nil {
+		return "", err
 	}
 	if err := s.save(ctx, r); err != nil {
 		return "", err
 	}
 	return r.AccessToken, nil
+}
+
+// Refresh gets c a new access token with its refresh token (and the
+// rotated refresh token, when the authorization server sends one),
+// changing c in place; server names the server in errors. Where the
+// authorization server refuses the refresh token (invalid_grant: revoked
+// or expired; invalid_client: the registration is gone) only a new login
+// helps: c's tokens are cleared and the error is a *LoginError. It neither
+// reads nor writes the Store's files: a caller keeping Credentials
+// elsewhere holds its own lock around it, so that a rotated refresh token
+// is used once.
+func (s *Store) Refresh(ctx context.Context, server string, c *Credentials) error {
+	if c.RefreshToken == "" {
+		return s.loginError(server, "the access token expired and the authorization server gave no refresh token", true)
+	}
+	cfg := &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret,
+		Endpoint: oauth2.Endpoint{TokenURL: c.TokenURL, AuthStyle: oauth2.AuthStyle(c.AuthStyle)}}
+	// RFC 8707 and the MCP spec want the resource in every token request;
+	// x/oauth2 sends only grant_type and refresh_token, so its client adds it.
+	client := &http.Client{Transport: &formParam{base: transportOf(s.client), key: "resource", value: c.Resource},
+		Timeout: s.client.Timeout, CheckRedirect: s.client.CheckRedirect, Jar: s.client.Jar}
+	old := &oauth2.Token{RefreshToken: c.RefreshToken, Expiry: time.Unix(1, 0)} // expired: refresh now
+	tok, err := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, client), old).Token()
+	if err != nil {
+		if re, ok := errors.AsType[*oauth2.RetrieveError](err); ok && re.ErrorCode != "" {
+			c.AccessToken, c.RefreshToken = "", ""
+			return s.loginError(server, fmt.Sprintf("the stored login expired or was revoked (%s)", re.ErrorCode), true)
+		}
+		return fmt.Errorf("oauth: server %q: refreshing its token: %w", server, err)
+	}
+	c.AccessToken, c.TokenType, c.Expiry = tok.AccessToken, tok.TokenType, tok.Expiry
+	if tok.RefreshToken != "" {
+		c.RefreshToken = tok.RefreshToken
+	}
+	if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
+		c.Scopes = strings.Fields(sc)
+	}
+	return nil
 }
 
 // Logout forgets serverURL's tokens and client; it reports whether there

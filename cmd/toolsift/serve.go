@@ -49,6 +49,9 @@ or --token-file), or per-user credentials (--tokens: toolsift token create; --oi
 JWTs of your identity provider), unless ADDR is loopback-only (127.0.0.1, ::1,
 localhost). --audit records every tool call in the --store (toolsift
 audit prints them).
+--per-user NAME reaches the url server NAME with each user's own OAuth login,
+logged in at --public-url/login/NAME, sealed with the key of --login-key-file
+($` + loginKeyEnv + `); see docs/serve.md, "Team gateway: per-user logins".
 Logs (one line per search and per call, never arguments) go to stderr.`
 
 // serve runs toolsift serve.
@@ -107,6 +110,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	})
 	var ids identityFlags // --tokens, --oidc-*, --audit (token.go)
 	ids.add(fs)
+	perUser := addPerUserFlags(fs)
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -204,7 +208,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	// and "alwaysLoadTools", and --pin; a pin that matches nothing is
 	// logged by it. The gateway wires the Toolset's hooks: a change
 	// upstream reaches the clients' lists at once.
-	gw, err := gateway.Open(ctx, cfg, &gateway.Options{
+	gopts := &gateway.Options{
 		Toolset: toolsift.Options{
 			Pin:   pins,
 			Store: st,
@@ -236,7 +240,12 @@ func serve(ctx context.Context, e *env, args []string) error {
 		Tokens:                  idOpts.Tokens,
 		OIDC:                    idOpts.OIDC,
 		Audit:                   idOpts.Audit,
-	})
+	}
+	// Per-user servers: each user's own OAuth login (peruser.go).
+	if err := perUser.options(e, *listen, gopts); err != nil {
+		return usageError(fs, "%v", err)
+	}
+	gw, err := gateway.Open(ctx, cfg, gopts)
 	if err != nil {
 		return err
 	}
@@ -284,7 +293,11 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
-	return serveHTTP(ctx, e, log, gw.Handler(), *listen, *maxConns, token != "" || ids.identities(), *stateless)
+	var login http.Handler
+	if len(gopts.PerUser) > 0 {
+		login = gw.LoginHandler()
+	}
+	return serveHTTP(ctx, e, log, gw.Handler(), login, *listen, *maxConns, token != "" || ids.identities(), *stateless)
 }
 
 // logArrivals logs each server of connecting when its first connection
@@ -312,15 +325,19 @@ func logArrivals(log *slog.Logger, ts *toolsift.Toolset, connecting []string, ar
 	}
 }
 
-// serveHTTP serves h at http://addr/mcp until ctx ends, with at most
+// serveHTTP serves h at http://addr/mcp, and login (when not nil: the
+// per-user login pages) at the rest, until ctx ends, with at most
 // maxConns connections open.
-func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h http.Handler, addr string, maxConns int, hasToken, stateless bool) error {
+func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h, login http.Handler, addr string, maxConns int, hasToken, stateless bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
+	if login != nil {
+		mux.Handle("/", login)
+	}
 	// Headers must arrive within 10s and a body within
 	// gateway.DefaultBodyTimeout (the handler's deadline); an idle keep-alive
 	// connection is closed after 2 minutes. No ReadTimeout or WriteTimeout:

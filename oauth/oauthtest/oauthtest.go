@@ -8,7 +8,12 @@
 //
 // The authorization page approves at once, so a test plays the browser
 // with Browse (an HTTP GET that follows the redirect to the client's
-// loopback port).
+// loopback port). The user who approves is named by the UserHeader header
+// of the authorization request ("user" without one); the MCP handler sees
+// that user as the go-sdk's auth.TokenInfo.UserID of every request made
+// with the tokens the login got (auth.TokenInfoFromContext, or a tool
+// handler's req.Extra.TokenInfo), so a test server can echo whose token
+// called it.
 //
 //	srv := oauthtest.New(sdk.NewStreamableHTTPHandler(...), nil)
 //	defer srv.Close()
@@ -17,6 +22,7 @@ package oauthtest
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -30,6 +36,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // Options configures a Server. The zero value is usable.
@@ -87,10 +95,14 @@ type client struct {
 	redirects  []string
 }
 
+// UserHeader names the user who approves at the authorization page: a
+// test's browser sends it with the authorization request.
+const UserHeader = "X-Oauthtest-User"
+
 type grant struct {
-	client, redirect, challenge, resource string
-	scopes                                []string
-	expiry                                time.Time
+	client, redirect, challenge, resource, subject string
+	scopes                                         []string
+	expiry                                         time.Time
 }
 
 // New starts a Server that serves mcp (a streamable HTTP handler) at
@@ -287,8 +299,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		v.Set("error_description", fmt.Sprintf("resource %q is not %q", q.Get("resource"), s.URL))
 	default:
 		code := rand.Text()
+		subject := r.Header.Get(UserHeader)
+		if subject == "" {
+			subject = "user"
+		}
 		s.codes[code] = &grant{client: c.id, redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"),
-			resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope"))}
+			resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope")), subject: subject}
 		s.counts.Authorizations++
 		v.Set("code", code)
 	}
@@ -404,6 +420,11 @@ func (s *Server) protect(next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r)
+		// The MCP handler learns whose token it is, as behind the go-sdk's
+		// own bearer middleware: the SDK binds a session to its UserID.
+		info := &auth.TokenInfo{UserID: g.subject, Scopes: slices.Clone(g.scopes), Expiration: g.expiry}
+		auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+			return info, nil
+		}, nil)(next).ServeHTTP(w, r)
 	})
 }

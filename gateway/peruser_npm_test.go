@@ -1,0 +1,197 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/internal/npmtest"
+	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
+)
+
+// tokenLog records, from the gateways' side of the wire, the access tokens
+// the authorization server issued (in order) and the token each
+// tools/call carried.
+type tokenLog struct {
+	next http.RoundTripper
+
+	mu     sync.Mutex
+	issued []string
+	calls  []string
+}
+
+func (l *tokenLog) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		body, _ = io.ReadAll(req.Body)
+		req.Body.Close()
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if bytes.Contains(body, []byte(`"method":"tools/call"`)) {
+		l.mu.Lock()
+		l.calls = append(l.calls, strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer "))
+		l.mu.Unlock()
+	}
+	resp, err := l.next.RoundTrip(req)
+	if err != nil || !strings.HasSuffix(req.URL.Path, "/token") {
+		return resp, err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if json.Unmarshal(b, &tok) == nil && tok.AccessToken != "" {
+		l.mu.Lock()
+		l.issued = append(l.issued, tok.AccessToken)
+		l.mu.Unlock()
+	}
+	return resp, nil
+}
+
+func (l *tokenLog) last() (issued []string, lastCall string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.calls) > 0 {
+		lastCall = l.calls[len(l.calls)-1]
+	}
+	return append([]string(nil), l.issued...), lastCall
+}
+
+// TestPerUserTypeScriptServer: the TypeScript SDK's example server with
+// its own authorization server (dynamic registration, strict resource
+// checks), per-user behind two gateways sharing one store: alice logs in
+// through replica 1, and her calls through either replica carry the token
+// her login got; bob's carry his; carol is sent to log in.
+func TestPerUserTypeScriptServer(t *testing.T) {
+	npm := npmtest.Dir(t, "../mcp/testdata/npm")
+	sdkDir := filepath.Join(npm, "node_modules", "@modelcontextprotocol", "sdk")
+	mcpPort, authPort := freePort(t), freePort(t)
+	cmd := exec.Command("node", filepath.Join(sdkDir, "dist", "esm", "examples", "server", "simpleStreamableHttp.js"), "--oauth", "--oauth-strict")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("MCP_PORT=%d", mcpPort), fmt.Sprintf("MCP_AUTH_PORT=%d", authPort))
+	var out testenv.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for _, u := range []string{
+		fmt.Sprintf("http://localhost:%d/.well-known/oauth-protected-resource/mcp", mcpPort),
+		fmt.Sprintf("http://localhost:%d/.well-known/oauth-authorization-server", authPort),
+	} {
+		for deadline := time.Now().Add(testenv.WaitLimit()); ; time.Sleep(50 * time.Millisecond) {
+			resp, err := http.Get(u)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the TypeScript server did not come up: %v\n%s", err, out.String())
+			}
+		}
+	}
+
+	log := &tokenLog{next: http.DefaultTransport}
+	hc := &http.Client{Transport: log}
+	cfg := &config.Config{Servers: map[string]config.Server{"ts": {URL: fmt.Sprintf("http://localhost:%d/mcp", mcpPort), Type: "http"}}}
+	dir := t.TempDir()
+	key := newKey(t)
+	open := func() *perUserGateway {
+		st, err := store.NewDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h atomic.Pointer[http.Handler]
+		web := httptest.NewServer(asUser(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) })))
+		t.Cleanup(web.Close)
+		var glog testenv.Buffer
+		gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
+			Logger: slog.New(slog.NewTextHandler(&glog, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler),
+				Hub: mcp.HubOptions{HTTPClient: hc}},
+			PerUser: []string{"ts"}, Store: st, LoginKey: key, PublicURL: web.URL,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { gw.Close() })
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", gw.Handler())
+		mux.Handle("/", gw.LoginHandler())
+		var hh http.Handler = mux
+		h.Store(&hh)
+		return &perUserGateway{Gateway: gw, URL: web.URL, Log: &glog}
+	}
+	gw1, gw2 := open(), open()
+
+	greet := func(gw *perUserGateway, user string) (string, bool) {
+		t.Helper()
+		return gw.mcpClient(t, user).call(t, "call_tool", map[string]any{"name": "ts__greet", "arguments": map[string]any{"name": user}})
+	}
+	if status, body := get(t, browser("alice"), gw1.URL+"/login/ts"); status != http.StatusOK {
+		t.Fatalf("alice's login through replica 1: %d %s\n%s", status, body, out.String())
+	}
+	if status, body := get(t, browser("bob"), gw2.URL+"/login/ts"); status != http.StatusOK {
+		t.Fatalf("bob's login through replica 2: %d %s", status, body)
+	}
+	issued, _ := log.last()
+	if len(issued) != 2 || issued[0] == issued[1] {
+		t.Fatalf("the authorization server issued %d tokens, want 2 different ones (alice's, bob's)", len(issued))
+	}
+	for _, c := range []struct {
+		gw    *perUserGateway
+		user  string
+		token string
+	}{{gw2, "alice", issued[0]}, {gw1, "alice", issued[0]}, {gw1, "bob", issued[1]}, {gw2, "bob", issued[1]}} {
+		text, isErr := greet(c.gw, c.user)
+		if isErr || text != "Hello, "+c.user+"!" {
+			t.Errorf("%s's greet = %q (isError %v)", c.user, text, isErr)
+		}
+		if _, sent := log.last(); sent != c.token {
+			t.Errorf("%s's tools/call did not carry the token of %s's login", c.user, c.user)
+		}
+	}
+	if text, isErr := greet(gw2, "carol"); !isErr || !strings.Contains(text, gw2.URL+"/login/ts?ticket=") {
+		t.Errorf("carol's greet = %q (isError %v), want a login link", text, isErr)
+	}
+	// No token reaches a log.
+	for i, gw := range []*perUserGateway{gw1, gw2} {
+		for _, tok := range issued {
+			if strings.Contains(gw.Log.String(), tok) {
+				t.Errorf("replica %d's log shows a token", i+1)
+			}
+		}
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
