@@ -55,6 +55,15 @@ type Options struct {
 	// discards them.
 	Logger *slog.Logger
 
+	// Policy says which servers and tools each caller (its Identity:
+	// WithIdentity on the HTTP request) may see and call, on every route
+	// (docs/serve.md, "Team gateway: policy"); a tool, resource or prompt
+	// out of a caller's scope is answered as one that does not exist. A
+	// caller without an Identity (stdio, HTTP with the shared Token) gets
+	// its Anonymous rule. nil: every caller sees everything. Patterns that
+	// name no server of the config are Warnings.
+	Policy *config.Policy
+
 	// The rest configure Handler.
 
 	// Token, when not empty, is the bearer token every HTTP request must
@@ -171,6 +180,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		Name:           o.Name,
 		Version:        o.Version,
 		Logger:         o.Logger,
+		Policy:         o.Policy,
 	})
 	if err != nil {
 		return nil, errors.Join(err, ts.Close())
@@ -198,8 +208,9 @@ func (o *Options) httpOptions() (httpOptions, error) {
 // Search and Hub are the gateway's.
 func (g *Gateway) Toolset() *toolsift.Toolset { return g.ts }
 
-// Warnings lists the pins that match nothing and a cap too small for the
-// pinned tools.
+// Warnings lists the pins that match nothing, a cap too small for the
+// pinned tools, and the policy's warnings (Options.Policy: its own, and
+// each pattern that names no server of the config).
 func (g *Gateway) Warnings() []string { return g.p.pinWarnings() }
 
 // Pinned returns the names of the tools on every session's list besides

@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -71,6 +72,9 @@ type proxyOptions struct {
 	// Logger gets one line per search and per call (never arguments, results
 	// or secrets) and the session's comings and goings; nil discards them.
 	Logger *slog.Logger
+	// Policy scopes what each caller sees and calls (policy.go); nil: no
+	// scoping.
+	Policy *config.Policy
 }
 
 // A proxy serves a Toolset as MCP servers. It is safe for concurrent use.
@@ -83,6 +87,7 @@ type proxy struct {
 	repinMu  sync.Mutex                  // one repin at a time
 	warnings []string
 
+	policy   *policy     // nil: every caller sees everything (policy.go)
 	results  *byteBudget // upstream result bytes in flight
 	listings listings    // the tools as listed, made once per definition
 	quar     quarantined // the changed tools as last read (quarantine.go)
@@ -137,7 +142,20 @@ func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, results: newByteBudget(o.MaxResultBytes)}
+	var servers []string
+	for _, st := range ts.Hub().Status() {
+		servers = append(servers, st.Name)
+	}
+	pol, warnings, err := newPolicy(o.Policy, servers)
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{},
+		results: newByteBudget(o.MaxResultBytes), policy: pol}
+	if o.Policy != nil {
+		p.warnings = append(p.warnings, o.Policy.Warnings...)
+	}
+	p.warnings = append(p.warnings, warnings...)
 	p.pin()
 	return p, nil
 }
@@ -245,7 +263,7 @@ func (p *proxy) server(static bool) *sdk.Server {
 	// whether or not a list carries them.
 	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "toolsift:{server}/{+uri}", Name: "toolsift-namespaced",
 		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
-	s.srv.AddReceivingMiddleware(withRequestIdentity, s.checkTools)
+	s.srv.AddReceivingMiddleware(withRequestIdentity, s.checkTools, s.scoped) // scoped: policy.go
 	s.syncFeatures()
 	p.track(s)
 	return s.srv
@@ -283,7 +301,7 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		if method == "tools/call" && err != nil {
-			err = s.p.unknownToolHint(req, err)
+			err = s.p.unknownToolHint(ctx, req, err)
 		}
 		return res, err
 	}

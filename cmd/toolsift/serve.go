@@ -100,6 +100,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		inputs[id] = value
 		return nil
 	})
+	policyFile := fs.String("policy", "", "policy `file`: which servers and tools each user or team may see and call (docs/serve.md, \"Team gateway: policy\")")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -170,6 +171,14 @@ func serve(ctx context.Context, e *env, args []string) error {
 			cfg.Servers[name] = sc
 		}
 	}
+	// The policy is read at start only: a bad file fails the start,
+	// naming file:line:col.
+	var policy *config.Policy
+	if *policyFile != "" {
+		if policy, err = config.LoadPolicy(*policyFile); err != nil {
+			return err
+		}
+	}
 	// Servers that need a login get the logins toolbench login stored, or
 	// fail at once, alone, naming that command: serve never waits on a
 	// browser.
@@ -214,6 +223,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		SessionTimeout:          *sessionTimeout,
 		MaxSessions:             *maxSessions,
 		AllowedOrigins:          origins,
+		Policy:                  policy,
 	})
 	if err != nil {
 		return err
@@ -238,7 +248,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	for _, w := range gw.Warnings() {
-		log.Warn("pin", "warning", w)
+		log.Warn("gateway", "warning", w) // pins that match nothing, the policy's warnings
 	}
 	log.Info("ready", "servers", len(cfg.Servers), "started", started, "connecting", len(connecting),
 		"tools", len(ts.Tools()), "pinned", len(gw.Pinned()), "duration", time.Since(start))
