@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -298,4 +299,40 @@ func errString(err error) string {
 		return "no error"
 	}
 	return err.Error()
+}
+
+// TestPolicyOptions: a pattern naming no server of the config is a
+// warning naming where it is written; a policy made in code with a rule
+// that matches nobody or a bad glob is refused.
+func TestPolicyOptions(t *testing.T) {
+	pol, err := config.ParsePolicy("p.json", []byte("{\"rules\": [\n  {\"teams\": [\"a\"], \"allow\": [\"math\", \"mth__add\", \"*__upper\"]}]}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.Open(context.Background(), scopedServers(t), &gateway.Options{
+		Toolset: toolsift.Options{NoSemantic: true, NoCache: true}, Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	want := []string{`p.json:2:3: rule 1: pattern "mth__add" names no server of the config`}
+	if diff := cmp.Diff(want, gw.Warnings()); diff != "" {
+		t.Errorf("Warnings (-want +got):\n%s", diff)
+	}
+	for name, pol := range map[string]*config.Policy{
+		"nobody":   {Rules: []config.PolicyRule{{Allow: []string{"math"}}}},
+		"bad glob": {Rules: []config.PolicyRule{{Users: []string{"a["}, Allow: []string{"math"}}}},
+		"empty":    {Anonymous: &config.PolicyRule{Allow: []string{""}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			gw, err := gateway.Open(context.Background(), scopedServers(t), &gateway.Options{
+				Toolset: toolsift.Options{NoSemantic: true, NoCache: true}, Policy: pol})
+			if !errors.Is(err, gateway.ErrOptions) {
+				if gw != nil {
+					gw.Close()
+				}
+				t.Fatalf("Open: %v, want ErrOptions", err)
+			}
+		})
+	}
 }
