@@ -236,10 +236,12 @@ func (g *Gateway) Handler() http.Handler {
 // ServeStdio serves one client session over r and w (a process's stdin
 // and stdout, as desktop clients start toolsift serve) until r ends, the
 // client goes away or ctx is done: those are a normal end, nil. It does
-// not close r or w.
+// not close r or w. The client is the Identity ctx carries (WithIdentity;
+// anonymous without), for the Policy and the logs.
 func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	t := &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
-	err := g.p.newServer().Run(ctx, t)
+	id, _ := IdentityFrom(ctx)
+	err := g.p.newSessionServer(id).Run(ctx, t)
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil
 	}

@@ -229,10 +229,15 @@ type access struct {
 // access returns what ctx's caller (IdentityFrom; anonymous without one)
 // may reach, or nil without a policy.
 func (p *proxy) access(ctx context.Context) *access {
+	id, _ := IdentityFrom(ctx)
+	return p.accessOf(id)
+}
+
+// accessOf is what id may reach, or nil without a policy.
+func (p *proxy) accessOf(id Identity) *access {
 	if p.policy == nil {
 		return nil
 	}
-	id, _ := IdentityFrom(ctx)
 	sc := p.policy.scopeOf(id)
 	return &access{sc: sc, p: p, vis: sc.visible(p.ts.Index().Generation(), p.ts.Tools)}
 }

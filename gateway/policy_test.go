@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -334,5 +335,48 @@ func TestPolicyOptions(t *testing.T) {
 				t.Fatalf("Open: %v, want ErrOptions", err)
 			}
 		})
+	}
+}
+
+// TestPolicyStdio: ServeStdio serves its client as the Identity of its
+// ctx: bob's stdio session lists and calls text's tools only, and math's
+// add is as unknown to it as a tool that does not exist.
+func TestPolicyStdio(t *testing.T) {
+	pol, err := config.ParsePolicy("policy.json", []byte(testPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.Open(context.Background(), scopedServers(t), &gateway.Options{
+		Toolset: toolsift.Options{NoSemantic: true, NoCache: true, Pin: []string{"*"}}, Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	ctx, cancel := context.WithCancel(gateway.WithIdentity(context.Background(), gateway.Identity{User: "bob", Teams: []string{"b"}}))
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- gw.ServeStdio(ctx, sr, sw) }()
+	t.Cleanup(func() {
+		cancel()
+		cw.Close()
+		sw.Close()
+		<-done
+	})
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&sdk.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	c := &client{ClientSession: cs}
+	if diff := cmp.Diff([]string{"call_tool", "search_tools", "text__count_words", "text__upper"}, c.names(t)); diff != "" {
+		t.Errorf("bob's stdio list (-want +got):\n%s", diff)
+	}
+	if text, isErr := c.call(t, "text__upper", map[string]any{}); isErr || text != "text.upper" {
+		t.Errorf("text__upper: %q (isError %v)", text, isErr)
+	}
+	if diff := cmp.Diff(answers(t, c, "nosuch"), answers(t, c, "math")); diff != "" {
+		t.Errorf("bob's answers for math differ from those for a server that does not exist (-nosuch +math):\n%s", diff)
 	}
 }

@@ -220,20 +220,27 @@ func (p *proxy) pinnedNames() []string {
 	return out
 }
 
-// newServer returns a server for one client session: Run it on a transport
-// (stdio) or give it to a streamable HTTP handler for one session. Its
+// newServer returns a server for client sessions of any caller (tests that
+// connect in memory, and the SDK's probe of the protocol versions). Its
 // list is fixed with proxyOptions.Static.
-func (p *proxy) newServer() *sdk.Server { return p.server(p.opts.Static) }
+func (p *proxy) newServer() *sdk.Server { return p.server(p.opts.Static, nil) }
+
+// newSessionServer returns the server of one client session of id: Run
+// it on a transport (stdio) or give it to a streamable HTTP handler for
+// one session. Its list holds the pinned tools in id's scope; it is fixed
+// with proxyOptions.Static.
+func (p *proxy) newSessionServer(id Identity) *sdk.Server { return p.server(p.opts.Static, &id) }
 
 // newStatelessServer returns the server of stateless HTTP (MCP 2026-07-28),
 // shared by every request: its list is fixed (search_tools, call_tool and
 // the pinned tools), and a tools/call naming any other tool of the catalog
 // is answered as call_tool would (callByName).
-func (p *proxy) newStatelessServer() *sdk.Server { return p.server(true) }
+func (p *proxy) newStatelessServer() *sdk.Server { return p.server(true, nil) }
 
-// server returns a session's server; static keeps its list fixed.
-func (p *proxy) server(static bool) *sdk.Server {
-	s := &session{p: p, static: static}
+// server returns a session's server; static keeps its list fixed; id is
+// its one caller (nil: any).
+func (p *proxy) server(static bool, id *Identity) *sdk.Server {
+	s := &session{p: p, static: static, id: id}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{
@@ -251,7 +258,7 @@ func (p *proxy) server(static bool) *sdk.Server {
 	s.srv.AddTool(searchTool(), s.search)
 	s.srv.AddTool(callTool(), s.callTool)
 	q := p.quarantine()
-	for _, t := range p.pins() {
+	for _, t := range s.pins() {
 		if t, ok := p.ts.Get(t.Name); ok && !q.has(t.Name) { // as it is now
 			if st, def, ok := p.listings.get(t); ok {
 				s.add(st, def)
@@ -263,7 +270,7 @@ func (p *proxy) server(static bool) *sdk.Server {
 	// whether or not a list carries them.
 	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "toolsift:{server}/{+uri}", Name: "toolsift-namespaced",
 		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
-	s.srv.AddReceivingMiddleware(withRequestIdentity, s.checkTools, s.scoped) // scoped: policy.go
+	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped) // scoped: policy.go
 	s.syncFeatures()
 	p.track(s)
 	return s.srv

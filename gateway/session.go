@@ -20,6 +20,13 @@ type session struct {
 	// found tools do not join it, and are called by name or through
 	// call_tool (callByName).
 	static bool
+	// id is the caller of a session of one caller (an HTTP session, the
+	// user who opened it; stdio, the Identity ServeStdio's ctx carries,
+	// anonymous without): its list holds only the pinned tools in its
+	// scope (policy.go), and its requests without an Identity of their
+	// own are its. nil: a server of every caller (stateless HTTP), whose
+	// list answers are filtered per request.
+	id *Identity
 
 	mu    sync.Mutex
 	found map[string]uint64 // found tool → tick of its last use
@@ -36,9 +43,20 @@ type session struct {
 	subs clientSubs // resource subscriptions: see subscribe.go
 }
 
+// pins are the pinned tools on the session's list: those in its
+// caller's scope (all for a server of every caller, or without a policy).
+func (s *session) pins() []tool.Tool {
+	all := s.p.pins()
+	if s.p.policy == nil || s.id == nil {
+		return all
+	}
+	a := s.p.accessOf(*s.id)
+	return slices.DeleteFunc(slices.Clone(all), func(t tool.Tool) bool { return a.hides(t.Name) })
+}
+
 // room is how many found tools a list may hold.
 func (s *session) room() int {
-	return max(0, s.p.opts.MaxTools-2-len(s.p.pins()))
+	return max(0, s.p.opts.MaxTools-2-len(s.pins()))
 }
 
 // list puts tools (best first) on the session's list, touching those already
@@ -50,7 +68,7 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 		return nil, nil
 	}
 	pinned := map[string]bool{}
-	for _, t := range s.p.pins() {
+	for _, t := range s.pins() {
 		pinned[t.Name] = true
 	}
 	s.mu.Lock()
@@ -171,7 +189,7 @@ func (s *session) syncTools() toolSync {
 	}
 	// The found and pinned tools off the list: back in the Toolset?
 	off := slices.Collect(maps.Keys(s.found))
-	for _, t := range s.p.pins() {
+	for _, t := range s.pins() {
 		off = append(off, t.Name)
 	}
 	slices.Sort(off)
@@ -250,7 +268,7 @@ func (s *session) listed(tools []tool.Tool) bool {
 		if _, ok := s.defs[t.Name]; ok {
 			continue
 		}
-		if !slices.ContainsFunc(s.p.pins(), func(p tool.Tool) bool { return p.Name == t.Name }) {
+		if !slices.ContainsFunc(s.pins(), func(p tool.Tool) bool { return p.Name == t.Name }) {
 			return false
 		}
 	}
