@@ -87,3 +87,25 @@ func TestPolicyWarnings(t *testing.T) {
 		t.Errorf("Warnings of {} = %q", pol.Warnings)
 	}
 }
+
+// TestPolicyDocExample: the example of docs/serve.md loads, without
+// warnings.
+func TestPolicyDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(doc), "## Team gateway: policy")
+	_, block, ok2 := strings.Cut(sec, "```jsonc\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal(`docs/serve.md has no jsonc block under "## Team gateway: policy"`)
+	}
+	pol, err := config.ParsePolicy("serve.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pol.Warnings) > 0 || len(pol.Rules) != 4 || pol.Anonymous == nil {
+		t.Errorf("the example: %d rules, anonymous %v, warnings %q", len(pol.Rules), pol.Anonymous, pol.Warnings)
+	}
+}
