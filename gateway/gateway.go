@@ -213,6 +213,23 @@ func (g *Gateway) Toolset() *toolsift.Toolset { return g.ts }
 // each pattern that names no server of the config).
 func (g *Gateway) Warnings() []string { return g.p.pinWarnings() }
 
+// SetPolicy replaces Options.Policy (nil: every caller sees everything)
+// from the next request on: a tool out of a caller's scope under pol
+// leaves its sessions' lists (tools/list_changed) and is forgotten by
+// them, and the pinned tools that entered a caller's scope join them;
+// resources, templates and prompts are listed anew per request (their
+// clients are not notified). It returns pol's warnings (its own, and
+// each pattern that names no server of the config), which Warnings has
+// from then on. An invalid pol is an error wrapping ErrOptions, and the
+// policy in force stays. toolsift serve calls it when its --policy file
+// is read again (SIGHUP).
+func (g *Gateway) SetPolicy(pol *config.Policy) ([]string, error) {
+	if err := g.p.setPolicy(pol); err != nil {
+		return nil, err
+	}
+	return g.p.policyWarnings(), nil
+}
+
 // Pinned returns the names of the tools on every session's list besides
 // search_tools and call_tool, sorted.
 func (g *Gateway) Pinned() []string { return g.p.pinnedNames() }

@@ -48,7 +48,8 @@ const maxScopes = 4096
 
 // policy is a config.Policy as the proxy enforces it.
 type policy struct {
-	src *config.Policy
+	src      *config.Policy
+	warnings []string // src's, and the patterns that name no server
 
 	mu     sync.Mutex
 	scopes map[string]*scope // by scopeKey
@@ -67,13 +68,13 @@ type scope struct {
 }
 
 // newPolicy checks src (as LoadPolicy does, for a policy made in code)
-// and returns it compiled, with warnings for the patterns that name no
-// server of servers.
-func newPolicy(src *config.Policy, servers []string) (*policy, []string, error) {
+// and returns it compiled, with src's warnings and one for each pattern
+// that names no server of servers.
+func newPolicy(src *config.Policy, servers []string) (*policy, error) {
 	if src == nil {
-		return nil, nil, nil
+		return nil, nil
 	}
-	var warnings []string
+	warnings := slices.Clone(src.Warnings)
 	check := func(r config.PolicyRule, what string) error {
 		at := r.At
 		if at == "" {
@@ -97,21 +98,21 @@ func newPolicy(src *config.Policy, servers []string) (*policy, []string, error) 
 	}
 	for i, r := range src.Rules {
 		if len(r.Users) == 0 && len(r.Teams) == 0 {
-			return nil, nil, fmt.Errorf("%w: policy rule %d names no users and no teams: it would match nobody", ErrOptions, i+1)
+			return nil, fmt.Errorf("%w: policy rule %d names no users and no teams: it would match nobody", ErrOptions, i+1)
 		}
 		if err := check(r, fmt.Sprintf("rule %d", i+1)); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if a := src.Anonymous; a != nil {
 		if len(a.Users) > 0 || len(a.Teams) > 0 {
-			return nil, nil, fmt.Errorf("%w: the policy's anonymous rule names users or teams: it is for callers without an identity", ErrOptions)
+			return nil, fmt.Errorf("%w: the policy's anonymous rule names users or teams: it is for callers without an identity", ErrOptions)
 		}
 		if err := check(*a, "anonymous"); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return &policy{src: src, scopes: map[string]*scope{}}, warnings, nil
+	return &policy{src: src, warnings: warnings, scopes: map[string]*scope{}}, nil
 }
 
 // scopeKey names an identity in the scope cache ("" for anonymous).
@@ -235,10 +236,11 @@ func (p *proxy) access(ctx context.Context) *access {
 
 // accessOf is what id may reach, or nil without a policy.
 func (p *proxy) accessOf(id Identity) *access {
-	if p.policy == nil {
+	pol := p.policy.Load()
+	if pol == nil {
 		return nil
 	}
-	sc := p.policy.scopeOf(id)
+	sc := pol.scopeOf(id)
 	return &access{sc: sc, p: p, vis: sc.visible(p.ts.Index().Generation(), p.ts.Tools)}
 }
 
@@ -263,6 +265,38 @@ func (p *proxy) get(ctx context.Context, name string) (tool.Tool, bool) {
 		return tool.Tool{}, false
 	}
 	return p.ts.Get(name)
+}
+
+// setPolicy enforces src (nil: none) from the next request on, and brings
+// every session's list in line with it (toolsChanged: what left a
+// caller's scope leaves its list and is forgotten, the pinned tools that
+// entered it join). An invalid src is an error, and the policy in force
+// stays.
+func (p *proxy) setPolicy(src *config.Policy) error {
+	pol, err := newPolicy(src, p.serverNames())
+	if err != nil {
+		return err
+	}
+	p.policy.Store(pol)
+	p.toolsChanged()
+	return nil
+}
+
+// serverNames are the config's servers, as policies name them.
+func (p *proxy) serverNames() []string {
+	var names []string
+	for _, st := range p.ts.Hub().Status() {
+		names = append(names, st.Name)
+	}
+	return names
+}
+
+// policyWarnings are the warnings of the policy in force.
+func (p *proxy) policyWarnings() []string {
+	if pol := p.policy.Load(); pol != nil {
+		return slices.Clone(pol.warnings)
+	}
+	return nil
 }
 
 // noServer is a scope that holds no server: a call under it is answered
@@ -304,8 +338,8 @@ func (s *session) scoped(next sdk.MethodHandler) sdk.MethodHandler {
 				of[x.URI] = x.Server
 			}
 			r.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(x *sdk.Resource) bool {
-				srv, ok := of[x.URI]
-				return ok && !a.sc.server(srv)
+				srv, ok := of[x.URI] // not the Hub's (any more): left out too
+				return !ok || !a.sc.server(srv)
 			})
 		case *sdk.ListResourceTemplatesResult:
 			of := map[string]string{}
@@ -313,8 +347,11 @@ func (s *session) scoped(next sdk.MethodHandler) sdk.MethodHandler {
 				of[x.URITemplate] = x.Server
 			}
 			r.ResourceTemplates = slices.DeleteFunc(slices.Clone(r.ResourceTemplates), func(x *sdk.ResourceTemplate) bool {
+				if x.URITemplate == namespacedTemplate {
+					return false // the gateway's own, in every scope
+				}
 				srv, ok := of[x.URITemplate]
-				return ok && !a.sc.server(srv)
+				return !ok || !a.sc.server(srv)
 			})
 		case *sdk.ListPromptsResult:
 			of := map[string]string{}
@@ -323,7 +360,7 @@ func (s *session) scoped(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 			r.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(x *sdk.Prompt) bool {
 				srv, ok := of[x.Name]
-				return ok && !a.sc.server(srv)
+				return !ok || !a.sc.server(srv)
 			})
 		}
 		return res, nil

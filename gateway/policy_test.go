@@ -80,7 +80,7 @@ const testPolicy = `{
 
 // policyGateway serves scopedServers under testPolicy, every tool pinned
 // (so that the fixed list of 2026-07-28 holds tools of both servers).
-func policyGateway(t *testing.T) *httptest.Server {
+func policyGateway(t *testing.T) (*gateway.Gateway, *httptest.Server) {
 	t.Helper()
 	pol, err := config.ParsePolicy("policy.json", []byte(testPolicy))
 	if err != nil {
@@ -99,7 +99,7 @@ func policyGateway(t *testing.T) *httptest.Server {
 	}
 	srv := httptest.NewServer(asMember(gw.Handler()))
 	t.Cleanup(srv.Close)
-	return srv
+	return gw, srv
 }
 
 // connectAs opens a go-sdk client session over HTTP as user ("" for
@@ -110,14 +110,23 @@ func connectAs(t *testing.T, url, user, version string) *client {
 	if user != "" {
 		hc.Transport = userHeader{user, hc.Transport}
 	}
-	cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	c := &client{changed: make(chan struct{}, 16)}
+	cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case c.changed <- struct{}{}:
+			default:
+			}
+		},
+	})
 	cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc},
 		&sdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return &client{ClientSession: cs, changed: make(chan struct{}, 16)}
+	c.ClientSession = cs
+	return c
 }
 
 // answers is everything a caller can learn of one server's tool,
@@ -219,7 +228,7 @@ func lists(t *testing.T, c *client) map[string][]string {
 // them; alice (team a, math but its divide) is unaffected but for the
 // denied tool; an anonymous caller gets the anonymous rule.
 func TestPolicyScopesEveryRoute(t *testing.T) {
-	srv := policyGateway(t)
+	_, srv := policyGateway(t)
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
 			bob := connectAs(t, srv.URL, "bob:b", version)
@@ -378,5 +387,52 @@ func TestPolicyStdio(t *testing.T) {
 	}
 	if diff := cmp.Diff(answers(t, c, "nosuch"), answers(t, c, "math")); diff != "" {
 		t.Errorf("bob's answers for math differ from those for a server that does not exist (-nosuch +math):\n%s", diff)
+	}
+}
+
+// TestSetPolicy: a new policy takes what left bob's scope off his
+// session's list (tools/list_changed) and puts the pinned tools that
+// entered it on; the found ones out of scope are forgotten; an invalid
+// policy is refused and the one in force stays.
+func TestSetPolicy(t *testing.T) {
+	gw, srv := policyGateway(t)
+	bob := connectAs(t, srv.URL, "bob:b", "2025-11-25")
+	latest := connectAs(t, srv.URL, "bob:b", "2026-07-28")
+	if got := bob.names(t); !slices.Contains(got, "text__upper") {
+		t.Fatalf("bob's list before: %v", got)
+	}
+	pol, err := config.ParsePolicy("new.json", []byte(`{"rules": [{"teams": ["b"], "allow": ["math"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := gw.SetPolicy(pol); err != nil || len(w) > 0 {
+		t.Fatalf("SetPolicy: warnings %q, %v", w, err)
+	}
+	bob.waitChanged(t)
+	want := []string{"call_tool", "math__add", "math__divide", "search_tools"}
+	if diff := cmp.Diff(want, bob.names(t)); diff != "" {
+		t.Errorf("bob's session list after SetPolicy (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, latest.names(t)); diff != "" {
+		t.Errorf("bob's 2026-07-28 list after SetPolicy (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(answers(t, bob, "nosuchtext"), answers(t, bob, "text")); diff != "" {
+		t.Errorf("bob's answers for text after SetPolicy differ from those for a server that does not exist (-nosuch +text):\n%s", diff)
+	}
+	if text, isErr := bob.call(t, "math__add", map[string]any{}); isErr || text != "math.add" {
+		t.Errorf("math__add after SetPolicy: %q (isError %v)", text, isErr)
+	}
+
+	if _, err := gw.SetPolicy(&config.Policy{Rules: []config.PolicyRule{{Allow: []string{"text"}}}}); !errors.Is(err, gateway.ErrOptions) {
+		t.Errorf("SetPolicy(a rule matching nobody) = %v, want ErrOptions", err)
+	}
+	if diff := cmp.Diff(want, bob.names(t)); diff != "" {
+		t.Errorf("bob's list after a refused SetPolicy (-want +got):\n%s", diff)
+	}
+	if _, err := gw.SetPolicy(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := bob.names(t); len(got) != 6 {
+		t.Errorf("bob's list without a policy: %v, want every pinned tool", got)
 	}
 }

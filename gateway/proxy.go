@@ -87,10 +87,10 @@ type proxy struct {
 	repinMu  sync.Mutex                  // one repin at a time
 	warnings []string
 
-	policy   *policy     // nil: every caller sees everything (policy.go)
-	results  *byteBudget // upstream result bytes in flight
-	listings listings    // the tools as listed, made once per definition
-	quar     quarantined // the changed tools as last read (quarantine.go)
+	policy   atomic.Pointer[policy] // nil: every caller sees everything (policy.go)
+	results  *byteBudget            // upstream result bytes in flight
+	listings listings               // the tools as listed, made once per definition
+	quar     quarantined            // the changed tools as last read (quarantine.go)
 	// trustEpoch moves at each toolsChanged: the quarantine is read anew.
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
@@ -142,20 +142,13 @@ func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	var servers []string
-	for _, st := range ts.Hub().Status() {
-		servers = append(servers, st.Name)
-	}
-	pol, warnings, err := newPolicy(o.Policy, servers)
+	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{},
+		results: newByteBudget(o.MaxResultBytes)}
+	pol, err := newPolicy(o.Policy, p.serverNames())
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{},
-		results: newByteBudget(o.MaxResultBytes), policy: pol}
-	if o.Policy != nil {
-		p.warnings = append(p.warnings, o.Policy.Warnings...)
-	}
-	p.warnings = append(p.warnings, warnings...)
+	p.policy.Store(pol)
 	p.pin()
 	return p, nil
 }
@@ -207,8 +200,11 @@ func (p *proxy) repin() {
 	p.log.Info("pinned tools joined", "tools", len(pinned)-len(old))
 }
 
-// Warnings lists the pins that match nothing and a cap too small for them.
-func (p *proxy) pinWarnings() []string { return slices.Clone(p.warnings) }
+// pinWarnings lists the pins that match nothing and a cap too small for
+// them, then the policy's warnings.
+func (p *proxy) pinWarnings() []string {
+	return append(slices.Clone(p.warnings), p.policyWarnings()...)
+}
 
 // Pinned returns the names of the pinned tools, sorted.
 func (p *proxy) pinnedNames() []string {
@@ -219,6 +215,10 @@ func (p *proxy) pinnedNames() []string {
 	}
 	return out
 }
+
+// namespacedTemplate is the template of the URIs toolsift gives a resource
+// that several servers claim (mcp's resources.go).
+const namespacedTemplate = "toolsift:{server}/{+uri}"
 
 // newServer returns a server for client sessions of any caller (tests that
 // connect in memory, and the SDK's probe of the protocol versions). Its
@@ -268,7 +268,7 @@ func (p *proxy) server(static bool, id *Identity) *sdk.Server {
 	// The namespaced URIs of the Hub (a link or a resource whose URI
 	// another server claims: mcp's resources.go) read through the Hub,
 	// whether or not a list carries them.
-	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "toolsift:{server}/{+uri}", Name: "toolsift-namespaced",
+	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: namespacedTemplate, Name: "toolsift-namespaced",
 		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
 	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped) // scoped: policy.go
 	s.syncFeatures()

@@ -8,9 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/toolsift/toolsift"
@@ -250,6 +253,21 @@ func serve(ctx context.Context, e *env, args []string) error {
 	for _, w := range gw.Warnings() {
 		log.Warn("gateway", "warning", w) // pins that match nothing, the policy's warnings
 	}
+	if *policyFile != "" { // read again on SIGHUP
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go func() {
+			for {
+				select {
+				case <-hup:
+					reloadPolicy(log, gw, *policyFile)
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
 	log.Info("ready", "servers", len(cfg.Servers), "started", started, "connecting", len(connecting),
 		"tools", len(ts.Tools()), "pinned", len(gw.Pinned()), "duration", time.Since(start))
 	stopArrivals, settled := make(chan struct{}), make(chan struct{})
@@ -273,6 +291,25 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return serveHTTP(ctx, e, log, gw.Handler(), *listen, *maxConns, token != "", *stateless)
+}
+
+// reloadPolicy reads the policy file again and enforces it (a caller's
+// tools out of its new scope leave its lists); a file that no longer
+// reads keeps the policy in force, with a warning naming file:line:col.
+func reloadPolicy(log *slog.Logger, gw *gateway.Gateway, file string) {
+	pol, err := config.LoadPolicy(file)
+	var warnings []string
+	if err == nil {
+		warnings, err = gw.SetPolicy(pol)
+	}
+	if err != nil {
+		log.Warn("policy not reloaded: the one in force stays", "error", err)
+		return
+	}
+	for _, w := range warnings {
+		log.Warn("policy", "warning", w)
+	}
+	log.Info("policy reloaded", "file", file, "rules", len(pol.Rules))
 }
 
 // logArrivals logs each server of connecting when its first connection
