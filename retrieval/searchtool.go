@@ -108,8 +108,8 @@ func (r *Retriever) Search(ctx context.Context, query string, k int) ([]Match, e
 // would give but for the lexical signal's term statistics. toolsift serve
 // searches so within a caller's scope. in is asked from the scans'
 // goroutines one at a time, about each candidate that would enter a
-// signal's best: it need not be safe for concurrent use, and should be
-// quick.
+// signal's best, while the index is read-locked: it need not be safe for
+// concurrent use, should be quick, and must not call the index.
 func (r *Retriever) SearchWithin(ctx context.Context, query string, k int, in func(tool.Tool) bool) ([]Match, error) {
 	query = strings.TrimSpace(query)
 	switch {

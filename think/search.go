@@ -58,7 +58,8 @@ type SearchAnswer struct {
 // none; toolsift serve's quarantined tools and those out of a caller's
 // scope) are not ranked at all (retrieval.Retriever.SearchWithin): k
 // others are found in their place, and no score, name or count of the
-// answer comes from them. skip need not be safe for concurrent use. It returns the answer and the found
+// answer comes from them. skip need not be safe for concurrent use; it is
+// asked while the index is read-locked and must not call it. It returns the answer and the found
 // tools, best first; a bad query or k is an error wrapping
 // retrieval.ErrSearch.
 func (t *Thinker) Find(ctx context.Context, query string, k, tokens int, skip func(name string) bool) (SearchAnswer, []tool.Tool, error) {
