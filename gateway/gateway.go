@@ -231,7 +231,8 @@ func (g *Gateway) SetPolicy(pol *config.Policy) ([]string, error) {
 }
 
 // Pinned returns the names of the tools on every session's list besides
-// search_tools and call_tool, sorted.
+// search_tools and call_tool, sorted (under a Policy, a caller's list
+// holds those of its scope).
 func (g *Gateway) Pinned() []string { return g.p.pinnedNames() }
 
 // Handler returns the Gateway's streamable HTTP handler (one session, with

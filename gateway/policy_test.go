@@ -436,3 +436,29 @@ func TestSetPolicy(t *testing.T) {
 		t.Errorf("bob's list without a policy: %v, want every pinned tool", got)
 	}
 }
+
+// TestPolicyRoom: pinned tools out of a caller's scope take no room on its
+// list: with a cap of 3 and math's two tools pinned, bob (text only) still
+// has room for the tool he finds.
+func TestPolicyRoom(t *testing.T) {
+	pol, err := config.ParsePolicy("policy.json", []byte(testPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.Open(context.Background(), scopedServers(t), &gateway.Options{
+		Toolset: toolsift.Options{NoSemantic: true, NoCache: true, Pin: []string{"math__*"}}, Policy: pol, MaxTools: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	srv := httptest.NewServer(asMember(gw.Handler()))
+	t.Cleanup(srv.Close)
+	bob := connectAs(t, srv.URL, "bob:b", "2025-11-25")
+	if ans := bob.search(t, "convert a text to upper case", 1); len(ans.Tools) != 1 || !ans.Listed {
+		t.Fatalf("bob's search: %+v, want one tool, listed", ans)
+	}
+	bob.waitChanged(t)
+	if diff := cmp.Diff([]string{"call_tool", "search_tools", "text__upper"}, bob.names(t)); diff != "" {
+		t.Errorf("bob's list (-want +got):\n%s", diff)
+	}
+}
