@@ -18,10 +18,12 @@ import (
 // over allow, and a caller no rule matches sees nothing. A caller without
 // an identity (stdio, or HTTP with a shared token) gets Anonymous.
 //
-// A pattern is a path.Match glob over either a server's name as the
-// config names it ("github", "*") or a qualified tool name
-// ("github__create_issue", "github__delete_*"): a pattern with "__" is a
-// tool pattern, one without a server pattern. A server pattern covers the
+// Globs are path.Match's ("*" any run of characters, "?" one, "[a-z]" a
+// class, a backslash escapes), but "*" and "?" match "/" too: "org/*" and
+// "*" both match the team "org/team". A pattern is a glob over either a
+// server's name as the config names it ("github", "*") or a qualified
+// tool name ("github__create_issue", "github__delete_*"): a pattern with
+// "__" is a tool pattern, one without a server pattern. A server pattern covers the
 // server's tools and its resources, resource templates, prompts and
 // completions; a tool pattern covers tools only (a server's resources and
 // prompts follow its server patterns).
@@ -40,7 +42,7 @@ type Policy struct {
 
 // PolicyRule is one rule of a Policy.
 type PolicyRule struct {
-	// Users and Teams are globs (path.Match) of the user names and team
+	// Users and Teams are globs (see Policy) of the user names and team
 	// names the rule applies to: a caller whose user matches one of Users,
 	// or one of whose teams matches one of Teams. "*" is every user (or
 	// every member of a team), never a caller without an identity.

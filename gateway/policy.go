@@ -90,7 +90,7 @@ func newPolicy(src *config.Policy, servers []string) (*policy, error) {
 		}
 		for _, g := range slices.Concat(r.Allow, r.Deny) {
 			srv, _, _ := strings.Cut(g, "__")
-			if !slices.ContainsFunc(servers, func(s string) bool { ok, _ := path.Match(srv, s); return ok }) {
+			if !slices.ContainsFunc(servers, func(s string) bool { return glob(srv, s) }) {
 				warnings = append(warnings, fmt.Sprintf("%s: %s: pattern %q names no server of the config", at, what, g))
 			}
 		}
@@ -179,11 +179,19 @@ func ruleMatches(r config.PolicyRule, id Identity) bool {
 // anyMatch reports whether one of globs matches s.
 func anyMatch(globs []string, s string) bool {
 	for _, g := range globs {
-		if ok, _ := path.Match(g, s); ok {
+		if glob(g, s) {
 			return true
 		}
 	}
 	return false
+}
+
+// glob is path.Match but for "/", which "*" and "?" match too: a team or
+// user name may hold one ("org/team"), and "*" is everyone.
+func glob(pattern, name string) bool {
+	const sep = "\x1f" // no name or pattern of a policy holds it
+	ok, _ := path.Match(strings.ReplaceAll(pattern, "/", sep), strings.ReplaceAll(name, "/", sep))
+	return ok
 }
 
 // server reports whether the server's resources, templates, prompts and
