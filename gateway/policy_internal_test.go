@@ -54,4 +54,3 @@ func TestScope(t *testing.T) {
 		t.Error("an anonymous caller without an anonymous rule sees math")
 	}
 }
-
