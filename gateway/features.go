@@ -78,9 +78,15 @@ func (p *proxy) liveSessions() []*session {
 }
 
 // syncFeatures registers what the Hub offers now on the session's server
-// and removes what it no longer offers.
+// and removes what it no longer offers; a session of one caller under a
+// policy registers only its scope's servers' (policy.go), so that neither
+// their lists nor their changes reach it.
 func (s *session) syncFeatures() {
 	hub := s.p.ts.Hub()
+	inScope := func(string) bool { return true }
+	if a := s.access(); a != nil {
+		inScope = a.sc.server
+	}
 	s.featMu.Lock()
 	defer s.featMu.Unlock()
 	if s.feat.resources == nil {
@@ -90,7 +96,7 @@ func (s *session) syncFeatures() {
 
 	now := map[string]bool{}
 	for _, r := range hub.Resources() {
-		if now[r.URI] {
+		if now[r.URI] || !inScope(r.Server) {
 			continue // the Hub reads it from the first server that lists it
 		}
 		now[r.URI] = true
@@ -123,7 +129,7 @@ func (s *session) syncFeatures() {
 
 	clear(now)
 	for _, t := range hub.ResourceTemplates() {
-		if now[t.URITemplate] {
+		if now[t.URITemplate] || !inScope(t.Server) {
 			continue
 		}
 		now[t.URITemplate] = true
@@ -155,6 +161,9 @@ func (s *session) syncFeatures() {
 
 	clear(now)
 	for _, pr := range hub.Prompts() {
+		if !inScope(pr.Server) {
+			continue
+		}
 		now[pr.Name] = true
 		if s.feat.prompts[pr.Name] == string(pr.Raw) {
 			continue

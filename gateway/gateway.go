@@ -217,8 +217,7 @@ func (g *Gateway) Warnings() []string { return g.p.pinWarnings() }
 // from the next request on: a tool out of a caller's scope under pol
 // leaves its sessions' lists (tools/list_changed) and is forgotten by
 // them, and the pinned tools that entered a caller's scope join them;
-// resources, templates and prompts are listed anew per request (their
-// clients are not notified). It returns pol's warnings (its own, and
+// its sessions' resources, templates and prompts follow (list_changed). It returns pol's warnings (its own, and
 // each pattern that names no server of the config), which Warnings has
 // from then on. An invalid pol is an error wrapping ErrOptions, and the
 // policy in force stays. toolsift serve calls it when its --policy file

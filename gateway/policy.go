@@ -24,9 +24,10 @@ import (
 //     (think.Thinker.Find's skip, with the quarantine), so it is never in
 //     an answer, its omitted names or its counts;
 //   - tools/list, resources/list, resources/templates/list, prompts/list:
-//     the answer is filtered per request (scoped, a receiving middleware:
-//     the stateless wire's server is shared by every caller, and a
-//     session's list may hold pinned tools of servers out of its scope);
+//     a session of one caller lists only its scope's pinned tools,
+//     resources, templates and prompts (session.pins, syncFeatures), and
+//     every answer is filtered per request too (scoped, a receiving
+//     middleware: the stateless wire's server is shared by every caller);
 //   - tools/call (listed, by name) and call_tool: a tool out of scope is
 //     called with a scope that holds no server, so the Hub answers exactly
 //     as for a tool no server has (same error, same hint), and neither
@@ -287,6 +288,7 @@ func (p *proxy) setPolicy(src *config.Policy) error {
 	}
 	p.policy.Store(pol)
 	p.toolsChanged()
+	p.featuresChanged()
 	return nil
 }
 

@@ -10,12 +10,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/internal/testenv"
 )
 
 // asMember stands for an authenticating middleware: X-Test-User
@@ -104,21 +106,25 @@ func policyGateway(t *testing.T) (*gateway.Gateway, *httptest.Server) {
 
 // connectAs opens a go-sdk client session over HTTP as user ("" for
 // anonymous).
-func connectAs(t *testing.T, url, user, version string) *client {
+func connectAs(t *testing.T, url, user, version string, opts ...func(*sdk.ClientOptions)) *client {
 	t.Helper()
 	hc := &http.Client{Transport: http.DefaultTransport}
 	if user != "" {
 		hc.Transport = userHeader{user, hc.Transport}
 	}
 	c := &client{changed: make(chan struct{}, 16)}
-	cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+	co := &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			select {
 			case c.changed <- struct{}{}:
 			default:
 			}
 		},
-	})
+	}
+	for _, o := range opts {
+		o(co)
+	}
+	cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, co)
 	cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc},
 		&sdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
@@ -396,7 +402,10 @@ func TestPolicyStdio(t *testing.T) {
 // policy is refused and the one in force stays.
 func TestSetPolicy(t *testing.T) {
 	gw, srv := policyGateway(t)
-	bob := connectAs(t, srv.URL, "bob:b", "2025-11-25")
+	prompts := make(chan struct{}, 8)
+	bob := connectAs(t, srv.URL, "bob:b", "2025-11-25", func(o *sdk.ClientOptions) {
+		o.PromptListChangedHandler = func(context.Context, *sdk.PromptListChangedRequest) { prompts <- struct{}{} }
+	})
 	latest := connectAs(t, srv.URL, "bob:b", "2026-07-28")
 	if got := bob.names(t); !slices.Contains(got, "text__upper") {
 		t.Fatalf("bob's list before: %v", got)
@@ -421,6 +430,16 @@ func TestSetPolicy(t *testing.T) {
 	}
 	if text, isErr := bob.call(t, "math__add", map[string]any{}); isErr || text != "math.add" {
 		t.Errorf("math__add after SetPolicy: %q (isError %v)", text, isErr)
+	}
+	// The session's prompts follow: a prompts/list_changed, then math's.
+	select {
+	case <-prompts:
+	case <-time.After(testenv.WaitLimit()):
+		t.Fatal("no prompts/list_changed after SetPolicy")
+	}
+	wantLists := map[string][]string{"tools": want, "resources": {"math://readme"}, "templates": {"math://doc/{key}"}, "prompts": {"math__explain"}}
+	if diff := cmp.Diff(wantLists, lists(t, bob)); diff != "" {
+		t.Errorf("bob's lists after SetPolicy (-want +got):\n%s", diff)
 	}
 
 	if _, err := gw.SetPolicy(&config.Policy{Rules: []config.PolicyRule{{Allow: []string{"text"}}}}); !errors.Is(err, gateway.ErrOptions) {
