@@ -42,3 +42,26 @@ func ExampleLoad() {
 	// docs: http https://mcp.example.com
 	// github: stdio "github-mcp-server" with 1 arg, env GITHUB_TOKEN
 }
+
+// A team gateway's policy (toolsift serve --policy): the data team sees
+// postgres but its drop_ tools; a mistake is an error at file:line:col.
+func ExampleParsePolicy() {
+	pol, err := config.ParsePolicy("policy.json", []byte(`{
+  "rules": [
+    {"teams": ["data"], "allow": ["postgres"], "deny": ["postgres__drop_*"]},
+  ],
+  // callers without an identity
+  "anonymous": {"allow": ["docs"]}
+}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := pol.Rules[0]
+	fmt.Println(r.At, r.Teams, r.Allow, r.Deny, pol.Anonymous.Allow)
+
+	_, err = config.ParsePolicy("policy.json", []byte(`{"rules": [{"teams": ["data"], "allow": ["postgres["]}]}`))
+	fmt.Println(err)
+	// Output:
+	// policy.json:3:5 [data] [postgres] [postgres__drop_*] [docs]
+	// config: invalid: policy.json:1:42: rule 1: field "allow": pattern glob "postgres[": syntax error in pattern
+}

@@ -65,7 +65,7 @@ func (s *session) callByName(ctx context.Context, method string, req sdk.Request
 	if listed {
 		return nil, false
 	}
-	if _, known := s.p.ts.Get(name); !known {
+	if _, known := s.p.get(ctx, name); !known { // out of the caller's scope too (policy.go)
 		return nil, false // the SDK's unknown tool, with unknownToolHint's hint
 	}
 	return s.p.call(withProgress(ctx, call), call.Session, name, orEmpty(call.Params.Arguments)), true
@@ -95,14 +95,22 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 // that the model sees what happened.
 func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) *sdk.CallToolResult {
 	start := time.Now()
-	if msg, refused := p.quarantine().refusal(name); refused {
+	// A tool out of the caller's scope is called with a scope of no
+	// server: the Hub answers as for a tool no server has (policy.go).
+	hidden := p.access(ctx).hides(name)
+	if hidden {
+		ctx = mcp.WithServerScope(ctx, noServer)
+	} else if msg, refused := p.quarantine().refusal(name); refused {
 		return p.refuseQuarantined(ctx, ss, name, msg)
 	}
 	t, known := p.ts.Get(name)
 	var res tool.Result
 	var err error
-	server := p.perUser.serverOf(name) // a per-user tool, even before its catalog is listed
-	if known {
+	server := ""
+	if !hidden {
+		server = p.perUser.serverOf(name) // a per-user tool, even before its catalog is listed
+	}
+	if known && !hidden {
 		server = ""
 		if p.perUser.has(t.Server) {
 			server = t.Server
@@ -116,6 +124,8 @@ func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 	}
 	outcome := "ok"
 	switch {
+	case hidden:
+		outcome = "out-of-scope"
 	case err != nil && errors.As(err, new(*needLogin)):
 		outcome = "login-needed"
 	case err != nil && errors.Is(err, tool.ErrUnknown):
@@ -192,7 +202,7 @@ func (p *proxy) holdResult(ctx context.Context, name string, res tool.Result) *s
 // session found (each session's list is its own), or a name the client
 // guessed. It says how to reach the tool: call_tool, or search_tools to add
 // it to this session's list. Other errors are returned as they are.
-func (p *proxy) unknownToolHint(req sdk.Request, err error) error {
+func (p *proxy) unknownToolHint(ctx context.Context, req sdk.Request, err error) error {
 	call, ok := req.(*sdk.CallToolRequest)
 	var rpc *jsonrpc.Error
 	if !ok || call.Params == nil || !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams ||
@@ -201,7 +211,7 @@ func (p *proxy) unknownToolHint(req sdk.Request, err error) error {
 	}
 	name := call.Params.Name
 	hint := fmt.Sprintf("no tool has this name; %s finds tools by what they do", SearchToolName)
-	if _, ok := p.ts.Get(name); ok { // (a static session calls it: callByName)
+	if _, ok := p.get(ctx, name); ok { // (a static session calls it: callByName); out of scope: no tool has it
 		hint = fmt.Sprintf("it is not on this session's tool list (the tools %s finds join the list of the session that searched); "+
 			"call it through %s with {\"name\": %q, \"arguments\": {...}}, or call %s to add it to this list", SearchToolName, CallToolName, name, SearchToolName)
 	}

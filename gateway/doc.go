@@ -26,6 +26,16 @@
 // search_tools gave, or through call_tool. Options.Stateless serves every
 // client so.
 //
+// Options.Policy (a config.Policy: docs/serve.md, "Team gateway: policy")
+// scopes what each caller sees and calls, by the Identity an
+// authenticating middleware in front of Handler sets on the request
+// (WithIdentity; ServeStdio's ctx for stdio). It holds on every route,
+// both wires: tools/list, search_tools (a tool out of scope is not
+// ranked at all), tools/call and call_tool, resources, templates,
+// prompts, completions and subscriptions; what is out of scope is
+// answered as what does not exist, error texts included. SetPolicy
+// replaces the policy while serving.
+//
 // The HTTP handler carries every protection of toolsift serve --listen: a
 // bearer token (Options.Token), the Origin check, sessions bound to the
 // credential that opened them and capped, a deadline and a size limit on

@@ -78,9 +78,15 @@ func (p *proxy) liveSessions() []*session {
 }
 
 // syncFeatures registers what the Hub offers now on the session's server
-// and removes what it no longer offers.
+// and removes what it no longer offers; a session of one caller under a
+// policy registers only its scope's servers' (policy.go), so that neither
+// their lists nor their changes reach it.
 func (s *session) syncFeatures() {
 	hub := s.p.ts.Hub()
+	inScope := func(string) bool { return true }
+	if a := s.access(); a != nil {
+		inScope = a.sc.server
+	}
 	s.featMu.Lock()
 	defer s.featMu.Unlock()
 	if s.feat.resources == nil {
@@ -92,10 +98,7 @@ func (s *session) syncFeatures() {
 	// A per-user server's resources and prompts are not served: the
 	// shared Hub lists them with one user's login (docs/serve.md).
 	for _, r := range hub.Resources() {
-		if s.p.perUser.has(r.Server) {
-			continue
-		}
-		if now[r.URI] {
+		if s.p.perUser.has(r.Server) || now[r.URI] || !inScope(r.Server) {
 			continue // the Hub reads it from the first server that lists it
 		}
 		now[r.URI] = true
@@ -128,10 +131,7 @@ func (s *session) syncFeatures() {
 
 	clear(now)
 	for _, t := range hub.ResourceTemplates() {
-		if s.p.perUser.has(t.Server) {
-			continue
-		}
-		if now[t.URITemplate] {
+		if s.p.perUser.has(t.Server) || now[t.URITemplate] || !inScope(t.Server) {
 			continue
 		}
 		now[t.URITemplate] = true
@@ -163,7 +163,7 @@ func (s *session) syncFeatures() {
 
 	clear(now)
 	for _, pr := range hub.Prompts() {
-		if s.p.perUser.has(pr.Server) {
+		if s.p.perUser.has(pr.Server) || !inScope(pr.Server) {
 			continue
 		}
 		now[pr.Name] = true

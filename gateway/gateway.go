@@ -56,6 +56,15 @@ type Options struct {
 	// discards them.
 	Logger *slog.Logger
 
+	// Policy says which servers and tools each caller (its Identity:
+	// WithIdentity on the HTTP request) may see and call, on every route
+	// (docs/serve.md, "Team gateway: policy"); a tool, resource or prompt
+	// out of a caller's scope is answered as one that does not exist. A
+	// caller without an Identity (stdio, HTTP with the shared Token) gets
+	// its Anonymous rule. nil: every caller sees everything. Patterns that
+	// name no server of the config are Warnings.
+	Policy *config.Policy
+
 	// The rest configure Handler.
 
 	// Token, when not empty, is the bearer token every HTTP request must
@@ -238,6 +247,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		Version:        o.Version,
 		Logger:         o.Logger,
 		Audit:          o.Audit,
+		Policy:         o.Policy,
 	})
 	if err != nil {
 		return nil, errors.Join(err, ts.Close())
@@ -278,12 +288,30 @@ func (o *Options) httpOptions() (httpOptions, error) {
 // Search and Hub are the gateway's.
 func (g *Gateway) Toolset() *toolsift.Toolset { return g.ts }
 
-// Warnings lists the pins that match nothing and a cap too small for the
-// pinned tools.
+// Warnings lists the pins that match nothing, a cap too small for the
+// pinned tools, and the policy's warnings (Options.Policy: its own, and
+// each pattern that names no server of the config).
 func (g *Gateway) Warnings() []string { return g.p.pinWarnings() }
 
+// SetPolicy replaces Options.Policy (nil: every caller sees everything)
+// from the next request on: a tool out of a caller's scope under pol
+// leaves its sessions' lists (tools/list_changed) and is forgotten by
+// them, and the pinned tools that entered a caller's scope join them;
+// its sessions' resources, templates and prompts follow (list_changed). It returns pol's warnings (its own, and
+// each pattern that names no server of the config), which Warnings has
+// from then on. An invalid pol is an error wrapping ErrOptions, and the
+// policy in force stays. toolsift serve calls it when its --policy file
+// is read again (SIGHUP).
+func (g *Gateway) SetPolicy(pol *config.Policy) ([]string, error) {
+	if err := g.p.setPolicy(pol); err != nil {
+		return nil, err
+	}
+	return g.p.policyWarnings(), nil
+}
+
 // Pinned returns the names of the tools on every session's list besides
-// search_tools and call_tool, sorted.
+// search_tools and call_tool, sorted (under a Policy, a caller's list
+// holds those of its scope).
 func (g *Gateway) Pinned() []string { return g.p.pinnedNames() }
 
 // Handler returns the Gateway's streamable HTTP handler (one session, with
@@ -305,10 +333,12 @@ func (g *Gateway) Handler() http.Handler {
 // ServeStdio serves one client session over r and w (a process's stdin
 // and stdout, as desktop clients start toolsift serve) until r ends, the
 // client goes away or ctx is done: those are a normal end, nil. It does
-// not close r or w.
+// not close r or w. The client is the Identity ctx carries (WithIdentity;
+// anonymous without), for the Policy and the logs.
 func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	t := &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
-	err := g.p.newServer().Run(ctx, t)
+	id, _ := IdentityFrom(ctx)
+	err := g.p.newSessionServer(id).Run(ctx, t)
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil
 	}

@@ -100,11 +100,14 @@ func (p *proxy) statefulHandler(opts *httpOptions) http.Handler {
 		if r.Header.Get("Mcp-Session-Id") != "" || r.Method != http.MethodPost {
 			return shared
 		}
+		// The session is its opener's (the SDK refuses it to another
+		// user): its list holds the pinned tools in their scope.
+		id, _ := IdentityFrom(r.Context())
 		if slot, ok := r.Context().Value(serverSlotKey{}).(*serverSlot); ok {
-			slot.once.Do(func() { slot.srv = p.newServer() })
+			slot.once.Do(func() { slot.srv = p.newSessionServer(id) })
 			return slot.srv
 		}
-		return p.newServer()
+		return p.newSessionServer(id)
 	}, &sdk.StreamableHTTPOptions{
 		Logger:         p.sdkLog,
 		SessionTimeout: opts.SessionTimeout,

@@ -96,11 +96,14 @@ func requestIdentity(req sdk.Request) Identity {
 
 // withRequestIdentity is the MCP servers' outermost receiving middleware:
 // the handlers of a request find its Identity in their ctx (IdentityFrom),
-// whichever wire or session it came by.
-func withRequestIdentity(next sdk.MethodHandler) sdk.MethodHandler {
+// whichever wire or session it came by; a request without one, on a
+// session of one caller (stdio served with an Identity), is that caller's.
+func (s *session) withRequestIdentity(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if id := requestIdentity(req); !id.IsZero() {
 			ctx = WithIdentity(ctx, id)
+		} else if s.id != nil && !s.id.IsZero() {
+			ctx = WithIdentity(ctx, *s.id)
 		}
 		return next(ctx, method, req)
 	}

@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
@@ -74,6 +75,9 @@ type proxyOptions struct {
 	Logger *slog.Logger
 	// Audit, when set, gets one AuditRecord per call (audit.go).
 	Audit store.Store
+	// Policy scopes what each caller sees and calls (policy.go); nil: no
+	// scoping.
+	Policy *config.Policy
 }
 
 // A proxy serves a Toolset as MCP servers. It is safe for concurrent use.
@@ -86,10 +90,11 @@ type proxy struct {
 	repinMu  sync.Mutex                  // one repin at a time
 	warnings []string
 
-	results  *byteBudget // upstream result bytes in flight
-	listings listings    // the tools as listed, made once per definition
-	quar     quarantined // the changed tools as last read (quarantine.go)
-	auditLog *auditLog   // nil without proxyOptions.Audit
+	policy   atomic.Pointer[policy] // nil: every caller sees everything (policy.go)
+	results  *byteBudget            // upstream result bytes in flight
+	listings listings               // the tools as listed, made once per definition
+	quar     quarantined            // the changed tools as last read (quarantine.go)
+	auditLog *auditLog              // nil without proxyOptions.Audit
 	// trustEpoch moves at each toolsChanged: the quarantine is read anew.
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
@@ -145,10 +150,16 @@ func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, results: newByteBudget(o.MaxResultBytes)}
+	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{},
+		results: newByteBudget(o.MaxResultBytes)}
 	if o.Audit != nil {
 		p.auditLog = &auditLog{s: o.Audit}
 	}
+	pol, err := newPolicy(o.Policy, p.serverNames())
+	if err != nil {
+		return nil, err
+	}
+	p.policy.Store(pol)
 	p.pin()
 	return p, nil
 }
@@ -200,8 +211,11 @@ func (p *proxy) repin() {
 	p.log.Info("pinned tools joined", "tools", len(pinned)-len(old))
 }
 
-// Warnings lists the pins that match nothing and a cap too small for them.
-func (p *proxy) pinWarnings() []string { return slices.Clone(p.warnings) }
+// pinWarnings lists the pins that match nothing and a cap too small for
+// them, then the policy's warnings.
+func (p *proxy) pinWarnings() []string {
+	return append(slices.Clone(p.warnings), p.policyWarnings()...)
+}
 
 // Pinned returns the names of the pinned tools, sorted.
 func (p *proxy) pinnedNames() []string {
@@ -213,20 +227,31 @@ func (p *proxy) pinnedNames() []string {
 	return out
 }
 
-// newServer returns a server for one client session: Run it on a transport
-// (stdio) or give it to a streamable HTTP handler for one session. Its
+// namespacedTemplate is the template of the URIs toolsift gives a resource
+// that several servers claim (mcp's resources.go).
+const namespacedTemplate = "toolsift:{server}/{+uri}"
+
+// newServer returns a server for client sessions of any caller (tests that
+// connect in memory, and the SDK's probe of the protocol versions). Its
 // list is fixed with proxyOptions.Static.
-func (p *proxy) newServer() *sdk.Server { return p.server(p.opts.Static) }
+func (p *proxy) newServer() *sdk.Server { return p.server(p.opts.Static, nil) }
+
+// newSessionServer returns the server of one client session of id: Run
+// it on a transport (stdio) or give it to a streamable HTTP handler for
+// one session. Its list holds the pinned tools in id's scope; it is fixed
+// with proxyOptions.Static.
+func (p *proxy) newSessionServer(id Identity) *sdk.Server { return p.server(p.opts.Static, &id) }
 
 // newStatelessServer returns the server of stateless HTTP (MCP 2026-07-28),
 // shared by every request: its list is fixed (search_tools, call_tool and
 // the pinned tools), and a tools/call naming any other tool of the catalog
 // is answered as call_tool would (callByName).
-func (p *proxy) newStatelessServer() *sdk.Server { return p.server(true) }
+func (p *proxy) newStatelessServer() *sdk.Server { return p.server(true, nil) }
 
-// server returns a session's server; static keeps its list fixed.
-func (p *proxy) server(static bool) *sdk.Server {
-	s := &session{p: p, static: static}
+// server returns a session's server; static keeps its list fixed; id is
+// its one caller (nil: any).
+func (p *proxy) server(static bool, id *Identity) *sdk.Server {
+	s := &session{p: p, static: static, id: id}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{
@@ -244,7 +269,7 @@ func (p *proxy) server(static bool) *sdk.Server {
 	s.srv.AddTool(searchTool(), s.search)
 	s.srv.AddTool(callTool(), s.callTool)
 	q := p.quarantine()
-	for _, t := range p.pins() {
+	for _, t := range s.pins() {
 		if t, ok := p.ts.Get(t.Name); ok && !q.has(t.Name) { // as it is now
 			if st, def, ok := p.listings.get(t); ok {
 				s.add(st, def)
@@ -254,9 +279,9 @@ func (p *proxy) server(static bool) *sdk.Server {
 	// The namespaced URIs of the Hub (a link or a resource whose URI
 	// another server claims: mcp's resources.go) read through the Hub,
 	// whether or not a list carries them.
-	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "toolsift:{server}/{+uri}", Name: "toolsift-namespaced",
+	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: namespacedTemplate, Name: "toolsift-namespaced",
 		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
-	s.srv.AddReceivingMiddleware(withRequestIdentity, s.checkTools)
+	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped) // scoped: policy.go
 	s.syncFeatures()
 	p.track(s)
 	return s.srv
@@ -294,7 +319,7 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		if method == "tools/call" && err != nil {
-			err = s.p.unknownToolHint(req, err)
+			err = s.p.unknownToolHint(ctx, req, err)
 		}
 		return res, err
 	}

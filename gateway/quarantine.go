@@ -103,7 +103,7 @@ func (s *session) refuseQuarantined(ctx context.Context, method string, req sdk.
 		return nil, false
 	}
 	cr, ok := req.(*sdk.CallToolRequest)
-	if !ok || cr.Params == nil {
+	if !ok || cr.Params == nil || s.p.access(ctx).hides(cr.Params.Name) { // out of scope: unknown (policy.go)
 		return nil, false
 	}
 	msg, ok := s.p.quarantine().refusal(cr.Params.Name)

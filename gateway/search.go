@@ -57,8 +57,12 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 // Their texts reach the client escaped (sanitize.go). It returns the answer
 // and the found tools, best first.
 func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.SearchAnswer, []tool.Tool, error) {
-	q := p.quarantine()
-	ans, tools, err := p.ts.Thinker().Find(ctx, query, k, p.opts.Budget, q.has)
+	q, a := p.quarantine(), p.access(ctx)
+	skip := q.has
+	if a != nil { // out of the caller's scope: never ranked, counted or omitted (policy.go)
+		skip = func(name string) bool { return !a.vis[name] || q.has(name) }
+	}
+	ans, tools, err := p.ts.Thinker().Find(ctx, query, k, p.opts.Budget, skip)
 	for i := range ans.Tools {
 		t := &ans.Tools[i]
 		t.Title, t.Description, t.InputSchema = text(t.Title), text(t.Description), schemaText(t.InputSchema)

@@ -20,6 +20,13 @@ type session struct {
 	// found tools do not join it, and are called by name or through
 	// call_tool (callByName).
 	static bool
+	// id is the caller of a session of one caller (an HTTP session, the
+	// user who opened it; stdio, the Identity ServeStdio's ctx carries,
+	// anonymous without): its list holds only the pinned tools in its
+	// scope (policy.go), and its requests without an Identity of their
+	// own are its. nil: a server of every caller (stateless HTTP), whose
+	// list answers are filtered per request.
+	id *Identity
 
 	mu    sync.Mutex
 	found map[string]uint64 // found tool → tick of its last use
@@ -36,9 +43,29 @@ type session struct {
 	subs clientSubs // resource subscriptions: see subscribe.go
 }
 
+// pins are the pinned tools on the session's list: those in its
+// caller's scope (all for a server of every caller, or without a policy).
+func (s *session) pins() []tool.Tool {
+	all := s.p.pins()
+	a := s.access()
+	if a == nil {
+		return all
+	}
+	return slices.DeleteFunc(slices.Clone(all), func(t tool.Tool) bool { return a.hides(t.Name) })
+}
+
+// access is what the session's one caller may reach; nil without a policy
+// or for a server of every caller (its answers are filtered per request).
+func (s *session) access() *access {
+	if s.id == nil {
+		return nil
+	}
+	return s.p.accessOf(*s.id)
+}
+
 // room is how many found tools a list may hold.
 func (s *session) room() int {
-	return max(0, s.p.opts.MaxTools-2-len(s.p.pins()))
+	return max(0, s.p.opts.MaxTools-2-len(s.pins()))
 }
 
 // list puts tools (best first) on the session's list, touching those already
@@ -50,7 +77,7 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 		return nil, nil
 	}
 	pinned := map[string]bool{}
-	for _, t := range s.p.pins() {
+	for _, t := range s.pins() {
 		pinned[t.Name] = true
 	}
 	s.mu.Lock()
@@ -144,12 +171,20 @@ func (s *session) add(st *sdk.Tool, def string) {
 // a tool that cannot be called, and listed again when it comes back. The
 // SDK tells the client (notifications/tools/list_changed).
 func (s *session) syncTools() toolSync {
-	q := s.p.quarantine()
+	q, a := s.p.quarantine(), s.access()
+	pins := s.pins()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var d toolSync
 	for _, name := range slices.Sorted(maps.Keys(s.defs)) {
 		t, ok := s.p.ts.Get(name)
+		if ok && a.hides(name) { // the policy changed (Gateway.SetPolicy): forgotten, found or pinned
+			s.srv.RemoveTools(name)
+			delete(s.defs, name)
+			delete(s.found, name)
+			d.OutOfScope = append(d.OutOfScope, name)
+			continue
+		}
 		if !ok || q.has(name) {
 			s.srv.RemoveTools(name)
 			delete(s.defs, name)
@@ -171,7 +206,7 @@ func (s *session) syncTools() toolSync {
 	}
 	// The found and pinned tools off the list: back in the Toolset?
 	off := slices.Collect(maps.Keys(s.found))
-	for _, t := range s.p.pins() {
+	for _, t := range pins {
 		off = append(off, t.Name)
 	}
 	slices.Sort(off)
@@ -179,7 +214,11 @@ func (s *session) syncTools() toolSync {
 		if _, listed := s.defs[name]; listed {
 			continue
 		}
-		if t, ok := s.p.ts.Get(name); ok && !q.has(name) {
+		if a.hides(name) {
+			delete(s.found, name) // found off the list, out of scope since
+			continue
+		}
+		if t, ok := s.p.ts.Get(name); ok && !q.has(name) && !a.hides(name) {
 			if st, def, ok := s.p.listings.get(t); ok {
 				s.add(st, def)
 				d.Returned = append(d.Returned, name)
@@ -196,6 +235,9 @@ type toolSync struct {
 	Returned []string // listed again: back in the Toolset (or accepted)
 	// Quarantined are taken off: changed since first seen (quarantine.go).
 	Quarantined []string
+	// OutOfScope are taken off and forgotten: out of the session's
+	// caller's scope since the policy changed (policy.go).
+	OutOfScope []string
 }
 
 // merge adds d's tools to all's (each name once, sorted) and reports
@@ -213,7 +255,8 @@ func (d toolSync) merge(all *toolSync) bool {
 	all.Removed = union(all.Removed, d.Removed)
 	all.Returned = union(all.Returned, d.Returned)
 	all.Quarantined = union(all.Quarantined, d.Quarantined)
-	return len(d.Replaced)+len(d.Removed)+len(d.Returned)+len(d.Quarantined) > 0
+	all.OutOfScope = union(all.OutOfScope, d.OutOfScope)
+	return len(d.Replaced)+len(d.Removed)+len(d.Returned)+len(d.Quarantined)+len(d.OutOfScope) > 0
 }
 
 // log writes what changed, one record per kind.
@@ -226,6 +269,9 @@ func (d toolSync) log(l *slog.Logger) {
 	}
 	if len(d.Returned) > 0 {
 		l.Info("tools listed again: back in the catalog", "tools", d.Returned)
+	}
+	if len(d.OutOfScope) > 0 {
+		l.Info("tools taken off the list: out of the caller's scope under the new policy", "tools", d.OutOfScope)
 	}
 	if len(d.Quarantined) > 0 {
 		l.Warn("tools taken off the list: changed since first seen, quarantined until accepted (toolbench trust)", "tools", d.Quarantined)
@@ -250,7 +296,7 @@ func (s *session) listed(tools []tool.Tool) bool {
 		if _, ok := s.defs[t.Name]; ok {
 			continue
 		}
-		if !slices.ContainsFunc(s.p.pins(), func(p tool.Tool) bool { return p.Name == t.Name }) {
+		if !slices.ContainsFunc(s.pins(), func(p tool.Tool) bool { return p.Name == t.Name }) {
 			return false
 		}
 	}

@@ -37,7 +37,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 		return tool.Result{}, fmt.Errorf("call %s: %w", name, ErrClosed)
 	}
 	s, ok := h.routes[name]
-	if !ok {
+	if !ok || !inScope(ctx)(s.name) { // out of scope: as unknown as a tool no server has (scope.go)
 		h.mu.Unlock()
 		return tool.Result{}, fmt.Errorf("%w: %q", ErrUnknownTool, name)
 	}

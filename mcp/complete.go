@@ -36,6 +36,7 @@ var ErrUnknownCompletion = errors.New("mcp: unknown completion reference")
 func (h *Hub) Complete(ctx context.Context, c Completion) (json.RawMessage, error) {
 	ref := &sdk.CompleteReference{Type: "ref/prompt", Name: c.Prompt}
 	name := c.Prompt
+	in := inScope(ctx)
 	h.mu.Lock()
 	var s *server
 	switch {
@@ -45,7 +46,7 @@ func (h *Hub) Complete(ctx context.Context, c Completion) (json.RawMessage, erro
 	case c.Prompt != "":
 		for _, n := range h.order {
 			srv := h.servers[n]
-			if !srv.offersTools() {
+			if !srv.offersTools() || !in(srv.name) {
 				continue
 			}
 			if i := slices.IndexFunc(srv.feat.prompts, func(p Prompt) bool { return p.Name == c.Prompt }); i >= 0 {
@@ -57,13 +58,13 @@ func (h *Hub) Complete(ctx context.Context, c Completion) (json.RawMessage, erro
 		ref, name = &sdk.CompleteReference{Type: "ref/resource", URI: c.ResourceURI}, c.ResourceURI
 		for _, n := range h.order {
 			srv := h.servers[n]
-			if srv.offersTools() && slices.ContainsFunc(srv.feat.templates, func(t ResourceTemplate) bool { return t.URITemplate == c.ResourceURI }) {
+			if srv.offersTools() && in(srv.name) && slices.ContainsFunc(srv.feat.templates, func(t ResourceTemplate) bool { return t.URITemplate == c.ResourceURI }) {
 				s = srv
 				break
 			}
 		}
 		if s == nil {
-			if srv, orig, err := h.resourceServer(c.ResourceURI); err == nil {
+			if srv, orig, err := h.resourceServer(c.ResourceURI, in); err == nil {
 				s, ref.URI = srv, orig
 			}
 		}

@@ -353,7 +353,7 @@ func (h *Hub) Prompts() []Prompt {
 // (such as a resource it does not have), and names the server.
 func (h *Hub) ReadResource(ctx context.Context, uri string) (json.RawMessage, error) {
 	h.mu.Lock()
-	s, uri, err := h.resourceServer(uri) // resources.go
+	s, uri, err := h.resourceServer(uri, inScope(ctx)) // resources.go
 	h.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -370,12 +370,13 @@ func (h *Hub) ReadResource(ctx context.Context, uri string) (json.RawMessage, er
 // (description, messages). Errors are those of ReadResource, with
 // ErrUnknownPrompt.
 func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string) (json.RawMessage, error) {
+	in := inScope(ctx)
 	h.mu.Lock()
 	var s *server
 	var orig string
 	for _, n := range h.order {
 		srv := h.servers[n]
-		if !srv.offersTools() {
+		if !srv.offersTools() || !in(srv.name) {
 			continue
 		}
 		if i := slices.IndexFunc(srv.feat.prompts, func(p Prompt) bool { return p.Name == name }); i >= 0 {

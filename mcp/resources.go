@@ -61,13 +61,13 @@ func parseNamespaced(uri string) (server, orig string, ok bool) {
 	return server, orig, err == nil
 }
 
-// listers returns the servers (offering tools, in order) that list uri.
-// h.mu is held.
-func (h *Hub) listers(uri string) []*server {
+// listers returns the servers (offering tools, in order, in scope) that
+// list uri. h.mu is held.
+func (h *Hub) listers(uri string, in func(string) bool) []*server {
 	var out []*server
 	for _, name := range h.order {
 		s := h.servers[name]
-		if s.offersTools() && slices.ContainsFunc(s.feat.resources, func(r Resource) bool { return r.URI == uri }) {
+		if s.offersTools() && in(s.name) && slices.ContainsFunc(s.feat.resources, func(r Resource) bool { return r.URI == uri }) {
 			out = append(out, s)
 		}
 	}
@@ -75,17 +75,18 @@ func (h *Hub) listers(uri string) []*server {
 }
 
 // resourceServer finds the server to read uri from, and the URI to ask it
-// for, by the rules above. h.mu is held.
-func (h *Hub) resourceServer(uri string) (*server, string, error) {
+// for, by the rules above, among the servers in scope (scope.go: the
+// others are as absent). h.mu is held.
+func (h *Hub) resourceServer(uri string, in func(string) bool) (*server, string, error) {
 	if name, orig, ok := parseNamespaced(uri); ok {
-		if s, ok := h.servers[name]; ok && s.offersTools() {
+		if s, ok := h.servers[name]; ok && s.offersTools() && in(s.name) {
 			_, linked := s.feat.seen[orig]
-			if linked || templated(s, orig) || slices.Contains(h.listers(orig), s) {
+			if linked || templated(s, orig) || slices.Contains(h.listers(orig, in), s) {
 				return s, orig, nil
 			}
 		}
 	}
-	switch l := h.listers(uri); len(l) {
+	switch l := h.listers(uri, in); len(l) {
 	case 0:
 	case 1:
 		return l[0], uri, nil
@@ -95,7 +96,7 @@ func (h *Hub) resourceServer(uri string) (*server, string, error) {
 	var can []*server
 	for _, name := range h.order {
 		s := h.servers[name]
-		if !s.offersTools() {
+		if !s.offersTools() || !in(s.name) {
 			continue
 		}
 		if s.feat.seen[uri] || templated(s, uri) { // seen: a link left bare

@@ -35,7 +35,9 @@ func (h *Hub) subscription(ctx context.Context, uri string, on bool) error {
 	defer p.subMu.Unlock()
 	p.mu.Lock()
 	var n int
-	if sub := p.subs[uri]; sub != nil {
+	// Another caller's subscription to a server out of this one's scope
+	// (scope.go) is none of this one's: not counted, not ended by it.
+	if sub := p.subs[uri]; sub != nil && inScope(ctx)(sub.server.name) {
 		n = sub.n
 		switch {
 		case on:
@@ -58,7 +60,7 @@ func (h *Hub) subscription(ctx context.Context, uri string, on bool) error {
 	)
 	if on {
 		h.mu.Lock()
-		s, orig, err = h.resourceServer(uri)
+		s, orig, err = h.resourceServer(uri, inScope(ctx))
 		h.mu.Unlock()
 		if err != nil {
 			return h.redact.Err(err)

@@ -83,7 +83,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 		lift = func(_ []part, ms []Match) ([]Match, error) { return ms, nil }
 		asks = nil
 	}
-	out, tops, err := r.rankTops(ctx, ps, deep)
+	out, tops, err := r.rankTops(ctx, ps, deep, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -163,8 +163,8 @@ func (r *Retriever) reachRank() int {
 // searched as one text (no sentence split, no server lift: it is one need
 // the model words), each signal's best kept in reach and the tools it
 // names first; at most k matches, best first.
-func (r *Retriever) searchRanked(ctx context.Context, query string, k int) ([]Match, error) {
-	out, tops, err := r.rankTops(ctx, []part{{text: query, weight: thoughtWeight}}, k)
+func (r *Retriever) searchRanked(ctx context.Context, query string, k int, in func(tool.Tool) bool) ([]Match, error) {
+	out, tops, err := r.rankTops(ctx, []part{{text: query, weight: thoughtWeight}}, k, in)
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +172,9 @@ func (r *Retriever) searchRanked(ctx context.Context, query string, k int) ([]Ma
 		out = keepInReach(out, tops, r.reachRank())
 	}
 	out = r.namedFirst(query, out)
+	if in != nil { // a tool the query names is put first from the index: outside in, it is not there
+		out = slices.DeleteFunc(out, func(m Match) bool { return !in(m.Tool) })
+	}
 	return out[:min(k, len(out))], nil
 }
 
@@ -256,19 +259,25 @@ func (l list) normalized() []float64 {
 // rank searches the index for every part and fuses the lists into at most
 // k matches, best first, ties broken by name.
 func (r *Retriever) rank(ctx context.Context, ps []part, k int) ([]Match, error) {
-	ms, _, err := r.rankTops(ctx, ps, k)
+	ms, _, err := r.rankTops(ctx, ps, k, nil)
 	return ms, err
 }
 
 // rankTops is rank that also returns the semantic signal's best tool for
 // the first part (the request's whole text) when it stands clear of its
-// second: the tool keepInReach keeps in reach.
-func (r *Retriever) rankTops(ctx context.Context, ps []part, k int) ([]Match, []string, error) {
+// second: the tool keepInReach keeps in reach. Only the tools in accepts
+// (nil: all) are ranked, besides the Servers option's filter.
+func (r *Retriever) rankTops(ctx context.Context, ps []part, k int, in func(tool.Tool) bool) ([]Match, []string, error) {
 	if len(ps) == 0 || k <= 0 {
 		return nil, nil, nil
 	}
 	depth := max(r.opts.Depth, k)
 	filter := r.filter()
+	if servers := filter; in != nil && servers != nil {
+		filter = func(t tool.Tool) bool { return servers(t) && in(t) }
+	} else if in != nil {
+		filter = in
+	}
 	var w Weights
 	switch r.opts.Mode {
 	case Hybrid:

@@ -99,6 +99,18 @@ var ErrSearch = errors.New("retrieval: bad search")
 // treatment, and search_tools never finds itself. An empty query or k < 1
 // is an error wrapping ErrSearch.
 func (r *Retriever) Search(ctx context.Context, query string, k int) ([]Match, error) {
+	return r.SearchWithin(ctx, query, k, nil)
+}
+
+// SearchWithin is Search among the tools in accepts (nil: all): the others
+// are not ranked at all (every signal's scan passes over them), so the
+// matches, their order and their scores are what a catalog without them
+// would give but for the lexical signal's term statistics. toolsift serve
+// searches so within a caller's scope. in is asked from the scans'
+// goroutines one at a time, about each candidate that would enter a
+// signal's best, while the index is read-locked: it need not be safe for
+// concurrent use, should be quick, and must not call the index.
+func (r *Retriever) SearchWithin(ctx context.Context, query string, k int, in func(tool.Tool) bool) ([]Match, error) {
 	query = strings.TrimSpace(query)
 	switch {
 	case query == "":
@@ -106,7 +118,7 @@ func (r *Retriever) Search(ctx context.Context, query string, k int) ([]Match, e
 	case k < 1:
 		return nil, fmt.Errorf("%w: k = %d, want at least 1", ErrSearch, k)
 	}
-	ranked, err := r.searchRanked(ctx, clip(query, maxPartRunes), k+1)
+	ranked, err := r.searchRanked(ctx, clip(query, maxPartRunes), k+1, in)
 	if err != nil {
 		return nil, err
 	}

@@ -55,8 +55,11 @@ type SearchAnswer struct {
 // Omitted). A tool found by a search is clearly wanted (the rule of Think,
 // clearlyWanted): when not even the best one fits at its cheapest tier, it
 // is sent anyway, alone and beyond the budget. Tools skip names (nil:
-// none; toolsift serve's quarantined tools) are passed over as if absent,
-// k others found in their place. It returns the answer and the found
+// none; toolsift serve's quarantined tools and those out of a caller's
+// scope) are not ranked at all (retrieval.Retriever.SearchWithin): k
+// others are found in their place, and no score, name or count of the
+// answer comes from them. skip need not be safe for concurrent use; it is
+// asked while the index is read-locked and must not call it. It returns the answer and the found
 // tools, best first; a bad query or k is an error wrapping
 // retrieval.ErrSearch.
 func (t *Thinker) Find(ctx context.Context, query string, k, tokens int, skip func(name string) bool) (SearchAnswer, []tool.Tool, error) {
@@ -111,17 +114,13 @@ func (t *Thinker) Find(ctx context.Context, query string, k, tokens int, skip fu
 	return ans, found, nil
 }
 
-// search is the best k matches for query that skip (nil: none) lets
-// through: when skip passes over some, it asks again for more.
+// search is the best k matches for query among the tools skip (nil:
+// none) lets through: the skipped ones are not ranked at all
+// (retrieval.Retriever.SearchWithin), so they neither take a place nor
+// move the others' scores.
 func (t *Thinker) search(ctx context.Context, query string, k int, skip func(string) bool) ([]retrieval.Match, error) {
-	for n := k; ; n *= 2 {
-		matches, err := t.r.Search(ctx, query, n)
-		if err != nil || skip == nil {
-			return matches, err
-		}
-		kept := slices.DeleteFunc(slices.Clone(matches), func(m retrieval.Match) bool { return skip(m.Tool.Name) })
-		if len(kept) >= k || len(matches) < n {
-			return kept[:min(k, len(kept))], nil
-		}
+	if skip == nil {
+		return t.r.Search(ctx, query, k)
 	}
+	return t.r.SearchWithin(ctx, query, k, func(tl tool.Tool) bool { return !skip(tl.Name) })
 }

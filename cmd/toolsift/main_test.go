@@ -21,6 +21,10 @@ func TestUsage(t *testing.T) {
 	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	badPolicy := filepath.Join(t.TempDir(), "policy.json")
+	if err := os.WriteFile(badPolicy, []byte("{\"rules\": [\n  {\"teams\": [\"a\"], \"alow\": [\"x\"]}]}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args   []string
 		code   int
@@ -53,6 +57,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--config", config, "--store", "/dev/null"}, 2, "", "--store /dev/null: store: cachefile: refused /dev/null: not a folder"},
 		{[]string{"serve", "--config", config, "--store", t.TempDir(), "--no-cache"}, 2, "", "--no-cache and --store"},
 		{[]string{"serve", "--config", config, "--store", "/a", "--cache-dir", "/b"}, 2, "", "--cache-dir /b and --store /a: give --store only"},
+		{[]string{"serve", "--config", config, "--policy", badPolicy}, 1, "", badPolicy + `:2:20: rule 1: unknown field "alow"`},
+		{[]string{"serve", "--config", config, "--policy", filepath.Join(t.TempDir(), "nope.json")}, 1, "", "policy: open"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -119,6 +125,30 @@ func TestServeWarnings(t *testing.T) {
 	}
 	if stdout.Len() != 0 {
 		t.Errorf("stdout (the protocol's) = %q, want nothing", stdout.String())
+	}
+}
+
+// TestServePolicy: serve reads --policy at start and warns of a pattern
+// that names no server of the config, naming where it is written.
+func TestServePolicy(t *testing.T) {
+	dir := t.TempDir()
+	config, policy := filepath.Join(dir, "mcp.json"), filepath.Join(dir, "policy.json")
+	if err := os.WriteFile(config, []byte(`{"mcpServers": {"gone": {"command": "/nonexistent/toolsift-test-server"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(policy, []byte("{\n  // ops sees gone\n  \"rules\": [{\"teams\": [\"ops\"], \"allow\": [\"gone\", \"gnoe__*\"]}]\n}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	if code := run(context.Background(), e, []string{"serve", "--config", config, "--policy", policy, "--no-cache"}); code != 0 {
+		t.Fatalf("exit code %d\nstderr: %s", code, stderr.String())
+	}
+	if want := policy + `:3:13: rule 1: pattern \"gnoe__*\" names no server of the config`; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %s:\n%s", want, stderr.String())
+	}
+	if strings.Contains(stderr.String(), `pattern \"gone\"`) {
+		t.Errorf("a pattern naming a server of the config is warned of:\n%s", stderr.String())
 	}
 }
 

@@ -8,9 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/toolsift/toolsift"
@@ -111,6 +114,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	var ids identityFlags // --tokens, --oidc-*, --audit (token.go)
 	ids.add(fs)
 	perUser := addPerUserFlags(fs)
+	policyFile := fs.String("policy", "", "policy `file`: which servers and tools each user or team may see and call (docs/serve.md, \"Team gateway: policy\")")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -194,6 +198,14 @@ func serve(ctx context.Context, e *env, args []string) error {
 			cfg.Servers[name] = sc
 		}
 	}
+	// The policy is read at start only: a bad file fails the start,
+	// naming file:line:col.
+	var policy *config.Policy
+	if *policyFile != "" {
+		if policy, err = config.LoadPolicy(*policyFile); err != nil {
+			return err
+		}
+	}
 	// Servers that need a login get the logins toolbench login stored, or
 	// fail at once, alone, naming that command: serve never waits on a
 	// browser.
@@ -240,6 +252,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		Tokens:                  idOpts.Tokens,
 		OIDC:                    idOpts.OIDC,
 		Audit:                   idOpts.Audit,
+		Policy:                  policy,
 	}
 	// Per-user servers: each user's own OAuth login (peruser.go).
 	if err := perUser.options(e, *listen, gopts); err != nil {
@@ -269,7 +282,22 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	for _, w := range gw.Warnings() {
-		log.Warn("pin", "warning", w)
+		log.Warn("gateway", "warning", w) // pins that match nothing, the policy's warnings
+	}
+	if *policyFile != "" { // read again on SIGHUP
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go func() {
+			for {
+				select {
+				case <-hup:
+					reloadPolicy(log, gw, *policyFile)
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
 	}
 	log.Info("ready", "servers", len(cfg.Servers), "started", started, "connecting", len(connecting),
 		"tools", len(ts.Tools()), "pinned", len(gw.Pinned()), "duration", time.Since(start))
@@ -298,6 +326,25 @@ func serve(ctx context.Context, e *env, args []string) error {
 		login = gw.LoginHandler()
 	}
 	return serveHTTP(ctx, e, log, gw.Handler(), login, *listen, *maxConns, token != "" || ids.identities(), *stateless)
+}
+
+// reloadPolicy reads the policy file again and enforces it (a caller's
+// tools out of its new scope leave its lists); a file that no longer
+// reads keeps the policy in force, with a warning naming file:line:col.
+func reloadPolicy(log *slog.Logger, gw *gateway.Gateway, file string) {
+	pol, err := config.LoadPolicy(file)
+	var warnings []string
+	if err == nil {
+		warnings, err = gw.SetPolicy(pol)
+	}
+	if err != nil {
+		log.Warn("policy not reloaded: the one in force stays", "error", err)
+		return
+	}
+	for _, w := range warnings {
+		log.Warn("policy", "warning", w)
+	}
+	log.Info("policy reloaded", "file", file, "rules", len(pol.Rules))
 }
 
 // logArrivals logs each server of connecting when its first connection
