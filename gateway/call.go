@@ -34,13 +34,13 @@ func (s *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 		return errorResult("call_tool: %s is this server's own tool: call it directly", a.Name), nil
 	}
 	s.touch(a.Name)
-	return s.p.call(withProgress(ctx, req), req.Session, a.Name, orEmpty(a.Arguments)), nil
+	return s.p.call(withRound(withProgress(ctx, req), req), req.Session, a.Name, orEmpty(a.Arguments))
 }
 
 // callListed answers a call of a listed upstream tool (pinned or found).
 func (s *session) callListed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	s.touch(req.Params.Name)
-	return s.p.call(withProgress(ctx, req), req.Session, req.Params.Name, orEmpty(req.Params.Arguments)), nil
+	return s.p.call(withRound(withProgress(ctx, req), req), req.Session, req.Params.Name, orEmpty(req.Params.Arguments))
 }
 
 // callByName answers, on a static session (stateless HTTP, MCP
@@ -50,25 +50,26 @@ func (s *session) callListed(ctx context.Context, req *sdk.CallToolRequest) (*sd
 // gives a caller nothing call_tool does not (any tool of the catalog, the
 // quarantine refusing a changed one). ok is false when the request is
 // not such a call: the SDK answers it.
-func (s *session) callByName(ctx context.Context, method string, req sdk.Request) (res *sdk.CallToolResult, ok bool) {
+func (s *session) callByName(ctx context.Context, method string, req sdk.Request) (res *sdk.CallToolResult, ok bool, err error) {
 	call, isCall := req.(*sdk.CallToolRequest)
 	if !s.static || method != "tools/call" || !isCall || call.Params == nil {
-		return nil, false
+		return nil, false, nil
 	}
 	name := call.Params.Name
 	if name == SearchToolName || name == CallToolName {
-		return nil, false
+		return nil, false, nil
 	}
 	s.mu.Lock()
 	_, listed := s.defs[name]
 	s.mu.Unlock()
 	if listed {
-		return nil, false
+		return nil, false, nil
 	}
 	if _, known := s.p.ts.Get(name); !known {
-		return nil, false // the SDK's unknown tool, with unknownToolHint's hint
+		return nil, false, nil // the SDK's unknown tool, with unknownToolHint's hint
 	}
-	return s.p.call(withProgress(ctx, call), call.Session, name, orEmpty(call.Params.Arguments)), true
+	res, err = s.p.call(withRound(withProgress(ctx, call), call), call.Session, name, orEmpty(call.Params.Arguments))
+	return res, true, err
 }
 
 // withProgress passes the upstream server's progress notices of a call on
@@ -91,12 +92,14 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 // call calls an upstream tool through the Toolset and logs one line: server,
 // tool, duration and outcome, never the arguments or the result. A failure
 // is a result with isError set whose text names the tool and server, so
-// that the model sees what happened.
-func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) *sdk.CallToolResult {
+// that the model sees what happened; but the JSON-RPC error an upstream
+// answers a call of a client of 2026-07-28 with is that client's error
+// (roundtrip.go).
+func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) (*sdk.CallToolResult, error) {
 	start := time.Now()
 	if msg, refused := p.quarantine().refusal(name); refused {
 		p.logger(ctx, ss).Warn("call refused: tool quarantined", "tool", name)
-		return errorResult("%s", msg)
+		return errorResult("%s", msg), nil
 	}
 	t, known := p.ts.Get(name)
 	res, err := p.ts.Call(withSession(ctx, ss), name, args)
@@ -123,17 +126,20 @@ func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 	if err == nil {
 		if refusal := p.holdResult(ctx, name, res); refusal != nil {
 			p.logger(ctx, ss).Warn("result refused", "tool", name, "error", refusal)
-			return refusal
+			return refusal, nil
 		}
+	}
+	if rpc := roundError(ctx, err); rpc != nil {
+		return nil, rpc
 	}
 	if err != nil {
 		msg := text(err.Error()) // it may quote the server
 		if errors.Is(err, tool.ErrUnknown) {
 			msg += "; call search_tools to find the tool you need"
 		}
-		return errorResult("%s", msg)
+		return errorResult("%s", msg), nil
 	}
-	return result(res)
+	return result(res), nil
 }
 
 // holdResult counts res against the result bytes in flight until the

@@ -278,7 +278,10 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 		if res, refused := s.refuseQuarantined(ctx, method, req); refused {
 			return res, nil
 		}
-		if res, ok := s.callByName(ctx, method, req); ok {
+		if res, ok, err := s.callByName(ctx, method, req); ok {
+			if err != nil {
+				return nil, err
+			}
 			return res, nil
 		}
 		res, err := next(ctx, method, req)

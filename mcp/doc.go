@@ -177,6 +177,10 @@
 // for the multi round-trip results of protocol 2026-07-28, the only call in
 // flight to that server otherwise) and hands the handler a ctx with that
 // call's values. Roots asked inside a multi round-trip result are answered
-// by the SDK from the Hub's (empty) root list, and roots list changes are
-// not sent upstream.
+// from the Hub's (empty) root list, and roots list changes are not sent
+// upstream. A caller that makes the multi round-trip rounds itself (a
+// proxy whose client speaks 2026-07-28) marks its ctx with WithInputRound:
+// the server's input-required result comes back as it is, and the
+// caller's retry, with its client's capabilities, goes to the server as it
+// is (roundtrip.go).
 package mcp
