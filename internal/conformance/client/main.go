@@ -95,7 +95,10 @@ func run(ctx context.Context, scenario, url string, sctx map[string]any) error {
 	}
 	// $TOOLSIFT_CONFORMANCE_PROTOCOL: the revision the Hub asks for
 	// ("latest" probes with server/discover: the 2026-07-28 suite).
-	opts := &mcp.HubOptions{Auth: store, ProtocolVersion: os.Getenv("TOOLSIFT_CONFORMANCE_PROTOCOL")}
+	// The Hub's cache in the run's own folder: the suite's servers reuse
+	// ports, and a list cached for another scenario's server at the same
+	// URL would be taken for this one's (a lazy start trusts it).
+	opts := &mcp.HubOptions{Auth: store, CacheDir: dir, ProtocolVersion: os.Getenv("TOOLSIFT_CONFORMANCE_PROTOCOL")}
 	switch scenario {
 	case "elicitation-sep1034-client-defaults":
 		opts.ClientRequests = elicitAccept{}
