@@ -69,6 +69,9 @@ func (s *session) callByName(ctx context.Context, method string, req sdk.Request
 		return nil, false, nil // the SDK's unknown tool, with unknownToolHint's hint
 	}
 	res, err = s.p.call(withRound(withProgress(ctx, call), call), call.Session, name, orEmpty(call.Params.Arguments))
+	if err == nil && call.ProtocolVersion() >= wire2026 {
+		res = completed(res) // roundtrip.go
+	}
 	return res, true, err
 }
 

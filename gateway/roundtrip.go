@@ -93,3 +93,17 @@ func inputRequired(raw json.RawMessage) *sdk.CallToolResult {
 	}
 	return &res
 }
+
+// completed is res marked complete (resultType "complete"), as a client of
+// 2026-07-28 requires of every result: the SDK marks a tool handler's
+// result, but not a result a middleware answers with (callByName). An
+// input-required result keeps its mark.
+func completed(res *sdk.CallToolResult) *sdk.CallToolResult {
+	if res == nil || res.NeedsInput() || res.InputRequests != nil {
+		return res
+	}
+	var out sdk.CallToolResult
+	_ = json.Unmarshal([]byte(`{"resultType":"complete","content":[]}`), &out) // its resultType is unexported
+	out.Meta, out.Content, out.StructuredContent, out.IsError = res.Meta, res.Content, res.StructuredContent, res.IsError
+	return &out
+}

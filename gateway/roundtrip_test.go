@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -147,4 +148,41 @@ func TestRoundTrips(t *testing.T) {
 			t.Fatalf("call = %v, %v; want hello Ada (asked through an elicitation request)", res, err)
 		}
 	})
+}
+
+// TestCallByNameResultType: a found tool called by name by a client of
+// 2026-07-28 (answered by a middleware, not the SDK's tool handler) gets a
+// result marked "resultType":"complete", which that revision requires and
+// the TypeScript SDK v2 refuses a result without.
+func TestCallByNameResultType(t *testing.T) {
+	gw, err := gateway.Open(context.Background(), localTools(t), &gateway.Options{
+		Toolset: toolsift.Options{NoSemantic: true, NoCache: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	for _, tc := range []struct{ name, args, want string }{
+		{"math__add", `{"a":40,"b":2}`, `42`},                                // by name: not on the fixed list
+		{"call_tool", `{"name":"math__add","arguments":{"a":1,"b":2}}`, `3`}, // the SDK's tool handler
+	} {
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tc.name + `","arguments":` + tc.args +
+			`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", tc.name)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"resultType":"complete"`) || !strings.Contains(string(b), `"text":"`+tc.want+`"`) {
+			t.Errorf("%s: %s %s, want the result %s marked complete", tc.name, resp.Status, b, tc.want)
+		}
+	}
 }
