@@ -219,7 +219,10 @@ func (p *proxy) server(static bool) *sdk.Server {
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{
-			Tools:     &sdk.ToolCapabilities{ListChanged: !static},
+			// A fixed list changes too (a pinned tool joins or leaves, one
+			// changes upstream): clients of 2026-07-28 hear it on their
+			// subscriptions/listen streams (SEP-2575).
+			Tools:     &sdk.ToolCapabilities{ListChanged: true},
 			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 			//lint:ignore SA1019 logging is deprecated by MCP 2026-07-28, but clients of the earlier revisions use it: upstream logs, logs.go
