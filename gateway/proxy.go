@@ -267,6 +267,7 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 		if method != "tools/list" && method != "tools/call" {
 			return next(ctx, method, req)
 		}
+		s.freshen(ctx, method, req) // fresh.go
 		reloaded, err := s.p.ts.Hub().ReloadTrust(ctx)
 		if err != nil {
 			s.p.log.Warn("reloading tool trust records", "error", err)
