@@ -34,13 +34,13 @@ func (s *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 		return errorResult("call_tool: %s is this server's own tool: call it directly", a.Name), nil
 	}
 	s.touch(a.Name)
-	return s.p.call(withRound(withProgress(ctx, req), req), req.Session, a.Name, orEmpty(a.Arguments))
+	return s.p.callFor(ctx, req, a.Name, orEmpty(a.Arguments)) // held.go
 }
 
 // callListed answers a call of a listed upstream tool (pinned or found).
 func (s *session) callListed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	s.touch(req.Params.Name)
-	return s.p.call(withRound(withProgress(ctx, req), req), req.Session, req.Params.Name, orEmpty(req.Params.Arguments))
+	return s.p.callFor(ctx, req, req.Params.Name, orEmpty(req.Params.Arguments))
 }
 
 // callByName answers, on a static session (stateless HTTP, MCP
@@ -68,7 +68,7 @@ func (s *session) callByName(ctx context.Context, method string, req sdk.Request
 	if _, known := s.p.ts.Get(name); !known {
 		return nil, false, nil // the SDK's unknown tool, with unknownToolHint's hint
 	}
-	res, err = s.p.call(withRound(withProgress(ctx, call), call), call.Session, name, orEmpty(call.Params.Arguments))
+	res, err = s.p.callFor(ctx, call, name, orEmpty(call.Params.Arguments))
 	if err == nil && call.ProtocolVersion() >= wire2026 {
 		res = completed(res) // roundtrip.go
 	}

@@ -90,6 +90,7 @@ type proxy struct {
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
 	sessions   map[*session]time.Time // the servers made, since when
+	held       heldCalls              // calls of 2026-07-28 clients waiting for their answers (held.go)
 }
 
 // newProxy returns a proxy over ts. It fails on invalid proxyOptions; pins that match
