@@ -49,6 +49,7 @@ type heldCalls struct {
 // heldCall is one call of a 2026-07-28 client that runs on its own.
 type heldCall struct {
 	name   string             // the tool called, which the retry must name too
+	user   string             // who called it (IdentityFrom), whom the retry must come from too
 	asks   chan *heldAsk      // the upstream's questions, from clientRequests
 	done   chan heldOutcome   // the call's end (capacity 1)
 	cancel context.CancelFunc // ends the call
@@ -116,7 +117,7 @@ func (p *proxy) callFor(ctx context.Context, req *sdk.CallToolRequest, name stri
 func (p *proxy) callRound(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage, params *sdk.CallToolParamsRaw) (*sdk.CallToolResult, error) {
 	if state := params.RequestState; strings.HasPrefix(state, heldPrefix) {
 		h := p.held.take(state)
-		if h == nil || h.name != name {
+		if h == nil || h.name != name || h.user != caller(ctx) {
 			if h != nil {
 				p.held.put(state, h) // not this call's: leave it for its own
 			}
@@ -136,14 +137,19 @@ func (p *proxy) callRound(ctx context.Context, ss *sdk.ServerSession, name strin
 		return p.await(ctx, h)
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx)) // it outlives this request
-	h := &heldCall{name: name, asks: make(chan *heldAsk), done: make(chan heldOutcome, 1), cancel: cancel, pending: map[string]*heldAsk{}}
+	h := &heldCall{name: name, user: caller(ctx), asks: make(chan *heldAsk), done: make(chan heldOutcome, 1), cancel: cancel, pending: map[string]*heldAsk{}}
 	hctx = context.WithValue(hctx, heldKey{}, h)
 	go func() {
-		defer cancel()
 		res, err := p.call(hctx, ss, name, args)
 		h.done <- heldOutcome{res, err}
 	}()
 	return p.await(ctx, h)
+}
+
+// caller is who makes the request of ctx, "" when nobody said.
+func caller(ctx context.Context) string {
+	id, _ := IdentityFrom(ctx)
+	return id.User
 }
 
 // await waits for the held call's next question or its end: a question
@@ -152,6 +158,10 @@ func (p *proxy) callRound(ctx context.Context, ss *sdk.ServerSession, name strin
 func (p *proxy) await(ctx context.Context, h *heldCall) (*sdk.CallToolResult, error) {
 	select {
 	case o := <-h.done:
+		// The call's ctx ends with this request's, once the SDK has
+		// written the result (the result bytes in flight are counted
+		// until then: holdResult).
+		context.AfterFunc(ctx, h.cancel)
 		return o.res, o.err
 	case a := <-h.asks:
 		h.mu.Lock()
