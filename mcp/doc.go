@@ -106,7 +106,10 @@
 // are removed. A server not called for HubOptions.IdleTimeout (5 minutes)
 // is stopped and becomes lazy again, keeping its tools. Refresh starts lazy
 // servers. ServerStatus tells lazy, connecting, ready and failed servers
-// apart, and FromCache and CachedAt say where the tools came from.
+// apart, and FromCache and CachedAt say where the tools came from. A
+// server of MCP 2026-07-28 may say how long its tool list stays fresh
+// (ttlMs); Freshen lists again the ready servers whose lists have outlived
+// it (fresh.go).
 //
 // StartEager starts every server at Connect and never stops idle ones, as
 // before the cache; it still writes the cache. HubOptions.NoCache turns
