@@ -34,13 +34,13 @@ func (s *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 		return errorResult("call_tool: %s is this server's own tool: call it directly", a.Name), nil
 	}
 	s.touch(a.Name)
-	return s.p.call(withProgress(ctx, req), req.Session, a.Name, orEmpty(a.Arguments)), nil
+	return s.p.callFor(ctx, req, a.Name, orEmpty(a.Arguments)) // held.go
 }
 
 // callListed answers a call of a listed upstream tool (pinned or found).
 func (s *session) callListed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	s.touch(req.Params.Name)
-	return s.p.call(withProgress(ctx, req), req.Session, req.Params.Name, orEmpty(req.Params.Arguments)), nil
+	return s.p.callFor(ctx, req, req.Params.Name, orEmpty(req.Params.Arguments))
 }
 
 // callByName answers, on a static session (stateless HTTP, MCP
@@ -50,25 +50,29 @@ func (s *session) callListed(ctx context.Context, req *sdk.CallToolRequest) (*sd
 // gives a caller nothing call_tool does not (any tool of the catalog, the
 // quarantine refusing a changed one). ok is false when the request is
 // not such a call: the SDK answers it.
-func (s *session) callByName(ctx context.Context, method string, req sdk.Request) (res *sdk.CallToolResult, ok bool) {
+func (s *session) callByName(ctx context.Context, method string, req sdk.Request) (res *sdk.CallToolResult, ok bool, err error) {
 	call, isCall := req.(*sdk.CallToolRequest)
 	if !s.static || method != "tools/call" || !isCall || call.Params == nil {
-		return nil, false
+		return nil, false, nil
 	}
 	name := call.Params.Name
 	if name == SearchToolName || name == CallToolName {
-		return nil, false
+		return nil, false, nil
 	}
 	s.mu.Lock()
 	_, listed := s.defs[name]
 	s.mu.Unlock()
 	if listed {
-		return nil, false
+		return nil, false, nil
 	}
 	if _, known := s.p.get(ctx, name); !known { // out of the caller's scope too (policy.go)
-		return nil, false // the SDK's unknown tool, with unknownToolHint's hint
+		return nil, false, nil // the SDK's unknown tool, with unknownToolHint's hint
 	}
-	return s.p.call(withProgress(ctx, call), call.Session, name, orEmpty(call.Params.Arguments)), true
+	res, err = s.p.callFor(ctx, call, name, orEmpty(call.Params.Arguments))
+	if err == nil && call.ProtocolVersion() >= wire2026 {
+		res = completed(res) // roundtrip.go
+	}
+	return res, true, err
 }
 
 // withProgress passes the upstream server's progress notices of a call on
@@ -92,8 +96,10 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 // tool, duration and outcome, never the arguments or the result) and
 // writes its audit record (audit.go) before it returns. A failure
 // is a result with isError set whose text names the tool and server, so
-// that the model sees what happened.
-func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) *sdk.CallToolResult {
+// that the model sees what happened; but the JSON-RPC error an upstream
+// answers a call of a client of 2026-07-28 with is that client's error
+// (roundtrip.go).
+func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) (*sdk.CallToolResult, error) {
 	start := time.Now()
 	// A tool out of the caller's scope is called with a scope of no
 	// server: the Hub answers as for a tool no server has (policy.go).
@@ -101,7 +107,7 @@ func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 	if hidden {
 		ctx = mcp.WithServerScope(ctx, noServer)
 	} else if msg, refused := p.quarantine().refusal(name); refused {
-		return p.refuseQuarantined(ctx, ss, name, msg)
+		return p.refuseQuarantined(ctx, ss, name, msg), nil
 	}
 	t, known := p.ts.Get(name)
 	var res tool.Result
@@ -155,17 +161,20 @@ func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 	if err == nil {
 		if refusal := p.holdResult(ctx, name, res); refusal != nil {
 			p.logger(ctx, ss).Warn("result refused", "tool", name, "error", refusal)
-			return refusal
+			return refusal, nil
 		}
+	}
+	if rpc := roundError(ctx, err); rpc != nil {
+		return nil, rpc
 	}
 	if err != nil {
 		msg := text(err.Error()) // it may quote the server
 		if errors.Is(err, tool.ErrUnknown) {
 			msg += "; call search_tools to find the tool you need"
 		}
-		return errorResult("%s", msg)
+		return errorResult("%s", msg), nil
 	}
-	return result(res)
+	return result(res), nil
 }
 
 // refuseQuarantined answers a call of a quarantined tool (listed, by

@@ -88,9 +88,14 @@ func (c clientRequests) handle(ctx context.Context, req mcp.ClientRequest) (json
 	capability := map[string]string{mcp.MethodCreateMessage: "sampling", mcp.MethodElicit: "elicitation", mcp.MethodListRoots: "roots"}[req.Method]
 	// The SDK's server cannot tell a client without roots from one with
 	// roots {} (it decodes them into a struct), so roots/list is asked and
-	// the client's own error, if any, passed on.
-	if capability == "" || (capability != "roots" && !declares(ss, capability)) {
+	// the client's own error, if any, passed on; a client of 2026-07-28
+	// declares them in each request's _meta, which the SDK keeps as JSON.
+	if capability == "" || ((capability != "roots" || heldOf(ctx) != nil) && !declares(ss, capability)) {
 		return nil, &mcp.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s from %s declined: the client did not declare %q", req.Method, req.Server, capability)}
+	}
+	if h := heldOf(ctx); h != nil {
+		// A client of 2026-07-28 is asked inside its call's rounds (held.go).
+		return h.ask(ctx, req.Method, req.Params)
 	}
 	var res any
 	var err error

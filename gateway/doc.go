@@ -24,7 +24,14 @@
 // Mcp-Protocol-Version header and _meta), gets the fixed list (search_tools,
 // call_tool, the pinned tools) and calls a found tool by the name
 // search_tools gave, or through call_tool. Options.Stateless serves every
-// client so.
+// client so. Such a client hears of changes to that list, and to the
+// resources and prompts, on its subscriptions/listen stream; an upstream's
+// request for input during its call (sampling, elicitation, roots) reaches
+// it as an input-required result (SEP-2322): an upstream of 2026-07-28's
+// own, passed through, or, from an upstream of an earlier revision, one
+// naming the call toolsift holds until the client's retry answers it.
+// Upstream tool lists past their ttlMs are listed again before a client's
+// tools/list or search_tools.
 //
 // Options.Policy (a config.Policy: docs/serve.md, "Team gateway: policy")
 // scopes what each caller sees and calls, by the Identity an

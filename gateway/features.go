@@ -216,8 +216,12 @@ func (s *session) readResource(ctx context.Context, req *sdk.ReadResourceRequest
 // getPrompt gets a prompt through the Hub.
 func (s *session) getPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 	start := time.Now()
+	ctx = withPromptRound(ctx, req) // roundtrip.go
 	raw, err := s.p.ts.Hub().GetPrompt(withSession(ctx, req.Session), req.Params.Name, req.Params.Arguments)
 	s.p.logger(ctx, req.Session).Info("get prompt", withError([]any{"prompt", req.Params.Name, "duration", time.Since(start)}, err)...)
+	if rpc := roundError(ctx, err); rpc != nil {
+		return nil, rpc
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -99,6 +99,7 @@ type proxy struct {
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
 	sessions   map[*session]time.Time // the servers made, since when
+	held       heldCalls              // calls of 2026-07-28 clients waiting for their answers (held.go)
 
 	// perUser reaches the per-user servers; nil when there are none. Set
 	// once, before the proxy serves.
@@ -255,7 +256,10 @@ func (p *proxy) server(static bool, id *Identity) *sdk.Server {
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{
-			Tools:     &sdk.ToolCapabilities{ListChanged: !static},
+			// A fixed list changes too (a pinned tool joins or leaves, one
+			// changes upstream): clients of 2026-07-28 hear it on their
+			// subscriptions/listen streams (SEP-2575).
+			Tools:     &sdk.ToolCapabilities{ListChanged: true},
 			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 			//lint:ignore SA1019 logging is deprecated by MCP 2026-07-28, but clients of the earlier revisions use it: upstream logs, logs.go
@@ -300,6 +304,7 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 		if method != "tools/list" && method != "tools/call" {
 			return next(ctx, method, req)
 		}
+		s.freshen(ctx, method, req) // fresh.go
 		reloaded, err := s.p.ts.Hub().ReloadTrust(ctx)
 		if err != nil {
 			s.p.log.Warn("reloading tool trust records", "error", err)
@@ -314,7 +319,10 @@ func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
 		if res, refused := s.refuseQuarantined(ctx, method, req); refused {
 			return res, nil
 		}
-		if res, ok := s.callByName(ctx, method, req); ok {
+		if res, ok, err := s.callByName(ctx, method, req); ok {
+			if err != nil {
+				return nil, err
+			}
 			return res, nil
 		}
 		res, err := next(ctx, method, req)

@@ -36,6 +36,9 @@ func (c rawContent) MarshalJSON() ([]byte, error) { return c.raw, nil }
 // server sent it (content blocks of every kind, structuredContent, _meta),
 // or, from a source that has no raw result, as rendered text.
 func result(res tool.Result) *sdk.CallToolResult {
+	if r := inputRequired(res.Raw); r != nil { // roundtrip.go
+		return r
+	}
 	if len(res.Raw) > 0 {
 		var r rawResult
 		if err := json.Unmarshal(res.Raw, &r); err == nil {

@@ -102,6 +102,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if uerr != nil {
 		discard(resp)
+		recordAuth(ctx, uerr)
 		return nil, uerr
 	}
 	return resp, nil

@@ -165,3 +165,25 @@ func TestAuthorizer(t *testing.T) {
 		}
 	})
 }
+
+// TestAuthorizerDiscover: a server of MCP 2026-07-28 only that needs a
+// login answers server/discover with 401 and a fallback initialize with
+// 400 (no protocol header): the Hub reports the Authorizer's error (the
+// login to run), which the SDK's fallback would have dropped.
+func TestAuthorizerDiscover(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Protocol-Version") == "" {
+			http.Error(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Missing MCP-Protocol-Version header"}}`, http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	errLogin := errors.New(`server "remote" needs a login: run: app login remote`)
+	cfg := &config.Config{Servers: map[string]config.Server{"remote": {URL: srv.URL + "/mcp", Type: "http", ProtocolVersion: "latest"}}}
+	hub := startHub(t, cfg, &mcp.HubOptions{Auth: &tokens{err: errLogin}, MaxRestarts: -1, Store: store.NewMemory()})
+	if st := statusOf(t, hub, "remote"); st.State != mcp.StateFailed || !errors.Is(st.Err, errLogin) {
+		t.Fatalf("status %v %v: want failed with the Authorizer's error", st.State, st.Err)
+	}
+}

@@ -407,7 +407,7 @@ func TestCacheNoSecrets(t *testing.T) {
 	}
 }
 
-// TestCacheDefaultDir: without CacheDir, entries go to the user's cache
+// TestCacheDefaultDir: without a Store, entries go to the user's cache
 // folder, under toolsift/catalog.
 func TestCacheDefaultDir(t *testing.T) {
 	checkGoroutines(t)

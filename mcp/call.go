@@ -79,6 +79,10 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 	defer cancel(nil)
 	defer context.AfterFunc(h.life, func() { cancel(ErrClosed) })()
 	params := &sdk.CallToolParams{Name: orig, Arguments: args}
+	passed, err := passRound(ctx, cs, params) // multi round-trips the caller makes; roundtrip.go
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, err)
+	}
 	ctx, end := h.begin(ctx, s, name, params) // progress, server requests; see passthrough_call.go
 	defer end()
 	ctx, status := withHTTPStatus(ctx)
@@ -96,6 +100,10 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, context.Cause(ctx))
 		}
 		var rpcErr *jsonrpc.Error
+		if passed && errors.As(err, &rpcErr) && rpcErr.Code != codeRejected {
+			// A caller that makes the rounds passes protocol errors on.
+			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, &RPCError{Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data})
+		}
 		if errors.As(err, &rpcErr) && rpcErr.Code != codeRejected {
 			// The server answered, with an error instead of a result
 			// (unknown arguments, a thrown exception): data for the model.

@@ -108,7 +108,10 @@
 // are removed. A server not called for HubOptions.IdleTimeout (5 minutes)
 // is stopped and becomes lazy again, keeping its tools. Refresh starts lazy
 // servers. ServerStatus tells lazy, connecting, ready and failed servers
-// apart, and FromCache and CachedAt say where the tools came from.
+// apart, and FromCache and CachedAt say where the tools came from. A
+// server of MCP 2026-07-28 may say how long its tool list stays fresh
+// (ttlMs); Freshen lists again the ready servers whose lists have outlived
+// it (fresh.go).
 //
 // StartEager starts every server at Connect and never stops idle ones, as
 // before the cache; it still writes the cache. A HubOptions.Store of
@@ -180,6 +183,10 @@
 // for the multi round-trip results of protocol 2026-07-28, the only call in
 // flight to that server otherwise) and hands the handler a ctx with that
 // call's values. Roots asked inside a multi round-trip result are answered
-// by the SDK from the Hub's (empty) root list, and roots list changes are
-// not sent upstream.
+// from the Hub's (empty) root list, and roots list changes are not sent
+// upstream. A caller that makes the multi round-trip rounds itself (a
+// proxy whose client speaks 2026-07-28) marks its ctx with WithInputRound:
+// the server's input-required result comes back as it is, and the
+// caller's retry, with its client's capabilities, goes to the server as it
+// is (roundtrip.go).
 package mcp

@@ -3,7 +3,7 @@ package mcp
 import "errors"
 
 func init() {
-	// Tests that use the cache name their own folder (HubOptions.CacheDir);
+	// Tests that use the cache name their own folder (HubOptions.Store);
 	// the others must neither touch the user's cache nor find entries made
 	// by an earlier run.
 	userCacheDir = func() (string, error) { return "", errors.New("no default cache folder in tests") }

@@ -226,6 +226,10 @@ type httpStatusKey struct{}
 type httpStatus struct {
 	mu   sync.Mutex
 	last *httpFailure
+	// auth is the Authorizer's error that failed a request (a login
+	// needed): the SDK drops it when server/discover fails and it falls
+	// back to initialize (auth.go).
+	auth error
 }
 
 type httpFailure struct {
@@ -241,6 +245,23 @@ func (f httpFailure) String() string {
 func withHTTPStatus(ctx context.Context) (context.Context, *httpStatus) {
 	rec := &httpStatus{}
 	return context.WithValue(ctx, httpStatusKey{}, rec), rec
+}
+
+// recordAuth notes the Authorizer's error that failed a request made
+// under ctx.
+func recordAuth(ctx context.Context, err error) {
+	if r, ok := ctx.Value(httpStatusKey{}).(*httpStatus); ok {
+		r.mu.Lock()
+		r.auth = err
+		r.mu.Unlock()
+	}
+}
+
+// authErr is the Authorizer's last error under r's context, if any.
+func (r *httpStatus) authErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.auth
 }
 
 func (r *httpStatus) record(f httpFailure) {

@@ -176,8 +176,13 @@ func (h *Hub) newClient(s *server) *sdk.Client {
 			return &out, nil
 		}
 	}
+	// The Hub makes the rounds of multi round-trip results itself, or
+	// leaves them to the caller (roundtrip.go), which the SDK's own
+	// middleware cannot.
+	opts.MultiRoundTrip = &sdk.MultiRoundTripOptions{Disabled: true}
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolsift", Version: "0.1.0"}, opts)
 	client.AddReceivingMiddleware(h.clientRequestMiddleware(s, caps))
+	client.AddSendingMiddleware(h.roundTrips(s, caps))
 	return client
 }
 

@@ -360,6 +360,9 @@ func (h *Hub) ReadResource(ctx context.Context, uri string) (json.RawMessage, er
 	}
 	params := &sdk.ReadResourceParams{URI: uri}
 	raw, err := h.request(ctx, s, "read resource "+uri, uri, params, func(ctx context.Context, cs *sdk.ClientSession) (any, error) {
+		if _, err := passRound(ctx, cs, params); err != nil {
+			return nil, err
+		}
 		return cs.ReadResource(ctx, params)
 	})
 	return raw, h.redact.Err(err)
@@ -390,6 +393,9 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	}
 	params := &sdk.GetPromptParams{Name: orig, Arguments: args}
 	raw, err := h.request(ctx, s, "get prompt "+name, name, params, func(ctx context.Context, cs *sdk.ClientSession) (any, error) {
+		if _, err := passRound(ctx, cs, params); err != nil {
+			return nil, err
+		}
 		return cs.GetPrompt(ctx, params)
 	})
 	return raw, h.redact.Err(err)

@@ -45,7 +45,12 @@ type server struct {
 	trust     trustSet
 	deep      *deepFilter // rewrites its too deeply nested messages; guard_depth.go
 	deepTools []deepTool  // tools of the last listing dropped for their depth
-	applyErr  error
+	// listTTL is how long the last tool listing stays fresh by the
+	// server's ttlMs (MCP 2026-07-28), 0 when it gave none; listedAt is
+	// when it was listed (fresh.go).
+	listTTL  time.Duration
+	listedAt time.Time
+	applyErr error
 	// removed: consumers were told its tools are gone (it went down), so
 	// its next connection announces them all as added.
 	removed bool
@@ -308,6 +313,8 @@ func (s *server) listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.T
 	seen := map[string]bool{}
 	s.deep.take() // what an earlier listing left
 	params := &sdk.ListToolsParams{}
+	var ttl time.Duration // the shortest ttlMs of the pages
+	listedAt := time.Now()
 	for page := 1; ; page++ {
 		if maxPages > 0 && page > maxPages {
 			return nil, fmt.Errorf("more than %d pages of tools (HubOptions.MaxToolPages)", maxPages)
@@ -316,6 +323,9 @@ func (s *server) listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.T
 		res, err := cs.ListTools(pctx, params)
 		if err != nil {
 			return nil, status.explain("tools/list", err)
+		}
+		if d := time.Duration(res.TTLMs) * time.Millisecond; page == 1 || d < ttl {
+			ttl = d
 		}
 		for _, t := range res.Tools {
 			if maxTools > 0 && len(out) >= maxTools {
@@ -336,6 +346,7 @@ func (s *server) listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.T
 	deep := s.deep.take()
 	h.mu.Lock()
 	s.overTools, s.deepTools = over, deep
+	s.listTTL, s.listedAt = max(ttl, 0), listedAt
 	h.mu.Unlock()
 	return out, nil
 }

@@ -501,6 +501,12 @@ func (h *Hub) connectSession(ctx context.Context, name string, sc config.Server,
 			return cs, a, func() { abort() }, nil
 		}
 		abort()
+		if aerr := status.authErr(); aerr != nil {
+			// A login is needed: what server/discover was told, which
+			// the SDK drops when it falls back to initialize (which the
+			// server may then refuse for another reason).
+			err = aerr
+		}
 		errs = append(errs, status.explain("connect", err))
 		if ctx.Err() != nil {
 			break

@@ -269,15 +269,36 @@ func (s *Store) FinishLogin(ctx context.Context, p *PendingLogin, code, iss stri
 }
 
 // probe sends what a client sends first (initialize) without a token, and
-// returns the challenges and status of the answer.
+// returns the challenges and status of the answer. A server that answers
+// initialize with neither 401 nor 403 may speak only MCP 2026-07-28, which
+// has no initialize and may refuse a request without its headers before
+// it asks for a token: it is asked again with server/discover, as a client
+// of that revision begins.
 func (s *Store) probe(ctx context.Context, serverURL string, header http.Header) ([]oauthex.Challenge, int, error) {
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolsift-login","version":"1"}}}`
+	cs, status, err := s.probeWith(ctx, serverURL, header, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolsift-login","version":"1"}}}`, "")
+	if err != nil || status == http.StatusUnauthorized || status == http.StatusForbidden {
+		return cs, status, err
+	}
+	cs2, status2, err := s.probeWith(ctx, serverURL, header, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"toolsift-login","version":"1"}}}}`, "2026-07-28")
+	if err != nil || (status2 != http.StatusUnauthorized && status2 != http.StatusForbidden) {
+		return cs, status, nil // what initialize was told
+	}
+	return cs2, status2, nil
+}
+
+// probeWith sends one probe: body, and version's headers when it names a
+// revision of 2026-07-28 or later.
+func (s *Store) probeWith(ctx context.Context, serverURL string, header http.Header, body, version string) ([]oauthex.Challenge, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(body))
 	if err != nil {
 		return nil, 0, err
 	}
 	for k, v := range header {
 		req.Header[k] = v
+	}
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
+		req.Header.Set("Mcp-Method", "server/discover")
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

@@ -61,6 +61,11 @@ type Options struct {
 	// at /authorize, /token and /register there, a bare "Bearer"
 	// challenge, and no iss in the authorization response.
 	Legacy bool
+	// Only2026 refuses, with 400 and a JSON-RPC error, a POST without the
+	// Mcp-Protocol-Version header before it asks for a token, as a server
+	// of MCP 2026-07-28 only may: its clients send the header on every
+	// request, and an initialize of 2025-11-25 has none.
+	Only2026 bool
 }
 
 // Server is an authorization server (AS) and a resource server (RS) on two
@@ -379,6 +384,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 // tools/call needs a scope the token lacks.
 func (s *Server) protect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Only2026 && r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") == "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"Missing MCP-Protocol-Version header"}}`)
+			return
+		}
 		challenge := fmt.Sprintf(`Bearer resource_metadata=%q, scope=%q`, s.RS.URL+"/.well-known/oauth-protected-resource/mcp", strings.Join(s.opts.Scopes, " "))
 		if s.opts.Legacy {
 			challenge = "Bearer"

@@ -59,6 +59,7 @@ func main() {
 				return
 			}
 			body = m.request(body)
+			m.header(r.Header)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
 			r.Header.Set("Content-Length", strconv.Itoa(len(body)))
@@ -89,6 +90,22 @@ func (m *mapper) request(body []byte) []byte {
 		}
 		return false
 	})
+}
+
+// header qualifies the Mcp-Name header of a 2026-07-28 tools/call or
+// prompts/get, which names what the body names (SEP-2243): the body's name
+// and the header's are qualified by the same rule, so a request whose two
+// names differ still differs.
+func (m *mapper) header(h http.Header) {
+	switch h.Get("Mcp-Method") {
+	case "tools/call", "prompts/get":
+		if name := h.Get("Mcp-Name"); name != "" {
+			obj := map[string]any{"name": name}
+			if m.qualify(obj, "name") {
+				h.Set("Mcp-Name", obj["name"].(string))
+			}
+		}
+	}
 }
 
 func (m *mapper) qualify(obj map[string]any, key string) bool {

@@ -62,3 +62,24 @@ func TestResponseUnqualifiesNames(t *testing.T) {
 		}
 	}
 }
+
+func TestHeaderQualifiesMcpName(t *testing.T) {
+	m := &mapper{prefix: "everything__"}
+	for _, tc := range []struct{ method, name, want string }{
+		{"tools/call", "test_simple_text", "everything__test_simple_text"},
+		{"prompts/get", "p", "everything__p"},
+		{"tools/call", "other", "everything__other"}, // a mismatch with the body stays one
+		{"tools/call", "search_tools", "search_tools"},
+		{"resources/read", "test://x", "test://x"},
+		{"tools/call", "", ""},
+	} {
+		h := http.Header{"Mcp-Method": {tc.method}}
+		if tc.name != "" {
+			h.Set("Mcp-Name", tc.name)
+		}
+		m.header(h)
+		if got := h.Get("Mcp-Name"); got != tc.want {
+			t.Errorf("%s Mcp-Name %q = %q, want %q", tc.method, tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/store"
+)
+
+// TestFreshenOnList: an upstream whose tool list says it stays fresh for
+// 1 ms (ttlMs), and which never says it changed, is listed again when a
+// client asks for the tools: the tool it added meanwhile is on the next
+// tools/list (pinned) and found by search_tools.
+func TestFreshenOnList(t *testing.T) {
+	var mu sync.Mutex
+	names := []string{"read_notes"}
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, &sdk.ServerOptions{
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}})
+	up.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			res := &sdk.ListToolsResult{Cacheable: sdk.Cacheable{TTLMs: 1}}
+			for _, n := range names {
+				res.Tools = append(res.Tools, &sdk.Tool{Name: n, Description: "Notes: " + n, InputSchema: json.RawMessage(`{"type":"object"}`)})
+			}
+			return res, nil
+		}
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	defer hs.Close()
+	cfg := &config.Config{Servers: map[string]config.Server{"up": {URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}}}
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"up__*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	mu.Lock()
+	names = append(names, "write_notes")
+	mu.Unlock()
+	time.Sleep(5 * time.Millisecond) // past the list's ttlMs of 1
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range res.Tools {
+		got = append(got, tl.Name)
+	}
+	if !slices.Contains(got, "up__write_notes") {
+		t.Fatalf("tools/list = %v, want up__write_notes, which the upstream added after its list's ttlMs", got)
+	}
+}

@@ -1,0 +1,87 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/store"
+)
+
+// TestListenListChanges: a client of 2026-07-28 has no session, and hears
+// of list changes on its subscriptions/listen stream (SEP-2575): when an
+// upstream's prompts change, and when a pinned tool joins the fixed list.
+func TestListenListChanges(t *testing.T) {
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
+	up.AddPrompt(&sdk.Prompt{Name: "first"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		return &sdk.GetPromptResult{}, nil
+	})
+	up.AddTool(&sdk.Tool{Name: "old", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{}, nil
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	defer hs.Close()
+	cfg := &config.Config{Servers: map[string]config.Server{"up": {URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}}}
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"up__*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+
+	prompts, tools := make(chan struct{}, 8), make(chan struct{}, 8)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) { prompts <- struct{}{} },
+		ToolListChangedHandler:   func(context.Context, *sdk.ToolListChangedRequest) { tools <- struct{}{} },
+	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s, want 2026-07-28", v)
+	}
+	caps := cs.InitializeResult().Capabilities
+	if caps.Tools == nil || !caps.Tools.ListChanged || caps.Prompts == nil || !caps.Prompts.ListChanged {
+		t.Fatalf("server/discover capabilities %+v, want tools and prompts listChanged", caps)
+	}
+	wait := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(testenv.WaitLimit()):
+			t.Fatalf("no %s list_changed on the listen stream", what)
+		}
+	}
+
+	up.AddPrompt(&sdk.Prompt{Name: "second"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		return &sdk.GetPromptResult{}, nil
+	})
+	wait(prompts, "prompts")
+	up.AddTool(&sdk.Tool{Name: "new", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{}, nil
+	})
+	wait(tools, "tools")
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "up__new") {
+		t.Fatalf("tools/list after the change = %v, want the pinned up__new", names)
+	}
+}

@@ -1,0 +1,65 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
+)
+
+// ttlServer answers tools/list with the tools named in *names and ttlMs,
+// and never says its list changed: only its ttlMs tells a client to list
+// again.
+func ttlServer(mu *sync.Mutex, names *[]string, ttlMs int) *sdk.Server {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "ttl", Version: "1"}, &sdk.ServerOptions{
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}})
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			res := &sdk.ListToolsResult{Cacheable: sdk.Cacheable{TTLMs: ttlMs}}
+			for _, n := range *names {
+				res.Tools = append(res.Tools, &sdk.Tool{Name: n, InputSchema: json.RawMessage(`{"type":"object"}`)})
+			}
+			return res, nil
+		}
+	})
+	return srv
+}
+
+// TestFreshen: a server's ttlMs is its tool list's freshness: Freshen
+// lists again a server whose list has outlived it, and leaves alone one
+// whose list is fresh or that gave no ttlMs.
+func TestFreshen(t *testing.T) {
+	var mu sync.Mutex
+	short, long, none := []string{"a"}, []string{"a"}, []string{"a"}
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{
+		"short": memServer(ttlServer(&mu, &short, 1)),
+		"long":  memServer(ttlServer(&mu, &long, 3_600_000)),
+		"none":  memServer(ttlServer(&mu, &none, 0)),
+	}}, &mcp.HubOptions{ProtocolVersion: "latest", Store: store.NewMemory()})
+	mu.Lock()
+	short, long, none = []string{"a", "b"}, []string{"a", "b"}, []string{"a", "b"}
+	mu.Unlock()
+	time.Sleep(5 * time.Millisecond) // past short's ttlMs of 1
+	if err := hub.Freshen(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, tl := range hub.Tools() {
+		got[tl.Name] = true
+	}
+	if !got["short__b"] || got["long__b"] || got["none__b"] {
+		t.Fatalf("tools %v: want short__b listed again (its ttlMs passed), and the lists of long (fresh for an hour) and none (no ttlMs) as they were", got)
+	}
+}
