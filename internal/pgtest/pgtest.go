@@ -16,8 +16,10 @@
 //
 // With TOOLSIFT_TEST_POSTGRES set to a URL, Start creates its databases on
 // that server instead (a role that may CREATE DATABASE) and drops them at
-// the test's end. Without binaries and without that variable, Start fails
-// the test naming what to install: tests that need PostgreSQL never skip.
+// the test's end. Without the binaries, a test that needs them fails,
+// naming what to install: tests that need PostgreSQL never skip. Without
+// Main, a started cluster still dies with the test binary (on Linux), and
+// its folder is left in the temporary folder.
 //
 // NewCluster starts a cluster of the test's own, for tests that stop and
 // restart the server.
@@ -173,6 +175,9 @@ func (c *Cluster) Restart(t testing.TB) {
 	}
 }
 
+// libGlob is where Debian installs each major version's binaries.
+var libGlob = "/usr/lib/postgresql/*/bin"
+
 // binDir finds the folder holding initdb and postgres: PATH's initdb
 // (its link resolved), else the newest /usr/lib/postgresql/N/bin.
 func binDir() (string, error) {
@@ -192,7 +197,7 @@ func binDir() (string, error) {
 			return filepath.Dir(p), nil
 		}
 	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	dirs, _ := filepath.Glob(libGlob)
 	version := func(d string) int {
 		n, _ := strconv.Atoi(filepath.Base(filepath.Dir(d)))
 		return n
@@ -204,8 +209,7 @@ func binDir() (string, error) {
 		}
 	}
 	return "", errors.New("PostgreSQL's server binaries (initdb, postgres) are not on PATH or in /usr/lib/postgresql/*/bin: " +
-		"install Debian's postgresql package (apt-get install postgresql), or run the tests with bash .ci/test, which installs it; " +
-		"or set " + Env + " to the URL of a server where the tests may create databases")
+		"install Debian's postgresql package (apt-get install postgresql), or run the tests with bash .ci/test, which installs it")
 }
 
 // runAs returns the credential the cluster runs under: none (this user)

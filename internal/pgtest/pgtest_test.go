@@ -74,3 +74,32 @@ func TestClusterRestart(t *testing.T) {
 		t.Fatalf("after a restart: %d, %v; want the row written before", x, err)
 	}
 }
+
+// TestExternalServer: with TOOLSIFT_TEST_POSTGRES set, Start's databases
+// are made on that server and dropped at the test's end.
+func TestExternalServer(t *testing.T) {
+	ctx := context.Background()
+	c := pgtest.NewCluster(t)
+	t.Setenv(pgtest.Env, c.URL("postgres"))
+	var name string
+	t.Run("uses", func(t *testing.T) {
+		u := pgtest.Start(t)
+		conn, err := pgx.Connect(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if err := conn.QueryRow(ctx, "SELECT current_database()").Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+	})
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname = $1", name).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("database %q of the external server: %d left after its test, %v; want dropped", name, n, err)
+	}
+}
