@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/toolsift/toolsift/internal/redact"
 	"github.com/toolsift/toolsift/store"
 )
 
@@ -47,12 +45,12 @@ const defaultMaxConns = 16
 // shared by every replica given the same URL. It is safe for concurrent
 // use.
 type Store struct {
-	pool  *pgxpool.Pool
-	conn  *pgx.ConnConfig // for Watch's own connections
-	id    string          // this Store's instance id, in its notifications
-	where string          // the URL without secrets, for errors and logs
-	scrub *redact.Scrubber
-	log   *slog.Logger
+	pool    *pgxpool.Pool
+	conn    *pgx.ConnConfig // for Watch's own connections
+	id      string          // this Store's instance id, in its notifications
+	where   string          // the URL without its password, for errors and logs
+	secrets []string        // the URL's password, to remove from others' messages
+	log     *slog.Logger
 
 	down atomic.Bool // the last operation lost the server; recovery not yet logged
 
@@ -78,15 +76,15 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	scrub := redact.NewScrubber([]string{url})
-	where := redact.URL(url)
+	secret := secrets(url)
+	where := redactURL(url)
 	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
 		return nil, fmt.Errorf("%w: store URL %s: want postgres://user:password@host:port/database", ErrOptions, where)
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// Not wrapped: pgx's parse error keeps the whole URL.
-		return nil, fmt.Errorf("%w: store URL %s: %s", ErrOptions, where, scrubPassword(scrub, url, err.Error()))
+		return nil, fmt.Errorf("%w: store URL %s: %s", ErrOptions, where, scrub(secret, err.Error()))
 	}
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = defaultMaxConns
@@ -102,13 +100,13 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	watchConn := cfg.ConnConfig.Copy()
 	watchConn.RuntimeParams["application_name"] += " watch"
 	s := &Store{
-		conn:  watchConn,
-		id:    fmt.Sprintf("%016x", rand.Uint64()),
-		where: where,
-		scrub: scrub,
-		log:   log,
-		done:  make(chan struct{}),
-		held:  map[*pgxpool.Conn]struct{}{},
+		conn:    watchConn,
+		id:      fmt.Sprintf("%016x", rand.Uint64()),
+		where:   where,
+		secrets: secret,
+		log:     log,
+		done:    make(chan struct{}),
+		held:    map[*pgxpool.Conn]struct{}{},
 	}
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -125,24 +123,11 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// text is err's message with the URL's secrets removed. pgx's own errors
-// name the user and database, not the password; this is the guard for
-// whatever else quotes the URL.
+// text is err's message with the URL's password removed. pgx's own
+// errors name the user and database, not the password; this is the guard
+// for whatever else quotes the URL.
 func (s *Store) text(err error) string {
-	return scrubPassword(s.scrub, "", err.Error())
-}
-
-// scrubPassword removes raw's secrets from msg, its password too however
-// short (the Scrubber keeps secrets of under 6 bytes, which could be
-// common words).
-func scrubPassword(scrub *redact.Scrubber, raw, msg string) string {
-	msg = scrub.String(msg)
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "REDACTED")
-		}
-	}
-	return msg
+	return scrub(s.secrets, err.Error())
 }
 
 // Get implements store.Store. A server that cannot be reached is not
@@ -273,7 +258,10 @@ const lockPoll = 20 * time.Millisecond
 // server, so a canceled waiter holds nothing and the pool's connections
 // are not all taken by waiters. The lock lives as long as its connection:
 // if the server or the connection is lost, the server releases it (the
-// holder's unlock then has nothing to release, and logs that).
+// holder's unlock then has nothing to release, and logs that). While the
+// server is unreachable Lock waits, backing off as writes do, until ctx
+// ends. The unlock's own query is bounded by 10 seconds (it has no ctx);
+// a connection whose unlock failed is closed, which releases the lock.
 func (s *Store) Lock(ctx context.Context, key string) (func(), error) {
 	if err := s.check(ctx, key); err != nil {
 		return nil, err
@@ -295,8 +283,9 @@ func (s *Store) Lock(ctx context.Context, key string) (func(), error) {
 		if err != nil {
 			lastErr = err
 			s.lost("lock "+key, err)
-			wait = max(wait, 50*time.Millisecond)
+			wait = max(wait, minBackoff)
 		} else {
+			lastErr = nil
 			s.up()
 		}
 		if got {
@@ -309,9 +298,10 @@ func (s *Store) Lock(ctx context.Context, key string) (func(), error) {
 			return nil, lockWaitErr(key, errClosed, lastErr)
 		case <-time.After(jitter(wait)):
 		}
-		wait = min(2*wait, lockPoll)
 		if lastErr != nil {
-			wait = min(2*wait, maxBackoff)
+			wait = min(2*wait, maxBackoff) // the server is away: back off as writes do
+		} else {
+			wait = min(2*wait, lockPoll) // held by another: poll
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -56,24 +57,27 @@ func TestWatcher(t *testing.T) {
 }
 
 // TestOpenUnreachable: a server that is not there is an error that names
-// the URL, without its password.
+// the URL (user, host, database), without its password.
 func TestOpenUnreachable(t *testing.T) {
-	const password = "hunter2-secret-pw"
-	for _, url := range []string{
-		"postgres://toolsift:" + password + "@/toolsift?host=" + t.TempDir(), // no socket there
-		"postgres://toolsift:" + password + "@127.0.0.1:1/toolsift?connect_timeout=5",
-		"postgresql://toolsift@127.0.0.1:1/toolsift?password=" + password + "&connect_timeout=5",
+	dir := t.TempDir() // no socket there
+	for _, c := range []struct{ url, password, named string }{
+		{"postgres://toolsift:hunter2-secret-pw@/toolsift?host=" + dir, "hunter2-secret-pw", "postgres://toolsift:REDACTED@/toolsift?host=" + dir},
+		{"postgres://toolsift:hunter2-secret-pw@127.0.0.1:1/toolsift?connect_timeout=5", "hunter2-secret-pw", "postgres://toolsift:REDACTED@127.0.0.1:1/toolsift?connect_timeout=5"},
+		{"postgresql://toolsift@127.0.0.1:1/db1?password=s3cr%40t-pw&connect_timeout=5", "s3cr@t-pw", "postgresql://toolsift@127.0.0.1:1/db1?connect_timeout=5&password=REDACTED"},
+		{"postgres://u:p%40ss-w0rd-x@127.0.0.1:1/db2", "p@ss-w0rd-x", "postgres://u:REDACTED@127.0.0.1:1/db2"},
 	} {
-		_, err := postgres.Open(context.Background(), url, nil)
+		_, err := postgres.Open(context.Background(), c.url, nil)
 		if !errors.Is(err, postgres.ErrUnavailable) {
-			t.Fatalf("Open %s: %v, want ErrUnavailable", url, err)
+			t.Fatalf("Open %s: %v, want ErrUnavailable", c.url, err)
 		}
 		msg := err.Error()
-		if strings.Contains(msg, password) {
-			t.Errorf("the error shows the password: %s", msg)
+		for _, pw := range []string{c.password, url.PathEscape(c.password), url.QueryEscape(c.password)} {
+			if strings.Contains(msg, pw) {
+				t.Errorf("the error shows the password %q: %s", pw, msg)
+			}
 		}
-		if !strings.Contains(msg, "/toolsift") || !strings.Contains(msg, "postgres") {
-			t.Errorf("the error does not name the URL: %s", msg)
+		if !strings.Contains(msg, c.named) {
+			t.Errorf("the error does not name %s: %s", c.named, msg)
 		}
 	}
 }
@@ -402,21 +406,21 @@ func exec(t *testing.T, conn *pgx.Conn, sql string) {
 }
 
 // dbOf and adminURL: the database of url, and url on database postgres.
-func dbOf(t *testing.T, url string) string {
-	cfg, err := pgx.ParseConfig(url)
+func dbOf(t *testing.T, u string) string {
+	cfg, err := pgx.ParseConfig(u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg.Database
 }
 
-func adminURL(t *testing.T, url string) string {
-	db := dbOf(t, url)
-	i := strings.Index(url, "/"+db)
+func adminURL(t *testing.T, u string) string {
+	db := dbOf(t, u)
+	i := strings.Index(u, "/"+db)
 	if i < 0 {
-		t.Fatalf("%s does not name database %s in its path", url, db)
+		t.Fatalf("%s does not name database %s in its path", u, db)
 	}
-	return url[:i] + "/postgres" + url[i+1+len(db):]
+	return u[:i] + "/postgres" + u[i+1+len(db):]
 }
 
 func waitFor(t *testing.T, cond func() bool) {

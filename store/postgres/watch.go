@@ -25,6 +25,11 @@ import (
 // own writes and keys already reported; f is a signal to read a key
 // again, not a count of changes. A write is never missed.
 //
+// A listening connection that dies silently (a TCP peer gone without a
+// reset) is noticed by TCP keepalive, which Go's dialer turns on (about
+// two and a half minutes with its defaults); a server that shuts down or
+// restarts ends it at once.
+//
 // Watch returns nil when the Store is closed, ctx's error when ctx ends,
 // and an error at once for an invalid prefix.
 func (s *Store) Watch(ctx context.Context, prefix string, f func(key string)) error {
