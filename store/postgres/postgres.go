@@ -58,6 +58,7 @@ type Store struct {
 	closed   bool
 	done     chan struct{}              // closed by Close: ends watches and lock waits
 	held     map[*pgxpool.Conn]struct{} // connections holding a Lock
+	mine     map[string]int64           // key → rev of this Store's last write of it (0: deleted)
 	watching sync.WaitGroup             // running Watch calls
 }
 
@@ -107,6 +108,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		log:     log,
 		done:    make(chan struct{}),
 		held:    map[*pgxpool.Conn]struct{}{},
+		mine:    map[string]int64{},
 	}
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -175,13 +177,34 @@ func (s *Store) Put(ctx context.Context, key string, value []byte) error {
 		value = []byte{} // NULL is not a value
 	}
 	return s.retry(ctx, "put "+key, func() error {
-		_, err := s.pool.Exec(ctx, `WITH w AS (
+		var rev int64
+		err := s.pool.QueryRow(ctx, `WITH w AS (
 	INSERT INTO toolsift_store (key, value, rev, updated_at) VALUES ($1, $2, nextval('toolsift_store_rev'), now())
 	ON CONFLICT (key) DO UPDATE SET value = excluded.value, rev = excluded.rev, updated_at = excluded.updated_at
 	RETURNING key, rev)
-SELECT pg_notify('`+channel+`', $3::text || ' ' || w.rev || ' ' || w.key) FROM w`, key, value, s.id)
+SELECT w.rev, pg_notify('`+channel+`', $3::text || ' ' || w.rev || ' ' || w.key)::text FROM w`, key, value, s.id).Scan(&rev, nil)
+		if err == nil {
+			s.wrote(key, rev)
+		}
 		return err
 	})
+}
+
+// wrote records that this Store's last write of key has rev (0: it
+// deleted key), so that Watch's catch-up leaves out what it wrote.
+func (s *Store) wrote(key string, rev int64) {
+	s.mu.Lock()
+	s.mine[key] = rev
+	s.mu.Unlock()
+}
+
+// ours reports whether the state of key with rev (0: absent) is the one
+// this Store's own last write of it left.
+func (s *Store) ours(key string, rev int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	mine, ok := s.mine[key]
+	return ok && mine == rev
 }
 
 // Delete implements store.Store, retrying as Put does.
@@ -192,6 +215,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return s.retry(ctx, "delete "+key, func() error {
 		_, err := s.pool.Exec(ctx, `WITH d AS (DELETE FROM toolsift_store WHERE key = $1 RETURNING key)
 SELECT pg_notify('`+channel+`', $2::text || ' 0 ' || d.key) FROM d`, key, s.id)
+		if err == nil {
+			s.wrote(key, 0)
+		}
 		return err
 	})
 }

@@ -18,12 +18,14 @@ import (
 // are not reported. f runs on Watch's goroutine, in commit order.
 //
 // When the listening connection is lost (the server restarts, the
-// network drops) or cannot be made, Watch logs it once, reconnects with backoff and, once
-// listening again, calls f for every key under prefix that was added,
-// replaced or deleted meanwhile: it compares each key's write number
-// (rev) with what it last knew. Such a catch-up may include this Store's
-// own writes and keys already reported; f is a signal to read a key
-// again, not a count of changes. A write is never missed.
+// network drops) or cannot be made, Watch logs it once, reconnects with
+// backoff and, once listening again, calls f for every key under prefix
+// that was added, replaced or deleted meanwhile: it compares each key's
+// write number (rev) with what it last knew, and leaves out a key whose
+// current state is this Store's own last write of it. A catch-up may
+// repeat a key already reported; f is a signal to read a key again, not
+// a count of changes. No write by another Store is missed, unless a later
+// write of the same key by this Store replaced it.
 //
 // A listening connection that dies silently (a TCP peer gone without a
 // reset) is noticed by TCP keepalive, which Go's dialer turns on (about
@@ -73,7 +75,9 @@ func (s *Store) Watch(ctx context.Context, prefix string, f func(key string)) er
 				s.up()
 				if known != nil {
 					for _, key := range changed(known, now) {
-						f(key)
+						if !s.ours(key, now[key]) {
+							f(key)
+						}
 					}
 				}
 				known = now
