@@ -14,8 +14,7 @@
 //   - [Memory], a map in this process: tests, and runs that keep nothing.
 //
 // A shared store for a team gateway (PostgreSQL) lives in its own package,
-// store/postgres,
-// so that this one imports no database driver.
+// store/postgres, so that this one imports no database driver.
 //
 // The package storetest holds the behaviour every Store must have, as a
 // test any implementation runs.
