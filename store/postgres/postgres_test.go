@@ -155,33 +155,41 @@ func connect(t testing.TB, url string) *pgx.Conn {
 	return conn
 }
 
-// TestListIsARange: List's prefix is matched as bytes ("_" and "%" are not
-// patterns), and the query is a range scan of the primary key.
+// TestListIsARange: List's prefix is matched as bytes ("_" is not a
+// pattern, case counts) and its order is Go's, on a database whose own
+// collation (ICU en-US) sorts otherwise; the query is a range scan of the
+// primary key.
 func TestListIsARange(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.Start(t)
+	adm := connect(t, adminURL(t, pgtest.Start(t)))
+	db := dbOf(t, pgtest.Start(t)) + "_icu"
+	exec(t, adm, `CREATE DATABASE `+pgx.Identifier{db}.Sanitize()+` TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'`)
+	url := strings.Replace(adminURL(t, pgtest.Start(t)), "/postgres?", "/"+db+"?", 1)
 	s := open(t, url, nil)
-	for _, k := range []string{"a_b/1", "axb/2", "a_b", "a-b/4", "A_b/5", "a_bc"} {
+	keys := []string{"a_b/1", "axb/2", "a_b", "a-b/4", "A_b/5", "a_bc", "a_B", "a:b", "a.b", "Z", "0"}
+	for _, k := range keys {
 		if err := s.Put(ctx, k, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := s.List(ctx, "a_b")
-	if err != nil || strings.Join(got, " ") != "a_b a_b/1 a_bc" {
-		t.Fatalf(`List "a_b" = %q, %v; want ["a_b" "a_b/1" "a_bc"]`, got, err)
+	for _, c := range []struct{ prefix, want string }{
+		{"a_b", "a_b a_b/1 a_bc"},
+		{"", "0 A_b/5 Z a-b/4 a.b a:b a_B a_b a_b/1 a_bc axb/2"},
+	} {
+		got, err := s.List(ctx, c.prefix)
+		if err != nil || strings.Join(got, " ") != c.want {
+			t.Errorf("List %q = %q, %v; want %s", c.prefix, got, err, c.want)
+		}
 	}
 	conn := connect(t, url)
-	if _, err := conn.Exec(ctx, `SET enable_seqscan = off`); err != nil {
-		t.Fatal(err)
-	}
+	exec(t, conn, `SET enable_seqscan = off`)
 	rows, _ := conn.Query(ctx, `EXPLAIN SELECT key FROM toolsift_store WHERE key >= $1 AND key < $2 ORDER BY key`, "a_b", "a_c")
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := strings.Join(lines, "\n")
-	if !strings.Contains(plan, "toolsift_store_pkey") {
-		t.Fatalf("List's query does not use the primary key's index: %s", plan)
+	if plan := strings.Join(lines, "\n"); !strings.Contains(plan, "toolsift_store_pkey") || !strings.Contains(plan, "Index Cond: ((key >= 'a_b'::text) AND (key < 'a_c'::text))") {
+		t.Fatalf("List's query is not a range scan of the primary key's index:\n%s", plan)
 	}
 }
 
