@@ -347,6 +347,11 @@ func TestServerLost(t *testing.T) {
 	defer stop()
 	probe(t, b, keys, "trust/")
 
+	held, err := b.Lock(ctx, "locks/held")
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	cluster.Stop(t)
 	if _, err := b.Get(ctx, "trust/before.json"); !errors.Is(err, postgres.ErrUnavailable) {
 		t.Fatalf("Get while the server is down: %v, want ErrUnavailable", err)
@@ -361,12 +366,19 @@ func TestServerLost(t *testing.T) {
 		t.Fatalf("Put returned %v while the server was down; want it to wait", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	// A write whose ctx ends while the server is down says so.
+	// A write whose ctx ends while the server is down says so; so does a
+	// Lock.
 	c, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	err := b.Delete(c, "trust/before.json")
+	err = b.Delete(c, "trust/before.json")
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "unreachable") {
 		t.Fatalf("Delete whose ctx ended while the server was down: %v, want DeadlineExceeded naming the lost server", err)
+	}
+	c, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
+	_, err = b.Lock(c, "locks/other")
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, postgres.ErrUnavailable) {
+		t.Fatalf("Lock whose ctx ended while the server was down: %v, want DeadlineExceeded and ErrUnavailable", err)
 	}
 
 	cluster.Restart(t)
@@ -385,11 +397,19 @@ func TestServerLost(t *testing.T) {
 	if k := next(t, keys); k != "trust/while-down.json" {
 		t.Fatalf("Watch reported %q after the restart, want trust/while-down.json", k)
 	}
-	unlock, err := b.Lock(ctx, "locks/after")
+	// The lock held across the restart went with its session: another
+	// Store takes it, and the old holder's unlock says what happened.
+	c, cancel = context.WithTimeout(ctx, testenv.WaitLimit())
+	unlock, err := fresh.Lock(c, "locks/held")
+	cancel()
 	if err != nil {
 		t.Fatalf("Lock after the restart: %v", err)
 	}
 	unlock()
+	held()
+	if !strings.Contains(log.String(), "lock released with its lost connection") {
+		t.Fatalf("the unlock of a lock lost with the server logged nothing:\n%s", log.String())
+	}
 	logged := log.String()
 	if strings.Count(logged, "server unreachable") != 1 || strings.Count(logged, "server reachable again") != 1 {
 		t.Fatalf("the loss and the recovery are not logged once each:\n%s", logged)
