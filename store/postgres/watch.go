@@ -17,6 +17,13 @@ import (
 // this process) commits after Watch is listening; this Store's own writes
 // are not reported. f runs on Watch's goroutine, in commit order.
 //
+// Watch starts listening one connection and one LISTEN after it is called
+// (later if the server is down then); a write committed before is not
+// reported. store.Watcher says nothing of when a watch is ready, so a
+// caller that loads its state and then watches can miss a write made in
+// between: the first report, or a re-read shortly after Watch starts,
+// closes that gap.
+//
 // When the listening connection is lost (the server restarts, the
 // network drops) or cannot be made, Watch logs it once, reconnects with
 // backoff and, once listening again, calls f for every key under prefix
