@@ -30,7 +30,7 @@
 // Put is one upsert that also sends a notification (pg_notify in the same
 // statement, so delivered at commit); List is a range scan of the primary
 // key (key >= prefix AND key < its successor), sorted bytewise; Lock is a
-// session-level pg_advisory_lock on a 64-bit hash of the key, held by a
+// session-level advisory lock on a 64-bit hash of the key, held by a
 // pooled connection until unlock (tried with pg_try_advisory_lock and
 // waited for in this process, so a canceled waiter holds nothing); Watch
 // is LISTEN on channel toolsift_store, each payload naming the writer's
@@ -43,8 +43,8 @@
 // and Delete retry with backoff (50ms doubling to 2s, jittered) until they
 // commit or their ctx ends: a nil error means committed, so nothing
 // acknowledged is lost. Get and List try twice and then fail with
-// ErrUnavailable (callers serve from memory); Lock waits as for a held
-// lock. Watch reconnects and reports what changed meanwhile (see
+// ErrUnavailable (callers serve from memory); Lock waits, backing off as
+// writes do. Watch reconnects and reports what changed meanwhile (see
 // Store.Watch). The loss is logged once as a warning through
 // Options.Logger and the recovery once as info. A held lock lives as long
 // as its connection: if the server or the connection is lost, the server

@@ -32,7 +32,9 @@ var ErrOptions = errors.New("postgres: invalid options")
 // Options configure a Store. The zero value (or nil) is the default.
 type Options struct {
 	// Logger receives one warning when the server is lost (writes then
-	// retry) and one info line when it is back; nil discards them.
+	// retry) and one info line when it is back, and a warning when an
+	// unlock finds its lock gone with its connection; nil discards them.
+	// Lines name the store by its URL without the password.
 	Logger *slog.Logger
 }
 
