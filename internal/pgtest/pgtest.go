@@ -244,9 +244,11 @@ func startCluster() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A unix socket's path is at most about 107 bytes: a short folder.
+	// A unix socket's path is at most about 107 bytes: a short folder;
+	// and one the cluster's user can reach (root's $TMPDIR may be under
+	// /root, which the postgres user cannot enter).
 	base := os.TempDir()
-	if len(base) > 40 {
+	if len(base) > 40 || cred != nil {
 		base = "/tmp"
 	}
 	dir, err := os.MkdirTemp(base, "toolsift-pg-")
