@@ -42,11 +42,12 @@
 // names the URL without its password. When the server is lost later, Put
 // and Delete retry with backoff (50ms doubling to 2s, jittered) until they
 // commit or their ctx ends: a nil error means committed, so nothing
-// acknowledged is lost. Get and List try twice and then fail with
+// acknowledged is lost (an error whose ctx ended while the server was away
+// wraps both ctx's error and ErrUnavailable). Get and List try twice and then fail with
 // ErrUnavailable (callers serve from memory); Lock waits, backing off as
 // writes do. Watch reconnects and reports what changed meanwhile (see
 // Store.Watch). The loss is logged once as a warning through
-// Options.Logger and the recovery once as info. A held lock lives as long
+// Options.Logger and the recovery once as info (a Watch logs its own). A held lock lives as long
 // as its connection: if the server or the connection is lost, the server
 // releases it.
 //

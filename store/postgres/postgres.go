@@ -21,8 +21,10 @@ import (
 )
 
 // ErrUnavailable is wrapped by the error of Open when the server cannot
-// be reached, and by a Get, List or Lock that failed because the
-// connection was lost (a caller serves from what it holds in memory).
+// be reached, by a Get or List that failed because it could not be
+// reached (a caller serves from what it holds in memory), and by a Put,
+// Delete or Lock whose ctx ended while they waited for it (with ctx's
+// error).
 var ErrUnavailable = errors.New("postgres: server unavailable")
 
 // ErrOptions is wrapped by the error of Open for a URL or options it
@@ -485,6 +487,7 @@ func jitter(d time.Duration) time.Duration {
 // made again.
 func (s *Store) retry(ctx context.Context, what string, op func() error) error {
 	wait := minBackoff
+	unreachable := false
 	for {
 		err := op()
 		if err == nil {
@@ -492,17 +495,21 @@ func (s *Store) retry(ctx context.Context, what string, op func() error) error {
 			return nil
 		}
 		if cerr := ctx.Err(); cerr != nil {
+			if unreachable {
+				return fmt.Errorf("postgres: %s: %w while the server was unreachable (%w; last error: %s)", what, cerr, ErrUnavailable, s.text(err))
+			}
 			return fmt.Errorf("postgres: %s: %w (last error: %s)", what, cerr, s.text(err))
 		}
 		if !retryable(err) {
 			return fmt.Errorf("postgres: %s: %s", what, s.text(err))
 		}
+		unreachable = true
 		s.lost(what, err)
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("postgres: %s: %w while the server was unreachable (last error: %s)", what, ctx.Err(), s.text(err))
+			return fmt.Errorf("postgres: %s: %w while the server was unreachable (%w; last error: %s)", what, ctx.Err(), ErrUnavailable, s.text(err))
 		case <-s.done:
-			return fmt.Errorf("postgres: %s: %w while the server was unreachable (last error: %s)", what, errClosed, s.text(err))
+			return fmt.Errorf("postgres: %s: %w while the server was unreachable (%w; last error: %s)", what, errClosed, ErrUnavailable, s.text(err))
 		case <-time.After(jitter(wait)):
 		}
 		wait = min(2*wait, maxBackoff)

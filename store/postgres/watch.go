@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +24,8 @@ import (
 // closes that gap.
 //
 // When the listening connection is lost (the server restarts, the
-// network drops) or cannot be made, Watch logs it once, reconnects with
+// network drops) or cannot be made, Watch logs it once (and its
+// recovery once, apart from the other operations' log lines), reconnects with
 // backoff and, once listening again, calls f for every key under prefix
 // that was added, replaced or deleted meanwhile: it compares each key's
 // write number (rev) with what it last knew, and leaves out a key whose
@@ -72,6 +72,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, f func(key string)) er
 	}
 
 	var known map[string]int64 // key → rev when last listed or notified; nil before the first listing
+	down := false              // the loss is logged, the recovery not yet
 	wait := minBackoff
 	for {
 		conn, err := s.listen(ctx)
@@ -79,7 +80,10 @@ func (s *Store) Watch(ctx context.Context, prefix string, f func(key string)) er
 			var now map[string]int64
 			now, err = s.revs(ctx, conn, prefix)
 			if err == nil {
-				s.up()
+				if down {
+					down = false
+					s.log.Info("postgres: watch listening again; reporting what changed meanwhile", "store", s.where, "prefix", prefix)
+				}
 				if known != nil {
 					for _, key := range changed(known, now) {
 						if !s.ours(key, now[key]) {
@@ -97,8 +101,13 @@ func (s *Store) Watch(ctx context.Context, prefix string, f func(key string)) er
 			return end()
 		}
 		// Any other error is retried: a watch is a replica's link to the
-		// others, and ends only with its ctx or its Store.
-		s.lost(fmt.Sprintf("watch %q", prefix), err)
+		// others, and ends only with its ctx or its Store. Its loss and
+		// recovery are logged apart from the pool's: a database may refuse
+		// new connections while pooled sessions still work.
+		if !down {
+			down = true
+			s.log.Warn("postgres: watch lost its connection; reconnecting", "store", s.where, "prefix", prefix, "err", s.text(err))
+		}
 		select {
 		case <-ctx.Done():
 			return end()
