@@ -13,8 +13,8 @@
 //     locks are flock(2) on files under its locks/ folder.
 //   - [Memory], a map in this process: tests, and runs that keep nothing.
 //
-// A shared store for a team gateway (PostgreSQL) lives in its own package
-// so that this one imports no database driver.
+// A shared store for a team gateway (PostgreSQL) lives in its own package,
+// store/postgres, so that this one imports no database driver.
 //
 // The package storetest holds the behaviour every Store must have, as a
 // test any implementation runs.

@@ -137,7 +137,7 @@ func quietFlag(fs *flag.FlagSet) *bool {
 // fs; apply opens the store they name (cli.OpenStore) into a Toolset's
 // options: nil (the default folder) when none is set.
 func cacheFlags(fs *flag.FlagSet) (apply func(context.Context, *toolsift.Options) error) {
-	spec := fs.String("store", "", "where tool lists, trust records, vectors and token costs are kept: a `folder` (default the user cache folder's toolsift)")
+	spec := fs.String("store", "", "where tool lists, trust records, vectors and token costs are kept: a `folder` (default the user cache folder's toolsift), or a postgres:// URL")
 	old := fs.String("cache-dir", "", "deprecated: --store")
 	off := fs.Bool("no-cache", false, "keep nothing past this run: every server starts now")
 	return func(ctx context.Context, o *toolsift.Options) error {
@@ -154,7 +154,7 @@ func cacheFlags(fs *flag.FlagSet) (apply func(context.Context, *toolsift.Options
 		case *off:
 			o.Store = store.NewMemory()
 		case dir != "":
-			st, err := cli.OpenStore(ctx, dir)
+			st, err := cli.OpenStore(ctx, dir, nil)
 			if err != nil {
 				return usageError(fs, "%v", err)
 			}

@@ -53,7 +53,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--config", config, "--listen", "127.0.0.1:0", "--token-file", empty}, 1, "", "is empty"},
 		{[]string{"serve", "--config", config, "--log-level", "loud"}, 2, "", "--log-level"},
 		{[]string{"serve", "--config", filepath.Join(t.TempDir(), "nope.json")}, 1, "", "nope.json"},
-		{[]string{"serve", "--config", config, "--store", "postgres://app:s3cr3t@db/toolsift"}, 2, "", "--store postgres://app:xxxxx@db/toolsift: a PostgreSQL store is not supported yet"},
+		{[]string{"serve", "--config", config, "--store", "postgres://app:s3cr3t@127.0.0.1:1/toolsift?connect_timeout=5"}, 1, "", "127.0.0.1:1/toolsift"},
 		{[]string{"serve", "--config", config, "--store", "/dev/null"}, 2, "", "--store /dev/null: store: cachefile: refused /dev/null: not a folder"},
 		{[]string{"serve", "--config", config, "--store", t.TempDir(), "--no-cache"}, 2, "", "--no-cache and --store"},
 		{[]string{"serve", "--config", config, "--store", "/a", "--cache-dir", "/b"}, 2, "", "--cache-dir /b and --store /a: give --store only"},
@@ -72,6 +72,9 @@ func TestUsage(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), tt.stderr) {
 				t.Errorf("stderr %q, want it to contain %q", stderr.String(), tt.stderr)
+			}
+			if strings.Contains(stderr.String(), "s3cr3t") {
+				t.Errorf("stderr shows the store URL's password: %s", stderr.String())
 			}
 		})
 	}

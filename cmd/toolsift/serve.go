@@ -25,6 +25,7 @@ import (
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/store/postgres"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -80,7 +81,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	})
-	storeSpec := fs.String("store", "", "where tool lists, trust records, vectors and token costs are kept: a `folder` (default the user cache folder's toolsift)")
+	storeSpec := fs.String("store", "", "where tool lists, trust records, vectors, token costs (and with --tokens, --audit, --per-user: tokens, audit records, logins) are kept: a `folder` (default the user cache folder's toolsift), or a postgres:// URL that replicas share")
 	cacheDir := fs.String("cache-dir", "", "deprecated: --store")
 	noCache := fs.Bool("no-cache", false, "keep nothing past this run: every server starts now")
 	connectTimeout := fs.Duration("connect-timeout", 30*time.Second, "how long a server may take to start and list its tools (a server's own \"timeout\" wins)")
@@ -166,15 +167,6 @@ func serve(ctx context.Context, e *env, args []string) error {
 			return usageError(fs, "--listen %s accepts connections from other machines: set $%s or --token-file (or listen on 127.0.0.1)", *listen, tokenEnv)
 		}
 	}
-	st, err := openStore(ctx, *storeSpec, *cacheDir, *noCache)
-	if err != nil {
-		return usageError(fs, "%v", err)
-	}
-	idOpts, err := ids.options(ctx, st)
-	if err != nil {
-		return err
-	}
-
 	// Server text (tool names, errors, stderr) is escaped before it
 	// reaches a terminal: see internal/termsafe.
 	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: escapeAttr}
@@ -183,6 +175,20 @@ func serve(ctx context.Context, e *env, args []string) error {
 		handler = slog.NewJSONHandler(e.stderr, hopts)
 	}
 	log := slog.New(handler)
+
+	st, err := openStore(ctx, *storeSpec, *cacheDir, *noCache, log)
+	switch {
+	case errors.Is(err, postgres.ErrUnavailable):
+		return err // the flag is right; the database is not there
+	case err != nil:
+		return usageError(fs, "%v", err)
+	case st != nil:
+		defer st.Close() // after the gateway (deferred later, run first)
+	}
+	idOpts, err := ids.options(ctx, st)
+	if err != nil {
+		return err
+	}
 
 	start := time.Now()
 	cfg, err := config.Load(*configFile, &config.Options{Inputs: inputs})
@@ -468,7 +474,7 @@ func loopbackOnly(addr string) bool {
 
 // openStore opens the store --store names (the deprecated --cache-dir
 // too), a Memory store with --no-cache, or nil (the default folder).
-func openStore(ctx context.Context, spec, cacheDir string, off bool) (store.Store, error) {
+func openStore(ctx context.Context, spec, cacheDir string, off bool, log *slog.Logger) (store.Store, error) {
 	switch {
 	case cacheDir != "" && spec != "" && cacheDir != spec:
 		return nil, fmt.Errorf("--cache-dir %s and --store %s: give --store only", cacheDir, spec)
@@ -483,7 +489,7 @@ func openStore(ctx context.Context, spec, cacheDir string, off bool) (store.Stor
 	case spec == "":
 		return nil, nil
 	}
-	return cli.OpenStore(ctx, spec)
+	return cli.OpenStore(ctx, spec, log)
 }
 
 // loginStore is the store of logins that toolbench login writes

@@ -33,7 +33,7 @@ within a second.`
 // in messages.
 func openStoreFlag(ctx context.Context, spec string) (store.Store, string, error) {
 	if spec != "" {
-		st, err := cli.OpenStore(ctx, spec)
+		st, err := cli.OpenStore(ctx, spec, nil)
 		return st, spec, err
 	}
 	d, err := mcp.DefaultStore()

@@ -7,7 +7,8 @@
 //
 // RunShared adds what a store shared between processes (or replicas) must
 // do: two Store values over the same data see each other's writes and
-// exclude each other's locks.
+// exclude each other's locks. RunWatcher holds a store.Watcher to its
+// contract: the other Store's writes reported, in order, its own not.
 package storetest
 
 import (
@@ -16,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -259,5 +261,180 @@ func testLock(t *testing.T, a, b store.Store) {
 	v, err := a.Get(ctx, "counter")
 	if err != nil || string(v) != fmt.Sprint(4*each) {
 		t.Fatalf("counter = %q, %v after %d locked increments; a lock let two holders in", v, err, 4*each)
+	}
+}
+
+// RunWatcher runs the tests of the store.Watcher contract: open returns
+// two Store values over the same, empty data, the first a
+// store.Watcher. Watch must report the second's Puts and Deletes under its
+// prefix, in order, and not the first's own writes; it returns when its
+// ctx ends (ctx's error) or its Store is closed (nil).
+func RunWatcher(t *testing.T, open func(t *testing.T) (store.Store, store.Store)) {
+	ctx := context.Background()
+	mk := func(t *testing.T) (store.Watcher, store.Store, store.Store) {
+		a, b := open(t)
+		t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+		w, ok := a.(store.Watcher)
+		if !ok {
+			t.Fatalf("%T is not a store.Watcher", a)
+		}
+		return w, a, b
+	}
+
+	t.Run("ReportsOthersWrites", func(t *testing.T) {
+		w, a, b := mk(t)
+		keys, _ := watch(t, w, "trust/")
+		ready(t, b, keys, "trust/")
+		if err := a.Put(ctx, "trust/own.json", []byte("mine")); err != nil {
+			t.Fatal(err)
+		}
+		steps := []struct {
+			del bool
+			key string
+		}{{false, "catalog/outside.json"}, {false, "trust/x.json"}, {false, "trust/x.json"}, {true, "trust/x.json"}, {true, "trust/never-was.json"}, {false, "trust/y.json"}}
+		for _, s := range steps {
+			var err error
+			if s.del {
+				err = b.Delete(ctx, s.key)
+			} else {
+				err = b.Put(ctx, s.key, []byte(s.key))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A Delete of a missing key may or may not be reported; the
+		// rest, in order, and nothing of a's or outside the prefix.
+		var got []string
+		for len(got) == 0 || got[len(got)-1] != "trust/y.json" {
+			got = append(got, next(t, keys))
+		}
+		got = slices.DeleteFunc(got, func(k string) bool { return k == "trust/never-was.json" })
+		if want := []string{"trust/x.json", "trust/x.json", "trust/x.json", "trust/y.json"}; !slices.Equal(got, want) {
+			t.Fatalf("Watch reported %q, want %q (the other handle's writes under the prefix, in order; not this handle's own)", got, want)
+		}
+	})
+
+	t.Run("EndsWithContext", func(t *testing.T) {
+		w, _, _ := mk(t)
+		c, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- w.Watch(c, "", func(string) {}) }()
+		cancel()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Watch after its ctx ended: %v, want Canceled", err)
+			}
+		case <-time.After(hangGuard(t)):
+			t.Fatal("Watch did not return after its ctx ended")
+		}
+	})
+
+	t.Run("EndsWithClose", func(t *testing.T) {
+		w, a, b := mk(t)
+		keys, done := watch(t, w, "")
+		ready(t, b, keys, "")
+		_ = a.Close()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Watch after Close: %v, want nil", err)
+			}
+		case <-time.After(hangGuard(t)):
+			t.Fatal("Watch did not return after its Store was closed")
+		}
+	})
+
+	t.Run("InvalidPrefix", func(t *testing.T) {
+		w, _, _ := mk(t)
+		c, cancel := context.WithTimeout(ctx, hangGuard(t))
+		defer cancel()
+		if err := w.Watch(c, "../", func(string) {}); !errors.Is(err, store.ErrKey) {
+			t.Fatalf("Watch \"../\": %v, want ErrKey", err)
+		}
+	})
+}
+
+// hangGuard bounds a wait for something that should happen: the test's
+// deadline less a margin, or a minute.
+func hangGuard(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return max(time.Until(d)*9/10, time.Second)
+	}
+	return time.Minute
+}
+
+// watch runs w.Watch(prefix) on a goroutine; the keys it reports arrive
+// on the channel, and Watch's error on done. The test's cleanup cancels
+// the watch and waits for it.
+func watch(t *testing.T, w store.Watcher, prefix string) (keys <-chan string, done <-chan error) {
+	ch := make(chan string, 1024)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- w.Watch(ctx, prefix, func(key string) {
+			select {
+			case ch <- key:
+			default:
+				t.Errorf("more than %d keys reported without being read", cap(ch))
+			}
+		})
+		close(errc)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-errc:
+		case <-time.After(hangGuard(t)):
+			t.Error("Watch did not return after its ctx ended")
+		}
+	})
+	return ch, errc
+}
+
+// ready waits until the watch whose keys arrive on keys is listening:
+// other writes probe keys under prefix until one is reported (a Watch
+// reports writes made after it started listening), then a last key, and
+// reads the reports up to that one, so that the caller sees only what
+// follows.
+func ready(t *testing.T, other store.Store, keys <-chan string, prefix string) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(hangGuard(t))
+	for i := 0; time.Now().Before(deadline); i++ {
+		if err := other.Put(ctx, fmt.Sprintf("%sready-probe-%d", prefix, i), nil); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-keys:
+			last := prefix + "ready-done"
+			if err := other.Put(ctx, last, nil); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				k := next(t, keys)
+				if k == last {
+					return
+				}
+				if !strings.HasPrefix(k, prefix+"ready-probe-") {
+					t.Fatalf("Watch reported %q, which nothing wrote", k)
+				}
+			}
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatal("Watch reported none of the other handle's writes")
+}
+
+// next returns the next key reported.
+func next(t *testing.T, keys <-chan string) string {
+	t.Helper()
+	select {
+	case k := <-keys:
+		return k
+	case <-time.After(hangGuard(t)):
+		t.Fatal("Watch reported nothing")
+		return ""
 	}
 }

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package pgtest
+
+import "syscall"
+
+// sysProcAttr runs the cluster's binaries as cred (nil: this user).
+func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Credential: cred}
+}
