@@ -14,6 +14,7 @@ import (
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/store/postgres"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -155,6 +156,9 @@ func cacheFlags(fs *flag.FlagSet) (apply func(context.Context, *toolsift.Options
 			o.Store = store.NewMemory()
 		case dir != "":
 			st, err := cli.OpenStore(ctx, dir, nil)
+			if errors.Is(err, postgres.ErrUnavailable) {
+				return err // the flag is right; the database is not there
+			}
 			if err != nil {
 				return usageError(fs, "%v", err)
 			}

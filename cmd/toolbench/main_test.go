@@ -47,7 +47,6 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"tokens", "--config", cfg, "--timeout", "-1s"}, "toolbench tokens: --timeout -1s: want a positive duration\n"},
 		{[]string{"trust", "--config", cfg, "--timeout", "0s", "server"}, "toolbench trust: --timeout 0s: want a positive duration\n"},
 		{[]string{"login", "--config", cfg, "--timeout", "0s"}, "toolbench login: --timeout 0s: want a positive duration\n"},
-		{[]string{"list", "--config", cfg, "--store", "postgres://app:s3cr3t@db/toolsift"}, "toolbench list: --store postgres://app:xxxxx@db/toolsift: a PostgreSQL store is not supported yet (support is being added); use a folder\n"},
 		{[]string{"list", "--config", cfg, "--store", "/tmp/a", "--no-cache"}, "toolbench list: --no-cache and --store /tmp/a: give one\n"},
 		{[]string{"tokens", "--config", cfg, "--store", "/tmp/a", "--cache-dir", "/tmp/b"}, "toolbench tokens: --cache-dir /tmp/b and --store /tmp/a: give --store only\n"},
 		{[]string{"explain", "--config", cfg, "--store", "/dev/null", "read a file"}, "toolbench explain: --store /dev/null: store: cachefile: refused /dev/null: not a folder"},
@@ -58,6 +57,16 @@ func TestFlagErrors(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and stderr starting %q", code, stdout, stderr, tt.want)
 			}
 		})
+	}
+}
+
+// TestStoreUnreachable: a PostgreSQL store that cannot be reached is a
+// failure of the run (exit 1), not of the flags, and its message names
+// the URL without its password.
+func TestStoreUnreachable(t *testing.T) {
+	code, _, stderr := runToolbench(t, "list", "--config", "/nonexistent/mcp.json", "--store", "postgres://app:s3cr3t@127.0.0.1:1/toolsift?connect_timeout=5")
+	if code != 1 || !strings.Contains(stderr, "127.0.0.1:1/toolsift") || strings.Contains(stderr, "s3cr3t") || strings.Contains(stderr, "Usage:") {
+		t.Errorf("exit %d, stderr %q; want exit 1 naming the URL without its password, and no usage", code, stderr)
 	}
 }
 
