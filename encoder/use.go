@@ -50,6 +50,7 @@ type USE struct {
 	w       *useWeights
 	workers int
 	busy    atomic.Int32 // embed calls in flight
+	batches queryBatches // EmbedQueries' calls in flight (use_batch.go)
 }
 
 // useBatchRows bounds the pieces computed in one forward pass, and so the
@@ -103,8 +104,12 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 // a document's, are unchanged by it. Its first call in a process converts
 // the weights to int16 (about 40 ms of CPU and 9.3 MB more memory).
 // Elsewhere it is Embed.
+//
+// The texts of EmbedQueries calls made at once (a server's concurrent
+// searches) are encoded in one pass, which reads the model's weights once
+// for all of them; each call's vectors are the same as alone, to the bit.
 func (u *USE) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
-	return u.embed(ctx, texts, useKern == kernelAVX2)
+	return u.embedQueries(ctx, texts, useKern == kernelAVX2)
 }
 
 func (u *USE) embed(ctx context.Context, texts []string, quant bool) ([][]float32, error) {
