@@ -253,7 +253,17 @@ func BenchmarkBFCL(b *testing.B) {
 // answer and then its tool list (the definitions listed). Comparing the file
 // before and after a change to the serving path shows that rankings,
 // budgets and listed definitions stayed byte for byte the same.
+//
+// With $TOOLSIFT_BFCL_ANSWERS_CLIENTS=N (N > 1), N clients search at once
+// (query i by client i mod N, so that the gateway encodes queries
+// together) and the file holds each query and its answer, in order,
+// without tool lists: the same as the lines of the one client's file that
+// hold queries and answers.
 func TestBFCLAnswers(t *testing.T) {
+	if n, _ := strconv.Atoi(os.Getenv("TOOLSIFT_BFCL_ANSWERS_CLIENTS")); n > 1 {
+		bfclAnswersConcurrent(t, n)
+		return
+	}
 	out := os.Getenv("TOOLSIFT_BFCL_ANSWERS")
 	if out == "" {
 		t.Skip("set TOOLSIFT_BFCL_ANSWERS to a file to write the answers to")
@@ -281,6 +291,42 @@ func TestBFCLAnswers(t *testing.T) {
 			}
 			fmt.Fprintf(&buf, "%s\n", j)
 		}
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bfclAnswersConcurrent is TestBFCLAnswers with clients at once.
+func bfclAnswersConcurrent(t *testing.T, clients int) {
+	out := os.Getenv("TOOLSIFT_BFCL_ANSWERS")
+	if out == "" {
+		t.Fatal("TOOLSIFT_BFCL_ANSWERS_CLIENTS without TOOLSIFT_BFCL_ANSWERS")
+	}
+	upstream, _ := bfclUpstream(t)
+	_, endpoint := bfclProxy(t, upstream)
+	type query struct{ Query string }
+	qs := readGzipLines[query](t, "../toolbench/data/bfcl/queries.jsonl.gz")
+	qs = qs[:min(len(qs), 500)]
+	answers := make([]string, len(qs))
+	var wg sync.WaitGroup
+	for c := range clients {
+		cs := httpClient(t, endpoint, "t")
+		wg.Go(func() {
+			for i := c; i < len(qs); i += clients {
+				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": qs[i].Query}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				answers[i] = res.Content[0].(*sdk.TextContent).Text
+			}
+		})
+	}
+	wg.Wait()
+	var buf bytes.Buffer
+	for i, q := range qs {
+		fmt.Fprintf(&buf, "%s\n%s\n", q.Query, answers[i])
 	}
 	if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
