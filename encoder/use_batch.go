@@ -2,6 +2,7 @@ package encoder
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 )
@@ -58,27 +59,44 @@ func (u *USE) embedQueries(ctx context.Context, texts []string, quant bool) ([][
 	b.pending = nil
 	b.busy = true
 	b.mu.Unlock()
-	// The pass serves other calls too: this one's cancellation does not
-	// end it (it is checked above, and a pass takes milliseconds).
-	u.pass(context.WithoutCancel(ctx), calls, quant)
-	// The calls that came meanwhile: the first runs their pass.
-	b.mu.Lock()
-	if len(b.pending) == 0 {
-		b.busy = false
-		b.mu.Unlock()
-	} else {
+	// The calls that come meanwhile: the first runs their pass (deferred,
+	// so that a panic of this pass does not leave them waiting).
+	defer func() {
+		b.mu.Lock()
+		if len(b.pending) == 0 {
+			b.busy = false
+			b.mu.Unlock()
+			return
+		}
 		next := b.pending[0]
 		b.pending = b.pending[1:]
 		b.mu.Unlock()
 		close(next.lead)
-	}
+	}()
+	// The pass serves other calls too: this one's cancellation does not
+	// end it (it is checked above, and a pass takes milliseconds).
+	u.pass(context.WithoutCancel(ctx), calls, quant)
 	return c.vecs, c.err
 }
+
+// errPassPanicked is what the other calls of a pass get when it panics
+// (the call that ran it panics).
+var errPassPanicked = errors.New("encoder: the forward pass of these queries panicked")
 
 // pass encodes the texts of calls in one embed call and gives each call
 // its vectors.
 func (u *USE) pass(ctx context.Context, calls []*queryCall, quant bool) {
 	u.batches.passes.Add(1)
+	delivered := 0 // calls given their vectors
+	defer func() {
+		if r := recover(); r != nil {
+			for _, c := range calls[delivered:] { // calls[0] ran the pass: it panics
+				c.err = errPassPanicked
+				close(c.done)
+			}
+			panic(r)
+		}
+	}()
 	var texts []string
 	for _, c := range calls {
 		texts = append(texts, c.texts...)
@@ -91,5 +109,6 @@ func (u *USE) pass(ctx context.Context, calls []*queryCall, quant bool) {
 			c.vecs, vecs = vecs[:len(c.texts):len(c.texts)], vecs[len(c.texts):]
 		}
 		close(c.done)
+		delivered++
 	}
 }
