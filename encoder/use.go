@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 )
 
 // ErrOptions reports options that a constructor cannot use.
@@ -12,7 +13,12 @@ var ErrOptions = errors.New("encoder: invalid options")
 
 // USEOptions configures [NewUSE]. The zero value (or nil) gives the defaults.
 type USEOptions struct {
-	// Workers bounds the goroutines that one Embed call computes with.
+	// Workers bounds the goroutines that the Embed and EmbedQueries
+	// calls of a USE compute with, shared by the calls in flight: a call
+	// that starts while others run takes Workers divided by their number
+	// (at least one), so that a server embedding many queries at once
+	// keeps its cores busy with queries instead of with handing out the
+	// tiles of each (the vectors do not depend on it, to the bit).
 	// Default runtime.GOMAXPROCS(0).
 	Workers int
 }
@@ -43,6 +49,8 @@ type USEOptions struct {
 type USE struct {
 	w       *useWeights
 	workers int
+	busy    atomic.Int32 // embed calls in flight
+	batches queryBatches // EmbedQueries' calls in flight (use_batch.go)
 }
 
 // useBatchRows bounds the pieces computed in one forward pass, and so the
@@ -96,11 +104,19 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 // a document's, are unchanged by it. Its first call in a process converts
 // the weights to int16 (about 40 ms of CPU and 9.3 MB more memory).
 // Elsewhere it is Embed.
+//
+// The texts of EmbedQueries calls made at once (a server's concurrent
+// searches) are encoded in one pass, which reads the model's weights once
+// for all of them; each call's vectors are the same as alone, to the bit.
 func (u *USE) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
-	return u.embed(ctx, texts, useKern == kernelAVX2)
+	return u.embedQueries(ctx, texts, useKern == kernelAVX2)
 }
 
 func (u *USE) embed(ctx context.Context, texts []string, quant bool) ([][]float32, error) {
+	// The calls in flight share the workers (see USEOptions.Workers).
+	busy := int(u.busy.Add(1))
+	defer u.busy.Add(-1)
+	workers := max(1, u.workers/busy)
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); {
 		if err := ctx.Err(); err != nil {
@@ -115,7 +131,7 @@ func (u *USE) embed(ctx context.Context, texts []string, quant bool) ([][]float3
 			rows += len(p)
 			end++
 		}
-		out = append(out, u.w.forward(ids, u.workers, quant)...)
+		out = append(out, u.w.forward(ids, workers, quant)...)
 		start = end
 	}
 	return out, nil

@@ -151,6 +151,25 @@ func BenchmarkUSE(b *testing.B) {
 			})
 		}
 	}
+	// A server's load: 8 goroutines embedding a query each at once, as
+	// toolsift serve's searches do; CPU per query.
+	b.Run("queries-concurrent=8/25pieces", func(b *testing.B) {
+		if _, err := u.EmbedQueries(ctx, []string{step}); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		cpu := cpuSeconds()
+		b.SetParallelism(4) // GOMAXPROCS 2: 8 goroutines
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := u.EmbedQueries(ctx, []string{step}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		b.ReportMetric((cpuSeconds()-cpu)*1e3/float64(b.N), "cpu-ms/op")
+	})
 }
 
 // BenchmarkUSECatalog embeds the tool documents of the shared MCP catalog

@@ -18,6 +18,10 @@ const (
 	useAttnFloats = 3 * useMaxPieces * useMaxPieces
 )
 
+// useMaxWork is the workspace of the largest forward pass without its
+// int16 part: a batch of useBatchRows rows and a text more, two workers.
+const useMaxWork = (useBatchRows+useMaxPieces)*useRowFloats + 2*useAttnFloats
+
 // useWork pools the workspaces of forward passes, so that embedding
 // allocates little more than the vectors it returns; useQWork those of the
 // int16 path (a matrix product's input rows in int16).
@@ -49,7 +53,9 @@ func (w *useWeights) forward(ids [][]int32, workers int, quant bool) [][]float32
 		need += len(ids) * (useFFNDim + useModelDim)
 	}
 	if cap(*wp) < need {
-		*wp = make([]float32, need)
+		// At least twice the last: passes of queries vary in size, and a
+		// workspace made for each larger one is megabytes of garbage.
+		*wp = make([]float32, max(need, min(2*cap(*wp), useMaxWork)))
 	}
 	ws := (*wp)[:need]
 	take := func(size int) []float32 {
@@ -73,7 +79,7 @@ func (w *useWeights) forward(ids [][]int32, workers int, quant bool) [][]float32
 		qp := useQWork.Get().(*[]int16)
 		defer useQWork.Put(qp)
 		if qn := max(n, len(ids)) * useFFNDim; cap(*qp) < qn {
-			*qp = make([]int16, qn)
+			*qp = make([]int16, max(qn, min(2*cap(*qp), (useBatchRows+useMaxPieces)*useFFNDim)))
 		}
 		buf.qa = *qp
 		buf.quant = true

@@ -212,6 +212,44 @@ func TestUSEConcurrentEmbedsAgree(t *testing.T) {
 	wg.Wait()
 }
 
+// TestUSEConcurrentQueriesAgree: EmbedQueries calls in flight share the
+// workers (a call beside others computes with fewer goroutines), and give
+// the vectors of a call alone, to the bit.
+func TestUSEConcurrentQueriesAgree(t *testing.T) {
+	u := mustUSE(t)
+	texts := []string{"search flights to Paris", "list the open issues of a repository and close the stale ones", "东京の天気"}
+	for _, kernel := range encoder.USEKernels() { // the int16 path is AVX2's
+		t.Run(kernel, func(t *testing.T) {
+			restore, err := encoder.SetUSEKernel(kernel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer restore()
+			want, err := u.EmbedQueries(context.Background(), texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for i := range 6 {
+				wg.Go(func() {
+					for j := range 2 {
+						k := (i + j) % len(texts)
+						got, err := u.EmbedQueries(context.Background(), texts[k:k+1])
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if diff := cmp.Diff(want[k], got[0]); diff != "" {
+							t.Errorf("concurrent EmbedQueries of text %d differs (-want +got):\n%s", k, diff)
+						}
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
+}
+
 func TestUSEWorkersAgree(t *testing.T) {
 	// Tiles do not depend on the number of goroutines, so neither do the
 	// vectors, to the bit.

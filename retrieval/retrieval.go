@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/toolsift/toolsift/internal/rankopt"
@@ -479,78 +478,4 @@ func (r *Retriever) filter() func(tool.Tool) bool {
 		return nil
 	}
 	return func(t tool.Tool) bool { return r.servers[t.Server] }
-}
-
-// maxCachedQueries bounds the query vectors a Retriever keeps: an agent's
-// task is the same text at every step of its run, and a thought often
-// repeats; a USE vector of a short text costs about half a millisecond.
-const maxCachedQueries = 256
-
-// queryEmbedder is an embedder with a faster path for query texts, whose
-// vectors are compared with the documents' (encoder.USE.EmbedQueries).
-type queryEmbedder interface {
-	EmbedQueries(ctx context.Context, texts []string) ([][]float32, error)
-}
-
-// queryCache keeps the vectors of recent query texts by embedder, so that
-// a run embeds its task once. Safe for concurrent use.
-type queryCache struct {
-	mu   sync.Mutex
-	vecs map[queryKey][]float32
-}
-
-type queryKey struct{ embedder, text string }
-
-// embed returns emb's vector of each text, from the cache or embedded in
-// one call (and then cached). The vectors are shared: read-only.
-func (c *queryCache) embed(ctx context.Context, emb toolindex.Embedder, texts []string) ([][]float32, error) {
-	id := emb.ID()
-	out := make([][]float32, len(texts))
-	var missing []string
-	var at []int
-	c.mu.Lock()
-	for i, t := range texts {
-		if v, ok := c.vecs[queryKey{id, t}]; ok {
-			out[i] = v
-			continue
-		}
-		missing = append(missing, t)
-		at = append(at, i)
-	}
-	c.mu.Unlock()
-	if len(missing) == 0 {
-		return out, nil
-	}
-	embed := emb.Embed
-	if q, ok := emb.(queryEmbedder); ok {
-		embed = q.EmbedQueries
-	}
-	vecs, err := embed(ctx, missing)
-	if err != nil {
-		return nil, fmt.Errorf("retrieval: embed query with %s: %w", id, err)
-	}
-	if len(vecs) != len(missing) {
-		return nil, fmt.Errorf("retrieval: embed query with %s: %w: %d vectors for %d texts", id, toolindex.ErrDimension, len(vecs), len(missing))
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.vecs == nil {
-		c.vecs = make(map[queryKey][]float32)
-	}
-	for j, v := range vecs {
-		out[at[j]] = v
-		if len(c.vecs) >= maxCachedQueries {
-			// Forget about half, in map order: cheap, and a text
-			// that was dropped costs one more embedding.
-			n := 0
-			for k := range c.vecs {
-				delete(c.vecs, k)
-				if n++; n >= maxCachedQueries/2 {
-					break
-				}
-			}
-		}
-		c.vecs[queryKey{id, missing[j]}] = v
-	}
-	return out, nil
 }

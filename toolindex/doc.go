@@ -42,7 +42,9 @@
 //     packed, about 660–700 bytes a tool instead of 2,048. A search is one
 //     exact scan (AVX2 kernels where the CPU has them; the sparse one
 //     expands each eight tools' codes with a byte shuffle and keeps the
-//     dense kernel's arithmetic, so the scores are the same; split between
+//     dense kernel's arithmetic, so the scores are the same; AVX-512 ones,
+//     sixteen tools a register, where it has AVX-512 VBMI2, with the same
+//     arithmetic per tool and so the same scores; split between
 //     two goroutines from 4,096 tools) into a bounded heap. A write makes
 //     the blocks it touches dense until the writer ends (Upsert, Remove,
 //     Apply and Load encode them again). int16 cosines are within 1e-4 of

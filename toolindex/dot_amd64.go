@@ -9,6 +9,22 @@ func blockDotsAVX2(blk *int16, offs *int32, vals *float32, n int, out *[blockSlo
 
 var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+//go:noescape
+func blockDotsAVX512(blk *int16, offs *int32, vals *float32, n int, out *[blockSlots]float32)
+
+//go:noescape
+func blockDots8AVX512(blk *int8, offs *int32, vals *float32, n int, out *[blockSlots]float32)
+
+//go:noescape
+func sparseDotsAVX512(mask *uint64, start *uint16, code *int16, offs *int32, vals *float32, n int, out *[blockSlots]float32)
+
+// hasAVX512 runs the AVX-512 kernels (16 slots a register, the AVX2
+// kernels' scores bit for bit: the same fused multiply-adds per slot, in
+// the same order) where the processor has them; the sparse one needs
+// VBMI2's VPEXPANDW, and the operating system must save the registers,
+// which golang.org/x/sys/cpu checks. Tests switch it off to compare.
+var hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VBMI2
+
 // blockDots sets out[j] to Σ_k vals[k]·blk[offs[k]+j] for the blockSlots
 // slots j of a block: the dot products of the query (its non-zero values
 // vals at the column offsets offs) with the block's vectors. Every offset
@@ -19,6 +35,10 @@ func blockDots(blk []int16, offs []int32, vals []float32, out *[blockSlots]float
 		// The offsets are the caller's dimensions times blockSlots, all
 		// below dim×blockSlots = len(blk): the kernel does not check.
 		_ = blk[len(blk)-1]
+		if hasAVX512 {
+			blockDotsAVX512(&blk[0], &offs[0], &vals[0], len(offs), out)
+			return
+		}
 		blockDotsAVX2(&blk[0], &offs[0], &vals[0], len(offs), out)
 		return
 	}
@@ -33,6 +53,10 @@ func blockDots8(blk []int8, offs []int32, vals []float32, out *[blockSlots]float
 	if hasAVX2 && len(offs) > 0 {
 		_ = vals[len(offs)-1]
 		_ = blk[len(blk)-1]
+		if hasAVX512 {
+			blockDots8AVX512(&blk[0], &offs[0], &vals[0], len(offs), out)
+			return
+		}
 		blockDots8AVX2(&blk[0], &offs[0], &vals[0], len(offs), out)
 		return
 	}
@@ -75,6 +99,10 @@ func sparseDots(bl *block16, offs []int32, vals []float32, out *[blockSlots]floa
 		// kernel does not check.
 		if len(bl.start) != len(bl.mask) || len(bl.code) < sparsePad || int(offs[len(offs)-1]) >= len(bl.mask)*blockSlots {
 			panic("toolindex: sparse block and query disagree")
+		}
+		if hasAVX512 {
+			sparseDotsAVX512(&bl.mask[0], &bl.start[0], &bl.code[0], &offs[0], &vals[0], len(offs), out)
+			return
 		}
 		sparseDotsAVX2(&bl.mask[0], &bl.start[0], &bl.code[0], &offs[0], &vals[0], len(offs), &expandLUT, out)
 		return

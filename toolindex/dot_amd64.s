@@ -167,3 +167,132 @@ column:
 	STORE_SLOTS
 	VZEROUPPER
 	RET
+
+// The AVX-512 kernels (where the processor has AVX-512 F, and VBMI2 for
+// the sparse one) do what their AVX2 namesakes do, sixteen slots a
+// register: the 64 slots' sums in Z0-Z3, every slot given the same fused
+// multiply-adds in the same order, so the scores are the AVX2 kernels'
+// bit for bit.
+#define ZERO_SLOTS512 \
+	VPXORD Z0, Z0, Z0; VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; VPXORD Z3, Z3, Z3
+
+#define STORE_SLOTS512 \
+	VMOVUPS Z0, (R8); VMOVUPS Z1, 64(R8); VMOVUPS Z2, 128(R8); VMOVUPS Z3, 192(R8)
+
+// func blockDotsAVX512(blk *int16, offs *int32, vals *float32, n int, out *[64]float32)
+TEXT ·blockDotsAVX512(SB), NOSPLIT, $0-40
+	MOVQ blk+0(FP), SI
+	MOVQ offs+8(FP), DI
+	MOVQ vals+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ out+32(FP), R8
+	ZERO_SLOTS512
+
+loop:
+	MOVL         (DI), AX
+	LEAQ         (SI)(AX*2), BX
+	VBROADCASTSS (DX), Z8
+	VPMOVSXWD    (BX), Z9
+	VPMOVSXWD    32(BX), Z10
+	VPMOVSXWD    64(BX), Z11
+	VPMOVSXWD    96(BX), Z12
+	VCVTDQ2PS    Z9, Z9
+	VCVTDQ2PS    Z10, Z10
+	VCVTDQ2PS    Z11, Z11
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z9, Z8, Z0
+	VFMADD231PS  Z10, Z8, Z1
+	VFMADD231PS  Z11, Z8, Z2
+	VFMADD231PS  Z12, Z8, Z3
+	ADDQ         $4, DI
+	ADDQ         $4, DX
+	DECQ         CX
+	JNZ          loop
+
+	STORE_SLOTS512
+	VZEROUPPER
+	RET
+
+// func blockDots8AVX512(blk *int8, offs *int32, vals *float32, n int, out *[64]float32)
+TEXT ·blockDots8AVX512(SB), NOSPLIT, $0-40
+	MOVQ blk+0(FP), SI
+	MOVQ offs+8(FP), DI
+	MOVQ vals+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ out+32(FP), R8
+	ZERO_SLOTS512
+
+loop:
+	MOVL         (DI), AX
+	LEAQ         (SI)(AX*1), BX
+	VBROADCASTSS (DX), Z8
+	VPMOVSXBD    (BX), Z9
+	VPMOVSXBD    16(BX), Z10
+	VPMOVSXBD    32(BX), Z11
+	VPMOVSXBD    48(BX), Z12
+	VCVTDQ2PS    Z9, Z9
+	VCVTDQ2PS    Z10, Z10
+	VCVTDQ2PS    Z11, Z11
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z9, Z8, Z0
+	VFMADD231PS  Z10, Z8, Z1
+	VFMADD231PS  Z11, Z8, Z2
+	VFMADD231PS  Z12, Z8, Z3
+	ADDQ         $4, DI
+	ADDQ         $4, DX
+	DECQ         CX
+	JNZ          loop
+
+	STORE_SLOTS512
+	VZEROUPPER
+	RET
+
+// CHUNK16 adds the next sixteen slots of a sparse column (mask bits in
+// the low 16 of R12, their packed codes at BX) into ACC: sixteen codes are
+// read (sparsePad covers the last chunk's) and VPEXPANDW puts the first
+// of them at the places of the mask's set bits, zeros elsewhere (its
+// register form: the memory form is several times slower on AMD's
+// processors), then as CHUNK; BX moves past them and R12 to the next
+// sixteen bits.
+#define CHUNK16(ACC) \
+	MOVWQZX       R12, AX \
+	SHRQ          $16, R12 \
+	KMOVW         AX, K1 \
+	VMOVDQU       (BX), Y9 \
+	VPEXPANDW.Z   Y9, K1, Y9 \
+	VPMOVSXWD     Y9, Z9 \
+	VCVTDQ2PS     Z9, Z9 \
+	VFMADD231PS   Z9, Z8, ACC \
+	POPCNTQ       AX, AX \
+	LEAQ          (BX)(AX*2), BX
+
+// func sparseDotsAVX512(mask *uint64, start *uint16, code *int16, offs *int32, vals *float32, n int, out *[64]float32)
+TEXT ·sparseDotsAVX512(SB), NOSPLIT, $0-56
+	MOVQ mask+0(FP), R9
+	MOVQ start+8(FP), SI
+	MOVQ code+16(FP), R10
+	MOVQ offs+24(FP), DI
+	MOVQ vals+32(FP), DX
+	MOVQ n+40(FP), R11
+	MOVQ out+48(FP), R8
+	ZERO_SLOTS512
+
+column:
+	MOVL         (DI), AX
+	SHRL         $6, AX
+	MOVQ         (R9)(AX*8), R12
+	MOVWQZX      (SI)(AX*2), CX
+	LEAQ         (R10)(CX*2), BX
+	VBROADCASTSS (DX), Z8
+	CHUNK16(Z0)
+	CHUNK16(Z1)
+	CHUNK16(Z2)
+	CHUNK16(Z3)
+	ADDQ $4, DI
+	ADDQ $4, DX
+	DECQ R11
+	JNZ  column
+
+	STORE_SLOTS512
+	VZEROUPPER
+	RET

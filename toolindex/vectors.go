@@ -63,7 +63,8 @@ type vectors struct {
 // dim×blockSlots codes, dimension-major. A sparse one has, for dimension
 // d, a code for slot j when bit j of mask[d] is set; the codes of
 // dimension d are code[start[d]:], in slot order, one per bit. code ends
-// with sparsePad zeros: the kernel reads eight codes at a time. A sparse
+// with sparsePad zeros: the kernels read eight (AVX2) or sixteen (AVX-512)
+// codes at a time. A sparse
 // block without mask holds no codes.
 type block16 struct {
 	dense []int16
@@ -74,7 +75,7 @@ type block16 struct {
 }
 
 // sparsePad is the number of zero codes after a sparse block's codes.
-const sparsePad = 8
+const sparsePad = 16
 
 // maxDirty bounds the blocks a writer keeps dense before compact encodes
 // them again: a bulk Upsert holds at most this many dense blocks (128 KB
