@@ -103,6 +103,9 @@ var rankVariants = []rankVariant{
 	{"reach3", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ReachRank: 3}) }},
 	{"windows1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 1}) }},
 	{"windows0.8", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 0.8}) }},
+	// The tools left out listed by name (think.Options.NoListing turns it
+	// off: the default before).
+	{"nolisting", func(o *think.Options) { o.NoListing = true }},
 	{"bm25-name1", nil},
 	{"bm25-name3", nil},
 	{"bm25-params0.25", nil},

@@ -97,6 +97,13 @@ type Options struct {
 	// compete, and a step whose K tools are small sends fewer tokens).
 	Pack   int
 	NoPack bool
+	// NoListing turns listings off. By default, at a step that offers
+	// search_tools, the tools left out are listed (budget.TierName: the
+	// name and one line, the parameters one search away) in up to half
+	// the budget: the lowest-scored tools give their schemas up first, so
+	// the best keep theirs, and a step shows more of what it ranked
+	// (docs/measurements.md, "Listings").
+	NoListing bool
 	// Costs, when set, keeps the full-tier token cost of tools between
 	// runs, so that the catalog's cost (Offer.AllTokens) is not counted
 	// again at every start: counting a catalog of thousands of tools takes
@@ -439,6 +446,8 @@ func (t *Thinker) candidates(req Request, ranked []retrieval.Match) *plan {
 	p.cands = kept
 	p.b = budget.Budget{Tokens: tokens, MinTools: t.opts.MinTools, MaxTools: t.opts.MaxTools}
 	if p.search {
+		// A listed tool's schema is one search away.
+		p.b.Listing = t.listing(tokens, true)
 		p.b.MaxTools++
 		p.b.MinTools = min(p.b.MinTools+1, p.b.MaxTools)
 	}
@@ -450,6 +459,7 @@ func (p *plan) dropSearch(minTools int) {
 	p.cands = slices.DeleteFunc(p.cands, func(c budget.Candidate) bool { return p.reason[c.Tool.Name] == ReasonMeta })
 	p.b.MaxTools--
 	p.b.MinTools = min(minTools, p.b.MaxTools)
+	p.b.Listing = 0
 	p.search = false
 }
 
@@ -508,10 +518,12 @@ func (t *Thinker) clearlyWanted(name, why string, ranked []retrieval.Match) bool
 	return len(plain) == 1 || plain[0].Score >= oversizeMargin*plain[1].Score
 }
 
-// cheapest returns a tool's token cost at its cheapest tier.
+// cheapest returns a tool's token cost at its cheapest tier with a schema
+// (TierName, a listing, is not a way to offer an oversized tool: the
+// oversize rule decides those).
 func (t *Thinker) cheapest(tl tool.Tool) (int, error) {
 	best := -1
-	for tier := budget.TierFull; tier < budget.NumTiers; tier++ {
+	for tier := budget.TierFull; tier <= budget.TierMinimal; tier++ {
 		r, err := t.tok.CountTool(tl, tier)
 		if err != nil {
 			return 0, err
@@ -582,4 +594,18 @@ func (t *Thinker) CatalogCost() (tokens, n int) {
 	}
 	t.cost = catalogCost{valid: true, gen: gen, tokens: tokens, tools: n, byHash: fresh}
 	return tokens, n
+}
+
+// listingShare is the most of a step's budget that listings may take
+// (Options.NoListing): half, so the schemas keep at least the other half.
+const listingShare = 0.5
+
+// listing is the most of a budget of tokens that listings may take at a
+// step that offers search_tools (search): none without it, or when
+// Options.NoListing is set.
+func (t *Thinker) listing(tokens int, search bool) int {
+	if !search || t.opts.NoListing {
+		return 0
+	}
+	return int(float64(tokens) * listingShare)
 }
