@@ -263,7 +263,7 @@ func TestDeferredSearchBudget(t *testing.T) {
 // no parameters) is not loaded for the run as a listing: it goes with the
 // deferred tools, whole, so that the API's search loads its schema.
 func TestDeferredToolsListed(t *testing.T) {
-	f := newFixtureWith(t, catalog(), think.Options{Budget: 350, Retrieval: retrieval.Options{K: 3}, Policy: think.PolicyFresh})
+	f := newFixtureWith(t, catalog(), think.Options{Budget: 350, Retrieval: retrieval.Options{K: 3}, Policy: think.PolicyFresh, Listing: true})
 	const task = "email the weather forecast for Bern to my team"
 	off, err := f.TS.Think(context.Background(), think.Request{Query: retrieval.Query{Task: task}})
 	if err != nil {

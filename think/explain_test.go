@@ -172,8 +172,8 @@ func TestExplainCutByBudget(t *testing.T) {
 	// take most of the budget; what is left is less than the invoice tool
 	// at its cheapest.
 	b := cheapest(catalog[5]) + cheapest(retrieval.SearchTool()) + cheap/2
-	// Without listings: a listing would fit where the schema does not.
-	th := newThinker(t, ix, think.Options{Budget: b, NoListing: true, Retrieval: retrieval.Options{K: 1, Pinned: []string{"read_file"}, Mode: retrieval.Lexical}})
+	// Without listings (the default): a listing would fit where the schema does not.
+	th := newThinker(t, ix, think.Options{Budget: b, Retrieval: retrieval.Options{K: 1, Pinned: []string{"read_file"}, Mode: retrieval.Lexical}})
 	req := think.Request{Query: retrieval.Query{Task: "file the invoice"}}
 	ex, te := explainOne(t, th, req, "file_invoice")
 	if te.Decision != think.DecisionCutByBudget || te.Rank != 1 || !te.Retrieved {

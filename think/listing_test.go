@@ -17,7 +17,7 @@ import (
 // A step that offers search_tools lists the tools its schemas leave out
 // (budget.TierName) in up to half its budget; the best-ranked keeps its
 // schema, a found tool is never listed, and a step without search_tools
-// (or with NoListing) lists nothing.
+// (or without Listing, the default) lists nothing.
 func TestThinkListing(t *testing.T) {
 	var tools []tool.Tool
 	for i := range 40 {
@@ -49,7 +49,7 @@ func TestThinkListing(t *testing.T) {
 		}
 		return off, listed, listTokens
 	}
-	o := think.Options{Budget: 600, Retrieval: retrieval.Options{K: 10}}
+	o := think.Options{Budget: 600, Listing: true, Retrieval: retrieval.Options{K: 10}}
 	off, listed, listTokens := step(o, think.Request{})
 	if !off.HasSearchTool() || listed == 0 || listTokens > o.Budget/2 || off.Tokens > o.Budget {
 		t.Errorf("offered %v: %d listed in %d tokens, %d in all; want search_tools, listings within %d, at most %d", names(off), listed, listTokens, off.Tokens, o.Budget/2, o.Budget)
@@ -61,10 +61,10 @@ func TestThinkListing(t *testing.T) {
 		}
 	}
 	noList := o
-	noList.NoListing = true
+	noList.Listing = false
 	offPlain, n, _ := step(noList, think.Request{})
 	if n != 0 || len(offPlain.Tools) >= len(off.Tools) {
-		t.Errorf("NoListing: %d listed, %d tools (with listings %d); want none listed and fewer tools", n, len(offPlain.Tools), len(off.Tools))
+		t.Errorf("without Listing: %d listed, %d tools (with listings %d); want none listed and fewer tools", n, len(offPlain.Tools), len(off.Tools))
 	}
 	never := o
 	never.Search = think.SearchNever

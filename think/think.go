@@ -97,13 +97,15 @@ type Options struct {
 	// compete, and a step whose K tools are small sends fewer tokens).
 	Pack   int
 	NoPack bool
-	// NoListing turns listings off. By default, at a step that offers
+	// Listing turns listings on (off by default): at a step that offers
 	// search_tools, the tools left out are listed (budget.TierName: the
 	// name and one line, the parameters one search away) in up to half
-	// the budget: the lowest-scored tools give their schemas up first, so
-	// the best keep theirs, and a step shows more of what it ranked
+	// the budget; the lowest-scored tools give their schemas up first, so
+	// the best keep theirs, and a step names more of what it ranked, but
+	// fewer of its tools come with a schema, callable at once: off by
+	// default because the gold sent with its schema falls on every set
 	// (docs/measurements.md, "Listings").
-	NoListing bool
+	Listing bool
 	// Costs, when set, keeps the full-tier token cost of tools between
 	// runs, so that the catalog's cost (Offer.AllTokens) is not counted
 	// again at every start: counting a catalog of thousands of tools takes
@@ -268,6 +270,31 @@ func (o Offer) Names() []string {
 	out := make([]string, 0, len(o.Tools))
 	for _, t := range o.Tools {
 		if t.Reason != ReasonMeta {
+			out = append(out, t.Tool.Name)
+		}
+	}
+	return out
+}
+
+// WithSchema returns the names of the offered tools sent with their
+// parameters (every tier but budget.TierName): callable at once.
+func (o Offer) WithSchema() []string {
+	out := make([]string, 0, len(o.Tools))
+	for _, t := range o.Tools {
+		if t.Reason != ReasonMeta && t.Tier != budget.TierName {
+			out = append(out, t.Tool.Name)
+		}
+	}
+	return out
+}
+
+// Listed returns the names of the offered tools listed (budget.TierName:
+// the name and a line, no parameters): callable after a search_tools step
+// gives their schemas.
+func (o Offer) Listed() []string {
+	var out []string
+	for _, t := range o.Tools {
+		if t.Reason != ReasonMeta && t.Tier == budget.TierName {
 			out = append(out, t.Tool.Name)
 		}
 	}
@@ -597,14 +624,14 @@ func (t *Thinker) CatalogCost() (tokens, n int) {
 }
 
 // listingShare is the most of a step's budget that listings may take
-// (Options.NoListing): half, so the schemas keep at least the other half.
+// (Options.Listing): half, so the schemas keep at least the other half.
 const listingShare = 0.5
 
 // listing is the most of a budget of tokens that listings may take at a
-// step that offers search_tools (search): none without it, or when
-// Options.NoListing is set.
+// step that offers search_tools (search): none without it, or unless
+// Options.Listing is set.
 func (t *Thinker) listing(tokens int, search bool) int {
-	if !search || t.opts.NoListing {
+	if !search || !t.opts.Listing {
 		return 0
 	}
 	return int(float64(tokens) * listingShare)

@@ -84,6 +84,7 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 	toolBudget := fs.Int("budget", think.DefaultBudget, "tool-schema token `budget` of the step")
 	k := fs.Int("k", think.DefaultK, "how many ranked tools the step considers (`K`)")
 	pack := packFlag(fs)
+	listing := listingFlags(fs)
 	modeName := fs.String("mode", "hybrid", "ranking `mode`: hybrid, semantic, vector or lexical")
 	model := fs.String("model", "gpt-4o", "chat `model` whose tokenizer counts the budget")
 	asJSON := fs.Bool("json", false, "print the explanation as one JSON object")
@@ -123,6 +124,7 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 		Logger: slog.New(warnHandler{e}),
 	}
 	setPack(&o.Think, *pack)
+	listing(&o.Think)
 	cache(&o)
 	var ts *toolsift.Toolset
 	var catalog string
