@@ -50,8 +50,9 @@ func (d *deferral) load(found []string) {
 
 // deferTools decides at a run's first step whether the catalog goes as
 // deferred tools (see DeferringModel) and, when it does, renders it: every
-// tool of the catalog but the offered ones, at full tier, by name. It
-// returns nil to choose tools per step.
+// tool of the catalog but the offered ones with a schema, at full tier, by
+// name; the step's request is then the deferral's offer. It returns nil to
+// choose tools per step.
 func (r *run) deferTools(off think.Offer) *deferral {
 	a := r.a
 	dm, ok := a.model.(DeferringModel)
@@ -63,13 +64,23 @@ func (r *run) deferTools(off think.Offer) *deferral {
 	if !ok || off.Everything || !off.HasSearchTool() || limit < 0 || off.AllTokens > limit {
 		return nil
 	}
+	// The offer is loaded for the whole run; a listed tool (budget's
+	// TierName, no parameters) goes with the deferred ones instead, whole,
+	// so that a search loads its schema.
 	skip := map[string]bool{}
+	loaded := off
+	loaded.Tools, loaded.Tokens = nil, 0
 	for _, o := range off.Tools {
+		if o.Tier == budget.TierName {
+			continue
+		}
 		skip[o.Tool.Name] = true
+		loaded.Tools = append(loaded.Tools, o)
+		loaded.Tokens += o.Tokens
 	}
 	all := cat.Tools()
 	slices.SortFunc(all, func(x, y tool.Tool) int { return cmp.Compare(x.Name, y.Name) })
-	d := &deferral{offer: off, cost: map[string]int{}, budget: think.DefaultBudget}
+	d := &deferral{offer: loaded, cost: map[string]int{}, budget: think.DefaultBudget}
 	if th, ok := a.tools.(interface{ Thinker() *think.Thinker }); ok && th.Thinker() != nil {
 		d.budget = th.Thinker().Options().Budget // *toolsift.Toolset's
 	}

@@ -258,3 +258,50 @@ func TestDeferredSearchBudget(t *testing.T) {
 		t.Errorf("the answer's tools differ from Found (-found +told):\n%s", diff)
 	}
 }
+
+// TestDeferredToolsListed: a tool the first step lists (budget.TierName,
+// no parameters) is not loaded for the run as a listing: it goes with the
+// deferred tools, whole, so that the API's search loads its schema.
+func TestDeferredToolsListed(t *testing.T) {
+	f := newFixtureWith(t, catalog(), think.Options{Budget: 350, Retrieval: retrieval.Options{K: 3}, Policy: think.PolicyFresh, Listing: true})
+	const task = "email the weather forecast for Bern to my team"
+	off, err := f.TS.Think(context.Background(), think.Request{Query: retrieval.Query{Task: task}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, o := range off.Tools {
+		if o.Tier == budget.TierName {
+			listed = append(listed, o.Tool.Name)
+		}
+	}
+	if len(listed) == 0 {
+		t.Fatalf("the step lists no tool (offered %v): the test needs one", names(toDefs(off)))
+	}
+	m := &deferModel{defers: true, script: []agent.Response{{Message: agent.Message{Content: "done"}}}}
+	a, err := agent.New(m, f.TS, &agent.Options{Tokenizer: tokenizer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	first := m.reqs[0]
+	for _, n := range listed {
+		if slices.Contains(names(first.Tools), n) {
+			t.Errorf("listed %s loaded for the run: %v", n, names(first.Tools))
+		}
+		i := slices.IndexFunc(first.Deferred, func(d agent.ToolDef) bool { return d.Name == n })
+		if i < 0 || string(first.Deferred[i].Parameters) == `{"properties":{},"type":"object"}` {
+			t.Errorf("listed %s not deferred whole: %v", n, names(first.Deferred))
+		}
+	}
+}
+
+func toDefs(off think.Offer) []agent.ToolDef {
+	var out []agent.ToolDef
+	for _, o := range off.Tools {
+		out = append(out, agent.ToolDef{Name: o.Tool.Name + "@" + o.Tier.String()})
+	}
+	return out
+}

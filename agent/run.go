@@ -112,7 +112,9 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 			return false, fmt.Errorf("agent: step %d: %w", n, err)
 		}
 		if n == 1 {
-			r.deferred = r.deferTools(off)
+			if r.deferred = r.deferTools(off); r.deferred != nil {
+				off = r.deferred.offer // without its listed tools
+			}
 		}
 		st.Latency.Retrieve, st.Latency.Select = off.Retrieve, off.Select
 	}

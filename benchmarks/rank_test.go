@@ -25,12 +25,13 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift"
-	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/hashcache"
 	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
@@ -103,6 +104,10 @@ var rankVariants = []rankVariant{
 	{"reach3", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ReachRank: 3}) }},
 	{"windows1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 1}) }},
 	{"windows0.8", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 0.8}) }},
+	// The tools left out listed by name (think.Options.Listing; off by
+	// default: the gold sent with its schema falls with it).
+	{"nolisting", func(o *think.Options) { o.Listing = false }},
+	{"listing", func(o *think.Options) { o.Listing = true }},
 	{"bm25-name1", nil},
 	{"bm25-name3", nil},
 	{"bm25-params0.25", nil},
@@ -232,7 +237,12 @@ func TestRankIdeas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var r5, h1, h3, c5, c10, kept, kept2, complete, tokens, tokens2, cut, unranked float64
+			// kept is the gold recall of what a step sends: with its schema
+			// (callable at once) and listed (budget.TierName: the name and
+			// a line, its schema a search_tools step away), and their sum;
+			// before listings every tool sent had its schema.
+			var r5, h1, h3, c5, c10, complete, tokens, tokens2, cut, unranked float64
+			var kept, kept2 sentRecall
 			for _, q := range queries {
 				req := think.Request{Query: retrieval.Query{Task: q.Query}}
 				off, err := th.Think(ctx, req)
@@ -248,14 +258,14 @@ func TestRankIdeas(t *testing.T) {
 					ranked[i] = m.Tool.Name
 				}
 				g := q.Groups()
-				sel, sel2 := off.Names(), off2.Names()
+				sel := off.Names()
 				r5 += retrieval.Recall(ranked, g, 5)
 				h1 += retrieval.Hit(ranked, g, 1)
 				h3 += retrieval.Hit(ranked, g, 3)
 				c5 += retrieval.Complete(ranked, g, 5)
 				c10 += retrieval.Complete(ranked, g, 10)
-				kept += retrieval.Recall(sel, g, len(sel))
-				kept2 += retrieval.Recall(sel2, g, len(sel2))
+				kept.add(off, g)
+				kept2.add(off2, g)
 				complete += retrieval.Complete(sel, g, len(sel))
 				tokens += float64(off.Tokens)
 				tokens2 += float64(off2.Tokens)
@@ -273,12 +283,27 @@ func TestRankIdeas(t *testing.T) {
 				}
 			}
 			n := float64(len(queries))
-			t.Logf("%-16s %-20s recall@5 %.3f  hit@1 %.3f  hit@3 %.3f  complete@5 %.3f  complete@10 %.3f  gold-in-budget %.3f (2k: %.3f)  complete-in-budget %.3f  tokens %.0f (2k: %.0f)  gold cut by budget %.3f, not in top K %.3f",
-				s.name, v.name, r5/n, h1/n, h3/n, c5/n, c10/n, kept/n, kept2/n, complete/n, tokens/n, tokens2/n, cut/n, unranked/n)
+			t.Logf("%-16s %-20s recall@5 %.3f  hit@1 %.3f  hit@3 %.3f  complete@5 %.3f  complete@10 %.3f  gold-in-budget with schema %.3f + listed %.3f = %.3f (2k: %.3f + %.3f = %.3f)  complete-in-budget %.3f  tokens %.0f (2k: %.0f)  gold cut by budget %.3f, not in top K %.3f",
+				s.name, v.name, r5/n, h1/n, h3/n, c5/n, c10/n, kept.schema/n, kept.listed/n, kept.total()/n, kept2.schema/n, kept2.listed/n, kept2.total()/n, complete/n, tokens/n, tokens2/n, cut/n, unranked/n)
 		}
 		ts.Close()
 	}
 }
+
+// sentRecall sums, over steps, the gold recall of what a step sends, split
+// by how: with its schema, callable at once, or listed (budget.TierName),
+// the name and a line, callable after a search_tools step. A group counts
+// with its schema when any of its tools has one.
+type sentRecall struct{ schema, listed float64 }
+
+func (r *sentRecall) add(off think.Offer, g [][]string) {
+	all, schema := off.Names(), off.WithSchema()
+	s := retrieval.Recall(schema, g, len(schema))
+	r.schema += s
+	r.listed += retrieval.Recall(all, g, len(all)) - s
+}
+
+func (r sentRecall) total() float64 { return r.schema + r.listed }
 
 // reindex builds an index of tools like ts's (same embedders, same vector
 // cache) with other BM25F parameters or, when sem is not nil, another
@@ -295,8 +320,12 @@ func reindex(t *testing.T, ts *toolsift.Toolset, tools []tool.Tool, cache string
 	if sem == nil {
 		sem = ts.Index().Semantic()
 	}
+	st, err := store.NewDir(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ix, err := toolindex.New(ts.Index().Embedder(), &toolindex.Options{Semantic: sem, BM25: b,
-		Cache: cachefile.NewStore(cache)})
+		Cache: hashcache.New(st)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,14 @@
 //     o200k_base for models it does not know) or takes one explicitly.
 //   - The cost of a tool as sent: Tokenizer.CountTool returns a tool at a
 //     compression Tier (full, no parameter docs, short description,
-//     minimal) with the tokens of its Chat Completions JSON, cached by
-//     content hash. See the Overhead constants for how that count relates
-//     to a provider's prompt_tokens.
+//     minimal; and name, a listing: the name and one line, no parameters)
+//     with the tokens of its Chat Completions JSON, cached by content
+//     hash. See the Overhead constants for how that count relates to a
+//     provider's prompt_tokens.
 //   - Select: which candidate tools to send, and at which tier, to keep the
-//     most relevance within a token budget, in a stable order.
+//     most relevance within a token budget, in a stable order; with
+//     Budget.Listing, the tools the schemas leave out are listed by name
+//     (for a model that can ask a search tool for their schemas).
 //   - Truncate: tool results and history cut to a token limit at a clean
 //     boundary, with a note saying how much was cut.
 //

@@ -40,6 +40,7 @@ func ExampleTokenizer_CountTool() {
 	// no-param-docs     47 tokens  {"type":"function","function":{"name":"read_file","description":"Read a file from disk. Returns its content as text.","parameters":{"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"}}}
 	// short-description 41 tokens  {"type":"function","function":{"name":"read_file","description":"Read a file from disk.","parameters":{"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"}}}
 	// minimal           41 tokens  {"type":"function","function":{"name":"read_file","description":"Read a file from disk.","parameters":{"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"}}}
+	// name              39 tokens  {"type":"function","function":{"name":"read_file","description":"Read a file from disk. (parameters: ask search_tools)","parameters":{"properties":{},"type":"object"}}}
 }
 
 func ExampleSelect() {

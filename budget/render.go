@@ -39,10 +39,15 @@ const (
 	// properties, required, items, enum, const, the anyOf/oneOf/allOf
 	// structure and $ref with its $defs are kept.
 	TierMinimal
+	// TierName is the name and the one-line description of TierMinimal,
+	// marked as listed (nameHint), with no parameters: a tool the model
+	// sees, and calls once search_tools has given its schema. Select uses
+	// it only for Budget.Listing, in a step that offers search_tools.
+	TierName
 )
 
 // NumTiers is the number of tiers; they are 0 (TierFull) to NumTiers-1.
-const NumTiers = 4
+const NumTiers = 5
 
 // Description length caps of the compressed tiers, in runes.
 const (
@@ -50,10 +55,10 @@ const (
 	maxMinimalDescription = 120
 )
 
-var tierNames = [NumTiers]string{"full", "no-param-docs", "short-description", "minimal"}
+var tierNames = [NumTiers]string{"full", "no-param-docs", "short-description", "minimal", "name"}
 
 // String returns the tier's name: "full", "no-param-docs",
-// "short-description" or "minimal".
+// "short-description", "minimal" or "name".
 func (t Tier) String() string {
 	if t >= 0 && int(t) < NumTiers {
 		return tierNames[t]
@@ -78,7 +83,7 @@ func (t *Tier) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("budget: unknown tier %q (want full, no-param-docs, short-description or minimal)", b)
+	return fmt.Errorf("budget: unknown tier %q (want full, no-param-docs, short-description, minimal or name)", b)
 }
 
 // quality is how much of a tool's usefulness to the model a tier keeps, from
@@ -95,9 +100,15 @@ func (t Tier) quality() float64 {
 		return 0.75
 	case TierMinimal:
 		return 0.5
+	case TierName:
+		return 0.25
 	}
 	return 0
 }
+
+// NameHint ends the description of a tool sent at TierName: the model is
+// told that the parameters are not shown, and where to get them.
+const NameHint = " (parameters: ask search_tools)"
 
 // Overheads that a provider adds to prompt_tokens beyond what CountTool counts.
 // They are approximations: OpenAI does not send the tools' JSON to the
@@ -225,7 +236,7 @@ func (t *Tokenizer) render(tl tool.Tool, out *[NumTiers]Rendered, tiers ...Tier)
 	return nil
 }
 
-var allTiers = [NumTiers]Tier{TierFull, TierNoParamDocs, TierShortDescription, TierMinimal}
+var allTiers = [NumTiers]Tier{TierFull, TierNoParamDocs, TierShortDescription, TierMinimal, TierName}
 
 // Format is the shape of a tool in one API's list of tools.
 type Format int
@@ -344,6 +355,8 @@ func compress(tool tool.Tool, tier Tier) (string, json.RawMessage, error) {
 		desc = textproc.FirstSentence(desc, maxShortDescription)
 	case TierMinimal:
 		desc = textproc.FirstSentence(desc, maxMinimalDescription)
+	case TierName:
+		desc = textproc.FirstSentence(desc, maxMinimalDescription) + NameHint
 	}
 	if len(bytes.TrimSpace(tool.InputSchema)) == 0 {
 		return desc, emptyParameters, nil
@@ -377,9 +390,13 @@ func compress(tool tool.Tool, tier Tier) (string, json.RawMessage, error) {
 	default:
 		return "", nil, fmt.Errorf("%w: tool %q: input schema is a JSON %s, not an object", ErrBadTool, tool.Name, jsonKind(root))
 	}
+	if tier == TierName {
+		// Checked as every tier is, sent without parameters.
+		return desc, emptyParameters, nil
+	}
 	if tier != TierFull {
 		keepDraft := usesDraft7Only(root)
-		root = strip(root, tier == TierMinimal)
+		root = strip(root, tier >= TierMinimal)
 		if m, ok := root.(map[string]any); ok && !keepDraft {
 			// $schema changes nothing the model sees. It is kept only when
 			// removing it would change how a draft-07 schema parses.

@@ -41,6 +41,17 @@ type Budget struct {
 	MinTools int
 	// MaxTools caps the number of tools; 0 means no cap.
 	MaxTools int
+	// Listing, when positive, is the most of Tokens that listings may
+	// take: tools sent at TierName (the name and a line; the model asks
+	// for the schema). Select chooses the tools with schemas as usual,
+	// lists the best of those left out in what remains, then takes
+	// schemas away from the lowest-scored tools up (they stay, listed) to
+	// list more of the best left out, while the listings fit in Listing:
+	// a better-scored tool keeps its schema when a worse one loses its.
+	// Pinned and minimum tools are never listed. Set it only when the
+	// model can ask for a listed tool's schema (a step that offers
+	// search_tools); 0 lists nothing.
+	Listing int
 }
 
 // Selected is a chosen Candidate, rendered at its tier.
@@ -78,11 +89,15 @@ type item struct {
 
 func (it *item) value(tier Tier) float64 { return it.weight * tier.quality() }
 
+// schemaTiers are the tiers with a schema, 0 to schemaTiers-1: all but
+// TierName.
+const schemaTiers = TierName
+
 // cheapest returns the tier with the fewest tokens (the least compressed
 // one on ties: same cost, more value).
 func (it *item) cheapest() Tier {
 	best := TierFull
-	for t := TierFull + 1; t < NumTiers; t++ {
+	for t := TierFull + 1; t < schemaTiers; t++ {
 		if it.opts[t].Tokens < it.opts[best].Tokens {
 			best = t
 		}
@@ -124,7 +139,7 @@ const none Tier = -1
 // Select is deterministic: the result depends only on the set of candidates
 // (their order does not matter; ties break by name).
 func Select(tok *Tokenizer, cands []Candidate, b Budget) (Selection, error) {
-	if b.Tokens < 0 || b.MinTools < 0 || b.MaxTools < 0 || (b.MaxTools > 0 && b.MinTools > b.MaxTools) {
+	if b.Tokens < 0 || b.MinTools < 0 || b.MaxTools < 0 || b.Listing < 0 || (b.MaxTools > 0 && b.MinTools > b.MaxTools) {
 		return Selection{}, fmt.Errorf("%w: %+v", ErrInvalidBudget, b)
 	}
 	items, skipped := prepare(tok, cands)
@@ -192,6 +207,9 @@ func Select(tok *Tokenizer, cands []Candidate, b Budget) (Selection, error) {
 		if p.value(pl) > p.value(best) {
 			best = pl
 		}
+	}
+	if b.Listing > 0 {
+		best = p.fill(p.list(best, b.Listing))
 	}
 	sel := p.selection(best)
 	sel.Skipped = skipped
@@ -283,7 +301,7 @@ func (p *planner) hull(it *item, from Tier) []point {
 		start = point{from, it.opts[from].Tokens, it.value(from)}
 	}
 	var pts []point
-	for t := range Tier(NumTiers) {
+	for t := range schemaTiers {
 		o := point{t, it.opts[t].Tokens, it.value(t)}
 		if o.tokens > p.budget.Tokens || o.value <= start.value {
 			continue
@@ -407,7 +425,7 @@ func (p *planner) bestFit(base []Tier) []Tier {
 		if cur != none {
 			curTokens = it.opts[cur].Tokens
 		}
-		for t := range Tier(NumTiers) {
+		for t := range schemaTiers {
 			if cur != none && t >= cur {
 				break
 			}
@@ -447,7 +465,7 @@ func (p *planner) bestSingle(base []Tier) []Tier {
 	plan := slices.Clone(base)
 	bi, bt, bv := -1, none, -1.0
 	for i, it := range p.items {
-		for t := range Tier(NumTiers) {
+		for t := range schemaTiers {
 			if it.opts[t].Tokens <= p.budget.Tokens && it.value(t) > bv {
 				bi, bt, bv = i, t, it.value(t)
 			}
@@ -455,6 +473,63 @@ func (p *planner) bestSingle(base []Tier) []Tier {
 	}
 	if bi >= 0 {
 		plan[bi] = bt
+	}
+	return plan
+}
+
+// list spends at most most tokens on listings (TierName; only of tools
+// whose every schema costs more): first what the plan leaves, on the
+// best-scored tools it leaves out; then, from the
+// lowest-scored tool with a schema up, it takes schemas away (the tool
+// stays, listed) to list more of the best left out, while there are any
+// and the listings fit in most. Pinned and minimum tools keep theirs, and
+// so does the best-scored tool with a schema.
+func (p *planner) list(plan []Tier, most int) []Tier {
+	used, count := p.cost(plan)
+	listed := 0
+	next := 0 // the best-scored tool left out not yet listed
+	addListed := func() {
+		for ; next < len(p.items); next++ {
+			if plan[next] != none {
+				continue
+			}
+			it := p.items[next]
+			n := it.opts[TierName].Tokens
+			if n >= it.opts[it.cheapest()].Tokens {
+				continue // a schema costs no more: listing it saves nothing
+			}
+			if !p.canAdd(count) || used+n > p.budget.Tokens || listed+n > most {
+				return
+			}
+			plan[next] = TierName
+			used, listed, count = used+n, listed+n, count+1
+		}
+	}
+	// The best-scored tool with a schema that was not a must-have keeps it.
+	first := len(p.items)
+	for i, t := range plan {
+		if t != none && !p.items[i].forced {
+			first = i
+			break
+		}
+	}
+	addListed()
+	for worst := len(p.items) - 1; worst >= 0 && next < len(p.items) && p.canAdd(count); worst-- {
+		it := p.items[worst]
+		if worst == first || plan[worst] == none || plan[worst] == TierName || it.forced {
+			continue
+		}
+		n := it.opts[TierName].Tokens
+		if n >= it.opts[plan[worst]].Tokens {
+			continue // its listing would free nothing
+		}
+		if listed+n > most {
+			break
+		}
+		used += n - it.opts[plan[worst]].Tokens
+		listed += n
+		plan[worst] = TierName
+		addListed()
 	}
 	return plan
 }
@@ -473,7 +548,7 @@ func (p *planner) fill(plan []Tier) []Tier {
 			curTokens, curValue = it.opts[cur].Tokens, it.value(cur)
 		}
 		bt, bv := none, curValue
-		for t := range Tier(NumTiers) {
+		for t := range schemaTiers {
 			if v := it.value(t); v > bv && used-curTokens+it.opts[t].Tokens <= p.budget.Tokens {
 				bt, bv = t, v
 			}

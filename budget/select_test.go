@@ -120,7 +120,7 @@ func TestSelectCases(t *testing.T) {
 	// cheapest is the least compressed tier among those that cost least.
 	cheapest := func(i int) (budget.Tier, int) {
 		best := budget.TierFull
-		for tier := budget.TierFull + 1; tier < budget.NumTiers; tier++ {
+		for tier := budget.TierFull + 1; tier <= budget.TierMinimal; tier++ { // TierName only for Listing
 			if cost(t, tok, pool[i], tier) < cost(t, tok, pool[i], best) {
 				best = tier
 			}

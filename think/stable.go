@@ -58,7 +58,7 @@ func ParsePolicy(s string) (Policy, bool) {
 // Why a tool of the previous step was evicted.
 const (
 	EvictRemoved = "removed" // no longer in the catalog
-	EvictChanged = "changed" // its definition changed: its bytes must change
+	EvictChanged = "changed" // its definition changed, or a listed tool the model asked for comes whole: its bytes must change
 	EvictCost    = "cost"    // keeping it costs more than re-billing the prompt after it
 	EvictBudget  = "budget"  // the kept tools alone exceed the budget
 )
@@ -128,7 +128,11 @@ func (t *Thinker) previous(req Request, off *Offer, fresh map[string]Offered) (l
 			continue
 		}
 		cur, ok := t.ix.Get(p.Tool.Name)
-		if !ok || hashOf(cur) != hashOf(p.Tool) {
+		f := fresh[p.Tool.Name]
+		// A listed tool the model asked for now comes with its schema:
+		// its bytes change.
+		relisted := p.Tier == budget.TierName && f.Reason == ReasonFound && f.Tier != budget.TierName
+		if !ok || hashOf(cur) != hashOf(p.Tool) || relisted {
 			why := EvictRemoved
 			if ok {
 				why = EvictChanged
@@ -253,7 +257,7 @@ func (t *Thinker) newcomers(off *Offer, list []Offered, used int, evicted bool) 
 		}
 	}
 	if room := t.opts.Budget - used; breaks && len(cands) > 0 && room > 0 && count < t.opts.MaxTools {
-		b := budget.Budget{Tokens: room, MaxTools: t.opts.MaxTools - count}
+		b := budget.Budget{Tokens: room, MaxTools: t.opts.MaxTools - count, Listing: t.listing(room, off.HasSearchTool())}
 		sel, err := budget.Select(t.tok, cands, b)
 		if err != nil { // the must-haves do not fit: they compete
 			for i := range cands {

@@ -97,6 +97,15 @@ type Options struct {
 	// compete, and a step whose K tools are small sends fewer tokens).
 	Pack   int
 	NoPack bool
+	// Listing turns listings on (off by default): at a step that offers
+	// search_tools, the tools left out are listed (budget.TierName: the
+	// name and one line, the parameters one search away) in up to half
+	// the budget; the lowest-scored tools give their schemas up first, so
+	// the best keep theirs, and a step names more of what it ranked, but
+	// fewer of its tools come with a schema, callable at once: off by
+	// default because the gold sent with its schema falls on every set
+	// (docs/measurements.md, "Listings").
+	Listing bool
 	// Costs, when set, keeps the full-tier token cost of tools between
 	// runs, so that the catalog's cost (Offer.AllTokens) is not counted
 	// again at every start: counting a catalog of thousands of tools takes
@@ -261,6 +270,31 @@ func (o Offer) Names() []string {
 	out := make([]string, 0, len(o.Tools))
 	for _, t := range o.Tools {
 		if t.Reason != ReasonMeta {
+			out = append(out, t.Tool.Name)
+		}
+	}
+	return out
+}
+
+// WithSchema returns the names of the offered tools sent with their
+// parameters (every tier but budget.TierName): callable at once.
+func (o Offer) WithSchema() []string {
+	out := make([]string, 0, len(o.Tools))
+	for _, t := range o.Tools {
+		if t.Reason != ReasonMeta && t.Tier != budget.TierName {
+			out = append(out, t.Tool.Name)
+		}
+	}
+	return out
+}
+
+// Listed returns the names of the offered tools listed (budget.TierName:
+// the name and a line, no parameters): callable after a search_tools step
+// gives their schemas.
+func (o Offer) Listed() []string {
+	var out []string
+	for _, t := range o.Tools {
+		if t.Reason != ReasonMeta && t.Tier == budget.TierName {
 			out = append(out, t.Tool.Name)
 		}
 	}
@@ -439,6 +473,8 @@ func (t *Thinker) candidates(req Request, ranked []retrieval.Match) *plan {
 	p.cands = kept
 	p.b = budget.Budget{Tokens: tokens, MinTools: t.opts.MinTools, MaxTools: t.opts.MaxTools}
 	if p.search {
+		// A listed tool's schema is one search away.
+		p.b.Listing = t.listing(tokens, true)
 		p.b.MaxTools++
 		p.b.MinTools = min(p.b.MinTools+1, p.b.MaxTools)
 	}
@@ -450,6 +486,7 @@ func (p *plan) dropSearch(minTools int) {
 	p.cands = slices.DeleteFunc(p.cands, func(c budget.Candidate) bool { return p.reason[c.Tool.Name] == ReasonMeta })
 	p.b.MaxTools--
 	p.b.MinTools = min(minTools, p.b.MaxTools)
+	p.b.Listing = 0
 	p.search = false
 }
 
@@ -508,10 +545,12 @@ func (t *Thinker) clearlyWanted(name, why string, ranked []retrieval.Match) bool
 	return len(plain) == 1 || plain[0].Score >= oversizeMargin*plain[1].Score
 }
 
-// cheapest returns a tool's token cost at its cheapest tier.
+// cheapest returns a tool's token cost at its cheapest tier with a schema
+// (TierName, a listing, is not a way to offer an oversized tool: the
+// oversize rule decides those).
 func (t *Thinker) cheapest(tl tool.Tool) (int, error) {
 	best := -1
-	for tier := budget.TierFull; tier < budget.NumTiers; tier++ {
+	for tier := budget.TierFull; tier <= budget.TierMinimal; tier++ {
 		r, err := t.tok.CountTool(tl, tier)
 		if err != nil {
 			return 0, err
@@ -582,4 +621,18 @@ func (t *Thinker) CatalogCost() (tokens, n int) {
 	}
 	t.cost = catalogCost{valid: true, gen: gen, tokens: tokens, tools: n, byHash: fresh}
 	return tokens, n
+}
+
+// listingShare is the most of a step's budget that listings may take
+// (Options.Listing): half, so the schemas keep at least the other half.
+const listingShare = 0.5
+
+// listing is the most of a budget of tokens that listings may take at a
+// step that offers search_tools (search): none without it, or unless
+// Options.Listing is set.
+func (t *Thinker) listing(tokens int, search bool) int {
+	if !search || !t.opts.Listing {
+		return 0
+	}
+	return int(float64(tokens) * listingShare)
 }

@@ -125,6 +125,15 @@ func packFlag(fs *flag.FlagSet) *int {
 	return fs.Int("pack", think.DefaultPack, "ranked tools beyond --k that also compete for the budget, at cheaper tiers if need be (`N`; 0: none, only the K best)")
 }
 
+// listingFlags are --listing and --no-listing (the default): whether a
+// step that offers search_tools lists the tools its schemas leave out by
+// name (think.Options.Listing); apply puts them into a step's options.
+func listingFlags(fs *flag.FlagSet) (apply func(*think.Options)) {
+	on := fs.Bool("listing", false, "at a step that offers search_tools, list the tools the schemas leave out by name and one line (their parameters a search_tools step away), in up to half the budget, giving up the lowest-scored schemas (off by default)")
+	off := fs.Bool("no-listing", false, "no listings: every tool a step sends has its schema (the default; overrides --listing)")
+	return func(o *think.Options) { o.Listing = *on && !*off }
+}
+
 // setPack puts --pack into o.
 func setPack(o *think.Options, pack int) {
 	o.Pack, o.NoPack = pack, pack == 0

@@ -59,6 +59,7 @@ type evalOptions struct {
 	json, quiet, connect               bool
 	timeout                            time.Duration
 	cache                              func(context.Context, *toolsift.Options) error
+	listing                            func(*think.Options)
 	inputs                             map[string]string
 }
 
@@ -99,6 +100,7 @@ every server).`)
 	ks := fs.String("k", "1,3,5,10", "comma-separated cut-offs `k`")
 	fs.IntVar(&o.budget, "budget", defaultBudget, "tool-schema token `budget` for the selection step")
 	pack := packFlag(fs)
+	o.listing = listingFlags(fs)
 	fs.StringVar(&o.embedder, "embedder", "local", "`embedder` of the vector signal: local (hashed n-grams, offline, default), use (Universal Sentence Encoder Lite, offline) or openai (OPENAI_API_KEY / OPENAI_BASE_URL)")
 	fs.StringVar(&o.semantic, "semantic", "", "`encoder` of the semantic signal: use (Universal Sentence Encoder Lite, offline; the default with --embedder local), none (the default with another --embedder), model2vec:DIR (a Model2Vec model directory) or openai")
 	fs.StringVar(&o.embedModel, "embed-model", "text-embedding-3-small", "embedding `model` for --embedder openai")
@@ -251,8 +253,15 @@ type latency struct {
 type selStats struct {
 	MeanTokens float64 `json:"mean_tokens"`
 	MeanTools  float64 `json:"mean_tools"`
-	// Recall is the gold recall of the selected set.
-	Recall float64 `json:"recall"`
+	// Recall is the gold recall of the selected set: RecallSchema, of
+	// the tools sent with their schemas (callable at once), plus
+	// RecallListed, of the gold sent only listed (budget.TierName: the
+	// name and a line; callable after a search_tools step).
+	Recall       float64 `json:"recall"`
+	RecallSchema float64 `json:"recall_with_schema"`
+	RecallListed float64 `json:"recall_listed"`
+	// MeanListed is how many of MeanTools were listed.
+	MeanListed float64 `json:"mean_listed"`
 	// Reduction is 1 - MeanTokens/AllToolsTokens.
 	Reduction float64 `json:"reduction"`
 }
@@ -297,6 +306,7 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		Logger:   slog.New(warnHandler{e}),
 	}
 	setPack(&opts.Think, o.pack)
+	o.listing(&opts.Think)
 	if err := o.cache(ctx, &opts); err != nil {
 		return err
 	}
@@ -413,7 +423,12 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 			selected := off.Names()
 			st.Select.MeanTokens += float64(off.Tokens)
 			st.Select.MeanTools += float64(len(selected))
-			st.Select.Recall += retrieval.Recall(selected, groups, len(selected))
+			all, schema := retrieval.Recall(selected, groups, len(selected)), off.WithSchema()
+			withSchema := retrieval.Recall(schema, groups, len(schema))
+			st.Select.Recall += all
+			st.Select.RecallSchema += withSchema
+			st.Select.RecallListed += all - withSchema
+			st.Select.MeanListed += float64(len(off.Listed()))
 			if rankings != nil {
 				if err := rankings.Encode(rankingLine{ID: q.ID, Mode: mode.String(), Ranked: ranked, Selected: nonNil(selected), SelectedTokens: off.Tokens}); err != nil {
 					bar.Done()
@@ -436,6 +451,9 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 		st.Select.MeanTokens /= n
 		st.Select.MeanTools /= n
 		st.Select.Recall /= n
+		st.Select.RecallSchema /= n
+		st.Select.RecallListed /= n
+		st.Select.MeanListed /= n
 		st.Select.Reduction = 1 - st.Select.MeanTokens/float64(rep.AllToolsTokens)
 		st.Latency = latency{P50: ms(percentile(lat, 0.50)), P95: ms(percentile(lat, 0.95))}
 		rep.Runs = append(rep.Runs, st)
@@ -681,11 +699,12 @@ func printReport(w io.Writer, rep evalReport) {
 
 	fmt.Fprintf(w, "\nprompt tokens (%s): all %d tools = %d; selected within a budget of %d:\n", rep.Encoding, rep.Tools, rep.AllToolsTokens, rep.Budget)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tmean tokens\tmean tools\tgold recall\treduction\t")
+	fmt.Fprintln(tw, "mode\tmean tokens\tmean tools\tof them listed\tgold with schema\tgold listed\tgold recall\treduction\t")
 	for _, r := range rep.Runs {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.3f\t%.2f%%\t\n", r.Mode, r.Select.MeanTokens, r.Select.MeanTools, r.Select.Recall, 100*r.Select.Reduction)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f%%\t\n", r.Mode, r.Select.MeanTokens, r.Select.MeanTools, r.Select.MeanListed, r.Select.RecallSchema, r.Select.RecallListed, r.Select.Recall, 100*r.Select.Reduction)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "(gold with schema: sent callable at once; gold listed: sent by name and a line only, its parameters a search_tools step away; gold recall: both)")
 }
 
 func writePlot(path string, rep evalReport, o evalOptions) error {
@@ -700,7 +719,7 @@ func writePlot(path string, rep evalReport, o evalOptions) error {
 		d.Ks = append(d.Ks, k.K)
 	}
 	for _, r := range rep.Runs {
-		m := plotMode{Name: r.Mode, StepTokens: r.Select.MeanTokens, StepTools: r.Select.MeanTools, GoldKept: r.Select.Recall}
+		m := plotMode{Name: r.Mode, StepTokens: r.Select.MeanTokens, StepTools: r.Select.MeanTools, GoldKept: r.Select.RecallSchema, GoldListed: r.Select.RecallListed}
 		for _, k := range r.AtK {
 			m.Recall = append(m.Recall, k.Recall)
 		}

@@ -88,6 +88,52 @@ func TestEvalJSON(t *testing.T) {
 	}
 }
 
+// TestEvalListing: --listing lists the tools a step's schemas leave out,
+// and the report counts the gold sent with its schema apart from the gold
+// sent only listed; without it (the default) or with --no-listing, every
+// tool sent has its schema.
+func TestEvalListing(t *testing.T) {
+	eval := func(flags ...string) selStats {
+		t.Helper()
+		args := append([]string{"eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl", "--mode", "hybrid", "--budget", "250", "--json"}, flags...)
+		code, stdout, stderr := runToolbench(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr:\n%s", flags, code, stderr)
+		}
+		var rep evalReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		s := rep.Runs[0].Select
+		if d := s.RecallSchema + s.RecallListed - s.Recall; d > 1e-9 || d < -1e-9 || s.MeanTokens > 250 {
+			t.Errorf("%v: with schema %v + listed %v, recall %v, %v tokens; want the sum, within 250", flags, s.RecallSchema, s.RecallListed, s.Recall, s.MeanTokens)
+		}
+		return s
+	}
+	plain, listed := eval(), eval("--listing")
+	if plain.MeanListed != 0 || plain.RecallListed != 0 {
+		t.Errorf("default: %v listed, gold listed %v; want none", plain.MeanListed, plain.RecallListed)
+	}
+	// Listings take their room from the lowest-scored schemas: here a
+	// gold tool the default sends with its schema is only listed.
+	if listed.MeanListed == 0 || listed.RecallListed == 0 || listed.MeanTools <= plain.MeanTools || listed.RecallSchema > plain.RecallSchema {
+		t.Errorf("--listing: %v tools, %v listed, gold %v with schema + %v listed; want more tools than the default's %v, some gold listed, no more with its schema than %v",
+			listed.MeanTools, listed.MeanListed, listed.RecallSchema, listed.RecallListed, plain.MeanTools, plain.RecallSchema)
+	}
+	if both := eval("--listing", "--no-listing"); both != plain {
+		t.Errorf("--listing --no-listing: %+v; want the default's %+v", both, plain)
+	}
+	code, stdout, stderr := runToolbench(t, "eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl", "--mode", "hybrid", "--budget", "250", "--listing")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"of them listed", "gold with schema", "gold listed", "gold recall"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
 func TestEvalText(t *testing.T) {
 	code, stdout, stderr := runToolbench(t, "eval", "--tools", "testdata/tools.jsonl", "--queries", "testdata/queries.jsonl")
 	if code != 0 {

@@ -22,22 +22,25 @@ func init() {
 
 // explainReport is explain --json: one step explained.
 type explainReport struct {
-	Request       string        `json:"request"`
-	Catalog       string        `json:"catalog"`
-	CatalogTools  int           `json:"catalog_tools"`
-	Mode          string        `json:"mode"`
-	K             int           `json:"k"`
-	Pack          int           `json:"pack"`
-	MinScore      float64       `json:"min_score"`
-	Depth         int           `json:"depth"`
-	BudgetTokens  int           `json:"budget_tokens"`
-	OfferedTokens int           `json:"offered_tokens"`
-	LeftTokens    int           `json:"left_tokens"`
-	OfferedTools  int           `json:"offered_tools"`
-	SearchTools   bool          `json:"search_tools"`
-	Everything    bool          `json:"everything"`
-	Signals       []signalJSON  `json:"signals"`
-	Tools         []explainTool `json:"tools"`
+	Request       string  `json:"request"`
+	Catalog       string  `json:"catalog"`
+	CatalogTools  int     `json:"catalog_tools"`
+	Mode          string  `json:"mode"`
+	K             int     `json:"k"`
+	Pack          int     `json:"pack"`
+	MinScore      float64 `json:"min_score"`
+	Depth         int     `json:"depth"`
+	BudgetTokens  int     `json:"budget_tokens"`
+	OfferedTokens int     `json:"offered_tokens"`
+	LeftTokens    int     `json:"left_tokens"`
+	OfferedTools  int     `json:"offered_tools"`
+	// ListedTools is how many of OfferedTools are listed (--listing: the
+	// name and a line, the parameters a search_tools step away).
+	ListedTools int           `json:"listed_tools"`
+	SearchTools bool          `json:"search_tools"`
+	Everything  bool          `json:"everything"`
+	Signals     []signalJSON  `json:"signals"`
+	Tools       []explainTool `json:"tools"`
 }
 
 type signalJSON struct {
@@ -84,6 +87,7 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 	toolBudget := fs.Int("budget", think.DefaultBudget, "tool-schema token `budget` of the step")
 	k := fs.Int("k", think.DefaultK, "how many ranked tools the step considers (`K`)")
 	pack := packFlag(fs)
+	listing := listingFlags(fs)
 	modeName := fs.String("mode", "hybrid", "ranking `mode`: hybrid, semantic, vector or lexical")
 	model := fs.String("model", "gpt-4o", "chat `model` whose tokenizer counts the budget")
 	asJSON := fs.Bool("json", false, "print the explanation as one JSON object")
@@ -123,6 +127,7 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 		Logger: slog.New(warnHandler{e}),
 	}
 	setPack(&o.Think, *pack)
+	listing(&o.Think)
 	if err := cache(ctx, &o); err != nil {
 		return err
 	}
@@ -181,7 +186,7 @@ func newExplainReport(request, catalog string, n, pack int, ex think.Explanation
 		Request: request, Catalog: catalog, CatalogTools: n,
 		Mode: ex.Retrieval.Mode.String(), K: ex.Retrieval.K - pack, Pack: pack, MinScore: ex.Retrieval.MinScore, Depth: ex.Retrieval.Depth,
 		BudgetTokens: ex.Budget, OfferedTokens: off.Tokens, LeftTokens: ex.Left,
-		OfferedTools: len(off.Names()), SearchTools: off.HasSearchTool(), Everything: off.Everything,
+		OfferedTools: len(off.Names()), ListedTools: len(off.Listed()), SearchTools: off.HasSearchTool(), Everything: off.Everything,
 		Signals: []signalJSON{}, Tools: []explainTool{},
 	}
 	for _, s := range ex.Retrieval.Signals {
@@ -231,7 +236,11 @@ func printExplain(w io.Writer, rep explainReport, asked bool) {
 	case rep.Everything:
 		fmt.Fprintf(w, "offered: the whole catalog fits: %s, %d of %d tokens\n\n", runPlural(rep.OfferedTools, "tool"), rep.OfferedTokens, rep.BudgetTokens)
 	default:
-		fmt.Fprintf(w, "offered: %s%s, %d of %d tokens (%d left)\n\n", runPlural(rep.OfferedTools, "tool"), search, rep.OfferedTokens, rep.BudgetTokens, rep.LeftTokens)
+		listed := ""
+		if rep.ListedTools > 0 {
+			listed = fmt.Sprintf(" (%d of them listed by name only)", rep.ListedTools)
+		}
+		fmt.Fprintf(w, "offered: %s%s%s, %d of %d tokens (%d left)\n\n", runPlural(rep.OfferedTools, "tool"), listed, search, rep.OfferedTokens, rep.BudgetTokens, rep.LeftTokens)
 	}
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -277,6 +286,9 @@ func scoreText(rank int, s float64) string {
 func decisionText(t explainTool, rep explainReport) string {
 	switch t.Decision {
 	case think.DecisionOffered:
+		if t.Tier == budget.TierName.String() {
+			return fmt.Sprintf("listed (%s, name only, %d tok)", t.Reason, t.Tokens)
+		}
 		return fmt.Sprintf("offered (%s, %s, %d tok)", t.Reason, t.Tier, t.Tokens)
 	case think.DecisionCutByBudget:
 		if t.ShortByTokens > 0 {
@@ -305,6 +317,10 @@ func whyText(t explainTool, rep explainReport) string {
 	var b strings.Builder
 	switch t.Decision {
 	case think.DecisionOffered:
+		if t.Tier == budget.TierName.String() {
+			fmt.Fprintf(&b, "listed (%s): its name and one line, %d tokens, no parameters (%d at full tier); the model asks search_tools for them before it can call it", t.Reason, t.Tokens, t.FullTokens)
+			break
+		}
 		fmt.Fprintf(&b, "offered (%s) at tier %s, %d tokens (%d at full tier)", t.Reason, t.Tier, t.Tokens, t.FullTokens)
 	case think.DecisionNotInCatalog:
 		b.WriteString("not offered: there is no tool of that name")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -85,6 +86,44 @@ func TestExplainJSON(t *testing.T) {
 	for _, tl := range rep.Tools {
 		if tl.Name == "send-email" && (len(tl.Close) == 0 || tl.Close[0] != "send_email") {
 			t.Errorf("close names of send-email: %v", tl.Close)
+		}
+	}
+}
+
+// TestExplainListing: with --listing, the step of explainRequest at 250
+// tokens lists create_calendar_event by name (its schema does not fit
+// beside send_email's and search_tools), and explain says so; without it,
+// or with --no-listing, nothing is listed.
+func TestExplainListing(t *testing.T) {
+	args := []string{"explain", "--no-cache", "--tools", "testdata/tools.jsonl", "--budget", "250", explainRequest[8], "create_calendar_event"}
+	report := func(flags ...string) explainReport {
+		t.Helper()
+		code, stdout, stderr := runToolbench(t, append(append(slices.Clone(args), "--json"), flags...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr:\n%s", flags, code, stderr)
+		}
+		var rep explainReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	listed := report("--listing")
+	if listed.ListedTools != 1 || len(listed.Tools) != 1 || listed.Tools[0].Tier != budget.TierName.String() || listed.Tools[0].Decision != think.DecisionOffered {
+		t.Errorf("--listing: %d listed, %+v; want create_calendar_event listed", listed.ListedTools, listed.Tools)
+	}
+	for _, flags := range [][]string{nil, {"--no-listing"}, {"--listing", "--no-listing"}} {
+		if rep := report(flags...); rep.ListedTools != 0 || len(rep.Tools) != 1 || rep.Tools[0].Tier == budget.TierName.String() {
+			t.Errorf("%v: %d listed, %+v; want none", flags, rep.ListedTools, rep.Tools)
+		}
+	}
+	code, stdout, stderr := runToolbench(t, append(slices.Clone(args), "--listing")...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"(1 of them listed by name only)", "listed (retrieved, name only, ", "the model asks search_tools for them before it can call it"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
 }

@@ -30,9 +30,11 @@ type plotData struct {
 type plotMode struct {
 	Name   string
 	Recall []float64 // one per k, in [0, 1]
-	// StepTokens, StepTools and GoldKept describe what one step sends
-	// within the budget: mean tokens, mean tools, gold recall.
-	StepTokens, StepTools, GoldKept float64
+	// StepTokens, StepTools, GoldKept and GoldListed describe what one
+	// step sends within the budget: mean tokens, mean tools, the gold
+	// recall of the tools sent with their schemas, and of the gold sent
+	// only listed (think.Options.Listing).
+	StepTokens, StepTools, GoldKept, GoldListed float64
 	// TopTokens is the mean full-size cost of the top Ks[len(Ks)-1] tools.
 	TopTokens float64
 }
@@ -165,16 +167,20 @@ func writeSVG(w io.Writer, d plotData) error {
 		color := plotColors[mi%len(plotColors)]
 		y0 := top + 10 + rowH*float64(mi)
 		text(&b, tl-10, y0+13, fmt.Sprintf(`text-anchor="end" font-weight="bold" fill="%s"`, color), m.Name)
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="18" fill="%s"><title>%s: %.0f tokens, %.1f tools per step within the budget; gold kept %.3f</title></rect>`+"\n",
-			tl, y0, tx(m.StepTokens)-tl, color, html.EscapeString(m.Name), m.StepTokens, m.StepTools, m.GoldKept)
-		text(&b, labelX(m.StepTokens), y0+13, "", fmt.Sprintf("%s sent · %.1f tools · gold kept %.3f", thousands(m.StepTokens), m.StepTools, m.GoldKept))
+		kept := fmt.Sprintf("gold kept %.3f", m.GoldKept)
+		if m.GoldListed > 0 {
+			kept = fmt.Sprintf("gold kept %.3f with schema + %.3f listed", m.GoldKept, m.GoldListed)
+		}
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="18" fill="%s"><title>%s: %.0f tokens, %.1f tools per step within the budget; %s</title></rect>`+"\n",
+			tl, y0, tx(m.StepTokens)-tl, color, html.EscapeString(m.Name), m.StepTokens, m.StepTools, kept)
+		text(&b, labelX(m.StepTokens), y0+13, "", fmt.Sprintf("%s sent · %.1f tools · %s", thousands(m.StepTokens), m.StepTools, kept))
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="12" fill="%s" fill-opacity="0.35"><title>%s: top %d tools at full size, %.0f tokens</title></rect>`+"\n",
 			tl, y0+22, tx(m.TopTokens)-tl, color, html.EscapeString(m.Name), kTop, m.TopTokens)
 		text(&b, labelX(m.TopTokens), y0+32, `font-size="11" fill="#555"`, fmt.Sprintf("%s for the top %d at full size", thousands(m.TopTokens), kTop))
 	}
 	note := fmt.Sprintf("Sending all %s tools would cost %s tokens per step.", thousands(float64(d.Tools)), thousands(float64(d.AllTokens)))
 	text(&b, tl-80, bottom+18, `fill="#555"`, note)
-	text(&b, tl-80, bottom+38, `fill="#555"`, `Solid: what a step sends within the budget; "gold kept": recall of the sent tools.`)
+	text(&b, tl-80, bottom+38, `fill="#555"`, `Solid: what a step sends within the budget; "gold kept": recall of the tools sent with their schemas.`)
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -69,7 +69,7 @@ func TestPlot(t *testing.T) {
 	}
 	for _, r := range rep.Runs {
 		want = append(want, r.Mode,
-			fmt.Sprintf("%s sent · %.1f tools · gold kept %.3f", thousands(r.Select.MeanTokens), r.Select.MeanTools, r.Select.Recall),
+			fmt.Sprintf("%s sent · %.1f tools · gold kept %.3f", thousands(r.Select.MeanTokens), r.Select.MeanTools, r.Select.RecallSchema),
 			fmt.Sprintf("%s for the top 3 at full size", thousands(r.AtK[1].Tokens)),
 			fmt.Sprintf("%.2f", r.AtK[0].Recall),            // recall@1, under its point
 			fmt.Sprintf("%s %.2f", r.Mode, r.AtK[1].Recall), // the line's end

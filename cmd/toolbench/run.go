@@ -48,6 +48,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	maxSteps := fs.Int("max-steps", agent.DefaultMaxSteps, "most model calls before giving up")
 	k := fs.Int("k", think.DefaultK, "ranked tools considered per step (besides sticky and found ones); the budget decides what is sent")
 	pack := packFlag(fs)
+	listing := listingFlags(fs)
 	obsBudget := fs.Int("observation-budget", agent.DefaultObservationBudget, "most `tokens` of one tool result shown to the model")
 	toolTimeout := fs.Duration("tool-timeout", agent.DefaultToolTimeout, "`timeout` of each tool call")
 	connectTimeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
@@ -132,6 +133,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		Logger: logger,
 	}
 	setPack(&o.Think, *pack)
+	listing(&o.Think)
 	if err := cache(ctx, &o); err != nil {
 		return err
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package pgtest gives tests a real PostgreSQL server: a throwaway
 // cluster that the test binary starts (initdb and postgres from Debian's
 // postgresql package, in a temporary folder, on a unix socket in it, with
