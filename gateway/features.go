@@ -53,7 +53,7 @@ func (p *proxy) keep(srv *sdk.Server) {
 // prune forgets the servers whose sessions are over. p.mu is held.
 func (p *proxy) prune() {
 	for s, since := range p.sessions {
-		if since.IsZero() || time.Since(since) < sessionGrace { // kept, or new
+		if since.IsZero() || time.Since(since) < p.grace { // kept, or new
 			continue
 		}
 		live := false

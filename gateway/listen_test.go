@@ -160,3 +160,47 @@ func TestListenToolsSaid(t *testing.T) {
 	default:
 	}
 }
+
+// TestListenAfterIdle: the stateless server, whose sessions are requests,
+// is not forgotten while no request is in flight (as a session's server
+// without a session is after sessionGrace): a client of 2026-07-28 that
+// starts listening after a quiet spell hears the next change.
+func TestListenAfterIdle(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
+	handler := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{}, nil
+	}
+	up.AddTool(&sdk.Tool{Name: "old", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	defer hs.Close()
+	cfg := &config.Config{Servers: map[string]config.Server{"up": {URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}}}
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"up__*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	// A quiet spell longer than the grace, then a server made for
+	// another session, which forgets the servers past it.
+	gw.SetSessionGrace(time.Nanosecond)
+	time.Sleep(time.Millisecond)
+	gw.NewServer()
+
+	tools := make(chan struct{}, 8)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { tools <- struct{}{} },
+	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	up.AddTool(&sdk.Tool{Name: "new", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+	select {
+	case <-tools:
+	case <-time.After(testenv.WaitLimit()):
+		t.Fatal("no tools list_changed on the listen stream after the stateless server's quiet spell")
+	}
+}

@@ -99,6 +99,7 @@ type proxy struct {
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
 	sessions   map[*session]time.Time // the servers made, since when (zero: kept, keep)
+	grace      time.Duration          // sessionGrace, but in tests; guarded by mu
 	held       heldCalls              // calls of 2026-07-28 clients waiting for their answers (held.go)
 
 	// perUser reaches the per-user servers; nil when there are none. Set
@@ -151,7 +152,7 @@ func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{},
+	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, grace: sessionGrace,
 		results: newByteBudget(o.MaxResultBytes)}
 	if o.Audit != nil {
 		p.auditLog = &auditLog{s: o.Audit}
