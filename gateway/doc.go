@@ -25,7 +25,10 @@
 // call_tool, the pinned tools) and calls a found tool by the name
 // search_tools gave, or through call_tool. Options.Stateless serves every
 // client so. Such a client hears of changes to that list, and to the
-// resources and prompts, on its subscriptions/listen stream; an upstream's
+// resources and prompts, on its subscriptions/listen stream, and of an
+// upstream with pinned tools saying its tools changed, even when its
+// list is the same (a client lists again at the cost of one list; a word
+// not passed on could leave it with a stale list); an upstream's
 // request for input during its call (sampling, elicitation, roots) reaches
 // it as an input-required result (SEP-2322): an upstream of 2026-07-28's
 // own, passed through, or, from an upstream of an earlier revision, one

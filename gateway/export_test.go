@@ -40,6 +40,14 @@ func (p *proxy) Search(ctx context.Context, query string, k int) (think.SearchAn
 // client in memory.
 func (g *Gateway) NewServer() *sdk.Server { return g.p.newServer() }
 
+// SetSessionGrace sets how long a server may go without a session before
+// it is forgotten (sessionGrace).
+func (g *Gateway) SetSessionGrace(d time.Duration) {
+	g.p.mu.Lock()
+	defer g.p.mu.Unlock()
+	g.p.grace = d
+}
+
 // SetClock makes t read the time from now (the cache's expiry).
 func (t *Tokens) SetClock(now func() time.Time) { t.now = now }
 

@@ -37,10 +37,23 @@ func (p *proxy) track(s *session) {
 	p.sessions[s] = time.Now()
 }
 
+// keep makes the session of srv, a server for the handler's life (the
+// stateless one, whose sessions are requests), reached by every change
+// even while no request is in flight: prune leaves it.
+func (p *proxy) keep(srv *sdk.Server) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for s := range p.sessions {
+		if s.srv == srv {
+			p.sessions[s] = time.Time{}
+		}
+	}
+}
+
 // prune forgets the servers whose sessions are over. p.mu is held.
 func (p *proxy) prune() {
 	for s, since := range p.sessions {
-		if time.Since(since) < sessionGrace {
+		if since.IsZero() || time.Since(since) < p.grace { // kept, or new
 			continue
 		}
 		live := false

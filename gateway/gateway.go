@@ -209,8 +209,15 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		if onList != nil {
 			onList(c)
 		}
-		if p := px.Load(); p != nil {
+		p := px.Load()
+		if p == nil {
+			return
+		}
+		if c.Resources || c.Prompts {
 			p.featuresChanged()
+		}
+		if c.Tools {
+			p.toolsSaid(c.Server)
 		}
 	}
 	to.Hub.OnResourceUpdated = func(uri string) {

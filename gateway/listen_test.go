@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
@@ -83,5 +84,123 @@ func TestListenListChanges(t *testing.T) {
 	}
 	if !slices.Contains(names, "up__new") {
 		t.Fatalf("tools/list after the change = %v, want the pinned up__new", names)
+	}
+}
+
+// TestListenToolsSaid: an upstream that says its tools changed
+// (notifications/tools/list_changed) while its list is the same (it
+// registered a tool again, as the conformance suite's
+// test_trigger_tool_change does after its first call) is heard by a
+// client of 2026-07-28 listening for tool list changes, since the fixed
+// list holds that upstream's pinned tools; a session of 2025-11-25, whose
+// own list did not change, hears nothing.
+func TestListenToolsSaid(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
+	same := &sdk.Tool{Name: "same", Description: "Stays as it is.", InputSchema: json.RawMessage(`{"type":"object"}`)}
+	handler := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{}, nil
+	}
+	up.AddTool(same, handler)
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	defer hs.Close()
+	cfg := &config.Config{Servers: map[string]config.Server{"up": {URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}}}
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"up__*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+
+	tools := make(chan struct{}, 8)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { tools <- struct{}{} },
+	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s, want 2026-07-28", v)
+	}
+	old := connect(t, gw.NewServer(), "2025-11-25")
+	if _, err := old.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	before, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	up.AddTool(same, handler) // the same tool again: the upstream announces a change
+	select {
+	case <-tools:
+	case <-time.After(testenv.WaitLimit()):
+		t.Fatal("no tools list_changed on the listen stream after the upstream said its tools changed")
+	}
+	after, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(before.Tools)
+	a, _ := json.Marshal(after.Tools)
+	if diff := cmp.Diff(string(b), string(a)); diff != "" {
+		t.Errorf("the fixed list changed (-before +after):\n%s", diff)
+	}
+	// The 2025-11-25 session's stream is ordered: an announcement sent
+	// with the one above would arrive before this answer.
+	if _, err := old.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-old.changed:
+		t.Error("the 2025-11-25 session heard tools list_changed, but its list did not change")
+	default:
+	}
+}
+
+// TestListenAfterIdle: the stateless server, whose sessions are requests,
+// is not forgotten while no request is in flight (as a session's server
+// without a session is after sessionGrace): a client of 2026-07-28 that
+// starts listening after a quiet spell hears the next change.
+func TestListenAfterIdle(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
+	handler := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{}, nil
+	}
+	up.AddTool(&sdk.Tool{Name: "old", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	defer hs.Close()
+	cfg := &config.Config{Servers: map[string]config.Server{"up": {URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}}}
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"up__*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	// A quiet spell longer than the grace, then a server made for
+	// another session, which forgets the servers past it.
+	gw.SetSessionGrace(time.Nanosecond)
+	time.Sleep(time.Millisecond)
+	gw.NewServer()
+
+	tools := make(chan struct{}, 8)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { tools <- struct{}{} },
+	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	up.AddTool(&sdk.Tool{Name: "new", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+	select {
+	case <-tools:
+	case <-time.After(testenv.WaitLimit()):
+		t.Fatal("no tools list_changed on the listen stream after the stateless server's quiet spell")
 	}
 }

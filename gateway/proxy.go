@@ -98,7 +98,8 @@ type proxy struct {
 	// trustEpoch moves at each toolsChanged: the quarantine is read anew.
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
-	sessions   map[*session]time.Time // the servers made, since when
+	sessions   map[*session]time.Time // the servers made, since when (zero: kept, keep)
+	grace      time.Duration          // sessionGrace, but in tests; guarded by mu
 	held       heldCalls              // calls of 2026-07-28 clients waiting for their answers (held.go)
 
 	// perUser reaches the per-user servers; nil when there are none. Set
@@ -151,7 +152,7 @@ func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{},
+	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, grace: sessionGrace,
 		results: newByteBudget(o.MaxResultBytes)}
 	if o.Audit != nil {
 		p.auditLog = &auditLog{s: o.Audit}
@@ -247,7 +248,11 @@ func (p *proxy) newSessionServer(id Identity) *sdk.Server { return p.server(p.op
 // shared by every request: its list is fixed (search_tools, call_tool and
 // the pinned tools), and a tools/call naming any other tool of the catalog
 // is answered as call_tool would (callByName).
-func (p *proxy) newStatelessServer() *sdk.Server { return p.server(true, nil) }
+func (p *proxy) newStatelessServer() *sdk.Server {
+	srv := p.server(true, nil)
+	p.keep(srv)
+	return srv
+}
 
 // server returns a session's server; static keeps its list fixed; id is
 // its one caller (nil: any).
@@ -356,6 +361,25 @@ func (p *proxy) toolsChanged() {
 	}
 	if touched > 0 {
 		all.log(p.log.With("sessions", touched))
+	}
+}
+
+// toolsSaid passes an upstream's word that its tools changed
+// (notifications/tools/list_changed, or a Refresh: mcp.ListChange.Tools)
+// on to the clients of 2026-07-28 listening for tool list changes on a
+// server whose list holds a tool of that upstream (a pinned one), even
+// when the upstream's list is the same as before: such a client lists
+// again at the cost of one list, while a word not passed on could leave
+// it with a stale list (an upstream that registers a tool again says its
+// list changed). A difference has already reached the lists (toolsChanged
+// ran first), and the SDK folds the two announcements into one. Clients of
+// 2025-11-25 and before hear only of their own list's changes: a server
+// without a session of 2026-07-28 is left alone.
+func (p *proxy) toolsSaid(server string) {
+	for _, s := range p.liveSessions() {
+		if s.listens2026() && slices.ContainsFunc(s.pins(), func(t tool.Tool) bool { return t.Server == server }) {
+			s.announceTools()
+		}
 	}
 }
 

@@ -302,3 +302,21 @@ func (s *session) listed(tools []tool.Tool) bool {
 	}
 	return true
 }
+
+// listens2026 reports whether the session's server has a session of MCP
+// 2026-07-28 or later, which hears list changes only on a
+// subscriptions/listen stream that asked for them (SEP-2575).
+func (s *session) listens2026() bool {
+	for ss := range s.srv.Sessions() {
+		if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion >= wire2026 {
+			return true
+		}
+	}
+	return false
+}
+
+// announceTools announces a change of the session's tool list
+// (notifications/tools/list_changed) whether or not it changed: the SDK
+// announces a tool registered again, and has no other way, so search_tools,
+// always listed, is registered again as it is.
+func (s *session) announceTools() { s.srv.AddTool(searchTool(), s.search) }

@@ -165,7 +165,9 @@
 // (resources.go). GetPrompt routes by qualified name. Complete asks the
 // server that offers a prompt (by qualified name) or a resource template
 // for completions of an argument. HubOptions.OnListChange hears when a
-// server's lists changed. Subscribe and Unsubscribe forward resource
+// server's lists changed, and when a server said its tools changed
+// (ListChange.Tools: listed again, changed or not; a proxy passes the
+// word on to its clients). Subscribe and Unsubscribe forward resource
 // subscriptions to the server of a URI (the same routing as ReadResource),
 // counted so that a proxy's clients share one upstream subscription, and
 // HubOptions.OnResourceUpdated hears the servers'

@@ -33,7 +33,7 @@ func (h *Hub) Freshen(ctx context.Context) error {
 	if len(stale) == 0 {
 		return nil
 	}
-	errs, err := h.relist(ctx, stale)
+	errs, err := h.relist(ctx, stale, false)
 	if err != nil {
 		return err
 	}

@@ -210,8 +210,10 @@ type HubOptions struct {
 
 	// OnListChange, if set, is told when a server's resources or prompts
 	// changed (see ListChange), after Resources and Prompts show the new
-	// lists. Calls are one at a time, from the server's supervisor: it may
-	// call the Hub, but a slow one delays that server's next change.
+	// lists, and when it said its tools changed (ListChange.Tools), after
+	// they were listed again and OnChange told of any difference. Calls
+	// are one at a time, from the server's supervisor: it may call the
+	// Hub, but a slow one delays that server's next change.
 	OnListChange func(ListChange)
 }
 
@@ -397,7 +399,7 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 				return nil, fmt.Errorf("%w: servers %q and %q get the same name prefix %q", config.ErrInvalid, other, name, p)
 			}
 			prefixes[p] = name
-			s := &server{h: h, name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan chan error), ready: make(chan struct{}), state: StateConnecting}
+			s := &server{h: h, name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan relistAsk), ready: make(chan struct{}), state: StateConnecting}
 			s.deep = &deepFilter{server: name, max: limit(h.opts.MaxSchemaDepth, DefaultMaxSchemaDepth), sdk: sdkMaxDepth, logger: h.opts.Logger, note: func(msg []byte) { h.noteMessage(s, msg) }}
 			switch {
 			case sc.Disabled:

@@ -77,10 +77,20 @@ type PromptArgument struct {
 // ListChange says that a server's resources (and resource templates) or
 // prompts changed: it sent notifications/resources/list_changed or
 // notifications/prompts/list_changed, or it (re)connected with other
-// lists. Tools are told through HubOptions.OnChange.
+// lists; or that it said its tools changed. What changed in its tools is
+// told through HubOptions.OnChange.
 type ListChange struct {
 	Server             string
 	Resources, Prompts bool
+	// Tools: the server sent notifications/tools/list_changed (or Refresh
+	// asked, as if it had), and its tools were listed again, whether or not
+	// they differ: a difference reached HubOptions.OnChange first. A
+	// program that announces list changes to clients of its own can pass
+	// the server's word on: a spurious announcement costs a client one
+	// list, a missed one leaves it with a stale list (a server that
+	// registers a tool again, with the same definition, says its list
+	// changed, and a client of that server would hear it).
+	Tools bool
 }
 
 // featKind is a set of the lists a server keeps besides tools.
@@ -500,4 +510,16 @@ func offered[T any](h *Hub, pick func(*features) []T) []T {
 		}
 	}
 	return out
+}
+
+// toolsSaid tells HubOptions.OnListChange that s's tools were listed again
+// on its word (ListChange.Tools). It must be called from s's supervisor,
+// after the re-list's change was applied.
+func (h *Hub) toolsSaid(s *server) {
+	if h.opts.OnListChange == nil {
+		return
+	}
+	h.pt.listMu.Lock()
+	h.opts.OnListChange(ListChange{Server: s.name, Tools: true})
+	h.pt.listMu.Unlock()
 }

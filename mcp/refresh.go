@@ -30,7 +30,7 @@ func (h *Hub) Refresh(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	started := h.startAll(ctx, lazy)
-	errs, err := h.relist(ctx, ready)
+	errs, err := h.relist(ctx, ready, true)
 	if err != nil {
 		return err
 	}
@@ -38,10 +38,21 @@ func (h *Hub) Refresh(ctx context.Context) error {
 	return h.redact.Err(errors.Join(errs...))
 }
 
+// relistAsk asks a server's supervisor to list its tools again; done
+// gets the outcome once the change is applied.
+type relistAsk struct {
+	done chan error
+	// said: as if the server had sent notifications/tools/list_changed
+	// (Refresh), so HubOptions.OnListChange hears it (ListChange.Tools),
+	// whether or not the list changed. Freshen and ReloadTrust list again
+	// on the Hub's own account, and only a change is told.
+	said bool
+}
+
 // relist asks the supervisors of ready servers to list their tools again
-// and waits until each change is applied; errs are the servers' failures,
-// err the end of ctx or of the Hub.
-func (h *Hub) relist(ctx context.Context, ready []*server) (errs []error, err error) {
+// (said: see relistAsk) and waits until each change is applied; errs are
+// the servers' failures, err the end of ctx or of the Hub.
+func (h *Hub) relist(ctx context.Context, ready []*server, said bool) (errs []error, err error) {
 	// A supervisor takes the request between two events of its session;
 	// one whose session ended meanwhile never will, so look again now and
 	// then.
@@ -53,7 +64,7 @@ func (h *Hub) relist(ctx context.Context, ready []*server) (errs []error, err er
 	send:
 		for {
 			select {
-			case s.refresh <- answers[i]:
+			case s.refresh <- relistAsk{done: answers[i], said: said}:
 				break send
 			case <-ctx.Done():
 				return nil, fmt.Errorf("mcp: refresh: %w", ctx.Err())

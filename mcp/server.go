@@ -23,9 +23,9 @@ type server struct {
 	h       *Hub // the Hub it belongs to: its options, lifetime and lock
 	name    string
 	cfg     config.Server
-	relist  chan struct{}   // tools/list_changed arrived; capacity 1
-	refresh chan chan error // Refresh asks; the supervisor answers when applied
-	ready   chan struct{}   // closed after the first connection attempt
+	relist  chan struct{}  // tools/list_changed arrived; capacity 1
+	refresh chan relistAsk // Refresh, Freshen, ReloadTrust ask; the supervisor answers when applied
+	ready   chan struct{}  // closed after the first connection attempt
 
 	state     State
 	err       error
@@ -140,11 +140,19 @@ func (s *server) supervise() {
 				return
 			case <-s.relist:
 				// A re-list that Close cancelled is no failure.
-				if err := s.relistTools(cs); err != nil && h.life.Err() == nil {
+				err := s.relistTools(cs)
+				if err != nil && h.life.Err() == nil {
 					h.opts.Logger.Warn("mcp: re-listing tools failed", "server", s.name, "error", err)
 				}
-			case done := <-s.refresh:
-				done <- s.relistTools(cs)
+				if err == nil {
+					h.toolsSaid(s)
+				}
+			case ask := <-s.refresh:
+				err := s.relistTools(cs)
+				if err == nil && ask.said {
+					h.toolsSaid(s)
+				}
+				ask.done <- err
 			case <-s.feat.signal():
 				if h.listFeatures(s, cs, s.feat.take()) {
 					s.storeCatalog()

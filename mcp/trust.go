@@ -420,7 +420,7 @@ func (h *Hub) ReloadTrust(ctx context.Context) ([]string, error) {
 	if len(ready) == 0 {
 		return names, nil
 	}
-	errs, err := h.relist(ctx, ready)
+	errs, err := h.relist(ctx, ready, false)
 	if err != nil {
 		return names, err
 	}
