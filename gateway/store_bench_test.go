@@ -15,14 +15,14 @@ import (
 	"github.com/toolsift/toolsift/store/postgres"
 )
 
-// BenchmarkStore: what the store costs a team gateway per search_tools
+// BenchmarkGatewayStore: what the store costs a team gateway per search_tools
 // and per call_tool, with API tokens and the audit log on and the Hub's
 // tool lists and trust records in the same store: in memory, in a folder,
 // and in PostgreSQL (a throwaway cluster on a unix socket, fsync off, as
 // the tests run it). A search reads no store row (its index is in memory;
 // a token read is cached for TokenCacheTTL); a call writes its audit
 // record before it returns.
-func BenchmarkStore(b *testing.B) {
+func BenchmarkGatewayStore(b *testing.B) {
 	ctx := context.Background()
 	for _, kind := range []string{"memory", "dir", "postgres"} {
 		b.Run(kind, func(b *testing.B) {
