@@ -23,9 +23,11 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/npmtest"
+	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/store/postgres"
 )
 
 // tokenLog records, from the gateways' side of the wire, the access tokens
@@ -82,8 +84,15 @@ func (l *tokenLog) last() (issued []string, lastCall string) {
 // its own authorization server (dynamic registration, strict resource
 // checks), per-user behind two gateways sharing one store: alice logs in
 // through replica 1, and her calls through either replica carry the token
-// her login got; bob's carry his; carol is sent to log in.
+// her login got; bob's carry his; carol is sent to log in. The store is a
+// folder, or PostgreSQL (each gateway its own connections, as replicas).
 func TestPerUserTypeScriptServer(t *testing.T) {
+	for _, kind := range []string{"dir", "postgres"} {
+		t.Run(kind, func(t *testing.T) { testPerUserTypeScriptServer(t, kind) })
+	}
+}
+
+func testPerUserTypeScriptServer(t *testing.T, kind string) {
 	npm := npmtest.Dir(t, "../mcp/testdata/npm")
 	sdkDir := filepath.Join(npm, "node_modules", "@modelcontextprotocol", "sdk")
 	mcpPort, authPort := freePort(t), freePort(t)
@@ -117,12 +126,23 @@ func TestPerUserTypeScriptServer(t *testing.T) {
 	hc := &http.Client{Transport: log}
 	cfg := &config.Config{Servers: map[string]config.Server{"ts": {URL: fmt.Sprintf("http://localhost:%d/mcp", mcpPort), Type: "http"}}}
 	dir := t.TempDir()
+	var pg string
+	if kind == "postgres" {
+		pg = pgtest.Start(t)
+	}
 	key := newKey(t)
 	open := func() *perUserGateway {
-		st, err := store.NewDir(dir)
+		var st store.Store
+		var err error
+		if kind == "postgres" {
+			st, err = postgres.Open(context.Background(), pg, nil)
+		} else {
+			st, err = store.NewDir(dir)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { st.Close() })
 		var h atomic.Pointer[http.Handler]
 		web := httptest.NewServer(asUser(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) })))
 		t.Cleanup(web.Close)

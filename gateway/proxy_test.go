@@ -18,6 +18,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
-	code := m.Run()
+	code := pgtest.Main(m) // store_bench_test.go's PostgreSQL, stopped here
 	os.RemoveAll(cache)
 	os.Exit(code)
 }

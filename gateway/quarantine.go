@@ -110,5 +110,9 @@ func (s *session) refuseQuarantined(ctx context.Context, method string, req sdk.
 	if !ok {
 		return nil, false
 	}
-	return s.p.refuseQuarantined(ctx, cr.Session, cr.Params.Name, msg), true
+	res := s.p.refuseQuarantined(ctx, cr.Session, cr.Params.Name, msg)
+	if cr.ProtocolVersion() >= wire2026 {
+		res = completed(res) // a middleware's answer: the SDK does not mark it (roundtrip.go)
+	}
+	return res, true
 }

@@ -450,6 +450,7 @@ func (h *Hub) Connect(ctx context.Context) error {
 		started = true
 		h.watchTrust(ctx)
 		cached := h.readCatalogs(ctx)
+		h.watchCatalog() // replicas.go
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.closed {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/internal/npmtest"
+	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
 )
 
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
-	code := m.Run()
+	code := pgtest.Main(m) // replicas_test.go's PostgreSQL, stopped here
 	os.RemoveAll(cache)
 	os.Exit(code)
 }

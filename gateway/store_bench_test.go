@@ -1,0 +1,84 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/internal/pgtest"
+	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/store/postgres"
+)
+
+// BenchmarkGatewayStore: what the store costs a team gateway per search_tools
+// and per call_tool, with API tokens and the audit log on and the Hub's
+// tool lists and trust records in the same store: in memory, in a folder,
+// and in PostgreSQL (a throwaway cluster on a unix socket, fsync off, as
+// the tests run it). A search reads no store row (its index is in memory;
+// a token read is cached for TokenCacheTTL); a call writes its audit
+// record before it returns.
+func BenchmarkGatewayStore(b *testing.B) {
+	ctx := context.Background()
+	for _, kind := range []string{"memory", "dir", "postgres"} {
+		b.Run(kind, func(b *testing.B) {
+			var st store.Store
+			switch kind {
+			case "memory":
+				st = store.NewMemory()
+			case "dir":
+				st = newDir(b, b.TempDir())
+			case "postgres":
+				pg, err := postgres.Open(ctx, pgtest.Start(b), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st = pg
+			}
+			defer st.Close()
+			ts, err := toolsift.OpenConfig(ctx, localTools(b), &toolsift.Options{NoSemantic: true, Store: st})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ts.Close()
+			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Audit: st})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tokens := gateway.NewTokens(st)
+			secret, _, err := tokens.Create(ctx, "alice", []string{"eng"}, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Tokens: tokens}))
+			defer srv.Close()
+			hc := &http.Client{Transport: bearer{secret, http.DefaultTransport}}
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
+				&sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			for _, op := range []struct {
+				name   string
+				params *sdk.CallToolParams
+			}{
+				{"search", &sdk.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "add two numbers"}}},
+				{"call", &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}}},
+			} {
+				b.Run(op.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						if res, err := cs.CallTool(ctx, op.params); err != nil || res.IsError {
+							b.Fatal(err, res)
+						}
+					}
+				})
+			}
+		})
+	}
+}
