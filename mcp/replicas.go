@@ -123,7 +123,7 @@ func (h *Hub) catalogChanged(cw *catalogWatch, s *server) {
 	switch state {
 	case StateReady:
 		h.opts.Logger.Info("mcp: another replica listed tools that differ from this one's; listing the server again", "server", s.name)
-		if errs, err := h.relist(ctx, []*server{s}); err != nil || errors.Join(errs...) != nil {
+		if errs, err := h.relist(ctx, []*server{s}, false); err != nil || errors.Join(errs...) != nil {
 			h.opts.Logger.Warn("mcp: listing a server again after another replica's listing", "server", s.name, "error", h.redact.Err(errors.Join(append(errs, err)...)))
 		}
 	case StateLazy:
