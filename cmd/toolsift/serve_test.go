@@ -206,6 +206,21 @@ func TestServeStdioTypeScript(t *testing.T) {
 // TestServeHTTPTypeScript is the second: streamable HTTP with a bearer
 // token, a wrong token refused, eight TypeScript clients at once each with
 // its own session and result.
+// waitReady waits until serve's log says each of servers is ready (listed
+// and in the catalog).
+func waitReady(t *testing.T, log *testenv.Buffer, servers ...string) {
+	t.Helper()
+	deadline := time.Now().Add(testenv.WaitLimit())
+	for _, server := range servers {
+		for !strings.Contains(log.String(), `msg="server ready" server=`+server) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not list in time:\n%s", server, log.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
 func TestServeHTTPTypeScript(t *testing.T) {
 	config, dir := npmConfig(t)
 	const token = "s3cret-serve-token"
@@ -251,6 +266,10 @@ func TestServeHTTPTypeScript(t *testing.T) {
 		}
 	}
 
+	// serve listens before its servers have listed (they join as they
+	// do): the clients start once all three are in the catalog, so that
+	// every search can find get-sum.
+	waitReady(t, &log, "everything", "filesystem", "memory")
 	cmd, stdout, stderr := node(t, dir, "http", url, token, "8")
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("clients: %v\nstdout: %s\nstderr: %s\nserve: %s", err, stdout, stderr, log.String())

@@ -57,15 +57,7 @@ func TestServeBothWiresTypeScript(t *testing.T) {
 	// serve listens before its servers have listed (they join as they
 	// do): the clients start once all three are in the catalog, so that
 	// the first search finds get-sum.
-	deadline := time.Now().Add(testenv.WaitLimit())
-	for _, server := range []string{"everything", "filesystem", "memory"} {
-		for !strings.Contains(log.String(), `msg="server ready" server=`+server) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not list in time:\n%s", server, log.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	waitReady(t, &log, "everything", "filesystem", "memory")
 
 	// Both clients at once.
 	old, oldOut, oldErr := node(t, dir, "http", url, token, "1")
