@@ -4,18 +4,26 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -30,6 +38,7 @@ import (
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/store"
 )
 
 // TestReplicas is issue 33's "Done when" for replicas: PostgreSQL, two
@@ -45,6 +54,10 @@ import (
 //   - a tool changed upstream is quarantined on both replicas, including
 //     the one that had the server lazy, listed from the shared catalog
 //     (it learns of the change from the other's catalog entry);
+//   - alice logs in to a per-user server (the TypeScript SDK's example
+//     OAuth server) through replica 1, and her call of its tool through
+//     replica 2 carries the access token of that login (the upstream's
+//     own log); bob, without a login, gets the login link on both;
 //   - a 2025-11-25 session opened on replica 1 is answered 404 by replica 2
 //     (the client starts a new session: that wire needs affinity);
 //   - replica 1 killed (SIGKILL) mid-run: every call alice got an answer
@@ -70,7 +83,9 @@ func TestReplicas(t *testing.T) {
 	}
 
 	// The upstreams: alpha (add), beta (weather) and gamma (fetch, the
-	// tool that changes), each one go-sdk server over streamable HTTP.
+	// tool that changes), each one go-sdk server over streamable HTTP, and
+	// ts, per-user: the TypeScript SDK's example server with its own
+	// authorization server.
 	alpha := upstreamServer("alpha", map[string]string{"add": "Add two numbers and return their sum."})
 	beta := upstreamServer("beta", map[string]string{"weather": "Tell the weather forecast of a city."})
 	gamma := upstreamServer("gamma", map[string]string{"fetch": "Fetch a web page and return its text."})
@@ -80,15 +95,29 @@ func TestReplicas(t *testing.T) {
 		t.Cleanup(hs.Close)
 		servers[name] = map[string]any{"type": "http", "url": hs.URL}
 	}
+	tsURL, tsLog := startTSOAuthServer(t, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"))
+	servers["ts"] = map[string]any{"type": "http", "url": tsURL}
 	root := t.TempDir()
+	key := make([]byte, gateway.LoginKeySize)
+	rand.Read(key)
+	keyFile := filepath.Join(root, "login.key")
+	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(key)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The front's address is the replicas' --public-url (the OAuth
+	// callback comes back through it), so it listens before they start.
+	front := httptest.NewUnstartedServer(nil)
+	t.Cleanup(front.Close)
+	frontURL := "http://" + front.Listener.Addr().String()
+	perUser := []string{"--per-user", "ts", "--public-url", frontURL, "--login-key-file", keyFile}
 	cfg, policy := filepath.Join(root, "mcp.json"), filepath.Join(root, "policy.json")
 	b, _ := json.Marshal(map[string]any{"mcpServers": servers})
 	if err := os.WriteFile(cfg, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(policy, []byte(`{"rules": [
-		{"teams": ["a"], "allow": ["alpha", "gamma"]},
-		{"teams": ["b"], "allow": ["beta"]},
+		{"teams": ["a"], "allow": ["alpha", "gamma", "ts"]},
+		{"teams": ["b"], "allow": ["beta", "ts"]},
 	]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -96,15 +125,15 @@ func TestReplicas(t *testing.T) {
 	// Replica 1 starts on an empty store and lists every server; replica 2
 	// starts once their lists are in the store, so it reads them from the
 	// shared catalog and starts no server until a call needs one.
-	r1 := startReplica(t, ctx, "1", cfg, pg, policy)
+	r1 := startReplica(t, ctx, "1", cfg, pg, policy, perUser...)
 	for _, s := range []string{"alpha", "beta", "gamma"} {
 		r1.log.waitFor(t, `msg="server ready" server=`+s, ctx.Done())
 	}
-	r2 := startReplica(t, ctx, "2", cfg, pg, policy)
+	r2 := startReplica(t, ctx, "2", cfg, pg, policy, perUser...)
 	replicas := []*replica{r1, r2}
 	fr := newFront(t, r1.url, r2.url)
-	front := httptest.NewServer(fr)
-	t.Cleanup(front.Close)
+	front.Config.Handler = fr
+	front.Start()
 
 	alice := newTSClient(t, ctx, clientDir, front.URL+"/mcp", secrets["alice"])
 	bob := newTSClient(t, ctx, clientDir, front.URL+"/mcp", secrets["bob"])
@@ -176,6 +205,93 @@ func TestReplicas(t *testing.T) {
 	for _, r := range replicas {
 		if strings.Contains(r.log.String(), "user=bob tool=alpha__add outcome=ok") {
 			t.Errorf("replica %s called alpha__add for bob", r.name)
+		}
+	}
+
+	// Per-user: alice's first call of ts's tool answers the login link
+	// (with a ticket made for her, kept in the store); she opens it
+	// through replica 1 in a browser that carries no credential of hers.
+	// The callback comes back through the front, sent to replica 1, which
+	// exchanges the code and stores the login in PostgreSQL.
+	// Its tool is called through call_tool by its qualified name: ts is in
+	// no catalog before the first login.
+	greet := func(user string) map[string]any {
+		return map[string]any{"op": "call", "name": "call_tool", "args": map[string]any{"name": "ts__greet", "arguments": map[string]any{"name": user}}}
+	}
+	first := alice.do(t, greet("alice"))
+	link := regexp.MustCompile(regexp.QuoteMeta(frontURL+"/login/ts?ticket=") + `\S+[^\s.,]`).FindString(first.Text)
+	if !first.IsError || link == "" {
+		t.Fatalf("alice's call of ts__greet before her login = %+v, want the login link\n%s", first, logsOf(replicas))
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	fr.next.Store(0)
+	h0 := fr.hits()
+	resp, err := browser.Get(strings.TrimSuffix(r1.url, "/mcp") + strings.TrimPrefix(link, frontURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Logged in to ts as alice") {
+		t.Fatalf("alice's login through replica 1: %s %s\n%s\n%s", resp.Status, body, logsOf(replicas), tsLog.String())
+	}
+	if cb := fr.hitsSince(h0, "GET /oauth/callback", ""); !slices.Equal(cb, []int{0}) {
+		t.Fatalf("the login's callback reached replicas %v through the front, want replica 1 only: %s", cb, fr)
+	}
+	aliceToken := loginToken(t, ctx, pg, key, "alice")
+	if loginRecords(t, ctx, pg, "bob") != 0 {
+		t.Fatal("bob has a login record; he never logged in")
+	}
+	// Her call of ts's tool through replica 2 carries that token: replica
+	// 2 has the login only from the store.
+	var viaR2 bool
+	for range 4 {
+		seen := len(authenticated(tsLog.String()))
+		h := fr.hits()
+		res := alice.do(t, greet("alice"))
+		if res.IsError || res.Error != "" || res.Text != "Hello, alice!" {
+			t.Fatalf("alice's call of ts__greet = %+v, want Hello, alice!\n%s", res, logsOf(replicas))
+		}
+		called := fr.hitsSince(h, "tools/call", "call_tool")
+		if len(called) != 1 {
+			t.Fatalf("the front saw alice's call of ts__greet go to %v, want one backend: %s", called, fr)
+		}
+		tokens := authenticated(tsLog.String())[seen:]
+		if len(tokens) == 0 {
+			t.Fatalf("the ts server authenticated no request for alice's call:\n%s", tsLog.String())
+		}
+		if other := slices.DeleteFunc(tokens, func(tok string) bool { return tok == aliceToken }); len(other) > 0 {
+			t.Errorf("%d requests to the ts server during alice's call through replica %d carried another token than her login's", len(other), called[0]+1)
+		}
+		if viaR2 = called[0] == 1; viaR2 {
+			break
+		}
+	}
+	if !viaR2 {
+		t.Fatalf("alice's calls of ts__greet never went to replica 2: %s", fr)
+	}
+	if !strings.Contains(r2.log.String(), "user=alice tool=ts__greet outcome=ok") {
+		t.Errorf("replica 2 did not log alice's call of ts__greet:\n%s", r2.log.String())
+	}
+	// Bob has no login: on both replicas his call answers the link, never
+	// a greeting made with alice's login.
+	hb := fr.hits()
+	for range 2 {
+		c := bob.do(t, greet("bob"))
+		if !c.IsError || !strings.Contains(c.Text, frontURL+"/login/ts?ticket=") || strings.Contains(c.Text, "Hello") {
+			t.Errorf("bob's call of ts__greet = %+v, want the login link", c)
+		}
+	}
+	if got := fr.hitsSince(hb, "tools/call", "call_tool"); !slices.Contains(got, 0) || !slices.Contains(got, 1) {
+		t.Errorf("bob's calls of ts__greet reached replicas %v, want both", got)
+	}
+	for _, r := range replicas {
+		if lg := r.log.String(); strings.Contains(lg, "user=bob tool=ts__greet outcome=ok") || !strings.Contains(lg, "user=bob tool=ts__greet outcome=login-needed") {
+			t.Errorf("replica %s did not answer bob's call of ts__greet with login-needed", r.name)
+		}
+		if strings.Contains(r.log.String(), aliceToken) {
+			t.Errorf("replica %s's log shows alice's token", r.name)
 		}
 	}
 
@@ -323,7 +439,7 @@ type replica struct {
 	url  string // http://127.0.0.1:PORT/mcp
 }
 
-func startReplica(t *testing.T, ctx context.Context, name, cfg, pg, policy string) *replica {
+func startReplica(t *testing.T, ctx context.Context, name, cfg, pg, policy string, args ...string) *replica {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -332,6 +448,7 @@ func startReplica(t *testing.T, ctx context.Context, name, cfg, pg, policy strin
 	r := &replica{name: name, log: &logWatch{wrote: make(chan struct{}, 1)}}
 	r.cmd = exec.Command(exe, "serve", "--config", cfg, "--store", pg, "--listen", "127.0.0.1:0",
 		"--tokens", "--audit", "--policy", policy, "--connect-timeout", testenv.WaitLimit().String())
+	r.cmd.Args = append(r.cmd.Args, args...)
 	r.cmd.Env = append(os.Environ(), "TOOLSIFT_TEST_MAIN=1")
 	r.cmd.Stderr = r.log
 	if err := r.cmd.Start(); err != nil {
@@ -428,6 +545,9 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Params struct{ Name string }
 	}
 	json.Unmarshal(body, &msg)
+	if msg.Method == "" && r.Method == http.MethodGet {
+		msg.Method = "GET " + r.URL.Path // a browser's page
+	}
 	for range len(f.proxies) {
 		i := int(f.next.Add(1)-1) % len(f.proxies)
 		if f.down[i].Load() {
@@ -590,4 +710,132 @@ func post(t *testing.T, ctx context.Context, url, token, sid, body string) *http
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp
+}
+
+// startTSOAuthServer starts the TypeScript SDK's example server with its
+// own authorization server (dynamic registration, an authorization page
+// that consents at once, strict resource checks) and returns its MCP URL
+// and its output, where it prints each authenticated request's token.
+func startTSOAuthServer(t *testing.T, sdkDir string) (string, *testenv.Buffer) {
+	t.Helper()
+	mcpPort, authPort := freePort(t), freePort(t)
+	cmd := exec.Command("node", filepath.Join(sdkDir, "dist", "esm", "examples", "server", "simpleStreamableHttp.js"), "--oauth", "--oauth-strict")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("MCP_PORT=%d", mcpPort), fmt.Sprintf("MCP_AUTH_PORT=%d", authPort))
+	out := &testenv.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for _, u := range []string{
+		fmt.Sprintf("http://localhost:%d/.well-known/oauth-protected-resource/mcp", mcpPort),
+		fmt.Sprintf("http://localhost:%d/.well-known/oauth-authorization-server", authPort),
+	} {
+		for deadline := time.Now().Add(testenv.WaitLimit()); ; time.Sleep(50 * time.Millisecond) {
+			resp, err := http.Get(u)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the TypeScript server did not come up: %v\n%s", err, out.String())
+			}
+		}
+	}
+	return fmt.Sprintf("http://localhost:%d/mcp", mcpPort), out
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// authenticatedRE matches the example server's line for each request it
+// authenticated (console.log of its AuthInfo, the token first).
+var authenticatedRE = regexp.MustCompile(`Authenticated user: \{\s*token: '([^']+)'`)
+
+// authenticated returns the tokens of the requests the example server
+// authenticated, in order, from its output.
+func authenticated(out string) []string {
+	var toks []string
+	for _, m := range authenticatedRE.FindAllStringSubmatch(out, -1) {
+		toks = append(toks, m[1])
+	}
+	return toks
+}
+
+// userLoginKeys returns the store keys of user's per-user login records
+// (gateway/userlogins.go: userlogins/u/<sha256(user)>/…).
+func userLoginKeys(t *testing.T, ctx context.Context, st store.Store, user string) []string {
+	t.Helper()
+	sum := sha256.Sum256([]byte(user))
+	keys, err := st.List(ctx, "userlogins/u/"+hex.EncodeToString(sum[:])+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+func loginRecords(t *testing.T, ctx context.Context, pg, user string) int {
+	t.Helper()
+	st, _, err := openStoreFlag(ctx, pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	return len(userLoginKeys(t, ctx, st, user))
+}
+
+// loginToken opens user's one login record in PostgreSQL with the login
+// key, as a replica does (AES-256-GCM, the store key as additional data),
+// and returns its access token.
+func loginToken(t *testing.T, ctx context.Context, pg string, key []byte, user string) string {
+	t.Helper()
+	st, _, err := openStoreFlag(ctx, pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	keys := userLoginKeys(t, ctx, st, user)
+	if len(keys) != 1 {
+		t.Fatalf("%s has %d login records, want 1", user, len(keys))
+	}
+	b, err := st.Get(ctx, keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env struct {
+		Nonce, Sealed []byte
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatal(err)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := aead.Open(nil, env.Nonce, env.Sealed, []byte(keys[0]))
+	if err != nil {
+		t.Fatalf("%s's login record does not open with the login key: %v", user, err)
+	}
+	var rec struct {
+		Credentials struct {
+			AccessToken string `json:"access_token"`
+		}
+	}
+	if err := json.Unmarshal(plain, &rec); err != nil || rec.Credentials.AccessToken == "" {
+		t.Fatalf("%s's login record holds no access token (%v)", user, err)
+	}
+	return rec.Credentials.AccessToken
 }
