@@ -34,6 +34,8 @@ import (
 //     scope's servers only (Hub.ResourcesIn: inScopeList gives the shared
 //     server's namespaced form of a URI one server in scope lists as the
 //     plain URI, and readPlain reads it through the Hub in scope);
+//   - tools/list_changed on the shared server's listen streams: only to a
+//     stream whose caller's visible list changed (announce.go);
 //   - tools/call (listed, by name) and call_tool: a tool out of scope is
 //     called with a scope that holds no server, so the Hub answers exactly
 //     as for a tool no server has (same error, same hint), and neither
