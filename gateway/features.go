@@ -110,8 +110,10 @@ func (s *session) syncFeatures() {
 	now := map[string]bool{}
 	// A per-user server's resources and prompts are not served: the
 	// shared Hub lists them with one user's login (docs/serve.md).
-	for _, r := range hub.Resources() {
-		if s.p.perUser.has(r.Server) || now[r.URI] || !inScope(r.Server) {
+	// Namespaced over the scope's servers only (mcp.Hub.ResourcesIn): a URI
+	// that one server in scope lists is served under its plain URI.
+	for _, r := range hub.ResourcesIn(inScope) {
+		if s.p.perUser.has(r.Server) || now[r.URI] {
 			continue // the Hub reads it from the first server that lists it
 		}
 		now[r.URI] = true
@@ -143,8 +145,8 @@ func (s *session) syncFeatures() {
 	}
 
 	clear(now)
-	for _, t := range hub.ResourceTemplates() {
-		if s.p.perUser.has(t.Server) || now[t.URITemplate] || !inScope(t.Server) {
+	for _, t := range hub.ResourceTemplatesIn(inScope) {
+		if s.p.perUser.has(t.Server) || now[t.URITemplate] {
 			continue
 		}
 		now[t.URITemplate] = true

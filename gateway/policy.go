@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/yosida95/uritemplate/v3"
 )
 
 // Scoping (Options.Policy, a config.Policy): each caller sees and calls
@@ -28,6 +30,12 @@ import (
 //     resources, templates and prompts (session.pins, syncFeatures), and
 //     every answer is filtered per request too (scoped, a receiving
 //     middleware: the stateless wire's server is shared by every caller);
+//     a URI or template several servers list is namespaced among the
+//     scope's servers only (Hub.ResourcesIn: inScopeList gives the shared
+//     server's namespaced form of a URI one server in scope lists as the
+//     plain URI, and readPlain reads it through the Hub in scope);
+//   - tools/list_changed on the shared server's listen streams: only to a
+//     stream whose caller's visible list changed (announce.go);
 //   - tools/call (listed, by name) and call_tool: a tool out of scope is
 //     called with a scope that holds no server, so the Hub answers exactly
 //     as for a tool no server has (same error, same hint), and neither
@@ -335,7 +343,15 @@ func (s *session) scoped(next sdk.MethodHandler) sdk.MethodHandler {
 			// the hint of a tool no server has).
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", call.Params.Name)}
 		}
-		res, err := next(ctx, method, req)
+		handle := next
+		if rr, ok := req.(*sdk.ReadResourceRequest); ok && method == "resources/read" && rr.Params != nil && s.readPlain(a, rr.Params.URI) {
+			// Not registered under this URI on the shared server (only
+			// its namespaced forms are): the Hub routes it in scope.
+			handle = func(ctx context.Context, _ string, _ sdk.Request) (sdk.Result, error) {
+				return s.readResource(ctx, rr)
+			}
+		}
+		res, err := handle(ctx, method, req)
 		if err != nil {
 			return res, notFound(method, req, err)
 		}
@@ -343,26 +359,25 @@ func (s *session) scoped(next sdk.MethodHandler) sdk.MethodHandler {
 		case *sdk.ListToolsResult:
 			r.Tools = slices.DeleteFunc(slices.Clone(r.Tools), func(t *sdk.Tool) bool { return a.hides(t.Name) })
 		case *sdk.ListResourcesResult:
-			of := map[string]string{}
-			for _, x := range s.p.ts.Hub().Resources() {
+			hub := s.p.ts.Hub()
+			of, mine := map[string]string{}, map[string]string{}
+			for _, x := range hub.Resources() {
 				of[x.URI] = x.Server
 			}
-			r.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(x *sdk.Resource) bool {
-				srv, ok := of[x.URI] // not the Hub's (any more): left out too
-				return !ok || !a.sc.server(srv)
-			})
+			for _, x := range hub.ResourcesIn(a.sc.server) {
+				mine[x.URI] = x.Server
+			}
+			r.Resources = inScopeList(r.Resources, of, mine, func(x *sdk.Resource) *string { return &x.URI })
 		case *sdk.ListResourceTemplatesResult:
-			of := map[string]string{}
-			for _, x := range s.p.ts.Hub().ResourceTemplates() {
+			hub := s.p.ts.Hub()
+			of, mine := map[string]string{namespacedTemplate: ""}, map[string]string{namespacedTemplate: ""} // the gateway's own, in every scope
+			for _, x := range hub.ResourceTemplates() {
 				of[x.URITemplate] = x.Server
 			}
-			r.ResourceTemplates = slices.DeleteFunc(slices.Clone(r.ResourceTemplates), func(x *sdk.ResourceTemplate) bool {
-				if x.URITemplate == namespacedTemplate {
-					return false // the gateway's own, in every scope
-				}
-				srv, ok := of[x.URITemplate]
-				return !ok || !a.sc.server(srv)
-			})
+			for _, x := range hub.ResourceTemplatesIn(a.sc.server) {
+				mine[x.URITemplate] = x.Server
+			}
+			r.ResourceTemplates = inScopeList(r.ResourceTemplates, of, mine, func(x *sdk.ResourceTemplate) *string { return &x.URITemplate })
 		case *sdk.ListPromptsResult:
 			of := map[string]string{}
 			for _, x := range s.p.ts.Hub().Prompts() {
@@ -375,6 +390,84 @@ func (s *session) scoped(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return res, nil
 	}
+}
+
+// inScopeList holds a listing of resources or templates (uri picks the
+// URI field) to a scope: of maps what the Hub lists to every caller (URIs
+// that several servers list namespaced) to its server, mine what it lists
+// to the scope (namespaced over the scope's servers only: Hub.ResourcesIn)
+// to its server. An item of mine stays; the namespaced URI of a server in
+// scope whose plain URI is mine (a session's server shared by every
+// caller registers the Hub's namespacing of every server) is given as
+// that plain URI, so that a caller does not learn that a server out of
+// its scope lists the same URI; the rest, out of scope or not the Hub's
+// any more, are left out. The items are copied, not changed: the server
+// holds them.
+func inScopeList[T any](items []*T, of, mine map[string]string, uri func(*T) *string) []*T {
+	out := make([]*T, 0, len(items))
+	for _, x := range items {
+		u := *uri(x)
+		if _, ok := mine[u]; ok {
+			out = append(out, x)
+			continue
+		}
+		srv, ok := of[u]
+		if !ok {
+			continue
+		}
+		plain, ok := strings.CutPrefix(u, namespacePrefix(srv))
+		if !ok {
+			continue
+		}
+		if in, ok := mine[plain]; ok && in == srv {
+			c := *x
+			*uri(&c) = plain
+			out = append(out, &c)
+		}
+	}
+	return out
+}
+
+// namespacePrefix starts the namespaced URIs of server (mcp's
+// resources.go).
+func namespacePrefix(server string) string {
+	return "toolsift:" + url.PathEscape(server) + "/"
+}
+
+// readPlain reports whether uri, asked by a caller of scope a, is one the
+// caller was given plain (inScopeList) where the server shared by every
+// caller registers only namespaced forms: a resource one server in scope
+// lists that another out of scope lists too, or a URI that such a
+// template (one server in scope has it, one out of scope too) matches.
+// The Hub, under the scope, reads it from exactly that server.
+func (s *session) readPlain(a *access, uri string) bool {
+	if strings.HasPrefix(uri, "toolsift:") {
+		return false // the gateway's template serves it
+	}
+	hub := s.p.ts.Hub()
+	plain := func(u string, all []string) bool { return !slices.Contains(all, u) }
+	var all []string
+	for _, x := range hub.Resources() {
+		all = append(all, x.URI)
+	}
+	for _, x := range hub.ResourcesIn(a.sc.server) {
+		if x.URI == uri && !s.p.perUser.has(x.Server) && plain(uri, all) {
+			return true
+		}
+	}
+	all = all[:0]
+	for _, x := range hub.ResourceTemplates() {
+		all = append(all, x.URITemplate)
+	}
+	for _, x := range hub.ResourceTemplatesIn(a.sc.server) {
+		if s.p.perUser.has(x.Server) || strings.HasPrefix(x.URITemplate, "toolsift:") || !plain(x.URITemplate, all) {
+			continue
+		}
+		if t, err := uritemplate.New(x.URITemplate); err == nil && t.Match(uri) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // notFound turns the Hub's "no server has it" of a resource or prompt the

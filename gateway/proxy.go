@@ -91,10 +91,12 @@ type proxy struct {
 	warnings []string
 
 	policy   atomic.Pointer[policy] // nil: every caller sees everything (policy.go)
-	results  *byteBudget            // upstream result bytes in flight
-	listings listings               // the tools as listed, made once per definition
-	quar     quarantined            // the changed tools as last read (quarantine.go)
-	auditLog *auditLog              // nil without proxyOptions.Audit
+	saidMu   sync.Mutex
+	said     map[string]uint64 // server → times it said its tools changed (announce.go)
+	results  *byteBudget       // upstream result bytes in flight
+	listings listings          // the tools as listed, made once per definition
+	quar     quarantined       // the changed tools as last read (quarantine.go)
+	auditLog *auditLog         // nil without proxyOptions.Audit
 	// trustEpoch moves at each toolsChanged: the quarantine is read anew.
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
@@ -290,7 +292,8 @@ func (p *proxy) server(static bool, id *Identity) *sdk.Server {
 	// whether or not a list carries them.
 	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: namespacedTemplate, Name: "toolsift-namespaced",
 		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
-	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped) // scoped: policy.go
+	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped, s.heard) // scoped: policy.go; heard: announce.go
+	s.srv.AddSendingMiddleware(s.quiet)
 	s.syncFeatures()
 	p.track(s)
 	return s.srv
@@ -376,6 +379,7 @@ func (p *proxy) toolsChanged() {
 // 2025-11-25 and before hear only of their own list's changes: a server
 // without a session of 2026-07-28 is left alone.
 func (p *proxy) toolsSaid(server string) {
+	p.saidTools(server) // announce.go: a listener of the shared server whose scope holds none of server's tools is not told
 	for _, s := range p.liveSessions() {
 		if s.listens2026() && slices.ContainsFunc(s.pins(), func(t tool.Tool) bool { return t.Server == server }) {
 			s.announceTools()

@@ -40,6 +40,8 @@ type session struct {
 	featMu sync.Mutex // resources, templates and prompts: see features.go
 	feat   featureSet
 
+	listen listeners // the shared server's listen streams: announce.go
+
 	subs clientSubs // resource subscriptions: see subscribe.go
 }
 

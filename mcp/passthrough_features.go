@@ -333,15 +333,28 @@ func listPrompts(ctx context.Context, s *server, cs *sdk.ClientSession) ([]Promp
 // A URI that several servers list is given each under its namespaced URI
 // (resources.go), so that every resource is listed and read from its own
 // server.
-func (h *Hub) Resources() []Resource {
-	return namespaced(offered(h, func(f *features) []Resource { return f.resources }),
+func (h *Hub) Resources() []Resource { return h.ResourcesIn(everyServer) }
+
+// ResourcesIn returns the resources of the servers in (a scope, as
+// WithServerScope takes it) like Resources, namespacing only the URIs
+// that several of those servers list: a URI that one server in scope
+// lists is given under its plain URI, whatever servers out of scope list,
+// and ReadResource under the same scope reads it from that server. So a
+// caller of the scope learns nothing of the others. A nil in is every
+// server.
+func (h *Hub) ResourcesIn(in func(server string) bool) []Resource {
+	return namespaced(offeredIn(h, in, func(f *features) []Resource { return f.resources }),
 		func(r *Resource) *string { return &r.URI }, func(r Resource) string { return r.Server })
 }
 
 // ResourceTemplates returns the resource templates of every server whose
 // tools are offered, like Resources.
-func (h *Hub) ResourceTemplates() []ResourceTemplate {
-	return namespaced(offered(h, func(f *features) []ResourceTemplate { return f.templates }),
+func (h *Hub) ResourceTemplates() []ResourceTemplate { return h.ResourceTemplatesIn(everyServer) }
+
+// ResourceTemplatesIn returns the resource templates of the servers in,
+// like ResourcesIn.
+func (h *Hub) ResourceTemplatesIn(in func(server string) bool) []ResourceTemplate {
+	return namespaced(offeredIn(h, in, func(f *features) []ResourceTemplate { return f.templates }),
 		func(t *ResourceTemplate) *string { return &t.URITemplate }, func(t ResourceTemplate) string { return t.Server })
 }
 
@@ -501,11 +514,19 @@ func compact(raw json.RawMessage) json.RawMessage {
 // offered joins what pick takes of the features of every server whose
 // tools are offered, in the Hub's server order.
 func offered[T any](h *Hub, pick func(*features) []T) []T {
+	return offeredIn(h, everyServer, pick)
+}
+
+// offeredIn is offered of the servers in scope in (nil: every server).
+func offeredIn[T any](h *Hub, in func(string) bool, pick func(*features) []T) []T {
+	if in == nil {
+		in = everyServer
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []T
 	for _, name := range h.order {
-		if s := h.servers[name]; s.offersTools() {
+		if s := h.servers[name]; s.offersTools() && in(s.name) {
 			out = append(out, pick(&s.feat)...)
 		}
 	}

@@ -32,6 +32,10 @@ import (
 //     embedded it in a call result or has a template that matches it; when
 //     more than one server could answer it, it is refused, naming them
 //     (their namespaced URIs read it from each).
+//
+// Under a scope (scope.go) all of this holds among the servers in scope:
+// a URI that one of them lists is theirs, listed (Hub.ResourcesIn) and
+// read under its plain URI, whatever servers out of scope list.
 
 // ErrAmbiguousResource is wrapped by the error of ReadResource for a URI
 // that several servers list, link or match with a template.

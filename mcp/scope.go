@@ -10,7 +10,9 @@ import "context"
 // error as one no server has (nothing names or counts them), and a URI
 // two servers claim routes to the one in scope. What the Hub lists
 // (Tools, Resources, Prompts) is the proxy's to filter: each item names
-// its server.
+// its server; ResourcesIn and ResourceTemplatesIn list a scope's resources
+// and templates namespaced among the scope's servers only, the URIs
+// ReadResource under that scope reads.
 
 type scopeKey struct{}
 
