@@ -75,7 +75,11 @@ func (p *parser) warn(off int, ctx, format string, args ...any) {
 	p.warnings = append(p.warnings, warning{off, p.at(off) + ": " + msg})
 }
 
-func (p *parser) parse(data []byte) (*Config, error) {
+// object reads data (JSON with comments, a BOM allowed) as one JSON
+// object whose keys are unique, the root of a config or a policy file;
+// want says what it should be, for the error when it is not an object.
+// Errors name file:line:col.
+func (p *parser) object(data []byte, want string) (*jval, error) {
 	p.text = bytes.TrimPrefix(data, utf8BOM)
 	clean, err := stripJSONC(p.text)
 	if err != nil {
@@ -90,9 +94,17 @@ func (p *parser) parse(data []byte) (*Config, error) {
 		return nil, p.errorf(se.off, "", "%s", se.msg)
 	}
 	if root.kind != jObject {
-		return nil, p.errorf(root.off, "", `want an object with "mcpServers" or "servers", got %s`, root.kind)
+		return nil, p.errorf(root.off, "", "want %s, got %s", want, root.kind)
 	}
 	if err := p.unique(root, "", "key"); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+func (p *parser) parse(data []byte) (*Config, error) {
+	root, err := p.object(data, `an object with "mcpServers" or "servers"`)
+	if err != nil {
 		return nil, err
 	}
 	var servers, inputs *jval

@@ -1,8 +1,6 @@
 package config
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -81,23 +79,8 @@ func LoadPolicy(file string) (*Policy, error) {
 // errors and warnings).
 func ParsePolicy(file string, data []byte) (*Policy, error) {
 	p := &parser{file: file}
-	p.text = bytes.TrimPrefix(data, utf8BOM)
-	clean, err := stripJSONC(p.text)
+	root, err := p.object(data, `a policy object with "rules"`)
 	if err != nil {
-		var je *jsoncError
-		errors.As(err, &je)
-		return nil, p.errorf(je.off, "", "%s", je.msg)
-	}
-	root, err := parseJSON(clean)
-	if err != nil {
-		var se *syntaxError
-		errors.As(err, &se)
-		return nil, p.errorf(se.off, "", "%s", se.msg)
-	}
-	if root.kind != jObject {
-		return nil, p.errorf(root.off, "", `want a policy object with "rules", got %s`, root.kind)
-	}
-	if err := p.unique(root, "", "key"); err != nil {
 		return nil, err
 	}
 	pol := &Policy{}
