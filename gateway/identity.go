@@ -56,26 +56,25 @@ const identityExtra = "toolsift.identity"
 // holds the Identity (requestIdentity). Requests without one pass as they
 // are.
 func carryIdentity(next http.Handler) http.Handler {
+	// The SDK's middleware is the only way into its context key, made
+	// once: its verifier turns the request's Identity into the TokenInfo.
+	withInfo := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		id, _ := IdentityFrom(r.Context())
+		return &auth.TokenInfo{UserID: "user:" + id.User, Extra: map[string]any{identityExtra: id}}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := IdentityFrom(r.Context())
 		if !ok || id.IsZero() {
 			next.ServeHTTP(w, r)
 			return
 		}
-		info := &auth.TokenInfo{
-			UserID: "user:" + id.User,
-			Extra:  map[string]any{identityExtra: id},
-		}
-		// The SDK's middleware is the only way into its context key; it
-		// wants a bearer header, which the identity stands for here when
-		// the request had none (the header goes nowhere upstream).
+		// It wants a bearer header, which the identity stands for here
+		// when the request had none (the header goes nowhere upstream).
 		if r.Header.Get("Authorization") == "" {
 			r = r.Clone(r.Context())
 			r.Header.Set("Authorization", "Bearer identity")
 		}
-		auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
-			return info, nil
-		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next).ServeHTTP(w, r)
+		withInfo.ServeHTTP(w, r)
 	})
 }
 

@@ -10,7 +10,7 @@
 //     (os.UserCacheDir()/toolsift): a key is a relative path in it, each
 //     value written atomically (mode 0600, folders 0700) and read back only
 //     from a regular file owned by the user and not writable by others;
-//     locks are flock(2) on files under its locks/ folder.
+//     locks are flock(2) on files under its .locks/ folder.
 //   - [Memory], a map in this process: tests, and runs that keep nothing.
 //
 // A shared store for a team gateway (PostgreSQL) lives in its own package,
