@@ -1,9 +1,11 @@
-"""Compiles src.py into reference/queries.jsonl and catalog/queries.jsonl and
-checks every gold name against its catalog. reference/tools.jsonl is the
-reference servers' tools/list (see README.md). The catalog check needs
-TOOLSIFT_SHARED (the folder holding mcp/catalog.jsonl)."""
-import json, os
-from src import REFERENCE, CATALOG
+"""Compiles src.py into reference/queries.jsonl and catalog/queries.jsonl, and
+heldout/src.py into heldout/reference/queries.jsonl and
+heldout/catalog/queries.jsonl, and checks every gold name against its catalog.
+reference/tools.jsonl is the reference servers' tools/list (see README.md);
+both sets use it. The catalog check needs TOOLSIFT_SHARED (the folder holding
+mcp/catalog.jsonl). Run from this folder."""
+import importlib.util, json, os
+import src
 
 def names(path, qualify):
     out = set()
@@ -16,14 +18,28 @@ def write(path, prefix, entries, known):
     with open(path, "w") as f:
         for i, (tool, q, alt) in enumerate(entries, 1):
             gold = [tool] + [a for a in alt if a != tool]
+            assert len(set(gold)) == len(gold), (path, q, "gold name listed twice")
             for g in gold:
                 assert g in known, (path, q, g)
             f.write(json.dumps({"id": "%s-%03d" % (prefix, i), "query": q, "gold": gold,
                                 "gold_groups": [gold]}) + "\n")
 
-write("reference/queries.jsonl", "ref", REFERENCE, names("reference/tools.jsonl", False))
+def build(folder, prefix, s, catalog):
+    reference = names("reference/tools.jsonl", False)
+    write(os.path.join(folder, "reference", "queries.jsonl"), prefix + "ref", s.REFERENCE, reference)
+    drawn = [json.loads(l)["tool"] for l in open(os.path.join(folder, "catalog", "drawn.jsonl"))]
+    assert drawn == [t for t, _, _ in s.CATALOG], "catalog requests are not in draw order"
+    write(os.path.join(folder, "catalog", "queries.jsonl"), prefix + "cat", s.CATALOG, catalog)
+    print("%s: %d reference and %d catalog requests" % (folder or "first set", len(s.REFERENCE), len(s.CATALOG)))
+    return reference
+
 shared = os.environ.get("TOOLSIFT_SHARED", "../../../../shared")
-drawn = [json.loads(l)["tool"] for l in open("catalog/drawn.jsonl")]
-assert drawn == [t for t, _, _ in CATALOG], "catalog requests are not in draw order"
-write("catalog/queries.jsonl", "cat", CATALOG, names(os.path.join(shared, "mcp", "catalog.jsonl"), True))
-print(len(REFERENCE), "reference and", len(CATALOG), "catalog requests")
+catalog = names(os.path.join(shared, "mcp", "catalog.jsonl"), True)
+build("", "", src, catalog)
+
+spec = importlib.util.spec_from_file_location("heldout_src", os.path.join("heldout", "src.py"))
+held = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(held)
+reference = build("heldout", "h", held, catalog)
+missing = reference - {t for t, _, _ in held.REFERENCE}
+assert not missing, ("held-out reference requests leave tools uncovered", sorted(missing))
