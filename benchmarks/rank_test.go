@@ -159,6 +159,10 @@ func TestRankIdeas(t *testing.T) {
 		{"mcp-32", "mcp/catalog.jsonl", "testdata/catalog_queries.jsonl", true, false},
 		{"everyday-cat", "mcp/catalog.jsonl", "testdata/everyday/catalog/queries.jsonl", true, false},
 		{"everyday-ref", "testdata/everyday/reference/tools.jsonl", "testdata/everyday/reference/queries.jsonl", false, false},
+		// The held-out everyday set (testdata/everyday/heldout), written blind
+		// after the sets above had been used to tune the ranking.
+		{"heldout-cat", "mcp/catalog.jsonl", "testdata/everyday/heldout/catalog/queries.jsonl", true, false},
+		{"heldout-ref", "testdata/everyday/reference/tools.jsonl", "testdata/everyday/heldout/reference/queries.jsonl", false, false},
 	}
 	for _, n := range []string{"azuremcp", "restbench", "bfcl", "stabletoolbench", "sealtools"} {
 		sets = append(sets, rankSet{n, "datasets/" + n + "/tools.jsonl", filepath.Join(shared, "datasets", n, "queries.jsonl"), false, false})
