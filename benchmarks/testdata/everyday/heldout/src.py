@@ -130,7 +130,7 @@ CATALOG = [
     ("context7__query-docs", "how do i add middleware in next.js 15? check the latest docs, not your memory", []),
     ("currents__currents-get-test-results", "debug data for the checkout test in currents, signature 9f2a, only failures on main", []),
     ("currents__currents-get-projects", "list our projects in currents", []),
-    ("datadog__mute_host", "silence web-03 in datadog till tomorrow 9am, we're patching it", []),
+    ("datadog__mute_host", "silence web-03 in datadog till tomorrow 9am, we're patching it", ["datadog__schedule_downtime"]),
     ("datadog__get_rum_grouped_event_count", "count rum events grouped by browser for the last day in datadog", []),
     ("dbhub__execute_sql", "delete the rows where email like '%@test.com' from users in my sqlite db", []),
     ("dbhub__search_objects", "what columns does the invoices table have in the sqlite database", []),
