@@ -101,6 +101,34 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("GetBounded", func(t *testing.T) {
+		// store.GetBounded over this store (its own GetBounded when it is
+		// a store.BoundedGetter): a value within the limit is returned, a
+		// larger one refused naming the key and the limit.
+		s := mk(t)
+		for _, v := range [][]byte{[]byte("12345"), {}} {
+			if err := s.Put(ctx, "k/v", v); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := store.GetBounded(ctx, s, "k/v", 5); err != nil || !bytes.Equal(got, v) {
+				t.Errorf("GetBounded of %d bytes at a limit of 5 = %q, %v", len(v), got, err)
+			}
+		}
+		if err := s.Put(ctx, "k/v", []byte("123456")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := store.GetBounded(ctx, s, "k/v", 5)
+		if !errors.Is(err, store.ErrTooLarge) || !strings.Contains(err.Error(), "k/v") || !strings.Contains(err.Error(), "over the limit of 5") {
+			t.Errorf("GetBounded of 6 bytes at a limit of 5: %v, want ErrTooLarge naming k/v and the limit", err)
+		}
+		if _, err := store.GetBounded(ctx, s, "k/none", 5); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetBounded of a missing key: %v, want ErrNotFound", err)
+		}
+		if _, err := store.GetBounded(ctx, s, "../k", 5); !errors.Is(err, store.ErrKey) {
+			t.Errorf("GetBounded of an invalid key: %v, want ErrKey", err)
+		}
+	})
+
 	t.Run("InvalidKeys", func(t *testing.T) {
 		s := mk(t)
 		for _, k := range []string{"", "/abs", "a//b", "../up", "a/../b", "a/.hidden", "trailing/", "sp ace", "nul\x00", "back\\slash", string(bytes.Repeat([]byte("k"), 513))} {
