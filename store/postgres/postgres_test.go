@@ -488,7 +488,7 @@ func watch(t *testing.T, w store.Watcher, prefix string) (<-chan string, func())
 	keys := make(chan string, 256)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- w.Watch(ctx, prefix, func(k string) { keys <- k }) }()
+	go func() { done <- w.Watch(ctx, prefix, nil, func(k string) { keys <- k }) }()
 	return keys, func() {
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
