@@ -12,6 +12,7 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/store/postgres"
 )
 
 // TestPruneAudit: PruneAudit deletes the whole days that ended by the
@@ -169,4 +170,49 @@ func TestPruneAuditTakesTurns(t *testing.T) {
 	if n := len(records(t, a)); n != 0 {
 		t.Errorf("%d records left", n)
 	}
+}
+
+// BenchmarkPruneAudit: pruning one day of 1,000 records (serve
+// --audit-retention's daily work at 1,000 calls a day) from a folder and
+// from PostgreSQL; the records are written with the timer stopped.
+//
+//	go test ./gateway -run '^$' -bench PruneAudit -benchtime 5x -count 3
+func BenchmarkPruneAudit(b *testing.B) {
+	ctx := context.Background()
+	for _, name := range []string{"dir", "postgres"} {
+		b.Run(name, func(b *testing.B) {
+			var st store.Store
+			if name == "dir" {
+				st = newDir(b, b.TempDir())
+			} else {
+				st = openPostgresB(b, pgtest.Start(b))
+			}
+			day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
+			const records = 1000
+			for range b.N {
+				b.StopTimer()
+				for i := range records {
+					if err := gateway.WriteAudit(ctx, st, gateway.AuditRecord{Time: day.Add(time.Duration(i) * time.Second), Tool: "math__add", Outcome: "ok"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				days, err := gateway.PruneAudit(ctx, st, day.AddDate(0, 0, 1))
+				if err != nil || len(days) != 1 || days[0].Records != records {
+					b.Fatalf("PruneAudit = %v, %v", days, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*records), "µs/record")
+		})
+	}
+}
+
+func openPostgresB(b *testing.B, url string) store.Store {
+	b.Helper()
+	s, err := postgres.Open(context.Background(), url, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
 }
