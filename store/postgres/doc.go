@@ -36,7 +36,8 @@
 // pooled connection until unlock (tried with pg_try_advisory_lock and
 // waited for in this process, so a canceled waiter holds nothing); Watch
 // is LISTEN on channel toolsift_store, each payload naming the writer's
-// instance id, the write's rev and the key.
+// instance id, the write's rev and the key, and calls its ready once the
+// first LISTEN is in effect.
 //
 // # Faults
 //
