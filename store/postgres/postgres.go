@@ -130,6 +130,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
+// String returns the Store's URL without its password, for messages.
+func (s *Store) String() string { return s.where }
+
 // text is err's message with the URL's password removed. pgx's own
 // errors name the user and database, not the password; this is the guard
 // for whatever else quotes the URL.
