@@ -179,3 +179,79 @@ func auditKeyNanos(key string) (int64, bool) {
 	n, err := strconv.ParseInt(digits, 10, 64)
 	return n, err == nil
 }
+
+// MinAuditRetention is the least age of the cut PruneAudit takes: the
+// records of the last day are still being written (by every replica, one
+// of whose clocks may run behind or ahead), so a day is pruned only once
+// it is over everywhere.
+const MinAuditRetention = 24 * time.Hour
+
+// auditPruneLock is the store lock PruneAudit holds, so that replicas
+// that prune at once do not race.
+const auditPruneLock = "locks/audit-prune"
+
+// AuditDay is one day (UTC) of the audit log that PruneAudit deleted.
+type AuditDay struct {
+	// Day is the date as the records' keys have it (2026-11-26).
+	Day string
+	// Records is how many records of the day were deleted.
+	Records int
+}
+
+// PruneAudit deletes from the audit log kept in s (as Options.Audit
+// writes it) every whole day (UTC) that ended at before or earlier, and
+// returns those days with their counts, oldest first. The day before
+// falls in is kept whole, even its records made earlier than before: a
+// day's records go together. A cut less than MinAuditRetention ago is an
+// error (that day's records are still being written), and nothing is
+// deleted. It holds the store's lock "locks/audit-prune" while it lists
+// and deletes, so that replicas pruning at once take turns; records
+// written meanwhile are of days it does not delete. An error (a key that
+// cannot be deleted, ctx ending) stops it; the days deleted so far are
+// returned with it, the last one with the records deleted of it.
+func PruneAudit(ctx context.Context, s store.Store, before time.Time) ([]AuditDay, error) {
+	if ago := time.Since(before); ago < MinAuditRetention {
+		return nil, fmt.Errorf("gateway: audit log: prune before %s: %s; want a cut at least %v ago (that day's records are still being written)",
+			before.UTC().Format(time.RFC3339), agoText(ago), MinAuditRetention)
+	}
+	unlock, err := s.Lock(ctx, auditPruneLock)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: audit log: prune: %w", err)
+	}
+	defer unlock()
+	keys, err := s.List(ctx, auditPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: audit log: %w", err)
+	}
+	cut := before.UTC()
+	var days []AuditDay
+	for _, k := range keys { // sorted: by day, then by time
+		dayText, _, ok := strings.Cut(strings.TrimPrefix(k, auditPrefix), "/")
+		if !ok {
+			continue // not a record's key
+		}
+		day, err := time.Parse(time.DateOnly, dayText)
+		if err != nil || day.Add(24*time.Hour).After(cut) {
+			continue // not a day, or a day not over at the cut
+		}
+		if len(days) == 0 || days[len(days)-1].Day != dayText {
+			days = append(days, AuditDay{Day: dayText})
+		}
+		if err := s.Delete(ctx, k); err != nil {
+			if days[len(days)-1].Records == 0 {
+				days = days[:len(days)-1]
+			}
+			return days, fmt.Errorf("gateway: audit log: prune: %w", err)
+		}
+		days[len(days)-1].Records++
+	}
+	return days, nil
+}
+
+// agoText says how long ago a time is, or that it is in the future.
+func agoText(ago time.Duration) string {
+	if ago < 0 {
+		return fmt.Sprintf("%v in the future", (-ago).Round(time.Second))
+	}
+	return fmt.Sprintf("only %v ago", ago.Round(time.Second))
+}

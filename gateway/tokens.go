@@ -271,7 +271,11 @@ func (t *Tokens) watch(ctx context.Context, log *slog.Logger) {
 	if !ok {
 		return
 	}
-	err := w.Watch(ctx, "tokens/hash/", func(key string) {
+	err := w.Watch(ctx, "tokens/hash/", func() {
+		// Listening now: a token Verify cached before may have been
+		// revoked elsewhere unreported. Read each again.
+		t.forgetAll()
+	}, func(key string) {
 		name := strings.TrimSuffix(strings.TrimPrefix(key, "tokens/hash/"), ".json")
 		if sum, err := hex.DecodeString(name); err == nil && len(sum) == 32 {
 			t.forget([32]byte(sum))
@@ -281,6 +285,13 @@ func (t *Tokens) watch(ctx context.Context, log *slog.Logger) {
 		// Revocations elsewhere still arrive, within TokenCacheTTL.
 		log.Warn("watching API tokens for revocations stopped", "error", err)
 	}
+}
+
+// forgetAll drops everything Verify cached.
+func (t *Tokens) forgetAll() {
+	t.mu.Lock()
+	clear(t.cache)
+	t.mu.Unlock()
 }
 
 // forget drops what Verify cached of one secret's hash.

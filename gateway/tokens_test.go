@@ -403,7 +403,7 @@ func (w *watchedMemory) Delete(ctx context.Context, key string) error {
 	return err
 }
 
-func (w *watchedMemory) Watch(ctx context.Context, prefix string, f func(string)) error {
+func (w *watchedMemory) Watch(ctx context.Context, prefix string, ready func(), f func(string)) error {
 	w.hub.mu.Lock()
 	w.hub.watchers[w] = append(w.hub.watchers[w], func(k string) {
 		if strings.HasPrefix(k, prefix) {
@@ -411,6 +411,9 @@ func (w *watchedMemory) Watch(ctx context.Context, prefix string, f func(string)
 		}
 	})
 	w.hub.mu.Unlock()
+	if ready != nil {
+		ready()
+	}
 	w.hub.watching <- struct{}{}
 	<-ctx.Done()
 	w.hub.mu.Lock()

@@ -60,7 +60,19 @@ func (h *Hub) watchCatalog() {
 		return
 	}
 	h.wg.Go(func() {
-		err := w.Watch(h.life, "catalog/", func(key string) {
+		err := w.Watch(h.life, "catalog/", func() {
+			// Listening now: an entry written since readCatalogs may not
+			// be reported. Look at each once.
+			cw.mu.Lock()
+			for _, s := range cw.keys {
+				cw.pending[s] = true
+			}
+			cw.mu.Unlock()
+			select {
+			case cw.wake <- struct{}{}:
+			default:
+			}
+		}, func(key string) {
 			s := cw.keys[key]
 			if s == nil {
 				return

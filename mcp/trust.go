@@ -292,10 +292,10 @@ func changedWarning(c ChangedTool, server string) string {
 // read (the trust generation) per call, or nothing at all when the store
 // is a store.Watcher that reports changes.
 type trustFreshness struct {
-	watching atomic.Bool // a Watch of trust/ is running: changed says it all
+	watching atomic.Bool // a Watch of trust/ is listening: changed says it all
 	changed  atomic.Bool // the Watch reported a change not yet looked at
-	// firstGen: the first check while watching also compares the
-	// generation, for a change made before the Watch was listening.
+	// firstGen: the first check once the Watch is listening also
+	// compares the generation, for a change made before it listened.
 	firstGen atomic.Bool
 
 	mu      sync.Mutex
@@ -314,10 +314,13 @@ func (h *Hub) watchTrust(ctx context.Context) {
 		f.mu.Unlock()
 	}
 	if w, ok := h.opts.Store.(store.Watcher); ok {
-		f.firstGen.Store(true)
-		f.watching.Store(true)
 		h.wg.Go(func() {
-			err := w.Watch(h.life, trustDir+"/", func(key string) {
+			// Until the watch listens, each check reads the generation,
+			// as over a store that is no Watcher.
+			err := w.Watch(h.life, trustDir+"/", func() {
+				f.firstGen.Store(true)
+				f.watching.Store(true)
+			}, func(key string) {
 				if key != trustGenKey {
 					f.changed.Store(true)
 				}

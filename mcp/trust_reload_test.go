@@ -73,11 +73,14 @@ func (w *watchedStore) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-func (w *watchedStore) Watch(ctx context.Context, prefix string, f func(string)) error {
+func (w *watchedStore) Watch(ctx context.Context, prefix string, ready func(), f func(string)) error {
 	ch := make(chan string, 1024)
 	w.bus.mu.Lock()
 	w.bus.subs = append(w.bus.subs, watchSub{from: w, prefix: prefix, ch: ch})
 	w.bus.mu.Unlock()
+	if ready != nil {
+		ready()
+	}
 	for {
 		select {
 		case <-ctx.Done():

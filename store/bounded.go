@@ -17,7 +17,7 @@ var ErrTooLarge = errors.New("store: value over the limit")
 // BoundedGetter is a Store that can refuse a value over a limit without
 // reading it: a kind of record whose values are small (a tool list, a
 // login) then never costs more than its limit, whatever another process
-// put there. Dir implements it.
+// put there. Dir and store/postgres implement it.
 type BoundedGetter interface {
 	// GetBounded is Get of a value of at most max bytes; a larger one is
 	// an error wrapping ErrTooLarge that names the key and both sizes.

@@ -62,7 +62,18 @@ type Watcher interface {
 	// is closed; then it returns ctx's error or nil. f runs on one
 	// goroutine, in order, and must not block for long. Changes made
 	// through this same Store value are not reported.
-	Watch(ctx context.Context, prefix string, f func(key string)) error
+	//
+	// Watch calls ready once, on that goroutine and before any f, when it
+	// is listening: every write another Store commits after ready was
+	// called is reported. A write committed before may not be, whenever
+	// it was made, so what a caller read before ready may already be out
+	// of date: a caller that keeps state read from the store reads it
+	// again, or checks it, in ready or after it (a write in between is
+	// then both read and reported; f is a signal to read a key again).
+	// ready must not block for long; nil is allowed for a caller that
+	// keeps nothing read before. A Watch that ends before it is listening
+	// (its ctx ended, its Store closed) returns without calling ready.
+	Watch(ctx context.Context, prefix string, ready func(), f func(key string)) error
 }
 
 // CheckKey returns an error wrapping ErrKey unless key is a valid key:

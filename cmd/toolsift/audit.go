@@ -5,22 +5,38 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/termsafe"
+	"github.com/toolsift/toolsift/store"
 )
 
 const auditSynopsis = `toolsift audit [--since DURATION|TIME] [--user USER] [--server SERVER] [--json] [--store FOLDER]
+       toolsift audit prune --before DURATION|DATE [--store FOLDER]
 
 Prints the audit log that toolsift serve --audit writes: one record per tool call
 (who, which tool of which server, when, how long, the outcome; never arguments or
-results), oldest first, as a table or JSON lines.`
+results), oldest first, as a table or JSON lines. "toolsift audit prune -h" tells
+how to delete old days of it.`
+
+const auditPruneSynopsis = `toolsift audit prune --before DURATION|DATE [--store FOLDER]
+
+Deletes the audit records of every whole day (UTC) over by the cut, and prints
+each day deleted with its count of records. --before 720h keeps the last 30 days
+(the day the cut falls in is kept whole); --before 2026-11-01 deletes October and
+earlier. The cut must be at least a day ago: the last day's records are still
+being written. toolsift serve --audit-retention DURATION does this at start and
+daily.`
 
 // audit runs toolsift audit.
 func audit(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && args[0] == "prune" {
+		return auditPrune(ctx, e, args[1:])
+	}
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
@@ -108,4 +124,123 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("want a duration (24h, 90m) or a time (2026-11-26, 2026-11-26T10:00:00Z)")
+}
+
+// auditPrune runs toolsift audit prune.
+func auditPrune(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("audit prune", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: %s\n\nFlags:\n", auditPruneSynopsis)
+		fs.PrintDefaults()
+	}
+	before := fs.String("before", "", "delete the days over by this long ago (`720h`: keep 30 days; at least 24h) or by this time (2026-11-01, midnight UTC, or 2026-11-01T12:00:00Z)")
+	folder := storeFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	if *before == "" {
+		return usageError(fs, "--before is required: how old a day must be to go (720h, 2026-11-01)")
+	}
+	now := time.Now()
+	cut, err := parseBefore(*before, now)
+	if err != nil {
+		return usageError(fs, "--before %q: %v", *before, err)
+	}
+	st, where, err := openStoreFlag(ctx, *folder)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	days, err := gateway.PruneAudit(ctx, st, cut)
+	n := 0
+	for _, d := range days {
+		fmt.Fprintf(e.stdout, "%s\t%d records deleted\n", d.Day, d.Records)
+		n += d.Records
+	}
+	if err != nil {
+		return err
+	}
+	if len(days) == 0 {
+		fmt.Fprintf(e.stdout, "No audit records of days over by %s in %s.\n", cut.UTC().Format(time.RFC3339), where)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "Deleted %d audit records of %d days (%s to %s) from %s.\n", n, len(days), days[0].Day, days[len(days)-1].Day, where)
+	return nil
+}
+
+// parseBefore reads prune's --before: a duration before now, an RFC 3339
+// time or a date (midnight UTC), at least gateway.MinAuditRetention
+// before now.
+func parseBefore(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < gateway.MinAuditRetention {
+			return time.Time{}, fmt.Errorf("under one day: want %v or more (the last day's records are still being written)", gateway.MinAuditRetention)
+		}
+		return now.Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		if t, err = time.Parse(time.DateOnly, s); err != nil {
+			return time.Time{}, fmt.Errorf("want a duration (720h) or a date or time (2026-11-01, 2026-11-01T12:00:00Z)")
+		}
+	}
+	switch ago := now.Sub(t); {
+	case ago < 0:
+		return time.Time{}, fmt.Errorf("in the future: want a day at least %v ago", gateway.MinAuditRetention)
+	case ago < gateway.MinAuditRetention:
+		return time.Time{}, fmt.Errorf("under one day ago: want one at least %v ago, such as %s (the last day's records are still being written)",
+			gateway.MinAuditRetention, now.UTC().Add(-gateway.MinAuditRetention).Format(time.DateOnly))
+	}
+	return t, nil
+}
+
+// auditPruneEvery is how often serve --audit-retention prunes after its
+// first prune, at start.
+var auditPruneEvery = 24 * time.Hour
+
+// startAuditPrune prunes the audit log in st of the days over by
+// retention ago, at once and then every auditPruneEvery, logging what it
+// deleted, until ctx ends or stop is called (stop waits for a prune under
+// way to end).
+func startAuditPrune(ctx context.Context, log *slog.Logger, st store.Store, retention time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			pruneAuditLog(ctx, log, st, retention)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(auditPruneEvery):
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// pruneAuditLog prunes once, and logs what it deleted (or why not).
+func pruneAuditLog(ctx context.Context, log *slog.Logger, st store.Store, retention time.Duration) {
+	cut := time.Now().Add(-retention)
+	days, err := gateway.PruneAudit(ctx, st, cut)
+	n := 0
+	for _, d := range days {
+		n += d.Records
+	}
+	attrs := []any{"before", cut.UTC().Format(time.RFC3339), "days", len(days), "records", n}
+	if len(days) > 0 {
+		attrs = append(attrs, "first", days[0].Day, "last", days[len(days)-1].Day)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return // serve is stopping
+	case err != nil:
+		log.Warn("audit log not pruned; trying again in a day", append(attrs, "error", err)...)
+	default:
+		log.Info("audit log pruned", attrs...)
+	}
 }

@@ -83,6 +83,7 @@ Usage:
   toolsift serve --config FILE [flags]   MCP server over stdio (or --listen ADDR for HTTP)
   toolsift token create|list|revoke      per-user API tokens for serve --listen --tokens
   toolsift audit [flags]                 the tool calls serve --audit recorded
+  toolsift audit prune --before 720h     deletes the audit log's days older than that
   toolsift --version                     the version (its serverInfo's too)
 
 Run "toolsift serve -h" (token -h, audit -h) for the flags.`)

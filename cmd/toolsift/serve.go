@@ -52,7 +52,7 @@ answers, each joining when it has listed its tools (logged "server ready"). --li
 or --token-file), or per-user credentials (--tokens: toolsift token create; --oidc-issuer:
 JWTs of your identity provider), unless ADDR is loopback-only (127.0.0.1, ::1,
 localhost). --audit records every tool call in the --store (toolsift
-audit prints them).
+audit prints them; --audit-retention 720h deletes the days older than 30, daily).
 --per-user NAME reaches the url server NAME with each user's own OAuth login,
 logged in at --public-url/login/NAME, sealed with the key of --login-key-file
 ($` + loginKeyEnv + `); see docs/serve.md, "Team gateway: per-user logins".
@@ -114,6 +114,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	})
 	var ids identityFlags // --tokens, --oidc-*, --audit (token.go)
 	ids.add(fs)
+	auditRetention := fs.Duration("audit-retention", 0, "with --audit: delete the audit records of days over by this long ago (`duration`, at least 24h; 720h keeps 30 days), at start and then daily; 0 keeps everything")
 	perUser := addPerUserFlags(fs)
 	policyFile := fs.String("policy", "", "policy `file`: which servers and tools each user or team may see and call (docs/serve.md, \"Team gateway: policy\")")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
@@ -144,6 +145,12 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--max-sessions %d: want at least 1", *maxSessions)
 	case *maxConns < 2:
 		return usageError(fs, "--max-conns %d: want at least 2 (a client's event stream and its requests)", *maxConns)
+	case *auditRetention != 0 && !ids.audit:
+		return usageError(fs, "--audit-retention needs --audit")
+	case *auditRetention < 0:
+		return usageError(fs, "--audit-retention %v: want 0 (keep everything) or a positive duration", *auditRetention)
+	case *auditRetention > 0 && *auditRetention < gateway.MinAuditRetention:
+		return usageError(fs, "--audit-retention %v: under one day: want %v or more (the last day's records are still being written)", *auditRetention, gateway.MinAuditRetention)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -269,6 +276,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer gw.Close()
+	if *auditRetention > 0 {
+		stop := startAuditPrune(ctx, log, gopts.Audit, *auditRetention) // audit.go
+		defer stop()                                                    // before the store closes
+	}
 	ts := gw.Toolset()
 	// The config's warnings, then pins that match nothing.
 	for _, w := range ts.Warnings() {

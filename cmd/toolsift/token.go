@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/store/postgres"
 )
 
 const tokenSynopsis = `toolsift token create --user NAME [--team TEAM]... [--name TEXT] [--store FOLDER]
@@ -30,10 +31,13 @@ within a second.`
 // openStoreFlag opens the store a subcommand's --store names (a folder,
 // as cli.OpenStore takes it), or the default one, serve's
 // (mcp.DefaultStore: the user cache folder's toolsift), and a name for it
-// in messages.
+// in messages (a PostgreSQL URL without its password).
 func openStoreFlag(ctx context.Context, spec string) (store.Store, string, error) {
 	if spec != "" {
 		st, err := cli.OpenStore(ctx, spec, nil)
+		if pg, ok := st.(*postgres.Store); ok {
+			return st, pg.String(), err
+		}
 		return st, spec, err
 	}
 	d, err := mcp.DefaultStore()

@@ -68,3 +68,47 @@ func BenchmarkStore(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGetBounded: a kind's size limit over PostgreSQL. "get" is
+// what store.GetBounded did before the Store was a store.BoundedGetter
+// (the whole value read, then its length checked), "bounded" the
+// Store's GetBounded (the length checked in the server, the value sent
+// only within the limit): a value over the limit (8 MiB at a 1 MiB
+// limit) and one within it (4 KiB).
+//
+//	go test -run '^$' -bench BenchmarkGetBounded -benchtime 20x -count 3 ./store/postgres/
+func BenchmarkGetBounded(b *testing.B) {
+	ctx := context.Background()
+	s := open(b, pgtest.Start(b), nil)
+	const limit = 1 << 20
+	for _, v := range []struct {
+		name string
+		size int
+	}{{"over", 8 << 20}, {"within", 4 << 10}} {
+		key := "catalog/" + v.name + ".json"
+		if err := s.Put(ctx, key, bytes.Repeat([]byte("v"), v.size)); err != nil {
+			b.Fatal(err)
+		}
+		check := func(val []byte, err error) {
+			if v.size > limit && err == nil || v.size <= limit && (err != nil || len(val) != v.size) {
+				b.Fatalf("%d bytes, %v", len(val), err)
+			}
+		}
+		b.Run(v.name+"/get", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				val, err := s.Get(ctx, key)
+				if err == nil && len(val) > limit {
+					val, err = nil, store.ErrTooLarge
+				}
+				check(val, err)
+			}
+		})
+		b.Run(v.name+"/bounded", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				check(s.GetBounded(ctx, key, limit))
+			}
+		})
+	}
+}

@@ -1,5 +1,5 @@
-// Package postgres is toolsift's shared store: a store.Store and
-// store.Watcher in a PostgreSQL database (pgx), for a team gateway that
+// Package postgres is toolsift's shared store: a store.Store,
+// store.Watcher and store.BoundedGetter in a PostgreSQL database (pgx), for a team gateway that
 // runs several `toolsift serve --store postgres://…` replicas over the
 // same data. The embedded default stays store.Dir: a newcomer needs no
 // database.
@@ -28,13 +28,16 @@
 // # Operations
 //
 // Put is one upsert that also sends a notification (pg_notify in the same
-// statement, so delivered at commit); List is a range scan of the primary
+// statement, so delivered at commit); Get and GetBounded select the
+// value's length and, only when it is within the limit, the value (a
+// larger one is refused without being sent: store.BoundedGetter); List is a range scan of the primary
 // key (key >= prefix AND key < its successor), sorted bytewise; Lock is a
 // session-level advisory lock on a 64-bit hash of the key, held by a
 // pooled connection until unlock (tried with pg_try_advisory_lock and
 // waited for in this process, so a canceled waiter holds nothing); Watch
 // is LISTEN on channel toolsift_store, each payload naming the writer's
-// instance id, the write's rev and the key.
+// instance id, the write's rev and the key, and calls its ready once the
+// first LISTEN is in effect.
 //
 // # Faults
 //

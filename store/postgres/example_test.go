@@ -21,7 +21,9 @@ func Example() {
 	if err := s.Put(ctx, "trust/memory-3c4d.json", []byte(`{"accepted":"1a2b"}`)); err != nil {
 		log.Fatal(err) // only once ctx ended: a lost server is waited for
 	}
-	go s.Watch(ctx, "trust/", func(key string) {
+	go s.Watch(ctx, "trust/", func() {
+		fmt.Println("watching: read the trust records now") // what was written before may not be reported
+	}, func(key string) {
 		fmt.Println("another replica changed", key) // read it again
 	})
 }

@@ -67,8 +67,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store   = (*Store)(nil)
-	_ store.Watcher = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.Watcher       = (*Store)(nil)
+	_ store.BoundedGetter = (*Store)(nil)
 )
 
 // Open connects to the PostgreSQL database at url (postgres:// or
@@ -129,6 +130,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
+// String returns the Store's URL without its password, for messages.
+func (s *Store) String() string { return s.where }
+
 // text is err's message with the URL's password removed. pgx's own
 // errors name the user and database, not the password; this is the guard
 // for whatever else quotes the URL.
@@ -142,28 +146,64 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := s.check(ctx, key); err != nil {
 		return nil, err
 	}
+	value, size, err := s.get(ctx, key, store.MaxValueBytes)
+	if err != nil {
+		return nil, err
+	}
+	if value == nil {
+		return nil, fmt.Errorf("postgres: get %s: the stored value has %d bytes, over store.MaxValueBytes", key, size)
+	}
+	return value, nil
+}
+
+// GetBounded implements store.BoundedGetter: a value over max bytes is
+// refused by its length, which the server reads from the row, and never
+// sent: one statement returns the length and, only when it is within max,
+// the value. The error wraps store.ErrTooLarge and names the key and both
+// sizes.
+func (s *Store) GetBounded(ctx context.Context, key string, max int) ([]byte, error) {
+	if err := s.check(ctx, key); err != nil {
+		return nil, err
+	}
+	if max <= 0 {
+		return nil, fmt.Errorf("postgres: get %s: limit %d, want a positive number of bytes", key, max)
+	}
+	max = min(max, store.MaxValueBytes)
+	value, size, err := s.get(ctx, key, max)
+	if err != nil {
+		return nil, err
+	}
+	if value == nil {
+		return nil, fmt.Errorf("%w: %s: %d bytes, over the limit of %d", store.ErrTooLarge, key, size, max)
+	}
+	return value, nil
+}
+
+// get reads the value under key and its length; the value is nil, and not
+// sent by the server, when it has more than max bytes.
+func (s *Store) get(ctx context.Context, key string, max int) ([]byte, int64, error) {
 	var value []byte
 	var size int64
 	err := s.read(ctx, func() error {
 		return s.pool.QueryRow(ctx,
 			`SELECT CASE WHEN octet_length(value) <= $2 THEN value END, octet_length(value) FROM toolsift_store WHERE key = $1`,
-			key, store.MaxValueBytes).Scan(&value, &size)
+			key, max).Scan(&value, &size)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		s.up()
-		return nil, fmt.Errorf("%w: %s", store.ErrNotFound, key)
+		return nil, 0, fmt.Errorf("%w: %s", store.ErrNotFound, key)
 	}
 	if err != nil {
-		return nil, s.fail(ctx, "get "+key, err)
+		return nil, 0, s.fail(ctx, "get "+key, err)
 	}
 	s.up()
-	if size > store.MaxValueBytes {
-		return nil, fmt.Errorf("postgres: get %s: the stored value has %d bytes, over store.MaxValueBytes", key, size)
+	if size > int64(max) {
+		return nil, size, nil
 	}
 	if value == nil {
 		value = []byte{}
 	}
-	return value, nil
+	return value, size, nil
 }
 
 // Put implements store.Store: an upsert that notifies watchers in the

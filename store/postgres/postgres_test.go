@@ -1,14 +1,18 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -484,7 +488,7 @@ func watch(t *testing.T, w store.Watcher, prefix string) (<-chan string, func())
 	keys := make(chan string, 256)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- w.Watch(ctx, prefix, func(k string) { keys <- k }) }()
+	go func() { done <- w.Watch(ctx, prefix, nil, func(k string) { keys <- k }) }()
 	return keys, func() {
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
@@ -528,4 +532,112 @@ func next(t *testing.T, keys <-chan string) string {
 		t.Fatal("Watch reported nothing")
 		return ""
 	}
+}
+
+// TestGetBoundedSendsNoLargeValue: GetBounded refuses a value over its
+// limit without the server sending it: the bytes that reach the client
+// through a counting proxy are a fraction of the value's.
+func TestGetBoundedSendsNoLargeValue(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Start(t)
+	big := bytes.Repeat([]byte("v"), 8<<20)
+	if err := open(t, url, nil).Put(ctx, "catalog/big.json", big); err != nil {
+		t.Fatal(err)
+	}
+	proxied, sent := countingProxy(t, url)
+	s := open(t, proxied, nil)
+	if _, err := s.Get(ctx, "catalog/none.json"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err) // the pool's first connection, before counting
+	}
+	before := sent.Load()
+	_, err := store.GetBounded(ctx, s, "catalog/big.json", 1<<10)
+	if !errors.Is(err, store.ErrTooLarge) || !strings.Contains(err.Error(), "catalog/big.json") || !strings.Contains(err.Error(), fmt.Sprintf("%d bytes, over the limit of %d", len(big), 1<<10)) {
+		t.Fatalf("GetBounded of %d bytes at a limit of 1 KiB: %v, want ErrTooLarge naming the key and both sizes", len(big), err)
+	}
+	n := sent.Load() - before
+	if n > 64<<10 {
+		t.Fatalf("GetBounded of a value over its limit made the server send %d bytes (the value has %d)", n, len(big))
+	}
+	t.Logf("GetBounded of %d bytes at a limit of 1 KiB: the server sent %d bytes", len(big), n)
+	if v, err := store.GetBounded(ctx, s, "catalog/big.json", len(big)); err != nil || !bytes.Equal(v, big) {
+		t.Fatalf("GetBounded at the value's size: %d bytes, %v", len(v), err)
+	}
+	if _, err := s.GetBounded(ctx, "catalog/big.json", 0); err == nil || !strings.Contains(err.Error(), "catalog/big.json") {
+		t.Fatalf("GetBounded with a limit of 0: %v, want an error naming the key", err)
+	}
+}
+
+// countingProxy serves a unix socket that forwards to the server of url
+// and counts the bytes the server sends; it returns url through it.
+func countingProxy(t *testing.T, u string) (string, *atomic.Int64) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	network, addr := "tcp", net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))
+	if strings.HasPrefix(cfg.Host, "/") {
+		network, addr = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
+	}
+	dir, err := os.MkdirTemp("", "pgproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ln, err := net.Listen("unix", dir+"/.s.PGSQL.5432")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial(network, addr)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, up)
+			mu.Unlock()
+			wg.Go(func() { io.Copy(up, c); up.Close() })
+			wg.Go(func() { io.Copy(countWriter{c, &sent}, up); c.Close() })
+		}
+	})
+	pu, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := pu.Query()
+	q.Set("host", dir)
+	q.Set("port", "5432")
+	pu.Host, pu.RawQuery = "", q.Encode()
+	return pu.String(), &sent
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
 }

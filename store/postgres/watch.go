@@ -18,10 +18,11 @@ import (
 //
 // Watch starts listening one connection and one LISTEN after it is called
 // (later if the server is down then); a write committed before is not
-// reported. store.Watcher says nothing of when a watch is ready, so a
-// caller that loads its state and then watches can miss a write made in
-// between: the first report, or a re-read shortly after Watch starts,
-// closes that gap.
+// reported. Once LISTEN is in effect (PostgreSQL delivers the
+// notifications of every transaction that commits after it), Watch calls
+// ready, once, and only then any f: the caller reads the state it keeps
+// in or after ready (store.Watcher), so no write falls between its read
+// and the watch.
 //
 // When the listening connection is lost (the server restarts, the
 // network drops) or cannot be made, Watch logs it once (and its
@@ -41,7 +42,7 @@ import (
 //
 // Watch returns nil when the Store is closed, ctx's error when ctx ends,
 // and an error at once for an invalid prefix.
-func (s *Store) Watch(ctx context.Context, prefix string, f func(key string)) error {
+func (s *Store) Watch(ctx context.Context, prefix string, ready func(), f func(key string)) error {
 	if err := checkPrefix(prefix); err != nil {
 		return err
 	}
@@ -90,6 +91,8 @@ func (s *Store) Watch(ctx context.Context, prefix string, f func(key string)) er
 							f(key)
 						}
 					}
+				} else if ready != nil {
+					ready() // the first LISTEN is in effect
 				}
 				known = now
 				wait = minBackoff

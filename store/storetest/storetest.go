@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,6 +99,34 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			if !slices.Equal(got, c.want) {
 				t.Errorf("List %q = %q, want %q", c.prefix, got, c.want)
 			}
+		}
+	})
+
+	t.Run("GetBounded", func(t *testing.T) {
+		// store.GetBounded over this store (its own GetBounded when it is
+		// a store.BoundedGetter): a value within the limit is returned, a
+		// larger one refused naming the key and the limit.
+		s := mk(t)
+		for _, v := range [][]byte{[]byte("12345"), {}} {
+			if err := s.Put(ctx, "k/v", v); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := store.GetBounded(ctx, s, "k/v", 5); err != nil || !bytes.Equal(got, v) {
+				t.Errorf("GetBounded of %d bytes at a limit of 5 = %q, %v", len(v), got, err)
+			}
+		}
+		if err := s.Put(ctx, "k/v", []byte("123456")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := store.GetBounded(ctx, s, "k/v", 5)
+		if !errors.Is(err, store.ErrTooLarge) || !strings.Contains(err.Error(), "k/v") || !strings.Contains(err.Error(), "over the limit of 5") {
+			t.Errorf("GetBounded of 6 bytes at a limit of 5: %v, want ErrTooLarge naming k/v and the limit", err)
+		}
+		if _, err := store.GetBounded(ctx, s, "k/none", 5); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetBounded of a missing key: %v, want ErrNotFound", err)
+		}
+		if _, err := store.GetBounded(ctx, s, "../k", 5); !errors.Is(err, store.ErrKey) {
+			t.Errorf("GetBounded of an invalid key: %v, want ErrKey", err)
 		}
 	})
 
@@ -266,9 +295,11 @@ func testLock(t *testing.T, a, b store.Store) {
 
 // RunWatcher runs the tests of the store.Watcher contract: open returns
 // two Store values over the same, empty data, the first a
-// store.Watcher. Watch must report the second's Puts and Deletes under its
-// prefix, in order, and not the first's own writes; it returns when its
-// ctx ends (ctx's error) or its Store is closed (nil).
+// store.Watcher. Watch must call ready once, before any report, when
+// every later write is reported (a write made as ready is called is);
+// report the second's Puts and Deletes under its prefix, in order, and
+// not the first's own writes; and return when its ctx ends (ctx's error)
+// or its Store is closed (nil).
 func RunWatcher(t *testing.T, open func(t *testing.T) (store.Store, store.Store)) {
 	ctx := context.Background()
 	mk := func(t *testing.T) (store.Watcher, store.Store, store.Store) {
@@ -283,8 +314,7 @@ func RunWatcher(t *testing.T, open func(t *testing.T) (store.Store, store.Store)
 
 	t.Run("ReportsOthersWrites", func(t *testing.T) {
 		w, a, b := mk(t)
-		keys, _ := watch(t, w, "trust/")
-		ready(t, b, keys, "trust/")
+		keys, _ := watch(t, w, "trust/", nil)
 		if err := a.Put(ctx, "trust/own.json", []byte("mine")); err != nil {
 			t.Fatal(err)
 		}
@@ -315,11 +345,26 @@ func RunWatcher(t *testing.T, open func(t *testing.T) (store.Store, store.Store)
 		}
 	})
 
+	t.Run("ReportsWritesFromReady", func(t *testing.T) {
+		// A write committed as soon as ready is called (the earliest a
+		// caller reads its state) is reported: no write falls between a
+		// caller's read and the watch.
+		w, _, b := mk(t)
+		keys, _ := watch(t, w, "trust/", func() {
+			if err := b.Put(ctx, "trust/at-ready.json", []byte("v2")); err != nil {
+				t.Error(err)
+			}
+		})
+		if k := next(t, keys); k != "trust/at-ready.json" {
+			t.Fatalf("Watch reported %q first, want trust/at-ready.json (written when ready was called)", k)
+		}
+	})
+
 	t.Run("EndsWithContext", func(t *testing.T) {
 		w, _, _ := mk(t)
 		c, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- w.Watch(c, "", func(string) {}) }()
+		go func() { done <- w.Watch(c, "", nil, func(string) {}) }()
 		cancel()
 		select {
 		case err := <-done:
@@ -332,9 +377,8 @@ func RunWatcher(t *testing.T, open func(t *testing.T) (store.Store, store.Store)
 	})
 
 	t.Run("EndsWithClose", func(t *testing.T) {
-		w, a, b := mk(t)
-		keys, done := watch(t, w, "")
-		ready(t, b, keys, "")
+		w, a, _ := mk(t)
+		_, done := watch(t, w, "", nil)
 		_ = a.Close()
 		select {
 		case err := <-done:
@@ -350,7 +394,7 @@ func RunWatcher(t *testing.T, open func(t *testing.T) (store.Store, store.Store)
 		w, _, _ := mk(t)
 		c, cancel := context.WithTimeout(ctx, hangGuard(t))
 		defer cancel()
-		if err := w.Watch(c, "../", func(string) {}); !errors.Is(err, store.ErrKey) {
+		if err := w.Watch(c, "../", func() { t.Error("Watch of an invalid prefix called ready") }, func(string) {}); !errors.Is(err, store.ErrKey) {
 			t.Fatalf("Watch \"../\": %v, want ErrKey", err)
 		}
 	})
@@ -365,15 +409,32 @@ func hangGuard(t *testing.T) time.Duration {
 	return time.Minute
 }
 
-// watch runs w.Watch(prefix) on a goroutine; the keys it reports arrive
-// on the channel, and Watch's error on done. The test's cleanup cancels
-// the watch and waits for it.
-func watch(t *testing.T, w store.Watcher, prefix string) (keys <-chan string, done <-chan error) {
+// watch runs w.Watch(prefix) on a goroutine and returns once Watch has
+// called ready (after atReady, when not nil, which ready runs); the keys
+// it reports arrive on the channel, and Watch's error on done. ready must
+// be called once, before any key. The test's cleanup cancels the watch
+// and waits for it.
+func watch(t *testing.T, w store.Watcher, prefix string, atReady func()) (keys <-chan string, done <-chan error) {
+	t.Helper()
 	ch := make(chan string, 1024)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
+	readyc := make(chan struct{})
+	var readied atomic.Int32
 	go func() {
-		errc <- w.Watch(ctx, prefix, func(key string) {
+		errc <- w.Watch(ctx, prefix, func() {
+			if readied.Add(1) > 1 {
+				t.Error("Watch called ready more than once")
+				return
+			}
+			if atReady != nil {
+				atReady()
+			}
+			close(readyc)
+		}, func(key string) {
+			if readied.Load() == 0 {
+				t.Errorf("Watch reported %q before it called ready", key)
+			}
 			select {
 			case ch <- key:
 			default:
@@ -390,41 +451,14 @@ func watch(t *testing.T, w store.Watcher, prefix string) (keys <-chan string, do
 			t.Error("Watch did not return after its ctx ended")
 		}
 	})
-	return ch, errc
-}
-
-// ready waits until the watch whose keys arrive on keys is listening:
-// other writes probe keys under prefix until one is reported (a Watch
-// reports writes made after it started listening), then a last key, and
-// reads the reports up to that one, so that the caller sees only what
-// follows.
-func ready(t *testing.T, other store.Store, keys <-chan string, prefix string) {
-	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(hangGuard(t))
-	for i := 0; time.Now().Before(deadline); i++ {
-		if err := other.Put(ctx, fmt.Sprintf("%sready-probe-%d", prefix, i), nil); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-keys:
-			last := prefix + "ready-done"
-			if err := other.Put(ctx, last, nil); err != nil {
-				t.Fatal(err)
-			}
-			for {
-				k := next(t, keys)
-				if k == last {
-					return
-				}
-				if !strings.HasPrefix(k, prefix+"ready-probe-") {
-					t.Fatalf("Watch reported %q, which nothing wrote", k)
-				}
-			}
-		case <-time.After(50 * time.Millisecond):
-		}
+	select {
+	case <-readyc:
+	case err := <-errc:
+		t.Fatalf("Watch returned %v before it called ready", err)
+	case <-time.After(hangGuard(t)):
+		t.Fatal("Watch did not call ready")
 	}
-	t.Fatal("Watch reported none of the other handle's writes")
+	return ch, errc
 }
 
 // next returns the next key reported.

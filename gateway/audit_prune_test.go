@@ -1,0 +1,218 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/internal/pgtest"
+	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/store/postgres"
+)
+
+// TestPruneAudit: PruneAudit deletes the whole days that ended by the
+// cut, over a folder and over PostgreSQL: the day the cut falls in is
+// kept whole (its records older than the cut too), later days and the
+// records another writer makes of today while it runs are not touched,
+// and a cut less than a day ago deletes nothing.
+func TestPruneAudit(t *testing.T) {
+	stores := map[string]func(t *testing.T) store.Store{
+		"dir": func(t *testing.T) store.Store { return newDir(t, t.TempDir()) },
+		"postgres": func(t *testing.T) store.Store {
+			return openPostgres(t, pgtest.Start(t))
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st := open(t)
+			today := time.Now().UTC().Truncate(24 * time.Hour)
+			day := func(n int) time.Time { return today.AddDate(0, 0, -n) }
+			write := func(tm time.Time, user string) {
+				t.Helper()
+				if err := gateway.WriteAudit(ctx, st, gateway.AuditRecord{Time: tm, User: user, Tool: "math__add", Outcome: "ok"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(day(40), "old")
+			write(day(5).Add(time.Hour), "old")
+			write(day(5).Add(23*time.Hour+59*time.Minute), "old")
+			write(day(4).Add(12*time.Hour), "old")
+			write(day(3).Add(time.Hour), "boundary-before-cut")
+			write(day(3).Add(20*time.Hour), "boundary-after-cut")
+			write(day(2).Add(time.Hour), "kept")
+			write(day(1).Add(time.Hour), "kept")
+			cut := day(3).Add(12 * time.Hour)
+
+			for _, early := range []time.Time{time.Now().Add(time.Hour), time.Now().Add(-23 * time.Hour), today} {
+				if days, err := gateway.PruneAudit(ctx, st, early); err == nil || len(days) != 0 || !strings.Contains(err.Error(), "at least 24h0m0s ago") {
+					t.Errorf("PruneAudit before %s = %v, %v; want an error, nothing deleted", early, days, err)
+				}
+			}
+			if n := len(records(t, st)); n != 8 {
+				t.Fatalf("%d records after refused prunes, want 8", n)
+			}
+
+			// Another replica writes today's records all along.
+			stop, started := make(chan struct{}), make(chan struct{})
+			var wg sync.WaitGroup
+			var once sync.Once
+			var written int
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						written = i
+						return
+					default:
+					}
+					if err := gateway.WriteAudit(ctx, st, gateway.AuditRecord{Time: time.Now(), User: "today", Tool: "math__add", Outcome: "ok"}); err != nil {
+						t.Error(err)
+						written = i
+						once.Do(func() { close(started) })
+						return
+					}
+					once.Do(func() { close(started) })
+				}
+			})
+			<-started
+			days, err := gateway.PruneAudit(ctx, st, cut)
+			if err == nil { // a second prune at once finds nothing more
+				var again []gateway.AuditDay
+				again, err = gateway.PruneAudit(ctx, st, cut)
+				if len(again) != 0 {
+					t.Errorf("a second prune deleted %v", again)
+				}
+			}
+			close(stop)
+			wg.Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []gateway.AuditDay{
+				{Day: day(40).Format(time.DateOnly), Records: 1},
+				{Day: day(5).Format(time.DateOnly), Records: 2},
+				{Day: day(4).Format(time.DateOnly), Records: 1},
+			}
+			if !slices.Equal(days, want) {
+				t.Errorf("PruneAudit before %s deleted %v, want %v", cut.Format(time.RFC3339), days, want)
+			}
+			var users []string
+			nToday := 0
+			for _, rec := range records(t, st) {
+				if rec.User == "today" {
+					nToday++
+				} else {
+					users = append(users, rec.User)
+				}
+			}
+			if want := []string{"boundary-before-cut", "boundary-after-cut", "kept", "kept"}; !slices.Equal(users, want) {
+				t.Errorf("after the prune: %q, want %q", users, want)
+			}
+			if nToday != written || written == 0 {
+				t.Errorf("%d of today's records left, %d written while pruning", nToday, written)
+			}
+		})
+	}
+}
+
+func records(t *testing.T, st store.Store) []gateway.AuditRecord {
+	t.Helper()
+	var recs []gateway.AuditRecord
+	for rec, err := range gateway.AuditRecords(context.Background(), st, time.Time{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+	}
+	return recs
+}
+
+// TestPruneAuditTakesTurns: replicas pruning at once take the store's
+// lock in turn: each day is deleted by one of them, counted once.
+func TestPruneAuditTakesTurns(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Start(t)
+	a, b := openPostgres(t, url), openPostgres(t, url)
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	for d := 2; d <= 6; d++ {
+		for i := range 20 {
+			if err := gateway.WriteAudit(ctx, a, gateway.AuditRecord{Time: today.AddDate(0, 0, -d).Add(time.Duration(i) * time.Minute), User: fmt.Sprint("u", i), Tool: "math__add", Outcome: "ok"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	total := 0
+	for _, st := range []store.Store{a, b, a, b} {
+		wg.Go(func() {
+			days, err := gateway.PruneAudit(ctx, st, today.AddDate(0, 0, -1))
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			for _, d := range days {
+				total += d.Records
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if total != 5*20 {
+		t.Errorf("the replicas deleted %d records in all, want %d (each once)", total, 5*20)
+	}
+	if n := len(records(t, a)); n != 0 {
+		t.Errorf("%d records left", n)
+	}
+}
+
+// BenchmarkPruneAudit: pruning one day of 1,000 records (serve
+// --audit-retention's daily work at 1,000 calls a day) from a folder and
+// from PostgreSQL; the records are written with the timer stopped.
+//
+//	go test ./gateway -run '^$' -bench PruneAudit -benchtime 5x -count 3
+func BenchmarkPruneAudit(b *testing.B) {
+	ctx := context.Background()
+	for _, name := range []string{"dir", "postgres"} {
+		b.Run(name, func(b *testing.B) {
+			var st store.Store
+			if name == "dir" {
+				st = newDir(b, b.TempDir())
+			} else {
+				st = openPostgresB(b, pgtest.Start(b))
+			}
+			day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
+			const records = 1000
+			for range b.N {
+				b.StopTimer()
+				for i := range records {
+					if err := gateway.WriteAudit(ctx, st, gateway.AuditRecord{Time: day.Add(time.Duration(i) * time.Second), Tool: "math__add", Outcome: "ok"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				days, err := gateway.PruneAudit(ctx, st, day.AddDate(0, 0, 1))
+				if err != nil || len(days) != 1 || days[0].Records != records {
+					b.Fatalf("PruneAudit = %v, %v", days, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*records), "µs/record")
+		})
+	}
+}
+
+func openPostgresB(b *testing.B, url string) store.Store {
+	b.Helper()
+	s, err := postgres.Open(context.Background(), url, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
