@@ -109,7 +109,7 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 // searches) are encoded in one pass, which reads the model's weights once
 // for all of them; each call's vectors are the same as alone, to the bit.
 func (u *USE) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
-	return u.embedQueries(ctx, texts, useKern == kernelAVX2)
+	return u.embedQueries(ctx, texts, useKern >= kernelAVX2)
 }
 
 func (u *USE) embed(ctx context.Context, texts []string, quant bool) ([][]float32, error) {
