@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -191,5 +192,46 @@ func TestGemmQArgsLayout(t *testing.T) {
 		if off != uintptr(8*i) {
 			t.Errorf("field %d of gemmQArgs at offset %d, want %d", i, off, 8*i)
 		}
+	}
+}
+
+// BenchmarkGemmQ measures the int16 products on one goroutine, as
+// EmbedQueries runs them (useMatMulQ: the rows quantised, then the tiles),
+// with each kernel the processor runs, on the shapes of a 25-piece query's
+// products, of 8 such queries in one pass, of a 5-piece query and of the
+// pooled last product; and the float16 weights' product (useMatMul, Embed's
+// path) on the fastest kernel beside them. GMAC/s is 10⁹ multiply-adds a
+// second over all calls, best-GMAC/s that of the fastest call.
+func BenchmarkGemmQ(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range []struct{ n, k, m int }{{25, 512, 1536}, {25, 1536, 512}, {25, 256, 768}, {200, 512, 1536}, {5, 512, 1536}, {1, 1536, 512}} {
+		a := randSlice(r, s.n*s.k)
+		h, _ := randHalf(r, s.k*s.m)
+		w := newHalfPanels(h, s.k, s.m) // as the model's weights
+		w.quant()
+		bias := randSlice(r, s.m)
+		c := make([]float32, s.n*s.m)
+		qa := make([]int16, s.n*((s.k+1)&^1))
+		qs := make([]float32, s.n)
+		run := func(name string, kern useKernel, f func()) {
+			b.Run(fmt.Sprintf("%dx%dx%d/%s", s.n, s.k, s.m, name), func(b *testing.B) {
+				withKernel(b, kern, func() {
+					f() // the weights in cache as a pass would have them
+					best := math.Inf(1)
+					for b.Loop() {
+						start := time.Now()
+						f()
+						best = min(best, time.Since(start).Seconds())
+					}
+					macs := float64(s.n * s.k * s.m)
+					b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+					b.ReportMetric(macs/best/1e9, "best-GMAC/s")
+				})
+			})
+		}
+		for _, kern := range availableKernels()[1:] {
+			run(kern.String(), kern, func() { useMatMulQ(c, a, s.n, w, bias, nil, false, 1, qa, qs) })
+		}
+		run("float16-"+bestKernel().String(), bestKernel(), func() { useMatMul(c, a, s.n, w, bias, nil, false, 1) })
 	}
 }
