@@ -5,8 +5,11 @@ import "math"
 // The int16 path of the matrix products, for query texts (see
 // [USE.EmbedQueries]): the weights and each row of activations are scaled
 // to int16, the products summed exactly in int32 by VPMADDWD (16
-// multiply-adds an instruction, against 8 for an AVX2 FMA), and each sum
-// scaled back to float32 by its row's and its column's scale.
+// multiply-adds an instruction, against 8 for an AVX2 FMA; 32 on AVX-512's
+// 512-bit registers) or AVX-512 VNNI's VPDPWSSD (32, with the addition),
+// and each sum scaled back to float32 by its row's and its column's scale.
+// The sums are exact, and every kernel scales them by the same float
+// operations in the same order, so all give the same floats, to the bit.
 //
 // No sum can overflow int32: a column of weights and a row of activations
 // are each scaled so that their int16 vector has an L2 norm of at most

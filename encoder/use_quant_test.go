@@ -95,6 +95,16 @@ func TestUSEQueriesKernelsAgree(t *testing.T) {
 // but the portable Go) and EmbedQueries's vectors of texts on each: of
 // one call of all the texts, then of each alone.
 func queryVectorsPerKernel(t testing.TB, u *encoder.USE, texts []string) (kernels []string, vecs [][][]float32) {
+	return queryVectors(t, u, texts, true)
+}
+
+// queryKernelVectors is queryVectorsPerKernel without the calls of each
+// text alone.
+func queryKernelVectors(t testing.TB, u *encoder.USE, texts []string) (kernels []string, vecs [][][]float32) {
+	return queryVectors(t, u, texts, false)
+}
+
+func queryVectors(t testing.TB, u *encoder.USE, texts []string, alone bool) (kernels []string, vecs [][][]float32) {
 	t.Helper()
 	ctx := context.Background()
 	for _, k := range encoder.USEKernels() {
@@ -111,6 +121,9 @@ func queryVectorsPerKernel(t testing.TB, u *encoder.USE, texts []string) (kernel
 			t.Fatal(err)
 		}
 		for _, text := range texts {
+			if !alone {
+				break
+			}
 			one, err := u.EmbedQueries(ctx, []string{text})
 			if err != nil {
 				restore()

@@ -11,6 +11,10 @@
 // summed horizontally. The accumulators start from the bias (or zero); at
 // the end a residual is added and negatives clamped when asked.
 //
+// The int16 kernels of EmbedQueries (see kernelQ) are written the same
+// way: AVX2's with VPMADDWD and VPADDD on YMM, AVX-512's with VPMADDWD and
+// VPADDD (BW) or VPDPWSSD (VNNI) on ZMM, one ZMM register per panel row.
+//
 // From the encoder directory:
 //
 //	go run ./internal/usekgen
