@@ -68,7 +68,7 @@ func TestUSEQueriesOnDatasets(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				kernels, vecs := queryKernelVectors(t, u, batch)
+				kernels, vecs := queryVectorsPerKernel(t, u, batch, false)
 				for ki, k := range kernels[1:] {
 					checkSameVectors(t, batch, kernels[0], k, vecs[0], vecs[ki+1])
 				}

@@ -82,7 +82,7 @@ func TestUSEQueriesKernelsAgree(t *testing.T) {
 		texts = append(texts, r.Text)
 	}
 	// One call of all, and each text alone: other batch shapes.
-	kernels, want := queryVectorsPerKernel(t, u, texts)
+	kernels, want := queryVectorsPerKernel(t, u, texts, true)
 	if len(kernels) < 2 {
 		t.Skipf("one kernel with an int16 path on this processor (%v): nothing to compare", encoder.USEKernels())
 	}
@@ -93,18 +93,8 @@ func TestUSEQueriesKernelsAgree(t *testing.T) {
 
 // queryVectorsPerKernel returns the kernels with an int16 path (every one
 // but the portable Go) and EmbedQueries's vectors of texts on each: of
-// one call of all the texts, then of each alone.
-func queryVectorsPerKernel(t testing.TB, u *encoder.USE, texts []string) (kernels []string, vecs [][][]float32) {
-	return queryVectors(t, u, texts, true)
-}
-
-// queryKernelVectors is queryVectorsPerKernel without the calls of each
-// text alone.
-func queryKernelVectors(t testing.TB, u *encoder.USE, texts []string) (kernels []string, vecs [][][]float32) {
-	return queryVectors(t, u, texts, false)
-}
-
-func queryVectors(t testing.TB, u *encoder.USE, texts []string, alone bool) (kernels []string, vecs [][][]float32) {
+// one call of all the texts, then (when alone is set) of each alone.
+func queryVectorsPerKernel(t testing.TB, u *encoder.USE, texts []string, alone bool) (kernels []string, vecs [][][]float32) {
 	t.Helper()
 	ctx := context.Background()
 	for _, k := range encoder.USEKernels() {
@@ -161,7 +151,7 @@ func FuzzUSEQueries(f *testing.F) {
 	}
 	u := mustUSE(f)
 	f.Fuzz(func(t *testing.T, text string) {
-		kernels, vecs := queryVectorsPerKernel(t, u, []string{text, ""})
+		kernels, vecs := queryVectorsPerKernel(t, u, []string{text, ""}, true)
 		for i, k := range kernels[1:] {
 			checkSameVectors(t, []string{text, ""}, kernels[0], k, vecs[0], vecs[i+1])
 		}
