@@ -38,8 +38,9 @@
 // activations scaled to int16 and multiplied exactly in 32-bit integers
 // (VPMADDWD, or AVX-512 VNNI's VPDPWSSD: the same vectors to the bit), and
 // the last layer pools its rows before its last product. It is 1.5 to 1.9 times faster
-// than Embed on a text of 5 to 128 pieces (1.1 to 1.55 times less CPU on a
-// loaded machine, where both read the same weight bytes); its vectors are within a cosine of 0.9999
+// than Embed on a text of 5 to 128 pieces (less CPU by 1.1 to 1.55 times
+// with AVX2 on a loaded machine, where both read the same weight bytes, by
+// 1.4 to 1.8 times with AVX-512 VNNI); its vectors are within a cosine of 0.9999
 // of Embed's (docs/measurements.md gives the least measured over the
 // public datasets), and documents keep Embed's vectors, so cached
 // document vectors stay valid.
