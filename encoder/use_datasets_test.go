@@ -69,8 +69,8 @@ func TestUSEQueriesOnDatasets(t *testing.T) {
 					t.Fatal(err)
 				}
 				kernels, vecs := queryVectorsPerKernel(t, u, batch, false)
-				for ki, k := range kernels[1:] {
-					checkSameVectors(t, batch, kernels[0], k, vecs[0], vecs[ki+1])
+				for i := 1; i < len(kernels); i++ { // none with the portable build
+					checkSameVectors(t, batch, kernels[0], kernels[i], vecs[0], vecs[i])
 				}
 				for j := range batch {
 					if c := cosine32(q[j], d[j]); c < worst {

@@ -152,8 +152,8 @@ func FuzzUSEQueries(f *testing.F) {
 	u := mustUSE(f)
 	f.Fuzz(func(t *testing.T, text string) {
 		kernels, vecs := queryVectorsPerKernel(t, u, []string{text, ""}, true)
-		for i, k := range kernels[1:] {
-			checkSameVectors(t, []string{text, ""}, kernels[0], k, vecs[0], vecs[i+1])
+		for i := 1; i < len(kernels); i++ { // none with the portable build
+			checkSameVectors(t, []string{text, ""}, kernels[0], kernels[i], vecs[0], vecs[i])
 		}
 		ctx := context.Background()
 		d, err := u.Embed(ctx, []string{text})
