@@ -33,12 +33,14 @@
 //
 // [USE.EmbedQueries] is Embed for the texts a search compares with the
 // documents (an agent's task, thought or step; the retrieval package uses
-// it when the embedder has it): where the AVX2 kernels run, its matrix
-// products take an int16 path, weights and activations scaled to int16 and
-// multiplied exactly in 32-bit integers (VPMADDWD), and the last layer
-// pools its rows before its last product. It is 1.5 to 1.9 times faster
-// than Embed on a text of 5 to 128 pieces (1.1 to 1.55 times less CPU on a
-// loaded machine, where both read the same weight bytes); its vectors are within a cosine of 0.9999
+// it when the embedder has it): where the assembly kernels run (AVX2 or
+// AVX-512), its matrix products take an int16 path, weights and
+// activations scaled to int16 and multiplied exactly in 32-bit integers
+// (VPMADDWD, or AVX-512 VNNI's VPDPWSSD: the same vectors to the bit), and
+// the last layer pools its rows before its last product. It is 1.5 to 1.9 times faster
+// than Embed on a text of 5 to 128 pieces (less CPU by 1.1 to 1.55 times
+// with AVX2 on a loaded machine, where both read the same weight bytes, by
+// 1.4 to 1.8 times with AVX-512 VNNI); its vectors are within a cosine of 0.9999
 // of Embed's (docs/measurements.md gives the least measured over the
 // public datasets), and documents keep Embed's vectors, so cached
 // document vectors stay valid.

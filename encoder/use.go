@@ -38,9 +38,10 @@ type USEOptions struct {
 //
 // Embed computes its texts in batches of up to 512 pieces, the matrix
 // products spread over Workers goroutines, on the fastest matrix kernels
-// the processor runs, chosen at start: AVX-512, else AVX2 with FMA, else
-// portable Go (always with the purego build tag); all give the same
-// vectors but for float rounding. A tool document costs a few milliseconds
+// the processor runs, chosen at start: AVX-512 (with its VNNI int16
+// kernels for EmbedQueries where the processor has AVX-512 VNNI), else
+// AVX2 with FMA, else portable Go (always with the purego build tag); all
+// give the same vectors but for float rounding. A tool document costs a few milliseconds
 // of CPU with AVX-512 (about twice that with AVX2, thirty times with
 // portable Go), a short query a fraction of one: docs/measurements.md has
 // the figures per text length and kernel and the commands
@@ -91,14 +92,17 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 }
 
 // EmbedQueries is Embed for the texts a search compares with documents
-// that Embed gave: an agent's task, thought or step. Where the AVX2
-// kernels run (not with AVX-512, which keeps its float32 kernels, nor the
-// portable build), its matrix products take an int16 path: each weight
-// column and each row of activations scaled to int16 (within a norm that
-// keeps every sum inside int32) and multiplied exactly in 32-bit integers
-// by VPMADDWD, 16 multiply-adds an instruction against 8 for a float32
-// FMA; and the last layer takes the mean of a text's rows before its last
-// product, which is linear, instead of after. Its vectors are within a
+// that Embed gave: an agent's task, thought or step. Where the assembly
+// kernels run (AVX2 or AVX-512; not the portable build), its matrix
+// products take an int16 path: each weight column and each row of
+// activations scaled to int16 (within a norm that keeps every sum inside
+// int32) and multiplied exactly in 32-bit integers, by VPMADDWD with AVX2
+// (16 multiply-adds an instruction against 8 for a float32 FMA) and by
+// VPDPWSSD with AVX-512 VNNI (32, the addition fused), or VPMADDWD on
+// 512-bit registers with AVX-512 BW alone; and the last layer takes the
+// mean of a text's rows before its last product, which is linear, instead
+// of after. The sums being exact and their scaling the same, every kernel
+// gives the same vectors, to the bit. Its vectors are within a
 // cosine of 0.9999 of Embed's (docs/measurements.md gives the least
 // measured over the public datasets' tools and queries); Embed's vectors,
 // a document's, are unchanged by it. Its first call in a process converts
@@ -109,7 +113,7 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 // searches) are encoded in one pass, which reads the model's weights once
 // for all of them; each call's vectors are the same as alone, to the bit.
 func (u *USE) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
-	return u.embedQueries(ctx, texts, useKern == kernelAVX2)
+	return u.embedQueries(ctx, texts, useKern >= kernelAVX2)
 }
 
 func (u *USE) embed(ctx context.Context, texts []string, quant bool) ([][]float32, error) {

@@ -19,7 +19,7 @@ import (
 
 // useKernelFlag forces a matrix kernel in the benchmarks, to compare them:
 // go test -bench USE ./encoder/ -args -usekernel avx2 (see USEKernels).
-var useKernelFlag = flag.String("usekernel", "", "matrix kernel for the USE benchmarks (go, avx2, avx512); default the fastest")
+var useKernelFlag = flag.String("usekernel", "", "matrix kernel for the USE benchmarks (go, avx2, avx512, avx512vnni: see USEKernels); default the fastest")
 
 // useWorkersFlag sets USEOptions.Workers in BenchmarkUSE (0: the
 // default), e.g. -useworkers 1 to measure one goroutine's cost.
@@ -118,7 +118,8 @@ func BenchmarkUSE(b *testing.B) {
 	if n != 25 {
 		b.Fatalf("step text has %d pieces, want 25", n)
 	}
-	// query/… is Embed, queries/… EmbedQueries (the int16 path with AVX2).
+	// query/… is Embed, queries/… EmbedQueries (the int16 path with the
+	// assembly kernels).
 	for _, c := range []struct{ name, text string }{
 		{"short", "search flights to Paris"},
 		{"25pieces", step},

@@ -18,7 +18,9 @@ import (
 // index embeds it) and every query of the public datasets (docs/datasets.md:
 // $TOOLSIFT_DATASETS, else ../shared/datasets beside the checkout) with
 // Embed and with EmbedQueries, and reports the least cosine between the
-// two per dataset; it fails below minUSECosine. .ci/run runs it (go test
+// two per dataset; it fails below minUSECosine, or when EmbedQueries's
+// vectors on another assembly kernel (AVX-512's int16 kernels) are not
+// those of the first (AVX2's) to the bit. .ci/run runs it (go test
 // -tags datasets -run USEQueriesOnDatasets ./encoder/) when the datasets
 // are there; under the tag, missing datasets fail the test.
 func TestUSEQueriesOnDatasets(t *testing.T) {
@@ -65,6 +67,10 @@ func TestUSEQueriesOnDatasets(t *testing.T) {
 				q, err := u.EmbedQueries(ctx, batch)
 				if err != nil {
 					t.Fatal(err)
+				}
+				kernels, vecs := queryVectorsPerKernel(t, u, batch, false)
+				for i := 1; i < len(kernels); i++ { // none with the portable build
+					checkSameVectors(t, batch, kernels[0], kernels[i], vecs[0], vecs[i])
 				}
 				for j := range batch {
 					if c := cosine32(q[j], d[j]); c < worst {

@@ -105,9 +105,10 @@ type gemmArgs struct {
 type useKernel int
 
 const (
-	kernelGo     useKernel = iota // portable Go
-	kernelAVX2                    // AVX2 and FMA assembly
-	kernelAVX512                  // AVX-512 (F) assembly
+	kernelGo         useKernel = iota // portable Go
+	kernelAVX2                        // AVX2 and FMA assembly
+	kernelAVX512                      // AVX-512 (F) assembly; int16: VPMADDWD (BW)
+	kernelAVX512VNNI                  // kernelAVX512's; int16: VPDPWSSD (VNNI)
 )
 
 func (k useKernel) String() string {
@@ -118,6 +119,8 @@ func (k useKernel) String() string {
 		return "avx2"
 	case kernelAVX512:
 		return "avx512"
+	case kernelAVX512VNNI:
+		return "avx512vnni"
 	}
 	return fmt.Sprintf("useKernel(%d)", int(k))
 }
@@ -140,8 +143,7 @@ func gemm(c []float32, ldc int, a []float32, lda, n int, b *usePanels, p0, p1 in
 		bias != nil && len(bias) < c1 || add != nil && len(add) < (n-1)*ldadd+c1 {
 		panic("encoder: gemm: slices too short")
 	}
-	switch useKern {
-	case kernelAVX512, kernelAVX2:
+	if useKern >= kernelAVX2 {
 		gemmAsm(c, ldc, a, lda, n, b, p0, p1, bias, add, ldadd, relu)
 		return
 	}

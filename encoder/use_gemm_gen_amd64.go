@@ -396,20 +396,20 @@ func gemmAVX2Half_5x1(p *gemmArgs)
 //go:noescape
 func gemmAVX2Half_6x1(p *gemmArgs)
 
-// gemmKernelAVX2Q runs the AVX2 int16 kernel for rows rows (1 to 6) of one panel.
-func gemmKernelAVX2Q(rows int, p *gemmQArgs) {
-	switch rows {
-	case 1:
+// gemmKernelAVX2Q runs the AVX2Q int16 kernel for rows rows and np panels: np in [1], rows from 1 to 6 and rows·np ≤ 6.
+func gemmKernelAVX2Q(np, rows int, p *gemmQArgs) {
+	switch np<<8 | rows {
+	case 1<<8 | 1:
 		gemmAVX2Q_1x1(p)
-	case 2:
+	case 1<<8 | 2:
 		gemmAVX2Q_2x1(p)
-	case 3:
+	case 1<<8 | 3:
 		gemmAVX2Q_3x1(p)
-	case 4:
+	case 1<<8 | 4:
 		gemmAVX2Q_4x1(p)
-	case 5:
+	case 1<<8 | 5:
 		gemmAVX2Q_5x1(p)
-	case 6:
+	case 1<<8 | 6:
 		gemmAVX2Q_6x1(p)
 	default:
 		panic("encoder: no kernel for this block")
@@ -433,3 +433,319 @@ func gemmAVX2Q_5x1(p *gemmQArgs)
 
 //go:noescape
 func gemmAVX2Q_6x1(p *gemmQArgs)
+
+// gemmKernelAVX512Q runs the AVX512Q int16 kernel for rows rows and np panels: np in [1 2 4], rows from 1 to 12 and rows·np ≤ 24.
+func gemmKernelAVX512Q(np, rows int, p *gemmQArgs) {
+	switch np<<8 | rows {
+	case 1<<8 | 1:
+		gemmAVX512Q_1x1(p)
+	case 1<<8 | 2:
+		gemmAVX512Q_2x1(p)
+	case 1<<8 | 3:
+		gemmAVX512Q_3x1(p)
+	case 1<<8 | 4:
+		gemmAVX512Q_4x1(p)
+	case 1<<8 | 5:
+		gemmAVX512Q_5x1(p)
+	case 1<<8 | 6:
+		gemmAVX512Q_6x1(p)
+	case 1<<8 | 7:
+		gemmAVX512Q_7x1(p)
+	case 1<<8 | 8:
+		gemmAVX512Q_8x1(p)
+	case 1<<8 | 9:
+		gemmAVX512Q_9x1(p)
+	case 1<<8 | 10:
+		gemmAVX512Q_10x1(p)
+	case 1<<8 | 11:
+		gemmAVX512Q_11x1(p)
+	case 1<<8 | 12:
+		gemmAVX512Q_12x1(p)
+	case 2<<8 | 1:
+		gemmAVX512Q_1x2(p)
+	case 2<<8 | 2:
+		gemmAVX512Q_2x2(p)
+	case 2<<8 | 3:
+		gemmAVX512Q_3x2(p)
+	case 2<<8 | 4:
+		gemmAVX512Q_4x2(p)
+	case 2<<8 | 5:
+		gemmAVX512Q_5x2(p)
+	case 2<<8 | 6:
+		gemmAVX512Q_6x2(p)
+	case 2<<8 | 7:
+		gemmAVX512Q_7x2(p)
+	case 2<<8 | 8:
+		gemmAVX512Q_8x2(p)
+	case 2<<8 | 9:
+		gemmAVX512Q_9x2(p)
+	case 2<<8 | 10:
+		gemmAVX512Q_10x2(p)
+	case 2<<8 | 11:
+		gemmAVX512Q_11x2(p)
+	case 2<<8 | 12:
+		gemmAVX512Q_12x2(p)
+	case 4<<8 | 1:
+		gemmAVX512Q_1x4(p)
+	case 4<<8 | 2:
+		gemmAVX512Q_2x4(p)
+	case 4<<8 | 3:
+		gemmAVX512Q_3x4(p)
+	case 4<<8 | 4:
+		gemmAVX512Q_4x4(p)
+	case 4<<8 | 5:
+		gemmAVX512Q_5x4(p)
+	case 4<<8 | 6:
+		gemmAVX512Q_6x4(p)
+	default:
+		panic("encoder: no kernel for this block")
+	}
+}
+
+//go:noescape
+func gemmAVX512Q_1x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_2x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_3x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_4x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_5x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_6x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_7x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_8x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_9x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_10x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_11x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_12x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_1x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_2x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_3x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_4x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_5x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_6x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_7x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_8x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_9x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_10x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_11x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_12x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_1x4(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_2x4(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_3x4(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_4x4(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_5x4(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512Q_6x4(p *gemmQArgs)
+
+// gemmKernelAVX512VNNI runs the AVX512VNNI int16 kernel for rows rows and np panels: np in [1 2 4], rows from 1 to 12 and rows·np ≤ 24.
+func gemmKernelAVX512VNNI(np, rows int, p *gemmQArgs) {
+	switch np<<8 | rows {
+	case 1<<8 | 1:
+		gemmAVX512VNNI_1x1(p)
+	case 1<<8 | 2:
+		gemmAVX512VNNI_2x1(p)
+	case 1<<8 | 3:
+		gemmAVX512VNNI_3x1(p)
+	case 1<<8 | 4:
+		gemmAVX512VNNI_4x1(p)
+	case 1<<8 | 5:
+		gemmAVX512VNNI_5x1(p)
+	case 1<<8 | 6:
+		gemmAVX512VNNI_6x1(p)
+	case 1<<8 | 7:
+		gemmAVX512VNNI_7x1(p)
+	case 1<<8 | 8:
+		gemmAVX512VNNI_8x1(p)
+	case 1<<8 | 9:
+		gemmAVX512VNNI_9x1(p)
+	case 1<<8 | 10:
+		gemmAVX512VNNI_10x1(p)
+	case 1<<8 | 11:
+		gemmAVX512VNNI_11x1(p)
+	case 1<<8 | 12:
+		gemmAVX512VNNI_12x1(p)
+	case 2<<8 | 1:
+		gemmAVX512VNNI_1x2(p)
+	case 2<<8 | 2:
+		gemmAVX512VNNI_2x2(p)
+	case 2<<8 | 3:
+		gemmAVX512VNNI_3x2(p)
+	case 2<<8 | 4:
+		gemmAVX512VNNI_4x2(p)
+	case 2<<8 | 5:
+		gemmAVX512VNNI_5x2(p)
+	case 2<<8 | 6:
+		gemmAVX512VNNI_6x2(p)
+	case 2<<8 | 7:
+		gemmAVX512VNNI_7x2(p)
+	case 2<<8 | 8:
+		gemmAVX512VNNI_8x2(p)
+	case 2<<8 | 9:
+		gemmAVX512VNNI_9x2(p)
+	case 2<<8 | 10:
+		gemmAVX512VNNI_10x2(p)
+	case 2<<8 | 11:
+		gemmAVX512VNNI_11x2(p)
+	case 2<<8 | 12:
+		gemmAVX512VNNI_12x2(p)
+	case 4<<8 | 1:
+		gemmAVX512VNNI_1x4(p)
+	case 4<<8 | 2:
+		gemmAVX512VNNI_2x4(p)
+	case 4<<8 | 3:
+		gemmAVX512VNNI_3x4(p)
+	case 4<<8 | 4:
+		gemmAVX512VNNI_4x4(p)
+	case 4<<8 | 5:
+		gemmAVX512VNNI_5x4(p)
+	case 4<<8 | 6:
+		gemmAVX512VNNI_6x4(p)
+	default:
+		panic("encoder: no kernel for this block")
+	}
+}
+
+//go:noescape
+func gemmAVX512VNNI_1x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_2x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_3x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_4x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_5x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_6x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_7x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_8x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_9x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_10x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_11x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_12x1(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_1x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_2x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_3x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_4x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_5x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_6x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_7x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_8x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_9x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_10x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_11x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_12x2(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_1x4(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_2x4(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_3x4(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_4x4(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_5x4(p *gemmQArgs)
+
+//go:noescape
+func gemmAVX512VNNI_6x4(p *gemmQArgs)

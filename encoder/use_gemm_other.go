@@ -14,8 +14,10 @@ func softmaxAsm(row []float32, n int, scale float32) bool { return false }
 
 func layerNormAsm(dst, x, g, b []float32, eps float32) bool { return false }
 
-// gemmQAsm is never called: useKern is always kernelGo.
-func gemmQAsm(rows int, p *gemmQArgs) {
+// gemmQBlock and gemmQAsm are never called: useKern is always kernelGo.
+func gemmQBlock(n, left int) (np, maxRows int) { return 1, 6 }
+
+func gemmQAsm(np, rows int, p *gemmQArgs) {
 	panic("encoder: no assembly kernels in this build")
 }
 

@@ -5,8 +5,11 @@ import "math"
 // The int16 path of the matrix products, for query texts (see
 // [USE.EmbedQueries]): the weights and each row of activations are scaled
 // to int16, the products summed exactly in int32 by VPMADDWD (16
-// multiply-adds an instruction, against 8 for an AVX2 FMA), and each sum
-// scaled back to float32 by its row's and its column's scale.
+// multiply-adds an instruction, against 8 for an AVX2 FMA; 32 on AVX-512's
+// 512-bit registers) or AVX-512 VNNI's VPDPWSSD (32, with the addition),
+// and each sum scaled back to float32 by its row's and its column's scale.
+// The sums are exact, and every kernel scales them by the same float
+// operations in the same order, so all give the same floats, to the bit.
 //
 // No sum can overflow int32: a column of weights and a row of activations
 // are each scaled so that their int16 vector has an L2 norm of at most
@@ -161,7 +164,8 @@ func gemmQ(c []float32, ldc int, qa []int16, ldq int, qs []float32, n int, b *us
 	if relu {
 		args.relu = 1
 	}
-	for p := p0; p < p1; p++ {
+	for p := p0; p < p1; {
+		np, maxRows := gemmQBlock(n, p1-p)
 		col := p * usePanel
 		args.b = &q.data[p*usePanel*kp]
 		args.cscale = &q.scale[col]
@@ -169,8 +173,8 @@ func gemmQ(c []float32, ldc int, qa []int16, ldq int, qs []float32, n int, b *us
 		if bias != nil {
 			args.bias = &bias[col]
 		}
-		// Blocks of at most 6 rows, the rows shared out evenly.
-		for i, blocks := 0, (n+5)/6; blocks > 0; blocks-- {
+		// Blocks of at most maxRows rows, the rows shared out evenly.
+		for i, blocks := 0, (n+maxRows-1)/maxRows; blocks > 0; blocks-- {
 			rows := (n - i + blocks - 1) / blocks
 			args.a = &qa[i*ldq]
 			args.rscale = &qs[i]
@@ -178,14 +182,16 @@ func gemmQ(c []float32, ldc int, qa []int16, ldq int, qs []float32, n int, b *us
 			if add != nil {
 				args.add = &add[i*ldadd+col]
 			}
-			gemmQAsm(rows, &args)
+			gemmQAsm(np, rows, &args)
 			i += rows
 		}
+		p += np
 	}
 }
 
 // gemmQGo is the int16 kernel in Go for the n rows and panel p: the same
-// int32 sums, the same scaling (but for float rounding).
+// int32 sums and the same float operations as the assembly kernels, so the
+// same floats to the bit.
 func gemmQGo(c []float32, ldc int, qa []int16, ldq int, qs []float32, n int, q *useQuantPanels, p int, bias, add []float32, ldadd int, relu bool) {
 	kp := q.kp
 	pd := q.data[p*usePanel*kp : (p+1)*usePanel*kp]
@@ -202,7 +208,10 @@ func gemmQGo(c []float32, ldc int, qa []int16, ldq int, qs []float32, n int, q *
 			}
 		}
 		for j := range usePanel {
-			v := float32(s[j]) * (q.scale[col+j] * qs[r])
+			// The conversion keeps the product apart from the sums
+			// (with GOAMD64=v3 the compiler would fuse them): the
+			// assembly kernels' operations, the same floats.
+			v := float32(float32(s[j]) * (q.scale[col+j] * qs[r]))
 			if bias != nil {
 				v += bias[col+j]
 			}

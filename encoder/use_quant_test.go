@@ -2,6 +2,7 @@ package encoder_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/toolsift/toolsift/encoder"
@@ -68,15 +69,92 @@ func TestUSEQueriesMatchReference(t *testing.T) {
 	}
 }
 
-// FuzzUSEQueries checks that EmbedQueries (the int16 path where AVX2
-// runs) gives Embed's vector, to a cosine of at least minUSECosine, for
-// any text: seeded with the fixture's.
+// TestUSEQueriesKernelsAgree embeds the fixture's texts with EmbedQueries
+// on each assembly kernel the processor runs: the int16 path gives the
+// same vectors to the bit on all of them (the int32 sums are exact and
+// the float operations the same), so AVX-512's VPDPWSSD and VPMADDWD
+// kernels rank as the AVX2 one that was measured (docs/measurements.md).
+func TestUSEQueriesKernelsAgree(t *testing.T) {
+	ref := loadUSEReference(t)
+	u := mustUSE(t)
+	var texts []string
+	for _, r := range ref.Texts {
+		texts = append(texts, r.Text)
+	}
+	// One call of all, and each text alone: other batch shapes.
+	kernels, want := queryVectorsPerKernel(t, u, texts, true)
+	if len(kernels) < 2 {
+		t.Skipf("one kernel with an int16 path on this processor (%v): nothing to compare", encoder.USEKernels())
+	}
+	for i, k := range kernels[1:] {
+		checkSameVectors(t, texts, kernels[0], k, want[0], want[i+1])
+	}
+}
+
+// queryVectorsPerKernel returns the kernels with an int16 path (every one
+// but the portable Go) and EmbedQueries's vectors of texts on each: of
+// one call of all the texts, then (when alone is set) of each alone.
+func queryVectorsPerKernel(t testing.TB, u *encoder.USE, texts []string, alone bool) (kernels []string, vecs [][][]float32) {
+	t.Helper()
+	ctx := context.Background()
+	for _, k := range encoder.USEKernels() {
+		if k == "go" {
+			continue
+		}
+		restore, err := encoder.SetUSEKernel(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := u.EmbedQueries(ctx, texts)
+		if err != nil {
+			restore()
+			t.Fatal(err)
+		}
+		for _, text := range texts {
+			if !alone {
+				break
+			}
+			one, err := u.EmbedQueries(ctx, []string{text})
+			if err != nil {
+				restore()
+				t.Fatal(err)
+			}
+			all = append(all, one[0])
+		}
+		restore()
+		kernels = append(kernels, k)
+		vecs = append(vecs, all)
+	}
+	return kernels, vecs
+}
+
+// checkSameVectors fails unless got (of kernel k) is want (of kernel
+// base), to the bit; the vectors are of texts, then of texts again.
+func checkSameVectors(t testing.TB, texts []string, base, k string, want, got [][]float32) {
+	t.Helper()
+	for i := range want {
+		for d := range want[i] {
+			if math.Float32bits(got[i][d]) != math.Float32bits(want[i][d]) {
+				t.Fatalf("%s: vector %d (%.40q) [%d] = %v, %s's %v", k, i, texts[i%len(texts)], d, got[i][d], base, want[i][d])
+			}
+		}
+	}
+}
+
+// FuzzUSEQueries checks that EmbedQueries (the int16 path where the
+// assembly kernels run) gives Embed's vector, to a cosine of at least
+// minUSECosine, for any text, and the same vectors to the bit on every
+// assembly kernel: seeded with the fixture's.
 func FuzzUSEQueries(f *testing.F) {
 	for _, r := range loadUSEReference(f).Texts {
 		f.Add(r.Text)
 	}
 	u := mustUSE(f)
 	f.Fuzz(func(t *testing.T, text string) {
+		kernels, vecs := queryVectorsPerKernel(t, u, []string{text, ""}, true)
+		for i := 1; i < len(kernels); i++ { // none with the portable build
+			checkSameVectors(t, []string{text, ""}, kernels[0], kernels[i], vecs[0], vecs[i])
+		}
 		ctx := context.Background()
 		d, err := u.Embed(ctx, []string{text})
 		if err != nil {

@@ -218,7 +218,7 @@ func TestUSEConcurrentEmbedsAgree(t *testing.T) {
 func TestUSEConcurrentQueriesAgree(t *testing.T) {
 	u := mustUSE(t)
 	texts := []string{"search flights to Paris", "list the open issues of a repository and close the stale ones", "东京の天気"}
-	for _, kernel := range encoder.USEKernels() { // the int16 path is AVX2's
+	for _, kernel := range encoder.USEKernels() { // the int16 path is the assembly kernels'
 		t.Run(kernel, func(t *testing.T) {
 			restore, err := encoder.SetUSEKernel(kernel)
 			if err != nil {

@@ -11,6 +11,10 @@
 // summed horizontally. The accumulators start from the bias (or zero); at
 // the end a residual is added and negatives clamped when asked.
 //
+// The int16 kernels of EmbedQueries (see kernelQ) are written the same
+// way: AVX2's with VPMADDWD and VPADDD on YMM, AVX-512's with VPMADDWD and
+// VPADDD (BW) or VPDPWSSD (VNNI) on ZMM, one ZMM register per panel row.
+//
 // From the encoder directory:
 //
 //	go run ./internal/usekgen
@@ -104,18 +108,19 @@ func main() {
 			}
 		}
 	}
-	// The int16 kernels (AVX2): one panel, 1 to 6 rows.
-	const qRows = 6
-	fmt.Fprintf(&g, "// gemmKernelAVX2Q runs the AVX2 int16 kernel for rows rows (1 to %d) of one panel.\n", qRows)
-	g.WriteString("func gemmKernelAVX2Q(rows int, p *gemmQArgs) {\nswitch rows {\n")
-	for mr := 1; mr <= qRows; mr++ {
-		name := fmt.Sprintf("gemmAVX2Q_%dx1", mr)
-		kernelQ(&s, name, mr)
-		fmt.Fprintf(&g, "case %d:\n%s(p)\n", mr, name)
-	}
-	g.WriteString("default:\npanic(\"encoder: no kernel for this block\")\n}\n}\n\n")
-	for mr := 1; mr <= qRows; mr++ {
-		fmt.Fprintf(&g, "//go:noescape\nfunc gemmAVX2Q_%dx1(p *gemmQArgs)\n\n", mr)
+	// The int16 kernels.
+	for _, is := range qisas {
+		fmt.Fprintf(&g, "// gemmKernel%s runs the %s int16 kernel for rows rows and np panels: np in %v, rows from 1 to %d and rows·np ≤ %d.\n", is.name, is.name, is.panels, is.maxRows, is.maxAcc*is.vec/64)
+		fmt.Fprintf(&g, "func gemmKernel%s(np, rows int, p *gemmQArgs) {\nswitch np<<8 | rows {\n", is.name)
+		is.shapes(func(mr, np int) {
+			name := fmt.Sprintf("gemm%s_%dx%d", is.name, mr, np)
+			kernelQ(&s, is, name, mr, np)
+			fmt.Fprintf(&g, "case %d<<8 | %d:\n%s(p)\n", np, mr, name)
+		})
+		g.WriteString("default:\npanic(\"encoder: no kernel for this block\")\n}\n}\n\n")
+		is.shapes(func(mr, np int) {
+			fmt.Fprintf(&g, "//go:noescape\nfunc gemm%s_%dx%d(p *gemmQArgs)\n\n", is.name, mr, np)
+		})
 	}
 	src, err := format.Source(g.Bytes())
 	if err != nil {
@@ -302,28 +307,69 @@ func kernel(w *bytes.Buffer, is isa, name string, mr, np int) {
 	p("RET")
 }
 
+// qisa describes one instruction set of the int16 kernels.
+type qisa struct {
+	name    string // suffix of the function names
+	reg     string // "Z" or "Y"
+	vec     int    // bytes of a vector register
+	panels  []int  // panel counts with kernels
+	maxRows int    // rows of the largest block
+	maxAcc  int    // accumulators at most
+	vnni    bool   // VPDPWSSD (AVX512_VNNI) instead of VPMADDWD + VPADDD
+}
+
+var qisas = []qisa{
+	{name: "AVX2Q", reg: "Y", vec: 32, panels: []int{1}, maxRows: 6, maxAcc: 12},
+	{name: "AVX512Q", reg: "Z", vec: 64, panels: []int{1, 2, 4}, maxRows: 12, maxAcc: 24},
+	{name: "AVX512VNNI", reg: "Z", vec: 64, panels: []int{1, 2, 4}, maxRows: 12, maxAcc: 24, vnni: true},
+}
+
+// qShapes calls f with each block shape (rows, panels) of is.
+func (is qisa) shapes(f func(mr, np int)) {
+	vpp := 64 / is.vec
+	for _, np := range is.panels {
+		for mr := 1; mr <= is.maxRows && mr*np*vpp <= is.maxAcc; mr++ {
+			f(mr, np)
+		}
+	}
+}
+
 // kernelQ writes one int16 kernel: mr rows of A (int16, two steps of k
-// per 32-bit word) times one panel of B (int16, pairs of rows of k
+// per 32-bit word) times np panels of B (int16, pairs of rows of k
 // interleaved: 32 values per pair, columns 0-7 then 8-15, each column's
-// two values side by side). VPMADDWD multiplies the pairs and adds each
-// pair's two products into a 32-bit lane: 16 multiply-adds per
-// instruction, summed into int32 accumulators by VPADDD. The scales keep
-// every sum within int32 (see quantizeRows), so nothing saturates and
-// integer addition is exact. At the end each accumulator is converted to
-// float32 and scaled by its column's and its row's scale, then the bias,
-// the residual and ReLU as in the float kernels.
+// two values side by side; one ZMM register or two YMM). VPMADDWD
+// multiplies the pairs and adds each pair's two products into a 32-bit
+// lane, summed into int32 accumulators by VPADDD; VPDPWSSD (AVX512_VNNI)
+// does both in one instruction, 32 multiply-adds. The scales keep every
+// sum within int32 (see quantizeRows), so nothing saturates and integer
+// addition is exact: every kernel has the same sums, whatever its order.
+// At the end each accumulator is converted to float32 and scaled by its
+// column's and its row's scale, then the bias, the residual and ReLU as in
+// the float kernels: the same operations in the same order in every
+// kernel, so that they all give the same floats.
 //
-// Registers: AX the arguments; SI, R12 rows 0 and 3 of A (the rows between
-// at +R8 and +2·R8); BX the panel; CX the pairs of k left. Vector
-// registers: accumulators Y0..Y(2mr-1), then the two halves of a panel
-// row, a broadcast pair and a product.
-func kernelQ(w *bytes.Buffer, name string, mr int) {
+// Registers: AX the arguments; SI, R12, R13, R14 rows 0, 3, 6 and 9 of A
+// (the rows between at +R8 and +2·R8); BX the first panel, the next ones
+// at +R11, +2·R11 and +R10 (3·R11); CX the pairs of k left. Vector
+// registers: the accumulators from 0, then the vectors of a panel row, a
+// broadcast pair and a product.
+func kernelQ(w *bytes.Buffer, is qisa, name string, mr, np int) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, "\t"+format+"\n", a...) }
-	acc := func(r, v int) string { return fmt.Sprintf("Y%d", 2*r+v) }
-	wReg := func(v int) string { return fmt.Sprintf("Y%d", 2*mr+v) }
-	bc := fmt.Sprintf("Y%d", 2*mr+2)
-	tmp := fmt.Sprintf("Y%d", 2*mr+3)
-	rowBase := []string{"SI", "R12"}
+	vpp := 64 / is.vec // vector registers per panel row
+	nb := np * vpp
+	nacc := mr * nb
+	acc := func(r, v int) string { return fmt.Sprintf("%s%d", is.reg, r*nb+v) }
+	wReg := func(v int) string { return fmt.Sprintf("%s%d", is.reg, nacc+v) }
+	bc := fmt.Sprintf("%s%d", is.reg, nacc+nb)
+	tmp := fmt.Sprintf("%s%d", is.reg, nacc+nb+1)
+	if nacc+nb+2 > 16 && is.reg == "Y" || nacc+nb+2 > 32 {
+		log.Fatalf("%s: too many registers", name)
+	}
+	movdqu, xor := "VMOVDQU", "VPXOR"
+	if is.reg == "Z" {
+		movdqu, xor = "VMOVDQU32", "VPXORD"
+	}
+	rowBase := []string{"SI", "R12", "R13", "R14"}
 	rowAddr := func(r, disp int) string {
 		base := rowBase[r/3]
 		d := ""
@@ -338,13 +384,34 @@ func kernelQ(w *bytes.Buffer, name string, mr int) {
 		}
 		return fmt.Sprintf("%s(%s)(R8*2)", d, base)
 	}
+	// panelAddr is the address of vector v of the panel row disp bytes on.
+	panelAddr := func(v, disp int) string {
+		pn, off := v/vpp, disp+(v%vpp)*is.vec
+		d := ""
+		if off != 0 {
+			d = fmt.Sprint(off)
+		}
+		switch pn {
+		case 0:
+			return fmt.Sprintf("%s(BX)", d)
+		case 1:
+			return fmt.Sprintf("%s(BX)(R11*1)", d)
+		case 2:
+			return fmt.Sprintf("%s(BX)(R11*2)", d)
+		}
+		return fmt.Sprintf("%s(BX)(R10*1)", d)
+	}
 	step := func(u int) {
-		for v := range 2 {
-			p("VMOVDQU %d(BX), %s", u*64+v*32, wReg(v))
+		for v := range nb {
+			p("%s %s, %s", movdqu, panelAddr(v, u*64), wReg(v))
 		}
 		for r := range mr {
 			p("VPBROADCASTD %s, %s", rowAddr(r, 4*u), bc)
-			for v := range 2 {
+			for v := range nb {
+				if is.vnni {
+					p("VPDPWSSD %s, %s, %s", wReg(v), bc, acc(r, v))
+					continue
+				}
 				p("VPMADDWD %s, %s, %s", wReg(v), bc, tmp)
 				p("VPADDD %s, %s, %s", tmp, acc(r, v), acc(r, v))
 			}
@@ -362,14 +429,22 @@ func kernelQ(w *bytes.Buffer, name string, mr int) {
 	p("MOVQ %d(AX), R8", offQLDA)
 	p("MOVQ %d(AX), BX", offQB)
 	p("MOVQ %d(AX), CX", offQK2)
-	if mr > 3 {
-		p("LEAQ (SI)(R8*2), R12")
-		p("ADDQ R8, R12")
+	for i := 1; i*3 < mr; i++ {
+		p("LEAQ (%s)(R8*2), %s", rowBase[i-1], rowBase[i])
+		p("ADDQ R8, %s", rowBase[i])
+	}
+	if np > 1 {
+		// A panel is k2 pairs of 64 bytes.
+		p("MOVQ CX, R11")
+		p("SHLQ $6, R11")
+	}
+	if np > 3 {
+		p("LEAQ (R11)(R11*2), R10")
 	}
 	for r := range mr {
-		for v := range 2 {
+		for v := range nb {
 			a := acc(r, v)
-			p("VPXOR %s, %s, %s", a, a, a)
+			p("%s %s, %s, %s", xor, a, a, a)
 		}
 	}
 	fmt.Fprintf(w, "%s_loop4:\n", name)
@@ -392,16 +467,13 @@ func kernelQ(w *bytes.Buffer, name string, mr int) {
 	// To float32, times the column's scale and the row's.
 	p("MOVQ %d(AX), DX", offQCScale)
 	p("MOVQ %d(AX), R9", offQRScale)
-	for v := range 2 {
-		p("VMOVUPS %d(DX), %s", 32*v, wReg(v))
+	for v := range nb {
+		p("VMOVUPS %d(DX), %s", is.vec*v, wReg(v))
 	}
 	for r := range mr {
 		p("VBROADCASTSS %d(R9), %s", 4*r, bc)
-		p("VMULPS %s, %s, %s", bc, wReg(0), tmp)
-		for v := range 2 {
-			if v == 1 {
-				p("VMULPS %s, %s, %s", bc, wReg(1), tmp)
-			}
+		for v := range nb {
+			p("VMULPS %s, %s, %s", bc, wReg(v), tmp)
 			a := acc(r, v)
 			p("VCVTDQ2PS %s, %s", a, a)
 			p("VMULPS %s, %s, %s", tmp, a, a)
@@ -411,8 +483,8 @@ func kernelQ(w *bytes.Buffer, name string, mr int) {
 	p("TESTQ DX, DX")
 	p("JZ %s_add", name)
 	for r := range mr {
-		for v := range 2 {
-			p("VADDPS %d(DX), %s, %s", 32*v, acc(r, v), acc(r, v))
+		for v := range nb {
+			p("VADDPS %d(DX), %s, %s", is.vec*v, acc(r, v), acc(r, v))
 		}
 	}
 	fmt.Fprintf(w, "%s_add:\n", name)
@@ -421,8 +493,8 @@ func kernelQ(w *bytes.Buffer, name string, mr int) {
 	p("JZ %s_relu", name)
 	p("MOVQ %d(AX), R9", offQLDAdd)
 	for r := range mr {
-		for v := range 2 {
-			p("VADDPS %d(DX), %s, %s", 32*v, acc(r, v), acc(r, v))
+		for v := range nb {
+			p("VADDPS %d(DX), %s, %s", is.vec*v, acc(r, v), acc(r, v))
 		}
 		if r < mr-1 {
 			p("ADDQ R9, DX")
@@ -432,9 +504,13 @@ func kernelQ(w *bytes.Buffer, name string, mr int) {
 	p("MOVQ %d(AX), R9", offQRelu)
 	p("TESTQ R9, R9")
 	p("JZ %s_store", name)
-	p("VXORPS %s, %s, %s", tmp, tmp, tmp)
+	if is.reg == "Z" {
+		p("VPXORD %s, %s, %s", tmp, tmp, tmp)
+	} else {
+		p("VXORPS %s, %s, %s", tmp, tmp, tmp)
+	}
 	for r := range mr {
-		for v := range 2 {
+		for v := range nb {
 			p("VMAXPS %s, %s, %s", tmp, acc(r, v), acc(r, v))
 		}
 	}
@@ -442,8 +518,8 @@ func kernelQ(w *bytes.Buffer, name string, mr int) {
 	p("MOVQ %d(AX), DI", offQC)
 	p("MOVQ %d(AX), R9", offQLDC)
 	for r := range mr {
-		for v := range 2 {
-			p("VMOVUPS %s, %d(DI)", acc(r, v), 32*v)
+		for v := range nb {
+			p("VMOVUPS %s, %d(DI)", acc(r, v), is.vec*v)
 		}
 		if r < mr-1 {
 			p("ADDQ R9, DI")
