@@ -16,8 +16,16 @@ import (
 // is one document (its name, then each of its tools' name and first
 // sentence), indexed with the tool index's own embedders and ranked for the
 // query with the same signals and fusion as the tools. A tool's score
-// becomes (tool + w × its server's) / (1 + w), so a request that fits a
-// server lifts that server's tools, even those whose own words miss.
+// becomes tool × (1 + w × its server's) / (1 + w): the server is a prior
+// on its tools' own evidence, so a request that fits a server lifts that
+// server's tools in proportion to how well each fits it, and a tool the
+// request barely matches gains little from its server. The lift used to be
+// added, (tool + w × server) / (1 + w) (rankopt.Features.AdditiveLift):
+// every tool of a server the request's words fit rose by the same amount,
+// tools that match nothing of the request among them, and crowded out the
+// matching tools of other servers (docs/measurements.md, "Everyday
+// requests", third round: the gold a step sends rose on every set with
+// servers when the lift became proportional).
 
 // serverDocSentenceRunes bounds each tool's sentence in a server document.
 const serverDocSentenceRunes = 120
@@ -177,14 +185,20 @@ func (r *Retriever) serverScores(ctx context.Context, ps []part) (map[string]flo
 }
 
 // liftByServer rescores ranked (best first) with its servers' scores:
+// tool × (1 + w × server) / (1 + w), or with additive (the rule before)
 // (tool + w × server) / (1 + w), and sorts it again; k bounds the result.
-func liftByServer(ranked []Match, server map[string]float64, w float64, k int) []Match {
+func liftByServer(ranked []Match, server map[string]float64, w float64, k int, additive bool) []Match {
 	if len(server) == 0 || w == 0 {
 		return ranked[:min(k, len(ranked))]
 	}
 	out := slices.Clone(ranked)
 	for i := range out {
-		out[i].Score = (out[i].Score + w*server[out[i].Tool.Server]) / (1 + w)
+		s := server[out[i].Tool.Server]
+		if additive {
+			out[i].Score = (out[i].Score + w*s) / (1 + w)
+		} else {
+			out[i].Score *= (1 + w*s) / (1 + w)
+		}
 	}
 	sortMatches(out)
 	return out[:min(k, len(out))]
