@@ -109,11 +109,14 @@ var rankVariants = []rankVariant{
 	// to the tool's score, at other weights.
 	{"addlift", func(o *think.Options) {
 		o.Retrieval.ServerWeight = 0.5
-		rankopt.Set(&o.Retrieval, rankopt.Features{AdditiveLift: true})
+		rankopt.Set(&o.Retrieval, rankopt.Features{AdditiveLift: true, ServerLexical: true})
 	}},
 	{"lift0.5", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5 }},
 	{"lift0.75", func(o *think.Options) { o.Retrieval.ServerWeight = 0.75 }},
 	{"lift1.5", func(o *think.Options) { o.Retrieval.ServerWeight = 1.5 }},
+	// The server documents ranked with BM25F too (the default before),
+	// with today's proportional lift.
+	{"srv-lex", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ServerLexical: true}) }},
 	// The tools left out listed by name (think.Options.Listing; off by
 	// default: the gold sent with its schema falls with it).
 	{"nolisting", func(o *think.Options) { o.Listing = false }},
