@@ -104,6 +104,19 @@ var rankVariants = []rankVariant{
 	{"reach3", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ReachRank: 3}) }},
 	{"windows1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 1}) }},
 	{"windows0.8", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 0.8}) }},
+	// Issue 36, third round: the server lift added to a tool's score, the
+	// default before (ServerWeight 0.5), and today's lift, in proportion
+	// to the tool's score, at other weights.
+	{"addlift", func(o *think.Options) {
+		o.Retrieval.ServerWeight = 0.5
+		rankopt.Set(&o.Retrieval, rankopt.Features{AdditiveLift: true, ServerLexical: true})
+	}},
+	{"lift0.5", func(o *think.Options) { o.Retrieval.ServerWeight = 0.5 }},
+	{"lift0.75", func(o *think.Options) { o.Retrieval.ServerWeight = 0.75 }},
+	{"lift1.5", func(o *think.Options) { o.Retrieval.ServerWeight = 1.5 }},
+	// The server documents ranked with BM25F too (the default before),
+	// with today's proportional lift.
+	{"srv-lex", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ServerLexical: true}) }},
 	// The tools left out listed by name (think.Options.Listing; off by
 	// default: the gold sent with its schema falls with it).
 	{"nolisting", func(o *think.Options) { o.Listing = false }},

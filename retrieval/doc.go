@@ -47,7 +47,10 @@
 // ranking" and "Everyday requests"). By default ([DefaultServerWeight]) a
 // Hybrid ranking of a request with one ask ranks the servers as well, one
 // document per server (its name, its tools' names and first sentences),
-// and lifts each tool by its server's score. Then the semantic signal's
+// by the vector signals (a server document's BM25F would count the tools'
+// own words a third time), and lifts each tool by its server's score in
+// proportion to the tool's own: tool × (1 + w × server) / (1 + w), so a
+// server that fits the request carries none of its tools that do not. Then the semantic signal's
 // confident best stays in reach: when its best tool for the request's
 // whole text stands clear of its second (the second scores less than 0.85
 // times the best) and the fused ranking puts it below the second place, it
@@ -67,8 +70,9 @@
 // quota that splits a request into its asks and keeps each ask's best
 // tools near the top, when the asks' best tools are on different servers;
 // pseudo-relevance feedback (the request expanded with the words of its
-// best tools, ranked again); and word associations fitted on public
-// requests (assoc.go).
+// best tools, ranked again); word associations fitted on public requests
+// (assoc.go); and, for comparison, the server lift of the rounds before
+// (added to a tool's score, server documents ranked with BM25F too).
 //
 // [Retriever.Explain] lays a ranking open: the fused ranking Retrieve takes
 // its matches from and each signal's own, so that a caller can tell why a

@@ -48,7 +48,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 		if err != nil {
 			return nil, err
 		}
-		return liftByServer(ms, sc, sw, len(ms)), nil
+		return liftByServer(ms, sc, sw, len(ms), r.opts.feat.AdditiveLift), nil
 	}
 	var asks []string
 	if (r.opts.feat.IntentQuota > 0 || sw > 0) && strings.TrimSpace(q.Thought) == "" {

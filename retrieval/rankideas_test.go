@@ -293,3 +293,57 @@ func TestServerIndexReembedsOnlyChangedServers(t *testing.T) {
 	}
 	retrieve() // one server left: nothing to tell apart, and no error
 }
+
+// The server lift is in proportion to a tool's own score: a server that
+// fits the request lifts its tools that match it, and carries none that
+// does not over the tools of other servers (issue 36: "add" in one memory
+// tool lifted every memory tool over the sum tool). With the lift added,
+// as before, calc's echo and get_env, which share nothing with the
+// request, rose from about 0.03 to over 0.2, over memory's tools.
+func TestServerLiftInProportion(t *testing.T) {
+	ix := testenv.Index(t, nil, nil,
+		rankTool("memory", "add_observations", "Add observations to entities in the knowledge graph."),
+		rankTool("memory", "read_graph", "Read the whole knowledge graph."),
+		rankTool("memory", "open_nodes", "Open nodes of the knowledge graph by name."),
+		rankTool("memory", "delete_entities", "Delete entities and their relations."),
+		rankTool("memory", "search_nodes", "Search the nodes for a query."),
+		rankTool("calc", "get_sum", "Returns the sum of two numbers."),
+		rankTool("calc", "echo", "Echoes the message back."),
+		rankTool("calc", "get_env", "Returns the environment variables."),
+	)
+	ctx := context.Background()
+	q := retrieval.Query{Task: "add observations: 2 numbers sum"}
+	scores := func(o retrieval.Options) (map[string]float64, []string) {
+		t.Helper()
+		o.K = 8
+		ms, err := newRetriever(t, ix, &o).Retrieve(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]float64{}
+		var names []string
+		for _, x := range ms {
+			m[x.Tool.Name] = x.Score
+			names = append(names, x.Tool.Name)
+		}
+		return m, names
+	}
+	own, _ := scores(retrieval.Options{NoServerWeight: true})
+	lifted, names := scores(retrieval.Options{})
+	if len(lifted) != len(own) || len(own) != 8 {
+		t.Fatalf("ranked %d tools lifted, %d not, want 8", len(lifted), len(own))
+	}
+	if names[0] != "memory__add_observations" || names[1] != "calc__get_sum" {
+		t.Errorf("lifted ranking %v, want add_observations then get_sum", names)
+	}
+	for name, s := range lifted {
+		if s > own[name]+1e-9 {
+			t.Errorf("%s: lifted to %.3f over its own score %.3f", name, s, own[name])
+		}
+	}
+	for _, name := range []string{"calc__echo", "calc__get_env"} {
+		if i := slices.Index(names, name); i < 4 {
+			t.Errorf("%s, which shares no word with the request, ranks #%d: %v", name, i+1, names)
+		}
+	}
+}

@@ -95,10 +95,12 @@ func (f Fusion) String() string {
 }
 
 // DefaultServerWeight is the weight of a tool's server in its score
-// (Options.ServerWeight), measured on the public datasets and the
-// paraphrase sets (docs/measurements.md, "Server, intent and budget-aware
-// ranking"): 0.25 lifts too little, 1 lets the server drown the tool.
-const DefaultServerWeight = 0.5
+// (Options.ServerWeight), measured on the public datasets, the paraphrase
+// and the everyday sets (docs/measurements.md, "Everyday requests", third
+// round): with the lift in proportion to the tool's own score, 0.75, 1
+// and 1.5 rank alike; at 1 a tool whose server fits the request best
+// keeps its score and one whose server does not fit at all keeps half.
+const DefaultServerWeight = 1
 
 // DefaultK is how many tools Retrieve returns by default: enough for a
 // token budget of a few thousand tokens to choose from (budget.Select
@@ -148,7 +150,8 @@ type Options struct {
 	Weights Weights
 	// ServerWeight ranks the servers too (one document per server: its
 	// name, its tools' names and first sentences) and lifts each tool by
-	// its server's score: (tool + w × server) / (1 + w). A request of
+	// its server's score: tool × (1 + w × server) / (1 + w), a lift in
+	// proportion to the tool's own score (servers.go). A request of
 	// several asks (a Task with no Thought, split into its asks as
 	// intents.go splits it) is not lifted. Only the Hybrid
 	// mode is lifted, and not in a catalog of fewer than two servers.

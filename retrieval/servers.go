@@ -15,9 +15,18 @@ import (
 // Server-aware ranking (Options.ServerWeight): each server of the catalog
 // is one document (its name, then each of its tools' name and first
 // sentence), indexed with the tool index's own embedders and ranked for the
-// query with the same signals and fusion as the tools. A tool's score
-// becomes (tool + w × its server's) / (1 + w), so a request that fits a
-// server lifts that server's tools, even those whose own words miss.
+// query with the same fusion as the tools, by the vector signals (the
+// n-grams and the semantic vectors; BM25F only when neither is weighed).
+// A tool's score becomes tool × (1 + w × its server's) / (1 + w): the
+// server is a prior on its tools' own evidence, so a request that fits a
+// server lifts that server's tools in proportion to how well each fits it,
+// and a tool the request barely matches gains little from its server. The
+// lift used to be added, (tool + w × server) / (1 + w)
+// (rankopt.Features.AdditiveLift): every tool of a server the request's
+// words fit rose by the same amount, tools that match nothing of the
+// request among them, and crowded out the matching tools of other servers
+// (docs/measurements.md, "Everyday requests", third round: the gold a step
+// sends rose on the sets with servers when the lift became proportional).
 
 // serverDocSentenceRunes bounds each tool's sentence in a server document.
 const serverDocSentenceRunes = 120
@@ -155,8 +164,8 @@ func (r *Retriever) syncSideIndex(ctx context.Context, ix **toolindex.Index, wha
 }
 
 // serverScores ranks the servers for ps as the tools are ranked (same
-// mode, weights and fusion) and returns each server's score in [0, 1]; nil
-// when there is nothing to rank.
+// mode, weights and fusion, but BM25F's weight, see below) and returns
+// each server's score in [0, 1]; nil when there is nothing to rank.
 func (r *Retriever) serverScores(ctx context.Context, ps []part) (map[string]float64, error) {
 	six, err := r.serverIndex(ctx)
 	if err != nil || six == nil {
@@ -165,6 +174,14 @@ func (r *Retriever) serverScores(ctx context.Context, ps []part) (map[string]flo
 	sr := &Retriever{ix: six, emb: r.emb, sem: r.sem, opts: r.opts, srv: &servers{}, names: &names{}, win: &windows{}, queries: r.queries}
 	sr.opts.Depth = six.Len()
 	sr.opts.feat.WindowWeight = 0
+	// The server documents are ranked by the vector signals, not BM25F:
+	// a server document is its tools' words, so its BM25F would count a
+	// third time the words the tools' own BM25F and n-grams count (measured
+	// in docs/measurements.md, "Everyday requests", third round). With no
+	// vector signal weighed, BM25F ranks them.
+	if w := sr.opts.Weights; !r.opts.feat.ServerLexical && (w.Vector > 0 || (w.Semantic > 0 && r.sem != nil)) {
+		sr.opts.Weights.Lexical = 0
+	}
 	ranked, err := sr.rank(ctx, ps, six.Len())
 	if err != nil {
 		return nil, err
@@ -177,14 +194,20 @@ func (r *Retriever) serverScores(ctx context.Context, ps []part) (map[string]flo
 }
 
 // liftByServer rescores ranked (best first) with its servers' scores:
+// tool × (1 + w × server) / (1 + w), or with additive (the rule before)
 // (tool + w × server) / (1 + w), and sorts it again; k bounds the result.
-func liftByServer(ranked []Match, server map[string]float64, w float64, k int) []Match {
+func liftByServer(ranked []Match, server map[string]float64, w float64, k int, additive bool) []Match {
 	if len(server) == 0 || w == 0 {
 		return ranked[:min(k, len(ranked))]
 	}
 	out := slices.Clone(ranked)
 	for i := range out {
-		out[i].Score = (out[i].Score + w*server[out[i].Tool.Server]) / (1 + w)
+		s := server[out[i].Tool.Server]
+		if additive {
+			out[i].Score = (out[i].Score + w*s) / (1 + w)
+		} else {
+			out[i].Score *= (1 + w*s) / (1 + w)
+		}
 	}
 	sortMatches(out)
 	return out[:min(k, len(out))]

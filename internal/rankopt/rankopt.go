@@ -32,6 +32,14 @@ type Features struct {
 	// descriptions too (windows.go), a window's score counted at
 	// WindowWeight times (at most 1).
 	WindowWeight float64
+	// AdditiveLift lifts a tool by its server's score as before issue 36's
+	// third round, (tool + w × server) / (1 + w), instead of in proportion
+	// to the tool's own score (servers.go); with ServerWeight 0.5 it is
+	// that round's default (with ServerLexical).
+	AdditiveLift bool
+	// ServerLexical ranks the server documents with BM25F too, as before
+	// issue 36's third round (servers.go).
+	ServerLexical bool
 }
 
 // Set sets f on opts, a *retrieval.Options; it panics for anything else.
