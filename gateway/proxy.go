@@ -283,7 +283,7 @@ func (p *proxy) server(static bool, id *Identity) *sdk.Server {
 	for _, t := range s.pins() {
 		if t, ok := p.ts.Get(t.Name); ok && !q.has(t.Name) { // as it is now
 			if st, def, ok := p.listings.get(t); ok {
-				s.add(st, def)
+				s.add(st, def, true)
 			}
 		}
 	}
@@ -292,7 +292,7 @@ func (p *proxy) server(static bool, id *Identity) *sdk.Server {
 	// whether or not a list carries them.
 	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: namespacedTemplate, Name: "toolsift-namespaced",
 		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
-	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped, s.heard) // scoped: policy.go; heard: announce.go
+	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped, s.heard, s.foundTools) // scoped: policy.go; heard: announce.go; foundTools: session.go
 	s.srv.AddSendingMiddleware(s.quiet)
 	s.syncFeatures()
 	p.track(s)
