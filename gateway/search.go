@@ -58,7 +58,10 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 // and the found tools, best first.
 func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.SearchAnswer, []tool.Tool, error) {
 	q, a := p.quarantine(), p.access(ctx)
-	skip := q.has
+	var skip func(string) bool // nil: nothing skipped, and the scans ask no filter about each candidate
+	if len(q) > 0 {
+		skip = q.has
+	}
 	if a != nil { // out of the caller's scope: never ranked, counted or omitted (policy.go)
 		skip = func(name string) bool { return !a.vis[name] || q.has(name) }
 	}
