@@ -19,7 +19,7 @@ import (
 // KiB buffer (about 330 KB for five tools, most of what a search
 // allocated): listing five new tools costs one announcement of the list's
 // change (the SDK decodes search_tools' small schema for it), well under
-// 100 KB.
+// 128 KB.
 func TestListFoundToolsAllocates(t *testing.T) {
 	var tools []mcp.LocalTool
 	for i := range 80 {
@@ -61,7 +61,7 @@ func TestListFoundToolsAllocates(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	per := (after.TotalAlloc - before.TotalAlloc) / rounds
 	t.Logf("listing 5 found tools: %d bytes", per)
-	if per > 100<<10 {
-		t.Errorf("listing 5 found tools allocated %d bytes, want under 100 KB", per)
+	if per > 128<<10 {
+		t.Errorf("listing 5 found tools allocated %d bytes, want under 128 KB", per)
 	}
 }

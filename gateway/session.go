@@ -238,7 +238,7 @@ func (s *session) foundTools(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 			res, err := s.callListed(ctx, call)
 			if err != nil || res == nil {
-				return nil, err
+				return res, err // as the SDK returns a handler's
 			}
 			if res.Content == nil && !res.NeedsInput() {
 				c := *res
