@@ -95,6 +95,7 @@ type proxy struct {
 	said     map[string]uint64 // server → times it said its tools changed (announce.go)
 	results  *byteBudget       // upstream result bytes in flight
 	listings listings          // the tools as listed, made once per definition
+	answers  answers           // search_tools answers' found tools as JSON (answer.go)
 	quar     quarantined       // the changed tools as last read (quarantine.go)
 	auditLog *auditLog         // nil without proxyOptions.Audit
 	// trustEpoch moves at each toolsChanged: the quarantine is read anew.
