@@ -391,6 +391,12 @@ func (p *proxy) toolsSaid(server string) {
 const instructions = "This server stands in for many MCP servers. Call search_tools with what you need to do; " +
 	"the tools it finds are added to your tool list, or call them through call_tool."
 
+// searchSchema is search_tools' input schema, made once: searchTool is
+// made at every session and every announcement of a list's change (once a
+// search that lists tools), and retrieval.SearchTool hashes its
+// canonicalised schema.
+var searchSchema = sync.OnceValue(func() json.RawMessage { return retrieval.SearchTool().InputSchema })
+
 func searchTool() *sdk.Tool {
 	return &sdk.Tool{
 		Name:  SearchToolName,
@@ -399,7 +405,7 @@ func searchTool() *sdk.Tool {
 			"Returns the best matching tools with their server, score and input schema. " +
 			"They join your tool list; you can also call any of them through call_tool.",
 		// The arguments are the agent's search_tools' (retrieval.ParseSearchArgs reads them).
-		InputSchema: retrieval.SearchTool().InputSchema,
+		InputSchema: searchSchema(),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
 }
