@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -148,11 +149,13 @@ func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 		outcome = "tool-error"
 	}
 	took := time.Since(start)
-	attrs := []any{"tool", name, "outcome", outcome, "duration", took}
-	if known {
-		attrs = append(attrs, "server", t.Server, "upstream_tool", t.OriginalName)
+	if p.log.Enabled(ctx, slog.LevelInfo) { // its attributes are built only for a line that is written
+		attrs := []any{"tool", name, "outcome", outcome, "duration", took}
+		if known {
+			attrs = append(attrs, "server", t.Server, "upstream_tool", t.OriginalName)
+		}
+		p.logger(ctx, ss).Info("call", withError(attrs, err)...)
 	}
-	p.logger(ctx, ss).Info("call", withError(attrs, err)...)
 	rec := AuditRecord{Time: start, Tool: name, Duration: took, Outcome: outcome}
 	if known {
 		rec.Server, rec.UpstreamTool = t.Server, t.OriginalName

@@ -95,6 +95,7 @@ type proxy struct {
 	said     map[string]uint64 // server → times it said its tools changed (announce.go)
 	results  *byteBudget       // upstream result bytes in flight
 	listings listings          // the tools as listed, made once per definition
+	answers  answers           // search_tools answers' found tools as JSON (answer.go)
 	quar     quarantined       // the changed tools as last read (quarantine.go)
 	auditLog *auditLog         // nil without proxyOptions.Audit
 	// trustEpoch moves at each toolsChanged: the quarantine is read anew.
@@ -283,7 +284,7 @@ func (p *proxy) server(static bool, id *Identity) *sdk.Server {
 	for _, t := range s.pins() {
 		if t, ok := p.ts.Get(t.Name); ok && !q.has(t.Name) { // as it is now
 			if st, def, ok := p.listings.get(t); ok {
-				s.add(st, def)
+				s.add(st, def, true)
 			}
 		}
 	}
@@ -292,7 +293,7 @@ func (p *proxy) server(static bool, id *Identity) *sdk.Server {
 	// whether or not a list carries them.
 	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: namespacedTemplate, Name: "toolsift-namespaced",
 		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
-	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped, s.heard) // scoped: policy.go; heard: announce.go
+	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped, s.heard, s.foundTools) // scoped: policy.go; heard: announce.go; foundTools: session.go
 	s.srv.AddSendingMiddleware(s.quiet)
 	s.syncFeatures()
 	p.track(s)
@@ -390,6 +391,12 @@ func (p *proxy) toolsSaid(server string) {
 const instructions = "This server stands in for many MCP servers. Call search_tools with what you need to do; " +
 	"the tools it finds are added to your tool list, or call them through call_tool."
 
+// searchSchema is search_tools' input schema, made once: searchTool is
+// made at every session and every announcement of a list's change (once a
+// search that lists tools), and retrieval.SearchTool hashes its
+// canonicalised schema.
+var searchSchema = sync.OnceValue(func() json.RawMessage { return retrieval.SearchTool().InputSchema })
+
 func searchTool() *sdk.Tool {
 	return &sdk.Tool{
 		Name:  SearchToolName,
@@ -398,7 +405,7 @@ func searchTool() *sdk.Tool {
 			"Returns the best matching tools with their server, score and input schema. " +
 			"They join your tool list; you can also call any of them through call_tool.",
 		// The arguments are the agent's search_tools' (retrieval.ParseSearchArgs reads them).
-		InputSchema: retrieval.SearchTool().InputSchema,
+		InputSchema: searchSchema(),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
 }

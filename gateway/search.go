@@ -33,7 +33,7 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	}
 	added, evicted := s.list(tools)
 	ans.Listed = len(tools) > 0 && s.listed(tools)
-	b, err := json.Marshal(ans)
+	b, err := p.answerJSON(ans) // answer.go
 	if err != nil {
 		return nil, fmt.Errorf("search_tools: encode answer: %w", err)
 	}
@@ -51,23 +51,21 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	}, nil
 }
 
-// Search answers search_tools for query and k without a session: the
+// searchAnswer answers search_tools for query and k without a session: the
 // Toolset's Think step finds the tools and fits them into proxyOptions.Budget
 // (think.Thinker.Find), passing over quarantined tools (quarantine.go).
-// Their texts reach the client escaped (sanitize.go). It returns the answer
-// and the found tools, best first.
+// Their texts reach the client escaped (sanitize.go) by answerJSON. It
+// returns the answer and the found tools, best first.
 func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.SearchAnswer, []tool.Tool, error) {
 	q, a := p.quarantine(), p.access(ctx)
-	skip := q.has
+	var skip func(string) bool // nil: nothing skipped, and the scans ask no filter about each candidate
+	if len(q) > 0 {
+		skip = q.has
+	}
 	if a != nil { // out of the caller's scope: never ranked, counted or omitted (policy.go)
 		skip = func(name string) bool { return !a.vis[name] || q.has(name) }
 	}
-	ans, tools, err := p.ts.Thinker().Find(ctx, query, k, p.opts.Budget, skip)
-	for i := range ans.Tools {
-		t := &ans.Tools[i]
-		t.Title, t.Description, t.InputSchema = text(t.Title), text(t.Description), schemaText(t.InputSchema)
-	}
-	return ans, tools, err
+	return p.ts.Thinker().Find(ctx, query, k, p.opts.Budget, skip)
 }
 
 // errorResult is a tool result that tells the model what went wrong.

@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"context"
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,6 +38,15 @@ type session struct {
 	// the Toolset no longer has it (gone upstream, or its server down);
 	// it is listed again when it comes back.
 	defs map[string]string
+	// listedFound: the found tools on the list, as listed. They are not
+	// registered with the SDK server, whose AddTool decodes a tool's input
+	// schema twice (a fresh 32 KiB buffer each: a search that lists five
+	// tools spent ~300 KB there): foundTools puts them in the server's
+	// tools/list answers and answers their calls. The pinned tools, the
+	// same for the session's life, are registered.
+	listedFound map[string]*sdk.Tool
+	// foundChanged: listedFound changed since the clients were last told.
+	foundChanged bool
 
 	featMu sync.Mutex // resources, templates and prompts: see features.go
 	feat   featureSet
@@ -101,7 +112,7 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 			s.found[t.Name] = s.tick
 			if _, listed := s.defs[t.Name]; !listed { // found again: it is back
 				if st, def, ok := s.p.listings.get(t); ok {
-					s.add(st, def)
+					s.add(st, def, false)
 					added = append(added, t.Name)
 				}
 			}
@@ -133,18 +144,14 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 		}
 		evicted = append(evicted, oldest)
 	}
-	if len(evicted) > 0 {
-		s.srv.RemoveTools(evicted...)
-	}
-	for _, n := range evicted {
-		delete(s.defs, n)
-	}
+	s.unlist(evicted...)
 	for _, f := range fresh {
 		if freshName[f.st.Name] {
-			s.add(f.st, f.def)
+			s.add(f.st, f.def, false)
 			added = append(added, f.st.Name)
 		}
 	}
+	s.announceFound()
 	return added, evicted
 }
 
@@ -155,14 +162,113 @@ type freshTool struct {
 }
 
 // add lists st on the session's server (replacing a tool of its name) and
-// remembers its definition def, st as JSON (proxy.listings). s.mu is held,
-// or s is not shared yet.
-func (s *session) add(st *sdk.Tool, def string) {
+// remembers its definition def, st as JSON (proxy.listings): a pinned tool
+// registered with the SDK server, a found one in listedFound (the caller
+// then calls announceFound). s.mu is held, or s is not shared yet.
+func (s *session) add(st *sdk.Tool, def string, pinned bool) {
 	if s.defs == nil {
 		s.defs = map[string]string{}
 	}
 	s.defs[st.Name] = def
-	s.srv.AddTool(st, s.callListed)
+	if pinned {
+		if _, found := s.listedFound[st.Name]; found { // pinned since it was found
+			delete(s.listedFound, st.Name)
+			s.foundChanged = true
+		}
+		s.srv.AddTool(st, s.callListed)
+		return
+	}
+	if s.listedFound == nil {
+		s.listedFound = map[string]*sdk.Tool{}
+	}
+	s.listedFound[st.Name] = st
+	s.foundChanged = true
+}
+
+// unlist takes names off the session's list (the caller then calls
+// announceFound). s.mu is held.
+func (s *session) unlist(names ...string) {
+	var registered []string
+	for _, n := range names {
+		delete(s.defs, n)
+		if _, found := s.listedFound[n]; found {
+			delete(s.listedFound, n)
+			s.foundChanged = true
+			continue
+		}
+		registered = append(registered, n)
+	}
+	if len(registered) > 0 {
+		s.srv.RemoveTools(registered...)
+	}
+}
+
+// announceFound tells the session's clients that its list changed when
+// listedFound did (the SDK tells them of the registered tools' changes,
+// and folds the two into one notifications/tools/list_changed). s.mu is
+// held.
+func (s *session) announceFound() {
+	if s.foundChanged {
+		s.foundChanged = false
+		s.announceTools()
+	}
+}
+
+// foundTools serves the found tools on the list (listedFound), which the
+// SDK server does not know: a tools/list answer gets them, all in name
+// order as the SDK orders its own (the SDK pages only lists of more than
+// 1,000 tools: the found ones are all on the first page), and a call of
+// one is answered as the SDK answers a registered tool's (callListed,
+// content never null, a client of 2026-07-28 told the call is complete).
+// It is the innermost of the session's middleware: scoped (policy.go)
+// filters its answers and checks its calls as those of the SDK.
+func (s *session) foundTools(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		switch method {
+		case "tools/call":
+			call, ok := req.(*sdk.CallToolRequest)
+			if !ok || call.Params == nil {
+				break
+			}
+			s.mu.Lock()
+			_, found := s.listedFound[call.Params.Name]
+			s.mu.Unlock()
+			if !found {
+				break
+			}
+			res, err := s.callListed(ctx, call)
+			if err != nil || res == nil {
+				return res, err // as the SDK returns a handler's
+			}
+			if res.Content == nil && !res.NeedsInput() {
+				c := *res
+				c.Content = []sdk.Content{}
+				res = &c
+			}
+			if call.ProtocolVersion() >= wire2026 {
+				res = completed(res) // roundtrip.go
+			}
+			return res, nil
+		case "tools/list":
+			res, err := next(ctx, method, req)
+			lr, ok := res.(*sdk.ListToolsResult)
+			if err != nil || !ok || lr == nil {
+				return res, err
+			}
+			s.mu.Lock()
+			if len(s.listedFound) > 0 {
+				tools := slices.Grow(slices.Clone(lr.Tools), len(s.listedFound))
+				for _, st := range s.listedFound {
+					tools = append(tools, st)
+				}
+				slices.SortFunc(tools, func(a, b *sdk.Tool) int { return strings.Compare(a.Name, b.Name) })
+				lr.Tools = tools
+			}
+			s.mu.Unlock()
+			return lr, nil
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // syncTools brings the listed tools in line with the Toolset: a listed
@@ -175,21 +281,24 @@ func (s *session) add(st *sdk.Tool, def string) {
 func (s *session) syncTools() toolSync {
 	q, a := s.p.quarantine(), s.access()
 	pins := s.pins()
+	pinned := make(map[string]bool, len(pins))
+	for _, t := range pins {
+		pinned[t.Name] = true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.announceFound()
 	var d toolSync
 	for _, name := range slices.Sorted(maps.Keys(s.defs)) {
 		t, ok := s.p.ts.Get(name)
 		if ok && a.hides(name) { // the policy changed (Gateway.SetPolicy): forgotten, found or pinned
-			s.srv.RemoveTools(name)
-			delete(s.defs, name)
+			s.unlist(name)
 			delete(s.found, name)
 			d.OutOfScope = append(d.OutOfScope, name)
 			continue
 		}
 		if !ok || q.has(name) {
-			s.srv.RemoveTools(name)
-			delete(s.defs, name)
+			s.unlist(name)
 			if ok {
 				d.Quarantined = append(d.Quarantined, name)
 			} else {
@@ -202,7 +311,7 @@ func (s *session) syncTools() toolSync {
 			continue
 		}
 		if def != s.defs[name] {
-			s.add(st, def)
+			s.add(st, def, pinned[name])
 			d.Replaced = append(d.Replaced, name)
 		}
 	}
@@ -222,7 +331,7 @@ func (s *session) syncTools() toolSync {
 		}
 		if t, ok := s.p.ts.Get(name); ok && !q.has(name) && !a.hides(name) {
 			if st, def, ok := s.p.listings.get(t); ok {
-				s.add(st, def)
+				s.add(st, def, pinned[name])
 				d.Returned = append(d.Returned, name)
 			}
 		}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -16,6 +17,9 @@ import (
 // tools/list or a search_tools). It costs nothing while every list is
 // fresh. The error joins the servers' failures, or is ctx's or ErrClosed.
 func (h *Hub) Freshen(ctx context.Context) error {
+	if monoNow() < h.freshUntil.Load() {
+		return nil // every list is fresh: no lock, as a proxy asks at every search
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -23,11 +27,22 @@ func (h *Hub) Freshen(ctx context.Context) error {
 	}
 	var stale []*server
 	now := time.Now()
+	until := int64(math.MaxInt64)
 	for _, name := range h.order {
 		s := h.servers[name]
-		if s.state == StateReady && s.listTTL > 0 && now.Sub(s.listedAt) >= s.listTTL {
+		if s.listTTL <= 0 {
+			continue
+		}
+		if s.state == StateReady && now.Sub(s.listedAt) >= s.listTTL {
 			stale = append(stale, s)
 		}
+		// Any server's, ready or not: one that becomes ready with a list
+		// that outlived its ttlMs is then looked at.
+		until = min(until, mono(s.listedAt.Add(s.listTTL)))
+	}
+	if len(stale) == 0 {
+		// Under h.mu, which a listing (server.tools) holds to reset it.
+		h.freshUntil.Store(until)
 	}
 	h.mu.Unlock()
 	if len(stale) == 0 {
@@ -39,3 +54,13 @@ func (h *Hub) Freshen(ctx context.Context) error {
 	}
 	return h.redact.Err(errors.Join(errs...))
 }
+
+// monoBase is the origin of mono: times on the monotonic clock, as int64
+// nanoseconds, for an atomic.
+var monoBase = time.Now()
+
+// mono is t on the monotonic clock, in nanoseconds since monoBase.
+func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) }
+
+// monoNow is mono(time.Now()).
+func monoNow() int64 { return int64(time.Since(monoBase)) }

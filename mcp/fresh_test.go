@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -48,6 +49,10 @@ func TestFreshen(t *testing.T) {
 		"long":  memServer(ttlServer(&mu, &long, 3_600_000)),
 		"none":  memServer(ttlServer(&mu, &none, 0)),
 	}}, &mcp.HubOptions{ProtocolVersion: "latest", Store: store.NewMemory()})
+	// Fresh a moment ago (Freshen keeps until when): still looked at again.
+	if err := hub.Freshen(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	mu.Lock()
 	short, long, none = []string{"a", "b"}, []string{"a", "b"}, []string{"a", "b"}
 	mu.Unlock()
@@ -61,5 +66,24 @@ func TestFreshen(t *testing.T) {
 	}
 	if !got["short__b"] || got["long__b"] || got["none__b"] {
 		t.Fatalf("tools %v: want short__b listed again (its ttlMs passed), and the lists of long (fresh for an hour) and none (no ttlMs) as they were", got)
+	}
+}
+
+// BenchmarkFreshen is what a proxy's search_tools and tools/list pay to
+// know that no tool list outlived its ttlMs: 40 servers, one of them with
+// a ttlMs of an hour.
+func BenchmarkFreshen(b *testing.B) {
+	var mu sync.Mutex
+	tools := []string{"a"}
+	servers := map[string]config.Server{"long": memServer(ttlServer(&mu, &tools, 3_600_000))}
+	for i := range 39 {
+		servers[fmt.Sprintf("s%d", i)] = memServer(ttlServer(&mu, &tools, 0))
+	}
+	hub := startHub(b, &config.Config{Servers: servers}, &mcp.HubOptions{ProtocolVersion: "latest", Store: store.NewMemory()})
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := hub.Freshen(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -110,7 +110,7 @@ func toolNames(tools []tool.Tool) []string {
 // startHub connects a Hub to cfg's servers. A server whose config and opts
 // set no timeout gets waitLimit, not the Hub's 30s default: a server
 // starting on a loaded machine is slow, not broken.
-func startHub(t *testing.T, cfg *config.Config, opts *mcp.HubOptions) *mcp.Hub {
+func startHub(t testing.TB, cfg *config.Config, opts *mcp.HubOptions) *mcp.Hub {
 	t.Helper()
 	if opts == nil {
 		opts = &mcp.HubOptions{}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolsift/toolsift/config"
@@ -324,6 +325,10 @@ type Hub struct {
 	pt passthru // requests in flight: progress, server→client requests
 
 	trustFresh trustFreshness // what tells ReloadTrust that another process wrote trust records
+	// freshUntil: until this time (mono) no server's tool list outlives
+	// its ttlMs, so Freshen has nothing to do; 0 makes it look. Set by
+	// Freshen and reset by a listing and Close, under mu.
+	freshUntil atomic.Int64
 }
 
 // NewHub returns a Hub for the servers in cfg (nil means none). It starts
@@ -579,6 +584,7 @@ func (h *Hub) Close() error {
 		return nil
 	}
 	h.closed = true
+	h.freshUntil.Store(0)
 	h.mu.Unlock()
 	h.start.Do(func() {}) // never started: nothing may start now
 	h.stop()

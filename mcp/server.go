@@ -355,6 +355,7 @@ func (s *server) listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.T
 	h.mu.Lock()
 	s.overTools, s.deepTools = over, deep
 	s.listTTL, s.listedAt = max(ttl, 0), listedAt
+	h.freshUntil.Store(0) // Freshen looks again
 	h.mu.Unlock()
 	return out, nil
 }

@@ -232,9 +232,9 @@ type list struct {
 
 // normalized returns each hit's score in l for WeightedSum: (s − lo)/σ,
 // where lo is the last score and σ the standard deviation of the scores.
-// A list of one score, or of equal scores, gives every hit 1.
-func (l list) normalized() []float64 {
-	out := make([]float64, len(l.hits))
+// A list of one score, or of equal scores, gives every hit 1. The scores
+// are appended to buf.
+func (l list) normalized(buf []float64) []float64 {
 	n := float64(len(l.hits))
 	lo := l.hits[len(l.hits)-1].Score
 	var mean float64
@@ -247,13 +247,14 @@ func (l list) normalized() []float64 {
 		varsum += (h.Score - mean) * (h.Score - mean)
 	}
 	sd := math.Sqrt(varsum / n)
-	for i, h := range l.hits {
-		out[i] = 1
+	for _, h := range l.hits {
+		s := 1.0
 		if sd > 0 {
-			out[i] = max(h.Score-lo, 0) / sd
+			s = max(h.Score-lo, 0) / sd
 		}
+		buf = append(buf, s)
 	}
-	return out
+	return buf
 }
 
 // rank searches the index for every part and fuses the lists into at most
@@ -374,37 +375,49 @@ const rrfK = 60
 // fuse combines lists into the k best matches. A list contributes
 // weight×(rrfK+1)/(rrfK+rank) (RRF) or weight×its normalised score
 // (WeightedSum, see list.normalized) to each of its tools. Within a group
-// a tool keeps its largest contribution; groups add up. Scores are divided
-// by what a tool first in every list would get (the sum over groups of
-// their largest first contribution), so that they fall in [0, 1].
+// a tool keeps its largest contribution; groups add up, in the order the
+// lists name them (so that two tools with the same contributions get the
+// same score, and ties fall to the name). Scores are divided by what a
+// tool first in every list would get (the sum over groups of their largest
+// first contribution), so that they fall in [0, 1].
+//
+// Every step and search fuses, so fuse works in a fuser reused across
+// calls (fusers) and copies a tool only into the k matches it returns.
 func fuse(lists []list, f Fusion, k int) []Match {
-	type key struct {
-		name  string
-		group int
-	}
-	// Sized once for every hit: a map grown hit by hit allocates at
-	// every doubling, the most of a step's allocations.
-	hits := 0
+	fu := fusers.Get().(*fuser)
+	defer fu.release()
+	// The groups, in order of first appearance: a tool's contributions
+	// are a row of len(groups) slots.
+	groups := fu.groups
 	for _, l := range lists {
-		hits += len(l.hits)
+		if !slices.Contains(groups, l.group) {
+			groups = append(groups, l.group)
+		}
 	}
-	contrib := make(map[key]float64, hits)
-	tools := make(map[string]tool.Tool, hits)
-	// The best contribution of each group's lists, the weight of each
-	// group, and the largest normalised first score of any list.
-	groupTop := map[int]float64{}
-	groupWeight := map[int]float64{}
+	fu.groups = groups
+	ng := len(groups)
+	// The weight of each group, its lists' best first contribution (top,
+	// seen: whether any list of it found anything), and the largest
+	// normalised first score of any list.
+	for range groups {
+		fu.weight = append(fu.weight, 0)
+		fu.top = append(fu.top, 0)
+		fu.seen = append(fu.seen, false)
+	}
 	maxTop := 0.0
 	for _, l := range lists {
-		groupWeight[l.group] = max(groupWeight[l.group], l.weight)
+		g := slices.Index(groups, l.group)
+		fu.weight[g] = max(fu.weight[g], l.weight)
 		if len(l.hits) == 0 {
 			continue
 		}
 		var norm []float64
 		if f == WeightedSum {
-			norm = l.normalized()
+			fu.norm = l.normalized(fu.norm[:0])
+			norm = fu.norm
 		}
-		for i, h := range l.hits {
+		for i := range l.hits {
+			h := &l.hits[i]
 			var s float64
 			switch f {
 			case RRF:
@@ -413,14 +426,23 @@ func fuse(lists []list, f Fusion, k int) []Match {
 				s = l.weight * norm[i]
 			}
 			if i == 0 {
-				groupTop[l.group] = max(groupTop[l.group], s)
+				fu.seen[g], fu.top[g] = true, max(fu.top[g], s)
 				if l.weight > 0 {
 					maxTop = max(maxTop, s/l.weight)
 				}
 			}
-			kk := key{h.Tool.Name, l.group}
-			contrib[kk] = max(contrib[kk], s)
-			tools[h.Tool.Name] = h.Tool
+			t, ok := fu.idx[h.Tool.Name]
+			if !ok {
+				t = len(fu.tools)
+				fu.idx[h.Tool.Name] = t
+				fu.tools = append(fu.tools, nil)
+				for range ng {
+					fu.contrib = append(fu.contrib, 0)
+				}
+			}
+			fu.tools[t] = &h.Tool // the last list's copy, as a map of tools by name kept
+			c := &fu.contrib[t*ng+g]
+			*c = max(*c, s)
 		}
 	}
 	// A group whose lists found nothing counts as if its best had the
@@ -428,38 +450,78 @@ func fuse(lists []list, f Fusion, k int) []Match {
 	// at most their share ("hello", which no tool's words match, gives its
 	// best vector match about one half, not 1).
 	var total float64
-	for g, w := range groupWeight {
-		if top, ok := groupTop[g]; ok {
-			total += top
+	for g := range groups {
+		if fu.seen[g] {
+			total += fu.top[g]
 		} else {
-			total += w * maxTop
+			total += fu.weight[g] * maxTop
 		}
 	}
-	score := make(map[string]float64, len(tools))
-	for kk, s := range contrib {
-		score[kk.name] += s
-	}
-	out := make([]Match, 0, len(tools))
-	for name, t := range tools {
-		s := score[name]
+	for t, tl := range fu.tools {
+		var s float64
+		for _, c := range fu.contrib[t*ng : (t+1)*ng] {
+			s += c
+		}
 		if total > 0 {
 			s = min(s/total, 1) // rounding must not give 1.0000000000000002
 		}
-		out = append(out, Match{Tool: t, Score: s})
+		fu.fused = append(fu.fused, fusedTool{score: s, name: tl.Name, t: t})
 	}
-	slices.SortFunc(out, func(a, b Match) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
+	slices.SortFunc(fu.fused, func(a, b fusedTool) int {
+		if a.score != b.score {
+			if a.score > b.score {
 				return -1
 			}
 			return 1
 		}
-		return strings.Compare(a.Tool.Name, b.Tool.Name)
+		return strings.Compare(a.name, b.name)
 	})
-	if len(out) > k {
-		out = out[:k]
+	out := make([]Match, min(k, len(fu.fused)))
+	for i := range out {
+		e := fu.fused[i]
+		out[i] = Match{Tool: *fu.tools[e.t], Score: e.score}
 	}
 	return out
+}
+
+// A fuser is fuse's scratch space; fusers keeps them between calls.
+type fuser struct {
+	idx     map[string]int // tool name → its place in tools
+	tools   []*tool.Tool   // in the lists fused (never kept past fuse)
+	contrib []float64      // tool t's best contribution to group g: contrib[t*len(groups)+g]
+	groups  []int
+	weight  []float64
+	top     []float64
+	seen    []bool
+	norm    []float64
+	fused   []fusedTool
+}
+
+// fusedTool is a tool's fused score, its name and its place in fuser.tools.
+type fusedTool struct {
+	score float64
+	name  string
+	t     int
+}
+
+var fusers = sync.Pool{New: func() any { return &fuser{idx: map[string]int{}} }}
+
+// release empties fu, dropping what points into the lists, and keeps it
+// for the next fuse; a fuser grown by an outsized call is dropped.
+func (fu *fuser) release() {
+	if len(fu.tools) > 1<<14 {
+		return
+	}
+	clear(fu.idx)
+	clear(fu.tools)
+	fu.tools = fu.tools[:0]
+	fu.contrib = fu.contrib[:0]
+	fu.groups = fu.groups[:0]
+	fu.weight, fu.top, fu.seen = fu.weight[:0], fu.top[:0], fu.seen[:0]
+	fu.norm = fu.norm[:0]
+	clear(fu.fused)
+	fu.fused = fu.fused[:0]
+	fusers.Put(fu)
 }
 
 // searchSemantic searches the semantic vectors of the tools and, with

@@ -1,0 +1,67 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// A search lists the tools it found on its session without the SDK's
+// AddTool, which decodes each tool's input schema twice with a fresh 32
+// KiB buffer (about 330 KB for five tools, most of what a search
+// allocated): listing five new tools costs one announcement of the list's
+// change (the SDK decodes search_tools' small schema for it), well under
+// 128 KB.
+func TestListFoundToolsAllocates(t *testing.T) {
+	var tools []mcp.LocalTool
+	for i := range 80 {
+		tools = append(tools, mcp.LocalTool{Name: fmt.Sprintf("tool_%d", i), Description: fmt.Sprintf("Tool %d.", i),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","description":"the a"},"b":{"type":"integer"}},"required":["a"]}`),
+			Handler:     func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
+	}
+	srv, err := mcp.LocalServer(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"s": srv}},
+		&toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Close() })
+	p, err := newProxy(ts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.server(false, &Identity{})
+	var s *session
+	p.mu.Lock()
+	for x := range p.sessions {
+		s = x
+	}
+	p.mu.Unlock()
+	all := ts.Tools()
+	batch := func(i int) []tool.Tool { return all[(5*i)%len(all):][:5] } // 16 batches of 5: each list adds 5 tools
+	const rounds = 32
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range rounds {
+		if added, _ := s.list(batch(i)); len(added) != 5 {
+			t.Fatalf("round %d: listed %v, want 5 new tools", i, added)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	per := (after.TotalAlloc - before.TotalAlloc) / rounds
+	t.Logf("listing 5 found tools: %d bytes", per)
+	if per > 128<<10 {
+		t.Errorf("listing 5 found tools allocated %d bytes, want under 128 KB", per)
+	}
+}
