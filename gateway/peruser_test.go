@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -281,7 +282,14 @@ func TestPerUserLogins(t *testing.T) {
 			return err
 		}
 		b, err := os.ReadFile(path)
+		b, isJSON := withoutCiphertext(b)
 		for _, secret := range []string{"alice", "bob", "access_token", "refresh_token", "localhost"} {
+			// Three bytes occur by chance in a few kilobytes of
+			// binary (vectors): a short name is looked for in
+			// JSON only.
+			if !isJSON && len(secret) < 5 {
+				continue
+			}
 			if bytes.Contains(b, []byte(secret)) || strings.Contains(path, secret) {
 				t.Errorf("%s holds %q", path, secret)
 			}
@@ -627,4 +635,25 @@ type countingStore struct {
 func (c *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
 	c.gets.Add(1)
 	return c.Store.Get(ctx, key)
+}
+
+// withoutCiphertext returns a store value as the walk in TestPerUserLogins
+// checks it: a sealed login record without its nonce and ciphertext
+// (random bytes, in base64, can spell "bob"; AES-GCM is what keeps the
+// plaintext out of them), anything else whole; and whether it is JSON.
+func withoutCiphertext(b []byte) ([]byte, bool) {
+	var rec map[string]json.RawMessage
+	if json.Unmarshal(b, &rec) != nil {
+		return b, json.Valid(b)
+	}
+	if _, ok := rec["sealed"]; !ok {
+		return b, true
+	}
+	delete(rec, "sealed")
+	delete(rec, "nonce")
+	out, err := json.Marshal(rec)
+	if err != nil {
+		return b, true
+	}
+	return out, true
 }
