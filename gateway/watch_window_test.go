@@ -12,27 +12,8 @@ import (
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"
+	"github.com/toolsift/toolsift/store/storetest"
 )
-
-// windowStore is a PostgreSQL store whose Watch first runs window (what
-// another replica does after this one read the store and before its
-// watch listens) and then watches; listening is closed once the watch has
-// called the caller's ready.
-type windowStore struct {
-	*postgres.Store
-	window    func()
-	listening chan struct{}
-}
-
-func (w *windowStore) Watch(ctx context.Context, prefix string, ready func(), f func(string)) error {
-	w.window()
-	return w.Store.Watch(ctx, prefix, func() {
-		if ready != nil {
-			ready()
-		}
-		close(w.listening)
-	}, f)
-}
 
 func openPostgres(t *testing.T, url string) *postgres.Store {
 	t.Helper()
@@ -56,8 +37,8 @@ func TestRevokedBeforeWatchListens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := &windowStore{Store: openPostgres(t, url), listening: make(chan struct{})}
-	ws.window = func() {
+	ws := storetest.NewWindow(openPostgres(t, url), "tokens/hash/", nil)
+	ws.Before = func() {
 		if err := other.Revoke(ctx, tok.ID); err != nil {
 			t.Error(err)
 		}
@@ -74,7 +55,7 @@ func TestRevokedBeforeWatchListens(t *testing.T) {
 	}
 	defer gw.Close()
 	select {
-	case <-ws.listening:
+	case <-ws.Listening:
 	case <-time.After(testenv.WaitLimit()):
 		t.Fatal("the Gateway's watch of its tokens did not listen")
 	}

@@ -1,0 +1,51 @@
+package storetest
+
+import (
+	"context"
+	"sync"
+
+	"github.com/toolsift/toolsift/store"
+)
+
+// WatchStore is a shared store: a store.Store that is a store.Watcher.
+type WatchStore interface {
+	store.Store
+	store.Watcher
+}
+
+// Window is a shared store whose Watch of Prefix first runs Before (what
+// another process writes after a caller read the store at start and
+// before the caller's watch listens) and then watches, with Listening
+// closed once that watch has called the caller's ready. Watches of other
+// prefixes are the store's own. The tests of a Watcher's callers use it
+// to open that window deterministically, with no sleep: what Before
+// wrote must be acted on once Listening is closed.
+type Window struct {
+	WatchStore
+	Prefix    string
+	Before    func()
+	Listening chan struct{}
+	once      sync.Once
+}
+
+// NewWindow returns a Window over s for the watches of prefix; before may
+// be set later, through the field, before the first such watch.
+func NewWindow(s WatchStore, prefix string, before func()) *Window {
+	return &Window{WatchStore: s, Prefix: prefix, Before: before, Listening: make(chan struct{})}
+}
+
+// Watch runs Before, then the store's Watch, for a watch of Prefix.
+func (w *Window) Watch(ctx context.Context, prefix string, ready func(), f func(string)) error {
+	if prefix != w.Prefix {
+		return w.WatchStore.Watch(ctx, prefix, ready, f)
+	}
+	if w.Before != nil {
+		w.Before()
+	}
+	return w.WatchStore.Watch(ctx, prefix, func() {
+		if ready != nil {
+			ready()
+		}
+		w.once.Do(func() { close(w.Listening) })
+	}, f)
+}
