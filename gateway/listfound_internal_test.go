@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
@@ -63,5 +66,61 @@ func TestListFoundToolsAllocates(t *testing.T) {
 	t.Logf("listing 5 found tools: %d bytes", per)
 	if per > 128<<10 {
 		t.Errorf("listing 5 found tools allocated %d bytes, want under 128 KB", per)
+	}
+}
+
+// The found tools, which the SDK server does not know, come on the first
+// page of a tools/list answer only: a later page (a list of pinned tools
+// longer than the SDK's page) must not list them again.
+func TestFoundToolsOnFirstPageOnly(t *testing.T) {
+	var tools []mcp.LocalTool
+	for _, n := range []string{"alpha", "beta"} {
+		tools = append(tools, mcp.LocalTool{Name: n, Description: "Tool " + n + ".",
+			Handler: func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
+	}
+	srv, err := mcp.LocalServer(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"s": srv}},
+		&toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Close() })
+	p, err := newProxy(ts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.server(false, &Identity{})
+	var s *session
+	p.mu.Lock()
+	for x := range p.sessions {
+		s = x
+	}
+	p.mu.Unlock()
+	if added, _ := s.list(ts.Tools()); len(added) != 2 {
+		t.Fatalf("listed %v, want the 2 tools", added)
+	}
+	// What the SDK server answers for its registered tools, on any page.
+	page := func(context.Context, string, sdk.Request) (sdk.Result, error) {
+		return &sdk.ListToolsResult{Tools: []*sdk.Tool{{Name: "pinned"}}}, nil
+	}
+	names := func(cursor string) []string {
+		res, err := s.foundTools(page)(context.Background(), "tools/list", &sdk.ListToolsRequest{Params: &sdk.ListToolsParams{Cursor: cursor}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range res.(*sdk.ListToolsResult).Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	if got := names(""); !slices.Equal(got, []string{"pinned", "s__alpha", "s__beta"}) {
+		t.Errorf("first page = %v, want the 2 found tools and pinned, in name order", got)
+	}
+	if got := names("next"); !slices.Equal(got, []string{"pinned"}) {
+		t.Errorf("a later page = %v, want only the page's own tool (pinned)", got)
 	}
 }

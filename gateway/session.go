@@ -215,13 +215,14 @@ func (s *session) announceFound() {
 }
 
 // foundTools serves the found tools on the list (listedFound), which the
-// SDK server does not know: a tools/list answer gets them, all in name
-// order as the SDK orders its own (the SDK pages only lists of more than
-// 1,000 tools: the found ones are all on the first page), and a call of
-// one is answered as the SDK answers a registered tool's (callListed,
-// content never null, a client of 2026-07-28 told the call is complete).
-// It is the innermost of the session's middleware: scoped (policy.go)
-// filters its answers and checks its calls as those of the SDK.
+// SDK server does not know: a tools/list answer's first page gets them,
+// all in name order as the SDK orders its own (the SDK pages only lists of
+// more than 1,000 tools; a later page, asked for by its cursor, gets none,
+// so no tool is listed twice), and a call of one is answered as the SDK
+// answers a registered tool's (callListed, content never null, a client
+// of 2026-07-28 told the call is complete). It is the innermost of the
+// session's middleware: scoped (policy.go) filters its answers and checks
+// its calls as those of the SDK.
 func (s *session) foundTools(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
@@ -250,6 +251,9 @@ func (s *session) foundTools(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 			return res, nil
 		case "tools/list":
+			if lr, ok := req.(*sdk.ListToolsRequest); ok && lr.Params != nil && lr.Params.Cursor != "" {
+				break // a later page: the found tools came on the first
+			}
 			res, err := next(ctx, method, req)
 			lr, ok := res.(*sdk.ListToolsResult)
 			if err != nil || !ok || lr == nil {
