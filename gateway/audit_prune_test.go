@@ -12,7 +12,6 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/store"
-	"github.com/toolsift/toolsift/store/postgres"
 )
 
 // TestPruneAudit: PruneAudit deletes the whole days that ended by the
@@ -24,7 +23,7 @@ func TestPruneAudit(t *testing.T) {
 	stores := map[string]func(t *testing.T) store.Store{
 		"dir": func(t *testing.T) store.Store { return newDir(t, t.TempDir()) },
 		"postgres": func(t *testing.T) store.Store {
-			return openPostgres(t, pgtest.Start(t))
+			return pgtest.Open(t, pgtest.Start(t))
 		},
 	}
 	for name, open := range stores {
@@ -138,7 +137,7 @@ func records(t *testing.T, st store.Store) []gateway.AuditRecord {
 func TestPruneAuditTakesTurns(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.Start(t)
-	a, b := openPostgres(t, url), openPostgres(t, url)
+	a, b := pgtest.Open(t, url), pgtest.Open(t, url)
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	for d := 2; d <= 6; d++ {
 		for i := range 20 {
@@ -185,7 +184,7 @@ func BenchmarkPruneAudit(b *testing.B) {
 			if name == "dir" {
 				st = newDir(b, b.TempDir())
 			} else {
-				st = openPostgresB(b, pgtest.Start(b))
+				st = pgtest.Open(b, pgtest.Start(b))
 			}
 			day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
 			const records = 1000
@@ -205,14 +204,4 @@ func BenchmarkPruneAudit(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*records), "µs/record")
 		})
 	}
-}
-
-func openPostgresB(b *testing.B, url string) store.Store {
-	b.Helper()
-	s, err := postgres.Open(context.Background(), url, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { s.Close() })
-	return s
 }

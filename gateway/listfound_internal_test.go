@@ -30,27 +30,7 @@ func TestListFoundToolsAllocates(t *testing.T) {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","description":"the a"},"b":{"type":"integer"}},"required":["a"]}`),
 			Handler:     func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
 	}
-	srv, err := mcp.LocalServer(tools...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"s": srv}},
-		&toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Close() })
-	p, err := newProxy(ts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.server(false, &Identity{})
-	var s *session
-	p.mu.Lock()
-	for x := range p.sessions {
-		s = x
-	}
-	p.mu.Unlock()
+	ts, s := oneSession(t, tools)
 	all := ts.Tools()
 	batch := func(i int) []tool.Tool { return all[(5*i)%len(all):][:5] } // 16 batches of 5: each list adds 5 tools
 	const rounds = 32
@@ -78,27 +58,7 @@ func TestFoundToolsOnFirstPageOnly(t *testing.T) {
 		tools = append(tools, mcp.LocalTool{Name: n, Description: "Tool " + n + ".",
 			Handler: func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
 	}
-	srv, err := mcp.LocalServer(tools...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"s": srv}},
-		&toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Close() })
-	p, err := newProxy(ts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.server(false, &Identity{})
-	var s *session
-	p.mu.Lock()
-	for x := range p.sessions {
-		s = x
-	}
-	p.mu.Unlock()
+	ts, s := oneSession(t, tools)
 	if added, _ := s.list(ts.Tools()); len(added) != 2 {
 		t.Fatalf("listed %v, want the 2 tools", added)
 	}
@@ -123,4 +83,32 @@ func TestFoundToolsOnFirstPageOnly(t *testing.T) {
 	if got := names("next"); !slices.Equal(got, []string{"pinned"}) {
 		t.Errorf("a later page = %v, want only the page's own tool (pinned)", got)
 	}
+}
+
+// oneSession opens a Toolset over one local server "s" of tools, and a
+// proxy with one session on it.
+func oneSession(t *testing.T, tools []mcp.LocalTool) (*toolsift.Toolset, *session) {
+	t.Helper()
+	srv, err := mcp.LocalServer(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"s": srv}},
+		&toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Close() })
+	p, err := newProxy(ts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.server(false, &Identity{})
+	var s *session
+	p.mu.Lock()
+	for x := range p.sessions {
+		s = x
+	}
+	p.mu.Unlock()
+	return ts, s
 }

@@ -11,19 +11,8 @@ import (
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/store"
-	"github.com/toolsift/toolsift/store/postgres"
 	"github.com/toolsift/toolsift/store/storetest"
 )
-
-func openPostgres(t *testing.T, url string) *postgres.Store {
-	t.Helper()
-	s, err := postgres.Open(context.Background(), url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // TestRevokedBeforeWatchListens: a token this replica verified (and
 // cached) at start, revoked by another replica before this one's watch
@@ -32,12 +21,12 @@ func openPostgres(t *testing.T, url string) *postgres.Store {
 func TestRevokedBeforeWatchListens(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.Start(t)
-	other := gateway.NewTokens(openPostgres(t, url))
+	other := gateway.NewTokens(pgtest.Open(t, url))
 	secret, tok, err := other.Create(ctx, "alice", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := storetest.NewWindow(openPostgres(t, url), "tokens/hash/", nil)
+	ws := storetest.NewWindow(pgtest.Open(t, url), "tokens/hash/", nil)
 	ws.Before = func() {
 		if err := other.Revoke(ctx, tok.ID); err != nil {
 			t.Error(err)
