@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -15,15 +14,15 @@ import (
 	"github.com/toolsift/toolsift/store"
 )
 
-const auditSynopsis = `toolsift audit [--since DURATION|TIME] [--user USER] [--server SERVER] [--json] [--store FOLDER]
-       toolsift audit prune --before DURATION|DATE [--store FOLDER]
+const auditSynopsis = `toolsift audit [--since DURATION|TIME] [--user USER] [--server SERVER] [--json] [--store FOLDER|URL]
+       toolsift audit prune --before DURATION|DATE [--store FOLDER|URL]
 
 Prints the audit log that toolsift serve --audit writes: one record per tool call
 (who, which tool of which server, when, how long, the outcome; never arguments or
 results), oldest first, as a table or JSON lines. "toolsift audit prune -h" tells
 how to delete old days of it.`
 
-const auditPruneSynopsis = `toolsift audit prune --before DURATION|DATE [--store FOLDER]
+const auditPruneSynopsis = `toolsift audit prune --before DURATION|DATE [--store FOLDER|URL]
 
 Deletes the audit records of every whole day (UTC) over by the cut, and prints
 each day deleted with its count of records. --before 720h keeps the last 30 days
@@ -37,12 +36,7 @@ func audit(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "prune" {
 		return auditPrune(ctx, e, args[1:])
 	}
-	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: %s\n\nFlags:\n", auditSynopsis)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(e, "audit", auditSynopsis)
 	since := fs.String("since", "", "only records from this long ago (`24h`, 90m) or this time on (2026-11-26, 2026-11-26T10:00:00Z; a date is midnight UTC)")
 	user := fs.String("user", "", "only this `user`'s calls")
 	server := fs.String("server", "", "only calls of this `server`'s tools")
@@ -128,12 +122,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 
 // auditPrune runs toolsift audit prune.
 func auditPrune(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("audit prune", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: %s\n\nFlags:\n", auditPruneSynopsis)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(e, "audit prune", auditPruneSynopsis)
 	before := fs.String("before", "", "delete the days over by this long ago (`720h`: keep 30 days; at least 24h) or by this time (2026-11-01, midnight UTC, or 2026-11-01T12:00:00Z)")
 	folder := storeFlag(fs)
 	if err := parseFlags(fs, args); err != nil {

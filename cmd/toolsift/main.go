@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/toolsift/toolsift/internal/cli"
@@ -94,6 +95,31 @@ Run "toolsift serve -h" (token -h, audit -h) for the flags.`)
 func usageError(fs *flag.FlagSet, format string, a ...any) error {
 	fmt.Fprintf(fs.Output(), "toolsift %s: %s\nRun \"toolsift %s -h\" for the flags.\n", fs.Name(), fmt.Sprintf(format, a...), fs.Name())
 	return errUsage
+}
+
+// newFlagSet is a command's flag set: errors and usage to stderr, the
+// usage its synopsis and then its flags.
+func newFlagSet(e *env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// listFlag defines a repeatable flag whose values may also be given
+// comma-separated; blanks are dropped. The values are appended to *dst.
+func listFlag(fs *flag.FlagSet, dst *[]string, name, usage string) {
+	fs.Func(name, usage, func(s string) error {
+		for v := range strings.SplitSeq(s, ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				*dst = append(*dst, v)
+			}
+		}
+		return nil
+	})
 }
 
 // parseFlags parses flags wherever they stand among the arguments

@@ -28,14 +28,7 @@ type perUserFlags struct {
 
 func addPerUserFlags(fs *flag.FlagSet) *perUserFlags {
 	f := &perUserFlags{}
-	fs.Func("per-user", "reach url server `name` with each user's own OAuth login, served at --public-url/login/NAME (repeatable, or comma-separated); needs --listen, --public-url and a login key", func(s string) error {
-		for n := range strings.SplitSeq(s, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				f.servers = append(f.servers, n)
-			}
-		}
-		return nil
-	})
+	listFlag(fs, &f.servers, "per-user", "reach url server `name` with each user's own OAuth login, served at --public-url/login/NAME (repeatable, or comma-separated); needs --listen, --public-url and a login key")
 	f.publicURL = fs.String("public-url", "", "with --per-user: the gateway's base `url` as users' browsers reach it (https://gateway.example.com); the OAuth callback is URL/oauth/callback")
 	f.keyFile = fs.String("login-key-file", "", "with --per-user: `file` holding the 32-byte key (base64 or hex) the per-user logins are sealed with (default $"+loginKeyEnv+")")
 	return f

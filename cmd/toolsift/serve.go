@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -60,12 +59,7 @@ Logs (one line per search and per call, never arguments) go to stderr.`
 
 // serve runs toolsift serve.
 func serve(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: %s\n\nFlags:\n", serveSynopsis)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(e, "serve", serveSynopsis)
 	configFile := fs.String("config", "", "MCP servers config `file` (required)")
 	listen := fs.String("listen", "", "serve streamable HTTP on `addr` (host:port) at /mcp instead of stdio")
 	tokenFile := fs.String("token-file", "", "`file` holding the bearer token for --listen (default $"+tokenEnv+")")
@@ -73,14 +67,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	maxTools := fs.Int("max-tools", gateway.DefaultMaxTools, "most tools on a session's list, pinned and found")
 	budget := fs.Int("budget", think.DefaultBudget, "most `tokens` of tool schemas in one search_tools answer")
 	var pins []string
-	fs.Func("pin", "list this tool from the start (`name` as listed, server__tool, or a glob; repeatable, or comma-separated)", func(s string) error {
-		for p := range strings.SplitSeq(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				pins = append(pins, p)
-			}
-		}
-		return nil
-	})
+	listFlag(fs, &pins, "pin", "list this tool from the start (`name` as listed, server__tool, or a glob; repeatable, or comma-separated)")
 	storeSpec := fs.String("store", "", "where tool lists, trust records, vectors, token costs (and with --tokens, --audit, --per-user: tokens, audit records, logins) are kept: a `folder` (default the user cache folder's toolsift), or a postgres:// URL that replicas share")
 	cacheDir := fs.String("cache-dir", "", "deprecated: --store")
 	noCache := fs.Bool("no-cache", false, "keep nothing past this run: every server starts now")
@@ -92,14 +79,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	maxSessions := fs.Int("max-sessions", gateway.DefaultMaxSessions, "with --listen: most open HTTP sessions; past it the session idle longest is closed (or the new one refused when all are busy)")
 	maxConns := fs.Int("max-conns", gateway.DefaultMaxConns, "with --listen: most open connections; past it a connection is answered 503")
 	var origins []string
-	fs.Func("allow-origin", "with --listen: also answer browser requests from this `origin` (scheme://host[:port], or * for any; repeatable); loopback origins and the listen address are always allowed", func(s string) error {
-		for o := range strings.SplitSeq(s, ",") {
-			if o = strings.TrimSpace(o); o != "" {
-				origins = append(origins, o)
-			}
-		}
-		return nil
-	})
+	listFlag(fs, &origins, "allow-origin", "with --listen: also answer browser requests from this `origin` (scheme://host[:port], or * for any; repeatable); loopback origins and the listen address are always allowed")
 	inputs := map[string]string{}
 	fs.Func("input", "value of a config's ${input:`ID`}, as ID=VALUE (repeatable)", func(s string) error {
 		id, value, ok := strings.Cut(s, "=")

@@ -18,9 +18,9 @@ import (
 	"github.com/toolsift/toolsift/store/postgres"
 )
 
-const tokenSynopsis = `toolsift token create --user NAME [--team TEAM]... [--name TEXT] [--store FOLDER]
-       toolsift token list [--json] [--store FOLDER]
-       toolsift token revoke ID [--store FOLDER]
+const tokenSynopsis = `toolsift token create --user NAME [--team TEAM]... [--name TEXT] [--store FOLDER|URL]
+       toolsift token list [--json] [--store FOLDER|URL]
+       toolsift token revoke ID [--store FOLDER|URL]
 
 Per-user API tokens for toolsift serve --listen --tokens: each request must carry
 one (Authorization: Bearer tsk_...), and its user is in every log line and audit
@@ -49,7 +49,7 @@ func openStoreFlag(ctx context.Context, spec string) (store.Store, string, error
 
 // storeFlag adds --store to fs.
 func storeFlag(fs *flag.FlagSet) *string {
-	return fs.String("store", "", "the store serve reads (`folder`; default the user cache folder's toolsift, as serve's --store)")
+	return fs.String("store", "", "the store serve reads: a `folder` (default the user cache folder's toolsift) or the postgres:// URL replicas share, as serve's --store")
 }
 
 // token runs toolsift token.
@@ -75,28 +75,11 @@ func token(ctx context.Context, e *env, args []string) error {
 	return errUsage
 }
 
-func tokenFlags(e *env, name, synopsis string) *flag.FlagSet {
-	fs := flag.NewFlagSet("token "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
 func tokenCreate(ctx context.Context, e *env, args []string) error {
-	fs := tokenFlags(e, "create", "toolsift token create --user NAME [--team TEAM]... [--name TEXT] [--store FOLDER]")
+	fs := newFlagSet(e, "token create", "toolsift token create --user NAME [--team TEAM]... [--name TEXT] [--store FOLDER|URL]")
 	user := fs.String("user", "", "the `user` the token identifies (letters, digits and -_.@+; required)")
 	var teams []string
-	fs.Func("team", "a `team` the user belongs to (repeatable, or comma-separated)", func(s string) error {
-		for t := range strings.SplitSeq(s, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				teams = append(teams, t)
-			}
-		}
-		return nil
-	})
+	listFlag(fs, &teams, "team", "a `team` the user belongs to (repeatable, or comma-separated)")
 	name := fs.String("name", "", "what the token is for (`text`: laptop, ci)")
 	folder := storeFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -125,7 +108,7 @@ func tokenCreate(ctx context.Context, e *env, args []string) error {
 }
 
 func tokenList(ctx context.Context, e *env, args []string) error {
-	fs := tokenFlags(e, "list", "toolsift token list [--json] [--store FOLDER]")
+	fs := newFlagSet(e, "token list", "toolsift token list [--json] [--store FOLDER|URL]")
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	folder := storeFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -166,7 +149,7 @@ func tokenList(ctx context.Context, e *env, args []string) error {
 }
 
 func tokenRevoke(ctx context.Context, e *env, args []string) error {
-	fs := tokenFlags(e, "revoke", "toolsift token revoke ID [--store FOLDER]")
+	fs := newFlagSet(e, "token revoke", "toolsift token revoke ID [--store FOLDER|URL]")
 	folder := storeFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
