@@ -3,18 +3,12 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsift/toolsift"
-	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/gateway"
-	"github.com/toolsift/toolsift/store"
 )
 
 // TestFreshenOnList: an upstream whose tool list says it stays fresh for
@@ -40,19 +34,9 @@ func TestFreshenOnList(t *testing.T) {
 			return res, nil
 		}
 	})
-	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
-	defer hs.Close()
-	cfg := &config.Config{Servers: map[string]config.Server{"up": {URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}}}
-	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"up__*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
-	srv := httptest.NewServer(gw.Handler())
-	defer srv.Close()
+	_, url := pinned2026(t, up)
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+		&sdk.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

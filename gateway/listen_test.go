@@ -29,23 +29,13 @@ func TestListenListChanges(t *testing.T) {
 	up.AddTool(&sdk.Tool{Name: "old", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{}, nil
 	})
-	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
-	defer hs.Close()
-	cfg := &config.Config{Servers: map[string]config.Server{"up": {URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}}}
-	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"up__*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
-	srv := httptest.NewServer(gw.Handler())
-	defer srv.Close()
+	_, url := pinned2026(t, up)
 
 	prompts, tools := make(chan struct{}, 8), make(chan struct{}, 8)
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
 		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) { prompts <- struct{}{} },
 		ToolListChangedHandler:   func(context.Context, *sdk.ToolListChangedRequest) { tools <- struct{}{} },
-	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,22 +92,12 @@ func TestListenToolsSaid(t *testing.T) {
 		return &sdk.CallToolResult{}, nil
 	}
 	up.AddTool(same, handler)
-	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
-	defer hs.Close()
-	cfg := &config.Config{Servers: map[string]config.Server{"up": {URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}}}
-	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"up__*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
-	srv := httptest.NewServer(gw.Handler())
-	defer srv.Close()
+	gw, url := pinned2026(t, up)
 
 	tools := make(chan struct{}, 8)
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { tools <- struct{}{} },
-	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,17 +152,7 @@ func TestListenAfterIdle(t *testing.T) {
 		return &sdk.CallToolResult{}, nil
 	}
 	up.AddTool(&sdk.Tool{Name: "old", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
-	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
-	defer hs.Close()
-	cfg := &config.Config{Servers: map[string]config.Server{"up": {URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}}}
-	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"up__*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
-	srv := httptest.NewServer(gw.Handler())
-	defer srv.Close()
+	gw, url := pinned2026(t, up)
 	// A quiet spell longer than the grace, then a server made for
 	// another session, which forgets the servers past it.
 	gw.SetSessionGrace(time.Nanosecond)
@@ -192,7 +162,7 @@ func TestListenAfterIdle(t *testing.T) {
 	tools := make(chan struct{}, 8)
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { tools <- struct{}{} },
-	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,4 +173,23 @@ func TestListenAfterIdle(t *testing.T) {
 	case <-time.After(testenv.WaitLimit()):
 		t.Fatal("no tools list_changed on the listen stream after the stateless server's quiet spell")
 	}
+}
+
+// pinned2026 serves up as "up", a stateless upstream of MCP 2026-07-28,
+// behind a gateway that pins every tool of it, and returns the gateway and
+// its URL; both are closed when the test ends.
+func pinned2026(t *testing.T, up *sdk.Server) (*gateway.Gateway, string) {
+	t.Helper()
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(hs.Close)
+	cfg := &config.Config{Servers: map[string]config.Server{"up": {URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}}}
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"up__*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	srv := httptest.NewServer(gw.Handler())
+	t.Cleanup(srv.Close)
+	return gw, srv.URL
 }
