@@ -2,14 +2,10 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 
-	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/mcp"
-	"github.com/toolsift/toolsift/store"
 )
 
 // BenchmarkSearchPolicy is a search_tools answer over 73 in-process
@@ -20,24 +16,9 @@ import (
 // request pays to know its caller's scope (cached per identity and index
 // generation).
 func BenchmarkSearchPolicy(b *testing.B) {
-	cfg := &config.Config{Servers: map[string]config.Server{}}
-	for s := range 73 {
-		var tools []mcp.LocalTool
-		for i := range 30 {
-			tools = append(tools, mcp.LocalTool{Name: fmt.Sprintf("tool_%d", i), Description: fmt.Sprintf("Tool %d of server %d: reads and writes record %d.", i, s, i*s),
-				Handler: func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
-		}
-		srv, err := mcp.LocalServer(tools...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		cfg.Servers[fmt.Sprintf("s%d", s)] = srv
-	}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ts.Close() })
+	ts := catalog73(b, func(s, i int) string {
+		return fmt.Sprintf("Tool %d of server %d: reads and writes record %d.", i, s, i*s)
+	})
 	ctx := WithIdentity(context.Background(), Identity{User: "bob", Teams: []string{"b"}})
 	for _, c := range []struct {
 		name string

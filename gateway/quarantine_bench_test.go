@@ -19,24 +19,7 @@ import (
 // (cached). In-process servers have no stderr; a stdio server's status also
 // copies its stderr tail (up to 4 KiB), so read costs more there.
 func BenchmarkQuarantine(b *testing.B) {
-	cfg := &config.Config{Servers: map[string]config.Server{}}
-	for s := range 73 {
-		var tools []mcp.LocalTool
-		for i := range 30 {
-			tools = append(tools, mcp.LocalTool{Name: fmt.Sprintf("tool_%d", i), Description: fmt.Sprintf("Tool %d of server %d.", i, s),
-				Handler: func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
-		}
-		srv, err := mcp.LocalServer(tools...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		cfg.Servers[fmt.Sprintf("s%d", s)] = srv
-	}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ts.Close() })
+	ts := catalog73(b, func(s, i int) string { return fmt.Sprintf("Tool %d of server %d.", i, s) })
 	p, err := newProxy(ts, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -53,4 +36,30 @@ func BenchmarkQuarantine(b *testing.B) {
 			p.quarantine()
 		}
 	})
+}
+
+// catalog73 is a Toolset over 73 in-process servers (s0…s72) of 30 tools
+// each (tool_0…tool_29), the size of the 73-server catalog; desc gives
+// tool i of server s its description.
+func catalog73(b *testing.B, desc func(s, i int) string) *toolsift.Toolset {
+	b.Helper()
+	cfg := &config.Config{Servers: map[string]config.Server{}}
+	for s := range 73 {
+		var tools []mcp.LocalTool
+		for i := range 30 {
+			tools = append(tools, mcp.LocalTool{Name: fmt.Sprintf("tool_%d", i), Description: desc(s, i),
+				Handler: func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
+		}
+		srv, err := mcp.LocalServer(tools...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Servers[fmt.Sprintf("s%d", s)] = srv
+	}
+	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ts.Close() })
+	return ts
 }
