@@ -57,22 +57,11 @@ func TestServeOIDC(t *testing.T) {
 	serveCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	logs := &logWatch{wrote: make(chan struct{}, 1)}
-	addr := make(chan string, 1)
-	e := &env{stdin: strings.NewReader(""), stdout: &strings.Builder{}, stderr: logs, getenv: func(string) string { return "" },
-		listening: func(a string) { addr <- a }}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(serveCtx, e, []string{"serve", "--config", upstreamConfig(t, "1"), "--cache-dir", cache, "--listen", "127.0.0.1:0",
-			"--oidc-issuer", issuer.URL, "--oidc-audience", "toolsift", "--oidc-user-claim", "preferred_username", "--audit",
-			"--connect-timeout", testenv.WaitLimit().String()})
-	}()
-	var url string
-	select {
-	case a := <-addr:
-		url = "http://" + a + "/mcp"
-	case code := <-done:
-		t.Fatalf("serve: exit %d\n%s", code, logs.String())
-	}
+	e := &env{stdin: strings.NewReader(""), stdout: &strings.Builder{}, stderr: logs, getenv: func(string) string { return "" }}
+	addr, done := startServe(serveCtx, t, e, logs, "serve", "--config", upstreamConfig(t, "1"), "--cache-dir", cache, "--listen", "127.0.0.1:0",
+		"--oidc-issuer", issuer.URL, "--oidc-audience", "toolsift", "--oidc-user-claim", "preferred_username", "--audit",
+		"--connect-timeout", testenv.WaitLimit().String())
+	url := "http://" + addr + "/mcp"
 	logs.waitFor(t, `msg="server ready" server=up`, ctx.Done())
 
 	hc := &http.Client{Transport: bearer{jwtFor("toolsift"), http.DefaultTransport}}

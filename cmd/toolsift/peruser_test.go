@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -87,29 +86,16 @@ func TestServePerUser(t *testing.T) {
 	rand.Read(key)
 	for _, text := range []string{hex.EncodeToString(key), base64.StdEncoding.EncodeToString(key)} {
 		ctx, cancel := context.WithCancel(context.Background())
-		addr := make(chan string, 1)
 		var log testenv.Buffer
 		e := &env{
 			stdin: strings.NewReader(""), stdout: &log, stderr: &log,
 			getenv: func(k string) string {
 				return map[string]string{loginKeyEnv: text, "XDG_CONFIG_HOME": filepath.Join(dir, "xdg")}[k]
 			},
-			listening: func(a string) { addr <- a },
 		}
-		done := make(chan int, 1)
-		go func() {
-			done <- run(ctx, e, []string{"serve", "--config", config, "--no-cache", "--listen", "127.0.0.1:0",
-				"--per-user", "notes", "--public-url", "https://gw.example.com"})
-		}()
-		var base string
-		select {
-		case a := <-addr:
-			base = "http://" + a
-		case code := <-done:
-			t.Fatalf("serve ended with %d before listening:\n%s", code, log.String())
-		case <-time.After(testenv.WaitLimit()):
-			t.Fatalf("serve is not listening in time:\n%s", log.String())
-		}
+		addr, done := startServe(ctx, t, e, &log, "serve", "--config", config, "--no-cache", "--listen", "127.0.0.1:0",
+			"--per-user", "notes", "--public-url", "https://gw.example.com")
+		base := "http://" + addr
 		// The login page is there, and wants to know who logs in.
 		resp, err := http.Get(base + "/login/notes")
 		if err != nil {

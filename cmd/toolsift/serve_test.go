@@ -226,24 +226,13 @@ func TestServeHTTPTypeScript(t *testing.T) {
 	const token = "s3cret-serve-token"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr := make(chan string, 1)
 	var log testenv.Buffer
 	e := &env{
 		stdin: strings.NewReader(""), stdout: &log, stderr: &log,
-		getenv:    func(k string) string { return map[string]string{tokenEnv: token}[k] },
-		listening: func(a string) { addr <- a },
+		getenv: func(k string) string { return map[string]string{tokenEnv: token}[k] },
 	}
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, e, []string{"serve", "--config", config, "--listen", "127.0.0.1:0"}) }()
-	var url string
-	select {
-	case a := <-addr:
-		url = "http://" + a + "/mcp"
-	case code := <-done:
-		t.Fatalf("serve ended with %d before listening:\n%s", code, log.String())
-	case <-time.After(testenv.WaitLimit()):
-		t.Fatalf("serve is not listening in time:\n%s", log.String())
-	}
+	addr, done := startServe(ctx, t, e, &log, "serve", "--config", config, "--listen", "127.0.0.1:0")
+	url := "http://" + addr + "/mcp"
 
 	// A request without the token, and with a wrong one, is refused.
 	for _, auth := range []string{"", "Bearer wrong", "Basic " + token, "Bearer " + token + "x"} {
@@ -311,4 +300,25 @@ func TestLoopbackOnly(t *testing.T) {
 			t.Errorf("loopbackOnly(%q) = %v, want %v", addr, got, want)
 		}
 	}
+}
+
+// startServe runs toolsift with args (serve, with --listen) in e, whose
+// listening hook it sets, and returns the address serve listens on and the
+// channel its exit code comes on. It fails t, with what serve wrote to
+// log, if serve ends before it listens or does not listen in time.
+func startServe(ctx context.Context, t *testing.T, e *env, log fmt.Stringer, args ...string) (string, <-chan int) {
+	t.Helper()
+	addr := make(chan string, 1)
+	e.listening = func(a string) { addr <- a }
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, e, args) }()
+	select {
+	case a := <-addr:
+		return a, done
+	case code := <-done:
+		t.Fatalf("serve ended with %d before listening:\n%s", code, log.String())
+	case <-time.After(testenv.WaitLimit()):
+		t.Fatalf("serve is not listening in time:\n%s", log.String())
+	}
+	return "", done
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -35,24 +34,13 @@ func TestServeBothWiresTypeScript(t *testing.T) {
 	const token = "both-wires-token"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr := make(chan string, 1)
 	var log testenv.Buffer
 	e := &env{
 		stdin: strings.NewReader(""), stdout: &log, stderr: &log,
-		getenv:    func(k string) string { return map[string]string{tokenEnv: token}[k] },
-		listening: func(a string) { addr <- a },
+		getenv: func(k string) string { return map[string]string{tokenEnv: token}[k] },
 	}
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, e, []string{"serve", "--config", config, "--listen", "127.0.0.1:0"}) }()
-	var url string
-	select {
-	case a := <-addr:
-		url = "http://" + a + "/mcp"
-	case code := <-done:
-		t.Fatalf("serve ended with %d before listening:\n%s", code, log.String())
-	case <-time.After(testenv.WaitLimit()):
-		t.Fatalf("serve is not listening in time:\n%s", log.String())
-	}
+	addr, done := startServe(ctx, t, e, &log, "serve", "--config", config, "--listen", "127.0.0.1:0")
+	url := "http://" + addr + "/mcp"
 
 	// serve listens before its servers have listed (they join as they
 	// do): the clients start once all three are in the catalog, so that
