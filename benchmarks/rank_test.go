@@ -12,11 +12,19 @@ package benchmarks_test
 // shared folder beside the checkout); tool vectors are cached in
 // $TOOLSIFT_RANK_CACHE (default the user cache folder's toolsift).
 // RANK_SETS picks sets by name (comma-separated; default all),
-// RANK_VARIANTS variants (default all).
+// RANK_VARIANTS variants (default all). With RANK_CEILING=1 each set also
+// reports how far any fusion of today's signals could go: the share of
+// requests for which some signal alone (BM25F, the n-gram vectors or the
+// sentence encoder, from Retriever.Explain) ranks a gold tool in its top 3
+// and top 10, the bound of a rule that knew the answer and picked the best
+// signal per request; and RANK_MISSES=DIR writes each set's requests
+// without a gold tool in the fused top 3 to DIR/SET.txt, with every gold
+// tool's fused and per-signal ranks.
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -103,6 +111,9 @@ var rankVariants = []rankVariant{
 	{"reach2", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ReachRank: 2}) }},
 	{"reach3", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{ReachRank: 3}) }},
 	{"windows1", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 1}) }},
+	{"windows0.5", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 0.5}) }},
+	{"windows0.6", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 0.6}) }},
+	{"windows0.7", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 0.7}) }},
 	{"windows0.8", func(o *think.Options) { rankopt.Set(&o.Retrieval, rankopt.Features{WindowWeight: 0.8}) }},
 	// Issue 36, third round: the server lift added to a tool's score, the
 	// default before (ServerWeight 0.5), and today's lift, in proportion
@@ -258,7 +269,8 @@ func TestRankIdeas(t *testing.T) {
 			// (callable at once) and listed (budget.TierName: the name and
 			// a line, its schema a search_tools step away), and their sum;
 			// before listings every tool sent had its schema.
-			var r5, h1, h3, c5, c10, complete, tokens, tokens2, cut, unranked float64
+			var r5, h1, h3, c5, c10, complete, tokens, tokens2, cut, unranked, ceil3, ceil10 float64
+			var misses strings.Builder
 			var kept, kept2 sentRecall
 			for _, q := range queries {
 				req := think.Request{Query: retrieval.Query{Task: q.Query}}
@@ -283,6 +295,11 @@ func TestRankIdeas(t *testing.T) {
 				c10 += retrieval.Complete(ranked, g, 10)
 				kept.add(off, g)
 				kept2.add(off2, g)
+				if os.Getenv("RANK_CEILING") != "" || os.Getenv("RANK_MISSES") != "" {
+					b3, b10 := signalCeiling(t, th, q, ranked, &misses)
+					ceil3 += b3
+					ceil10 += b10
+				}
 				complete += retrieval.Complete(sel, g, len(sel))
 				tokens += float64(off.Tokens)
 				tokens2 += float64(off2.Tokens)
@@ -302,9 +319,60 @@ func TestRankIdeas(t *testing.T) {
 			n := float64(len(queries))
 			t.Logf("%-16s %-20s recall@5 %.3f  hit@1 %.3f  hit@3 %.3f  complete@5 %.3f  complete@10 %.3f  gold-in-budget with schema %.3f + listed %.3f = %.3f (2k: %.3f + %.3f = %.3f)  complete-in-budget %.3f  tokens %.0f (2k: %.0f)  gold cut by budget %.3f, not in top K %.3f",
 				s.name, v.name, r5/n, h1/n, h3/n, c5/n, c10/n, kept.schema/n, kept.listed/n, kept.total()/n, kept2.schema/n, kept2.listed/n, kept2.total()/n, complete/n, tokens/n, tokens2/n, cut/n, unranked/n)
+			if os.Getenv("RANK_CEILING") != "" {
+				t.Logf("%-16s %-20s hit@3 %.3f; some signal alone has a gold tool in its top 3: %.3f, top 10: %.3f", s.name, v.name, h3/n, ceil3/n, ceil10/n)
+			}
+			if dir := os.Getenv("RANK_MISSES"); dir != "" {
+				if err := os.WriteFile(filepath.Join(dir, s.name+"-"+v.name+".txt"), []byte(misses.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 		ts.Close()
 	}
+}
+
+// signalCeiling explains q's ranking (th's retriever, the step's options)
+// and reports whether some signal alone ranks a gold tool in its top 3 and
+// in its top 10 (1 or 0 each). When the fused ranking has no gold tool in
+// its top 3, it writes the request, every gold tool's fused and per-signal
+// ranks, and the fused top 3 to misses.
+func signalCeiling(t *testing.T, th *think.Thinker, q dataset.Query, ranked []string, misses *strings.Builder) (top3, top10 float64) {
+	t.Helper()
+	ex, err := th.Retriever().Explain(context.Background(), retrieval.Query{Task: q.Query})
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := 0
+	for _, g := range q.Gold {
+		for _, sr := range ex.Tool(g).Signals {
+			if sr.Rank > 0 && (best == 0 || sr.Rank < best) {
+				best = sr.Rank
+			}
+		}
+	}
+	if best > 0 && best <= 3 {
+		top3 = 1
+	}
+	if best > 0 && best <= 10 {
+		top10 = 1
+	}
+	if retrieval.Hit(ranked, q.Groups(), 3) == 1 {
+		return top3, top10
+	}
+	fmt.Fprintf(misses, "%s | %s\n", q.ID, q.Query)
+	for _, g := range q.Gold {
+		tr := ex.Tool(g)
+		fmt.Fprintf(misses, "   gold %s: fused #%d %.3f", g, tr.Rank, tr.Score)
+		for _, sr := range tr.Signals {
+			fmt.Fprintf(misses, ", %v #%d %.2f", sr.Signal, sr.Rank, sr.Score)
+		}
+		misses.WriteString("\n")
+	}
+	for i := 0; i < 3 && i < len(ex.Ranked); i++ {
+		fmt.Fprintf(misses, "   #%d %s %.3f\n", i+1, ex.Ranked[i].Tool.Name, ex.Ranked[i].Score)
+	}
+	return top3, top10
 }
 
 // sentRecall sums, over steps, the gold recall of what a step sends, split

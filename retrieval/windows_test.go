@@ -67,3 +67,32 @@ func TestLongDescriptionWindows(t *testing.T) {
 		t.Error("WindowWeight 1.5 accepted")
 	}
 }
+
+// TestLongDescriptionLaterWords: with the defaults (windows off), a long
+// description's later text is still read by the word signals: BM25F and
+// the n-gram vectors index the whole description, not the encoder's first
+// window, so a request in the later text's own words finds the tool in the
+// top 3. (Not first: the sentence encoder, which reads only the first
+// window, puts send_email and list_invoices first; windows, measured and
+// off by default, would: docs/measurements.md, "Everyday requests".)
+func TestLongDescriptionLaterWords(t *testing.T) {
+	tools := append([]tool.Tool{longTool}, everything...)
+	tools = append(tools,
+		tool.Tool{Name: "send_email", Server: "mail", Description: "Send an email message to a recipient with a subject and body."},
+		tool.Tool{Name: "list_invoices", Server: "billing", Description: "List the invoices of an account, paid and unpaid."},
+		tool.Tool{Name: "create_project", Server: "admin", Description: "Create a new hosted project."},
+	)
+	ix := semanticIndex(t, tools...)
+	for _, q := range []string{
+		"send an invoice reminder to a customer",
+		"email the customer a polite reminder about the overdue invoice",
+	} {
+		ms, err := newRetriever(t, ix, &retrieval.Options{K: 3}).Retrieve(context.Background(), retrieval.Query{Task: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(ms); !contains(got, "project_admin") {
+			t.Errorf("%q: %v; want project_admin in the top 3, by the words of its description's later text", q, got)
+		}
+	}
+}
