@@ -2,7 +2,11 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +22,8 @@ import (
 // cut, over a folder and over PostgreSQL: the day the cut falls in is
 // kept whole (its records older than the cut too), later days and the
 // records another writer makes of today while it runs are not touched,
-// and a cut less than a day ago deletes nothing.
+// a cut less than a day ago deletes nothing, and a folder keeps no
+// (empty) folder of a pruned day.
 func TestPruneAudit(t *testing.T) {
 	stores := map[string]func(t *testing.T) store.Store{
 		"dir": func(t *testing.T) store.Store { return newDir(t, t.TempDir()) },
@@ -116,8 +121,40 @@ func TestPruneAudit(t *testing.T) {
 			if nToday != written || written == 0 {
 				t.Errorf("%d of today's records left, %d written while pruning", nToday, written)
 			}
+			if d, ok := st.(*store.Dir); ok {
+				// A pruned day's folder goes with its last record, and no
+				// empty folder is left under audit/.
+				for _, day := range want {
+					if _, err := os.Stat(filepath.Join(d.Path(), "audit", day.Day)); !errors.Is(err, fs.ErrNotExist) {
+						t.Errorf("the folder of the pruned day %s: %v, want it gone", day.Day, err)
+					}
+				}
+				if empty := emptyFolders(t, filepath.Join(d.Path(), "audit")); len(empty) != 0 {
+					t.Errorf("empty folders under audit/ after the prune: %q", empty)
+				}
+			}
 		})
 	}
+}
+
+// emptyFolders returns the empty folders under root (root included).
+func emptyFolders(t *testing.T, root string) []string {
+	t.Helper()
+	var empty []string
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.IsDir() {
+			return err
+		}
+		if entries, err := os.ReadDir(p); err != nil || len(entries) == 0 {
+			empty = append(empty, p)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return empty
 }
 
 func records(t *testing.T, st store.Store) []gateway.AuditRecord {

@@ -23,6 +23,9 @@ import (
 // cachefile's ErrUnsafe that names it. Locks are flock(2) on files in the
 // folder's .locks/ (no key starts with "."), so they hold across
 // processes on one machine; without flock, within this process only.
+// A key's folders are made by its Put and removed by the Delete that
+// leaves them empty (never the store's own folder, nor .locks/), so a
+// prefix whose keys are all deleted leaves no folder behind.
 type Dir struct {
 	path string
 }
@@ -75,7 +78,13 @@ func (d *Dir) Get(ctx context.Context, key string) ([]byte, error) {
 	return data, nil
 }
 
-// Put implements Store.
+// putTries bounds the writes of one Put whose folder a Delete (of this
+// process or another) removed between its making and the write.
+const putTries = 5
+
+// Put implements Store. The key's folders are made as needed, and made
+// again if a concurrent Delete removed them before the value was in
+// (up to putTries times): a Put that returns nil has stored the value.
 func (d *Dir) Put(ctx context.Context, key string, value []byte) error {
 	file, err := d.file(ctx, key)
 	if err != nil {
@@ -84,13 +93,27 @@ func (d *Dir) Put(ctx context.Context, key string, value []byte) error {
 	if len(value) > MaxValueBytes {
 		return fmt.Errorf("store: %s: %d bytes, over MaxValueBytes", key, len(value))
 	}
-	if err := cachefile.WriteAtomic(file, value); err != nil {
-		return fmt.Errorf("store: %w", err)
+	for try := 1; ; try++ {
+		// WriteAtomic makes the folders (os.MkdirAll), then a temporary
+		// file in the key's folder. A folder removed in between fails the
+		// write with ErrNotExist; one made by another Put and removed
+		// again while MkdirAll looked fails it with ErrExist (MkdirAll's
+		// mkdir found it, its check after did not). Once the temporary
+		// file is in, the folder is not empty and stays.
+		err := cachefile.WriteAtomic(file, value)
+		if err == nil {
+			return nil
+		}
+		if !(errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist)) || try == putTries {
+			return fmt.Errorf("store: %w", err)
+		}
 	}
-	return nil
 }
 
-// Delete implements Store.
+// Delete implements Store. It also removes the key's folders that are
+// left empty, from the key's own upward, stopping at the first that is
+// not (a folder's removal failing for any reason only stops it: the key
+// is deleted); the store's folder itself stays.
 func (d *Dir) Delete(ctx context.Context, key string) error {
 	file, err := d.file(ctx, key)
 	if err != nil {
@@ -99,7 +122,23 @@ func (d *Dir) Delete(ctx context.Context, key string) error {
 	if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("store: %w", err)
 	}
+	d.removeEmptyFolders(key)
 	return nil
+}
+
+// removeEmptyFolders removes the folders of key (a valid key: its
+// segments are neither "." nor ".." nor empty) that are empty, deepest
+// first, up to but not including d.path. os.Remove does not remove a
+// folder that holds anything (ENOTEMPTY, EEXIST on some systems), and one
+// already gone (ErrNotExist) was removed by another Delete: either ends
+// the walk, as does any other error. A concurrent Put that loses its
+// folder makes it again (Put).
+func (d *Dir) removeEmptyFolders(key string) {
+	for i := strings.LastIndexByte(key, '/'); i > 0; i = strings.LastIndexByte(key[:i], '/') {
+		if os.Remove(filepath.Join(d.path, filepath.FromSlash(key[:i]))) != nil {
+			return
+		}
+	}
 }
 
 // List implements Store. Files whose path is not a valid key (temporary

@@ -1,12 +1,17 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolsift/toolsift/internal/cachefile"
@@ -124,5 +129,171 @@ func TestGetBounded(t *testing.T) {
 	f.Close()
 	if _, err := store.GetBounded(ctx, d, "k/huge", 1<<20); !errors.Is(err, store.ErrTooLarge) {
 		t.Errorf("GetBounded of a 1 GiB file: %v, want ErrTooLarge", err)
+	}
+}
+
+// folders returns the folders under root (root and .locks/ excepted), as
+// slash paths, each with how many entries it holds.
+func folders(t *testing.T, root string) map[string]int {
+	t.Helper()
+	got := map[string]int{}
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !e.IsDir() || p == root {
+			return nil
+		}
+		if e.Name() == ".locks" {
+			return filepath.SkipDir
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		got[filepath.ToSlash(rel)] = len(entries)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestDirDeleteRemovesEmptyFolders: a Delete removes the key's folders it
+// leaves empty, up to the first that is not, and never the store's own
+// folder or .locks/; a folder with another key keeps it.
+func TestDirDeleteRemovesEmptyFolders(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	s, err := store.NewDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a/b/c/one.json", "a/b/c/two.json", "a/x.json", "top.json"} {
+		if err := s.Put(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlock, err := s.Lock(ctx, "a/b/c/one.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+
+	// One of two keys in a folder: the folder and the other key stay.
+	if err := s.Delete(ctx, "a/b/c/one.json"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := folders(t, root), map[string]int{"a": 2, "a/b": 1, "a/b/c": 1}; !maps.Equal(got, want) {
+		t.Fatalf("folders after deleting one of two keys: %v, want %v", got, want)
+	}
+	if v, err := s.Get(ctx, "a/b/c/two.json"); err != nil || string(v) != "a/b/c/two.json" {
+		t.Fatalf("the other key: %q, %v", v, err)
+	}
+
+	// The last key of a nested folder: its empty folders go, up to the
+	// first holding something (a, with x.json).
+	if err := s.Delete(ctx, "a/b/c/two.json"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := folders(t, root), map[string]int{"a": 1}; !maps.Equal(got, want) {
+		t.Fatalf("folders after deleting a nested folder's last key: %v, want %v", got, want)
+	}
+
+	// Everything: only the store's folder and .locks/ are left.
+	for _, k := range []string{"a/x.json", "top.json", "a/never-was.json"} {
+		if err := s.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := folders(t, root); len(got) != 0 {
+		t.Fatalf("folders after deleting every key: %v, want none", got)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".locks")); err != nil {
+		t.Errorf(".locks/ after deleting every key: %v", err)
+	}
+	if keys, err := s.List(ctx, ""); err != nil || len(keys) != 0 {
+		t.Fatalf("List after deleting every key = %q, %v", keys, err)
+	}
+	// The store works on: its folder is still there and Put makes the
+	// folders again.
+	if err := s.Put(ctx, "a/b/again.json", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.Get(ctx, "a/b/again.json"); err != nil || string(v) != "v" {
+		t.Fatalf("Get after Put into removed folders: %q, %v", v, err)
+	}
+
+	// A store that never locked (no .locks/ to keep its folder from being
+	// empty): its folder stays when its last key goes, a key at the top
+	// or in a folder.
+	for _, keys := range [][]string{{"top.json"}, {"x/y/z.json"}, {"x/y.json", "top.json"}} {
+		root := t.TempDir()
+		s, err := store.NewDir(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if err := s.Put(ctx, k, []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, k := range keys {
+			if err := s.Delete(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			t.Fatalf("the store's folder after deleting %q: %v, %v", keys, fi, err)
+		}
+		if got := folders(t, root); len(got) != 0 {
+			t.Fatalf("folders after deleting %q: %v, want none", keys, got)
+		}
+	}
+}
+
+// TestDirPutDeleteRace: Puts and Deletes of keys in one folder, from two
+// Dir values over it (two processes), race: a Delete of the folder's last
+// key removes the folder while a Put is about to write into it. Every Put
+// returns nil and has stored its value.
+func TestDirPutDeleteRace(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	var dirs [2]*store.Dir
+	for i := range dirs {
+		d, err := store.NewDir(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs[i] = d
+	}
+	const writers, rounds = 4, 500
+	var wg sync.WaitGroup
+	for w := range writers {
+		s := dirs[w%len(dirs)]
+		key := fmt.Sprintf("a/k%d", w+1) // each goroutine writes its own key
+		wg.Go(func() {
+			for i := range rounds {
+				v := fmt.Appendf(nil, "%s %d", key, i)
+				if err := s.Put(ctx, key, v); err != nil {
+					t.Errorf("Put %s: %v", key, err)
+					return
+				}
+				if got, err := s.Get(ctx, key); err != nil || !bytes.Equal(got, v) {
+					t.Errorf("Get %s right after its Put: %q, %v; want %q", key, got, err, v)
+					return
+				}
+				if err := s.Delete(ctx, key); err != nil {
+					t.Errorf("Delete %s: %v", key, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := folders(t, root); len(got) != 0 {
+		t.Errorf("folders after every key was deleted: %v, want none", got)
 	}
 }
