@@ -8,6 +8,7 @@ import (
 	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 )
 
 // longTool's description says what it is for only after the semantic
@@ -22,6 +23,20 @@ var longTool = tool.Tool{Name: "project_admin", Server: "admin", Description: st
 	"link to pay it online.",
 }, " ")}
 
+// longToolIndex indexes longTool among the everything server's tools and
+// three that share words with its later text (an email, invoices, a
+// project).
+func longToolIndex(t *testing.T) *toolindex.Index {
+	t.Helper()
+	tools := append([]tool.Tool{longTool}, everything...)
+	tools = append(tools,
+		tool.Tool{Name: "send_email", Server: "mail", Description: "Send an email message to a recipient with a subject and body."},
+		tool.Tool{Name: "list_invoices", Server: "billing", Description: "List the invoices of an account, paid and unpaid."},
+		tool.Tool{Name: "create_project", Server: "admin", Description: "Create a new hosted project."},
+	)
+	return semanticIndex(t, tools...)
+}
+
 // windowsOn searches long descriptions' further windows, at the weight
 // docs/measurements.md measured.
 var windowsOn = rankopt.Features{WindowWeight: 1}
@@ -33,13 +48,7 @@ func TestLongDescriptionWindows(t *testing.T) {
 	if n := len(longTool.Description); n < 2*256 {
 		t.Fatalf("the test needs a description beyond the first window: %d bytes", n)
 	}
-	tools := append([]tool.Tool{longTool}, everything...)
-	tools = append(tools,
-		tool.Tool{Name: "send_email", Server: "mail", Description: "Send an email message to a recipient with a subject and body."},
-		tool.Tool{Name: "list_invoices", Server: "billing", Description: "List the invoices of an account, paid and unpaid."},
-		tool.Tool{Name: "create_project", Server: "admin", Description: "Create a new hosted project."},
-	)
-	ix := semanticIndex(t, tools...)
+	ix := longToolIndex(t)
 	ctx := context.Background()
 	q := retrieval.Query{Task: "nudge the client whose bill is late so they settle it"}
 	rank := func(o retrieval.Options) []string {
@@ -76,13 +85,7 @@ func TestLongDescriptionWindows(t *testing.T) {
 // window, puts send_email and list_invoices first; windows, measured and
 // off by default, would: docs/measurements.md, "Everyday requests".)
 func TestLongDescriptionLaterWords(t *testing.T) {
-	tools := append([]tool.Tool{longTool}, everything...)
-	tools = append(tools,
-		tool.Tool{Name: "send_email", Server: "mail", Description: "Send an email message to a recipient with a subject and body."},
-		tool.Tool{Name: "list_invoices", Server: "billing", Description: "List the invoices of an account, paid and unpaid."},
-		tool.Tool{Name: "create_project", Server: "admin", Description: "Create a new hosted project."},
-	)
-	ix := semanticIndex(t, tools...)
+	ix := longToolIndex(t)
 	for _, q := range []string{
 		"send an invoice reminder to a customer",
 		"email the customer a polite reminder about the overdue invoice",
