@@ -34,8 +34,9 @@ import (
 //     scope's servers only (Hub.ResourcesIn: inScopeList gives the shared
 //     server's namespaced form of a URI one server in scope lists as the
 //     plain URI, and readPlain reads it through the Hub in scope);
-//   - tools/list_changed on the shared server's listen streams: only to a
-//     stream whose caller's visible list changed (announce.go);
+//   - tools/list_changed, resources/list_changed and prompts/list_changed
+//     on the shared server's listen streams: only to a stream whose
+//     caller's visible list of that kind changed (announce.go);
 //   - tools/call (listed, by name) and call_tool: a tool out of scope is
 //     called with a scope that holds no server, so the Hub answers exactly
 //     as for a tool no server has (same error, same hint), and neither
@@ -374,7 +375,8 @@ func (s *session) scoped(next sdk.MethodHandler) sdk.MethodHandler {
 
 // resourceServers are inScopeList's of and mine for resources: the URIs
 // the Hub lists to every caller and those it lists to a's scope, each to
-// its server. scoped holds resources/list answers to them.
+// its server. scoped holds resources/list answers to them, and the prints
+// of the shared server's listeners (announce.go) the same way.
 func (p *proxy) resourceServers(a *access) (of, mine map[string]string) {
 	hub := p.ts.Hub()
 	of, mine = map[string]string{}, map[string]string{}
