@@ -4,30 +4,50 @@ import (
 	"context"
 	"encoding/json"
 	"hash/fnv"
+	"hash/maphash"
+	"slices"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Announcements of tool list changes on the server shared by every caller
+// Announcements of list changes on the server shared by every caller
 // (stateless HTTP, MCP 2026-07-28) under a policy (issue 33). The SDK
-// sends notifications/tools/list_changed to every subscriptions/listen
-// stream that asked for it, whatever changed; a caller told of a change
-// outside its scope (a pinned tool of a server it may not see joined, or
-// that server said its tools changed) learns that something it cannot
-// see moved. So each listen stream is told only when what its caller may
-// see could have changed: the stream's caller is noted when it starts
-// listening (heard, a receiving middleware), with a print of its visible
-// list (its scope's pinned tools as listed, whether quarantined, and how
-// many times each of their servers said its tools changed: toolsSaid);
-// an announcement to the stream (quiet, a sending middleware) whose print
-// is the one it last heard is dropped. Without a policy every stream
-// hears every announcement, as before.
+// sends notifications/tools/list_changed, resources/list_changed and
+// prompts/list_changed to every subscriptions/listen stream that asked
+// for it, whatever changed; a caller told of a change outside its scope
+// (a pinned tool of a server it may not see joined, or that server said
+// its tools changed, or changed its resources, templates or prompts)
+// learns that something it cannot see moved. So each listen stream is
+// told only when what its caller may see could have changed: the
+// stream's caller is noted when it starts listening (heard, a receiving
+// middleware), with a print of each list it may see (tools, resources
+// with templates, prompts: print); an announcement to the stream (quiet,
+// a sending middleware) whose list's print is the one it last heard is
+// dropped. Without a policy every stream hears every announcement, as
+// before.
+
+// kind is what a list_changed announcement is of: one print each.
+type kind int
+
+const (
+	toolsKind     kind = iota
+	resourcesKind      // resources and resource templates: one announcement
+	promptsKind
+	kinds
+)
+
+// announced are the announcements quiet holds to a caller's scope.
+var announced = map[string]kind{
+	"notifications/tools/list_changed":     toolsKind,
+	"notifications/resources/list_changed": resourcesKind,
+	"notifications/prompts/list_changed":   promptsKind,
+}
 
 // listener is one subscriptions/listen stream of the shared server.
 type listener struct {
-	id    Identity
-	print uint64 // of the visible list last announced (or at listen)
+	id     Identity
+	prints [kinds]uint64 // of each visible list last announced (or at listen)
 }
 
 // listeners are the shared server's listen streams, by SDK session.
@@ -47,10 +67,20 @@ func (p *proxy) saidTools(server string) {
 	p.said[server]++
 }
 
-// print is a hash of the tool list id may see on the shared server: its
-// scope's pinned tools as listed, their quarantine, and their servers'
-// word that their tools changed.
-func (p *proxy) print(id Identity) uint64 {
+// print is a hash of the list of kind k that id may see on the shared
+// server (s): it changes when an item of that list joins or leaves or its
+// definition changes, and not when only what id may not see changes.
+func (s *session) print(id Identity, k kind) uint64 {
+	if k == toolsKind {
+		return s.p.toolsPrint(id)
+	}
+	return s.featuresPrint(s.p.accessOf(id), k)
+}
+
+// toolsPrint is the print of the tool list id may see on the shared
+// server: its scope's pinned tools as listed, their quarantine, and their
+// servers' word that their tools changed.
+func (p *proxy) toolsPrint(id Identity) uint64 {
 	a := p.accessOf(id)
 	q := p.quarantine()
 	h := fnv.New64a()
@@ -81,8 +111,78 @@ func (p *proxy) print(id Identity) uint64 {
 	return h.Sum64()
 }
 
+// printSeed seeds the prints of resources and prompts: they are compared
+// within this process only.
+var printSeed = maphash.MakeSeed()
+
+// registered is an item the shared server has registered (featureSet): its
+// URI, URI template or name, and the definition it was made from.
+type registered struct{ key, def string }
+
+// featuresPrint is the print of the resources and resource templates
+// (resourcesKind) or the prompts (promptsKind) that a caller of access a
+// (nil: every server's) may see on the shared server: what resources/list
+// and resources/templates/list, or prompts/list, would answer it now.
+//
+// It hashes what the server has registered (s.feat, the URIs and
+// definitions syncFeatures gave the SDK) held to the scope as scoped holds
+// the answers (inScopeList with the Hub's lists now; a prompt by its
+// server), not the Hub's lists held to the scope: the answers are made of
+// the registered items, and the Hub runs ahead of them (syncFeatures
+// registers a change after the Hub has it, and the SDK announces it a
+// moment later). A print of the Hub's lists could take in a change not yet
+// registered, so the caller would list without it, and then drop the
+// announcement of its registration as already heard: the caller would keep
+// a stale list. Registered items out of the caller's scope, and the
+// namespacing another server's same URI brings (the caller is answered the
+// plain URI either way), leave the print as it was. The items are summed
+// as hashed, so the map's order does not matter; one pass over the
+// server's items and the Hub's lists per call.
+func (s *session) featuresPrint(a *access, k kind) uint64 {
+	s.featMu.Lock()
+	items := func(m map[string]string) []*registered {
+		out := make([]*registered, 0, len(m))
+		for key, def := range m {
+			out = append(out, &registered{key, def})
+		}
+		return out
+	}
+	var lists [2][]*registered
+	if k == resourcesKind {
+		lists = [2][]*registered{items(s.feat.resources), items(s.feat.templates)}
+	} else {
+		lists[0] = items(s.feat.prompts)
+	}
+	s.featMu.Unlock()
+	switch key := func(x *registered) *string { return &x.key }; {
+	case a == nil:
+	case k == resourcesKind:
+		of, mine := s.p.resourceServers(a)
+		lists[0] = inScopeList(lists[0], of, mine, key)
+		of, mine = s.p.templateServers(a)
+		lists[1] = inScopeList(lists[1], of, mine, key)
+	default:
+		of := s.p.promptServers()
+		lists[0] = slices.DeleteFunc(lists[0], func(x *registered) bool { return !a.prompt(of, x.key) })
+	}
+	var h maphash.Hash
+	h.SetSeed(printSeed)
+	var sum uint64
+	for i, list := range lists {
+		for _, x := range list {
+			h.Reset()
+			h.WriteByte(byte(i))
+			h.WriteString(x.key)
+			h.WriteByte(0)
+			h.WriteString(x.def)
+			sum += h.Sum64()
+		}
+	}
+	return sum
+}
+
 // heard notes the caller of each subscriptions/listen stream of the
-// shared server, for quiet.
+// shared server, with the prints of the lists it may see, for quiet.
 func (s *session) heard(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		ss, ok := req.GetSession().(*sdk.ServerSession)
@@ -90,11 +190,15 @@ func (s *session) heard(next sdk.MethodHandler) sdk.MethodHandler {
 			return next(ctx, method, req)
 		}
 		id, _ := IdentityFrom(ctx)
+		l := &listener{id: id}
+		for k := range kinds {
+			l.prints[k] = s.print(id, k)
+		}
 		s.listen.mu.Lock()
 		if s.listen.m == nil {
 			s.listen.m = map[*sdk.ServerSession]*listener{}
 		}
-		s.listen.m[ss] = &listener{id: id, print: s.p.print(id)}
+		s.listen.m[ss] = l
 		s.listen.mu.Unlock()
 		defer func() {
 			s.listen.mu.Lock()
@@ -105,13 +209,15 @@ func (s *session) heard(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-// quiet drops an announcement of a tool list change to a listen stream of
-// the shared server whose caller's visible list is as it was when it last
-// heard (see the top of this file).
+// quiet drops an announcement of a list change (tools, resources or
+// prompts) to a listen stream of the shared server whose caller's visible
+// list of that kind is as it was when it last heard (see the top of this
+// file).
 func (s *session) quiet(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		k, announcement := announced[method]
 		ss, ok := req.GetSession().(*sdk.ServerSession)
-		if method != "notifications/tools/list_changed" || s.id != nil || !ok || s.p.policy.Load() == nil {
+		if !announcement || s.id != nil || !ok || s.p.policy.Load() == nil {
 			return next(ctx, method, req)
 		}
 		s.listen.mu.Lock()
@@ -120,10 +226,10 @@ func (s *session) quiet(next sdk.MethodHandler) sdk.MethodHandler {
 		if l == nil {
 			return next(ctx, method, req)
 		}
-		print := s.p.print(l.id)
+		print := s.print(l.id, k)
 		s.listen.mu.Lock()
-		same := l.print == print
-		l.print = print
+		same := l.prints[k] == print
+		l.prints[k] = print
 		s.listen.mu.Unlock()
 		if same {
 			return nil, nil

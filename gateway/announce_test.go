@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -103,4 +104,166 @@ func TestPolicyQuietsAnnouncements(t *testing.T) {
 	ups["text"].AddTool(&sdk.Tool{Name: "third", Description: "The third.", InputSchema: schema}, handler)
 	hears(bob, "bob", "text's third tool joined")
 	deaf(alice, "alice", "text's third tool joined")
+}
+
+// TestPolicyQuietsFeatureAnnouncements: on the server of 2026-07-28 shared
+// by every caller, a change of math's resources, templates or prompts is
+// announced (resources/list_changed, prompts/list_changed) on alice's
+// listen stream (team a sees math) and not on bob's (team b sees text
+// only), and a change of text's reaches bob and not alice; a resource of
+// text's under the URI of math's (which namespaces both on the shared
+// server, while alice is still answered math's under its plain URI) is
+// not announced to alice either. Without a policy both hear every change.
+// go-sdk clients, listening for resources and prompts.
+//
+// A stream's announcements arrive in order, so "not heard" is proved by
+// the next change the stream must hear: it is the first thing heard after
+// the change out of scope, and of the other kind, so that it cannot be
+// the announcement that must not come (nor let one of that kind through
+// in its place).
+func TestPolicyQuietsFeatureAnnouncements(t *testing.T) {
+	const r, p = "resources", "prompts"
+	// step is a change of server's (how: "" a new resource or prompt,
+	// "template" a new resource template, "clash" a resource under the
+	// URI of the other server's, "redefine" its resource described anew),
+	// whose caller hears kind first.
+	type step struct{ server, kind, how string }
+	for _, tc := range []struct {
+		name  string
+		warm  string // the kind of the warm-up's changes
+		steps []step
+	}{
+		// Not heard: the warm-up's text prompt (by alice), text's
+		// prompts (by alice), math's resources (by bob).
+		{"text prompts, math resources", p, []step{{"text", p, ""}, {"math", r, ""}, {"text", p, ""}}},
+		// The warm-up's text resource and text's resources (by alice),
+		// math's prompts (by bob).
+		{"math prompts, text resources", r, []step{{"math", p, ""}, {"text", r, ""}, {"math", p, ""}}},
+		// text's clash (by alice), math's prompts and redefinition (by
+		// bob), text's template (by alice), math's template (by bob).
+		{"clash, definition, templates", r, []step{
+			{"text", r, "clash"}, {"math", p, ""}, {"math", r, "redefine"}, {"text", p, ""},
+			{"text", r, "template"}, {"math", p, ""}, {"math", r, "template"}, {"text", p, ""}}},
+		{"no policy", r, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scoped := tc.steps != nil
+			ups, url := featureGateway(t, scoped)
+			owner := map[string]string{"math": "alice:a", "text": "bob:b"}
+			other := map[string]string{"math": "text", "text": "math"}
+			heard := map[string]chan string{}
+			next := func(user, want, after string) {
+				t.Helper()
+				select {
+				case got := <-heard[user]:
+					if got != want {
+						t.Fatalf("%s heard %s list_changed first after %s, want %s: it heard a change out of its scope", user, got, after, want)
+					}
+				case <-time.After(testenv.WaitLimit()):
+					t.Fatalf("%s heard no %s list_changed after %s", user, want, after)
+				}
+			}
+			n := 0
+			change := func(server, kind, how string) string {
+				n++
+				name := fmt.Sprintf("added%d", n)
+				switch {
+				case kind == p:
+					ups[server].AddPrompt(&sdk.Prompt{Name: name}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+						return &sdk.GetPromptResult{}, nil
+					})
+				case how == "template":
+					ups[server].AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: server + "://" + name + "/{key}", Name: name}, textResource(server))
+				case how == "clash":
+					ups[server].AddResource(&sdk.Resource{URI: other[server] + "://readme", Name: "readme"}, textResource(server))
+				case how == "redefine":
+					ups[server].AddResource(&sdk.Resource{URI: server + "://readme", Name: "readme", Description: name}, textResource(server))
+				default:
+					ups[server].AddResource(&sdk.Resource{URI: server + "://" + name, Name: name}, textResource(server))
+				}
+				if how != "" {
+					name += ", " + how
+				}
+				return fmt.Sprintf("%s's %s changed (%s)", server, kind, name)
+			}
+
+			// The listen streams are open once a change reaches them:
+			// alice's first, then bob's, whose change alice hears only
+			// without a policy.
+			heard["alice:a"] = listening(t, url, "alice:a")
+			next("alice:a", tc.warm, change("math", tc.warm, ""))
+			heard["bob:b"] = listening(t, url, "bob:b")
+			what := change("text", tc.warm, "")
+			next("bob:b", tc.warm, what)
+			if !scoped {
+				next("alice:a", tc.warm, what)
+				for _, server := range []string{"math", "text"} {
+					for _, kind := range []string{r, p} {
+						what := change(server, kind, "")
+						next("alice:a", kind, what)
+						next("bob:b", kind, what)
+					}
+				}
+				return
+			}
+			for _, s := range tc.steps {
+				next(owner[s.server], s.kind, change(s.server, s.kind, s.how))
+			}
+		})
+	}
+}
+
+// featureGateway serves math and text (a tool, a resource and a prompt
+// each; in memory, so that the test changes them) under testPolicy, or
+// under none.
+func featureGateway(t *testing.T, scoped bool) (map[string]*sdk.Server, string) {
+	t.Helper()
+	ups := map[string]*sdk.Server{}
+	cfg := &config.Config{Servers: map[string]config.Server{}}
+	for _, name := range []string{"math", "text"} {
+		up := sdk.NewServer(&sdk.Implementation{Name: name, Version: "1"}, nil)
+		up.AddTool(&sdk.Tool{Name: "first", Description: "The first.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{}, nil
+			})
+		up.AddResource(&sdk.Resource{URI: name + "://readme", Name: "readme"}, textResource(name))
+		up.AddPrompt(&sdk.Prompt{Name: "explain"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{}, nil
+		})
+		ups[name] = up
+		cfg.Servers[name] = dialed(up)
+	}
+	var pol *config.Policy
+	if scoped {
+		var err error
+		if pol, err = config.ParsePolicy("policy.json", []byte(testPolicy)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}, Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	srv := httptest.NewServer(asMember(gw.Handler()))
+	t.Cleanup(srv.Close)
+	return ups, srv.URL
+}
+
+// listening connects user over 2026-07-28, listening for resource and
+// prompt list changes (not tools'), and returns what its stream hears, in
+// order: "resources" or "prompts".
+func listening(t *testing.T, url, user string) chan string {
+	t.Helper()
+	heard := make(chan string, 64)
+	c := connectAs(t, url, user, "2026-07-28", func(o *sdk.ClientOptions) {
+		o.ToolListChangedHandler = nil
+		o.ResourceListChangedHandler = func(context.Context, *sdk.ResourceListChangedRequest) { heard <- "resources" }
+		o.PromptListChangedHandler = func(context.Context, *sdk.PromptListChangedRequest) { heard <- "prompts" }
+	})
+	if v := c.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s, want 2026-07-28", v)
+	}
+	return heard
 }

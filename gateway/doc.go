@@ -42,9 +42,11 @@
 // (WithIdentity; ServeStdio's ctx for stdio). It holds on every route,
 // both wires: tools/list, search_tools (a tool out of scope is not
 // ranked at all), tools/call and call_tool, resources, templates,
-// prompts, completions and subscriptions; what is out of scope is
-// answered as what does not exist, error texts included. SetPolicy
-// replaces the policy while serving.
+// prompts, completions and subscriptions, and the list changes a
+// 2026-07-28 client hears on its subscriptions/listen stream (only those
+// of what it may see); what is out of scope is answered as what does not
+// exist, error texts included. SetPolicy replaces the policy while
+// serving.
 //
 // The HTTP handler carries every protection of toolsift serve --listen: a
 // bearer token (Options.Token), the Origin check, sessions bound to the

@@ -34,8 +34,9 @@ import (
 //     scope's servers only (Hub.ResourcesIn: inScopeList gives the shared
 //     server's namespaced form of a URI one server in scope lists as the
 //     plain URI, and readPlain reads it through the Hub in scope);
-//   - tools/list_changed on the shared server's listen streams: only to a
-//     stream whose caller's visible list changed (announce.go);
+//   - tools/list_changed, resources/list_changed and prompts/list_changed
+//     on the shared server's listen streams: only to a stream whose
+//     caller's visible list of that kind changed (announce.go);
 //   - tools/call (listed, by name) and call_tool: a tool out of scope is
 //     called with a scope that holds no server, so the Hub answers exactly
 //     as for a tool no server has (same error, same hint), and neither
@@ -359,37 +360,64 @@ func (s *session) scoped(next sdk.MethodHandler) sdk.MethodHandler {
 		case *sdk.ListToolsResult:
 			r.Tools = slices.DeleteFunc(slices.Clone(r.Tools), func(t *sdk.Tool) bool { return a.hides(t.Name) })
 		case *sdk.ListResourcesResult:
-			hub := s.p.ts.Hub()
-			of, mine := map[string]string{}, map[string]string{}
-			for _, x := range hub.Resources() {
-				of[x.URI] = x.Server
-			}
-			for _, x := range hub.ResourcesIn(a.sc.server) {
-				mine[x.URI] = x.Server
-			}
+			of, mine := s.p.resourceServers(a)
 			r.Resources = inScopeList(r.Resources, of, mine, func(x *sdk.Resource) *string { return &x.URI })
 		case *sdk.ListResourceTemplatesResult:
-			hub := s.p.ts.Hub()
-			of, mine := map[string]string{namespacedTemplate: ""}, map[string]string{namespacedTemplate: ""} // the gateway's own, in every scope
-			for _, x := range hub.ResourceTemplates() {
-				of[x.URITemplate] = x.Server
-			}
-			for _, x := range hub.ResourceTemplatesIn(a.sc.server) {
-				mine[x.URITemplate] = x.Server
-			}
+			of, mine := s.p.templateServers(a)
 			r.ResourceTemplates = inScopeList(r.ResourceTemplates, of, mine, func(x *sdk.ResourceTemplate) *string { return &x.URITemplate })
 		case *sdk.ListPromptsResult:
-			of := map[string]string{}
-			for _, x := range s.p.ts.Hub().Prompts() {
-				of[x.Name] = x.Server
-			}
-			r.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(x *sdk.Prompt) bool {
-				srv, ok := of[x.Name]
-				return !ok || !a.sc.server(srv)
-			})
+			of := s.p.promptServers()
+			r.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(x *sdk.Prompt) bool { return !a.prompt(of, x.Name) })
 		}
 		return res, nil
 	}
+}
+
+// resourceServers are inScopeList's of and mine for resources: the URIs
+// the Hub lists to every caller and those it lists to a's scope, each to
+// its server. scoped holds resources/list answers to them, and the prints
+// of the shared server's listeners (announce.go) the same way.
+func (p *proxy) resourceServers(a *access) (of, mine map[string]string) {
+	hub := p.ts.Hub()
+	of, mine = map[string]string{}, map[string]string{}
+	for _, x := range hub.Resources() {
+		of[x.URI] = x.Server
+	}
+	for _, x := range hub.ResourcesIn(a.sc.server) {
+		mine[x.URI] = x.Server
+	}
+	return of, mine
+}
+
+// templateServers are inScopeList's of and mine for resource templates,
+// as resourceServers; the gateway's own template is in every scope.
+func (p *proxy) templateServers(a *access) (of, mine map[string]string) {
+	hub := p.ts.Hub()
+	of, mine = map[string]string{namespacedTemplate: ""}, map[string]string{namespacedTemplate: ""}
+	for _, x := range hub.ResourceTemplates() {
+		of[x.URITemplate] = x.Server
+	}
+	for _, x := range hub.ResourceTemplatesIn(a.sc.server) {
+		mine[x.URITemplate] = x.Server
+	}
+	return of, mine
+}
+
+// promptServers maps the Hub's prompts, by qualified name, to their
+// servers, for access.prompt.
+func (p *proxy) promptServers() map[string]string {
+	of := map[string]string{}
+	for _, x := range p.ts.Hub().Prompts() {
+		of[x.Name] = x.Server
+	}
+	return of
+}
+
+// prompt reports whether the prompt name is in scope: its server (of,
+// promptServers) is; a prompt the Hub no longer has is not.
+func (a *access) prompt(of map[string]string, name string) bool {
+	srv, ok := of[name]
+	return ok && a.sc.server(srv)
 }
 
 // inScopeList holds a listing of resources or templates (uri picks the
