@@ -73,3 +73,17 @@ func (w *logWatch) String() string {
 	defer w.mu.Unlock()
 	return w.b.String()
 }
+
+// listedNames returns the names of the tools cs's tools/list answers.
+func listedNames(t *testing.T, ctx context.Context, cs *sdk.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}

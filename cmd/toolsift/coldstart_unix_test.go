@@ -116,18 +116,7 @@ func TestServeColdStart(t *testing.T) {
 		t.Fatalf("initialize while slow lists: %v", err)
 	}
 	defer cs.Close()
-	listed := func() []string {
-		t.Helper()
-		res, err := cs.ListTools(cctx, nil)
-		if err != nil {
-			t.Fatalf("tools/list: %v", err)
-		}
-		var names []string
-		for _, tl := range res.Tools {
-			names = append(names, tl.Name)
-		}
-		return names
-	}
+	listed := func() []string { t.Helper(); return listedNames(t, cctx, cs) }
 	search := func() string {
 		t.Helper()
 		res, err := cs.CallTool(cctx, &sdk.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "look a word up"}})

@@ -60,18 +60,7 @@ func TestServePolicyReload(t *testing.T) {
 		}
 		cs.Close()
 	}()
-	names := func() []string {
-		t.Helper()
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatalf("tools/list: %v", err)
-		}
-		var out []string
-		for _, tl := range res.Tools {
-			out = append(out, tl.Name)
-		}
-		return out
-	}
+	names := func() []string { t.Helper(); return listedNames(t, ctx, cs) }
 	serveErr.waitFor(t, `msg="server ready" server=up`, ctx.Done())
 	for !slices.Contains(names(), "up__lookup") { // the pin joins when up has listed
 		select {
