@@ -8,6 +8,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/mcp"
 )
 
 // Resources, resource templates and prompts of every upstream server are
@@ -185,16 +186,11 @@ func (s *session) syncFeatures() {
 		if s.feat.prompts[pr.Name] == string(pr.Raw) {
 			continue
 		}
-		var sp sdk.Prompt
-		if err := json.Unmarshal(pr.Raw, &sp); err != nil || !validName.MatchString(pr.Name) {
+		sp, ok := servedPrompt(pr)
+		if !ok {
 			continue
 		}
-		sp.Name = pr.Name
-		sp.Title, sp.Description = text(sp.Title), text(sp.Description)
-		for _, a := range sp.Arguments {
-			a.Title, a.Description = text(a.Title), text(a.Description)
-		}
-		if err := catch(func() { s.srv.AddPrompt(&sp, s.getPrompt) }); err != nil {
+		if err := catch(func() { s.srv.AddPrompt(sp, s.getPrompt) }); err != nil {
 			log.Warn("prompt not served", "server", pr.Server, "prompt", pr.Name, "error", err)
 			continue
 		}
@@ -210,6 +206,22 @@ func (s *session) syncFeatures() {
 	if len(gone) > 0 {
 		s.srv.RemovePrompts(gone...)
 	}
+}
+
+// servedPrompt is the prompt the session's servers register for pr, as
+// the upstream listed it (pr.Raw) with its name and texts made safe; false
+// when it is not served.
+func servedPrompt(pr mcp.Prompt) (*sdk.Prompt, bool) {
+	var sp sdk.Prompt
+	if err := json.Unmarshal(pr.Raw, &sp); err != nil || !validName.MatchString(pr.Name) {
+		return nil, false
+	}
+	sp.Name = pr.Name
+	sp.Title, sp.Description = text(sp.Title), text(sp.Description)
+	for _, a := range sp.Arguments {
+		a.Title, a.Description = text(a.Title), text(a.Description)
+	}
+	return &sp, true
 }
 
 // readResource reads a resource (listed, or matching a template) through

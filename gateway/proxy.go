@@ -236,6 +236,15 @@ func (p *proxy) pinnedNames() []string {
 // that several servers claim (mcp's resources.go).
 const namespacedTemplate = "toolsift:{server}/{+uri}"
 
+// addNamespaced registers the template of the namespaced URIs
+// (namespacedTemplate) on the session's server, read through the Hub.
+// Registered again as it is, it makes the SDK announce
+// notifications/resources/list_changed (announcePolicy).
+func (s *session) addNamespaced() {
+	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: namespacedTemplate, Name: "toolsift-namespaced",
+		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
+}
+
 // newServer returns a server for client sessions of any caller (tests that
 // connect in memory, and the SDK's probe of the protocol versions). Its
 // list is fixed with proxyOptions.Static.
@@ -291,8 +300,7 @@ func (p *proxy) server(static bool, id *Identity) *sdk.Server {
 	// The namespaced URIs of the Hub (a link or a resource whose URI
 	// another server claims: mcp's resources.go) read through the Hub,
 	// whether or not a list carries them.
-	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: namespacedTemplate, Name: "toolsift-namespaced",
-		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
+	s.addNamespaced()
 	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped, s.heard, s.foundTools) // scoped: policy.go; heard: announce.go; foundTools: session.go
 	s.srv.AddSendingMiddleware(s.quiet)
 	s.syncFeatures()
