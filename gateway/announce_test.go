@@ -148,51 +148,21 @@ func TestPolicyQuietsFeatureAnnouncements(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			scoped := tc.steps != nil
-			ups, url := featureGateway(t, scoped)
+			_, ups, url := featureGateway(t, scoped)
 			owner := map[string]string{"math": "alice:a", "text": "bob:b"}
-			other := map[string]string{"math": "text", "text": "math"}
 			heard := map[string]chan string{}
 			next := func(user, want, after string) {
 				t.Helper()
-				select {
-				case got := <-heard[user]:
-					if got != want {
-						t.Fatalf("%s heard %s list_changed first after %s, want %s: it heard a change out of its scope", user, got, after, want)
-					}
-				case <-time.After(testenv.WaitLimit()):
-					t.Fatalf("%s heard no %s list_changed after %s", user, want, after)
-				}
+				hearNext(t, heard[user], user, want, after)
 			}
-			n := 0
-			change := func(server, kind, how string) string {
-				n++
-				name := fmt.Sprintf("added%d", n)
-				switch {
-				case kind == p:
-					ups[server].AddPrompt(&sdk.Prompt{Name: name}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-						return &sdk.GetPromptResult{}, nil
-					})
-				case how == "template":
-					ups[server].AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: server + "://" + name + "/{key}", Name: name}, textResource(server))
-				case how == "clash":
-					ups[server].AddResource(&sdk.Resource{URI: other[server] + "://readme", Name: "readme"}, textResource(server))
-				case how == "redefine":
-					ups[server].AddResource(&sdk.Resource{URI: server + "://readme", Name: "readme", Description: name}, textResource(server))
-				default:
-					ups[server].AddResource(&sdk.Resource{URI: server + "://" + name, Name: name}, textResource(server))
-				}
-				if how != "" {
-					name += ", " + how
-				}
-				return fmt.Sprintf("%s's %s changed (%s)", server, kind, name)
-			}
+			change := changer(ups)
 
 			// The listen streams are open once a change reaches them:
 			// alice's first, then bob's, whose change alice hears only
 			// without a policy.
-			heard["alice:a"] = listening(t, url, "alice:a")
+			_, heard["alice:a"] = listening(t, url, "alice:a", false)
 			next("alice:a", tc.warm, change("math", tc.warm, ""))
-			heard["bob:b"] = listening(t, url, "bob:b")
+			_, heard["bob:b"] = listening(t, url, "bob:b", false)
 			what := change("text", tc.warm, "")
 			next("bob:b", tc.warm, what)
 			if !scoped {
@@ -214,9 +184,10 @@ func TestPolicyQuietsFeatureAnnouncements(t *testing.T) {
 }
 
 // featureGateway serves math and text (a tool, a resource and a prompt
-// each; in memory, so that the test changes them) under testPolicy, or
+// each; in memory, so that the test changes them; every tool pinned, so
+// that the shared server lists both servers' tools) under testPolicy, or
 // under none.
-func featureGateway(t *testing.T, scoped bool) (map[string]*sdk.Server, string) {
+func featureGateway(t *testing.T, scoped bool) (*gateway.Gateway, map[string]*sdk.Server, string) {
 	t.Helper()
 	ups := map[string]*sdk.Server{}
 	cfg := &config.Config{Servers: map[string]config.Server{}}
@@ -241,29 +212,86 @@ func featureGateway(t *testing.T, scoped bool) (map[string]*sdk.Server, string) 
 		}
 	}
 	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}, Policy: pol})
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"*"}}, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gw.Close() })
 	srv := httptest.NewServer(asMember(gw.Handler()))
 	t.Cleanup(srv.Close)
-	return ups, srv.URL
+	return gw, ups, srv.URL
 }
 
 // listening connects user over 2026-07-28, listening for resource and
-// prompt list changes (not tools'), and returns what its stream hears, in
-// order: "resources" or "prompts".
-func listening(t *testing.T, url, user string) chan string {
+// prompt list changes (and tools' if tools), and returns the client and
+// what its stream hears, in order: "tools", "resources" or "prompts".
+func listening(t *testing.T, url, user string, tools bool) (*client, chan string) {
 	t.Helper()
 	heard := make(chan string, 64)
 	c := connectAs(t, url, user, "2026-07-28", func(o *sdk.ClientOptions) {
 		o.ToolListChangedHandler = nil
+		if tools {
+			o.ToolListChangedHandler = func(context.Context, *sdk.ToolListChangedRequest) { heard <- "tools" }
+		}
 		o.ResourceListChangedHandler = func(context.Context, *sdk.ResourceListChangedRequest) { heard <- "resources" }
 		o.PromptListChangedHandler = func(context.Context, *sdk.PromptListChangedRequest) { heard <- "prompts" }
 	})
 	if v := c.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("negotiated %s, want 2026-07-28", v)
 	}
-	return heard
+	return c, heard
+}
+
+// hearNext waits for the next list_changed that user's stream (heard, as
+// listening returns it) hears, which must be of kind want ("tools",
+// "resources" or "prompts"), after what happened (after): one of another
+// kind heard first is a change it should not have heard.
+func hearNext(t *testing.T, heard chan string, user, want, after string) {
+	t.Helper()
+	select {
+	case got := <-heard:
+		if got != want {
+			t.Fatalf("%s heard %s list_changed first after %s, want %s: it heard a change out of its scope", user, got, after, want)
+		}
+	case <-time.After(testenv.WaitLimit()):
+		t.Fatalf("%s heard no %s list_changed after %s", user, want, after)
+	}
+}
+
+// changer returns a func that changes server's list of kind ("tools",
+// "resources" or "prompts") among ups (featureGateway's), by adding an
+// item of a new name (how: "" a new tool, resource or prompt, "template"
+// a new resource template, "clash" a resource under the URI of the other
+// server's, "redefine" its resource described anew), and says what it
+// did.
+func changer(ups map[string]*sdk.Server) func(server, kind, how string) string {
+	other := map[string]string{"math": "text", "text": "math"}
+	n := 0
+	return func(server, kind, how string) string {
+		n++
+		name := fmt.Sprintf("added%d", n)
+		switch {
+		case kind == "tools":
+			ups[server].AddTool(&sdk.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+					return &sdk.CallToolResult{}, nil
+				})
+		case kind == "prompts":
+			ups[server].AddPrompt(&sdk.Prompt{Name: name}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+				return &sdk.GetPromptResult{}, nil
+			})
+		case how == "template":
+			ups[server].AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: server + "://" + name + "/{key}", Name: name}, textResource(server))
+		case how == "clash":
+			ups[server].AddResource(&sdk.Resource{URI: other[server] + "://readme", Name: "readme"}, textResource(server))
+		case how == "redefine":
+			ups[server].AddResource(&sdk.Resource{URI: server + "://readme", Name: "readme", Description: name}, textResource(server))
+		default:
+			ups[server].AddResource(&sdk.Resource{URI: server + "://" + name, Name: name}, textResource(server))
+		}
+		if how != "" {
+			name += ", " + how
+		}
+		return fmt.Sprintf("%s's %s changed (%s)", server, kind, name)
+	}
 }
