@@ -25,7 +25,22 @@ import (
 // with templates, prompts: print); an announcement to the stream (quiet,
 // a sending middleware) whose list's print is the one it last heard is
 // dropped. Without a policy every stream hears every announcement, as
-// before.
+// before, and what it heard is no longer known (listener.stale): the
+// first announcement of that kind under a policy set later is not
+// dropped.
+//
+// A new policy (SetPolicy) changes what each caller may see, and nothing
+// the shared server has registered: it registers every server's items
+// whatever the policy, and scoped filters its answers per request. So the
+// SDK, which announces only a change of what is registered, would tell no
+// stream that its caller's lists changed, and a caller whose scope grew or
+// shrank would list stale until some unrelated announcement came. So
+// setPolicy makes the shared server announce each kind once
+// (announcePolicy: each kind's item registered again as it is), and quiet
+// lets through only the announcements whose print moved for the stream:
+// the callers whose visible list of that kind changed hear it, the others
+// do not. On the removal of a policy every stream hears all three, as
+// every announcement without a policy.
 
 // kind is what a list_changed announcement is of: one print each.
 type kind int
@@ -48,6 +63,9 @@ var announced = map[string]kind{
 type listener struct {
 	id     Identity
 	prints [kinds]uint64 // of each visible list last announced (or at listen)
+	// stale: an announcement of that kind reached the stream without a
+	// policy, so its print is not what the caller last heard.
+	stale [kinds]bool
 }
 
 // listeners are the shared server's listen streams, by SDK session.
@@ -209,6 +227,47 @@ func (s *session) heard(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
+// announcePolicy makes each server of every caller (the shared server of
+// 2026-07-28) announce a change of its tools, resources and prompts once,
+// after a new policy was stored (or the policy removed): see the top of
+// this file. The sessions of one caller need none: setPolicy's
+// toolsChanged and featuresChanged register their scope's items anew,
+// and the SDK announces that.
+func (p *proxy) announcePolicy() {
+	for _, s := range p.liveSessions() {
+		if s.id == nil {
+			s.announceAll()
+		}
+	}
+}
+
+// announceAll makes the session's server announce
+// notifications/tools/list_changed, resources/list_changed and
+// prompts/list_changed, leaving what it has registered as it is: the SDK
+// announces an item registered again (in one notification per kind, sent
+// notificationDelay, 10 ms, after the last change of that kind), and has
+// no other way. search_tools and the namespaced template are always
+// registered; a prompt is registered again from the Hub's list only as it
+// is registered (s.feat), and when none is, no caller may see a prompt on
+// this server, before or after, so there is nothing to announce (a prompt
+// the Hub has and the server has not yet registered is announced when
+// syncFeatures registers it).
+func (s *session) announceAll() {
+	s.announceTools()
+	s.addNamespaced()
+	s.featMu.Lock()
+	defer s.featMu.Unlock()
+	for _, pr := range s.p.ts.Hub().Prompts() {
+		if def, ok := s.feat.prompts[pr.Name]; !ok || def != string(pr.Raw) {
+			continue
+		}
+		if sp, ok := servedPrompt(pr); ok {
+			s.srv.AddPrompt(sp, s.getPrompt)
+			return
+		}
+	}
+}
+
 // quiet drops an announcement of a list change (tools, resources or
 // prompts) to a listen stream of the shared server whose caller's visible
 // list of that kind is as it was when it last heard (see the top of this
@@ -217,19 +276,26 @@ func (s *session) quiet(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		k, announcement := announced[method]
 		ss, ok := req.GetSession().(*sdk.ServerSession)
-		if !announcement || s.id != nil || !ok || s.p.policy.Load() == nil {
+		if !announcement || s.id != nil || !ok {
 			return next(ctx, method, req)
 		}
 		s.listen.mu.Lock()
 		l := s.listen.m[ss]
+		if l != nil && s.p.policy.Load() == nil {
+			// Heard without a print: the caller lists everything now, and
+			// a policy set later must tell it whatever its print.
+			l.stale[k] = true
+			l = nil
+		}
 		s.listen.mu.Unlock()
 		if l == nil {
 			return next(ctx, method, req)
 		}
 		print := s.print(l.id, k)
 		s.listen.mu.Lock()
-		same := l.prints[k] == print
+		same := l.prints[k] == print && !l.stale[k]
 		l.prints[k] = print
+		l.stale[k] = false
 		s.listen.mu.Unlock()
 		if same {
 			return nil, nil

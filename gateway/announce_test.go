@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -182,6 +183,149 @@ func TestPolicyQuietsFeatureAnnouncements(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyChangeAnnounced: on the server of 2026-07-28 shared by every
+// caller, a new policy (SetPolicy) is announced on the listen stream of a
+// caller whose visible lists changed with it, one list_changed of each
+// kind (tools, resources, prompts), and its next lists are the new
+// scope's; a caller whose lists did not change hears nothing. The shared
+// server registers every server's items whatever the policy, so the SDK
+// alone would tell nobody. Steps: alice's scope widened to text (bob's
+// server), then narrowed back; the policy removed (both callers see
+// more), then set again (both see less: what they heard without a policy
+// is not what their prints say). go-sdk clients, listening for all three.
+//
+// "Nothing heard" is proved as in TestPolicyQuietsFeatureAnnouncements:
+// once the caller that must hear the new policy has heard it, bob's
+// server changes its prompts, then its resources, and these are the first
+// two things bob hears (a stray tools or resources announcement would
+// come before the prompts, a stray prompts one before the resources).
+func TestPolicyChangeAnnounced(t *testing.T) {
+	const widened = `{"rules": [
+	  {"teams": ["a"], "allow": ["math", "text"]},
+	  {"teams": ["b"], "allow": ["text"]},
+	]}`
+	gw, ups, url := featureGateway(t, true)
+	change := changer(ups)
+
+	// The listen streams are open once a change reaches them: alice's
+	// first, then bob's (alice does not see text).
+	alice, aliceHeard := listening(t, url, "alice:a", true)
+	hearNext(t, aliceHeard, "alice:a", "resources", change("math", "resources", ""))
+	bob, bobHeard := listening(t, url, "bob:b", true)
+	hearNext(t, bobHeard, "bob:b", "resources", change("text", "resources", ""))
+
+	set := func(src string) {
+		t.Helper()
+		var pol *config.Policy
+		if src != "" {
+			var err error
+			if pol, err = config.ParsePolicy("policy.json", []byte(src)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := gw.SetPolicy(pol); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// hearsAll: one list_changed of each kind, in any order.
+	hearsAll := func(heard chan string, user, after string) {
+		t.Helper()
+		got := map[string]bool{}
+		for range kindsHeard {
+			select {
+			case k := <-heard:
+				if got[k] {
+					t.Fatalf("%s heard %s list_changed twice after %s", user, k, after)
+				}
+				got[k] = true
+			case <-time.After(testenv.WaitLimit()):
+				t.Fatalf("%s heard only %v list_changed after %s, want tools, resources and prompts", user, got, after)
+			}
+		}
+	}
+	// lists checks that c's lists hold the tool, resource and prompt of
+	// each server of servers, and not those of the other.
+	lists := func(c *client, user, after string, servers ...string) {
+		t.Helper()
+		ctx := context.Background()
+		seen := map[string]bool{}
+		tools, err := c.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range tools.Tools {
+			seen[x.Name] = true
+		}
+		res, err := c.ListResources(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range res.Resources {
+			seen[x.URI] = true
+		}
+		prompts, err := c.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range prompts.Prompts {
+			seen[x.Name] = true
+		}
+		for _, server := range []string{"math", "text"} {
+			want := slices.Contains(servers, server)
+			for _, item := range []string{server + "__first", server + "://readme", server + "__explain"} {
+				if seen[item] != want {
+					t.Errorf("after %s, %s lists %s: %v, want %v", after, user, item, seen[item], want)
+				}
+			}
+		}
+	}
+	// bobDeaf proves that bob heard nothing since the last thing it heard
+	// (see above); alice hears text's changes too when she sees text.
+	bobDeaf := func(after string, aliceSeesText bool) {
+		t.Helper()
+		for _, kind := range []string{"prompts", "resources"} {
+			what := change("text", kind, "") + ", after " + after
+			hearNext(t, bobHeard, "bob:b", kind, what)
+			if aliceSeesText {
+				hearNext(t, aliceHeard, "alice:a", kind, what)
+			}
+		}
+	}
+	lists(alice, "alice:a", "listening", "math")
+	lists(bob, "bob:b", "listening", "text")
+
+	set(widened)
+	what := "alice's scope widened to text"
+	hearsAll(aliceHeard, "alice:a", what)
+	bobDeaf(what, true)
+	lists(alice, "alice:a", what, "math", "text")
+	lists(bob, "bob:b", what, "text")
+
+	set(testPolicy)
+	what = "alice's scope narrowed to math"
+	hearsAll(aliceHeard, "alice:a", what)
+	bobDeaf(what, false)
+	lists(alice, "alice:a", what, "math")
+	lists(bob, "bob:b", what, "text")
+
+	set("")
+	what = "the policy removed"
+	hearsAll(aliceHeard, "alice:a", what)
+	hearsAll(bobHeard, "bob:b", what)
+	lists(alice, "alice:a", what, "math", "text")
+	lists(bob, "bob:b", what, "math", "text")
+
+	set(testPolicy)
+	what = "the policy set again"
+	hearsAll(aliceHeard, "alice:a", what)
+	hearsAll(bobHeard, "bob:b", what)
+	lists(alice, "alice:a", what, "math")
+	lists(bob, "bob:b", what, "text")
+}
+
+// kindsHeard are the kinds of list_changed listening hears.
+var kindsHeard = []string{"tools", "resources", "prompts"}
 
 // featureGateway serves math and text (a tool, a resource and a prompt
 // each; in memory, so that the test changes them; every tool pinned, so

@@ -295,9 +295,12 @@ func (p *proxy) setPolicy(src *config.Policy) error {
 	if err != nil {
 		return err
 	}
-	p.policy.Store(pol)
+	old := p.policy.Swap(pol)
 	p.toolsChanged()
 	p.featuresChanged()
+	if old != nil || pol != nil {
+		p.announcePolicy() // announce.go: the shared server's registrations did not change
+	}
 	return nil
 }
 
