@@ -304,7 +304,11 @@ func (g *Gateway) Warnings() []string { return g.p.pinWarnings() }
 // from the next request on: a tool out of a caller's scope under pol
 // leaves its sessions' lists (tools/list_changed) and is forgotten by
 // them, and the pinned tools that entered a caller's scope join them;
-// its sessions' resources, templates and prompts follow (list_changed). It returns pol's warnings (its own, and
+// its sessions' resources, templates and prompts follow (list_changed).
+// On the server MCP 2026-07-28 requests share, a listen stream hears
+// tools/list_changed, resources/list_changed and prompts/list_changed
+// when its caller's visible list of that kind changed (every stream, when
+// the policy is removed). It returns pol's warnings (its own, and
 // each pattern that names no server of the config), which Warnings has
 // from then on. An invalid pol is an error wrapping ErrOptions, and the
 // policy in force stays. toolsift serve calls it when its --policy file

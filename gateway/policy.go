@@ -36,7 +36,9 @@ import (
 //     plain URI, and readPlain reads it through the Hub in scope);
 //   - tools/list_changed, resources/list_changed and prompts/list_changed
 //     on the shared server's listen streams: only to a stream whose
-//     caller's visible list of that kind changed (announce.go);
+//     caller's visible list of that kind changed (announce.go), and a
+//     new policy announced to those streams whose lists it changed
+//     (setPolicy, announcePolicy);
 //   - tools/call (listed, by name) and call_tool: a tool out of scope is
 //     called with a scope that holds no server, so the Hub answers exactly
 //     as for a tool no server has (same error, same hint), and neither
