@@ -206,9 +206,12 @@ type AuditDay struct {
 // error (that day's records are still being written), and nothing is
 // deleted. It holds the store's lock "locks/audit-prune" while it lists
 // and deletes, so that replicas pruning at once take turns; records
-// written meanwhile are of days it does not delete. An error (a key that
-// cannot be deleted, ctx ending) stops it; the days deleted so far are
-// returned with it, the last one with the records deleted of it.
+// written meanwhile are of days it does not delete. It lists the log's
+// keys once, then deletes each day with one DeletePrefix of "audit/DAY/"
+// when s is a store.PrefixDeleter (its count is the day's), else record
+// by record. An error (a key that cannot be deleted, ctx ending) stops
+// it; the days deleted so far are returned with it, the last one with the
+// records deleted of it.
 func PruneAudit(ctx context.Context, s store.Store, before time.Time) ([]AuditDay, error) {
 	if ago := time.Since(before); ago < MinAuditRetention {
 		return nil, fmt.Errorf("gateway: audit log: prune before %s: %s; want a cut at least %v ago (that day's records are still being written)",
@@ -224,6 +227,8 @@ func PruneAudit(ctx context.Context, s store.Store, before time.Time) ([]AuditDa
 		return nil, fmt.Errorf("gateway: audit log: %w", err)
 	}
 	cut := before.UTC()
+	bulk, _ := s.(store.PrefixDeleter)
+	bulkDay := "" // the day bulk deleted last
 	var days []AuditDay
 	for _, k := range keys { // sorted: by day, then by time
 		dayText, _, ok := strings.Cut(strings.TrimPrefix(k, auditPrefix), "/")
@@ -233,6 +238,20 @@ func PruneAudit(ctx context.Context, s store.Store, before time.Time) ([]AuditDa
 		day, err := time.Parse(time.DateOnly, dayText)
 		if err != nil || day.Add(24*time.Hour).After(cut) {
 			continue // not a day, or a day not over at the cut
+		}
+		if bulk != nil {
+			if dayText == bulkDay {
+				continue // deleted with its day
+			}
+			bulkDay = dayText
+			n, err := bulk.DeletePrefix(ctx, auditPrefix+dayText+"/")
+			if n > 0 { // 0: another deleted the day meanwhile, not a prune (they take turns)
+				days = append(days, AuditDay{Day: dayText, Records: n})
+			}
+			if err != nil {
+				return days, fmt.Errorf("gateway: audit log: prune: %w", err)
+			}
+			continue
 		}
 		if len(days) == 0 || days[len(days)-1].Day != dayText {
 			days = append(days, AuditDay{Day: dayText})

@@ -254,6 +254,106 @@ func TestDirDeleteRemovesEmptyFolders(t *testing.T) {
 	}
 }
 
+// TestDirDeletePrefix: a prefix delete in a folder removes the folders it
+// leaves empty (not those holding something that is not a key, nor the
+// store's own, nor .locks/), and follows no symbolic link out of the
+// store: a link where a prefix's folder should be is refused before
+// anything goes, and a link below it is not a key and stays, with what
+// it points to.
+func TestDirDeletePrefix(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	s, err := store.NewDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"audit/d1/a/1.json", "audit/d1/a/2.json", "audit/d1/b/1.json", "audit/d1/3.json", "audit/d2/1.json", "audit/d3/1.json", "top.json"} {
+		if err := s.Put(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlock, err := s.Lock(ctx, "locks/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if n, err := s.DeletePrefix(ctx, "audit/d1/"); n != 4 || err != nil {
+		t.Fatalf("DeletePrefix audit/d1/ = %d, %v; want 4", n, err)
+	}
+	if got, want := folders(t, root), map[string]int{"audit": 2, "audit/d2": 1, "audit/d3": 1}; !maps.Equal(got, want) {
+		t.Fatalf("folders after DeletePrefix audit/d1/: %v, want %v", got, want)
+	}
+
+	// A file that is not a key keeps its folder.
+	if err := os.WriteFile(filepath.Join(root, "audit", "d2", ".tmp-1"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeletePrefix(ctx, "audit/d2/"); n != 1 || err != nil {
+		t.Fatalf("DeletePrefix audit/d2/ = %d, %v; want 1", n, err)
+	}
+	if got, want := folders(t, root), map[string]int{"audit": 2, "audit/d2": 1, "audit/d3": 1}; !maps.Equal(got, want) {
+		t.Fatalf("folders after DeletePrefix audit/d2/ (a temporary file left): %v, want %v", got, want)
+	}
+
+	// Links out of the store: below the prefix's folder, not followed
+	// (not a key: kept, and so is its folder); in place of a folder of the
+	// prefix, refused.
+	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(outside, "d9"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(outside, "d9", "victim.json")
+	if err := os.WriteFile(victim, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "d9"), filepath.Join(root, "audit", "d3", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeletePrefix(ctx, "audit/d3/"); n != 1 || err != nil {
+		t.Fatalf("DeletePrefix audit/d3/ with a link in it = %d, %v; want 1 (the key)", n, err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "ext")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"ext/d9/", "ext/d9/victim", "ext/", "ext/d"} {
+		if n, err := s.DeletePrefix(ctx, p); n != 0 || !errors.Is(err, cachefile.ErrUnsafe) {
+			t.Errorf("DeletePrefix %q through a link out of the store = %d, %v; want 0, ErrUnsafe", p, n, err)
+		}
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "keep me" {
+		t.Fatalf("the file outside the store: %q, %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "audit", "d3", "link")); err != nil {
+		t.Fatalf("the link below a deleted prefix: %v, want it kept", err)
+	}
+
+	// The last keys: the store's folder and .locks/ stay.
+	if err := os.Remove(filepath.Join(root, "audit", "d2", ".tmp-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "audit", "d3", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "ext")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "audit", "d3")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeletePrefix(ctx, "audit/"); n != 0 || err != nil {
+		t.Fatalf("DeletePrefix audit/ = %d, %v; want 0", n, err)
+	}
+	if n, err := s.DeletePrefix(ctx, "top"); n != 1 || err != nil {
+		t.Fatalf("DeletePrefix top = %d, %v; want 1", n, err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		t.Fatalf("the store's folder: %v, %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".locks")); err != nil {
+		t.Errorf(".locks/ after deleting every key: %v", err)
+	}
+}
+
 // TestDirPutDeleteRace: Puts and Deletes of keys in one folder, from two
 // Dir values over it (two processes), race: a Delete of the folder's last
 // key removes the folder while a Put is about to write into it. Every Put

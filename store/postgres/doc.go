@@ -1,5 +1,5 @@
 // Package postgres is toolsift's shared store: a store.Store,
-// store.Watcher and store.BoundedGetter in a PostgreSQL database (pgx), for a team gateway that
+// store.Watcher, store.BoundedGetter and store.PrefixDeleter in a PostgreSQL database (pgx), for a team gateway that
 // runs several `toolsift serve --store postgres://…` replicas over the
 // same data. The embedded default stays store.Dir: a newcomer needs no
 // database.
@@ -31,7 +31,10 @@
 // statement, so delivered at commit); Get and GetBounded select the
 // value's length and, only when it is within the limit, the value (a
 // larger one is refused without being sent: store.BoundedGetter); List is a range scan of the primary
-// key (key >= prefix AND key < its successor), sorted bytewise; Lock is a
+// key (key >= prefix AND key < its successor), sorted bytewise;
+// DeletePrefix is one DELETE of that range, with a notification of each
+// deleted key in the same statement (as Delete's), so it is atomic and
+// watchers hear of every key; Lock is a
 // session-level advisory lock on a 64-bit hash of the key, held by a
 // pooled connection until unlock (tried with pg_try_advisory_lock and
 // waited for in this process, so a canceled waiter holds nothing); Watch
@@ -42,8 +45,8 @@
 // # Faults
 //
 // An unreachable server at Open is an error wrapping ErrUnavailable that
-// names the URL without its password. When the server is lost later, Put
-// and Delete retry with backoff (50ms doubling to 2s, jittered) until they
+// names the URL without its password. When the server is lost later, Put,
+// Delete and DeletePrefix retry with backoff (50ms doubling to 2s, jittered) until they
 // commit or their ctx ends: a nil error means committed, so nothing
 // acknowledged is lost (an error whose ctx ended while the server was away
 // wraps both ctx's error and ErrUnavailable). Get and List try twice and then fail with

@@ -70,6 +70,7 @@ var (
 	_ store.Store         = (*Store)(nil)
 	_ store.Watcher       = (*Store)(nil)
 	_ store.BoundedGetter = (*Store)(nil)
+	_ store.PrefixDeleter = (*Store)(nil)
 )
 
 // Open connects to the PostgreSQL database at url (postgres:// or
@@ -264,6 +265,49 @@ SELECT pg_notify('`+channel+`', $2::text || ' 0 ' || d.key) FROM d`, key, s.id)
 		}
 		return err
 	})
+}
+
+// DeletePrefix implements store.PrefixDeleter with one statement: a
+// DELETE of the primary key's range (as List's) that notifies watchers of
+// each deleted key, as Delete does, in the same transaction, so it is
+// atomic: readers and watchers see all the keys go at once, and a Put
+// under prefix committed meanwhile is either deleted or kept. It retries
+// as Delete does; a try whose commit happened but whose answer was lost
+// is made again and finds nothing, so the count is of the keys the
+// answered try deleted.
+func (s *Store) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return 0, err
+	}
+	if prefix == "" {
+		return 0, fmt.Errorf("%w: the empty prefix: DeletePrefix never deletes every key", store.ErrKey)
+	}
+	if err := checkPrefix(prefix); err != nil {
+		return 0, err
+	}
+	var keys []string
+	err := s.retry(ctx, fmt.Sprintf("delete prefix %q", prefix), func() error {
+		rows, err := s.pool.Query(ctx, `WITH d AS (DELETE FROM toolsift_store WHERE key >= $1 AND key < $2 RETURNING key)
+SELECT d.key, pg_notify('`+channel+`', $3::text || ' 0 ' || d.key)::text FROM d`, prefix, successor(prefix), s.id)
+		if err != nil {
+			return err
+		}
+		keys, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (string, error) {
+			var key string
+			err := row.Scan(&key, nil)
+			return key, err
+		})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	for _, key := range keys {
+		s.mine[key] = 0 // as Delete's wrote(key, 0)
+	}
+	s.mu.Unlock()
+	return len(keys), nil
 }
 
 // List implements store.Store with a range scan of the primary key

@@ -102,6 +102,120 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("DeletePrefix", func(t *testing.T) {
+		// store.DeletePrefix over this store (its own DeletePrefix when
+		// it is a store.PrefixDeleter): the keys List lists for the prefix
+		// go, counted; every other key stays, and a prefix's folders can
+		// be written again.
+		s := mk(t)
+		if n, err := store.DeletePrefix(ctx, s, "audit/"); n != 0 || err != nil {
+			t.Fatalf("DeletePrefix in an empty store = %d, %v; want 0, nil", n, err)
+		}
+		keys := []string{
+			"audit/2026-01-01/1.json", "audit/2026-01-01/2.json", "audit/2026-01-01/sub/3.json",
+			"audit/2026-01-02/1.json", "audit/2026-01-01x/1.json", "audits/2026-01-01/1.json",
+			"catalog/a.json", "catalog/ab/c.json", "catalog/b.json", "catalogs/a.json",
+			"a_b/x", "aXb/x", "z",
+		}
+		for _, k := range keys {
+			if err := s.Put(ctx, k, []byte(k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		left := slices.Clone(keys)
+		slices.Sort(left)
+		for _, c := range []struct {
+			prefix string
+			gone   []string
+		}{
+			{"audit/2026-01-01/", []string{"audit/2026-01-01/1.json", "audit/2026-01-01/2.json", "audit/2026-01-01/sub/3.json"}},
+			{"audit/2026-01-01/", nil}, // again: nothing left
+			{"catalog/a", []string{"catalog/a.json", "catalog/ab/c.json"}},
+			{"a_b/", []string{"a_b/x"}}, // "_" is a byte, not a pattern
+			{"nothing/", nil},
+			{"z/", nil}, // a key, not a folder
+			{"z", []string{"z"}},
+		} {
+			n, err := store.DeletePrefix(ctx, s, c.prefix)
+			if err != nil || n != len(c.gone) {
+				t.Fatalf("DeletePrefix %q = %d, %v; want %d (%q)", c.prefix, n, err, len(c.gone), c.gone)
+			}
+			left = slices.DeleteFunc(left, func(k string) bool { return slices.Contains(c.gone, k) })
+			got, err := s.List(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, left) {
+				t.Fatalf("after DeletePrefix %q: %q, want %q", c.prefix, got, left)
+			}
+		}
+		for _, k := range left {
+			if v, err := s.Get(ctx, k); err != nil || string(v) != k {
+				t.Errorf("Get %s after the prefix deletes: %q, %v", k, v, err)
+			}
+		}
+		for _, p := range []string{"", "../", "a//", "/a"} {
+			if n, err := store.DeletePrefix(ctx, s, p); n != 0 || !errors.Is(err, store.ErrKey) {
+				t.Errorf("DeletePrefix %q = %d, %v; want 0, ErrKey", p, n, err)
+			}
+		}
+		if got, _ := s.List(ctx, ""); !slices.Equal(got, left) {
+			t.Fatalf("after refused prefixes: %q, want %q", got, left)
+		}
+		// The deleted prefix's folders are written again.
+		if err := s.Put(ctx, "audit/2026-01-01/sub/again.json", []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Get(ctx, "audit/2026-01-01/sub/again.json"); err != nil || string(v) != "v" {
+			t.Fatalf("Get after a Put under a deleted prefix: %q, %v", v, err)
+		}
+	})
+
+	t.Run("DeletePrefixConcurrentPuts", func(t *testing.T) {
+		// Puts of keys beside the prefix (in its parent folder, which a
+		// folder store may remove when the prefix's go) while it is
+		// deleted are all kept.
+		s := mk(t)
+		const bulk = 200
+		for i := range bulk {
+			if err := s.Put(ctx, fmt.Sprintf("bulk/del/%d/k%d", i%7, i), []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		const puts = 40
+		errs := make(chan error, puts)
+		wg.Go(func() {
+			<-start
+			for i := range puts {
+				if err := s.Put(ctx, fmt.Sprintf("bulk/keep/%d/k%d", i%3, i), []byte(fmt.Sprint(i))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+		close(start)
+		n, err := store.DeletePrefix(ctx, s, "bulk/del/")
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("a Put beside the deleted prefix: %v", err)
+		}
+		if err != nil || n != bulk {
+			t.Fatalf("DeletePrefix bulk/del/ = %d, %v; want %d", n, err, bulk)
+		}
+		if got, err := s.List(ctx, "bulk/del/"); err != nil || len(got) != 0 {
+			t.Fatalf("List bulk/del/ after DeletePrefix = %q, %v", got, err)
+		}
+		for i := range puts {
+			k := fmt.Sprintf("bulk/keep/%d/k%d", i%3, i)
+			if v, err := s.Get(ctx, k); err != nil || string(v) != fmt.Sprint(i) {
+				t.Errorf("Get %s, put while bulk/del/ was deleted: %q, %v", k, v, err)
+			}
+		}
+	})
+
 	t.Run("GetBounded", func(t *testing.T) {
 		// store.GetBounded over this store (its own GetBounded when it is
 		// a store.BoundedGetter): a value within the limit is returned, a
@@ -298,7 +412,8 @@ func testLock(t *testing.T, a, b store.Store) {
 // store.Watcher. Watch must call ready once, before any report, when
 // every later write is reported (a write made as ready is called is);
 // report the second's Puts and Deletes under its prefix, in order, and
-// not the first's own writes; and return when its ctx ends (ctx's error)
+// not the first's own writes (a prefix delete reported as a Delete of
+// each key it deleted); and return when its ctx ends (ctx's error)
 // or its Store is closed (nil).
 func RunWatcher(t *testing.T, open func(t *testing.T) (store.Store, store.Store)) {
 	ctx := context.Background()
@@ -342,6 +457,40 @@ func RunWatcher(t *testing.T, open func(t *testing.T) (store.Store, store.Store)
 		got = slices.DeleteFunc(got, func(k string) bool { return k == "trust/never-was.json" })
 		if want := []string{"trust/x.json", "trust/x.json", "trust/x.json", "trust/y.json"}; !slices.Equal(got, want) {
 			t.Fatalf("Watch reported %q, want %q (the other handle's writes under the prefix, in order; not this handle's own)", got, want)
+		}
+	})
+
+	t.Run("ReportsDeletePrefix", func(t *testing.T) {
+		// A prefix delete by the other handle is reported as a Delete of
+		// each key it deleted; this handle's own is not reported.
+		w, a, b := mk(t)
+		keys, _ := watch(t, w, "trust/", nil)
+		put := func(s store.Store, ks ...string) {
+			for _, k := range ks {
+				if err := s.Put(ctx, k, []byte(k)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		put(b, "trust/p/1", "trust/p/2", "trust/p3", "trust/q/1")
+		put(a, "trust/own/1", "trust/own/2")
+		for range 4 {
+			next(t, keys)
+		}
+		if n, err := store.DeletePrefix(ctx, a, "trust/own/"); n != 2 || err != nil {
+			t.Fatalf("DeletePrefix trust/own/ = %d, %v; want 2", n, err)
+		}
+		if n, err := store.DeletePrefix(ctx, b, "trust/p"); n != 3 || err != nil {
+			t.Fatalf("DeletePrefix trust/p = %d, %v; want 3", n, err)
+		}
+		put(b, "trust/end")
+		var got []string
+		for len(got) == 0 || got[len(got)-1] != "trust/end" {
+			got = append(got, next(t, keys))
+		}
+		slices.Sort(got[:len(got)-1]) // one statement's rows come in any order
+		if want := []string{"trust/p/1", "trust/p/2", "trust/p3", "trust/end"}; !slices.Equal(got, want) {
+			t.Fatalf("Watch reported %q, want %q (each key the other handle's prefix delete deleted; not this handle's)", got, want)
 		}
 	})
 

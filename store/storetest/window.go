@@ -49,3 +49,10 @@ func (w *Window) Watch(ctx context.Context, prefix string, ready func(), f func(
 		w.once.Do(func() { close(w.Listening) })
 	}, f)
 }
+
+// DeletePrefix is the store's (store.DeletePrefix: its own when it is a
+// store.PrefixDeleter), so that a Window keeps the prefix deletes of the
+// store it wraps.
+func (w *Window) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	return store.DeletePrefix(ctx, w.WatchStore, prefix)
+}
