@@ -62,7 +62,8 @@ type Store struct {
 	closed   bool
 	done     chan struct{}              // closed by Close: ends watches and lock waits
 	held     map[*pgxpool.Conn]struct{} // connections holding a Lock
-	mine     map[string]int64           // key → rev of this Store's last write of it (0: deleted)
+	mine     map[string]int64           // key → rev of this Store's last write of it (0: deleted), under a watched prefix only
+	watched  map[string]int             // prefix → running Watch calls of it: wrote records only under these
 	watching sync.WaitGroup             // running Watch calls
 }
 
@@ -115,6 +116,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		done:    make(chan struct{}),
 		held:    map[*pgxpool.Conn]struct{}{},
 		mine:    map[string]int64{},
+		watched: map[string]int{},
 	}
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -236,11 +238,56 @@ SELECT w.rev, pg_notify('`+channel+`', $3::text || ' ' || w.rev || ' ' || w.key)
 }
 
 // wrote records that this Store's last write of key has rev (0: it
-// deleted key), so that Watch's catch-up leaves out what it wrote.
+// deleted key), so that Watch's catch-up leaves out what it wrote. Only a
+// key under the prefix of a running Watch is recorded: a catch-up asks
+// only about those, and a Store that writes many keys no one watches (the
+// audit log, a record per call) must not keep one entry each for its
+// life. A Watch adds its prefix before it lists the keys it compares
+// later, so a write it could ask about is recorded (watchPrefix).
 func (s *Store) wrote(key string, rev int64) {
 	s.mu.Lock()
-	s.mine[key] = rev
+	s.record(key, rev)
 	s.mu.Unlock()
+}
+
+// record is wrote with s.mu held.
+func (s *Store) record(key string, rev int64) {
+	if s.covered(key) {
+		s.mine[key] = rev
+	}
+}
+
+// covered reports whether key is under a running Watch's prefix; s.mu is
+// held.
+func (s *Store) covered(key string) bool {
+	for p := range s.watched {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// watchPrefix adds prefix to the watched ones, for a Watch that starts;
+// its release takes it away when that Watch ends, and with it the own
+// writes no other running Watch's prefix covers.
+func (s *Store) watchPrefix(prefix string) (release func()) {
+	s.mu.Lock()
+	s.watched[prefix]++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.watched[prefix]--; s.watched[prefix] > 0 {
+			return
+		}
+		delete(s.watched, prefix)
+		for key := range s.mine {
+			if !s.covered(key) {
+				delete(s.mine, key)
+			}
+		}
+	}
 }
 
 // ours reports whether the state of key with rev (0: absent) is the one
@@ -304,7 +351,7 @@ SELECT d.key, pg_notify('`+channel+`', $3::text || ' 0 ' || d.key)::text FROM d`
 	}
 	s.mu.Lock()
 	for _, key := range keys {
-		s.mine[key] = 0 // as Delete's wrote(key, 0)
+		s.record(key, 0) // as Delete's wrote(key, 0)
 	}
 	s.mu.Unlock()
 	return len(keys), nil

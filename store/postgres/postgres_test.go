@@ -641,3 +641,43 @@ func (c countWriter) Write(p []byte) (int, error) {
 	c.n.Add(int64(n))
 	return n, err
 }
+
+// TestOwnWritesBounded: a Store keeps its own writes (for a watch's
+// catch-up after a reconnect) only under the prefixes it watches, and
+// forgets them when the last watch of a prefix ends: a gateway that writes
+// an audit record per call, under a prefix no one watches, keeps nothing
+// per record.
+func TestOwnWritesBounded(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Start(t)
+	a, b := open(t, url, nil), open(t, url, nil)
+	put := func(key string) {
+		t.Helper()
+		if err := a.Put(ctx, key, []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 300 {
+		put(fmt.Sprintf("audit/2026-11-26/%04d.json", i))
+	}
+	if n := postgres.OwnWrites(a); n != 0 {
+		t.Fatalf("unwatched, the Store keeps %d own writes, want 0", n)
+	}
+	keys, stop := watch(t, a, "trust/")
+	probe(t, b, keys, "trust/")
+	put("trust/x.json")
+	put("audit/2026-11-26/late.json")
+	if err := a.Delete(ctx, "trust/gone.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.DeletePrefix(ctx, "audit/"); err != nil {
+		t.Fatal(err)
+	}
+	if n := postgres.OwnWrites(a); n != 2 {
+		t.Fatalf("watching trust/, the Store keeps %d own writes, want 2 (trust/x.json, trust/gone.json)", n)
+	}
+	stop()
+	if n := postgres.OwnWrites(a); n != 0 {
+		t.Fatalf("after its only watch ended, the Store keeps %d own writes, want 0", n)
+	}
+}

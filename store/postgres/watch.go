@@ -54,6 +54,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, ready func(), f func(k
 	s.watching.Add(1)
 	s.mu.Unlock()
 	defer s.watching.Done()
+	defer s.watchPrefix(prefix)() // before the first listing: see wrote
 
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
