@@ -406,16 +406,23 @@ func hearNext(t *testing.T, heard chan string, user, want, after string) {
 // "resources" or "prompts") among ups (featureGateway's), by adding an
 // item of a new name (how: "" a new tool, resource or prompt, "template"
 // a new resource template, "clash" a resource under the URI of the other
-// server's, "redefine" its resource described anew), and says what it
+// server's, "redefine" its resource described anew, "said" the tool it
+// added last to server, which it must have, registered again as it is,
+// so that server says its tools changed while its list stays the same), and says what it
 // did.
 func changer(ups map[string]*sdk.Server) func(server, kind, how string) string {
 	other := map[string]string{"math": "text", "text": "math"}
+	lastTool := map[string]string{} // the tool changer added last to each server
 	n := 0
 	return func(server, kind, how string) string {
 		n++
 		name := fmt.Sprintf("added%d", n)
 		switch {
 		case kind == "tools":
+			if how == "said" {
+				name = lastTool[server]
+			}
+			lastTool[server] = name
 			ups[server].AddTool(&sdk.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
 				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 					return &sdk.CallToolResult{}, nil
