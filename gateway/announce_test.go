@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
@@ -23,88 +22,37 @@ import (
 // joins; math says its tools changed while its list stays the same) is
 // announced on alice's listen stream (team a sees math) and not on bob's
 // (team b sees text only); a change of text reaches bob, and not alice.
-// go-sdk clients, listening.
+// go-sdk clients, listening for tools, resources and prompts.
+//
+// "Not heard" is proved as in TestPolicyQuietsFeatureAnnouncements, by
+// order: once the caller in scope has heard a tool change, the server of
+// the caller out of scope changes its prompts or resources, and that is
+// the first thing this caller hears (a stray tools announcement would
+// come before it). Each such change is in turn one that the first caller
+// must not hear: the next thing it must hear comes after it, and is of
+// another kind.
 func TestPolicyQuietsAnnouncements(t *testing.T) {
-	handler := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{}, nil
-	}
-	schema := json.RawMessage(`{"type":"object"}`)
-	ups := map[string]*sdk.Server{}
-	cfg := &config.Config{Servers: map[string]config.Server{}}
-	for _, name := range []string{"math", "text"} {
-		up := sdk.NewServer(&sdk.Implementation{Name: name, Version: "1"}, nil)
-		up.AddTool(&sdk.Tool{Name: "first", Description: "The first.", InputSchema: schema}, handler)
-		hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
-		t.Cleanup(hs.Close)
-		ups[name] = up
-		cfg.Servers[name] = config.Server{URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}
-	}
-	pol, err := config.ParsePolicy("policy.json", []byte(testPolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"*"}}, Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close() })
-	srv := httptest.NewServer(asMember(gw.Handler()))
-	t.Cleanup(srv.Close)
+	_, ups, url := featureGateway(t, true)
+	change := changer(ups)
 
-	alice := connectAs(t, srv.URL, "alice:a", "2026-07-28")
-	bob := connectAs(t, srv.URL, "bob:b", "2026-07-28")
-	for _, c := range []*client{alice, bob} {
-		if v := c.InitializeResult().ProtocolVersion; v != "2026-07-28" {
-			t.Fatalf("negotiated %s, want 2026-07-28", v)
-		}
-	}
-	hears := func(c *client, who, what string) {
-		t.Helper()
-		select {
-		case <-c.changed:
-		case <-time.After(testenv.WaitLimit()):
-			t.Fatalf("%s heard no tools list_changed after %s", who, what)
-		}
-	}
-	// Not heard: the announcement to the other stream is sent in the
-	// same pass as the one heard, so a grace after it is ample.
-	deaf := func(c *client, who, what string) {
-		t.Helper()
-		select {
-		case <-c.changed:
-			t.Errorf("%s heard tools list_changed after %s, out of its scope", who, what)
-		case <-time.After(300 * time.Millisecond):
-		}
-	}
-	drain := func(c *client) {
-		for {
-			select {
-			case <-c.changed:
-			case <-time.After(300 * time.Millisecond):
-				return
-			}
-		}
-	}
+	// The listen streams are open once a change reaches them: alice's
+	// first, then bob's (alice does not see text).
+	_, alice := listening(t, url, "alice:a", true)
+	hearNext(t, alice, "alice:a", "resources", change("math", "resources", ""))
+	_, bob := listening(t, url, "bob:b", true)
+	hearNext(t, bob, "bob:b", "resources", change("text", "resources", ""))
 
-	// The listen streams are open once a change reaches them: wait until
-	// each hears a change of its own server first.
-	ups["math"].AddTool(&sdk.Tool{Name: "second", Description: "The second.", InputSchema: schema}, handler)
-	hears(alice, "alice", "math's tool joined")
-	ups["text"].AddTool(&sdk.Tool{Name: "second", Description: "The second.", InputSchema: schema}, handler)
-	hears(bob, "bob", "text's tool joined")
-	drain(alice)
-	drain(bob)
-
-	ups["math"].AddTool(&sdk.Tool{Name: "third", Description: "The third.", InputSchema: schema}, handler)
-	hears(alice, "alice", "math's third tool joined")
-	deaf(bob, "bob", "math's third tool joined")
-	ups["math"].AddTool(&sdk.Tool{Name: "third", Description: "The third.", InputSchema: schema}, handler) // said, same list
-	hears(alice, "alice", "math said its tools changed")
-	deaf(bob, "bob", "math said its tools changed")
-	ups["text"].AddTool(&sdk.Tool{Name: "third", Description: "The third.", InputSchema: schema}, handler)
-	hears(bob, "bob", "text's third tool joined")
-	deaf(alice, "alice", "text's third tool joined")
+	what := change("math", "tools", "") // a pinned tool joins
+	hearNext(t, alice, "alice:a", "tools", what)
+	hearNext(t, bob, "bob:b", "prompts", change("text", "prompts", "")+", after "+what)
+	what = change("math", "tools", "said") // math said its tools changed, same list
+	hearNext(t, alice, "alice:a", "tools", what)
+	hearNext(t, bob, "bob:b", "resources", change("text", "resources", "")+", after "+what)
+	what = change("text", "tools", "")
+	hearNext(t, bob, "bob:b", "tools", what)
+	hearNext(t, alice, "alice:a", "prompts", change("math", "prompts", "")+", after "+what)
+	// bob heard none of alice's prompts either.
+	hearNext(t, bob, "bob:b", "resources", change("text", "resources", "")+", after math's prompts changed")
 }
 
 // TestPolicyQuietsFeatureAnnouncements: on the server of 2026-07-28 shared
