@@ -35,12 +35,7 @@ func TestPolicyQuietsAnnouncements(t *testing.T) {
 	_, ups, url := featureGateway(t, true)
 	change := changer(ups)
 
-	// The listen streams are open once a change reaches them: alice's
-	// first, then bob's (alice does not see text).
-	_, alice := listening(t, url, "alice:a", true)
-	hearNext(t, alice, "alice:a", "resources", change("math", "resources", ""))
-	_, bob := listening(t, url, "bob:b", true)
-	hearNext(t, bob, "bob:b", "resources", change("text", "resources", ""))
+	_, alice, _, bob := aliceAndBob(t, url, change)
 
 	what := change("math", "tools", "") // a pinned tool joins
 	hearNext(t, alice, "alice:a", "tools", what)
@@ -156,12 +151,7 @@ func TestPolicyChangeAnnounced(t *testing.T) {
 	gw, ups, url := featureGateway(t, true)
 	change := changer(ups)
 
-	// The listen streams are open once a change reaches them: alice's
-	// first, then bob's (alice does not see text).
-	alice, aliceHeard := listening(t, url, "alice:a", true)
-	hearNext(t, aliceHeard, "alice:a", "resources", change("math", "resources", ""))
-	bob, bobHeard := listening(t, url, "bob:b", true)
-	hearNext(t, bobHeard, "bob:b", "resources", change("text", "resources", ""))
+	alice, aliceHeard, bob, bobHeard := aliceAndBob(t, url, change)
 
 	set := func(src string) {
 		t.Helper()
@@ -332,6 +322,20 @@ func listening(t *testing.T, url, user string, tools bool) (*client, chan string
 		t.Fatalf("negotiated %s, want 2026-07-28", v)
 	}
 	return c, heard
+}
+
+// aliceAndBob connects alice (team a, who sees math) and bob (team b, who
+// sees text) to featureGateway's url with 2026-07-28 clients listening
+// for every kind, and returns once both streams are open: a change of
+// each one's server has reached it, alice's first (she does not see
+// text).
+func aliceAndBob(t *testing.T, url string, change func(server, kind, how string) string) (alice *client, aliceHeard chan string, bob *client, bobHeard chan string) {
+	t.Helper()
+	alice, aliceHeard = listening(t, url, "alice:a", true)
+	hearNext(t, aliceHeard, "alice:a", "resources", change("math", "resources", ""))
+	bob, bobHeard = listening(t, url, "bob:b", true)
+	hearNext(t, bobHeard, "bob:b", "resources", change("text", "resources", ""))
+	return alice, aliceHeard, bob, bobHeard
 }
 
 // hearNext waits for the next list_changed that user's stream (heard, as
