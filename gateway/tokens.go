@@ -73,14 +73,21 @@ type tokenRecord struct {
 // Verify caches what it read for TokenCacheTTL, so that a warm request
 // reads no store row; a token revoked elsewhere is refused within that
 // time, or at once when the store is a store.Watcher and the Tokens serve
-// a Gateway (Open watches it for changes to tokens). It is safe for
-// concurrent use.
+// a Gateway (Open watches it for changes to tokens); a Verify whose read
+// was under way when a token was revoked (here, or as the watch reports)
+// answers its own request as it read but caches nothing, so no read from
+// before a revocation outlives it. It is safe for concurrent use.
 type Tokens struct {
 	s   store.Store
 	now func() time.Time
 
 	mu    sync.Mutex
 	cache map[[32]byte]cachedToken
+	// forgot counts forget and forgetAll calls: a Verify whose store read
+	// began before one of them (a revocation here, or reported by the
+	// store's watch) does not cache what it read, which may be the token
+	// as it was before.
+	forgot uint64
 }
 
 // cachedToken is what Verify read of one secret's hash, until when it is
@@ -231,6 +238,7 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (Identity, error) {
 	now := t.now()
 	t.mu.Lock()
 	c, ok := t.cache[sum]
+	forgot := t.forgot
 	t.mu.Unlock()
 	if !ok || !now.Before(c.until) {
 		hash := hex.EncodeToString(sum[:])
@@ -249,10 +257,12 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (Identity, error) {
 		}
 		c.until = now.Add(TokenCacheTTL)
 		t.mu.Lock()
-		if len(t.cache) >= maxCachedTokens {
-			clear(t.cache)
+		if t.forgot == forgot { // else a revocation may have come after the read: not kept
+			if len(t.cache) >= maxCachedTokens {
+				clear(t.cache)
+			}
+			t.cache[sum] = c
 		}
-		t.cache[sum] = c
 		t.mu.Unlock()
 	}
 	if !c.live {
@@ -291,6 +301,7 @@ func (t *Tokens) watch(ctx context.Context, log *slog.Logger) {
 func (t *Tokens) forgetAll() {
 	t.mu.Lock()
 	clear(t.cache)
+	t.forgot++
 	t.mu.Unlock()
 }
 
@@ -298,6 +309,7 @@ func (t *Tokens) forgetAll() {
 func (t *Tokens) forget(sum [32]byte) {
 	t.mu.Lock()
 	delete(t.cache, sum)
+	t.forgot++
 	t.mu.Unlock()
 }
 
