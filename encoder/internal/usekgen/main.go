@@ -154,43 +154,12 @@ func kernel(w *bytes.Buffer, is isa, name string, mr, np int) {
 	}
 	nbc = min(nbc, 4)
 	bcReg := func(i int) string { return fmt.Sprintf("%s%d", is.reg, nacc+nb+i%nbc) }
-	rowBase := []string{"SI", "R12", "R13", "R14"}
-	rowAddr := func(r, disp int) string {
-		base := rowBase[r/3]
-		d := ""
-		if disp != 0 {
-			d = fmt.Sprint(disp)
-		}
-		switch r % 3 {
-		case 0:
-			return fmt.Sprintf("%s(%s)", d, base)
-		case 1:
-			return fmt.Sprintf("%s(%s)(R8*1)", d, base)
-		}
-		return fmt.Sprintf("%s(%s)(R8*2)", d, base)
-	}
 	// A panel row is 16 floats, or 16 float16 when B is in half precision.
 	rowBytes, vecBytes := 64, 4*is.lanes
 	if is.half {
 		rowBytes, vecBytes = 32, 2*is.lanes
 	}
-	// panelAddr is the address of vector v of the panel row disp bytes on.
-	panelAddr := func(v, disp int) string {
-		pn, off := v/vpp, disp+(v%vpp)*vecBytes
-		d := ""
-		if off != 0 {
-			d = fmt.Sprint(off)
-		}
-		switch pn {
-		case 0:
-			return fmt.Sprintf("%s(BX)", d)
-		case 1:
-			return fmt.Sprintf("%s(BX)(R11*1)", d)
-		case 2:
-			return fmt.Sprintf("%s(BX)(R11*2)", d)
-		}
-		return fmt.Sprintf("%s(BX)(R10*1)", d)
-	}
+	panelAddr := func(v, disp int) string { return panelAddr(vpp, vecBytes, v, disp) }
 	step := func(u int) {
 		for v := range nb {
 			if is.half {
@@ -369,38 +338,7 @@ func kernelQ(w *bytes.Buffer, is qisa, name string, mr, np int) {
 	if is.reg == "Z" {
 		movdqu, xor = "VMOVDQU32", "VPXORD"
 	}
-	rowBase := []string{"SI", "R12", "R13", "R14"}
-	rowAddr := func(r, disp int) string {
-		base := rowBase[r/3]
-		d := ""
-		if disp != 0 {
-			d = fmt.Sprint(disp)
-		}
-		switch r % 3 {
-		case 0:
-			return fmt.Sprintf("%s(%s)", d, base)
-		case 1:
-			return fmt.Sprintf("%s(%s)(R8*1)", d, base)
-		}
-		return fmt.Sprintf("%s(%s)(R8*2)", d, base)
-	}
-	// panelAddr is the address of vector v of the panel row disp bytes on.
-	panelAddr := func(v, disp int) string {
-		pn, off := v/vpp, disp+(v%vpp)*is.vec
-		d := ""
-		if off != 0 {
-			d = fmt.Sprint(off)
-		}
-		switch pn {
-		case 0:
-			return fmt.Sprintf("%s(BX)", d)
-		case 1:
-			return fmt.Sprintf("%s(BX)(R11*1)", d)
-		case 2:
-			return fmt.Sprintf("%s(BX)(R11*2)", d)
-		}
-		return fmt.Sprintf("%s(BX)(R10*1)", d)
-	}
+	panelAddr := func(v, disp int) string { return panelAddr(vpp, is.vec, v, disp) }
 	step := func(u int) {
 		for v := range nb {
 			p("%s %s, %s", movdqu, panelAddr(v, u*64), wReg(v))
@@ -527,4 +465,45 @@ func kernelQ(w *bytes.Buffer, is qisa, name string, mr, np int) {
 	}
 	p("VZEROUPPER")
 	p("RET")
+}
+
+// rowBase are the registers of rows 0, 3, 6 and 9 of A in the kernels.
+var rowBase = []string{"SI", "R12", "R13", "R14"}
+
+// rowAddr is the address disp bytes into row r of A in the kernels:
+// rows 0, 3, 6 and 9 in SI, R12, R13 and R14, the two after each at +R8
+// and +2·R8.
+func rowAddr(r, disp int) string {
+	base := rowBase[r/3]
+	d := ""
+	if disp != 0 {
+		d = fmt.Sprint(disp)
+	}
+	switch r % 3 {
+	case 0:
+		return fmt.Sprintf("%s(%s)", d, base)
+	case 1:
+		return fmt.Sprintf("%s(%s)(R8*1)", d, base)
+	}
+	return fmt.Sprintf("%s(%s)(R8*2)", d, base)
+}
+
+// panelAddr is the address of vector v (vpp vectors of vecBytes to a
+// panel row) of the panel row disp bytes on: panels 0 to 3 at BX, +R11,
+// +2·R11 and +R10.
+func panelAddr(vpp, vecBytes, v, disp int) string {
+	pn, off := v/vpp, disp+(v%vpp)*vecBytes
+	d := ""
+	if off != 0 {
+		d = fmt.Sprint(off)
+	}
+	switch pn {
+	case 0:
+		return fmt.Sprintf("%s(BX)", d)
+	case 1:
+		return fmt.Sprintf("%s(BX)(R11*1)", d)
+	case 2:
+		return fmt.Sprintf("%s(BX)(R11*2)", d)
+	}
+	return fmt.Sprintf("%s(BX)(R10*1)", d)
 }
