@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,15 +126,7 @@ func fuseRule(lists []list, f Fusion, k int) []Match {
 		}
 		out = append(out, Match{Tool: tl, Score: s})
 	}
-	slices.SortFunc(out, func(a, b Match) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Tool.Name, b.Tool.Name)
-	})
+	sortMatches(out)
 	return out[:min(k, len(out))]
 }
 
