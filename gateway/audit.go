@@ -207,9 +207,9 @@ type AuditDay struct {
 // deleted. It holds the store's lock "locks/audit-prune" while it lists
 // and deletes, so that replicas pruning at once take turns; records
 // written meanwhile are of days it does not delete. It lists the log's
-// keys once, then deletes each day with one DeletePrefix of "audit/DAY/"
-// when s is a store.PrefixDeleter (its count is the day's), else record
-// by record. An error (a key that cannot be deleted, ctx ending) stops
+// keys once, then deletes each day with store.DeletePrefix of
+// "audit/DAY/" (one call when s is a store.PrefixDeleter, else a List and
+// a Delete of each record); its count is the day's. An error (a key that cannot be deleted, ctx ending) stops
 // it; the days deleted so far are returned with it, the last one with the
 // records deleted of it.
 func PruneAudit(ctx context.Context, s store.Store, before time.Time) ([]AuditDay, error) {
@@ -227,42 +227,25 @@ func PruneAudit(ctx context.Context, s store.Store, before time.Time) ([]AuditDa
 		return nil, fmt.Errorf("gateway: audit log: %w", err)
 	}
 	cut := before.UTC()
-	bulk, _ := s.(store.PrefixDeleter)
-	bulkDay := "" // the day bulk deleted last
 	var days []AuditDay
+	last := ""               // the day deleted last
 	for _, k := range keys { // sorted: by day, then by time
 		dayText, _, ok := strings.Cut(strings.TrimPrefix(k, auditPrefix), "/")
-		if !ok {
-			continue // not a record's key
+		if !ok || dayText == last {
+			continue // not a record's key, or deleted with its day
 		}
 		day, err := time.Parse(time.DateOnly, dayText)
 		if err != nil || day.Add(24*time.Hour).After(cut) {
 			continue // not a day, or a day not over at the cut
 		}
-		if bulk != nil {
-			if dayText == bulkDay {
-				continue // deleted with its day
-			}
-			bulkDay = dayText
-			n, err := bulk.DeletePrefix(ctx, auditPrefix+dayText+"/")
-			if n > 0 { // 0: another deleted the day meanwhile, not a prune (they take turns)
-				days = append(days, AuditDay{Day: dayText, Records: n})
-			}
-			if err != nil {
-				return days, fmt.Errorf("gateway: audit log: prune: %w", err)
-			}
-			continue
+		last = dayText
+		n, err := store.DeletePrefix(ctx, s, auditPrefix+dayText+"/")
+		if n > 0 { // 0: another deleted the day meanwhile, not a prune (they take turns)
+			days = append(days, AuditDay{Day: dayText, Records: n})
 		}
-		if len(days) == 0 || days[len(days)-1].Day != dayText {
-			days = append(days, AuditDay{Day: dayText})
-		}
-		if err := s.Delete(ctx, k); err != nil {
-			if days[len(days)-1].Records == 0 {
-				days = days[:len(days)-1]
-			}
+		if err != nil {
 			return days, fmt.Errorf("gateway: audit log: prune: %w", err)
 		}
-		days[len(days)-1].Records++
 	}
 	return days, nil
 }
