@@ -7,25 +7,25 @@ import (
 	"slices"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // gatedServer is an in-process go-sdk server with one tool whose
 // tools/list answers only once release is closed: a server slow to list.
 func gatedServer(name, description string, release <-chan struct{}) config.Server {
-	srv := sdk.NewServer(&sdk.Implementation{Name: name, Version: "1"}, nil)
-	srv.AddTool(&sdk.Tool{Name: name, Description: description, InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name}}}, nil
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: name, Description: description, InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil
 		})
-	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
-		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/list" {
 				select {
 				case <-release:
@@ -38,7 +38,7 @@ func gatedServer(name, description string, release <-chan struct{}) config.Serve
 	})
 	return config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
 		serverSide, clientSide := net.Pipe()
-		if _, err := srv.Connect(ctx, &sdk.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
+		if _, err := srv.Connect(ctx, &mcp.IOTransport{Reader: serverSide, Writer: serverSide}, nil); err != nil {
 			return nil, err
 		}
 		return clientSide, nil
@@ -61,7 +61,7 @@ func TestOpenBackground(t *testing.T) {
 	defer cancel()
 	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
 		NoSemantic: true, Store: dirStore(t, t.TempDir()), Pin: []string{"slow__*"},
-		Hub:      mcp.HubOptions{Background: true},
+		Hub:      upstream.HubOptions{Background: true},
 		OnChange: func(c tool.Change) { changes <- c },
 	})
 	if err != nil {
@@ -75,12 +75,12 @@ func TestOpenBackground(t *testing.T) {
 	if p := ts.Pinned(); len(p) != 0 {
 		t.Errorf("Pinned = %v before slow listed, want none", p)
 	}
-	states := map[string]mcp.State{}
+	states := map[string]upstream.State{}
 	for _, st := range ts.Status() {
 		states[st.Name] = st.State
 	}
-	if states["slow"] != mcp.StateConnecting {
-		t.Errorf("slow is %s while it lists, want %s", states["slow"], mcp.StateConnecting)
+	if states["slow"] != upstream.StateConnecting {
+		t.Errorf("slow is %s while it lists, want %s", states["slow"], upstream.StateConnecting)
 	}
 	// The fast server may still be on its way in too: wait for it as the
 	// slow one is waited for, through OnChange, unless it is in already.
@@ -125,7 +125,7 @@ func TestOpenBackground(t *testing.T) {
 		t.Errorf("the Think step pins %v, want [slow__convert]", p)
 	}
 	for _, st := range ts.Status() {
-		if st.Name == "slow" && (st.State != mcp.StateReady || st.Tools != 1) {
+		if st.Name == "slow" && (st.State != upstream.StateReady || st.Tools != 1) {
 			t.Errorf("slow: %s with %d tools, want ready with 1", st.State, st.Tools)
 		}
 	}

@@ -41,7 +41,7 @@
 // The Toolset owns one store (Options.Store, a store.Store: by default
 // the folder os.UserCacheDir()/toolsift; store.NewMemory() keeps nothing
 // past the process) and hands it to the Hub. It keeps each server's tool
-// list there (catalog/, see package mcp) and its tools' trust records
+// list there (catalog/, see package upstream) and its tools' trust records
 // (trust/), the vector of every tool document and every server document
 // (retrieval's server-aware ranking) per embedder (vectors/) and the
 // full-tier token cost of every tool per tokenizer (tokens/), all keyed by
@@ -62,7 +62,7 @@
 // Open returns when every server has its tools in the index, which on a
 // first start means every server has started and listed them: tens of
 // seconds for a catalog of Node servers. Options.Hub.Background
-// (mcp.HubOptions.Background) makes Open return as soon as the servers
+// (upstream.HubOptions.Background) makes Open return as soon as the servers
 // whose tools are in the cache are indexed; the others go on connecting
 // (Status shows them connecting), each joins the index when it has listed
 // its tools, Options.OnChange hears it, and one that fails is a warning
@@ -82,7 +82,7 @@
 // (Budget, K, Pin); Options.Think holds the rest of the step's. Search is the typed search (any k from 1);
 // SearchTools is its JSON form for the model's search_tools calls.
 //
-// The packages below it can be used on their own: mcp (many servers, one
+// The packages below it can be used on their own: upstream (many servers, one
 // Hub), toolindex (the index), retrieval (ranking), budget (token counts and
 // selection), think (the Think step that joins them), agent (the ReAct
 // loop, with its models in agent/openai and agent/anthropic). docs/ARCHITECTURE.md describes how they fit.

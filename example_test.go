@@ -8,10 +8,10 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // ExampleOpenConfig opens a Toolset over a config built in code, where
@@ -19,10 +19,10 @@ import (
 // step and one call the way the agent does.
 func ExampleOpenConfig() {
 	ctx := context.Background()
-	local, err := mcp.LocalServer(
-		mcp.LocalTool{Name: "get_weather", Description: "Get the current weather for a city.",
+	local, err := upstream.LocalServer(
+		upstream.LocalTool{Name: "get_weather", Description: "Get the current weather for a city.",
 			Handler: func(context.Context, json.RawMessage) (string, error) { return "sunny, 21°C", nil }},
-		mcp.LocalTool{Name: "send_email", Description: "Send an email to a recipient.",
+		upstream.LocalTool{Name: "send_email", Description: "Send an email to a recipient.",
 			Handler: func(context.Context, json.RawMessage) (string, error) { return "sent", nil }},
 	)
 	if err != nil {

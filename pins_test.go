@@ -18,9 +18,9 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestPins: tools are pinned from the config ("alwaysLoad" for a whole
@@ -32,11 +32,11 @@ import (
 func TestPins(t *testing.T) {
 	ok := func(context.Context, json.RawMessage) (string, error) { return "ok", nil }
 	server := func(names ...string) config.Server {
-		var tools []mcp.LocalTool
+		var tools []upstream.LocalTool
 		for _, n := range names {
-			tools = append(tools, mcp.LocalTool{Name: n, Description: "The " + strings.ReplaceAll(n, "_", " ") + " tool.", Handler: ok})
+			tools = append(tools, upstream.LocalTool{Name: n, Description: "The " + strings.ReplaceAll(n, "_", " ") + " tool.", Handler: ok})
 		}
-		s, err := mcp.LocalServer(tools...)
+		s, err := upstream.LocalServer(tools...)
 		if err != nil {
 			t.Fatal(err)
 		}

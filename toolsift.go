@@ -17,12 +17,12 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/encoder"
 	"github.com/toolsift/toolsift/internal/hashcache"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // ErrOptions reports invalid Options.
@@ -67,7 +67,7 @@ type Options struct {
 	// with other processes (see the package doc): the Toolset's tool
 	// vectors and token costs (vectors/, tokens/) and the Hub's tool lists
 	// (catalog/) and trust records (trust/). nil means
-	// mcp.DefaultStore(), the folder os.UserCacheDir()/toolsift (nothing
+	// upstream.DefaultStore(), the folder os.UserCacheDir()/toolsift (nothing
 	// kept, with a warning, when there is none). store.NewMemory() keeps
 	// nothing past this process: every server starts at Open, and the
 	// vectors and token costs, which the index holds anyway, are not
@@ -81,7 +81,7 @@ type Options struct {
 	// background"). Its
 	// OnChange and Store must be zero: the Toolset keeps its index
 	// current itself and hands the Hub its Store.
-	Hub mcp.HubOptions
+	Hub upstream.HubOptions
 	// OnChange, if set, hears each change to the catalog once the index
 	// holds it (Get, Tools, Search and Think see it): a server's tools
 	// after Open returned, when it re-lists (tools/list_changed, Refresh),
@@ -121,7 +121,7 @@ type Options struct {
 // that connects, notifies tools/list_changed, restarts or goes away changes
 // it. agent.New accepts a *Toolset as it is. It is safe for concurrent use.
 type Toolset struct {
-	hub      *mcp.Hub // nil for a Toolset made by New
+	hub      *upstream.Hub // nil for a Toolset made by New
 	ix       *toolindex.Index
 	th       atomic.Pointer[think.Thinker] // replaced when pins resolve anew (pins.go)
 	store    store.Store                   // what the Toolset and its Hub keep
@@ -160,7 +160,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Toolset, error) {
 }
 
 // OpenConfig is Open with a config built in code, where MCP servers and
-// local Go functions (mcp.LocalServer) mix: every tool is listed and called
+// local Go functions (upstream.LocalServer) mix: every tool is listed and called
 // the same way, whatever is behind it. It builds the Toolset as New does,
 // then feeds its index from the Hub.
 func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolset, error) {
@@ -177,7 +177,7 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 	if ts.warnFailed && hubOpts.Background {
 		// A server that fails after Open returned is warned of too.
 		progress := hubOpts.Progress
-		hubOpts.Progress = func(p mcp.Progress) {
+		hubOpts.Progress = func(p upstream.Progress) {
 			if progress != nil {
 				progress(p)
 			}
@@ -186,7 +186,7 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 			}
 		}
 	}
-	hub, err := mcp.NewHub(cfg, &hubOpts)
+	hub, err := upstream.NewHub(cfg, &hubOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 // is the stderr default.
 func (ts *Toolset) warnFailedServers() {
 	for _, st := range ts.hub.Status() {
-		if st.State == mcp.StateFailed {
+		if st.State == upstream.StateFailed {
 			ts.log.Warn("toolsift: server failed; its tools are not offered (Toolset.Status has its stderr tail)", "server", st.Name, "error", st.Err)
 		}
 	}
@@ -383,14 +383,14 @@ func (ts *Toolset) flush() {
 const flushTimeout = time.Minute
 
 // openStore returns the store the options name, or the default one: the
-// folder the Hub would open (mcp.DefaultStore), so that both keep their
+// folder the Hub would open (upstream.DefaultStore), so that both keep their
 // records in one; a Memory store, with a warning, when there is no user
 // cache folder.
 func openStore(o Options) store.Store {
 	if o.Store != nil {
 		return o.Store
 	}
-	d, err := mcp.DefaultStore()
+	d, err := upstream.DefaultStore()
 	if err != nil {
 		o.Logger.Warn("toolsift: no cache folder; nothing is kept past this run", "error", err)
 		return store.NewMemory()
@@ -437,7 +437,7 @@ func (ts *Toolset) SearchTools(ctx context.Context, args json.RawMessage) (strin
 	return ts.th.Load().Retriever().SearchTools(ctx, args)
 }
 
-// Call calls a tool by name (see mcp.Hub.Call): a tool's own failure is a
+// Call calls a tool by name (see upstream.Hub.Call): a tool's own failure is a
 // Result with IsError set; an error wraps tool.ErrUnknown,
 // tool.ErrUnavailable or tool.ErrInvalidArguments and names the tool and
 // server.
@@ -458,7 +458,7 @@ func (ts *Toolset) Call(ctx context.Context, name string, args json.RawMessage) 
 // stderr tail, tool count, and ApplyErr when its tools could not be
 // indexed.
 // A Toolset made by New has none.
-func (ts *Toolset) Status() []mcp.ServerStatus {
+func (ts *Toolset) Status() []upstream.ServerStatus {
 	if ts.hub == nil {
 		return nil
 	}

@@ -15,11 +15,11 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestOpenReportsBrokenServers: servers that cannot start, or lack an input
@@ -41,19 +41,19 @@ func TestOpenReportsBrokenServers(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
 	defer cancel()
-	ts, err := toolsift.Open(ctx, path, &toolsift.Options{Hub: mcp.HubOptions{Timeout: 5 * time.Second}})
+	ts, err := toolsift.Open(ctx, path, &toolsift.Options{Hub: upstream.HubOptions{Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ts.Close()
-	got := map[string]mcp.ServerStatus{}
+	got := map[string]upstream.ServerStatus{}
 	for _, st := range ts.Status() {
 		got[st.Name] = st
 	}
-	if st := got["missing"]; st.State != mcp.StateFailed || st.Err == nil {
+	if st := got["missing"]; st.State != upstream.StateFailed || st.Err == nil {
 		t.Errorf("missing: %s %v; want failed with a reason", st.State, st.Err)
 	}
-	if st := got["needs-input"]; st.State != mcp.StateFailed || st.Err == nil || !strings.Contains(st.Err.Error(), "token") {
+	if st := got["needs-input"]; st.State != upstream.StateFailed || st.Err == nil || !strings.Contains(st.Err.Error(), "token") {
 		t.Errorf("needs-input: %s %v; want failed naming the input", st.State, st.Err)
 	}
 	if len(ts.Tools()) != 0 {
@@ -64,8 +64,8 @@ func TestOpenReportsBrokenServers(t *testing.T) {
 // TestOpenConfigLocalTools: local Go functions through an in-code config are
 // listed, searched, chosen and called like any server's tools.
 func TestOpenConfigLocalTools(t *testing.T) {
-	local, err := mcp.LocalServer(
-		mcp.LocalTool{Name: "add", Description: "Add two numbers and return the sum.",
+	local, err := upstream.LocalServer(
+		upstream.LocalTool{Name: "add", Description: "Add two numbers and return the sum.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}`),
 			Handler: func(_ context.Context, args json.RawMessage) (string, error) {
 				var in struct{ A, B float64 }
@@ -74,7 +74,7 @@ func TestOpenConfigLocalTools(t *testing.T) {
 				}
 				return strconv.FormatFloat(in.A+in.B, 'f', -1, 64), nil
 			}},
-		mcp.LocalTool{Name: "greet", Description: "Say hello to someone.", Handler: func(context.Context, json.RawMessage) (string, error) { return "hello", nil }},
+		upstream.LocalTool{Name: "greet", Description: "Say hello to someone.", Handler: func(context.Context, json.RawMessage) (string, error) { return "hello", nil }},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestOpenRejects(t *testing.T) {
 	if _, err := toolsift.Open(ctx, filepath.Join(t.TempDir(), "none.json"), nil); !errors.Is(err, config.ErrInvalid) {
 		t.Errorf("missing file: %v, want config.ErrInvalid", err)
 	}
-	bad := &toolsift.Options{Hub: mcp.HubOptions{OnChange: func(context.Context, tool.Change) error { return nil }}}
+	bad := &toolsift.Options{Hub: upstream.HubOptions{OnChange: func(context.Context, tool.Change) error { return nil }}}
 	if _, err := toolsift.OpenConfig(ctx, nil, bad); !errors.Is(err, toolsift.ErrOptions) {
 		t.Errorf("Hub.OnChange set: %v, want ErrOptions", err)
 	}
@@ -236,7 +236,7 @@ func TestSearch(t *testing.T) {
 func TestStoreFolder(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "cache")
-	local, err := mcp.LocalServer(mcp.LocalTool{Name: "greet", Description: "Say hello to someone.",
+	local, err := upstream.LocalServer(upstream.LocalTool{Name: "greet", Description: "Say hello to someone.",
 		Handler: func(context.Context, json.RawMessage) (string, error) { return "hello", nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +253,7 @@ func TestStoreFolder(t *testing.T) {
 			t.Errorf("the %s are not in the folder of Options.Store: %v", sub, err)
 		}
 	}
-	_, err = toolsift.OpenConfig(ctx, nil, &toolsift.Options{Hub: mcp.HubOptions{Store: store.NewMemory()}})
+	_, err = toolsift.OpenConfig(ctx, nil, &toolsift.Options{Hub: upstream.HubOptions{Store: store.NewMemory()}})
 	if !errors.Is(err, toolsift.ErrOptions) || !strings.Contains(err.Error(), "Options.Store") {
 		t.Errorf("Hub.Store set: %v, want ErrOptions naming Options.Store", err)
 	}
@@ -268,7 +268,7 @@ func TestMemoryStoreKeepsNothing(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", home)
 	t.Setenv("HOME", home)
-	local, err := mcp.LocalServer(mcp.LocalTool{Name: "greet", Description: "Say hello to someone.",
+	local, err := upstream.LocalServer(upstream.LocalTool{Name: "greet", Description: "Say hello to someone.",
 		Handler: func(context.Context, json.RawMessage) (string, error) { return "hello", nil }})
 	if err != nil {
 		t.Fatal(err)

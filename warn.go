@@ -56,7 +56,7 @@ func (h *stderrWarnings) Handle(_ context.Context, r slog.Record) error {
 	}
 	r.Attrs(add)
 	line := b.String()
-	// A server's Status warning (mcp logs it word for word in "warning")
+	// A server's Status warning (upstream logs it word for word in "warning")
 	// reads best as itself.
 	var warning string
 	r.Attrs(func(a slog.Attr) bool {

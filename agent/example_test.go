@@ -12,9 +12,9 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // Example wires the whole stack: Go functions served as MCP tools, opened
@@ -24,8 +24,8 @@ import (
 func Example() {
 	ctx := context.Background()
 
-	tool := func(name, desc string, answer func(args map[string]any) string) mcp.LocalTool {
-		return mcp.LocalTool{
+	tool := func(name, desc string, answer func(args map[string]any) string) upstream.LocalTool {
+		return upstream.LocalTool{
 			Name: name, Description: desc,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
 			Handler: func(_ context.Context, raw json.RawMessage) (string, error) {
@@ -37,7 +37,7 @@ func Example() {
 			},
 		}
 	}
-	local, err := mcp.LocalServer(
+	local, err := upstream.LocalServer(
 		tool("get_weather", "Get the current weather for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": sunny, 21°C") }),
 		tool("get_forecast", "Get the weather forecast for the next days for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": rain tomorrow") }),
 		tool("book_hotel", "Book a hotel room in a city.", func(a map[string]any) string { return "booked" }),

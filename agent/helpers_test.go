@@ -20,11 +20,11 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // waitLimit bounds every wait in these tests: a hang guard that scales with
@@ -140,14 +140,14 @@ func newFixture(t *testing.T, specs []spec, k int) *fixture {
 func newFixtureWith(t *testing.T, specs []spec, to think.Options) *fixture {
 	t.Helper()
 	f := &fixture{}
-	var local []mcp.LocalTool
+	var local []upstream.LocalTool
 	for _, s := range specs {
 		h := s.handler
 		name := s.name
 		if h == nil {
 			h = func(context.Context, json.RawMessage) (string, error) { return name + " ok", nil }
 		}
-		local = append(local, mcp.LocalTool{
+		local = append(local, upstream.LocalTool{
 			Name:        s.name,
 			Description: s.desc,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{` + s.params + `}}`),
@@ -157,7 +157,7 @@ func newFixtureWith(t *testing.T, specs []spec, to think.Options) *fixture {
 			},
 		})
 	}
-	sc, err := mcp.LocalServer(local...)
+	sc, err := upstream.LocalServer(local...)
 	if err != nil {
 		t.Fatal(err)
 	}

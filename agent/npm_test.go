@@ -16,7 +16,7 @@ import (
 )
 
 // npmServer returns the entry point of a reference MCP server installed in
-// mcp/testdata/npm by .ci/run (see npmtest.Dir).
+// upstream/testdata/npm by .ci/run (see npmtest.Dir).
 func npmServer(t *testing.T, pkg string) string {
 	return npmtest.Entry(npmtest.Dir(t, filepath.Join("..", "mcp", "testdata", "npm")), pkg)
 }

@@ -39,12 +39,12 @@ import (
 	"github.com/toolsift/toolsift/internal/hashcache"
 	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/internal/textproc"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 type rankSet struct {
@@ -217,7 +217,7 @@ func TestRankIdeas(t *testing.T) {
 		var tools []tool.Tool
 		var err error
 		if s.qualified {
-			tools, _, err = dataset.LoadToolsQualified(path, mcp.QualifiedName)
+			tools, _, err = dataset.LoadToolsQualified(path, upstream.QualifiedName)
 		} else {
 			tools, err = dataset.LoadTools(path)
 		}

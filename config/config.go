@@ -66,7 +66,7 @@ type Server struct {
 	// Dial, when set, opens a fresh connection for each connection attempt
 	// instead of Command or URL: a stream of newline-delimited JSON-RPC
 	// messages, as a stdio server speaks on its stdin and stdout. It is for
-	// servers in this process (mcp.LocalServer) and tests; it is not read
+	// servers in this process (upstream.LocalServer) and tests; it is not read
 	// from files. Closing the stream ends the connection.
 	Dial func(ctx context.Context) (io.ReadWriteCloser, error)
 
@@ -79,7 +79,7 @@ type Server struct {
 
 	// Timeout bounds connecting (start, initialize, first tools/list) and,
 	// when set, each tool call. Zero means the Hub's default for connecting
-	// (mcp.HubOptions.Timeout) and no limit but the caller's ctx for calls.
+	// (upstream.HubOptions.Timeout) and no limit but the caller's ctx for calls.
 	// In files it is a number of seconds or a Go duration string ("45s").
 	Timeout time.Duration
 
@@ -97,7 +97,7 @@ type Server struct {
 
 	// ProtocolVersion is the MCP revision sent in initialize (e.g.
 	// "2025-06-18"), or "latest" for the SDK's newest, probed with
-	// server/discover; empty means the Hub's (mcp.HubOptions.ProtocolVersion).
+	// server/discover; empty means the Hub's (upstream.HubOptions.ProtocolVersion).
 	ProtocolVersion string
 
 	// Err, when not nil, says why the server cannot be used although the

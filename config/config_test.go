@@ -459,7 +459,7 @@ func TestLoadInputs(t *testing.T) {
 	}
 
 	// The config is valid as it is: unusable servers are the Hub's to
-	// report (mcp's TestHubUnusableServers).
+	// report (upstream's TestHubUnusableServers).
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}

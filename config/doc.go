@@ -17,8 +17,8 @@
 //
 // A [Server] says how to start or reach one server: a command, a URL, or a
 // Dial function that opens a JSON-RPC stream (for servers in this process;
-// never read from files). Package mcp connects to them (mcp.NewHub takes a
-// *Config); mcp.LocalServer makes a Server whose Dial serves Go functions.
+// never read from files). Package upstream connects to them (upstream.NewHub takes a
+// *Config); upstream.LocalServer makes a Server whose Dial serves Go functions.
 // This package imports only the standard library: reading a file compiles
 // no MCP SDK.
 //
@@ -31,5 +31,5 @@
 //	for _, w := range cfg.Warnings {
 //		log.Print(w)
 //	}
-//	hub, err := mcp.NewHub(cfg, nil)
+//	hub, err := upstream.NewHub(cfg, nil)
 package config

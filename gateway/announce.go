@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Announcements of list changes on the server shared by every caller
@@ -71,7 +71,7 @@ type listener struct {
 // listeners are the shared server's listen streams, by SDK session.
 type listeners struct {
 	mu sync.Mutex
-	m  map[*sdk.ServerSession]*listener
+	m  map[*mcp.ServerSession]*listener
 }
 
 // saidTools counts an upstream's word that its tools changed (toolsSaid),
@@ -201,9 +201,9 @@ func (s *session) featuresPrint(a *access, k kind) uint64 {
 
 // heard notes the caller of each subscriptions/listen stream of the
 // shared server, with the prints of the lists it may see, for quiet.
-func (s *session) heard(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		ss, ok := req.GetSession().(*sdk.ServerSession)
+func (s *session) heard(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss, ok := req.GetSession().(*mcp.ServerSession)
 		if method != "subscriptions/listen" || s.id != nil || !ok {
 			return next(ctx, method, req)
 		}
@@ -214,7 +214,7 @@ func (s *session) heard(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		s.listen.mu.Lock()
 		if s.listen.m == nil {
-			s.listen.m = map[*sdk.ServerSession]*listener{}
+			s.listen.m = map[*mcp.ServerSession]*listener{}
 		}
 		s.listen.m[ss] = l
 		s.listen.mu.Unlock()
@@ -272,10 +272,10 @@ func (s *session) announceAll() {
 // prompts) to a listen stream of the shared server whose caller's visible
 // list of that kind is as it was when it last heard (see the top of this
 // file).
-func (s *session) quiet(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+func (s *session) quiet(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		k, announcement := announced[method]
-		ss, ok := req.GetSession().(*sdk.ServerSession)
+		ss, ok := req.GetSession().(*mcp.ServerSession)
 		if !announcement || s.id != nil || !ok {
 			return next(ctx, method, req)
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
@@ -269,19 +269,19 @@ var kindsHeard = []string{"tools", "resources", "prompts"}
 // each; in memory, so that the test changes them; every tool pinned, so
 // that the shared server lists both servers' tools) under testPolicy, or
 // under none.
-func featureGateway(t *testing.T, scoped bool) (*gateway.Gateway, map[string]*sdk.Server, string) {
+func featureGateway(t *testing.T, scoped bool) (*gateway.Gateway, map[string]*mcp.Server, string) {
 	t.Helper()
-	ups := map[string]*sdk.Server{}
+	ups := map[string]*mcp.Server{}
 	cfg := &config.Config{Servers: map[string]config.Server{}}
 	for _, name := range []string{"math", "text"} {
-		up := sdk.NewServer(&sdk.Implementation{Name: name, Version: "1"}, nil)
-		up.AddTool(&sdk.Tool{Name: "first", Description: "The first.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-				return &sdk.CallToolResult{}, nil
+		up := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+		up.AddTool(&mcp.Tool{Name: "first", Description: "The first.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
 			})
-		up.AddResource(&sdk.Resource{URI: name + "://readme", Name: "readme"}, textResource(name))
-		up.AddPrompt(&sdk.Prompt{Name: "explain"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-			return &sdk.GetPromptResult{}, nil
+		up.AddResource(&mcp.Resource{URI: name + "://readme", Name: "readme"}, textResource(name))
+		up.AddPrompt(&mcp.Prompt{Name: "explain"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
 		})
 		ups[name] = up
 		cfg.Servers[name] = dialed(up)
@@ -310,13 +310,13 @@ func featureGateway(t *testing.T, scoped bool) (*gateway.Gateway, map[string]*sd
 func listening(t *testing.T, url, user string, tools bool) (*client, chan string) {
 	t.Helper()
 	heard := make(chan string, 64)
-	c := connectAs(t, url, user, "2026-07-28", func(o *sdk.ClientOptions) {
+	c := connectAs(t, url, user, "2026-07-28", func(o *mcp.ClientOptions) {
 		o.ToolListChangedHandler = nil
 		if tools {
-			o.ToolListChangedHandler = func(context.Context, *sdk.ToolListChangedRequest) { heard <- "tools" }
+			o.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { heard <- "tools" }
 		}
-		o.ResourceListChangedHandler = func(context.Context, *sdk.ResourceListChangedRequest) { heard <- "resources" }
-		o.PromptListChangedHandler = func(context.Context, *sdk.PromptListChangedRequest) { heard <- "prompts" }
+		o.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { heard <- "resources" }
+		o.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { heard <- "prompts" }
 	})
 	if v := c.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("negotiated %s, want 2026-07-28", v)
@@ -362,7 +362,7 @@ func hearNext(t *testing.T, heard chan string, user, want, after string) {
 // added last to server, which it must have, registered again as it is,
 // so that server says its tools changed while its list stays the same), and says what it
 // did.
-func changer(ups map[string]*sdk.Server) func(server, kind, how string) string {
+func changer(ups map[string]*mcp.Server) func(server, kind, how string) string {
 	other := map[string]string{"math": "text", "text": "math"}
 	lastTool := map[string]string{} // the tool changer added last to each server
 	n := 0
@@ -375,22 +375,22 @@ func changer(ups map[string]*sdk.Server) func(server, kind, how string) string {
 				name = lastTool[server]
 			}
 			lastTool[server] = name
-			ups[server].AddTool(&sdk.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
-				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-					return &sdk.CallToolResult{}, nil
+			ups[server].AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{}, nil
 				})
 		case kind == "prompts":
-			ups[server].AddPrompt(&sdk.Prompt{Name: name}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-				return &sdk.GetPromptResult{}, nil
+			ups[server].AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{}, nil
 			})
 		case how == "template":
-			ups[server].AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: server + "://" + name + "/{key}", Name: name}, textResource(server))
+			ups[server].AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: server + "://" + name + "/{key}", Name: name}, textResource(server))
 		case how == "clash":
-			ups[server].AddResource(&sdk.Resource{URI: other[server] + "://readme", Name: "readme"}, textResource(server))
+			ups[server].AddResource(&mcp.Resource{URI: other[server] + "://readme", Name: "readme"}, textResource(server))
 		case how == "redefine":
-			ups[server].AddResource(&sdk.Resource{URI: server + "://readme", Name: "readme", Description: name}, textResource(server))
+			ups[server].AddResource(&mcp.Resource{URI: server + "://readme", Name: "readme", Description: name}, textResource(server))
 		default:
-			ups[server].AddResource(&sdk.Resource{URI: server + "://" + name, Name: name}, textResource(server))
+			ups[server].AddResource(&mcp.Resource{URI: server + "://" + name, Name: name}, textResource(server))
 		}
 		if how != "" {
 			name += ", " + how

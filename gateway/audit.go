@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/store"
 )
 
@@ -91,7 +91,7 @@ func (a *auditLog) write(ctx context.Context, rec AuditRecord) error {
 // audit keeps the record of one call, when the proxy has an audit log. A
 // record that cannot be written fails no call: it is logged, with the
 // count of records lost so far.
-func (p *proxy) audit(ctx context.Context, ss *sdk.ServerSession, rec AuditRecord) {
+func (p *proxy) audit(ctx context.Context, ss *mcp.ServerSession, rec AuditRecord) {
 	if p.auditLog == nil {
 		return
 	}

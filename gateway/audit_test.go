@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -58,7 +58,7 @@ func TestAuditConcurrentCalls(t *testing.T) {
 		for i := range callsEach {
 			wg.Go(func() {
 				a := 900000 + u*100 + i
-				res, err := c.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "math__add", "arguments": map[string]any{"a": a, "b": 0}}})
+				res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "math__add", "arguments": map[string]any{"a": a, "b": 0}}})
 				if err != nil || res.IsError {
 					t.Errorf("call %d of user%d: %v %+v", i, u, err, res)
 				}
@@ -254,13 +254,13 @@ func BenchmarkCallIdentified(b *testing.B) {
 			srv := httptest.NewServer(p.Handler(ho))
 			defer srv.Close()
 			hc := &http.Client{Transport: bearer{secret, http.DefaultTransport}}
-			cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
-				&sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
+				&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer cs.Close()
-			params := &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}}
+			params := &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}}
 			b.ReportAllocs()
 			for b.Loop() {
 				if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // callArgs are call_tool's arguments.
@@ -22,7 +22,7 @@ type callArgs struct {
 }
 
 // callTool answers call_tool: any tool of the catalog, listed or not.
-func (s *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a callArgs
 	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &a); err != nil {
 		return errorResult("call_tool: arguments: %v", err), nil
@@ -39,7 +39,7 @@ func (s *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 }
 
 // callListed answers a call of a listed upstream tool (pinned or found).
-func (s *session) callListed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+func (s *session) callListed(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	s.touch(req.Params.Name)
 	return s.p.callFor(ctx, req, req.Params.Name, orEmpty(req.Params.Arguments))
 }
@@ -51,8 +51,8 @@ func (s *session) callListed(ctx context.Context, req *sdk.CallToolRequest) (*sd
 // gives a caller nothing call_tool does not (any tool of the catalog, the
 // quarantine refusing a changed one). ok is false when the request is
 // not such a call: the SDK answers it.
-func (s *session) callByName(ctx context.Context, method string, req sdk.Request) (res *sdk.CallToolResult, ok bool, err error) {
-	call, isCall := req.(*sdk.CallToolRequest)
+func (s *session) callByName(ctx context.Context, method string, req mcp.Request) (res *mcp.CallToolResult, ok bool, err error) {
+	call, isCall := req.(*mcp.CallToolRequest)
 	if !s.static || method != "tools/call" || !isCall || call.Params == nil {
 		return nil, false, nil
 	}
@@ -80,14 +80,14 @@ func (s *session) callByName(ctx context.Context, method string, req sdk.Request
 // to the client, under the client's progress token, when it asked for them.
 // Cancellation needs nothing: the SDK ends ctx when the client cancels, and
 // the Hub tells the upstream server.
-func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context {
+func withProgress(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {
 		return ctx
 	}
 	ss := req.Session
-	return mcp.WithProgress(ctx, func(p mcp.CallProgress) {
-		_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+	return upstream.WithProgress(ctx, func(p upstream.CallProgress) {
+		_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 			ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: text(p.Message),
 		})
 	})
@@ -100,13 +100,13 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 // that the model sees what happened; but the JSON-RPC error an upstream
 // answers a call of a client of 2026-07-28 with is that client's error
 // (roundtrip.go).
-func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage) (*sdk.CallToolResult, error) {
+func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	// A tool out of the caller's scope is called with a scope of no
 	// server: the Hub answers as for a tool no server has (policy.go).
 	hidden := p.access(ctx).hides(name)
 	if hidden {
-		ctx = mcp.WithServerScope(ctx, noServer)
+		ctx = upstream.WithServerScope(ctx, noServer)
 	} else if msg, refused := p.quarantine().refusal(name); refused {
 		return p.refuseQuarantined(ctx, ss, name, msg), nil
 	}
@@ -183,7 +183,7 @@ func (p *proxy) call(ctx context.Context, ss *sdk.ServerSession, name string, ar
 // refuseQuarantined answers a call of a quarantined tool (listed, by
 // call_tool or by name) with msg, the refusal naming toolbench trust, and
 // logs and audits it (outcome quarantined).
-func (p *proxy) refuseQuarantined(ctx context.Context, ss *sdk.ServerSession, name, msg string) *sdk.CallToolResult {
+func (p *proxy) refuseQuarantined(ctx context.Context, ss *mcp.ServerSession, name, msg string) *mcp.CallToolResult {
 	p.logger(ctx, ss).Warn("call refused: tool quarantined", "tool", name, "outcome", "quarantined")
 	rec := AuditRecord{Time: time.Now(), Tool: name, Outcome: "quarantined"}
 	if t, ok := p.ts.Get(name); ok {
@@ -197,7 +197,7 @@ func (p *proxy) refuseQuarantined(ctx context.Context, ss *sdk.ServerSession, na
 // SDK has written the answer (it ends the handler's ctx then), waiting
 // while other results hold too many; it returns the result to send
 // instead when res cannot be held (see proxyOptions.MaxResultBytes).
-func (p *proxy) holdResult(ctx context.Context, name string, res tool.Result) *sdk.CallToolResult {
+func (p *proxy) holdResult(ctx context.Context, name string, res tool.Result) *mcp.CallToolResult {
 	n := int64(max(len(res.Raw), len(res.Content)))
 	switch err := p.results.acquire(ctx, n); {
 	case errors.Is(err, errTooLarge):
@@ -214,8 +214,8 @@ func (p *proxy) holdResult(ctx context.Context, name string, res tool.Result) *s
 // session found (each session's list is its own), or a name the client
 // guessed. It says how to reach the tool: call_tool, or search_tools to add
 // it to this session's list. Other errors are returned as they are.
-func (p *proxy) unknownToolHint(ctx context.Context, req sdk.Request, err error) error {
-	call, ok := req.(*sdk.CallToolRequest)
+func (p *proxy) unknownToolHint(ctx context.Context, req mcp.Request, err error) error {
+	call, ok := req.(*mcp.CallToolRequest)
 	var rpc *jsonrpc.Error
 	if !ok || call.Params == nil || !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams ||
 		rpc.Message != fmt.Sprintf("unknown tool %q", call.Params.Name) {

@@ -8,15 +8,15 @@ import (
 	"fmt"
 	"log/slog"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // Requests from upstream servers to their client (sampling, elicitation,
 // roots) go to the proxy's client whose call caused them: each call the
 // proxy makes carries the client's session in its ctx, and the Hub hands
 // the values of the call's ctx to the ClientRequests handler (see
-// mcp.ClientRequests for how it tells which call a request belongs to). A
+// upstream.ClientRequests for how it tells which call a request belongs to). A
 // request the Hub cannot place, or that the client did not declare the
 // capability for, is declined with a JSON-RPC error saying why.
 
@@ -24,7 +24,7 @@ type sessionKey struct{}
 
 // withSession marks ctx as a call made for a client session, whose log
 // messages go to that session (logs.go).
-func withSession(ctx context.Context, ss *sdk.ServerSession) context.Context {
+func withSession(ctx context.Context, ss *mcp.ServerSession) context.Context {
 	if ss == nil {
 		return ctx
 	}
@@ -36,13 +36,13 @@ func withSession(ctx context.Context, ss *sdk.ServerSession) context.Context {
 // own, losing the reason.
 const codeDeclined = -32600
 
-// newClientRequests returns the handler for mcp.HubOptions.ClientRequests
+// newClientRequests returns the handler for upstream.HubOptions.ClientRequests
 // that forwards server→client requests to the proxy's clients. It declares
 // sampling, elicitation and roots upstream; log, if not nil, gets one line
 // per request (server, method, outcome; never the content). perMinute
 // caps the sampling and elicitation requests of each upstream server
 // (limits.go): zero means DefaultClientRequestsPerMinute, negative no cap.
-func newClientRequests(log *slog.Logger, perMinute int) mcp.ClientRequests {
+func newClientRequests(log *slog.Logger, perMinute int) upstream.ClientRequests {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -57,18 +57,18 @@ type clientRequests struct {
 	rate *serverRate // nil: no cap
 }
 
-func (clientRequests) Capabilities() mcp.ClientCapabilities {
-	return mcp.ClientCapabilities{Sampling: true, Elicitation: true, Roots: true}
+func (clientRequests) Capabilities() upstream.ClientCapabilities {
+	return upstream.ClientCapabilities{Sampling: true, Elicitation: true, Roots: true}
 }
 
-func (c clientRequests) HandleClientRequest(ctx context.Context, req mcp.ClientRequest) (json.RawMessage, error) {
+func (c clientRequests) HandleClientRequest(ctx context.Context, req upstream.ClientRequest) (json.RawMessage, error) {
 	out, err := c.handle(ctx, req)
 	outcome := "forwarded"
 	if err != nil {
 		outcome = err.Error()
 	}
 	level := slog.LevelInfo
-	if ss, _ := ctx.Value(sessionKey{}).(*sdk.ServerSession); ss == nil {
+	if ss, _ := ctx.Value(sessionKey{}).(*mcp.ServerSession); ss == nil {
 		// Asked outside any client call, as servers such as
 		// server-filesystem ask for roots when they start: routine.
 		level = slog.LevelDebug
@@ -77,21 +77,21 @@ func (c clientRequests) HandleClientRequest(ctx context.Context, req mcp.ClientR
 	return out, err
 }
 
-func (c clientRequests) handle(ctx context.Context, req mcp.ClientRequest) (json.RawMessage, error) {
+func (c clientRequests) handle(ctx context.Context, req upstream.ClientRequest) (json.RawMessage, error) {
 	if err := c.rate.allow(req.Server, req.Method); err != nil {
 		return nil, err
 	}
-	ss, _ := ctx.Value(sessionKey{}).(*sdk.ServerSession)
+	ss, _ := ctx.Value(sessionKey{}).(*mcp.ServerSession)
 	if ss == nil {
-		return nil, &mcp.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s from %s declined: no client call of this server is in flight to send it to", req.Method, req.Server)}
+		return nil, &upstream.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s from %s declined: no client call of this server is in flight to send it to", req.Method, req.Server)}
 	}
-	capability := map[string]string{mcp.MethodCreateMessage: "sampling", mcp.MethodElicit: "elicitation", mcp.MethodListRoots: "roots"}[req.Method]
+	capability := map[string]string{upstream.MethodCreateMessage: "sampling", upstream.MethodElicit: "elicitation", upstream.MethodListRoots: "roots"}[req.Method]
 	// The SDK's server cannot tell a client without roots from one with
 	// roots {} (it decodes them into a struct), so roots/list is asked and
 	// the client's own error, if any, passed on; a client of 2026-07-28
 	// declares them in each request's _meta, which the SDK keeps as JSON.
 	if capability == "" || ((capability != "roots" || heldOf(ctx) != nil) && !declares(ss, capability)) {
-		return nil, &mcp.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s from %s declined: the client did not declare %q", req.Method, req.Server, capability)}
+		return nil, &upstream.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s from %s declined: the client did not declare %q", req.Method, req.Server, capability)}
 	}
 	if h := heldOf(ctx); h != nil {
 		// A client of 2026-07-28 is asked inside its call's rounds (held.go).
@@ -100,20 +100,20 @@ func (c clientRequests) handle(ctx context.Context, req mcp.ClientRequest) (json
 	var res any
 	var err error
 	switch req.Method {
-	case mcp.MethodCreateMessage:
-		var p sdk.CreateMessageWithToolsParams
+	case upstream.MethodCreateMessage:
+		var p mcp.CreateMessageWithToolsParams
 		if err := json.Unmarshal(req.Params, &p); err != nil {
 			return nil, err
 		}
 		res, err = ss.CreateMessageWithTools(ctx, &p)
-	case mcp.MethodElicit:
-		var p sdk.ElicitParams
+	case upstream.MethodElicit:
+		var p mcp.ElicitParams
 		if err := json.Unmarshal(req.Params, &p); err != nil {
 			return nil, err
 		}
 		res, err = ss.Elicit(ctx, &p)
-	case mcp.MethodListRoots:
-		res, err = ss.ListRoots(ctx, &sdk.ListRootsParams{})
+	case upstream.MethodListRoots:
+		res, err = ss.ListRoots(ctx, &mcp.ListRootsParams{})
 	}
 	if err != nil {
 		return nil, err
@@ -123,7 +123,7 @@ func (c clientRequests) handle(ctx context.Context, req mcp.ClientRequest) (json
 
 // declares reports whether the client of ss declared a capability in
 // initialize.
-func declares(ss *sdk.ServerSession, capability string) bool {
+func declares(ss *mcp.ServerSession, capability string) bool {
 	ip := ss.InitializeParams()
 	if ip == nil || ip.Capabilities == nil {
 		return false

@@ -9,33 +9,33 @@ import (
 	"sync/atomic"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestSamplingReachesTheCallingClient: an upstream server's sampling
 // request made during a call goes to the client whose call it is; a client
 // that did not declare sampling has it declined, with the reason.
 func TestSamplingReachesTheCallingClient(t *testing.T) {
-	upstream := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "1"}, nil)
-	upstream.AddTool(&sdk.Tool{Name: "ask", Description: "Ask the client's model.", InputSchema: map[string]any{"type": "object"}},
-		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			res, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{
+	up := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "ask", Description: "Ask the client's model.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{
 				MaxTokens: 10,
-				Messages:  []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hello"}}},
+				Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}},
 			})
 			if err != nil {
-				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "declined: " + err.Error()}}, IsError: true}, nil
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "declined: " + err.Error()}}, IsError: true}, nil
 			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "model said: " + res.Content.(*sdk.TextContent).Text}}}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "model said: " + res.Content.(*mcp.TextContent).Text}}}, nil
 		})
-	cfg := &config.Config{Servers: map[string]config.Server{"asker": dialed(upstream)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"asker": dialed(up)}}
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(),
-		Hub: mcp.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 0)}})
+		Hub: upstream.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 0)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,16 +46,16 @@ func TestSamplingReachesTheCallingClient(t *testing.T) {
 	}
 
 	// A client with sampling.
-	st, ct := sdk.NewInMemoryTransports()
+	st, ct := mcp.NewInMemoryTransports()
 	if _, err := p.NewServer().Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	withSampling := sdk.NewClient(&sdk.Implementation{Name: "sampler", Version: "1"}, &sdk.ClientOptions{
-		CreateMessageHandler: func(_ context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
-			return &sdk.CreateMessageResult{Role: "assistant", Model: "m", Content: &sdk.TextContent{Text: "hi from the sampler"}}, nil
+	withSampling := mcp.NewClient(&mcp.Implementation{Name: "sampler", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "hi from the sampler"}}, nil
 		},
 	})
-	cs, err := withSampling.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := withSampling.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +79,13 @@ func TestSamplingReachesTheCallingClient(t *testing.T) {
 // another server's requests are not touched by it.
 func TestSamplingRateLimited(t *testing.T) {
 	asker := func(n int) config.Server {
-		up := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "1"}, nil)
-		up.AddTool(&sdk.Tool{Name: "ask", Description: "Ask the client's model, many times.", InputSchema: map[string]any{"type": "object"}},
-			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		up := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+		up.AddTool(&mcp.Tool{Name: "ask", Description: "Ask the client's model, many times.", InputSchema: map[string]any{"type": "object"}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				ok, refused, last := 0, 0, ""
 				for range n {
-					_, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10,
-						Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "again"}}}})
+					_, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+						Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "again"}}}})
 					if err != nil {
 						refused++
 						last = err.Error()
@@ -93,13 +93,13 @@ func TestSamplingRateLimited(t *testing.T) {
 					}
 					ok++
 				}
-				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("ok=%d refused=%d last=%s", ok, refused, last)}}}, nil
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("ok=%d refused=%d last=%s", ok, refused, last)}}}, nil
 			})
 		return dialed(up)
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"evil": asker(300), "good": asker(3)}}
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(),
-		Hub: mcp.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 5)}})
+		Hub: upstream.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 5)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,18 +108,18 @@ func TestSamplingRateLimited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ct := sdk.NewInMemoryTransports()
+	st, ct := mcp.NewInMemoryTransports()
 	if _, err := p.NewServer().Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)
 	}
 	var sampled atomic.Int32
-	cl := sdk.NewClient(&sdk.Implementation{Name: "sampler", Version: "1"}, &sdk.ClientOptions{
-		CreateMessageHandler: func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+	cl := mcp.NewClient(&mcp.Implementation{Name: "sampler", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			sampled.Add(1)
-			return &sdk.CreateMessageResult{Role: "assistant", Model: "m", Content: &sdk.TextContent{Text: "hi"}}, nil
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "hi"}}, nil
 		},
 	})
-	cs, err := cl.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := cl.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // complete answers completion/complete through the Hub, which routes a
 // prompt by its qualified name and a resource template by its URI template
 // to the upstream server that offers it; the server's result passes
 // through.
-func (s *session) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
+func (s *session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	start := time.Now()
-	c := mcp.Completion{Argument: req.Params.Argument.Name, Value: req.Params.Argument.Value}
+	c := upstream.Completion{Argument: req.Params.Argument.Name, Value: req.Params.Argument.Value}
 	switch req.Params.Ref.Type {
 	case "ref/prompt":
 		c.Prompt = req.Params.Ref.Name
@@ -34,7 +34,7 @@ func (s *session) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.
 	if err != nil {
 		return nil, err
 	}
-	var res sdk.CompleteResult
+	var res mcp.CompleteResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("complete %s%s: the server's result: %w", c.Prompt, c.ResourceURI, err)
 	}

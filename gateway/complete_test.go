@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
@@ -15,19 +15,19 @@ import (
 // prompt goes to the upstream server that offers it, under the prompt's own
 // name, and the answer comes back (it was -32601).
 func TestCompletionReachesTheUpstream(t *testing.T) {
-	upstream := sdk.NewServer(&sdk.Implementation{Name: "names", Version: "1"}, &sdk.ServerOptions{
-		CompletionHandler: func(_ context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
-			return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{
+	upstream := mcp.NewServer(&mcp.Implementation{Name: "names", Version: "1"}, &mcp.ServerOptions{
+		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{
 				Values: []string{req.Params.Ref.Name + ":" + req.Params.Argument.Value + "a"}}}, nil
 		},
 	})
-	upstream.AddTool(&sdk.Tool{Name: "t", Description: "A tool.", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{}, nil
+	upstream.AddTool(&mcp.Tool{Name: "t", Description: "A tool.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
 		})
-	upstream.AddPrompt(&sdk.Prompt{Name: "greet", Arguments: []*sdk.PromptArgument{{Name: "who"}}},
-		func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-			return &sdk.GetPromptResult{}, nil
+	upstream.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who"}}},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
 		})
 	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"names": dialed(upstream)}})
 	p, err := gateway.NewProxy(ts, nil)
@@ -38,9 +38,9 @@ func TestCompletionReachesTheUpstream(t *testing.T) {
 	if caps := c.InitializeResult().Capabilities; caps.Completions == nil {
 		t.Errorf("capabilities %+v declare no completions", caps)
 	}
-	res, err := c.Complete(context.Background(), &sdk.CompleteParams{
-		Ref:      &sdk.CompleteReference{Type: "ref/prompt", Name: "names__greet"},
-		Argument: sdk.CompleteParamsArgument{Name: "who", Value: "Ad"},
+	res, err := c.Complete(context.Background(), &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "names__greet"},
+		Argument: mcp.CompleteParamsArgument{Name: "who", Value: "Ad"},
 	})
 	if err != nil {
 		t.Fatal(err)

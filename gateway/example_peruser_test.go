@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
@@ -30,12 +30,12 @@ func ExampleGateway_LoginHandler() {
 	ctx := context.Background()
 	// The remote server, behind its own authorization server; its tool
 	// says whose token called it.
-	mail := sdk.NewServer(&sdk.Implementation{Name: "mail", Version: "1"}, nil)
-	sdk.AddTool(mail, &sdk.Tool{Name: "whoami", Description: "Whose mailbox is this?"},
-		func(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: req.Extra.TokenInfo.UserID}}}, nil, nil
+	mail := mcp.NewServer(&mcp.Implementation{Name: "mail", Version: "1"}, nil)
+	mcp.AddTool(mail, &mcp.Tool{Name: "whoami", Description: "Whose mailbox is this?"},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Extra.TokenInfo.UserID}}}, nil, nil
 		})
-	remote := oauthtest.New(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mail }, nil), nil)
+	remote := oauthtest.New(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mail }, nil), nil)
 	defer remote.Close()
 
 	// The gateway's public URL comes first: it is in the logins' redirect URI.
@@ -70,18 +70,18 @@ func ExampleGateway_LoginHandler() {
 	// Alice's MCP client calls the tool before she logged in: the result
 	// is the link to open.
 	client := &http.Client{Transport: header{"X-User", "alice", http.DefaultTransport}}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "example", Version: "1"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: web.URL + "/mcp", HTTPClient: client}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: web.URL + "/mcp", HTTPClient: client}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer cs.Close()
 	whoami := func() string {
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: gateway.CallToolName, Arguments: map[string]any{"name": "mail__whoami"}})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.CallToolName, Arguments: map[string]any{"name": "mail__whoami"}})
 		if err != nil {
 			log.Fatal(err)
 		}
-		return res.Content[0].(*sdk.TextContent).Text
+		return res.Content[0].(*mcp.TextContent).Text
 	}
 	link := regexp.MustCompile(`http://\S+/login/mail\?ticket=\S+`).FindString(whoami())
 	fmt.Println("login link:", strings.Replace(link[:strings.Index(link, "?")], web.URL, "PUBLIC_URL", 1))

@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // A Go program mounts the gateway on its own mux, beside its other routes,
@@ -23,10 +23,10 @@ func Example() {
 	ctx := context.Background()
 	// The upstream servers: here one in this process; a config file's
 	// servers (config.Load) are served the same way.
-	notes, err := mcp.LocalServer(
-		mcp.LocalTool{Name: "create_note", Description: "Create a note with a title and a body.",
+	notes, err := upstream.LocalServer(
+		upstream.LocalTool{Name: "create_note", Description: "Create a note with a title and a body.",
 			Handler: func(context.Context, json.RawMessage) (string, error) { return "created", nil }},
-		mcp.LocalTool{Name: "get_forecast", Description: "Get the weather forecast for a city.",
+		upstream.LocalTool{Name: "get_forecast", Description: "Get the weather forecast for a city.",
 			Handler: func(context.Context, json.RawMessage) (string, error) { return "sunny", nil }},
 	)
 	if err != nil {
@@ -58,13 +58,13 @@ func Example() {
 
 	// Any MCP client: here the go-sdk's, with the bearer token.
 	client := &http.Client{Transport: withToken{"s3cret", http.DefaultTransport}}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "example", Version: "1"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: client}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: client}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: gateway.SearchToolName,
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.SearchToolName,
 		Arguments: map[string]any{"query": "write down a note", "k": 1}})
 	if err != nil {
 		log.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -27,7 +27,7 @@ var (
 
 const ServerLogLevel = serverLogLevel
 
-func (p *proxy) NewServer() *sdk.Server              { return p.newServer() }
+func (p *proxy) NewServer() *mcp.Server              { return p.newServer() }
 func (p *proxy) Handler(o *httpOptions) http.Handler { return p.handler(o) }
 func (p *proxy) ToolsChanged()                       { p.toolsChanged() }
 func (p *proxy) ResourceUpdated(uri string)          { p.resourceUpdated(uri) }
@@ -38,7 +38,7 @@ func (p *proxy) Search(ctx context.Context, query string, k int) (think.SearchAn
 
 // NewServer is a session's server of g, for tests that connect a go-sdk
 // client in memory.
-func (g *Gateway) NewServer() *sdk.Server { return g.p.newServer() }
+func (g *Gateway) NewServer() *mcp.Server { return g.p.newServer() }
 
 // SetSessionGrace sets how long a server may go without a session before
 // it is forgotten (sessionGrace).

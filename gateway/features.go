@@ -7,8 +7,8 @@ import (
 	"net/url"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // Resources, resource templates and prompts of every upstream server are
@@ -41,7 +41,7 @@ func (p *proxy) track(s *session) {
 // keep makes the session of srv, a server for the handler's life (the
 // stateless one, whose sessions are requests), reached by every change
 // even while no request is in flight: prune leaves it.
-func (p *proxy) keep(srv *sdk.Server) {
+func (p *proxy) keep(srv *mcp.Server) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for s := range p.sessions {
@@ -71,7 +71,7 @@ func (p *proxy) prune() {
 // featuresChanged brings every session's resources, resource templates and
 // prompts up to date with the Hub's; the SDK tells the clients
 // (notifications/resources/list_changed, notifications/prompts/list_changed).
-// Open gives it to mcp.HubOptions.OnListChange.
+// Open gives it to upstream.HubOptions.OnListChange.
 func (p *proxy) featuresChanged() {
 	for _, s := range p.liveSessions() {
 		s.syncFeatures()
@@ -111,7 +111,7 @@ func (s *session) syncFeatures() {
 	now := map[string]bool{}
 	// A per-user server's resources and prompts are not served: the
 	// shared Hub lists them with one user's login (docs/serve.md).
-	// Namespaced over the scope's servers only (mcp.Hub.ResourcesIn): a URI
+	// Namespaced over the scope's servers only (upstream.Hub.ResourcesIn): a URI
 	// that one server in scope lists is served under its plain URI.
 	for _, r := range hub.ResourcesIn(inScope) {
 		if s.p.perUser.has(r.Server) || now[r.URI] {
@@ -121,7 +121,7 @@ func (s *session) syncFeatures() {
 		if s.feat.resources[r.URI] == r.Name+string(r.Raw) {
 			continue
 		}
-		var sr sdk.Resource
+		var sr mcp.Resource
 		if err := json.Unmarshal(r.Raw, &sr); err != nil || !absoluteURI(r.URI) {
 			log.Debug("resource not served", "server", r.Server, "uri", r.URI, "error", err)
 			continue
@@ -154,7 +154,7 @@ func (s *session) syncFeatures() {
 		if s.feat.templates[t.URITemplate] == t.Name+string(t.Raw) {
 			continue
 		}
-		var st sdk.ResourceTemplate
+		var st mcp.ResourceTemplate
 		if err := json.Unmarshal(t.Raw, &st); err != nil {
 			continue
 		}
@@ -211,8 +211,8 @@ func (s *session) syncFeatures() {
 // servedPrompt is the prompt the session's servers register for pr, as
 // the upstream listed it (pr.Raw) with its name and texts made safe; false
 // when it is not served.
-func servedPrompt(pr mcp.Prompt) (*sdk.Prompt, bool) {
-	var sp sdk.Prompt
+func servedPrompt(pr upstream.Prompt) (*mcp.Prompt, bool) {
+	var sp mcp.Prompt
 	if err := json.Unmarshal(pr.Raw, &sp); err != nil || !validName.MatchString(pr.Name) {
 		return nil, false
 	}
@@ -226,14 +226,14 @@ func servedPrompt(pr mcp.Prompt) (*sdk.Prompt, bool) {
 
 // readResource reads a resource (listed, or matching a template) through
 // the Hub.
-func (s *session) readResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+func (s *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	start := time.Now()
 	raw, err := s.p.ts.Hub().ReadResource(withSession(ctx, req.Session), req.Params.URI)
 	s.p.logger(ctx, req.Session).Info("read resource", withError([]any{"uri", req.Params.URI, "duration", time.Since(start)}, err)...)
 	if err != nil {
 		return nil, err
 	}
-	var res sdk.ReadResourceResult
+	var res mcp.ReadResourceResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("read %s: the server's result: %w", req.Params.URI, err)
 	}
@@ -241,7 +241,7 @@ func (s *session) readResource(ctx context.Context, req *sdk.ReadResourceRequest
 }
 
 // getPrompt gets a prompt through the Hub.
-func (s *session) getPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+func (s *session) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	start := time.Now()
 	ctx = withPromptRound(ctx, req) // roundtrip.go
 	raw, err := s.p.ts.Hub().GetPrompt(withSession(ctx, req.Session), req.Params.Name, req.Params.Arguments)
@@ -252,7 +252,7 @@ func (s *session) getPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*sd
 	if err != nil {
 		return nil, err
 	}
-	var res sdk.GetPromptResult
+	var res mcp.GetPromptResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("get prompt %s: the server's result: %w", req.Params.Name, err)
 	}

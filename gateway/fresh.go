@@ -3,16 +3,16 @@ package gateway
 import (
 	"context"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // freshen lists again, before a client's tools/list or search_tools, the
 // upstream servers whose tool lists have outlived the ttlMs they came with
-// (mcp.Hub.Freshen; MCP 2026-07-28). It costs nothing while every list is
+// (upstream.Hub.Freshen; MCP 2026-07-28). It costs nothing while every list is
 // fresh; a failure is logged, and the client gets the lists as they are.
-func (s *session) freshen(ctx context.Context, method string, req sdk.Request) {
+func (s *session) freshen(ctx context.Context, method string, req mcp.Request) {
 	if method != "tools/list" {
-		call, ok := req.(*sdk.CallToolRequest)
+		call, ok := req.(*mcp.CallToolRequest)
 		if !ok || call.Params == nil || call.Params.Name != SearchToolName {
 			return
 		}

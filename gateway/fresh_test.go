@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestFreshenOnList: an upstream whose tool list says it stays fresh for
@@ -18,25 +18,25 @@ import (
 func TestFreshenOnList(t *testing.T) {
 	var mu sync.Mutex
 	names := []string{"read_notes"}
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, &sdk.ServerOptions{
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}})
-	up.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
-		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	up.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/list" {
 				return next(ctx, method, req)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			res := &sdk.ListToolsResult{Cacheable: sdk.Cacheable{TTLMs: 1}}
+			res := &mcp.ListToolsResult{Cacheable: mcp.Cacheable{TTLMs: 1}}
 			for _, n := range names {
-				res.Tools = append(res.Tools, &sdk.Tool{Name: n, Description: "Notes: " + n, InputSchema: json.RawMessage(`{"type":"object"}`)})
+				res.Tools = append(res.Tools, &mcp.Tool{Name: n, Description: "Notes: " + n, InputSchema: json.RawMessage(`{"type":"object"}`)})
 			}
 			return res, nil
 		}
 	})
 	_, url := pinned2026(t, up)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&sdk.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

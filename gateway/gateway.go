@@ -11,12 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // Options configure a Gateway. The zero value (or nil) gives toolsift
@@ -205,7 +205,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 			p.toolsChanged()
 		}
 	}
-	to.Hub.OnListChange = func(c mcp.ListChange) {
+	to.Hub.OnListChange = func(c upstream.ListChange) {
 		if onList != nil {
 			onList(c)
 		}
@@ -234,7 +234,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	if err != nil {
 		return nil, err
 	}
-	var shared atomic.Pointer[mcp.Hub]
+	var shared atomic.Pointer[upstream.Hub]
 	if pu != nil {
 		pu.shared = shared.Load
 		to.Hub.Auth = &catalogAuth{next: to.Hub.Auth, pu: pu, sent: map[string]string{}}
@@ -347,7 +347,7 @@ func (g *Gateway) Handler() http.Handler {
 // not close r or w. The client is the Identity ctx carries (WithIdentity;
 // anonymous without), for the Policy and the logs.
 func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	t := &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
+	t := &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
 	id, _ := IdentityFrom(ctx)
 	err := g.p.newSessionServer(id).Run(ctx, t)
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {

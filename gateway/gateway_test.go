@@ -8,13 +8,13 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 func TestOpenRefusesOptions(t *testing.T) {
 	for name, o := range map[string]gateway.Options{
-		"ServerLogLevel": {Toolset: toolsift.Options{Hub: mcp.HubOptions{ServerLogLevel: "info"}}},
+		"ServerLogLevel": {Toolset: toolsift.Options{Hub: upstream.HubOptions{ServerLogLevel: "info"}}},
 		"SessionTimeout": {SessionTimeout: -time.Second},
 		"MaxSessions":    {MaxSessions: -1},
 		"BodyTimeout":    {BodyTimeout: -time.Second},

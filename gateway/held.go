@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // Held calls: an upstream of a revision before 2026-07-28 asks for input
@@ -72,7 +72,7 @@ type heldAnswer struct {
 }
 
 type heldOutcome struct {
-	res *sdk.CallToolResult
+	res *mcp.CallToolResult
 	err error
 }
 
@@ -103,7 +103,7 @@ func (h *heldCall) ask(ctx context.Context, method string, params json.RawMessag
 
 // callFor calls the tool name for the client of req: through callRound for
 // a client of 2026-07-28, else as the proxy calls (call.go).
-func (p *proxy) callFor(ctx context.Context, req *sdk.CallToolRequest, name string, args json.RawMessage) (*sdk.CallToolResult, error) {
+func (p *proxy) callFor(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	ctx = withRound(withProgress(ctx, req), req)
 	if isRound(ctx) {
 		return p.callRound(ctx, req.Session, name, args, req.Params)
@@ -114,7 +114,7 @@ func (p *proxy) callFor(ctx context.Context, req *sdk.CallToolRequest, name stri
 // callRound answers a tools/call of a 2026-07-28 client: a retry naming a
 // held call resumes it, any other call starts one (the Hub passes a
 // 2026-07-28 upstream's own rounds through: roundtrip.go).
-func (p *proxy) callRound(ctx context.Context, ss *sdk.ServerSession, name string, args json.RawMessage, params *sdk.CallToolParamsRaw) (*sdk.CallToolResult, error) {
+func (p *proxy) callRound(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
 	if state := params.RequestState; strings.HasPrefix(state, heldPrefix) {
 		h := p.held.take(state)
 		if h == nil || h.name != name || h.user != caller(ctx) {
@@ -155,7 +155,7 @@ func caller(ctx context.Context) string {
 // await waits for the held call's next question or its end: a question
 // (with any others already asked) goes to the client as an input-required
 // result naming the call; the end is the call's answer.
-func (p *proxy) await(ctx context.Context, h *heldCall) (*sdk.CallToolResult, error) {
+func (p *proxy) await(ctx context.Context, h *heldCall) (*mcp.CallToolResult, error) {
 	select {
 	case o := <-h.done:
 		// The call's ctx ends with this request's, once the SDK has
@@ -190,9 +190,9 @@ func (h *heldCall) add(a *heldAsk) {
 
 // inputRequired holds h under a new requestState and returns the result
 // that asks its pending questions.
-func (p *proxy) inputRequired(h *heldCall) (*sdk.CallToolResult, error) {
+func (p *proxy) inputRequired(h *heldCall) (*mcp.CallToolResult, error) {
 	h.mu.Lock()
-	asks := make(sdk.InputRequestMap, len(h.pending))
+	asks := make(mcp.InputRequestMap, len(h.pending))
 	for id, a := range h.pending {
 		in, err := inputRequest(a.method, a.params)
 		if err != nil {
@@ -208,24 +208,24 @@ func (p *proxy) inputRequired(h *heldCall) (*sdk.CallToolResult, error) {
 		h.cancel()
 		return nil, err
 	}
-	var res sdk.CallToolResult
+	var res mcp.CallToolResult
 	_ = json.Unmarshal([]byte(`{"resultType":"input_required"}`), &res) // its resultType is unexported
 	res.InputRequests, res.RequestState = asks, state
 	return &res, nil
 }
 
 // inputRequest is an upstream's request as an input request of a result.
-func inputRequest(method string, params json.RawMessage) (sdk.InputRequest, error) {
-	var in sdk.InputRequest
+func inputRequest(method string, params json.RawMessage) (mcp.InputRequest, error) {
+	var in mcp.InputRequest
 	switch method {
-	case mcp.MethodElicit:
-		in = &sdk.ElicitParams{}
-	case mcp.MethodCreateMessage:
-		in = &sdk.CreateMessageWithToolsParams{}
-	case mcp.MethodListRoots:
-		in = &sdk.ListRootsParams{}
+	case upstream.MethodElicit:
+		in = &mcp.ElicitParams{}
+	case upstream.MethodCreateMessage:
+		in = &mcp.CreateMessageWithToolsParams{}
+	case upstream.MethodListRoots:
+		in = &mcp.ListRootsParams{}
 	default:
-		return nil, &mcp.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s cannot be asked of a client of 2026-07-28", method)}
+		return nil, &upstream.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s cannot be asked of a client of 2026-07-28", method)}
 	}
 	if err := json.Unmarshal(params, in); err != nil {
 		return nil, fmt.Errorf("toolsift serve: %s params: %w", method, err)
@@ -235,7 +235,7 @@ func inputRequest(method string, params json.RawMessage) (sdk.InputRequest, erro
 
 // deliver gives the client's answers to the questions they answer; a
 // question left unanswered is asked again in the next result.
-func (h *heldCall) deliver(responses sdk.InputResponseMap) error {
+func (h *heldCall) deliver(responses mcp.InputResponseMap) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for id := range responses {

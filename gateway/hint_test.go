@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/gateway"
 )
@@ -35,7 +35,7 @@ func TestUnknownToolHint(t *testing.T) {
 		{"math__add", []string{`unknown tool "math__add"`, "not on this session's tool list", `call_tool with {"name": "math__add"`, "search_tools"}},
 		{"math__sqrt", []string{`unknown tool "math__sqrt"`, "no tool has this name", "search_tools finds tools"}},
 	} {
-		_, err := other.CallTool(context.Background(), &sdk.CallToolParams{Name: tt.name, Arguments: map[string]any{}})
+		_, err := other.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.name, Arguments: map[string]any{}})
 		for _, w := range tt.want {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("a new session calling %s: error %v, want it to say %q", tt.name, err, w)

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // A hostile client of toolsift serve --listen, written as raw HTTP: what it
@@ -103,8 +103,8 @@ func TestSessionIDNeverLogged(t *testing.T) {
 	}
 	srv := httptest.NewServer(p.Handler(nil))
 	defer srv.Close()
-	cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a session
+	cl := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a session
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ var (
 // closed.
 func slowTools(t *testing.T) *config.Config {
 	t.Helper()
-	slow, err := mcp.LocalServer(mcp.LocalTool{Name: "wait", Description: "Wait until released.", Handler: func(ctx context.Context, _ json.RawMessage) (string, error) {
+	slow, err := upstream.LocalServer(upstream.LocalTool{Name: "wait", Description: "Wait until released.", Handler: func(ctx context.Context, _ json.RawMessage) (string, error) {
 		select {
 		case slowStarted <- struct{}{}:
 		default:

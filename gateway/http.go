@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // httpOptions configure proxy.handler (Options of Gateway.Handler).
@@ -69,7 +69,7 @@ func (p *proxy) handler(o *httpOptions) http.Handler {
 	// Stateless: every request on its own (MCP 2026-07-28, and earlier
 	// revisions without sessions), one shared server with a fixed list.
 	srv := p.newStatelessServer()
-	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless: true,
 		Logger:    p.sdkLog,
 	})
@@ -96,7 +96,7 @@ func (p *proxy) statefulHandler(opts *httpOptions) http.Handler {
 	// session), so one server is made per request that has no session
 	// yet, and a shared one answers the rest.
 	shared := p.newServer()
-	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if r.Header.Get("Mcp-Session-Id") != "" || r.Method != http.MethodPost {
 			return shared
 		}
@@ -108,13 +108,13 @@ func (p *proxy) statefulHandler(opts *httpOptions) http.Handler {
 			return slot.srv
 		}
 		return p.newSessionServer(id)
-	}, &sdk.StreamableHTTPOptions{
+	}, &mcp.StreamableHTTPOptions{
 		Logger:         p.sdkLog,
 		SessionTimeout: opts.SessionTimeout,
 		// Events kept for a client to resume a stream after a cut
 		// (Last-Event-ID): SSE polling, a balancer's idle timeout.
 		// One store for every session, at most the SDK's 10 MiB.
-		EventStore: sdk.NewMemoryEventStore(nil),
+		EventStore: mcp.NewMemoryEventStore(nil),
 	})
 	return newSessionGuard(h, opts.MaxSessions, p.log)
 }
@@ -129,7 +129,7 @@ type serverSlotKey struct{}
 // serverSlot holds the server made for one HTTP request.
 type serverSlot struct {
 	once sync.Once
-	srv  *sdk.Server
+	srv  *mcp.Server
 }
 
 // requireBearer refuses requests without the bearer token with 401. Both

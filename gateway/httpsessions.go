@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // HTTP sessions (streamable HTTP with sessions): the go-sdk keeps every
@@ -66,7 +66,7 @@ type sessionGuard struct {
 // httpSession is one open session as the guard knows it.
 type httpSession struct {
 	cred     [32]byte
-	srv      *sdk.Server // the session's own server
+	srv      *mcp.Server // the session's own server
 	lastUsed time.Time
 	inFlight int // POSTs being answered
 }

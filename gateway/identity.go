@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Identity is who makes a request: the user an API token or a bearer JWT
@@ -81,7 +81,7 @@ func carryIdentity(next http.Handler) http.Handler {
 // requestIdentity returns the Identity of the client request req (see
 // carryIdentity); the zero Identity when it has none (stdio, or HTTP
 // without authentication).
-func requestIdentity(req sdk.Request) Identity {
+func requestIdentity(req mcp.Request) Identity {
 	if req == nil {
 		return Identity{}
 	}
@@ -97,8 +97,8 @@ func requestIdentity(req sdk.Request) Identity {
 // the handlers of a request find its Identity in their ctx (IdentityFrom),
 // whichever wire or session it came by; a request without one, on a
 // session of one caller (stdio served with an Identity), is that caller's.
-func (s *session) withRequestIdentity(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+func (s *session) withRequestIdentity(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if id := requestIdentity(req); !id.IsZero() {
 			ctx = WithIdentity(ctx, id)
 		} else if s.id != nil && !s.id.IsZero() {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
 )
@@ -52,8 +52,8 @@ func TestIdentityReachesHandlers(t *testing.T) {
 			from := len(buf.String())
 			hc := srv.Client()
 			hc.Transport = userHeader{"alice", hc.Transport}
-			cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-			cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+			cl := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // The limits of toolsift serve's HTTP side (docs/limits.md, "What a client
@@ -32,7 +32,7 @@ const DefaultMaxConns = 256
 
 // maxBodyBytes is the most a request body may hold: the go-sdk's own
 // limit, which it applies after the guard has read the body.
-const maxBodyBytes = sdk.DefaultMaxRequestBodyBytes
+const maxBodyBytes = mcp.DefaultMaxRequestBodyBytes
 
 // checkOrigin refuses, with 403, a request whose Origin header is present
 // and not allowed (MCP transport: servers MUST validate Origin, so that a
@@ -203,7 +203,7 @@ func newServerRate(perMinute int) *serverRate {
 // allow takes a token for a request of server, or returns the JSON-RPC
 // error the server gets: it says what was refused and why.
 func (r *serverRate) allow(server, method string) error {
-	if r == nil || (method != mcp.MethodCreateMessage && method != mcp.MethodElicit) {
+	if r == nil || (method != upstream.MethodCreateMessage && method != upstream.MethodElicit) {
 		return nil
 	}
 	r.mu.Lock()
@@ -217,7 +217,7 @@ func (r *serverRate) allow(server, method string) error {
 	b.tokens = min(float64(r.perMinute), b.tokens+now.Sub(b.at).Minutes()*float64(r.perMinute))
 	b.at = now
 	if b.tokens < 1 {
-		return &mcp.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s from %s refused: over the limit of %d sampling and elicitation requests a minute per server (toolsift serve --client-requests-per-minute)", method, server, r.perMinute)}
+		return &upstream.RPCError{Code: codeDeclined, Message: fmt.Sprintf("toolsift serve: %s from %s refused: over the limit of %d sampling and elicitation requests a minute per server (toolsift serve --client-requests-per-minute)", method, server, r.perMinute)}
 	}
 	b.tokens--
 	return nil
@@ -226,7 +226,7 @@ func (r *serverRate) allow(server, method string) error {
 // DefaultMaxResultBytes is the default bound on the bytes of upstream tool
 // results the proxy holds at once, across calls and sessions (from the
 // upstream's answer until the SDK has written the proxy's): four results
-// of the Hub's largest message (mcp.HubOptions.MaxMessageBytes, 16 MiB).
+// of the Hub's largest message (upstream.HubOptions.MaxMessageBytes, 16 MiB).
 // Each byte held costs several in memory (the SDK decodes and encodes it),
 // so this bounds what concurrent large results cost.
 const DefaultMaxResultBytes = 64 << 20

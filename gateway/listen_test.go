@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
@@ -22,20 +22,20 @@ import (
 // of list changes on its subscriptions/listen stream (SEP-2575): when an
 // upstream's prompts change, and when a pinned tool joins the fixed list.
 func TestListenListChanges(t *testing.T) {
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
-	up.AddPrompt(&sdk.Prompt{Name: "first"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-		return &sdk.GetPromptResult{}, nil
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	up.AddPrompt(&mcp.Prompt{Name: "first"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
 	})
-	up.AddTool(&sdk.Tool{Name: "old", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{}, nil
+	up.AddTool(&mcp.Tool{Name: "old", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
 	})
 	_, url := pinned2026(t, up)
 
 	prompts, tools := make(chan struct{}, 8), make(chan struct{}, 8)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
-		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) { prompts <- struct{}{} },
-		ToolListChangedHandler:   func(context.Context, *sdk.ToolListChangedRequest) { tools <- struct{}{} },
-	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { prompts <- struct{}{} },
+		ToolListChangedHandler:   func(context.Context, *mcp.ToolListChangedRequest) { tools <- struct{}{} },
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,12 +56,12 @@ func TestListenListChanges(t *testing.T) {
 		}
 	}
 
-	up.AddPrompt(&sdk.Prompt{Name: "second"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-		return &sdk.GetPromptResult{}, nil
+	up.AddPrompt(&mcp.Prompt{Name: "second"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
 	})
 	wait(prompts, "prompts")
-	up.AddTool(&sdk.Tool{Name: "new", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{}, nil
+	up.AddTool(&mcp.Tool{Name: "new", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
 	})
 	wait(tools, "tools")
 	res, err := cs.ListTools(context.Background(), nil)
@@ -86,18 +86,18 @@ func TestListenListChanges(t *testing.T) {
 // own list did not change, hears nothing.
 func TestListenToolsSaid(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
-	same := &sdk.Tool{Name: "same", Description: "Stays as it is.", InputSchema: json.RawMessage(`{"type":"object"}`)}
-	handler := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{}, nil
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	same := &mcp.Tool{Name: "same", Description: "Stays as it is.", InputSchema: json.RawMessage(`{"type":"object"}`)}
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
 	}
 	up.AddTool(same, handler)
 	gw, url := pinned2026(t, up)
 
 	tools := make(chan struct{}, 8)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { tools <- struct{}{} },
-	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { tools <- struct{}{} },
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,11 +147,11 @@ func TestListenToolsSaid(t *testing.T) {
 // starts listening after a quiet spell hears the next change.
 func TestListenAfterIdle(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
-	handler := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{}, nil
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
 	}
-	up.AddTool(&sdk.Tool{Name: "old", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+	up.AddTool(&mcp.Tool{Name: "old", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
 	gw, url := pinned2026(t, up)
 	// A quiet spell longer than the grace, then a server made for
 	// another session, which forgets the servers past it.
@@ -160,14 +160,14 @@ func TestListenAfterIdle(t *testing.T) {
 	gw.NewServer()
 
 	tools := make(chan struct{}, 8)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { tools <- struct{}{} },
-	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { tools <- struct{}{} },
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	up.AddTool(&sdk.Tool{Name: "new", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+	up.AddTool(&mcp.Tool{Name: "new", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
 	select {
 	case <-tools:
 	case <-time.After(testenv.WaitLimit()):
@@ -178,9 +178,9 @@ func TestListenAfterIdle(t *testing.T) {
 // pinned2026 serves up as "up", a stateless upstream of MCP 2026-07-28,
 // behind a gateway that pins every tool of it, and returns the gateway and
 // its URL; both are closed when the test ends.
-func pinned2026(t *testing.T, up *sdk.Server) (*gateway.Gateway, string) {
+func pinned2026(t *testing.T, up *mcp.Server) (*gateway.Gateway, string) {
 	t.Helper()
-	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(hs.Close)
 	cfg := &config.Config{Servers: map[string]config.Server{"up": {URL: hs.URL, Type: "http", ProtocolVersion: "2026-07-28"}}}
 	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{

@@ -7,13 +7,13 @@ import (
 	"slices"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // BenchmarkListFoundTools: a search lists the tools it found on its
@@ -24,9 +24,9 @@ import (
 // schema for it). The figure is in docs/measurements.md (issue 34, third
 // round): `go test -run '^$' -bench ListFoundTools -benchmem ./gateway/`.
 func BenchmarkListFoundTools(b *testing.B) {
-	var tools []mcp.LocalTool
+	var tools []upstream.LocalTool
 	for i := range 80 {
-		tools = append(tools, mcp.LocalTool{Name: fmt.Sprintf("tool_%d", i), Description: fmt.Sprintf("Tool %d.", i),
+		tools = append(tools, upstream.LocalTool{Name: fmt.Sprintf("tool_%d", i), Description: fmt.Sprintf("Tool %d.", i),
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","description":"the a"},"b":{"type":"integer"}},"required":["a"]}`),
 			Handler:     func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
 	}
@@ -46,9 +46,9 @@ func BenchmarkListFoundTools(b *testing.B) {
 // page of a tools/list answer only: a later page (a list of pinned tools
 // longer than the SDK's page) must not list them again.
 func TestFoundToolsOnFirstPageOnly(t *testing.T) {
-	var tools []mcp.LocalTool
+	var tools []upstream.LocalTool
 	for _, n := range []string{"alpha", "beta"} {
-		tools = append(tools, mcp.LocalTool{Name: n, Description: "Tool " + n + ".",
+		tools = append(tools, upstream.LocalTool{Name: n, Description: "Tool " + n + ".",
 			Handler: func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
 	}
 	ts, s := oneSession(t, tools)
@@ -56,16 +56,16 @@ func TestFoundToolsOnFirstPageOnly(t *testing.T) {
 		t.Fatalf("listed %v, want the 2 tools", added)
 	}
 	// What the SDK server answers for its registered tools, on any page.
-	page := func(context.Context, string, sdk.Request) (sdk.Result, error) {
-		return &sdk.ListToolsResult{Tools: []*sdk.Tool{{Name: "pinned"}}}, nil
+	page := func(context.Context, string, mcp.Request) (mcp.Result, error) {
+		return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "pinned"}}}, nil
 	}
 	names := func(cursor string) []string {
-		res, err := s.foundTools(page)(context.Background(), "tools/list", &sdk.ListToolsRequest{Params: &sdk.ListToolsParams{Cursor: cursor}})
+		res, err := s.foundTools(page)(context.Background(), "tools/list", &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{Cursor: cursor}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
-		for _, tl := range res.(*sdk.ListToolsResult).Tools {
+		for _, tl := range res.(*mcp.ListToolsResult).Tools {
 			out = append(out, tl.Name)
 		}
 		return out
@@ -80,9 +80,9 @@ func TestFoundToolsOnFirstPageOnly(t *testing.T) {
 
 // oneSession opens a Toolset over one local server "s" of tools, and a
 // proxy with one session on it.
-func oneSession(t testing.TB, tools []mcp.LocalTool) (*toolsift.Toolset, *session) {
+func oneSession(t testing.TB, tools []upstream.LocalTool) (*toolsift.Toolset, *session) {
 	t.Helper()
-	srv, err := mcp.LocalServer(tools...)
+	srv, err := upstream.LocalServer(tools...)
 	if err != nil {
 		t.Fatal(err)
 	}

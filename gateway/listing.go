@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -27,13 +27,13 @@ type listings struct {
 
 type listing struct {
 	src tool.Tool
-	st  *sdk.Tool // nil: t cannot be listed
+	st  *mcp.Tool // nil: t cannot be listed
 	def string
 }
 
 // get returns sdkTool(t), a copy for the caller to list, and its JSON;
 // ok is false when t cannot be listed.
-func (l *listings) get(t tool.Tool) (st *sdk.Tool, def string, ok bool) {
+func (l *listings) get(t tool.Tool) (st *mcp.Tool, def string, ok bool) {
 	l.mu.Lock()
 	e := l.m[t.Name]
 	l.mu.Unlock()

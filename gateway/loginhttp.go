@@ -11,9 +11,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // pendingTTL is how long a login may take from its start to the
@@ -346,7 +346,7 @@ func (pu *perUser) listCatalog(ctx context.Context, server, serverURL, key strin
 		return
 	}
 	for _, st := range hub.Status() {
-		if st.Name == server && st.State == mcp.StateFailed {
+		if st.Name == server && st.State == upstream.StateFailed {
 			if err := hub.Retry(ctx, server); err != nil {
 				pu.log.Warn("per-user server not listed", "server", server, "error", err)
 			} else {

@@ -9,33 +9,33 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestLogsReachTheCallingClient: the log messages an upstream server sends
 // during a call reach the client that made it, at the level that client
 // asked for, and not a client that asked for none.
 func TestLogsReachTheCallingClient(t *testing.T) {
-	upstream := sdk.NewServer(&sdk.Implementation{Name: "logger", Version: "1"}, &sdk.ServerOptions{
-		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{}},
+	up := mcp.NewServer(&mcp.Implementation{Name: "logger", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
 	})
-	upstream.AddTool(&sdk.Tool{Name: "work", Description: "Works and logs.", InputSchema: map[string]any{"type": "object"}},
-		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			for _, l := range []sdk.LoggingLevel{"debug", "info", "warning"} {
-				_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: l, Logger: "work", Data: fmt.Sprintf("a %s line", l)})
+	up.AddTool(&mcp.Tool{Name: "work", Description: "Works and logs.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for _, l := range []mcp.LoggingLevel{"debug", "info", "warning"} {
+				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: l, Logger: "work", Data: fmt.Sprintf("a %s line", l)})
 			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		})
-	cfg := &config.Config{Servers: map[string]config.Server{"logger": dialed(upstream)}}
+	cfg := &config.Config{Servers: map[string]config.Server{"logger": dialed(up)}}
 	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(),
-		Hub: mcp.HubOptions{ServerLogLevel: gateway.ServerLogLevel}})
+		Hub: upstream.HubOptions{ServerLogLevel: gateway.ServerLogLevel}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,21 +46,21 @@ func TestLogsReachTheCallingClient(t *testing.T) {
 	}
 
 	got := make(chan string, 16)
-	st, ct := sdk.NewInMemoryTransports()
+	st, ct := mcp.NewInMemoryTransports()
 	if _, err := p.NewServer().Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	listening := sdk.NewClient(&sdk.Implementation{Name: "listener", Version: "1"}, &sdk.ClientOptions{
-		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
+	listening := mcp.NewClient(&mcp.Implementation{Name: "listener", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			got <- fmt.Sprintf("%s %s %v", req.Params.Level, req.Params.Logger, req.Params.Data)
 		},
 	})
-	cs, err := listening.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := listening.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	if err := cs.SetLoggingLevel(context.Background(), &sdk.SetLoggingLevelParams{Level: "info"}); err != nil {
+	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
 	c := &client{ClientSession: cs}

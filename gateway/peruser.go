@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // perUser reaches the per-user servers (Options.PerUser): each user's
@@ -29,9 +29,9 @@ import (
 type perUser struct {
 	servers map[string]config.Server // per-user server name → its config
 	logins  *userLogins
-	hubOpts mcp.HubOptions // of each user's Hub
+	hubOpts upstream.HubOptions // of each user's Hub
 	log     *slog.Logger
-	shared  func() *mcp.Hub // the shared Hub, once open: Retry after a first login
+	shared  func() *upstream.Hub // the shared Hub, once open: Retry after a first login
 
 	mu      sync.Mutex
 	closed  bool
@@ -67,7 +67,7 @@ func (pu *perUser) listCatalogAgain(ctx context.Context, server, serverURL, user
 	}
 	failed := false
 	for _, st := range hub.Status() {
-		failed = failed || st.Name == server && st.State == mcp.StateFailed
+		failed = failed || st.Name == server && st.State == upstream.StateFailed
 	}
 	if !failed {
 		return
@@ -92,8 +92,8 @@ const hubIdle = time.Hour
 
 // userHub is one user's Hub of one per-user server.
 type userHub struct {
-	mu   sync.Mutex // one connection at a time
-	hub  *mcp.Hub   // nil until connected
+	mu   sync.Mutex    // one connection at a time
+	hub  *upstream.Hub // nil until connected
 	auth *userAuth
 
 	// calls in progress and when it was last used: guarded by perUser.mu.
@@ -175,7 +175,7 @@ func (pu *perUser) userHub(user, server string) (uh *userHub, done func(), err e
 	pu.mu.Lock()
 	if pu.closed {
 		pu.mu.Unlock()
-		return nil, nil, mcp.ErrClosed
+		return nil, nil, upstream.ErrClosed
 	}
 	k := [2]string{user, server}
 	uh = pu.hubs[k]
@@ -225,7 +225,7 @@ func (uh *userHub) close() error {
 
 // connect returns uh's Hub, connecting it first (its server started and
 // listed) when it has none.
-func (uh *userHub) connect(ctx context.Context, pu *perUser, server string, sc config.Server) (*mcp.Hub, error) {
+func (uh *userHub) connect(ctx context.Context, pu *perUser, server string, sc config.Server) (*upstream.Hub, error) {
 	uh.mu.Lock()
 	defer uh.mu.Unlock()
 	if uh.hub != nil {
@@ -233,7 +233,7 @@ func (uh *userHub) connect(ctx context.Context, pu *perUser, server string, sc c
 	}
 	opts := pu.hubOpts
 	opts.Auth = uh.auth
-	hub, err := mcp.NewHub(&config.Config{Servers: map[string]config.Server{server: sc}}, &opts)
+	hub, err := upstream.NewHub(&config.Config{Servers: map[string]config.Server{server: sc}}, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +241,7 @@ func (uh *userHub) connect(ctx context.Context, pu *perUser, server string, sc c
 		return nil, errors.Join(err, hub.Close())
 	}
 	for _, st := range hub.Status() {
-		if st.State == mcp.StateFailed {
+		if st.State == upstream.StateFailed {
 			err := st.Err
 			if nl := uh.auth.loginNeeded(); nl != nil {
 				err = nl
@@ -253,7 +253,7 @@ func (uh *userHub) connect(ctx context.Context, pu *perUser, server string, sc c
 	closed := pu.closed
 	pu.mu.Unlock()
 	if closed {
-		return nil, errors.Join(mcp.ErrClosed, hub.Close())
+		return nil, errors.Join(upstream.ErrClosed, hub.Close())
 	}
 	uh.hub = hub
 	return hub, nil
@@ -298,7 +298,7 @@ func (pu *perUser) close() error {
 // user's); every other server gets what next gives (the configured
 // Authorizer, if any).
 type catalogAuth struct {
-	next mcp.Authorizer
+	next upstream.Authorizer
 	pu   *perUser
 	mu   sync.Mutex
 	sent map[string]string // server → the token last refreshed after a refusal
@@ -360,7 +360,7 @@ func (a *catalogAuth) Unauthorized(ctx context.Context, server, serverURL string
 // shared Hub's options, which each user's Hub starts from. A store that
 // holds logins sealed with another key is refused here, before anything
 // connects.
-func (o *Options) perUser(ctx context.Context, cfg *config.Config, shared mcp.HubOptions) (*perUser, error) {
+func (o *Options) perUser(ctx context.Context, cfg *config.Config, shared upstream.HubOptions) (*perUser, error) {
 	if len(o.PerUser) == 0 {
 		return nil, nil
 	}
@@ -427,7 +427,7 @@ func (o *Options) perUser(ctx context.Context, cfg *config.Config, shared mcp.Hu
 // the resource (by URI or URI template) a client names, "" when none:
 // completions and subscriptions of those would go through the shared
 // Hub's session, which is the first user's login, so they are refused.
-func (pu *perUser) featureServer(hub *mcp.Hub, prompt, uri string) string {
+func (pu *perUser) featureServer(hub *upstream.Hub, prompt, uri string) string {
 	if pu == nil {
 		return ""
 	}

@@ -25,9 +25,9 @@ import (
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // tokenLog records, from the gateways' side of the wire, the access tokens
@@ -93,7 +93,7 @@ func TestPerUserTypeScriptServer(t *testing.T) {
 }
 
 func testPerUserTypeScriptServer(t *testing.T, kind string) {
-	npm := npmtest.Dir(t, "../mcp/testdata/npm")
+	npm := npmtest.Dir(t, "../upstream/testdata/npm")
 	sdkDir := filepath.Join(npm, "node_modules", "@modelcontextprotocol", "sdk")
 	mcpPort, authPort := freePort(t), freePort(t)
 	cmd := exec.Command("node", filepath.Join(sdkDir, "dist", "esm", "examples", "server", "simpleStreamableHttp.js"), "--oauth", "--oauth-strict")
@@ -150,7 +150,7 @@ func testPerUserTypeScriptServer(t *testing.T, kind string) {
 		gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
 			Logger: slog.New(slog.NewTextHandler(&glog, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler),
-				Hub: mcp.HubOptions{HTTPClient: hc}},
+				Hub: upstream.HubOptions{HTTPClient: hc}},
 			PerUser: []string{"ts"}, Store: st, LoginKey: key, PublicURL: web.URL,
 		})
 		if err != nil {

@@ -21,7 +21,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
@@ -37,33 +37,33 @@ import (
 // go-sdk binds each to its token's user.
 func whoamiServer(t *testing.T) *oauthtest.Server {
 	t.Helper()
-	newServer := func(*http.Request) *sdk.Server {
-		srv := sdk.NewServer(&sdk.Implementation{Name: "who", Version: "1"}, &sdk.ServerOptions{
-			SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
-			UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
-			CompletionHandler: func(_ context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
-				return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{req.Extra.TokenInfo.UserID}}}, nil
+	newServer := func(*http.Request) *mcp.Server {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "who", Version: "1"}, &mcp.ServerOptions{
+			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+			CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+				return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{req.Extra.TokenInfo.UserID}}}, nil
 			},
 		})
-		sdk.AddTool(srv, &sdk.Tool{Name: "whoami", Description: "Say whose token called."},
-			func(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		mcp.AddTool(srv, &mcp.Tool{Name: "whoami", Description: "Say whose token called."},
+			func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 				who := "nobody"
 				if req.Extra != nil && req.Extra.TokenInfo != nil {
 					who = req.Extra.TokenInfo.UserID
 				}
-				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: who}}}, nil, nil
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: who}}}, nil, nil
 			})
 		// A resource and a prompt that are the caller's: not to be
 		// served to others through the catalog's session.
-		srv.AddResource(&sdk.Resource{URI: "who://me", Name: "me"}, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "who://me", Text: req.Extra.TokenInfo.UserID}}}, nil
+		srv.AddResource(&mcp.Resource{URI: "who://me", Name: "me"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "who://me", Text: req.Extra.TokenInfo.UserID}}}, nil
 		})
-		srv.AddPrompt(&sdk.Prompt{Name: "mine", Arguments: []*sdk.PromptArgument{{Name: "x"}}}, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: req.Extra.TokenInfo.UserID}}}}, nil
+		srv.AddPrompt(&mcp.Prompt{Name: "mine", Arguments: []*mcp.PromptArgument{{Name: "x"}}}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: req.Extra.TokenInfo.UserID}}}}, nil
 		})
 		return srv
 	}
-	as := oauthtest.New(sdk.NewStreamableHTTPHandler(newServer, nil), nil)
+	as := oauthtest.New(mcp.NewStreamableHTTPHandler(newServer, nil), nil)
 	t.Cleanup(as.Close)
 	return as
 }
@@ -156,12 +156,12 @@ func (gw *perUserGateway) login(t *testing.T, user string) {
 func (gw *perUserGateway) mcpClient(t *testing.T, user string, version ...string) *client {
 	t.Helper()
 	hc := &http.Client{Transport: userHeader{user, http.DefaultTransport}}
-	cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	var opts *sdk.ClientSessionOptions
+	cl := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	var opts *mcp.ClientSessionOptions
 	if len(version) > 0 {
-		opts = &sdk.ClientSessionOptions{ProtocolVersion: version[0]}
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version[0]}
 	}
-	cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: gw.URL + "/mcp", HTTPClient: hc}, opts)
+	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: gw.URL + "/mcp", HTTPClient: hc}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,13 +254,13 @@ func TestPerUserLogins(t *testing.T) {
 	if res, err := bob.ListPrompts(ctx, nil); err == nil && len(res.Prompts) > 0 {
 		t.Errorf("bob lists the per-user server's prompts: %v", res.Prompts[0].Name)
 	}
-	if res, err := bob.ReadResource(ctx, &sdk.ReadResourceParams{URI: "who://me"}); err == nil {
+	if res, err := bob.ReadResource(ctx, &mcp.ReadResourceParams{URI: "who://me"}); err == nil {
 		t.Errorf("bob read the per-user server's resource: %+v", res.Contents[0])
 	}
-	if err := bob.Subscribe(ctx, &sdk.SubscribeParams{URI: "who://me"}); err == nil {
+	if err := bob.Subscribe(ctx, &mcp.SubscribeParams{URI: "who://me"}); err == nil {
 		t.Error("bob subscribed to the per-user server's resource")
 	}
-	if res, err := bob.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "remote__mine"}, Argument: sdk.CompleteParamsArgument{Name: "x"}}); err == nil {
+	if res, err := bob.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "remote__mine"}, Argument: mcp.CompleteParamsArgument{Name: "x"}}); err == nil {
 		t.Errorf("bob completed the per-user server's prompt: %+v", res)
 	}
 
@@ -466,14 +466,14 @@ func TestPerUserRefreshOnce(t *testing.T) {
 	errs := make([]bool, 2)
 	for i, c := range []*client{c1, c2} {
 		wg.Go(func() {
-			res, err := c.CallTool(context.Background(), &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "remote__whoami"}})
+			res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "remote__whoami"}})
 			if err != nil {
 				texts[i], errs[i] = err.Error(), true
 				return
 			}
 			errs[i] = res.IsError
 			for _, ct := range res.Content {
-				if tc, ok := ct.(*sdk.TextContent); ok {
+				if tc, ok := ct.(*mcp.TextContent); ok {
 					texts[i] += tc.Text
 				}
 			}
@@ -601,15 +601,15 @@ func TestPerUserOptions(t *testing.T) {
 // insufficient_scope) sends the user to log in again, and that login asks
 // for the scope: the call then goes through.
 func TestPerUserStepUp(t *testing.T) {
-	newServer := func(*http.Request) *sdk.Server {
-		srv := sdk.NewServer(&sdk.Implementation{Name: "who", Version: "1"}, nil)
-		sdk.AddTool(srv, &sdk.Tool{Name: "whoami", Description: "Say whose token called."},
-			func(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
-				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: req.Extra.TokenInfo.UserID}}}, nil, nil
+	newServer := func(*http.Request) *mcp.Server {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "who", Version: "1"}, nil)
+		mcp.AddTool(srv, &mcp.Tool{Name: "whoami", Description: "Say whose token called."},
+			func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Extra.TokenInfo.UserID}}}, nil, nil
 			})
 		return srv
 	}
-	as := oauthtest.New(sdk.NewStreamableHTTPHandler(newServer, nil), &oauthtest.Options{ToolScopes: map[string]string{"whoami": "who:read"}})
+	as := oauthtest.New(mcp.NewStreamableHTTPHandler(newServer, nil), &oauthtest.Options{ToolScopes: map[string]string{"whoami": "who:read"}})
 	t.Cleanup(as.Close)
 	gw, err := openPerUser(t, as, store.NewMemory(), newKey(t))
 	if err != nil {

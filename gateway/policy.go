@@ -11,10 +11,10 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 	"github.com/yosida95/uritemplate/v3"
 )
 
@@ -44,7 +44,7 @@ import (
 //     as for a tool no server has (same error, same hint), and neither
 //     the quarantine nor the hint names it;
 //   - resources/read, prompts/get, completion/complete, resources/subscribe
-//     and unsubscribe: the Hub routes them with mcp.WithServerScope, as if
+//     and unsubscribe: the Hub routes them with upstream.WithServerScope, as if
 //     the servers out of scope did not exist; under a policy, the errors
 //     of a resource or prompt no server in scope has are the SDK's for one
 //     that is not registered, so a registered one out of scope reads the
@@ -208,7 +208,7 @@ func glob(pattern, name string) bool {
 
 // server reports whether the server's resources, templates, prompts and
 // completions are in scope: a server pattern allows it and none denies it.
-// Safe for concurrent use (mcp.WithServerScope asks it).
+// Safe for concurrent use (upstream.WithServerScope asks it).
 func (sc *scope) server(name string) bool {
 	return anyMatch(sc.allowServers, name) && !anyMatch(sc.denyServers, name)
 }
@@ -331,8 +331,8 @@ func noServer(string) bool { return false }
 // scope (see the top of this file): it runs inside checkTools, whose
 // quarantine refusal, call by name and unknown-tool hint ask the same
 // scope (proxy.get).
-func (s *session) scoped(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+func (s *session) scoped(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		a := s.p.access(ctx)
 		if a == nil {
 			return next(ctx, method, req)
@@ -342,18 +342,18 @@ func (s *session) scoped(next sdk.MethodHandler) sdk.MethodHandler {
 			// Routed by server; a tools/call is held to the tool's scope
 			// (proxy.call), which a tool pattern may grant without its
 			// server's.
-			ctx = mcp.WithServerScope(ctx, a.sc.server)
+			ctx = upstream.WithServerScope(ctx, a.sc.server)
 		}
-		if call, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" && call.Params != nil && a.hides(call.Params.Name) {
+		if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && call.Params != nil && a.hides(call.Params.Name) {
 			// What the SDK says of a tool not on the list (checkTools adds
 			// the hint of a tool no server has).
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", call.Params.Name)}
 		}
 		handle := next
-		if rr, ok := req.(*sdk.ReadResourceRequest); ok && method == "resources/read" && rr.Params != nil && s.readPlain(a, rr.Params.URI) {
+		if rr, ok := req.(*mcp.ReadResourceRequest); ok && method == "resources/read" && rr.Params != nil && s.readPlain(a, rr.Params.URI) {
 			// Not registered under this URI on the shared server (only
 			// its namespaced forms are): the Hub routes it in scope.
-			handle = func(ctx context.Context, _ string, _ sdk.Request) (sdk.Result, error) {
+			handle = func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
 				return s.readResource(ctx, rr)
 			}
 		}
@@ -362,17 +362,17 @@ func (s *session) scoped(next sdk.MethodHandler) sdk.MethodHandler {
 			return res, notFound(method, req, err)
 		}
 		switch r := res.(type) {
-		case *sdk.ListToolsResult:
-			r.Tools = slices.DeleteFunc(slices.Clone(r.Tools), func(t *sdk.Tool) bool { return a.hides(t.Name) })
-		case *sdk.ListResourcesResult:
+		case *mcp.ListToolsResult:
+			r.Tools = slices.DeleteFunc(slices.Clone(r.Tools), func(t *mcp.Tool) bool { return a.hides(t.Name) })
+		case *mcp.ListResourcesResult:
 			of, mine := s.p.resourceServers(a)
-			r.Resources = inScopeList(r.Resources, of, mine, func(x *sdk.Resource) *string { return &x.URI })
-		case *sdk.ListResourceTemplatesResult:
+			r.Resources = inScopeList(r.Resources, of, mine, func(x *mcp.Resource) *string { return &x.URI })
+		case *mcp.ListResourceTemplatesResult:
 			of, mine := s.p.templateServers(a)
-			r.ResourceTemplates = inScopeList(r.ResourceTemplates, of, mine, func(x *sdk.ResourceTemplate) *string { return &x.URITemplate })
-		case *sdk.ListPromptsResult:
+			r.ResourceTemplates = inScopeList(r.ResourceTemplates, of, mine, func(x *mcp.ResourceTemplate) *string { return &x.URITemplate })
+		case *mcp.ListPromptsResult:
 			of := s.p.promptServers()
-			r.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(x *sdk.Prompt) bool { return !a.prompt(of, x.Name) })
+			r.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(x *mcp.Prompt) bool { return !a.prompt(of, x.Name) })
 		}
 		return res, nil
 	}
@@ -508,14 +508,14 @@ func (s *session) readPlain(a *access, uri string) bool {
 // caller's scope) into what the SDK says of one it has not: under a
 // policy, the answer for a resource or prompt out of scope is the one for
 // a resource or prompt that does not exist.
-func notFound(method string, req sdk.Request, err error) error {
+func notFound(method string, req mcp.Request, err error) error {
 	switch r := req.(type) {
-	case *sdk.ReadResourceRequest:
-		if method == "resources/read" && r.Params != nil && errors.Is(err, mcp.ErrUnknownResource) {
-			return sdk.ResourceNotFoundError(r.Params.URI)
+	case *mcp.ReadResourceRequest:
+		if method == "resources/read" && r.Params != nil && errors.Is(err, upstream.ErrUnknownResource) {
+			return mcp.ResourceNotFoundError(r.Params.URI)
 		}
-	case *sdk.GetPromptRequest:
-		if method == "prompts/get" && r.Params != nil && errors.Is(err, mcp.ErrUnknownPrompt) {
+	case *mcp.GetPromptRequest:
+		if method == "prompts/get" && r.Params != nil && errors.Is(err, upstream.ErrUnknownPrompt) {
 			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", r.Params.Name)}
 		}
 	}

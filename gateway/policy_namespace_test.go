@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
@@ -24,14 +24,14 @@ import (
 // both wires, with go-sdk clients.
 func TestPolicyHidesNamespacing(t *testing.T) {
 	server := func(name string) config.Server {
-		s := sdk.NewServer(&sdk.Implementation{Name: name, Version: "1"}, nil)
-		s.AddTool(&sdk.Tool{Name: "noop", Description: "Nothing.", InputSchema: map[string]any{"type": "object"}},
-			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-				return &sdk.CallToolResult{Content: []sdk.Content{}}, nil
+		s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{Name: "noop", Description: "Nothing.", InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
 			})
-		s.AddResource(&sdk.Resource{URI: "shared://notes", Name: "notes"}, textResource(name))
-		s.AddResource(&sdk.Resource{URI: name + "://own", Name: "own"}, textResource(name))
-		s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "shared://t/{k}", Name: "t"}, textResource(name))
+		s.AddResource(&mcp.Resource{URI: "shared://notes", Name: "notes"}, textResource(name))
+		s.AddResource(&mcp.Resource{URI: name + "://own", Name: "own"}, textResource(name))
+		s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "shared://t/{k}", Name: "t"}, textResource(name))
 		return dialed(s)
 	}
 	pol, err := config.ParsePolicy("policy.json", []byte(`{"rules": [
@@ -53,7 +53,7 @@ func TestPolicyHidesNamespacing(t *testing.T) {
 
 	ctx := context.Background()
 	read := func(c *client, uri string) string {
-		res, err := c.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+		res, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		if err != nil {
 			return "error"
 		}

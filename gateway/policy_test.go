@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
@@ -39,24 +39,24 @@ func asMember(next http.Handler) http.Handler {
 func scopedServers(t *testing.T) *config.Config {
 	t.Helper()
 	server := func(name string, tools map[string]string) config.Server {
-		s := sdk.NewServer(&sdk.Implementation{Name: name, Version: "1"}, &sdk.ServerOptions{
-			CompletionHandler: func(_ context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
-				return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{name + ":" + req.Params.Argument.Value}}}, nil
+		s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ServerOptions{
+			CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+				return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{name + ":" + req.Params.Argument.Value}}}, nil
 			},
-			SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
-			UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		})
 		for tn, desc := range tools {
-			s.AddTool(&sdk.Tool{Name: tn, Description: desc, InputSchema: map[string]any{"type": "object"}},
-				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name + "." + tn}}}, nil
+			s.AddTool(&mcp.Tool{Name: tn, Description: desc, InputSchema: map[string]any{"type": "object"}},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + "." + tn}}}, nil
 				})
 		}
-		s.AddResource(&sdk.Resource{URI: name + "://readme", Name: "readme"}, textResource(name))
-		s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: name + "://doc/{key}", Name: "doc"}, textResource(name))
-		s.AddPrompt(&sdk.Prompt{Name: "explain", Arguments: []*sdk.PromptArgument{{Name: "topic"}}},
-			func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-				return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: name}}}}, nil
+		s.AddResource(&mcp.Resource{URI: name + "://readme", Name: "readme"}, textResource(name))
+		s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: name + "://doc/{key}", Name: "doc"}, textResource(name))
+		s.AddPrompt(&mcp.Prompt{Name: "explain", Arguments: []*mcp.PromptArgument{{Name: "topic"}}},
+			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: name}}}}, nil
 			})
 		return dialed(s)
 	}
@@ -107,15 +107,15 @@ func policyGateway(t *testing.T) (*gateway.Gateway, *httptest.Server) {
 
 // connectAs opens a go-sdk client session over HTTP as user ("" for
 // anonymous).
-func connectAs(t *testing.T, url, user, version string, opts ...func(*sdk.ClientOptions)) *client {
+func connectAs(t *testing.T, url, user, version string, opts ...func(*mcp.ClientOptions)) *client {
 	t.Helper()
 	hc := &http.Client{Transport: http.DefaultTransport}
 	if user != "" {
 		hc.Transport = userHeader{user, hc.Transport}
 	}
 	c := &client{changed: make(chan struct{}, 16)}
-	co := &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+	co := &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case c.changed <- struct{}{}:
 			default:
@@ -125,9 +125,9 @@ func connectAs(t *testing.T, url, user, version string, opts ...func(*sdk.Client
 	for _, o := range opts {
 		o(co)
 	}
-	cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, co)
-	cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc},
-		&sdk.ClientSessionOptions{ProtocolVersion: version})
+	cl := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, co)
+	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func answers(t *testing.T, c *client, server string) map[string]string {
 	if server == "text" || server == "nosuchtext" {
 		tool = server + "__upper"
 	}
-	res, err := c.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
 	out["tools/call"] = errText(err)
 	if err == nil {
 		out["tools/call"] = norm(resultText(res))
@@ -169,24 +169,24 @@ func answers(t *testing.T, c *client, server string) map[string]string {
 	if !isErr {
 		out["call_tool"] = "ok: " + text
 	}
-	_, err = c.ReadResource(ctx, &sdk.ReadResourceParams{URI: server + "://readme"})
+	_, err = c.ReadResource(ctx, &mcp.ReadResourceParams{URI: server + "://readme"})
 	out["resources/read"] = errText(err)
-	_, err = c.ReadResource(ctx, &sdk.ReadResourceParams{URI: server + "://doc/k"})
+	_, err = c.ReadResource(ctx, &mcp.ReadResourceParams{URI: server + "://doc/k"})
 	out["resources/read template"] = errText(err)
-	_, err = c.GetPrompt(ctx, &sdk.GetPromptParams{Name: server + "__explain"})
+	_, err = c.GetPrompt(ctx, &mcp.GetPromptParams{Name: server + "__explain"})
 	out["prompts/get"] = errText(err)
-	_, err = c.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: server + "__explain"},
-		Argument: sdk.CompleteParamsArgument{Name: "topic", Value: "x"}})
+	_, err = c.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: server + "__explain"},
+		Argument: mcp.CompleteParamsArgument{Name: "topic", Value: "x"}})
 	out["completion/complete"] = errText(err)
-	err = c.Subscribe(ctx, &sdk.SubscribeParams{URI: server + "://readme"})
+	err = c.Subscribe(ctx, &mcp.SubscribeParams{URI: server + "://readme"})
 	out["resources/subscribe"] = errText(err)
 	return out
 }
 
-func resultText(res *sdk.CallToolResult) string {
+func resultText(res *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, ct := range res.Content {
-		if tc, ok := ct.(*sdk.TextContent); ok {
+		if tc, ok := ct.(*mcp.TextContent); ok {
 			b.WriteString(tc.Text)
 		}
 	}
@@ -285,7 +285,7 @@ func TestPolicyScopesEveryRoute(t *testing.T) {
 			// tool that never was.
 			seen := map[string]string{}
 			for _, name := range []string{"math__divide", "math__nosuch"} {
-				_, err := alice.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: map[string]any{}})
+				_, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
 				text, _ := alice.call(t, "call_tool", map[string]any{"name": name})
 				seen[name] = strings.ReplaceAll(errString(err)+" | "+text, name, "X")
 			}
@@ -379,8 +379,8 @@ func TestPolicyStdio(t *testing.T) {
 		sw.Close()
 		<-done
 	})
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&sdk.IOTransport{Reader: cr, Writer: cw}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: cr, Writer: cw}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,8 +404,8 @@ func TestPolicyStdio(t *testing.T) {
 func TestSetPolicy(t *testing.T) {
 	gw, srv := policyGateway(t)
 	prompts := make(chan struct{}, 8)
-	bob := connectAs(t, srv.URL, "bob:b", "2025-11-25", func(o *sdk.ClientOptions) {
-		o.PromptListChangedHandler = func(context.Context, *sdk.PromptListChangedRequest) { prompts <- struct{}{} }
+	bob := connectAs(t, srv.URL, "bob:b", "2025-11-25", func(o *mcp.ClientOptions) {
+		o.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { prompts <- struct{}{} }
 	})
 	latest := connectAs(t, srv.URL, "bob:b", "2026-07-28")
 	if got := bob.names(t); !slices.Contains(got, "text__upper") {

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/retrieval"
@@ -233,7 +233,7 @@ func (p *proxy) pinnedNames() []string {
 }
 
 // namespacedTemplate is the template of the URIs toolsift gives a resource
-// that several servers claim (mcp's resources.go).
+// that several servers claim (upstream's resources.go).
 const namespacedTemplate = "toolsift:{server}/{+uri}"
 
 // addNamespaced registers the template of the namespaced URIs
@@ -241,26 +241,26 @@ const namespacedTemplate = "toolsift:{server}/{+uri}"
 // Registered again as it is, it makes the SDK announce
 // notifications/resources/list_changed (announcePolicy).
 func (s *session) addNamespaced() {
-	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: namespacedTemplate, Name: "toolsift-namespaced",
+	s.srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: namespacedTemplate, Name: "toolsift-namespaced",
 		Title: "A resource of one server, under the URI toolsift gives it when another server claims the same URI"}, s.readResource)
 }
 
 // newServer returns a server for client sessions of any caller (tests that
 // connect in memory, and the SDK's probe of the protocol versions). Its
 // list is fixed with proxyOptions.Static.
-func (p *proxy) newServer() *sdk.Server { return p.server(p.opts.Static, nil) }
+func (p *proxy) newServer() *mcp.Server { return p.server(p.opts.Static, nil) }
 
 // newSessionServer returns the server of one client session of id: Run
 // it on a transport (stdio) or give it to a streamable HTTP handler for
 // one session. Its list holds the pinned tools in id's scope; it is fixed
 // with proxyOptions.Static.
-func (p *proxy) newSessionServer(id Identity) *sdk.Server { return p.server(p.opts.Static, &id) }
+func (p *proxy) newSessionServer(id Identity) *mcp.Server { return p.server(p.opts.Static, &id) }
 
 // newStatelessServer returns the server of stateless HTTP (MCP 2026-07-28),
 // shared by every request: its list is fixed (search_tools, call_tool and
 // the pinned tools), and a tools/call naming any other tool of the catalog
 // is answered as call_tool would (callByName).
-func (p *proxy) newStatelessServer() *sdk.Server {
+func (p *proxy) newStatelessServer() *mcp.Server {
 	srv := p.server(true, nil)
 	p.keep(srv)
 	return srv
@@ -268,19 +268,19 @@ func (p *proxy) newStatelessServer() *sdk.Server {
 
 // server returns a session's server; static keeps its list fixed; id is
 // its one caller (nil: any).
-func (p *proxy) server(static bool, id *Identity) *sdk.Server {
+func (p *proxy) server(static bool, id *Identity) *mcp.Server {
 	s := &session{p: p, static: static, id: id}
-	s.srv = sdk.NewServer(&sdk.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &sdk.ServerOptions{
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
-		Capabilities: &sdk.ServerCapabilities{
+		Capabilities: &mcp.ServerCapabilities{
 			// A fixed list changes too (a pinned tool joins or leaves, one
 			// changes upstream): clients of 2026-07-28 hear it on their
 			// subscriptions/listen streams (SEP-2575).
-			Tools:     &sdk.ToolCapabilities{ListChanged: true},
-			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			//lint:ignore SA1019 logging is deprecated by MCP 2026-07-28, but clients of the earlier revisions use it: upstream logs, logs.go
-			Logging: &sdk.LoggingCapabilities{},
+			Logging: &mcp.LoggingCapabilities{},
 		},
 		Logger:             p.sdkLog,
 		CompletionHandler:  s.complete,  // complete.go
@@ -298,7 +298,7 @@ func (p *proxy) server(static bool, id *Identity) *sdk.Server {
 		}
 	}
 	// The namespaced URIs of the Hub (a link or a resource whose URI
-	// another server claims: mcp's resources.go) read through the Hub,
+	// another server claims: upstream's resources.go) read through the Hub,
 	// whether or not a list carries them.
 	s.addNamespaced()
 	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped, s.heard, s.foundTools) // scoped: policy.go; heard: announce.go; foundTools: session.go
@@ -316,8 +316,8 @@ func (p *proxy) server(static bool, id *Identity) *sdk.Server {
 // this process, an upstream change). Checking here rather than watching
 // the trust folder costs one stat per server with records per request, and
 // nothing while no client asks.
-func (s *session) checkTools(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+func (s *session) checkTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/list" && method != "tools/call" {
 			return next(ctx, method, req)
 		}
@@ -377,7 +377,7 @@ func (p *proxy) toolsChanged() {
 }
 
 // toolsSaid passes an upstream's word that its tools changed
-// (notifications/tools/list_changed, or a Refresh: mcp.ListChange.Tools)
+// (notifications/tools/list_changed, or a Refresh: upstream.ListChange.Tools)
 // on to the clients of 2026-07-28 listening for tool list changes on a
 // server whose list holds a tool of that upstream (a pinned one), even
 // when the upstream's list is the same as before: such a client lists
@@ -405,8 +405,8 @@ const instructions = "This server stands in for many MCP servers. Call search_to
 // canonicalised schema.
 var searchSchema = sync.OnceValue(func() json.RawMessage { return retrieval.SearchTool().InputSchema })
 
-func searchTool() *sdk.Tool {
-	return &sdk.Tool{
+func searchTool() *mcp.Tool {
+	return &mcp.Tool{
 		Name:  SearchToolName,
 		Title: "Search tools",
 		Description: "Search every tool of the connected MCP servers by what you need to do. " +
@@ -414,12 +414,12 @@ func searchTool() *sdk.Tool {
 			"They join your tool list; you can also call any of them through call_tool.",
 		// The arguments are the agent's search_tools' (retrieval.ParseSearchArgs reads them).
 		InputSchema: searchSchema(),
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
 }
 
-func callTool() *sdk.Tool {
-	return &sdk.Tool{
+func callTool() *mcp.Tool {
+	return &mcp.Tool{
 		Name:  CallToolName,
 		Title: "Call a tool",
 		Description: "Call a tool that search_tools found, by its name, with its arguments. " +
@@ -434,7 +434,7 @@ func callTool() *sdk.Tool {
 // sdkTool is t as the proxy lists it. ok is false when t cannot be listed:
 // a name outside ^[a-zA-Z0-9_-]{1,64}$ or an input schema that is not an
 // object schema (the SDK would refuse it, and so would clients).
-func sdkTool(t tool.Tool) (*sdk.Tool, bool) {
+func sdkTool(t tool.Tool) (*mcp.Tool, bool) {
 	if !validName.MatchString(t.Name) {
 		return nil, false
 	}
@@ -443,12 +443,12 @@ func sdkTool(t tool.Tool) (*sdk.Tool, bool) {
 		return nil, false
 	}
 	// Text from the server is made safe for the client (sanitize.go).
-	st := &sdk.Tool{Name: t.Name, Title: text(t.Title), Description: text(t.Description), InputSchema: schemaText(schema)}
+	st := &mcp.Tool{Name: t.Name, Title: text(t.Title), Description: text(t.Description), InputSchema: schemaText(schema)}
 	if len(t.OutputSchema) > 0 && json.Valid(t.OutputSchema) {
 		st.OutputSchema = schemaText(t.OutputSchema)
 	}
 	if a := t.Annotations; a != nil {
-		st.Annotations = &sdk.ToolAnnotations{
+		st.Annotations = &mcp.ToolAnnotations{
 			Title:           text(a.Title),
 			DestructiveHint: a.DestructiveHint,
 			OpenWorldHint:   a.OpenWorldHint,
@@ -486,7 +486,7 @@ func objectSchema(schema json.RawMessage) (json.RawMessage, bool) {
 // has one (never the credential), and the session's tag when it has an ID
 // (streamable HTTP): never the ID itself, which is the session to whoever
 // holds the token (see sessionTag).
-func (p *proxy) logger(ctx context.Context, s *sdk.ServerSession) *slog.Logger {
+func (p *proxy) logger(ctx context.Context, s *mcp.ServerSession) *slog.Logger {
 	l := p.log
 	if id, ok := IdentityFrom(ctx); ok && !id.IsZero() {
 		l = l.With("user", id.User)

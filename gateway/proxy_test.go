@@ -14,15 +14,15 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestMain keeps the tool-list cache in a folder of this run, not the
@@ -45,8 +45,8 @@ func localTools(t testing.TB) *config.Config {
 	text := func(s string) func(context.Context, json.RawMessage) (string, error) {
 		return func(context.Context, json.RawMessage) (string, error) { return s, nil }
 	}
-	math, err := mcp.LocalServer(
-		mcp.LocalTool{Name: "add", Description: "Add two numbers and return their sum.",
+	math, err := upstream.LocalServer(
+		upstream.LocalTool{Name: "add", Description: "Add two numbers and return their sum.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number","description":"First number"},"b":{"type":"number","description":"Second number"}},"required":["a","b"]}`),
 			Handler: func(_ context.Context, args json.RawMessage) (string, error) {
 				var a struct{ A, B float64 }
@@ -55,25 +55,25 @@ func localTools(t testing.TB) *config.Config {
 				}
 				return fmt.Sprint(a.A + a.B), nil
 			}},
-		mcp.LocalTool{Name: "multiply", Description: "Multiply two numbers.", Handler: text("product")},
-		mcp.LocalTool{Name: "divide", Description: "Divide one number by another.", Handler: func(context.Context, json.RawMessage) (string, error) {
+		upstream.LocalTool{Name: "multiply", Description: "Multiply two numbers.", Handler: text("product")},
+		upstream.LocalTool{Name: "divide", Description: "Divide one number by another.", Handler: func(context.Context, json.RawMessage) (string, error) {
 			return "", fmt.Errorf("division by zero")
 		}},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	notes, err := mcp.LocalServer(
-		mcp.LocalTool{Name: "create_note", Description: "Create a note with a title and a body.", Handler: text("created")},
-		mcp.LocalTool{Name: "search_notes", Description: "Search notes by keyword.", Handler: text("found")},
+	notes, err := upstream.LocalServer(
+		upstream.LocalTool{Name: "create_note", Description: "Create a note with a title and a body.", Handler: text("created")},
+		upstream.LocalTool{Name: "search_notes", Description: "Search notes by keyword.", Handler: text("found")},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	weather, err := mcp.LocalServer(
-		mcp.LocalTool{Name: "get_forecast", Description: "Get the weather forecast for a city.", Handler: text("sunny")},
-		mcp.LocalTool{Name: "get_alerts", Description: "Get severe weather alerts for a region.", Handler: text("none")},
-		mcp.LocalTool{Name: "send_email", Description: "Send an email message to a recipient.", Handler: text("sent")},
+	weather, err := upstream.LocalServer(
+		upstream.LocalTool{Name: "get_forecast", Description: "Get the weather forecast for a city.", Handler: text("sunny")},
+		upstream.LocalTool{Name: "get_alerts", Description: "Get severe weather alerts for a region.", Handler: text("none")},
+		upstream.LocalTool{Name: "send_email", Description: "Send an email message to a recipient.", Handler: text("sent")},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -94,29 +94,29 @@ func openToolset(t *testing.T, cfg *config.Config) *toolsift.Toolset {
 // client is a go-sdk client session with the tools/list_changed
 // notifications it got.
 type client struct {
-	*sdk.ClientSession
+	*mcp.ClientSession
 	changed chan struct{}
 }
 
-func connect(t *testing.T, srv *sdk.Server, version string) *client {
+func connect(t *testing.T, srv *mcp.Server, version string) *client {
 	t.Helper()
 	ctx := context.Background()
-	st, ct := sdk.NewInMemoryTransports()
+	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
 	c := &client{changed: make(chan struct{}, 16)}
-	cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+	cl := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case c.changed <- struct{}{}:
 			default:
 			}
 		},
 	})
-	cs, err := cl.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := cl.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,13 +142,13 @@ func (c *client) names(t *testing.T) []string {
 // call calls a tool and returns its text and isError.
 func (c *client) call(t *testing.T, name string, args any) (string, bool) {
 	t.Helper()
-	res, err := c.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("CallTool(%s): %v", name, err)
 	}
 	var b strings.Builder
 	for _, ct := range res.Content {
-		if tc, ok := ct.(*sdk.TextContent); ok {
+		if tc, ok := ct.(*mcp.TextContent); ok {
 			b.WriteString(tc.Text)
 		}
 	}
@@ -427,11 +427,11 @@ func TestHTTP(t *testing.T) {
 			hc := srv.Client()
 			hc.Transport = bearer{"tok", hc.Transport}
 			c := &client{changed: make(chan struct{}, 16)}
-			cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
-				ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.changed <- struct{}{} },
+			cl := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.changed <- struct{}{} },
 			})
 			want := map[bool]string{false: "2025-11-25", true: "2026-07-28"}[stateless]
-			cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, &sdk.ClientSessionOptions{ProtocolVersion: want})
+			cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: want})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -472,7 +472,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // upstream server's handler see its ctx end.
 func TestCancelReachesUpstream(t *testing.T) {
 	started, cancelled := make(chan struct{}), make(chan struct{})
-	slow, err := mcp.LocalServer(mcp.LocalTool{Name: "wait", Description: "Wait until cancelled.",
+	slow, err := upstream.LocalServer(upstream.LocalTool{Name: "wait", Description: "Wait until cancelled.",
 		Handler: func(ctx context.Context, _ json.RawMessage) (string, error) {
 			close(started)
 			<-ctx.Done()
@@ -491,7 +491,7 @@ func TestCancelReachesUpstream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "slow__wait"}})
+		_, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "slow__wait"}})
 		done <- err
 	}()
 	select {

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"sync"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A tool that changed since it was first seen (a rug pull: the Hub's trust records,
-// mcp.ServerStatus.Changed) is quarantined by the proxy: it is not listed,
+// upstream.ServerStatus.Changed) is quarantined by the proxy: it is not listed,
 // search_tools does not return it, and a call of it (by name or through
 // call_tool) is refused with a result that names it, what changed and the
 // command that accepts it. It comes back, listed anew, once the user
@@ -98,11 +98,11 @@ func (q quarantine) refusal(name string) (string, bool) {
 
 // refuseQuarantined answers a tools/call of a quarantined tool by its own
 // name: it is off the list, and the SDK would only say "unknown tool".
-func (s *session) refuseQuarantined(ctx context.Context, method string, req sdk.Request) (sdk.Result, bool) {
+func (s *session) refuseQuarantined(ctx context.Context, method string, req mcp.Request) (mcp.Result, bool) {
 	if method != "tools/call" {
 		return nil, false
 	}
-	cr, ok := req.(*sdk.CallToolRequest)
+	cr, ok := req.(*mcp.CallToolRequest)
 	if !ok || cr.Params == nil || s.p.access(ctx).hides(cr.Params.Name) { // out of scope: unknown (policy.go)
 		return nil, false
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // BenchmarkQuarantine is what a search, a call and a tools/list pay to know
@@ -45,12 +45,12 @@ func catalog73(b *testing.B, desc func(s, i int) string) *toolsift.Toolset {
 	b.Helper()
 	cfg := &config.Config{Servers: map[string]config.Server{}}
 	for s := range 73 {
-		var tools []mcp.LocalTool
+		var tools []upstream.LocalTool
 		for i := range 30 {
-			tools = append(tools, mcp.LocalTool{Name: fmt.Sprintf("tool_%d", i), Description: desc(s, i),
+			tools = append(tools, upstream.LocalTool{Name: fmt.Sprintf("tool_%d", i), Description: desc(s, i),
 				Handler: func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
 		}
-		srv, err := mcp.LocalServer(tools...)
+		srv, err := upstream.LocalServer(tools...)
 		if err != nil {
 			b.Fatal(err)
 		}

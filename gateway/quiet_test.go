@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestQuietLog: what is routine logs nothing at the default level: a
@@ -26,21 +26,21 @@ func TestQuietLog(t *testing.T) {
 	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
 		t.Run(level.String(), func(t *testing.T) {
 			asked := make(chan error, 1)
-			upstream := sdk.NewServer(&sdk.Implementation{Name: "fs", Version: "1"}, &sdk.ServerOptions{
-				InitializedHandler: func(ctx context.Context, req *sdk.InitializedRequest) {
+			up := mcp.NewServer(&mcp.Implementation{Name: "fs", Version: "1"}, &mcp.ServerOptions{
+				InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
 					_, err := req.Session.ListRoots(ctx, nil)
 					asked <- err
 				},
 			})
-			upstream.AddResource(&sdk.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/plain"},
-				func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-					return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "test://readme", Text: "hello"}}}, nil
+			up.AddResource(&mcp.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/plain"},
+				func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://readme", Text: "hello"}}}, nil
 				})
-			cfg := &config.Config{Servers: map[string]config.Server{"fs": dialed(upstream)}}
+			cfg := &config.Config{Servers: map[string]config.Server{"fs": dialed(up)}}
 			var buf testenv.Buffer
 			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
 			ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: log,
-				Hub: mcp.HubOptions{ClientRequests: gateway.NewClientRequests(log, 0)}})
+				Hub: upstream.HubOptions{ClientRequests: gateway.NewClientRequests(log, 0)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestQuietLog(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := connect(t, p.NewServer(), "")
-			if _, err := c.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "test://readme"}); err != nil {
+			if _, err := c.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "test://readme"}); err != nil {
 				t.Fatal(err)
 			}
 			got := buf.String()

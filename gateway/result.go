@@ -3,7 +3,7 @@ package gateway
 import (
 	"encoding/json"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -22,11 +22,11 @@ type rawResult struct {
 }
 
 // rawContent is a content block as the server sent it. It is an
-// sdk.Content for the SDK's encoder only (it embeds the interface for its
+// mcp.Content for the SDK's encoder only (it embeds the interface for its
 // unexported method, which the SDK calls when it decodes, never when it
 // encodes a server's result).
 type rawContent struct {
-	sdk.Content
+	mcp.Content
 	raw json.RawMessage
 }
 
@@ -35,14 +35,14 @@ func (c rawContent) MarshalJSON() ([]byte, error) { return c.raw, nil }
 // result is an upstream call's result as the proxy returns it: as the
 // server sent it (content blocks of every kind, structuredContent, _meta),
 // or, from a source that has no raw result, as rendered text.
-func result(res tool.Result) *sdk.CallToolResult {
+func result(res tool.Result) *mcp.CallToolResult {
 	if r := inputRequired(res.Raw); r != nil { // roundtrip.go
 		return r
 	}
 	if len(res.Raw) > 0 {
 		var r rawResult
 		if err := json.Unmarshal(res.Raw, &r); err == nil {
-			out := &sdk.CallToolResult{Content: make([]sdk.Content, len(r.Content)), IsError: r.IsError, Meta: r.Meta}
+			out := &mcp.CallToolResult{Content: make([]mcp.Content, len(r.Content)), IsError: r.IsError, Meta: r.Meta}
 			for i, c := range r.Content {
 				out.Content[i] = rawContent{raw: c}
 			}
@@ -52,8 +52,8 @@ func result(res tool.Result) *sdk.CallToolResult {
 			return out
 		}
 	}
-	out := &sdk.CallToolResult{
-		Content: []sdk.Content{&sdk.TextContent{Text: res.Content}},
+	out := &mcp.CallToolResult{
+		Content: []mcp.Content{&mcp.TextContent{Text: res.Content}},
 		IsError: res.IsError,
 	}
 	if len(res.Structured) > 0 {

@@ -13,21 +13,21 @@ import (
 	"sync"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // bigResultServer is an upstream whose tool big returns a text block of
 // size bytes (words, with quotes and newlines that JSON escapes).
 func bigResultServer(size int) config.Server {
 	text := strings.Repeat("the quick brown fox jumps over the lazy dog, again and again, in the \"big\" text of a tool result\n", size/90+1)[:size]
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
-	up.AddTool(&sdk.Tool{Name: "big", Description: "Return a big text.", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "big", Description: "Return a big text.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 		})
 	return dialed(up)
 }
@@ -99,10 +99,10 @@ func TestResultBytesBound(t *testing.T) {
 	sized := func(n int) func(context.Context, json.RawMessage) (string, error) {
 		return func(context.Context, json.RawMessage) (string, error) { return strings.Repeat("x", n), nil }
 	}
-	up, err := mcp.LocalServer(
-		mcp.LocalTool{Name: "huge", Description: "A huge result.", Handler: sized(200_000)},
-		mcp.LocalTool{Name: "medium", Description: "A medium result.", Handler: sized(60_000)},
-		mcp.LocalTool{Name: "small", Description: "A small result.", Handler: sized(2)},
+	up, err := upstream.LocalServer(
+		upstream.LocalTool{Name: "huge", Description: "A huge result.", Handler: sized(200_000)},
+		upstream.LocalTool{Name: "medium", Description: "A medium result.", Handler: sized(60_000)},
+		upstream.LocalTool{Name: "small", Description: "A small result.", Handler: sized(2)},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -123,11 +123,11 @@ func TestResultBytesBound(t *testing.T) {
 	errs := make(chan string, 8)
 	for range 8 {
 		wg.Go(func() {
-			res, err := c.CallTool(context.Background(), &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "up__medium"}})
+			res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "up__medium"}})
 			switch {
 			case err != nil:
 				errs <- err.Error()
-			case res.IsError || len(res.Content[0].(*sdk.TextContent).Text) != 60_000:
+			case res.IsError || len(res.Content[0].(*mcp.TextContent).Text) != 60_000:
 				errs <- "a medium result came back wrong"
 			}
 		})

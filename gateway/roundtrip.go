@@ -6,8 +6,8 @@ import (
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // Multi round-trip requests (SEP-2322) of a client of MCP 2026-07-28: an
@@ -16,7 +16,7 @@ import (
 // result, which reaches the client as the server wrote it (its input
 // requests under the server's ids, its requestState), and the client's
 // retry (inputResponses, requestState) reaches the server as the client
-// wrote it (mcp.WithInputRound). The upstream keeps and checks the state:
+// wrote it (upstream.WithInputRound). The upstream keeps and checks the state:
 // the gateway holds nothing between rounds, so a retry may land on any
 // replica. The client's own capabilities go upstream in the request's
 // _meta in place of toolsift's, so that the server asks only for what that
@@ -31,39 +31,39 @@ import (
 // cannot be sent requests, they are declined (clientreq.go).
 
 // withRound marks ctx, for a call of a client of 2026-07-28, as a call
-// whose rounds the client makes (mcp.WithInputRound).
-func withRound(ctx context.Context, req *sdk.CallToolRequest) context.Context {
+// whose rounds the client makes (upstream.WithInputRound).
+func withRound(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 	if req == nil || req.Params == nil || req.ProtocolVersion() < wire2026 {
 		return ctx
 	}
 	ctx = context.WithValue(ctx, roundMark{}, true)
-	return mcp.WithInputRound(ctx, round(req.Params.InputResponses, req.Params.RequestState, req.Params.Meta))
+	return upstream.WithInputRound(ctx, round(req.Params.InputResponses, req.Params.RequestState, req.Params.Meta))
 }
 
 // withPromptRound is withRound for a prompts/get.
-func withPromptRound(ctx context.Context, req *sdk.GetPromptRequest) context.Context {
+func withPromptRound(ctx context.Context, req *mcp.GetPromptRequest) context.Context {
 	if req == nil || req.Params == nil || req.ProtocolVersion() < wire2026 {
 		return ctx
 	}
 	ctx = context.WithValue(ctx, roundMark{}, true)
-	return mcp.WithInputRound(ctx, round(req.Params.InputResponses, req.Params.RequestState, req.Params.Meta))
+	return upstream.WithInputRound(ctx, round(req.Params.InputResponses, req.Params.RequestState, req.Params.Meta))
 }
 
-func round(responses sdk.InputResponseMap, state string, meta sdk.Meta) mcp.InputRound {
-	r := mcp.InputRound{State: state}
+func round(responses mcp.InputResponseMap, state string, meta mcp.Meta) upstream.InputRound {
+	r := upstream.InputRound{State: state}
 	if responses != nil {
 		r.Responses, _ = json.Marshal(responses) // re-encoding what the SDK decoded
 	}
-	if caps, ok := meta[sdk.MetaKeyClientCapabilities]; ok {
+	if caps, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
 		r.Capabilities, _ = json.Marshal(caps)
 	}
 	return r
 }
 
 // roundError is the JSON-RPC error an upstream answered a call of a
-// client of 2026-07-28 with (mcp.WithInputRound), nil for any other error.
+// client of 2026-07-28 with (upstream.WithInputRound), nil for any other error.
 func roundError(ctx context.Context, err error) error {
-	var rpc *mcp.RPCError
+	var rpc *upstream.RPCError
 	if err == nil || !errors.As(err, &rpc) || !isRound(ctx) {
 		return nil
 	}
@@ -79,7 +79,7 @@ func isRound(ctx context.Context) bool {
 
 // inputRequired is the input-required result raw holds (a CallToolResult
 // as JSON), nil when it holds another.
-func inputRequired(raw json.RawMessage) *sdk.CallToolResult {
+func inputRequired(raw json.RawMessage) *mcp.CallToolResult {
 	var probe struct {
 		InputRequests json.RawMessage `json:"inputRequests"`
 		ResultType    string          `json:"resultType"`
@@ -87,7 +87,7 @@ func inputRequired(raw json.RawMessage) *sdk.CallToolResult {
 	if json.Unmarshal(raw, &probe) != nil || (len(probe.InputRequests) == 0 && probe.ResultType != "input_required") {
 		return nil
 	}
-	var res sdk.CallToolResult // its resultType, unexported, is set by its decoder
+	var res mcp.CallToolResult // its resultType, unexported, is set by its decoder
 	if json.Unmarshal(raw, &res) != nil {
 		return nil
 	}
@@ -98,11 +98,11 @@ func inputRequired(raw json.RawMessage) *sdk.CallToolResult {
 // 2026-07-28 requires of every result: the SDK marks a tool handler's
 // result, but not a result a middleware answers with (callByName). An
 // input-required result keeps its mark.
-func completed(res *sdk.CallToolResult) *sdk.CallToolResult {
+func completed(res *mcp.CallToolResult) *mcp.CallToolResult {
 	if res == nil || res.NeedsInput() || res.InputRequests != nil {
 		return res
 	}
-	var out sdk.CallToolResult
+	var out mcp.CallToolResult
 	_ = json.Unmarshal([]byte(`{"resultType":"complete","content":[]}`), &out) // its resultType is unexported
 	out.Meta, out.Content, out.StructuredContent, out.IsError = res.Meta, res.Content, res.StructuredContent, res.IsError
 	return &out

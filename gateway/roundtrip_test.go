@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
@@ -24,28 +24,28 @@ import (
 // requestState) until the retry carries the answer and that state; "needs"
 // refuses a caller whose client did not declare elicitation, with -32021.
 func askingUpstream(t *testing.T) string {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "1"}, nil)
-	srv.AddTool(&sdk.Tool{Name: "ask", Description: "Ask the user for their name and greet them.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			ans, ok := req.Params.InputResponses["user_name"].(*sdk.ElicitResult)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "ask", Description: "Ask the user for their name and greet them.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ans, ok := req.Params.InputResponses["user_name"].(*mcp.ElicitResult)
 			if !ok {
-				return &sdk.CallToolResult{RequestState: "state-1", InputRequests: sdk.InputRequestMap{"user_name": &sdk.ElicitParams{
+				return &mcp.CallToolResult{RequestState: "state-1", InputRequests: mcp.InputRequestMap{"user_name": &mcp.ElicitParams{
 					Message: "Your name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)}}}, nil
 			}
 			if req.Params.RequestState != "state-1" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState does not verify"}
 			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hello " + ans.Content["name"].(string)}}}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + ans.Content["name"].(string)}}}, nil
 		})
-	srv.AddTool(&sdk.Tool{Name: "needs", Description: "A tool that needs elicitation.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	srv.AddTool(&mcp.Tool{Name: "needs", Description: "A tool that needs elicitation.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
-				return nil, &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: "this tool needs elicitation",
+				return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "this tool needs elicitation",
 					Data: json.RawMessage(`{"requiredCapabilities":{"elicitation":{}}}`)}
 			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
-	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(hs.Close)
 	return hs.URL
 }
@@ -68,23 +68,23 @@ func TestRoundTrips(t *testing.T) {
 	t.Cleanup(func() { gw.Close() })
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
-	elicited := func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-		return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+	elicited := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 	}
-	connect := func(version string, opts *sdk.ClientOptions) *sdk.ClientSession {
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).Connect(context.Background(),
-			&sdk.StreamableClientTransport{Endpoint: srv.URL}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+	connect := func(version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: srv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatalf("Connect(%q): %v", version, err)
 		}
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	text := func(res *sdk.CallToolResult) string {
+	text := func(res *mcp.CallToolResult) string {
 		if len(res.Content) != 1 {
 			return ""
 		}
-		tc, _ := res.Content[0].(*sdk.TextContent)
+		tc, _ := res.Content[0].(*mcp.TextContent)
 		if tc == nil {
 			return ""
 		}
@@ -93,58 +93,58 @@ func TestRoundTrips(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("2026-07-28 rounds by hand", func(t *testing.T) {
-		cs := connect("", &sdk.ClientOptions{ElicitationHandler: elicited, MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+		cs := connect("", &mcp.ClientOptions{ElicitationHandler: elicited, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
 		if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 			t.Fatalf("negotiated %s, want 2026-07-28", v)
 		}
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "asker__ask", Arguments: map[string]any{}})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "asker__ask", Arguments: map[string]any{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ask, ok := res.InputRequests["user_name"].(*sdk.ElicitParams)
+		ask, ok := res.InputRequests["user_name"].(*mcp.ElicitParams)
 		if !res.NeedsInput() || !ok || ask.Message != "Your name?" || res.RequestState != "state-1" || len(res.Content) != 0 {
 			t.Fatalf("first round: NeedsInput %v, inputRequests %v, requestState %q, content %v; want the upstream's elicitation under user_name and its state",
 				res.NeedsInput(), res.InputRequests, res.RequestState, res.Content)
 		}
-		res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "asker__ask", Arguments: map[string]any{}, RequestState: res.RequestState,
-			InputResponses: sdk.InputResponseMap{"user_name": &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bo"}}}})
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "asker__ask", Arguments: map[string]any{}, RequestState: res.RequestState,
+			InputResponses: mcp.InputResponseMap{"user_name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bo"}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := text(res); got != "hello Bo" || res.NeedsInput() {
 			t.Fatalf("retry = %q (NeedsInput %v), want hello Bo", got, res.NeedsInput())
 		}
-		_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "asker__ask", Arguments: map[string]any{}, RequestState: "forged",
-			InputResponses: sdk.InputResponseMap{"user_name": &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Eve"}}}})
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "asker__ask", Arguments: map[string]any{}, RequestState: "forged",
+			InputResponses: mcp.InputResponseMap{"user_name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Eve"}}}})
 		var rpc *jsonrpc.Error
 		if !errors.As(err, &rpc) || !strings.Contains(rpc.Message, "requestState does not verify") {
 			t.Fatalf("forged state: %v, want the upstream's JSON-RPC error", err)
 		}
 	})
 	t.Run("2026-07-28 by the SDK's rounds", func(t *testing.T) {
-		cs := connect("", &sdk.ClientOptions{ElicitationHandler: elicited})
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "asker__ask", Arguments: map[string]any{}})
+		cs := connect("", &mcp.ClientOptions{ElicitationHandler: elicited})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "asker__ask", Arguments: map[string]any{}})
 		if err != nil || text(res) != "hello Ada" {
 			t.Fatalf("call = %v, %v; want hello Ada", res, err)
 		}
-		if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "asker__needs", Arguments: map[string]any{}}); err != nil || text(res) != "ok" {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "asker__needs", Arguments: map[string]any{}}); err != nil || text(res) != "ok" {
 			t.Fatalf("needs, with elicitation declared = %v, %v; want ok", res, err)
 		}
 	})
 	t.Run("2026-07-28 without elicitation", func(t *testing.T) {
 		cs := connect("", nil)
-		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "asker__needs", Arguments: map[string]any{}})
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "asker__needs", Arguments: map[string]any{}})
 		var rpc *jsonrpc.Error
-		if !errors.As(err, &rpc) || rpc.Code != sdk.CodeMissingRequiredClientCapabilities {
+		if !errors.As(err, &rpc) || rpc.Code != mcp.CodeMissingRequiredClientCapabilities {
 			t.Fatalf("needs = %v, want the upstream's -32021 (the client's capabilities went upstream, not toolsift's)", err)
 		}
 	})
 	t.Run("2025-11-25", func(t *testing.T) {
-		cs := connect("2025-11-25", &sdk.ClientOptions{ElicitationHandler: elicited})
+		cs := connect("2025-11-25", &mcp.ClientOptions{ElicitationHandler: elicited})
 		if cs.ID() == "" {
 			t.Fatal("no session id: want the side with sessions")
 		}
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "asker__ask", Arguments: map[string]any{}})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "asker__ask", Arguments: map[string]any{}})
 		if err != nil || text(res) != "hello Ada" {
 			t.Fatalf("call = %v, %v; want hello Ada (asked through an elicitation request)", res, err)
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
@@ -30,20 +30,20 @@ func raw(s string) bool {
 // progress notifications.
 func TestUpstreamTextEscaped(t *testing.T) {
 	progress := make(chan string, 4)
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
-	up.AddTool(&sdk.Tool{Name: "read_file", Title: "Read\x1b]0;pwned\x07", Description: hostileText,
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "read_file", Title: "Read\x1b]0;pwned\x07", Description: hostileText,
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string", "description": "The path.\x1b[1A\x1b[2K"}}},
-		Annotations: &sdk.ToolAnnotations{Title: "\u202eelif"}},
-		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		Annotations: &mcp.ToolAnnotations{Title: "\u202eelif"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if tok := req.Params.GetProgressToken(); tok != nil {
-				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "half\x1b[2J\x07 done\u202e"})
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "half\x1b[2J\x07 done\u202e"})
 				// Answer once the client has the notice: a result
 				// first would end the call's progress.
 				for deadline := time.Now().Add(testenv.WaitLimit()); len(progress) == 0 && time.Now().Before(deadline); {
 					time.Sleep(5 * time.Millisecond)
 				}
 			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"up": dialed(up)}}
 	ts := openToolset(t, cfg)
@@ -51,14 +51,14 @@ func TestUpstreamTextEscaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ct := sdk.NewInMemoryTransports()
+	st, ct := mcp.NewInMemoryTransports()
 	ss, err := p.NewServer().Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ss.Close()
-	cl := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) { progress <- r.Params.Message },
+	cl := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { progress <- r.Params.Message },
 	})
 	cs, err := cl.Connect(context.Background(), ct, nil)
 	if err != nil {
@@ -70,7 +70,7 @@ func TestUpstreamTextEscaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var listed *sdk.Tool
+	var listed *mcp.Tool
 	for _, tl := range res.Tools {
 		if tl.Name == "up__read_file" {
 			listed = tl
@@ -101,7 +101,7 @@ func TestUpstreamTextEscaped(t *testing.T) {
 		t.Errorf("search_tools: %q %q %s: raw control characters", f.Title, f.Description, f.InputSchema)
 	}
 
-	params := &sdk.CallToolParams{Name: "up__read_file", Arguments: map[string]any{"path": "x"}}
+	params := &mcp.CallToolParams{Name: "up__read_file", Arguments: map[string]any{"path": "x"}}
 	params.SetProgressToken("p1")
 	if _, err := cs.CallTool(context.Background(), params); err != nil {
 		t.Fatal(err)

@@ -9,14 +9,14 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
 
 // search answers search_tools.
-func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	p := s.p
 	a, err := retrieval.ParseSearchArgs(orEmpty(req.Params.Arguments))
@@ -45,8 +45,8 @@ func (s *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 		p.logger(ctx, req.Session).Info("search", "query", a.Query, "k", a.K, "tools", found, "omitted", len(ans.Omitted),
 			"tokens", ans.Tokens, "added", len(added), "evicted", len(evicted), "duration", time.Since(start))
 	}
-	return &sdk.CallToolResult{
-		Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 	}, nil
 }
@@ -69,9 +69,9 @@ func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.Se
 }
 
 // errorResult is a tool result that tells the model what went wrong.
-func errorResult(format string, a ...any) *sdk.CallToolResult {
-	return &sdk.CallToolResult{
-		Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, a...)}},
+func errorResult(format string, a ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, a...)}},
 		IsError: true,
 	}
 }

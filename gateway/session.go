@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -17,7 +17,7 @@ import (
 // always listed and not counted here.
 type session struct {
 	p   *proxy
-	srv *sdk.Server
+	srv *mcp.Server
 	// static: the list is fixed (stateless HTTP, proxyOptions.Static):
 	// found tools do not join it, and are called by name or through
 	// call_tool (callByName).
@@ -44,7 +44,7 @@ type session struct {
 	// tools spent ~300 KB there): foundTools puts them in the server's
 	// tools/list answers and answers their calls. The pinned tools, the
 	// same for the session's life, are registered.
-	listedFound map[string]*sdk.Tool
+	listedFound map[string]*mcp.Tool
 	// foundChanged: listedFound changed since the clients were last told.
 	foundChanged bool
 
@@ -157,7 +157,7 @@ func (s *session) list(tools []tool.Tool) (added, evicted []string) {
 
 // freshTool is a tool to list and its definition (proxy.listings).
 type freshTool struct {
-	st  *sdk.Tool
+	st  *mcp.Tool
 	def string
 }
 
@@ -165,7 +165,7 @@ type freshTool struct {
 // remembers its definition def, st as JSON (proxy.listings): a pinned tool
 // registered with the SDK server, a found one in listedFound (the caller
 // then calls announceFound). s.mu is held, or s is not shared yet.
-func (s *session) add(st *sdk.Tool, def string, pinned bool) {
+func (s *session) add(st *mcp.Tool, def string, pinned bool) {
 	if s.defs == nil {
 		s.defs = map[string]string{}
 	}
@@ -179,7 +179,7 @@ func (s *session) add(st *sdk.Tool, def string, pinned bool) {
 		return
 	}
 	if s.listedFound == nil {
-		s.listedFound = map[string]*sdk.Tool{}
+		s.listedFound = map[string]*mcp.Tool{}
 	}
 	s.listedFound[st.Name] = st
 	s.foundChanged = true
@@ -223,11 +223,11 @@ func (s *session) announceFound() {
 // of 2026-07-28 told the call is complete). It is the innermost of the
 // session's middleware: scoped (policy.go) filters its answers and checks
 // its calls as those of the SDK.
-func (s *session) foundTools(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+func (s *session) foundTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/call":
-			call, ok := req.(*sdk.CallToolRequest)
+			call, ok := req.(*mcp.CallToolRequest)
 			if !ok || call.Params == nil {
 				break
 			}
@@ -243,7 +243,7 @@ func (s *session) foundTools(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 			if res.Content == nil && !res.NeedsInput() {
 				c := *res
-				c.Content = []sdk.Content{}
+				c.Content = []mcp.Content{}
 				res = &c
 			}
 			if call.ProtocolVersion() >= wire2026 {
@@ -251,11 +251,11 @@ func (s *session) foundTools(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 			return res, nil
 		case "tools/list":
-			if lr, ok := req.(*sdk.ListToolsRequest); ok && lr.Params != nil && lr.Params.Cursor != "" {
+			if lr, ok := req.(*mcp.ListToolsRequest); ok && lr.Params != nil && lr.Params.Cursor != "" {
 				break // a later page: the found tools came on the first
 			}
 			res, err := next(ctx, method, req)
-			lr, ok := res.(*sdk.ListToolsResult)
+			lr, ok := res.(*mcp.ListToolsResult)
 			if err != nil || !ok || lr == nil {
 				return res, err
 			}
@@ -265,7 +265,7 @@ func (s *session) foundTools(next sdk.MethodHandler) sdk.MethodHandler {
 				for _, st := range s.listedFound {
 					tools = append(tools, st)
 				}
-				slices.SortFunc(tools, func(a, b *sdk.Tool) int { return strings.Compare(a.Name, b.Name) })
+				slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 				lr.Tools = tools
 			}
 			s.mu.Unlock()

@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
@@ -57,18 +57,18 @@ func BenchmarkGatewayStore(b *testing.B) {
 			srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Tokens: tokens}))
 			defer srv.Close()
 			hc := &http.Client{Transport: bearer{secret, http.DefaultTransport}}
-			cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
-				&sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
+				&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer cs.Close()
 			for _, op := range []struct {
 				name   string
-				params *sdk.CallToolParams
+				params *mcp.CallToolParams
 			}{
-				{"search", &sdk.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "add two numbers"}}},
-				{"call", &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}}},
+				{"search", &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "add two numbers"}}},
+				{"call", &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}}},
 			} {
 				b.Run(op.name, func(b *testing.B) {
 					b.ReportAllocs()

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Resource subscriptions are forwarded: a client's resources/subscribe and
@@ -21,11 +21,11 @@ import (
 // those left when a client session ends.
 type clientSubs struct {
 	mu  sync.Mutex
-	uri map[*sdk.ServerSession]map[string]int
+	uri map[*mcp.ServerSession]map[string]int
 }
 
 // subscribe answers resources/subscribe.
-func (s *session) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
+func (s *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	start := time.Now()
 	if srv := s.p.perUser.featureServer(s.p.ts.Hub(), "", req.Params.URI); srv != "" {
 		return errPerUserFeature(srv)
@@ -35,7 +35,7 @@ func (s *session) subscribe(ctx context.Context, req *sdk.SubscribeRequest) erro
 	if err == nil && req.Session != nil && !s.static {
 		s.subs.mu.Lock()
 		if s.subs.uri == nil {
-			s.subs.uri = map[*sdk.ServerSession]map[string]int{}
+			s.subs.uri = map[*mcp.ServerSession]map[string]int{}
 		}
 		mine := s.subs.uri[req.Session]
 		if mine == nil {
@@ -50,7 +50,7 @@ func (s *session) subscribe(ctx context.Context, req *sdk.SubscribeRequest) erro
 }
 
 // unsubscribe answers resources/unsubscribe.
-func (s *session) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) error {
+func (s *session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	start := time.Now()
 	err := s.p.ts.Hub().Unsubscribe(withSession(ctx, req.Session), req.Params.URI)
 	s.p.logger(ctx, req.Session).Info("unsubscribe", "uri", req.Params.URI, "duration", time.Since(start), "error", err)
@@ -65,7 +65,7 @@ func (s *session) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) 
 }
 
 // unsubscribeWhenDone ends the subscriptions ss left when it ends.
-func (s *session) unsubscribeWhenDone(ss *sdk.ServerSession) {
+func (s *session) unsubscribeWhenDone(ss *mcp.ServerSession) {
 	_ = ss.Wait()
 	s.subs.mu.Lock()
 	mine := s.subs.uri[ss]
@@ -82,10 +82,10 @@ func (s *session) unsubscribeWhenDone(ss *sdk.ServerSession) {
 
 // resourceUpdated tells the sessions subscribed to uri that it changed
 // (notifications/resources/updated). Open gives it to
-// mcp.HubOptions.OnResourceUpdated.
+// upstream.HubOptions.OnResourceUpdated.
 func (p *proxy) resourceUpdated(uri string) {
 	for _, s := range p.liveSessions() {
-		if err := s.srv.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+		if err := s.srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
 			p.log.Debug("resource updated: not passed on", "uri", uri, "error", err)
 		}
 	}

@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestResourceUpdatesReachSubscribers: a client's resources/subscribe
@@ -22,26 +22,26 @@ import (
 // watchProxy is a proxy (with opts) over one upstream server that lists
 // the resource watch://a and reports the subscriptions it is asked for on
 // asked.
-func watchProxy(t *testing.T, opts *gateway.ProxyOptions) (p *gateway.Proxy, upstream *sdk.Server, asked chan string) {
+func watchProxy(t *testing.T, opts *gateway.ProxyOptions) (p *gateway.Proxy, up *mcp.Server, asked chan string) {
 	asked = make(chan string, 4)
-	upstream = sdk.NewServer(&sdk.Implementation{Name: "watch", Version: "1"}, &sdk.ServerOptions{
-		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+	up = mcp.NewServer(&mcp.Implementation{Name: "watch", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
 			asked <- "subscribe " + req.Params.URI
 			return nil
 		},
-		UnsubscribeHandler: func(_ context.Context, req *sdk.UnsubscribeRequest) error {
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
 			asked <- "unsubscribe " + req.Params.URI
 			return nil
 		},
 	})
-	upstream.AddTool(&sdk.Tool{Name: "t", Description: "A tool.", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{}, nil
+	up.AddTool(&mcp.Tool{Name: "t", Description: "A tool.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
 		})
-	upstream.AddResource(&sdk.Resource{Name: "a", URI: "watch://a"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
+	up.AddResource(&mcp.Resource{Name: "a", URI: "watch://a"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
 	})
-	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"watch": dialed(upstream)}}, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Hub: mcp.HubOptions{
+	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"watch": dialed(up)}}, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Hub: upstream.HubOptions{
 		OnResourceUpdated: func(uri string) { p.ResourceUpdated(uri) },
 	}})
 	if err != nil {
@@ -52,22 +52,22 @@ func watchProxy(t *testing.T, opts *gateway.ProxyOptions) (p *gateway.Proxy, ups
 		t.Fatal(err)
 	}
 
-	return p, upstream, asked
+	return p, up, asked
 }
 
 func TestResourceUpdatesReachSubscribers(t *testing.T) {
-	p, upstream, asked := watchProxy(t, nil)
+	p, up, asked := watchProxy(t, nil)
 
-	updates := func() (*sdk.ClientSession, chan string) {
+	updates := func() (*mcp.ClientSession, chan string) {
 		got := make(chan string, 4)
-		st, ct := sdk.NewInMemoryTransports()
+		st, ct := mcp.NewInMemoryTransports()
 		if _, err := p.NewServer().Connect(context.Background(), st, nil); err != nil {
 			t.Fatal(err)
 		}
-		c := sdk.NewClient(&sdk.Implementation{Name: "c", Version: "1"}, &sdk.ClientOptions{
-			ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { got <- req.Params.URI },
+		c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { got <- req.Params.URI },
 		})
-		cs, err := c.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,13 +80,13 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 	subscriber, subscriberGot := updates()
 	_, otherGot := updates()
 	ctx := context.Background()
-	if err := subscriber.Subscribe(ctx, &sdk.SubscribeParams{URI: "watch://a"}); err != nil {
+	if err := subscriber.Subscribe(ctx, &mcp.SubscribeParams{URI: "watch://a"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-asked; got != "subscribe watch://a" {
 		t.Errorf("upstream asked %q, want subscribe watch://a", got)
 	}
-	if err := upstream.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "watch://a"}); err != nil {
+	if err := up.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "watch://a"}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -97,7 +97,7 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 	case <-time.After(testenv.WaitLimit()):
 		t.Fatal("the subscriber heard of no update")
 	}
-	if err := subscriber.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "watch://a"}); err != nil {
+	if err := subscriber.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "watch://a"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-asked; got != "unsubscribe watch://a" {
@@ -110,7 +110,7 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 	}
 
 	// A client that ends without unsubscribing is unsubscribed then.
-	if err := subscriber.Subscribe(ctx, &sdk.SubscribeParams{URI: "watch://a"}); err != nil {
+	if err := subscriber.Subscribe(ctx, &mcp.SubscribeParams{URI: "watch://a"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-asked; got != "subscribe watch://a" {
@@ -134,7 +134,7 @@ func TestStatelessSubscriptionsOutliveSessions(t *testing.T) {
 	p, _, asked := watchProxy(t, &gateway.ProxyOptions{Static: true})
 	ctx := context.Background()
 	first := connect(t, p.NewServer(), "2025-11-25")
-	if err := first.Subscribe(ctx, &sdk.SubscribeParams{URI: "watch://a"}); err != nil {
+	if err := first.Subscribe(ctx, &mcp.SubscribeParams{URI: "watch://a"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-asked; got != "subscribe watch://a" {
@@ -142,7 +142,7 @@ func TestStatelessSubscriptionsOutliveSessions(t *testing.T) {
 	}
 	first.Close()
 	second := connect(t, p.NewServer(), "2025-11-25")
-	if err := second.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "watch://a"}); err != nil {
+	if err := second.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "watch://a"}); err != nil {
 		t.Fatalf("unsubscribe from a later session: %v", err)
 	}
 	if got := <-asked; got != "unsubscribe watch://a" {

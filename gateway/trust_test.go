@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
@@ -29,14 +29,14 @@ import (
 // runs it. Once Hub.Trust accepts it, the proxy's toolsChanged lists it again
 // (the client told) with its readOnlyHint, and it is called.
 func TestRugPullQuarantined(t *testing.T) {
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
 	var calls atomic.Int32
 	add := func(description string, schema map[string]any, destructive bool) {
-		up.AddTool(&sdk.Tool{Name: "lookup", Description: description, InputSchema: schema,
-			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &destructive}},
-			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		up.AddTool(&mcp.Tool{Name: "lookup", Description: description, InputSchema: schema,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &destructive}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				calls.Add(1)
-				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 			})
 	}
 	add("Look a word up in the dictionary.", map[string]any{"type": "object", "properties": map[string]any{"word": map[string]any{"type": "string"}}}, true)
@@ -47,7 +47,7 @@ func TestRugPullQuarantined(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := connect(t, px.NewServer(), "")
-	lookup := func() *sdk.Tool {
+	lookup := func() *mcp.Tool {
 		t.Helper()
 		res, err := c.ListTools(context.Background(), nil)
 		if err != nil {
@@ -125,11 +125,11 @@ func TestRugPullQuarantined(t *testing.T) {
 // a tool that cannot be called; when the server lists it again, it is back
 // on the list.
 func TestListedToolsLeaveAndComeBack(t *testing.T) {
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
 	add := func(name, description string) {
-		up.AddTool(&sdk.Tool{Name: name, Description: description, InputSchema: map[string]any{"type": "object"}},
-			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+		up.AddTool(&mcp.Tool{Name: name, Description: description, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 			})
 	}
 	add("lookup", "Look a word up in the dictionary.")
@@ -198,10 +198,10 @@ func TestListedToolsLeaveAndComeBack(t *testing.T) {
 // one per session (a hostile upstream flapping its tools flooded the log
 // in proportion to the clients).
 func TestChangeLoggedOnce(t *testing.T) {
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
-	up.AddTool(&sdk.Tool{Name: "lookup", Description: "Look a word up in the dictionary.", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "lookup", Description: "Look a word up in the dictionary.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"up": dialed(up)}}
 	var px atomic.Pointer[gateway.Proxy]

@@ -457,7 +457,7 @@ func (l *userLogins) checkKey(ctx context.Context) error {
 	return nil
 }
 
-// userAuth is the mcp.Authorizer of one user's Hub of one per-user
+// userAuth is the upstream.Authorizer of one user's Hub of one per-user
 // server: the user's token, never another's.
 type userAuth struct {
 	l      *userLogins

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/store"
@@ -32,16 +32,16 @@ func TestBothWires(t *testing.T) {
 	hc.Transport = bearer{"tok", hc.Transport}
 	open := func(version string) *client {
 		c := &client{changed: make(chan struct{}, 16)}
-		cl := sdk.NewClient(&sdk.Implementation{Name: "test-" + version, Version: "1"}, &sdk.ClientOptions{
-			ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+		cl := mcp.NewClient(&mcp.Implementation{Name: "test-" + version, Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 				select {
 				case c.changed <- struct{}{}:
 				default:
 				}
 			},
 		})
-		cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc},
-			&sdk.ClientSessionOptions{ProtocolVersion: version})
+		cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatalf("Connect(%q): %v", version, err)
 		}
@@ -76,7 +76,7 @@ func TestBothWires(t *testing.T) {
 			if got := c.names(t); slices.Contains(got, "math__add") || !slices.Contains(got, "search_tools") {
 				t.Errorf("tools/list = %v, want the fixed list", got)
 			}
-			if _, err := c.CallTool(context.Background(), &sdk.CallToolParams{Name: "nope__nothing"}); err == nil || !strings.Contains(err.Error(), "search_tools finds tools") {
+			if _, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "nope__nothing"}); err == nil || !strings.Contains(err.Error(), "search_tools finds tools") {
 				t.Errorf("call of an unknown tool: %v, want the SDK's unknown tool with the hint", err)
 			}
 		})

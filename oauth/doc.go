@@ -13,7 +13,7 @@
 // 2025-03-26 specification, which publishes no resource metadata, has its
 // origin as authorization server: its metadata there, else the endpoints
 // /authorize, /token and /register there (as the go-sdk's client does). Token and
-// Unauthorized then serve the Hub (mcp.HubOptions.Auth): stored tokens go
+// Unauthorized then serve the Hub (upstream.HubOptions.Auth): stored tokens go
 // to their server's origin only, are refreshed when they expire (under a
 // file lock, so that processes sharing the folder use a rotated refresh
 // token once), and a server that needs a (new) login fails at once with a
@@ -40,7 +40,7 @@
 // and golang.org/x/oauth2 the code exchange, PKCE and refresh.
 //
 //	store, _ := oauth.New(&oauth.Options{LoginHint: "myapp login"})
-//	hub, _ := mcp.NewHub(cfg, &mcp.HubOptions{Auth: store})
+//	hub, _ := upstream.NewHub(cfg, &upstream.HubOptions{Auth: store})
 //	// ... a server's status says: server "notes" needs a login: not
 //	// logged in; log in with: myapp login notes
 //	_, err := store.Login(ctx, "notes", url, &oauth.LoginOptions{Open: openBrowser})

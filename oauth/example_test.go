@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // A server that needs a login fails at once, naming the command; after
@@ -26,7 +26,7 @@ func ExampleStore_Login() {
 	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: srv.URL, Type: "http"}}}
 
 	connect := func() {
-		hub, _ := mcp.NewHub(cfg, &mcp.HubOptions{Auth: auth, Store: store.NewMemory(), MaxRestarts: -1})
+		hub, _ := upstream.NewHub(cfg, &upstream.HubOptions{Auth: auth, Store: store.NewMemory(), MaxRestarts: -1})
 		defer hub.Close()
 		hub.Connect(ctx)
 		st := hub.Status()[0]

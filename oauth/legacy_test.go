@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestLoginLegacyServer: a server on the 2025-03-26 authorization spec
@@ -30,7 +30,7 @@ func TestLoginLegacyServer(t *testing.T) {
 	}
 
 	hub, st := connect(t, s, srv.URL)
-	if st.State != mcp.StateReady || st.Tools != 2 {
+	if st.State != upstream.StateReady || st.Tools != 2 {
 		t.Fatalf("after login: %+v", st)
 	}
 	res, err := hub.Call(t.Context(), "notes__read_notes", []byte(`{"text":"hi"}`))

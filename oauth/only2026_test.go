@@ -6,13 +6,13 @@ import (
 	"slices"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestLoginOnly2026: a server of MCP 2026-07-28 only refuses an initialize
@@ -24,9 +24,9 @@ func TestLoginOnly2026(t *testing.T) {
 	srv := oauthtest.New(notesServer2026(), &oauthtest.Options{Only2026: true})
 	defer srv.Close()
 	s := newStore(t, t.TempDir())
-	connect2026 := func() (*mcp.Hub, mcp.ServerStatus) {
+	connect2026 := func() (*upstream.Hub, upstream.ServerStatus) {
 		cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: srv.URL, Type: "http", ProtocolVersion: "latest"}}}
-		h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, Store: store.NewMemory(), MaxRestarts: -1, Timeout: testenv.WaitLimit()})
+		h, err := upstream.NewHub(cfg, &upstream.HubOptions{Auth: s, Store: store.NewMemory(), MaxRestarts: -1, Timeout: testenv.WaitLimit()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestLoginOnly2026(t *testing.T) {
 	}
 
 	hub, st := connect2026()
-	if st.State != mcp.StateReady || st.Tools != 2 || st.ProtocolVersion != "2026-07-28" {
+	if st.State != upstream.StateReady || st.Tools != 2 || st.ProtocolVersion != "2026-07-28" {
 		t.Fatalf("after login: %+v", st)
 	}
 	res, err := hub.Call(t.Context(), "notes__read_notes", []byte(`{"text":"hi"}`))
@@ -60,15 +60,15 @@ func TestLoginOnly2026(t *testing.T) {
 // notesServer2026 is notesServer's read_notes served as the go-sdk serves
 // MCP 2026-07-28: stateless streamable HTTP.
 func notesServer2026() http.Handler {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "notes", Version: "1"}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
 	type args struct {
 		Text string `json:"text"`
 	}
 	for _, name := range []string{"read_notes", "write_note"} {
-		sdk.AddTool(srv, &sdk.Tool{Name: name, Description: "Notes: " + name + "."},
-			func(ctx context.Context, req *sdk.CallToolRequest, a args) (*sdk.CallToolResult, any, error) {
-				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "notes: " + a.Text}}}, nil, nil
+		mcp.AddTool(srv, &mcp.Tool{Name: name, Description: "Notes: " + name + "."},
+			func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "notes: " + a.Text}}}, nil, nil
 			})
 	}
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
 }

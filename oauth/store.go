@@ -110,7 +110,7 @@ func DefaultStore() (*store.Dir, error) {
 // and says which servers need a login. It never opens a browser: Login
 // does, when asked.
 //
-// Its Token and Unauthorized methods make it an mcp.Authorizer
+// Its Token and Unauthorized methods make it an upstream.Authorizer
 // (HubOptions.Auth). Its methods are safe for concurrent use, and several
 // processes may share one store: a refresh holds the store's lock named
 // after the server's login, so that a rotated refresh token is used once.

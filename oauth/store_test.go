@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 const hint = "toolbench login --config mcp.json"
@@ -28,19 +28,19 @@ const hint = "toolbench login --config mcp.json"
 // notesServer is a real go-sdk MCP server with two tools; write_note is
 // the one a step-up test guards with a scope.
 func notesServer() http.Handler {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "notes", Version: "1"}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
 	type args struct {
 		Text string `json:"text"`
 	}
-	sdk.AddTool(srv, &sdk.Tool{Name: "read_notes", Description: "Read the notes."},
-		func(ctx context.Context, req *sdk.CallToolRequest, a args) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "notes: " + a.Text}}}, nil, nil
+	mcp.AddTool(srv, &mcp.Tool{Name: "read_notes", Description: "Read the notes."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "notes: " + a.Text}}}, nil, nil
 		})
-	sdk.AddTool(srv, &sdk.Tool{Name: "write_note", Description: "Write a note."},
-		func(ctx context.Context, req *sdk.CallToolRequest, a args) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wrote " + a.Text}}}, nil, nil
+	mcp.AddTool(srv, &mcp.Tool{Name: "write_note", Description: "Write a note."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wrote " + a.Text}}}, nil, nil
 		})
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 }
 
 // newStore returns a Store of logins in the store.Dir of folder dir.
@@ -59,10 +59,10 @@ func newStore(t *testing.T, dir string) *oauth.Store {
 
 // connect opens a Hub on the one server "notes" with s as its Authorizer,
 // and returns the server's status after Connect.
-func connect(t *testing.T, s *oauth.Store, url string) (*mcp.Hub, mcp.ServerStatus) {
+func connect(t *testing.T, s *oauth.Store, url string) (*upstream.Hub, upstream.ServerStatus) {
 	t.Helper()
 	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: url, Type: "http"}}}
-	h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, Store: store.NewMemory(), MaxRestarts: -1, Timeout: testenv.WaitLimit()})
+	h, err := upstream.NewHub(cfg, &upstream.HubOptions{Auth: s, Store: store.NewMemory(), MaxRestarts: -1, Timeout: testenv.WaitLimit()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestLoginFlow(t *testing.T) {
 			t.Fatalf("Token = %q, %v; want none yet", tok, err)
 		}
 		_, st := connect(t, s, srv.URL)
-		if st.State != mcp.StateFailed {
+		if st.State != upstream.StateFailed {
 			t.Fatalf("state %s, want failed", st.State)
 		}
 		wantLoginError(t, st.Err, false, "needs a login: not logged in")
@@ -154,7 +154,7 @@ func TestLoginFlow(t *testing.T) {
 
 	t.Run("list and call", func(t *testing.T) {
 		h, st := connect(t, s, srv.URL)
-		if st.State != mcp.StateReady || st.Tools != 2 {
+		if st.State != upstream.StateReady || st.Tools != 2 {
 			t.Fatalf("status %+v", st)
 		}
 		res, err := h.Call(t.Context(), "notes__read_notes", json.RawMessage(`{"text":"x"}`))
@@ -166,7 +166,7 @@ func TestLoginFlow(t *testing.T) {
 	t.Run("another process", func(t *testing.T) {
 		before := srv.Counts()
 		_, st := connect(t, newStore(t, root), srv.URL)
-		if st.State != mcp.StateReady {
+		if st.State != upstream.StateReady {
 			t.Fatalf("status %+v", st)
 		}
 		if c := srv.Counts(); c.Refreshes != before.Refreshes || c.Authorizations != before.Authorizations {
@@ -181,7 +181,7 @@ func TestLoginFlow(t *testing.T) {
 		before := srv.Counts()
 		_, st := connect(t, newStore(t, root), srv.URL)
 		c := srv.Counts()
-		if st.State != mcp.StateReady || c.Refreshes != before.Refreshes+1 || c.Unauthorized != before.Unauthorized {
+		if st.State != upstream.StateReady || c.Refreshes != before.Refreshes+1 || c.Unauthorized != before.Unauthorized {
 			t.Fatalf("status %+v; counts %+v → %+v: want one refresh before any request", st, before, c)
 		}
 	})
@@ -191,14 +191,14 @@ func TestLoginFlow(t *testing.T) {
 		before := srv.Counts()
 		_, st := connect(t, s, srv.URL)
 		c := srv.Counts()
-		if st.State != mcp.StateReady || c.Refreshes != before.Refreshes+1 || c.Unauthorized != before.Unauthorized+1 {
+		if st.State != upstream.StateReady || c.Refreshes != before.Refreshes+1 || c.Unauthorized != before.Unauthorized+1 {
 			t.Fatalf("status %+v; counts %+v → %+v: want one 401, one refresh", st, before, c)
 		}
 	})
 
 	t.Run("step-up", func(t *testing.T) {
 		h, st := connect(t, s, srv.URL)
-		if st.State != mcp.StateReady {
+		if st.State != upstream.StateReady {
 			t.Fatalf("status %+v", st)
 		}
 		_, err := h.Call(t.Context(), "notes__write_note", json.RawMessage(`{"text":"x"}`))
@@ -230,7 +230,7 @@ func TestLoginFlow(t *testing.T) {
 			t.Fatalf("a known-revoked login asked the network: %+v → %+v", c, c2)
 		}
 		login(t, s, srv.URL)
-		if _, st = connect(t, s, srv.URL); st.State != mcp.StateReady {
+		if _, st = connect(t, s, srv.URL); st.State != upstream.StateReady {
 			t.Fatalf("after a new login: %+v", st)
 		}
 	})
@@ -309,8 +309,8 @@ func TestLazyServerNeedsLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"notes": {URL: srv.URL, Type: "http"}}}
-	hub := func() *mcp.Hub {
-		h, err := mcp.NewHub(cfg, &mcp.HubOptions{Auth: s, Store: cacheStore, Timeout: testenv.WaitLimit()})
+	hub := func() *upstream.Hub {
+		h, err := upstream.NewHub(cfg, &upstream.HubOptions{Auth: s, Store: cacheStore, Timeout: testenv.WaitLimit()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +321,7 @@ func TestLazyServerNeedsLogin(t *testing.T) {
 		return h
 	}
 	login(t, s, srv.URL)
-	if st := hub().Status()[0]; st.State != mcp.StateReady {
+	if st := hub().Status()[0]; st.State != upstream.StateReady {
 		t.Fatalf("first Hub: %+v", st)
 	}
 	tok, err := s.Token(t.Context(), "notes", srv.URL)
@@ -345,7 +345,7 @@ func TestLazyServerNeedsLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := hub()
-	if st := h.Status()[0]; st.State != mcp.StateLazy {
+	if st := h.Status()[0]; st.State != upstream.StateLazy {
 		t.Fatalf("second Hub: state %s, want lazy (listed from the cache)", st.State)
 	}
 	_, err = h.Call(t.Context(), "notes__read_notes", json.RawMessage(`{}`))

@@ -34,9 +34,9 @@ import (
 
 	"github.com/toolsift/toolsift/encoder"
 	"github.com/toolsift/toolsift/internal/dataset"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // useCache embeds texts with USE, through a file cache of one vector per
@@ -310,7 +310,7 @@ func TestEncoderFusion(t *testing.T) {
 	var report strings.Builder
 	fmt.Fprintf(&report, "\n%-16s %-34s %6s %6s %6s\n", "dataset", "signals", "R@1", "R@5", "R@10")
 	for _, ds := range fusionSets() {
-		tools, _, err := dataset.LoadToolsQualified(ds.tools, mcp.QualifiedName)
+		tools, _, err := dataset.LoadToolsQualified(ds.tools, upstream.QualifiedName)
 		if err != nil {
 			t.Fatalf("dataset %s: %v", ds.name, err)
 		}

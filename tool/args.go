@@ -10,7 +10,7 @@ import (
 // space trimmed, and empty or null arguments as {}. Anything else that is
 // not a JSON object is an error wrapping ErrInvalidArguments that says what
 // it is instead. It is the one rule for arguments: the agent applies it to
-// what the model wrote, mcp.Hub.Call to what its caller passes.
+// what the model wrote, upstream.Hub.Call to what its caller passes.
 func ObjectArgs(args json.RawMessage) (json.RawMessage, error) {
 	b := bytes.TrimSpace(args)
 	switch {

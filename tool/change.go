@@ -1,7 +1,7 @@
 package tool
 
 // Change describes how one server's tool list changed, as emitted by
-// mcp.Hub after a tools/list_changed notification, a reconnect or a
+// upstream.Hub after a tools/list_changed notification, a reconnect or a
 // disconnect. Index.Apply consumes it. Tools in Added and Changed carry their
 // Hash; Removed holds qualified names.
 type Change struct {

@@ -26,7 +26,7 @@ type Result struct {
 	Raw json.RawMessage
 }
 
-// Errors a call can fail with, whatever serves the tool. Sources (mcp.Hub,
+// Errors a call can fail with, whatever serves the tool. Sources (upstream.Hub,
 // toolsift.Toolset) wrap them, with the tool and server at fault, so that a
 // consumer such as the agent can tell the model what happened without
 // knowing where tools come from.

@@ -11,7 +11,7 @@ import (
 // server, a local Go function, a dataset file).
 //
 // Name is the key everywhere in toolsift: unique within an Index and, for
-// tools that come from mcp.Hub, a valid OpenAI function name. OriginalName is
+// tools that come from upstream.Hub, a valid OpenAI function name. OriginalName is
 // the name the tool has on its own server (equal to Name when nothing was
 // namespaced).
 type Tool struct {
@@ -23,13 +23,13 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	// OutputSchema is the JSON schema of the tool's structured results
 	// (MCP outputSchema), when the server gives one. It is not sent to the
-	// model, so it is not part of Hash; mcp.Hub still reports a tool whose
+	// model, so it is not part of Hash; upstream.Hub still reports a tool whose
 	// output schema changed as changed.
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Annotations  *Annotations    `json:"annotations,omitempty"`
 
 	// Hash is the content hash of Name, Description and InputSchema as
-	// computed by ContentHash. Producers (mcp.Hub, Index) fill it in so that
+	// computed by ContentHash. Producers (upstream.Hub, Index) fill it in so that
 	// consumers can cache per tool without hashing again; when it is empty,
 	// call ContentHash.
 	Hash string `json:"hash,omitempty"`

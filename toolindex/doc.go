@@ -4,7 +4,7 @@
 //
 //   - A tool is a [tool.Tool] (qualified Name, Server, Description,
 //     InputSchema, Annotations) with a content Hash of what the model is sent;
-//     a [tool.Change] is how one server's tool list changed, as mcp.Hub
+//     a [tool.Change] is how one server's tool list changed, as upstream.Hub
 //     reports it.
 //   - [Document] (and [DocumentFields]) is a tool's search text: its name
 //     split into words, description, parameter names, descriptions and enum

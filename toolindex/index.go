@@ -621,7 +621,7 @@ func (ix *Index) removeLocked(names []string) int {
 	return len(gone)
 }
 
-// Apply applies a change event from mcp.Hub: Removed names are deleted,
+// Apply applies a change event from upstream.Hub: Removed names are deleted,
 // Added and Changed tools are upserted (only new content is embedded).
 // Removals are applied only if the upsert succeeds.
 func (ix *Index) Apply(ctx context.Context, c tool.Change) error {

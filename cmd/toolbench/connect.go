@@ -12,10 +12,10 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // openToolset is how every command that connects to servers (list, tokens,
@@ -66,27 +66,27 @@ func connectFlag(fs *flag.FlagSet) *bool {
 }
 
 // startMode is the Hub's start mode for --connect.
-func startMode(connect bool) mcp.StartMode {
+func startMode(connect bool) upstream.StartMode {
 	if connect {
-		return mcp.StartEager
+		return upstream.StartEager
 	}
-	return mcp.StartLazy
+	return upstream.StartLazy
 }
 
 // cacheNote says which servers' tools came from the cache and how old the
 // oldest list is ("3 servers from cache, 3 h old (--connect starts them);
 // 1 started: no cache entry"); "" when every server was started.
-func cacheNote(statuses []mcp.ServerStatus, now time.Time) string {
+func cacheNote(statuses []upstream.ServerStatus, now time.Time) string {
 	cached, started := 0, 0
 	var oldest time.Time
 	for _, st := range statuses {
 		switch {
-		case st.State == mcp.StateLazy || st.FromCache:
+		case st.State == upstream.StateLazy || st.FromCache:
 			cached++
 			if !st.CachedAt.IsZero() && (oldest.IsZero() || st.CachedAt.Before(oldest)) {
 				oldest = st.CachedAt
 			}
-		case st.State == mcp.StateReady:
+		case st.State == upstream.StateReady:
 			started++
 		}
 	}
@@ -181,9 +181,9 @@ func cacheFlags(fs *flag.FlagSet) (apply func(context.Context, *toolsift.Options
 // served from the cache until it is called, is fine).
 // It also prints every server's warnings (tools dropped or changed since
 // first seen), as list does: every command that connects shows them.
-func warnFailed(e *env, statuses []mcp.ServerStatus, what string) {
+func warnFailed(e *env, statuses []upstream.ServerStatus, what string) {
 	for _, st := range statuses {
-		if st.State != mcp.StateReady && st.State != mcp.StateDisabled && st.State != mcp.StateLazy {
+		if st.State != upstream.StateReady && st.State != upstream.StateDisabled && st.State != upstream.StateLazy {
 			e.warn(fmt.Sprintf("warning: server %s is %s: %s%s", st.Name, st.State, termsafe.String(fmt.Sprint(st.Err)), what))
 		}
 		for _, w := range st.Warnings {

@@ -25,12 +25,12 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/encoder"
 	"github.com/toolsift/toolsift/internal/dataset"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // The embedded default dataset: BFCL v4 pooled (Apache-2.0; see
@@ -514,7 +514,7 @@ func loadEvalData(ctx context.Context, e *env, o evalOptions, opts toolsift.Opti
 		if queries, err = dataset.LoadQueries(o.queriesPath); err != nil {
 			return nil, nil, nil, "", 0, err
 		}
-		opts.Hub = mcp.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: startMode(o.connect)}
+		opts.Hub = upstream.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: startMode(o.connect)}
 		opts.Inputs = o.inputs
 		ts, connected, err = openToolset(ctx, e, o.configPath, opts, o.quiet)
 		if err != nil {

@@ -269,7 +269,7 @@ func TestDefaultJSON(t *testing.T) {
 }
 
 // TestEvalConfig evaluates against the tools of live MCP servers (the
-// stdio test server of the mcp package), one of which fails to start.
+// stdio test server of the upstream package), one of which fails to start.
 func TestEvalConfig(t *testing.T) {
 	bin := buildTestServer(t)
 	dir := t.TempDir()

@@ -13,8 +13,8 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/termsafe"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 func init() {
@@ -44,7 +44,7 @@ cache's, and the report says how old it is. --connect starts every server.`)
 	config := fs.String("config", "", "mcpServers config `file` (required)")
 	asJSON := fs.Bool("json", false, "print the tools on stdout as tools.jsonl, named as the hub sends them, for eval --tools and tokens --tools (server statuses go to stderr)")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
-	version := fs.String("protocol-version", "", "MCP revision to request from servers whose config sets none (default "+mcp.DefaultProtocolVersion+`; "latest" probes with server/discover)`)
+	version := fs.String("protocol-version", "", "MCP revision to request from servers whose config sets none (default "+upstream.DefaultProtocolVersion+`; "latest" probes with server/discover)`)
 	cache := cacheFlags(fs)
 	connect := connectFlag(fs)
 	quiet := quietFlag(fs)
@@ -62,7 +62,7 @@ cache's, and the report says how old it is. --connect starts every server.`)
 	}
 	// Servers with a cache entry are served from it, unless --connect:
 	// then every one is started (and its fresh list cached).
-	hub := mcp.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: startMode(*connect)}
+	hub := upstream.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: startMode(*connect)}
 	o := toolsift.Options{Hub: hub, Inputs: inputs}
 	if err := cache(ctx, &o); err != nil {
 		return err
@@ -98,7 +98,7 @@ cache's, and the report says how old it is. --connect starts every server.`)
 	// Scripts and CI can tell: any server that did not connect fails list.
 	var failed []string
 	for _, st := range statuses {
-		if st.State != mcp.StateReady && st.State != mcp.StateDisabled && st.State != mcp.StateLazy {
+		if st.State != upstream.StateReady && st.State != upstream.StateDisabled && st.State != upstream.StateLazy {
 			failed = append(failed, st.Name)
 		}
 	}
@@ -110,21 +110,21 @@ cache's, and the report says how old it is. --connect starts every server.`)
 
 // writeStatuses prints one line per server, the failures' reasons and
 // stderr tails, and a total.
-func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Duration) {
+func writeStatuses(w io.Writer, statuses []upstream.ServerStatus, elapsed time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATUS\tTOOLS\tTIME\tPROTOCOL\tSERVER INFO")
 	ok, cached, failed, disabled, total := 0, 0, 0, 0, 0
 	for _, st := range statuses {
 		status := "ok"
 		switch st.State {
-		case mcp.StateReady:
+		case upstream.StateReady:
 			ok++
 			total += st.Tools
-		case mcp.StateLazy:
+		case upstream.StateLazy:
 			cached++
 			total += st.Tools
 			status = "cached"
-		case mcp.StateDisabled:
+		case upstream.StateDisabled:
 			disabled++
 			status = "disabled"
 		default:
@@ -137,14 +137,14 @@ func writeStatuses(w io.Writer, statuses []mcp.ServerStatus, elapsed time.Durati
 			tools += fmt.Sprintf(" (+%d filtered)", st.Disabled)
 		}
 		took := st.ConnectTime.Round(time.Millisecond).String()
-		if st.State == mcp.StateLazy {
+		if st.State == upstream.StateLazy {
 			took = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, status, tools, took, termsafe.String(st.ProtocolVersion), info)
 	}
 	tw.Flush()
 	for _, st := range statuses {
-		if st.State == mcp.StateReady || st.State == mcp.StateDisabled || st.State == mcp.StateLazy {
+		if st.State == upstream.StateReady || st.State == upstream.StateDisabled || st.State == upstream.StateLazy {
 			for _, warn := range st.Warnings {
 				fmt.Fprintf(w, "\n%s: warning: %s", st.Name, termsafe.String(warn))
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/internal/testserver"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // buildTestServer returns the command of the test MCP server
@@ -183,17 +183,17 @@ func TestListFromCache(t *testing.T) {
 func TestCacheNote(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
-		statuses []mcp.ServerStatus
+		statuses []upstream.ServerStatus
 		want     string
 	}{
-		{[]mcp.ServerStatus{{State: mcp.StateReady}}, ""},
-		{[]mcp.ServerStatus{
-			{State: mcp.StateLazy, FromCache: true, CachedAt: now.Add(-3*time.Hour - 20*time.Minute)},
-			{State: mcp.StateLazy, FromCache: true, CachedAt: now.Add(-time.Minute)},
-			{State: mcp.StateReady},
-			{State: mcp.StateFailed},
+		{[]upstream.ServerStatus{{State: upstream.StateReady}}, ""},
+		{[]upstream.ServerStatus{
+			{State: upstream.StateLazy, FromCache: true, CachedAt: now.Add(-3*time.Hour - 20*time.Minute)},
+			{State: upstream.StateLazy, FromCache: true, CachedAt: now.Add(-time.Minute)},
+			{State: upstream.StateReady},
+			{State: upstream.StateFailed},
 		}, "tools of 2 servers from cache, 3 h old (--connect starts them); 1 server started: no cache entry"},
-		{[]mcp.ServerStatus{{State: mcp.StateLazy, FromCache: true, CachedAt: now.Add(-50 * time.Hour)}}, "tools of 1 server from cache, 2 days old (--connect starts them)"},
+		{[]upstream.ServerStatus{{State: upstream.StateLazy, FromCache: true, CachedAt: now.Add(-50 * time.Hour)}}, "tools of 1 server from cache, 2 days old (--connect starts them)"},
 	} {
 		if got := cacheNote(tt.statuses, now); got != tt.want {
 			t.Errorf("cacheNote = %q, want %q", got, tt.want)
@@ -202,11 +202,11 @@ func TestCacheNote(t *testing.T) {
 }
 
 // referenceConfig writes an mcp.json of the npm reference servers
-// (everything, filesystem, memory) and the mcp package's test server, or
+// (everything, filesystem, memory) and the upstream package's test server, or
 // skips when the npm servers are not installed (CI installs them).
 func referenceConfig(t *testing.T) string {
 	t.Helper()
-	npm := npmtest.Dir(t, "../../mcp/testdata/npm")
+	npm := npmtest.Dir(t, "../../upstream/testdata/npm")
 	root := t.TempDir()
 	servers := map[string]any{
 		"everything": map[string]any{"command": "node", "args": []string{"node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}, "cwd": npm},

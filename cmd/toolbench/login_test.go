@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -89,7 +89,7 @@ func (s *tsOAuthServer) stop() {
 
 func startTSOAuth(t *testing.T, script string) *tsOAuthServer {
 	t.Helper()
-	npm := npmtest.Dir(t, "../../mcp/testdata/npm")
+	npm := npmtest.Dir(t, "../../upstream/testdata/npm")
 	sdk := filepath.Join(npm, "node_modules", "@modelcontextprotocol", "sdk")
 	if script == "" {
 		script = filepath.Join(sdk, "dist", "esm", "examples", "server", "simpleStreamableHttp.js")
@@ -325,10 +325,10 @@ func TestLoginGoServer(t *testing.T) {
 
 // notesHandler serves a go-sdk MCP server with one tool.
 func notesHandler() http.Handler {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "notes", Version: "1"}, nil)
-	srv.AddTool(&sdk.Tool{Name: "read_notes", Description: "Read the notes.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "notes"}}}, nil
+	srv := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "read_notes", Description: "Read the notes.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "notes"}}}, nil
 		})
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // progress draws a one-line progress bar on a terminal. It stays silent
@@ -123,7 +123,7 @@ func (p *progress) eta(now time.Time) (time.Duration, bool) {
 
 // connectProgress keeps one line on a terminal while servers connect:
 // "connecting: 12/73 ready, 1 failed, 60 pending (8.2s)", redrawn in place
-// as servers report (mcp.HubOptions.Progress) and as time passes, and
+// as servers report (upstream.HubOptions.Progress) and as time passes, and
 // erased when the connection is over. Like progress, it waits a moment
 // before drawing, so that a quick start (cached servers) prints nothing.
 type connectProgress struct {
@@ -134,7 +134,7 @@ type connectProgress struct {
 	done  chan struct{}
 
 	mu      sync.Mutex
-	last    mcp.Progress
+	last    upstream.Progress
 	known   bool // last holds a report
 	shown   bool // the line is on the terminal
 	stopped bool
@@ -145,7 +145,7 @@ type connectProgress struct {
 var connectProgressDelay = 500 * time.Millisecond
 
 // startConnectProgress starts the line on w; stop erases it. The returned
-// value's update is an mcp.HubOptions.Progress.
+// value's update is an upstream.HubOptions.Progress.
 func startConnectProgress(w io.Writer) *connectProgress {
 	p := &connectProgress{w: w, start: time.Now(), delay: connectProgressDelay, quit: make(chan struct{}), done: make(chan struct{})}
 	go p.tick()
@@ -169,7 +169,7 @@ func (p *connectProgress) tick() {
 }
 
 // update records a report and redraws the line with it.
-func (p *connectProgress) update(pr mcp.Progress) {
+func (p *connectProgress) update(pr upstream.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last, p.known = pr, true
@@ -204,7 +204,7 @@ func (p *connectProgress) stop() {
 
 // connectLine is the text of the line: servers turned off in the config
 // are left out of the count.
-func connectLine(pr mcp.Progress, elapsed time.Duration) string {
+func connectLine(pr upstream.Progress, elapsed time.Duration) string {
 	return fmt.Sprintf("connecting: %d/%d ready, %d failed, %d pending (%.1fs)",
 		pr.Ready, pr.Servers-pr.Disabled, pr.Failed, pr.Pending, elapsed.Seconds())
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // terminal is a fake terminal for stderr: a buffer safe to read while a
@@ -40,12 +40,12 @@ func startToolbench(t *testing.T, term *terminal, isTerminal bool, args ...strin
 
 func TestConnectLine(t *testing.T) {
 	for _, tt := range []struct {
-		p    mcp.Progress
+		p    upstream.Progress
 		want string
 	}{
-		{mcp.Progress{Servers: 73, Ready: 12, Failed: 1, Pending: 60}, "connecting: 12/73 ready, 1 failed, 60 pending (8.2s)"},
+		{upstream.Progress{Servers: 73, Ready: 12, Failed: 1, Pending: 60}, "connecting: 12/73 ready, 1 failed, 60 pending (8.2s)"},
 		// Servers turned off in the config are not counted.
-		{mcp.Progress{Servers: 4, Ready: 1, Pending: 1, Disabled: 2}, "connecting: 1/2 ready, 0 failed, 1 pending (8.2s)"},
+		{upstream.Progress{Servers: 4, Ready: 1, Pending: 1, Disabled: 2}, "connecting: 1/2 ready, 0 failed, 1 pending (8.2s)"},
 	} {
 		if got := connectLine(tt.p, 8200*time.Millisecond); got != tt.want {
 			t.Errorf("connectLine(%+v) = %q, want %q", tt.p, got, tt.want)

@@ -21,9 +21,9 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/termsafe"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 func init() {
@@ -115,9 +115,9 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	hubOpts := mcp.HubOptions{Timeout: *connectTimeout, IdleTimeout: *idle}
+	hubOpts := upstream.HubOptions{Timeout: *connectTimeout, IdleTimeout: *idle}
 	if *eager {
-		hubOpts.Start = mcp.StartEager
+		hubOpts.Start = upstream.StartEager
 	}
 	o := toolsift.Options{
 		Budget: *toolBudget,

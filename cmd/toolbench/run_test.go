@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
@@ -53,14 +53,14 @@ func init() {
 	if os.Getenv(runTestServerEnv) != "1" {
 		return
 	}
-	srv := sdk.NewServer(&sdk.Implementation{Name: "toolbench-run-test", Version: "1.0.0"}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "toolbench-run-test", Version: "1.0.0"}, nil)
 	tool := func(name, desc string, answer func(args map[string]any) string) {
-		srv.AddTool(&sdk.Tool{Name: name, Description: desc,
+		srv.AddTool(&mcp.Tool{Name: name, Description: desc,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"City name"}},"required":["city"]}`)},
-			func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				var args map[string]any
 				_ = json.Unmarshal(req.Params.Arguments, &args)
-				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: answer(args)}}}, nil
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: answer(args)}}}, nil
 			})
 	}
 	weather := "Get the current weather for a city."
@@ -76,7 +76,7 @@ func init() {
 	tool("get_forecast", "Get the weather forecast for the next days for a city.", func(a map[string]any) string { return "rain tomorrow" })
 	tool("book_hotel", "Book a hotel room in a city for tonight.", func(a map[string]any) string { return "booked" })
 	tool("find_restaurants", "Find restaurants in a city, with their cuisine and rating.", func(a map[string]any) string { return "none" })
-	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		os.Exit(1)
 	}
 	os.Exit(0)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/budget"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 func init() {
@@ -86,7 +86,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	if *toolsPath != "" {
 		tools, err = loadToolsQualified(e, *toolsPath)
 	} else {
-		hub := mcp.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: startMode(*connect)}
+		hub := upstream.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: startMode(*connect)}
 		o := toolsift.Options{Hub: hub, Inputs: inputs}
 		if err = cache(ctx, &o); err == nil {
 			tools, err = listConfigTools(ctx, e, *config, o, *quiet)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/termsafe"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 func init() {
@@ -17,7 +17,7 @@ func init() {
 }
 
 // runTrust accepts what a server lists now as the version of its tools to
-// compare later listings with (mcp.Hub.Trust): the tools list and run
+// compare later listings with (upstream.Hub.Trust): the tools list and run
 // warned about as "changed since first seen" are no longer reported and
 // get their readOnlyHint back.
 func runTrust(ctx context.Context, e *env, args []string) error {
@@ -39,7 +39,7 @@ func runTrust(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--timeout %v: want a positive duration", *timeout)
 	}
 	server, tools := fs.Arg(0), fs.Args()[1:]
-	o := toolsift.Options{Hub: mcp.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: mcp.StartEager}, Inputs: inputs}
+	o := toolsift.Options{Hub: upstream.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: upstream.StartEager}, Inputs: inputs}
 	if err := cache(ctx, &o); err != nil {
 		return err
 	}
@@ -51,10 +51,10 @@ func runTrust(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ts.Close()
-	var changed []mcp.ChangedTool
+	var changed []upstream.ChangedTool
 	for _, st := range ts.Status() {
 		if st.Name == server {
-			if st.State != mcp.StateReady {
+			if st.State != upstream.StateReady {
 				return fmt.Errorf("server %s is %s: %s", server, st.State, termsafe.String(fmt.Sprint(st.Err)))
 			}
 			changed = st.Changed

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
@@ -29,7 +29,7 @@ import (
 // benchmarks call everything's get-sum, so the config needs the "everything"
 // reference server.
 func benchConfig(b *testing.B) (config string, everything []string) {
-	dir := npmtest.Dir(b, "../../mcp/testdata/npm")
+	dir := npmtest.Dir(b, "../../upstream/testdata/npm")
 	if c := os.Getenv("TOOLSIFT_BENCH_CONFIG"); c != "" {
 		abs, err := filepath.Abs(c)
 		if err != nil {
@@ -71,15 +71,15 @@ func benchGateway(b *testing.B, path string) *gateway.Gateway {
 	return gw
 }
 
-func benchClient(b testing.TB, t sdk.Transport) *sdk.ClientSession {
+func benchClient(b testing.TB, t mcp.Transport) *mcp.ClientSession {
 	b.Helper()
-	var opts *sdk.ClientSessionOptions
-	if _, ok := t.(*sdk.StreamableClientTransport); ok {
+	var opts *mcp.ClientSessionOptions
+	if _, ok := t.(*mcp.StreamableClientTransport); ok {
 		// A session over HTTP, as the benchmarks measured before serve
 		// answered 2026-07-28 clients without one.
-		opts = &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 	}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), t, opts)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), t, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,8 +87,8 @@ func benchClient(b testing.TB, t sdk.Transport) *sdk.ClientSession {
 	return cs
 }
 
-func benchCall(b *testing.B, cs *sdk.ClientSession, name string, args any) {
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+func benchCall(b *testing.B, cs *mcp.ClientSession, name string, args any) {
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil || res.IsError {
 		b.Fatalf("%s: %v %+v", name, err, res)
 	}
@@ -104,7 +104,7 @@ func BenchmarkCall(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
 		cmd := exec.Command(everything[0], everything[1:]...)
 		cmd.Dir = filepath.Dir(config)
-		cs := benchClient(b, &sdk.CommandTransport{Command: cmd})
+		cs := benchClient(b, &mcp.CommandTransport{Command: cmd})
 		benchCall(b, cs, "get-sum", args)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -120,7 +120,7 @@ func BenchmarkCall(b *testing.B) {
 		done := make(chan error, 1)
 		go func() { done <- gw.ServeStdio(ctx, sr, sw) }()
 		b.Cleanup(func() { cancel(); cw.Close(); <-done })
-		cs := benchClient(b, &sdk.IOTransport{Reader: cr, Writer: cw})
+		cs := benchClient(b, &mcp.IOTransport{Reader: cr, Writer: cw})
 		call := map[string]any{"name": "everything__get-sum", "arguments": args}
 		benchCall(b, cs, "call_tool", call) // starts the server if lazy
 		b.ReportAllocs()
@@ -133,7 +133,7 @@ func BenchmarkCall(b *testing.B) {
 		b.Cleanup(srv.Close)
 		hc := srv.Client()
 		hc.Transport = bearer{"t", hc.Transport}
-		cs := benchClient(b, &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc})
+		cs := benchClient(b, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc})
 		call := map[string]any{"name": "everything__get-sum", "arguments": args}
 		benchCall(b, cs, "call_tool", call)
 		b.ReportAllocs()
@@ -154,11 +154,11 @@ func BenchmarkSearchConcurrent(b *testing.B) {
 	srv := httptest.NewServer(gw.Handler())
 	b.Cleanup(srv.Close)
 	const clients = 8
-	sessions := make([]*sdk.ClientSession, clients)
+	sessions := make([]*mcp.ClientSession, clients)
 	for i := range sessions {
 		hc := srv.Client()
 		hc.Transport = bearer{"t", hc.Transport}
-		sessions[i] = benchClient(b, &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc})
+		sessions[i] = benchClient(b, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc})
 	}
 	var mu sync.Mutex
 	var took []time.Duration

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
@@ -77,18 +77,18 @@ func readGzipLines[T any](b testing.TB, path string) []T {
 // with a short text, over streamable HTTP.
 func bfclUpstream(b testing.TB) (url string, tools []bfclTool) {
 	tools = readGzipLines[bfclTool](b, "../toolbench/data/bfcl/tools.jsonl.gz")
-	srv := sdk.NewServer(&sdk.Implementation{Name: "bfcl-stub", Version: "1"}, nil)
-	answer := func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok: " + req.Params.Name}}}, nil
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bfcl-stub", Version: "1"}, nil)
+	answer := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok: " + req.Params.Name}}}, nil
 	}
 	for _, t := range tools {
 		schema := t.InputSchema
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		srv.AddTool(&sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: schema}, answer)
+		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: schema}, answer)
 	}
-	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	b.Cleanup(hs.Close)
 	return hs.URL, tools
 }
@@ -116,13 +116,13 @@ func bfclProxy(b testing.TB, upstream string) (*toolsift.Toolset, string) {
 	return gw.Toolset(), srv.URL
 }
 
-func httpClient(b testing.TB, endpoint, token string) *sdk.ClientSession {
+func httpClient(b testing.TB, endpoint, token string) *mcp.ClientSession {
 	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	hc.Transport.(*http.Transport).MaxIdleConnsPerHost = 128
 	if token != "" {
 		hc.Transport = bearer{token, hc.Transport}
 	}
-	return benchClient(b, &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc})
+	return benchClient(b, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc})
 }
 
 // BenchmarkBFCL measures the gateway over BFCL's catalog: search_tools
@@ -176,7 +176,7 @@ func BenchmarkBFCL(b *testing.B) {
 		b.ReportMetric(float64(len(ts.Tools())), "tools")
 	})
 	searchHTTP := func(b *testing.B, clients int, query func(n int) string) {
-		sessions := make([]*sdk.ClientSession, clients)
+		sessions := make([]*mcp.ClientSession, clients)
 		for i := range sessions {
 			sessions[i] = httpClient(b, endpoint, "t")
 			benchCall(b, sessions[i], "search_tools", map[string]any{"query": queries[i%64]})
@@ -228,7 +228,7 @@ func BenchmarkBFCL(b *testing.B) {
 	// A call with BFCL's first tool's arguments: the stub does not read them.
 	name := tools[0].Name
 	args := map[string]any{"base": 10, "height": 5}
-	calls := func(b *testing.B, cs *sdk.ClientSession, name string, args any) {
+	calls := func(b *testing.B, cs *mcp.ClientSession, name string, args any) {
 		benchCall(b, cs, name, args)
 		took := make([]time.Duration, 0, b.N)
 		b.ReportAllocs()
@@ -282,11 +282,11 @@ func TestBFCLAnswers(t *testing.T) {
 	cs := httpClient(t, endpoint, "t")
 	var buf bytes.Buffer
 	for _, q := range qs[:min(len(qs), 500)] {
-		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": q.Query}})
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": q.Query}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&buf, "%s\n%s\n", q.Query, res.Content[0].(*sdk.TextContent).Text)
+		fmt.Fprintf(&buf, "%s\n%s\n", q.Query, res.Content[0].(*mcp.TextContent).Text)
 		lt, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -321,12 +321,12 @@ func bfclAnswersConcurrent(t *testing.T, clients int) {
 		cs := httpClient(t, endpoint, "t")
 		wg.Go(func() {
 			for i := c; i < len(qs); i += clients {
-				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": qs[i].Query}})
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": qs[i].Query}})
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				answers[i] = res.Content[0].(*sdk.TextContent).Text
+				answers[i] = res.Content[0].(*mcp.TextContent).Text
 			}
 		})
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // upstreamGateEnv, set beside upstreamEnv, names a FIFO: the upstream
@@ -18,14 +18,14 @@ const upstreamGateEnv = "TOOLSIFT_TEST_UPSTREAM_GATE"
 
 // gateToolsList holds srv's first tools/list until the FIFO of
 // upstreamGateEnv opens, when that is set.
-func gateToolsList(srv *sdk.Server) {
+func gateToolsList(srv *mcp.Server) {
 	gate := os.Getenv(upstreamGateEnv)
 	if gate == "" {
 		return
 	}
 	var once sync.Once
-	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
-		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/list" {
 				once.Do(func() {
 					if f, err := os.Open(gate); err == nil {
@@ -75,7 +75,7 @@ func (w *logWatch) String() string {
 }
 
 // listedNames returns the names of the tools cs's tools/list answers.
-func listedNames(t *testing.T, ctx context.Context, cs *sdk.ClientSession) []string {
+func listedNames(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string {
 	t.Helper()
 	res, err := cs.ListTools(ctx, nil)
 	if err != nil {

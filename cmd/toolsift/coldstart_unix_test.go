@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/internal/testenv"
 )
@@ -101,8 +101,8 @@ func TestServeColdStart(t *testing.T) {
 	}
 
 	changed := make(chan struct{}, 16)
-	client := sdk.NewClient(&sdk.Implementation{Name: "coldstart-test", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "coldstart-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case changed <- struct{}{}:
 			default:
@@ -111,7 +111,7 @@ func TestServeColdStart(t *testing.T) {
 	})
 	cctx, ccancel := context.WithTimeout(ctx, testenv.WaitLimit())
 	defer ccancel()
-	cs, err := client.Connect(cctx, &sdk.StreamableClientTransport{Endpoint: url}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a session: found tools join its list
+	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a session: found tools join its list
 	if err != nil {
 		t.Fatalf("initialize while slow lists: %v", err)
 	}
@@ -119,11 +119,11 @@ func TestServeColdStart(t *testing.T) {
 	listed := func() []string { t.Helper(); return listedNames(t, cctx, cs) }
 	search := func() string {
 		t.Helper()
-		res, err := cs.CallTool(cctx, &sdk.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "look a word up"}})
+		res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "look a word up"}})
 		if err != nil || res.IsError || len(res.Content) == 0 {
 			t.Fatalf("search_tools: %+v, %v", res, err)
 		}
-		return res.Content[0].(*sdk.TextContent).Text
+		return res.Content[0].(*mcp.TextContent).Text
 	}
 	log.waitFor(t, `msg="server ready" server=fast`, limit)
 	if names := listed(); slices.Contains(names, "slow__lookup") || !slices.Contains(names, "search_tools") {

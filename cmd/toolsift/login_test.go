@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/oauth/oauthtest"
 )
@@ -19,13 +19,13 @@ import (
 // with a log line naming toolbench login; serve neither waits on a browser
 // nor sends a token it does not have, and the other servers are served.
 func TestServeNeedsLogin(t *testing.T) {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "notes", Version: "1"}, nil)
-	sdk.AddTool(srv, &sdk.Tool{Name: "read_notes", Description: "Read the notes."},
-		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "notes"}}}, nil, nil
+	srv := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "read_notes", Description: "Read the notes."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "notes"}}}, nil, nil
 		})
-	as := oauthtest.New(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Stateless: true}), nil)
+	as := oauthtest.New(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true}), nil)
 	defer as.Close()
 
 	dir := t.TempDir()

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -65,12 +65,12 @@ func TestServeOIDC(t *testing.T) {
 	logs.waitFor(t, `msg="server ready" server=up`, ctx.Done())
 
 	hc := &http.Client{Transport: bearer{jwtFor("toolsift"), http.DefaultTransport}}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatalf("connect with the JWT: %v\n%s", err, logs.String())
 	}
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "up__lookup", "arguments": map[string]any{}}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "up__lookup", "arguments": map[string]any{}}})
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
@@ -69,13 +69,13 @@ func TestServePerUserFlags(t *testing.T) {
 // beside /mcp; the key comes from $TOOLSIFT_LOGIN_KEY in hex or base64,
 // and the logins are kept sealed in the config folder's store.
 func TestServePerUser(t *testing.T) {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "notes", Version: "1"}, nil)
-	sdk.AddTool(srv, &sdk.Tool{Name: "read_notes", Description: "Read the notes."},
-		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "notes"}}}, nil, nil
+	srv := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "read_notes", Description: "Read the notes."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "notes"}}}, nil, nil
 		})
-	as := oauthtest.New(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Stateless: true}), nil)
+	as := oauthtest.New(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true}), nil)
 	defer as.Close()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "mcp.json")

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/internal/testenv"
 )
@@ -42,12 +42,12 @@ func TestServePolicyReload(t *testing.T) {
 		serveOut.Close()
 	}()
 	changed := make(chan struct{}, 8)
-	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
 	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, serveErr.String())
 	}
@@ -85,7 +85,7 @@ func TestServePolicyReload(t *testing.T) {
 	if got := names(); slices.Contains(got, "up__lookup") {
 		t.Errorf("after the reload: %v still lists up__lookup", got)
 	}
-	_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "up__lookup", Arguments: map[string]any{}})
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__lookup", Arguments: map[string]any{}})
 	if err == nil || !strings.Contains(err.Error(), `unknown tool "up__lookup": no tool has this name`) {
 		t.Errorf("call after the reload: %v, want the unknown tool of a tool no server has", err)
 	}

@@ -32,7 +32,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/npmtest"
@@ -64,10 +64,10 @@ import (
 //     for has its audit record in PostgreSQL, and her calls go on through
 //     replica 2.
 func TestReplicas(t *testing.T) {
-	dir := npmtest.Dir(t, "../../mcp/testdata/npm")
+	dir := npmtest.Dir(t, "../../upstream/testdata/npm")
 	clientDir := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client")
 	if _, err := os.Stat(filepath.Join(clientDir, "dist", "index.mjs")); err != nil {
-		t.Fatalf("@modelcontextprotocol/client must be installed in mcp/testdata/npm (bash .ci/test runs npm ci there): %v", err)
+		t.Fatalf("@modelcontextprotocol/client must be installed in upstream/testdata/npm (bash .ci/test runs npm ci there): %v", err)
 	}
 	pg := pgtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
@@ -90,8 +90,8 @@ func TestReplicas(t *testing.T) {
 	beta := upstreamServer("beta", map[string]string{"weather": "Tell the weather forecast of a city."})
 	gamma := upstreamServer("gamma", map[string]string{"fetch": "Fetch a web page and return its text."})
 	servers := map[string]any{}
-	for name, srv := range map[string]*sdk.Server{"alpha": alpha, "beta": beta, "gamma": gamma} {
-		hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	for name, srv := range map[string]*mcp.Server{"alpha": alpha, "beta": beta, "gamma": gamma} {
+		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 		t.Cleanup(hs.Close)
 		servers[name] = map[string]any{"type": "http", "url": hs.URL}
 	}
@@ -408,17 +408,17 @@ var fetched atomic.Int64
 
 // upstreamServer is a go-sdk server of the given tools (name →
 // description); each answers a + b for add, or its own name.
-func upstreamServer(name string, tools map[string]string) *sdk.Server {
-	srv := sdk.NewServer(&sdk.Implementation{Name: name, Version: "1"}, nil)
+func upstreamServer(name string, tools map[string]string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
 	for tn, desc := range tools {
 		addTool(srv, tn, desc)
 	}
 	return srv
 }
 
-func addTool(srv *sdk.Server, name, desc string) {
-	srv.AddTool(&sdk.Tool{Name: name, Description: desc, InputSchema: map[string]any{"type": "object"}},
-		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+func addTool(srv *mcp.Server, name, desc string) {
+	srv.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: map[string]any{"type": "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			text := name
 			if name == "add" {
 				var args struct{ A, B int }
@@ -431,7 +431,7 @@ func addTool(srv *sdk.Server, name, desc string) {
 				fetched.Add(1)
 				text = "fetched"
 			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 		})
 }
 

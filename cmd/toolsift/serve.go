@@ -21,11 +21,11 @@ import (
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // tokenEnv holds the bearer token of serve --listen.
@@ -202,7 +202,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	// Servers that need a login get the logins toolbench login stored, or
 	// fail at once, alone, naming that command: serve never waits on a
 	// browser.
-	var auth mcp.Authorizer
+	var auth upstream.Authorizer
 	if s := loginStore(e, *configFile, log); s != nil {
 		auth = s
 	}
@@ -217,13 +217,13 @@ func serve(ctx context.Context, e *env, args []string) error {
 		Toolset: toolsift.Options{
 			Pin:   pins,
 			Store: st,
-			Hub: mcp.HubOptions{
+			Hub: upstream.HubOptions{
 				IdleTimeout: *idle, Timeout: *connectTimeout, Auth: auth,
 				// Listen at once, with what the cache has: a first start of
 				// a big catalog takes longer than clients wait for
 				// initialize. Servers join as they list (OnChange).
 				Background: true,
-				Progress: func(mcp.Progress) {
+				Progress: func(upstream.Progress) {
 					select {
 					case arrived <- struct{}{}:
 					default:
@@ -269,11 +269,11 @@ func serve(ctx context.Context, e *env, args []string) error {
 	var connecting []string
 	for _, st := range ts.Status() {
 		switch st.State {
-		case mcp.StateReady:
+		case upstream.StateReady:
 			started++
-		case mcp.StateConnecting:
+		case upstream.StateConnecting:
 			connecting = append(connecting, st.Name)
-		case mcp.StateLazy, mcp.StateDisabled:
+		case upstream.StateLazy, upstream.StateDisabled:
 		default:
 			log.Warn("server not ready", "server", st.Name, "state", st.State, "error", st.Err)
 		}
@@ -356,11 +356,11 @@ func logArrivals(log *slog.Logger, ts *toolsift.Toolset, connecting []string, ar
 			return
 		}
 		for _, st := range ts.Status() {
-			if st.State == mcp.StateConnecting || !slices.Contains(connecting, st.Name) {
+			if st.State == upstream.StateConnecting || !slices.Contains(connecting, st.Name) {
 				continue
 			}
 			connecting = slices.DeleteFunc(connecting, func(n string) bool { return n == st.Name })
-			if st.State == mcp.StateReady {
+			if st.State == upstream.StateReady {
 				log.Info("server ready", "server", st.Name, "tools", st.Tools, "duration", st.ConnectTime, "connecting", len(connecting))
 			} else {
 				log.Warn("server not ready", "server", st.Name, "state", st.State, "error", st.Err)

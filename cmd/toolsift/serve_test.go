@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	if v := os.Getenv(upstreamEnv); v != "" {
-		upstream(v)
+		serveUpstream(v)
 		return
 	}
 	cache, err := os.MkdirTemp("", "toolsift-cache")
@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 // its path and the servers' folder.
 func npmConfig(t *testing.T) (config, dir string) {
 	t.Helper()
-	dir = npmtest.Dir(t, "../../mcp/testdata/npm")
+	dir = npmtest.Dir(t, "../../upstream/testdata/npm")
 	root := t.TempDir()
 	servers := map[string]any{
 		"everything": map[string]any{"command": "node", "args": []string{npmtest.Entry(dir, "server-everything"), "stdio"}},

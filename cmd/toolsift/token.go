@@ -13,9 +13,9 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 const tokenSynopsis = `toolsift token create --user NAME [--team TEAM]... [--name TEXT] [--store FOLDER|URL]
@@ -30,7 +30,7 @@ within a second.`
 
 // openStoreFlag opens the store a subcommand's --store names (a folder,
 // as cli.OpenStore takes it), or the default one, serve's
-// (mcp.DefaultStore: the user cache folder's toolsift), and a name for it
+// (upstream.DefaultStore: the user cache folder's toolsift), and a name for it
 // in messages (a PostgreSQL URL without its password).
 func openStoreFlag(ctx context.Context, spec string) (store.Store, string, error) {
 	if spec != "" {
@@ -40,7 +40,7 @@ func openStoreFlag(ctx context.Context, spec string) (store.Store, string, error
 		}
 		return st, spec, err
 	}
-	d, err := mcp.DefaultStore()
+	d, err := upstream.DefaultStore()
 	if err != nil {
 		return nil, "", fmt.Errorf("no store folder: %w (give --store FOLDER)", err)
 	}
@@ -229,7 +229,7 @@ func (f *identityFlags) options(ctx context.Context, st store.Store) (gateway.Op
 		return o, errors.New("--tokens and --audit keep tokens and records in the store: not with --no-cache")
 	}
 	if st == nil {
-		d, err := mcp.DefaultStore()
+		d, err := upstream.DefaultStore()
 		if err != nil {
 			return o, fmt.Errorf("--tokens and --audit need a store: %w (give --store FOLDER)", err)
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -145,11 +145,11 @@ func TestServeTokensAndAudit(t *testing.T) {
 	url := "http://" + addr + "/mcp"
 	logs.waitFor(t, `msg="server ready" server=up`, ctx.Done())
 
-	connect := func(user string) *sdk.ClientSession {
+	connect := func(user string) *mcp.ClientSession {
 		t.Helper()
 		hc := &http.Client{Transport: bearer{secrets[user], http.DefaultTransport}}
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-			&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 		if err != nil {
 			t.Fatalf("%s connects: %v\n%s", user, err, logs.String())
 		}
@@ -157,7 +157,7 @@ func TestServeTokensAndAudit(t *testing.T) {
 	}
 	for _, user := range []string{"alice", "bob"} {
 		cs := connect(user)
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "up__lookup", "arguments": map[string]any{"word": "secret-argument"}}})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "up__lookup", "arguments": map[string]any{"word": "secret-argument"}}})
 		if err != nil || res.IsError {
 			t.Fatalf("%s's call: %v %+v\n%s", user, err, res, logs.String())
 		}
@@ -305,15 +305,15 @@ func TestAuditSurvivesKill(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		hc := &http.Client{Transport: bearer{secret, http.DefaultTransport}}
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-			&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
 		if err != nil {
 			t.Fatalf("connect: %v\n%s", err, logs.String())
 		}
 		defer cs.Close()
 		wg.Go(func() {
 			for {
-				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "up__lookup", "arguments": map[string]any{}}})
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "up__lookup", "arguments": map[string]any{}}})
 				if err != nil || res.IsError {
 					return // killed
 				}

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/mcp"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // upstreamEnv makes the test binary an MCP server over stdio (see
@@ -21,16 +21,16 @@ const upstreamEnv = "TOOLSIFT_TEST_UPSTREAM"
 
 // upstream serves one read-only tool, lookup, whose description is that of
 // version v: a server that changes its tool between runs.
-func upstream(v string) {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "up", Version: v}, nil)
-	srv.AddTool(&sdk.Tool{
+func serveUpstream(v string) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: v}, nil)
+	srv.AddTool(&mcp.Tool{
 		Name: "lookup", Description: "Look a word up (version " + v + ").",
-		InputSchema: map[string]any{"type": "object"}, Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
-	}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: v}}}, nil
+		InputSchema: map[string]any{"type": "object"}, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: v}}}, nil
 	})
 	gateToolsList(srv) // coldstart_test.go
-	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		os.Exit(1)
 	}
 }
@@ -78,16 +78,16 @@ func TestServeTrust(t *testing.T) {
 		serveOut.Close()
 	}()
 	changed := make(chan struct{}, 8)
-	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
 	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, serveErr.String())
 	}
-	lookup := func() *sdk.Tool {
+	lookup := func() *mcp.Tool {
 		t.Helper()
 		res, err := cs.ListTools(ctx, nil)
 		if err != nil {
@@ -107,11 +107,11 @@ func TestServeTrust(t *testing.T) {
 	if tl := lookup(); tl != nil {
 		t.Fatalf("before trust: listed %q: want the changed tool off the list", tl.Description)
 	}
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "up__lookup", Arguments: map[string]any{}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__lookup", Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatalf("call before trust: %v", err)
 	}
-	if text := res.Content[0].(*sdk.TextContent).Text; !res.IsError || !strings.Contains(text, "quarantined") || !strings.Contains(text, "toolbench trust --config CONFIG up up__lookup") {
+	if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "quarantined") || !strings.Contains(text, "toolbench trust --config CONFIG up up__lookup") {
 		t.Fatalf("call before trust: %q (isError %v): want a refusal naming the trust command", text, res.IsError)
 	}
 
@@ -120,7 +120,7 @@ func TestServeTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub, err := mcp.NewHub(other, &mcp.HubOptions{Store: storeIn(t, cache), Start: mcp.StartEager, MaxRestarts: -1})
+	hub, err := upstream.NewHub(other, &upstream.HubOptions{Store: storeIn(t, cache), Start: upstream.StartEager, MaxRestarts: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestServeTrust(t *testing.T) {
 	}
 
 	// A call is enough for serve to notice and tell the client.
-	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "up__lookup", Arguments: map[string]any{}}); err != nil {
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__lookup", Arguments: map[string]any{}}); err != nil {
 		t.Fatalf("call: %v", err)
 	}
 	select {

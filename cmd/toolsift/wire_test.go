@@ -27,9 +27,9 @@ func TestServeBothWiresTypeScript(t *testing.T) {
 	clientDir := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client")
 	if _, err := os.Stat(filepath.Join(clientDir, "dist", "index.mjs")); err != nil {
 		if npmtest.Required() {
-			t.Fatalf("@modelcontextprotocol/client must be installed in mcp/testdata/npm here: %v", err)
+			t.Fatalf("@modelcontextprotocol/client must be installed in upstream/testdata/npm here: %v", err)
 		}
-		t.Skipf("@modelcontextprotocol/client is not installed: run the test command, bash .ci/test, which installs it (npm ci in mcp/testdata/npm): %v", err)
+		t.Skipf("@modelcontextprotocol/client is not installed: run the test command, bash .ci/test, which installs it (npm ci in upstream/testdata/npm): %v", err)
 	}
 	const token = "both-wires-token"
 	ctx, cancel := context.WithCancel(context.Background())

@@ -179,7 +179,7 @@ func backticked(s string) []string {
 }
 
 // listed returns the packages an "imports (ours)" cell names: the
-// backquoted names outside parentheses ("`tool`, `budget` (never `mcp`)"
+// backquoted names outside parentheses ("`tool`, `budget` (never `upstream`)"
 // names tool and budget); "—" names none.
 func listed(cell string) []string {
 	var out []string
@@ -296,7 +296,7 @@ func display(pkg string) string {
 
 // TestNoSDKInRanking holds ARCHITECTURE's claims about third-party modules:
 // the ranking packages compile no HTTP SDK (OpenAI's client and its
-// websocket library are reached through provider only), and mcp and
+// websocket library are reached through provider only), and upstream and
 // budget compile neither chromem-go nor openai-go, and only agent/anthropic
 // compiles anthropic-sdk-go.
 func TestNoSDKInRanking(t *testing.T) {
@@ -305,9 +305,9 @@ func TestNoSDKInRanking(t *testing.T) {
 		forbidden []string
 	}{
 		{[]string{"./toolindex", "./retrieval", "./budget", "./think"}, []string{"github.com/openai/", "websocket"}},
-		{[]string{"./mcp", "./budget"}, []string{"github.com/openai/", "github.com/philippgille/chromem-go"}},
+		{[]string{"./upstream", "./budget"}, []string{"github.com/openai/", "github.com/philippgille/chromem-go"}},
 		// Anthropic's SDK (and the OpenTelemetry it brings) only in agent/anthropic.
-		{[]string{".", "./agent", "./toolindex", "./retrieval", "./budget", "./think", "./mcp"}, []string{"github.com/anthropics/", "go.opentelemetry.io/"}},
+		{[]string{".", "./agent", "./toolindex", "./retrieval", "./budget", "./think", "./upstream"}, []string{"github.com/anthropics/", "go.opentelemetry.io/"}},
 	}
 	for _, tt := range tests {
 		args := append([]string{"list", "-deps"}, tt.pkgs...)

@@ -2,6 +2,6 @@
 // compare the package table's "imports (ours)" column with what `go list`
 // says each package imports, failing with the row and what to write in it,
 // and check that the ranking packages (toolindex, retrieval, budget, think)
-// compile no HTTP SDK and that mcp and budget compile neither chromem-go
+// compile no HTTP SDK and that upstream and budget compile neither chromem-go
 // nor openai-go. The package has no code outside its tests.
 package archtest

@@ -1,6 +1,6 @@
 // Package npmtest finds, for the tests of every package, the pinned
 // reference MCP servers (everything, filesystem, memory) that the test
-// command, bash .ci/test, installs with npm ci in mcp/testdata/npm.
+// command, bash .ci/test, installs with npm ci in upstream/testdata/npm.
 package npmtest
 
 import (
@@ -11,8 +11,8 @@ import (
 )
 
 // Dir returns the absolute path of the reference servers' folder, given
-// as rel from the test's package folder ("testdata/npm" in package mcp,
-// "../mcp/testdata/npm" in agent). When node or the servers are missing
+// as rel from the test's package folder ("testdata/npm" in package upstream,
+// "../upstream/testdata/npm" in agent). When node or the servers are missing
 // it skips the test naming the command that installs them, except where
 // they must be there (see [Required]), where it fails it.
 func Dir(t testing.TB, rel string) string {
@@ -31,7 +31,7 @@ func Dir(t testing.TB, rel string) string {
 		if Required() {
 			t.Fatalf("the npm reference servers must be installed here (CI=true or %s=1): %s", RequiredEnv, missing)
 		}
-		t.Skipf("%s: run the test command, bash .ci/test, which installs them (npm ci in mcp/testdata/npm) and runs every test", missing)
+		t.Skipf("%s: run the test command, bash .ci/test, which installs them (npm ci in upstream/testdata/npm) and runs every test", missing)
 	}
 	return dir
 }

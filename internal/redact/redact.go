@@ -1,6 +1,6 @@
 // Package redact keeps the secrets of URLs out of errors and logs: one rule
 // for what of a URL is secret ([URL]), and a [Scrubber] that removes the
-// secrets of known URLs from any text, error or log record. mcp uses it for
+// secrets of known URLs from any text, error or log record. upstream uses it for
 // server URLs, config for the URLs in its errors, provider for base URLs.
 package redact
 

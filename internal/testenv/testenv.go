@@ -99,7 +99,7 @@ func keepGoCache() {
 // after waiting up to wait for them to end; "" when there are none. Call
 // it when no test is running.
 //
-// One goroutine is allowed: package mcp starts child processes from a
+// One goroutine is allowed: package upstream starts child processes from a
 // goroutine that locks its thread for the life of the process (Linux's
 // Pdeathsig is per thread), by design.
 func Leaked(wait time.Duration) string {
@@ -150,7 +150,7 @@ func stacks() []string {
 }
 
 // ours keeps the stacks that run code of toolsift or of the MCP SDK,
-// except mcp's process starter and the test framework's own goroutines
+// except upstream's process starter and the test framework's own goroutines
 // (a test's goroutine names the test's package while it runs).
 func ours(stacks []string) []string {
 	var out []string

@@ -1,4 +1,4 @@
-// Package testserver is a small MCP server over stdio for tests (of mcp,
+// Package testserver is a small MCP server over stdio for tests (of upstream,
 // cmd/toolbench and the root package), run by the test binary itself (the
 // helper-process idiom): [Command] returns a link named testserver to the
 // running test binary, and the test binary's TestMain calls [Serve] first,
@@ -50,7 +50,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // name is the program name under which a test binary is the test server.
@@ -135,47 +135,47 @@ func serve(args []string) {
 		fmt.Println(`{garbage`)
 		fmt.Println(`[1, 2, 3]`)
 	}
-	srv := sdk.NewServer(&sdk.Implementation{Name: "testserver", Version: "1.0.0"}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1.0.0"}, nil)
 	type textArgs struct {
 		Text string `json:"text" jsonschema:"the text to echo"`
 	}
-	sdk.AddTool(srv, &sdk.Tool{Name: "echo", Description: "Echo the text back."},
-		func(_ context.Context, _ *sdk.CallToolRequest, in textArgs) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: in.Text}}}, nil, nil
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echo the text back."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in textArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 		})
-	sdk.AddTool(srv, &sdk.Tool{Name: "where", Description: "Report the working directory and $TESTSERVER_VALUE."},
-		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "where", Description: "Report the working directory and $TESTSERVER_VALUE."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			wd, _ := os.Getwd()
 			out, _ := json.Marshal(map[string]string{"cwd": wd, "value": os.Getenv("TESTSERVER_VALUE")})
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(out)}}}, nil, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}, nil, nil
 		})
-	sdk.AddTool(srv, &sdk.Tool{Name: "crash", Description: "Exit the server process."},
-		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "Exit the server process."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			fmt.Fprintln(os.Stderr, "testserver: crashing on purpose")
 			os.Exit(3)
 			return nil, nil, nil
 		})
 	if *misbehave {
-		sdk.AddTool(srv, &sdk.Tool{Name: "log", Description: "Print a JSON log line on stdout, then answer."},
-			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		mcp.AddTool(srv, &mcp.Tool{Name: "log", Description: "Print a JSON log line on stdout, then answer."},
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 				fmt.Println(`{"level":30,"msg":"hi"}`)
-				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "logged"}}}, nil, nil
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil, nil
 			})
-		sdk.AddTool(srv, &sdk.Tool{Name: "wedge", Description: "Stop reading stdin."},
-			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		mcp.AddTool(srv, &mcp.Tool{Name: "wedge", Description: "Stop reading stdin."},
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 				stdin.wedge()
-				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wedged"}}}, nil, nil
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wedged"}}}, nil, nil
 			})
-		sdk.AddTool(srv, &sdk.Tool{Name: "block", Description: "Never answer."},
-			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		mcp.AddTool(srv, &mcp.Tool{Name: "block", Description: "Never answer."},
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 				forever() // not even when cancelled
 				return nil, nil, nil
 			})
 		type floodArgs struct {
 			MiB int `json:"mib"`
 		}
-		sdk.AddTool(srv, &sdk.Tool{Name: "flood", Description: "Write one long stdout line without a newline."},
-			func(_ context.Context, _ *sdk.CallToolRequest, in floodArgs) (*sdk.CallToolResult, any, error) {
+		mcp.AddTool(srv, &mcp.Tool{Name: "flood", Description: "Write one long stdout line without a newline."},
+			func(_ context.Context, _ *mcp.CallToolRequest, in floodArgs) (*mcp.CallToolResult, any, error) {
 				chunk := bytes.Repeat([]byte("x"), 1<<20)
 				os.Stdout.Write([]byte(`{"jsonrpc":"2.0","method":"x","params":"`))
 				for range in.MiB {
@@ -187,7 +187,7 @@ func serve(args []string) {
 				return nil, nil, nil
 			})
 	}
-	if err := srv.Run(context.Background(), &sdk.IOTransport{Reader: stdin, Writer: nopCloser{os.Stdout}}); err != nil {
+	if err := srv.Run(context.Background(), &mcp.IOTransport{Reader: stdin, Writer: nopCloser{os.Stdout}}); err != nil {
 		log.Fatal(err)
 	}
 }

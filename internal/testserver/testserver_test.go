@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/internal/testserver"
 )
@@ -22,8 +22,8 @@ func TestMain(m *testing.M) {
 // fails as documented.
 func TestCommand(t *testing.T) {
 	bin := testserver.Command(t)
-	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(t.Context(), &sdk.CommandTransport{Command: exec.Command(bin, "-misbehave")}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: exec.Command(bin, "-misbehave")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

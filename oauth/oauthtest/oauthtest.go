@@ -15,7 +15,7 @@
 // handler's req.Extra.TokenInfo), so a test server can echo whose token
 // called it.
 //
-//	srv := oauthtest.New(sdk.NewStreamableHTTPHandler(...), nil)
+//	srv := oauthtest.New(mcp.NewStreamableHTTPHandler(...), nil)
 //	defer srv.Close()
 //	// srv.URL is the MCP endpoint; it answers 401 until a login.
 package oauthtest

@@ -6,7 +6,7 @@
 //   node client.mjs SDK_DIR http URL TOKEN CLIENTS
 //
 // SDK_DIR is the folder of @modelcontextprotocol/sdk (the pinned one in
-// mcp/testdata/npm). Each client: initialize, tools/list, search_tools "add
+// upstream/testdata/npm). Each client: initialize, tools/list, search_tools "add
 // two numbers", call_tool get-sum, wait for tools/list_changed, tools/list
 // again, call the found tool by its name. Over HTTP, client i adds 17+i and
 // 25 so that each has its own result, and one more client sends a wrong token.

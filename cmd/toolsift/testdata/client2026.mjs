@@ -1,5 +1,5 @@
 // A client of toolsift serve made with the official TypeScript SDK v2
-// (@modelcontextprotocol/client, pinned in mcp/testdata/npm), pinned to MCP
+// (@modelcontextprotocol/client, pinned in upstream/testdata/npm), pinned to MCP
 // 2026-07-28: no session, server/discover, its revision in each request.
 // Run by serve_test.go beside client.mjs (SDK v1, 2025-11-25) on the same
 // URL; it prints one JSON object with what it saw on stdout.

@@ -1,5 +1,5 @@
 // A client of toolsift serve's replicas made with the official TypeScript
-// SDK v2 (@modelcontextprotocol/client, pinned in mcp/testdata/npm), on MCP
+// SDK v2 (@modelcontextprotocol/client, pinned in upstream/testdata/npm), on MCP
 // 2026-07-28 (no session: any replica answers any request). Driven by
 // replicas_test.go one command per stdin line, it answers each with one
 // JSON line on stdout:

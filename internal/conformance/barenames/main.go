@@ -2,7 +2,7 @@
 // serve --listen`, for .ci/conformance/run: the suite calls its
 // everything-server's tools and prompts by their bare names
 // ("test_simple_text") while toolsift lists them qualified by the server
-// ("everything__test_simple_text", see mcp.QualifiedName). barenames adds
+// ("everything__test_simple_text", see upstream.QualifiedName). barenames adds
 // the prefix to the names in the suite's requests (tools/call, prompts/get,
 // a ref/prompt of completion/complete) and removes it from the names in
 // toolsift's answers (tools/list, prompts/list), in JSON bodies and in

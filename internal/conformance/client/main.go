@@ -25,9 +25,9 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/mcp"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 const server = "conformance"
@@ -57,13 +57,13 @@ func main() {
 // Hub fills the schema's defaults (SEP-1034), or the given content.
 type elicitAccept struct{ content string }
 
-func (elicitAccept) Capabilities() mcp.ClientCapabilities {
-	return mcp.ClientCapabilities{Elicitation: true}
+func (elicitAccept) Capabilities() upstream.ClientCapabilities {
+	return upstream.ClientCapabilities{Elicitation: true}
 }
 
-func (e elicitAccept) HandleClientRequest(_ context.Context, req mcp.ClientRequest) (json.RawMessage, error) {
-	if req.Method != mcp.MethodElicit {
-		return nil, &mcp.RPCError{Code: -32600, Message: "this client answers elicitation only"}
+func (e elicitAccept) HandleClientRequest(_ context.Context, req upstream.ClientRequest) (json.RawMessage, error) {
+	if req.Method != upstream.MethodElicit {
+		return nil, &upstream.RPCError{Code: -32600, Message: "this client answers elicitation only"}
 	}
 	content := e.content
 	if content == "" {
@@ -95,7 +95,7 @@ func run(ctx context.Context, scenario, url string, sctx map[string]any) error {
 	// The Hub's store in memory, for this run only: the suite's servers
 	// reuse ports, and a list cached for another scenario's server at the
 	// same URL would be taken for this one's (a lazy start trusts it).
-	opts := &mcp.HubOptions{Auth: logins, Store: store.NewMemory(), ProtocolVersion: os.Getenv("TOOLSIFT_CONFORMANCE_PROTOCOL")}
+	opts := &upstream.HubOptions{Auth: logins, Store: store.NewMemory(), ProtocolVersion: os.Getenv("TOOLSIFT_CONFORMANCE_PROTOCOL")}
 	switch scenario {
 	case "elicitation-sep1034-client-defaults":
 		opts.ClientRequests = elicitAccept{}
@@ -126,10 +126,10 @@ func run(ctx context.Context, scenario, url string, sctx map[string]any) error {
 	}
 }
 
-type hub struct{ *mcp.Hub }
+type hub struct{ *upstream.Hub }
 
-func connect(ctx context.Context, cfg *config.Config, opts *mcp.HubOptions) (hub, error) {
-	h, err := mcp.NewHub(cfg, opts)
+func connect(ctx context.Context, cfg *config.Config, opts *upstream.HubOptions) (hub, error) {
+	h, err := upstream.NewHub(cfg, opts)
 	if err != nil {
 		return hub{}, err
 	}
@@ -182,7 +182,7 @@ func (h hub) scenario(ctx context.Context, scenario string, sctx map[string]any)
 	if call == "" {
 		return nil
 	}
-	name := mcp.QualifiedName(server, call)
+	name := upstream.QualifiedName(server, call)
 	if !names[name] {
 		return fmt.Errorf("the server lists no tool %s (%d tools)", call, len(names))
 	}
@@ -203,7 +203,7 @@ func (h hub) calls(scenario string, sctx map[string]any) []func() (any, error) {
 	ctx := context.Background()
 	tools := h.Tools()
 	call := func(name, args string) func() (any, error) {
-		return func() (any, error) { return h.Call(ctx, mcp.QualifiedName(server, name), json.RawMessage(args)) }
+		return func() (any, error) { return h.Call(ctx, upstream.QualifiedName(server, name), json.RawMessage(args)) }
 	}
 	var out []func() (any, error)
 	switch scenario {

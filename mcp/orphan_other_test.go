@@ -1,7 +1,0 @@
-//go:build !linux
-
-package mcp_test
-
-const orphanHelperEnv = "TOOLSIFT_ORPHAN_HELPER"
-
-func orphanHelper() {}

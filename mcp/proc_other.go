@@ -1,8 +1,0 @@
-//go:build !unix
-
-package mcp
-
-import "os/exec"
-
-// setProcessGroup is a no-op where process groups are not available.
-func setProcessGroup(*exec.Cmd) func() { return nil }

@@ -1,0 +1,597 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/redact"
+	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/tool"
+)
+
+// DefaultProtocolVersion is the MCP revision a Hub sends in initialize unless
+// HubOptions or a server's config says otherwise: the newest revision that
+// still starts with initialize.
+//
+// Every server of a catalog of 73 real npm servers connects with it, and
+// with the SDK's newest or 2024-11-05 too; few accept the newest
+// (docs/measurements.md, "MCP protocol versions"). The newest needs a
+// server/discover probe, which costs most servers a request they do not
+// know, before initialize, and a round trip, so it is opt-in: "latest" in
+// HubOptions, or protocolVersion per server.
+const DefaultProtocolVersion = "2025-11-25"
+
+// revisionRE matches an MCP revision, as HubOptions.ProtocolVersion names
+// one.
+var revisionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// Defaults for HubOptions.
+const (
+	defaultTimeout     = 30 * time.Second
+	defaultBackoff     = 500 * time.Millisecond
+	defaultMaxBackoff  = 30 * time.Second
+	defaultMaxRestarts = 10
+)
+
+// Errors returned by Hub methods. Each is wrapped with the tool and server
+// at fault.
+var (
+	// ErrUnknownTool and ErrToolDisabled wrap tool.ErrUnknown,
+	// ErrServerUnavailable tool.ErrUnavailable and ErrInvalidArguments
+	// tool.ErrInvalidArguments, so that consumers need not import upstream.
+	ErrUnknownTool       = fmt.Errorf("upstream: %w", tool.ErrUnknown)
+	ErrToolDisabled      = fmt.Errorf("upstream: tool disabled: %w", tool.ErrUnknown)
+	ErrServerUnavailable = fmt.Errorf("upstream: server unavailable: %w", tool.ErrUnavailable)
+	ErrInvalidArguments  = fmt.Errorf("upstream: %w", tool.ErrInvalidArguments)
+	ErrClosed            = errors.New("upstream: hub closed")
+	// ErrOptions is wrapped by NewHub's errors about HubOptions; errors
+	// about the servers' config wrap config.ErrInvalid.
+	ErrOptions = errors.New("upstream: invalid options")
+)
+
+// HubOptions configures a Hub. The zero value is usable.
+type HubOptions struct {
+	// Timeout bounds each server's connection (start, initialize, first
+	// tools/list) when its config has no timeout. Default 30s.
+	Timeout time.Duration
+
+	// ProtocolVersion is sent in initialize to servers whose config does
+	// not set one. Default DefaultProtocolVersion; "latest" means the SDK's
+	// newest revision, probed with server/discover.
+	ProtocolVersion string
+
+	// OnChange, if set, receives every change to the tool list: a server's
+	// tools when it connects, re-lists after notifications/tools/list_changed
+	// or Refresh, goes down (all Removed) or comes back. It is called
+	// synchronously, one call at a time, in order for each server, so that
+	// wiring an index is one line (OnChange: ix.Apply): Connect returns after
+	// every connected server's first change has been applied, and a
+	// re-list is applied before the next. ctx ends when the Hub is closed.
+	// An error is kept in that server's ServerStatus.ApplyErr (and logged);
+	// the server stays up. A slow OnChange delays its server's next change,
+	// not the Hub.
+	OnChange func(ctx context.Context, c tool.Change) error
+
+	// Backoff is the wait before restarting a server whose session ended;
+	// it doubles after each failed restart, up to MaxBackoff. Defaults 500ms
+	// and 30s.
+	Backoff, MaxBackoff time.Duration
+
+	// MaxRestarts is how many restarts in a row may fail before a server is
+	// given up (StateFailed). Default 10; negative means never restart.
+	// A server whose first connection fails is not retried.
+	MaxRestarts int
+
+	// MaxStarting bounds how many servers connect at the same time;
+	// a server's Timeout runs from when it gets its turn. Starting dozens
+	// of Node servers at once on a small machine makes each of them slow
+	// enough to time out. Default 2×GOMAXPROCS, at least 4.
+	MaxStarting int
+
+	// HTTPClient is used for url servers; nil means a client of the Hub's
+	// own, whose idle connections Close closes.
+	HTTPClient *http.Client
+
+	// MaxMessageBytes bounds what a url server sends in one response body
+	// that is not an event stream, and in one server-sent event: a server
+	// that sends more fails with an error wrapping ErrTooLarge that names
+	// it and the limit. Default DefaultMaxMessageBytes (16 MiB, as one line
+	// of a stdio server); negative means no limit. See docs/limits.md.
+	MaxMessageBytes int
+
+	// MaxTools bounds the tools kept of one server's listing: those beyond
+	// are not kept, and a warning says how many (default
+	// DefaultMaxTools). MaxToolPages bounds the pages of one tools/list
+	// (default DefaultMaxToolPages): a server that sends more fails, as
+	// does one that repeats a cursor. MaxDescriptionBytes and
+	// MaxSchemaBytes bound one tool's description and its input and output
+	// schemas together (defaults DefaultMaxDescriptionBytes,
+	// DefaultMaxSchemaBytes): a larger tool is dropped and named in the
+	// server's warnings, the others served. Negative means no limit. See
+	// docs/limits.md.
+	MaxTools, MaxToolPages, MaxDescriptionBytes, MaxSchemaBytes int
+
+	// MaxSchemaDepth bounds how deeply one listed tool nests objects and
+	// arrays, the tool object counting as 1 (default
+	// DefaultMaxSchemaDepth, 64; the deepest real tool we know is 25): a
+	// deeper tool is cut out of the tools/list answer before it is decoded
+	// and named in the server's warnings, the others served. Negative
+	// means only the MCP SDK's own limit (1,000 levels in one message).
+	// Any other message deeper than the SDK decodes fails the request it
+	// answers with an error naming the server, or is dropped with a
+	// logged warning. See docs/limits.md.
+	MaxSchemaDepth int
+
+	// Auth, if set, gives url servers the access tokens they ask for (MCP
+	// authorization): see Authorizer. oauth.Store is one.
+	Auth Authorizer
+
+	// Logger receives the Hub's and the SDK's diagnostics; nil discards them.
+	// A warning that is also one of a server's ServerStatus.Warnings (a
+	// tool changed since first seen, a tool dropped for its depth) has it,
+	// word for word, in its "warning" attribute, so that a program that
+	// prints both can print it once.
+	// Secrets in server URLs are redacted from them (see the package doc).
+	Logger *slog.Logger
+
+	// Background makes Connect return as soon as the servers it does not
+	// start are announced: the lazy ones, listed from the cache (applied
+	// through OnChange before Connect returns), the disabled and the
+	// unusable ones. The servers it starts keep connecting in the
+	// background, StateConnecting in Status meanwhile, and each one's
+	// tools reach OnChange when it has listed them; one that fails is
+	// StateFailed, as at any Connect, and Progress hears of each. A
+	// server that must start to list its tools then delays nothing: a
+	// proxy can answer its clients with what it has at once (toolsift
+	// serve does). Without it Connect waits for every server.
+	Background bool
+
+	// Start says when servers start: StartLazy (the default) leaves a server
+	// whose tool list is in the cache unstarted until a call needs it;
+	// StartEager starts every server at Connect. See the package doc.
+	Start StartMode
+
+	// Store keeps what the Hub keeps between runs and shares with other
+	// processes: each server's tool list (its cache entry, under
+	// catalog/) and its tools' trust records (under trust/). nil means
+	// store.NewDir(os.UserCacheDir()/toolsift), the folder toolsift has
+	// always used (with a warning and nothing kept when there is no user
+	// cache folder or it is refused). store.NewMemory() keeps nothing past
+	// this process: every server starts at Connect. The Hub does not close
+	// it.
+	Store store.Store
+
+	// IdleTimeout, in StartLazy mode, stops a server that has not been
+	// called for that long; it starts again on its next call, and its tools
+	// stay listed meanwhile. Default 5 minutes; negative means never.
+	IdleTimeout time.Duration
+
+	// Progress, if set, is told how far Connect is: once when it starts
+	// the servers, then each time a server's first connection attempt is
+	// over, with the counts of that moment. Calls are one at a time and
+	// never hold the Hub's lock (Progress may call Status). A server whose
+	// first attempt ends after Connect returned (its ctx ended first) is
+	// still reported.
+	//
+	// A function rather than a status to poll: Connect, and toolsift.Open
+	// around it, return only when every server is done (unless Background
+	// is set), and Open's caller has no Hub to poll until then.
+	Progress func(Progress)
+
+	// ClientRequests, if set, answers the requests servers send their
+	// client (sampling, elicitation, roots) that it declares; the others
+	// are declined with a JSON-RPC error saying so. See ClientRequests.
+	ClientRequests ClientRequests
+
+	// OnResourceUpdated, if set, is told of every
+	// notifications/resources/updated a server sends for a resource
+	// subscribed to through Subscribe, under the URI Subscribe was given
+	// (a namespaced toolsift:SERVER/URI stays so). It is called from the
+	// SDK's goroutines and must not block for long.
+	OnResourceUpdated func(uri string)
+
+	// ServerLogLevel, if set, is asked of every server that declares
+	// logging (logging/setLevel) when it connects: the least severe log
+	// messages it should send ("debug" … "emergency"), which WithLog
+	// hands to the request they belong to. Empty: nothing is asked.
+	ServerLogLevel string
+
+	// OnListChange, if set, is told when a server's resources or prompts
+	// changed (see ListChange), after Resources and Prompts show the new
+	// lists, and when it said its tools changed (ListChange.Tools), after
+	// they were listed again and OnChange told of any difference. Calls
+	// are one at a time, from the server's supervisor: it may call the
+	// Hub, but a slow one delays that server's next change.
+	OnListChange func(ListChange)
+}
+
+// Progress counts a Hub's servers by how far their connection got (see
+// HubOptions.Progress). Ready + Failed + Pending + Disabled = Servers.
+type Progress struct {
+	Servers int
+	// Ready servers have their tools listed: connected, or lazy (listed
+	// from the cache, started on their first call).
+	Ready int
+	// Failed servers are not usable: their first connection failed, the
+	// config made them unusable, or they went down since.
+	Failed int
+	// Pending servers are still connecting; the count only shrinks.
+	Pending int
+	// Disabled servers are turned off in the config.
+	Disabled int
+}
+
+// State is where a server is in its life.
+type State string
+
+// States of a server.
+const (
+	StateConnecting State = "connecting"
+	StateReady      State = "ready"
+	StateRestarting State = "restarting" // session ended; tools unavailable until it is back
+	StateFailed     State = "failed"
+	StateDisabled   State = "disabled"
+	StateClosed     State = "closed"
+	// StateLazy: not started; its tools, from the cache or from an earlier
+	// session, are listed and its first call starts it (StateConnecting
+	// while it does).
+	StateLazy State = "lazy"
+)
+
+// ServerStatus is a snapshot of one server.
+type ServerStatus struct {
+	Name  string
+	State State
+	// Err is why the server failed or last went down; nil when it never did.
+	// Secrets in the server's URL are redacted from its text (see the
+	// package doc).
+	Err error
+	// Stderr is the tail of a stdio server's standard error.
+	Stderr string
+	// Tools is how many tools it exposes (after allowedTools/disabledTools);
+	// Disabled how many were filtered out.
+	Tools, Disabled int
+	// ProtocolVersion is the revision negotiated in initialize.
+	ProtocolVersion string
+	// ServerName and ServerVersion are what the server said it is.
+	ServerName, ServerVersion string
+	// Restarts counts reconnections after the first.
+	Restarts int
+	// ConnectTime is how long the last connection attempt took, including
+	// listing tools.
+	ConnectTime time.Duration
+	// Warnings are tools dropped for duplicate or clashing names or for an
+	// input schema that is not an object schema, and schemas repaired (an
+	// object schema without "type" gets "type":"object").
+	Warnings []string
+	// Changed are the tools that differ from what the server first listed
+	// under their names (rug pulls: see Hub.Trust); each also has a line in
+	// Warnings. Sorted by name.
+	Changed []ChangedTool
+	// ApplyErr is the error HubOptions.OnChange returned for this server's
+	// last change, nil when it succeeded.
+	ApplyErr error
+	// FromCache is set while its tools are the cache's, not yet confirmed
+	// by the server in this Hub; CachedAt is when the server listed the
+	// tools its cache entry holds (zero when it has none).
+	FromCache bool
+	CachedAt  time.Time
+}
+
+// A Hub connects to many MCP servers at once, exposes all their tools under
+// qualified names, keeps the list current and routes calls. Its methods are
+// safe for concurrent use.
+type Hub struct {
+	opts    HubOptions
+	dir     string
+	servers map[string]*server
+	order   []string // server names, sorted
+
+	// life is the Hub's own lifetime, ended by Close. Not a request ctx.
+	life  context.Context
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+	start sync.Once
+	// started: the servers Connect started, which a Background Connect
+	// does not wait for. Written once, in start.
+	started map[*server]bool
+
+	redact    *redact.Scrubber // server URLs' secrets, out of errors and logs
+	slots     chan struct{}    // connection attempts in progress, up to MaxStarting
+	ownClient *http.Client     // made by NewHub when HubOptions has none
+
+	mu     sync.Mutex
+	closed bool
+	routes map[string]*server // qualified name → owner, incl. servers that are down
+
+	// changeMu makes OnChange calls one at a time; progressMu Progress
+	// calls.
+	changeMu   sync.Mutex
+	progressMu sync.Mutex
+
+	pt passthru // requests in flight: progress, server→client requests
+
+	trustFresh trustFreshness // what tells ReloadTrust that another process wrote trust records
+	// freshUntil: until this time (mono) no server's tool list outlives
+	// its ttlMs, so Freshen has nothing to do; 0 makes it look. Set by
+	// Freshen and reset by a listing and Close, under mu.
+	freshUntil atomic.Int64
+}
+
+// NewHub returns a Hub for the servers in cfg (nil means none). It starts
+// nothing: call Connect. A config that does not validate (see
+// config.Config.Validate), or two servers whose names give the same prefix,
+// fail with an error wrapping config.ErrInvalid; bad options with one
+// wrapping ErrOptions. Servers with an Err are not an error: they are
+// reported as failed and never started.
+func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
+	h := &Hub{servers: map[string]*server{}, routes: map[string]*server{}}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.Timeout < 0 || h.opts.Backoff < 0 || h.opts.MaxBackoff < 0 {
+		return nil, fmt.Errorf("%w: negative duration in HubOptions", ErrOptions)
+	}
+	if h.opts.Timeout == 0 {
+		h.opts.Timeout = defaultTimeout
+	}
+	if h.opts.Backoff == 0 {
+		h.opts.Backoff = defaultBackoff
+	}
+	if h.opts.MaxBackoff == 0 {
+		h.opts.MaxBackoff = max(defaultMaxBackoff, h.opts.Backoff)
+	}
+	if h.opts.MaxStarting <= 0 {
+		h.opts.MaxStarting = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	h.slots = make(chan struct{}, h.opts.MaxStarting)
+	if h.opts.MaxRestarts == 0 {
+		h.opts.MaxRestarts = defaultMaxRestarts
+	}
+	if l := h.opts.ServerLogLevel; l != "" && !slices.Contains(logLevels, l) {
+		return nil, fmt.Errorf("%w: HubOptions.ServerLogLevel %q: want one of %s", ErrOptions, l, strings.Join(logLevels, ", "))
+	}
+	switch v := h.opts.ProtocolVersion; {
+	case v == "":
+		h.opts.ProtocolVersion = DefaultProtocolVersion
+	case v == "latest":
+		h.opts.ProtocolVersion = ""
+	case !revisionRE.MatchString(v):
+		return nil, fmt.Errorf("%w: HubOptions.ProtocolVersion %q is not a YYYY-MM-DD revision", ErrOptions, v)
+	}
+	if h.opts.HTTPClient == nil {
+		h.ownClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		h.opts.HTTPClient = h.ownClient
+	}
+	if h.opts.Logger == nil {
+		h.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := h.setupCache(); err != nil {
+		return nil, err
+	}
+	var urls []string
+	if cfg != nil {
+		for _, sc := range cfg.Servers {
+			urls = append(urls, sc.URL)
+		}
+	}
+	// Secrets in server URLs reach neither errors nor logs.
+	h.redact = redact.NewScrubber(urls)
+	h.opts.Logger = slog.New(h.redact.Handler(h.opts.Logger.Handler()))
+	if cfg != nil {
+		h.dir = cfg.Dir
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+		prefixes := map[string]string{}
+		for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+			sc := cfg.Servers[name]
+			p := serverPrefix(name)
+			if other, ok := prefixes[p]; ok {
+				return nil, fmt.Errorf("%w: servers %q and %q get the same name prefix %q", config.ErrInvalid, other, name, p)
+			}
+			prefixes[p] = name
+			s := &server{h: h, name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan relistAsk), ready: make(chan struct{}), state: StateConnecting}
+			s.deep = &deepFilter{server: name, max: limit(h.opts.MaxSchemaDepth, DefaultMaxSchemaDepth), sdk: sdkMaxDepth, logger: h.opts.Logger, note: func(msg []byte) { h.noteMessage(s, msg) }}
+			switch {
+			case sc.Disabled:
+				s.state = StateDisabled
+				close(s.ready)
+			case sc.Err != nil:
+				// Unusable as configured (an ${input:ID} without a value,
+				// an unreadable envFile): reported, never started.
+				s.state = StateFailed
+				s.err = fmt.Errorf("server %s: %w", name, sc.Err)
+				close(s.ready)
+			}
+			h.servers[name] = s
+			h.order = append(h.order, name)
+		}
+	}
+	if h.dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		h.dir = wd
+	}
+	h.life, h.stop = context.WithCancel(context.Background())
+	return h, nil
+}
+
+// Connect starts every enabled server concurrently and waits until each has
+// connected and listed its tools, or failed (see Status), or ctx is done.
+// In StartLazy mode a server whose tools are in the cache is not started:
+// its cached tools are listed (and applied through OnChange) at once, and
+// its first call starts it.
+// With HubOptions.Background it waits only for the lazy servers'
+// announcement; the servers it starts go on connecting (see Background).
+// It returns an error only when ctx ends first or the Hub is closed: a
+// failing server does not fail Connect. Servers keep connecting in the
+// background after ctx ends, bounded by their own timeouts. Calling Connect
+// again waits again; it starts nothing new.
+func (h *Hub) Connect(ctx context.Context) error {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	started := false
+	h.start.Do(func() {
+		started = true
+		h.watchTrust(ctx)
+		cached := h.readCatalogs(ctx)
+		h.watchCatalog() // replicas.go
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.closed {
+			return
+		}
+		var lazy []*server
+		h.started = map[*server]bool{}
+		for _, name := range h.order {
+			if s := h.servers[name]; s.state == StateConnecting && !s.restFromCache(cached[name]) {
+				h.started[s] = true
+				h.wg.Add(1)
+				go s.supervise()
+			} else if s.state == StateLazy {
+				lazy = append(lazy, s)
+			}
+		}
+		h.announce(lazy)
+	})
+	if started {
+		h.reportProgress()
+	}
+	for _, name := range h.order {
+		s := h.servers[name]
+		if h.opts.Background && h.started[s] {
+			continue
+		}
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+			return fmt.Errorf("upstream: connect: %w", ctx.Err())
+		case <-h.life.Done():
+			return ErrClosed
+		}
+	}
+	return nil
+}
+
+// reportProgress tells HubOptions.Progress the counts of now. progressMu
+// keeps the calls in the order of their counts.
+func (h *Hub) reportProgress() {
+	if h.opts.Progress == nil {
+		return
+	}
+	h.progressMu.Lock()
+	defer h.progressMu.Unlock()
+	h.mu.Lock()
+	p := Progress{Servers: len(h.order)}
+	for _, name := range h.order {
+		switch s := h.servers[name]; {
+		case s.state == StateDisabled:
+			p.Disabled++
+		case s.offersTools():
+			p.Ready++
+		case s.state == StateConnecting:
+			p.Pending++
+		default:
+			p.Failed++
+		}
+	}
+	h.mu.Unlock()
+	h.opts.Progress(p)
+}
+
+// Tools returns the tools of every ready or lazy server, sorted by qualified
+// name. Tools of a server that is down or restarting are left out.
+func (h *Hub) Tools() []tool.Tool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []tool.Tool
+	for _, name := range h.order {
+		s := h.servers[name]
+		if s.offersTools() {
+			out = slices.AppendSeq(out, maps.Values(s.tools))
+		}
+	}
+	slices.SortFunc(out, func(a, b tool.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Status returns a snapshot of every configured server, sorted by name.
+func (h *Hub) Status() []ServerStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]ServerStatus, 0, len(h.order))
+	for _, name := range h.order {
+		s := h.servers[name]
+		st := ServerStatus{
+			Name:            name,
+			State:           s.state,
+			Err:             s.err,
+			Tools:           len(s.tools),
+			Disabled:        len(s.disabled),
+			ProtocolVersion: s.version,
+			Restarts:        s.restarts,
+			ConnectTime:     s.elapsed,
+			Warnings:        slices.Clone(s.warnings),
+			Changed:         slices.Clone(s.changed),
+			ApplyErr:        s.applyErr,
+			FromCache:       s.lazy.fromCache,
+			CachedAt:        s.lazy.cachedAt,
+		}
+		if !s.offersTools() {
+			st.Tools = 0
+		}
+		if s.stderr != nil {
+			st.Stderr = s.stderr.String()
+		}
+		if s.info != nil {
+			st.ServerName, st.ServerVersion = s.info.Name, s.info.Version
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Close stops every session and child process and waits for the Hub's
+// goroutines, including the last OnChange call, to return. Calls in flight
+// return at once with an error wrapping ErrClosed; it does not wait for
+// them. A stdio server gets 2s in all to exit after its stdin is closed
+// and SIGTERM, then its process group is killed. It is safe to call more
+// than once.
+func (h *Hub) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	h.freshUntil.Store(0)
+	h.mu.Unlock()
+	h.start.Do(func() {}) // never started: nothing may start now
+	h.stop()
+	h.wg.Wait()
+	h.closeLazy()
+	if h.ownClient != nil {
+		h.ownClient.CloseIdleConnections()
+	}
+	return nil
+}

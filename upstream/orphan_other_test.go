@@ -1,0 +1,7 @@
+//go:build !linux
+
+package upstream_test
+
+const orphanHelperEnv = "TOOLSIFT_ORPHAN_HELPER"
+
+func orphanHelper() {}
