@@ -33,5 +33,5 @@ func TestMain(m *testing.M) {
 // requireNPMServers returns the folder of the pinned reference servers
 // (see npmtest.Dir).
 func requireNPMServers(t *testing.T) string {
-	return npmtest.Dir(t, filepath.Join("mcp", "testdata", "npm"))
+	return npmtest.Dir(t, filepath.Join("upstream", "testdata", "npm"))
 }

@@ -106,7 +106,7 @@ func wireTools(t *testing.T, r agenttest.Request) []json.RawMessage {
 // three tools, answers 42, the tool list changes at most once, and every
 // request repeats the one before it byte for byte before appending.
 func TestStableThreeToolTask(t *testing.T) {
-	dir := npmtest.Dir(t, filepath.Join("..", "mcp", "testdata", "npm"))
+	dir := npmtest.Dir(t, filepath.Join("..", "upstream", "testdata", "npm"))
 	for _, tc := range []struct {
 		budget int
 		task   string

@@ -18,7 +18,7 @@ import (
 // npmServer returns the entry point of a reference MCP server installed in
 // upstream/testdata/npm by .ci/run (see npmtest.Dir).
 func npmServer(t *testing.T, pkg string) string {
-	return npmtest.Entry(npmtest.Dir(t, filepath.Join("..", "mcp", "testdata", "npm")), pkg)
+	return npmtest.Entry(npmtest.Dir(t, filepath.Join("..", "upstream", "testdata", "npm")), pkg)
 }
 
 // TestRunNPMServer runs the agent against the real "everything" reference

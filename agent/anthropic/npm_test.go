@@ -66,7 +66,7 @@ func scriptedModel(r anthropictest.Request) anthropictest.Reply {
 // the tools it found with tool_reference blocks, and every step after the
 // first reads the prompt cache.
 func TestThreeToolTask(t *testing.T) {
-	dir := npmtest.Dir(t, filepath.Join("..", "..", "mcp", "testdata", "npm"))
+	dir := npmtest.Dir(t, filepath.Join("..", "..", "upstream", "testdata", "npm"))
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
 	allowed := t.TempDir()

@@ -155,7 +155,7 @@ func stacks() []string {
 func ours(stacks []string) []string {
 	var out []string
 	for _, g := range stacks {
-		if strings.Contains(g, "mcp.startProcess") || strings.Contains(g, "testing.tRunner") {
+		if strings.Contains(g, "upstream.startProcess") || strings.Contains(g, "testing.tRunner") {
 			continue
 		}
 		// Frames of a command's own code (cmd/toolbench's tests) are
