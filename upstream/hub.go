@@ -670,7 +670,7 @@ func (h *Hub) Retry(ctx context.Context, name string) error {
 // tools/list or a search_tools). It costs nothing while every list is
 // fresh. The error joins the servers' failures, or is ctx's or ErrClosed.
 func (h *Hub) Freshen(ctx context.Context) error {
-	if monoNow() < h.freshUntil.Load() {
+	if until := h.freshUntil.Load(); until != 0 && monoNow() < until {
 		return nil // every list is fresh: no lock, as a proxy asks at every search
 	}
 	h.mu.Lock()
