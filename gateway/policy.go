@@ -31,7 +31,7 @@ import (
 //     every answer is filtered per request too (scoped, a receiving
 //     middleware: the stateless wire's server is shared by every caller);
 //     a URI or template several servers list is namespaced among the
-//     scope's servers only (Passthrough.Resources under the scope: inScopeList gives the shared
+//     scope's servers only (scoped Passthrough lists: inScopeList gives the shared
 //     server's namespaced form of a URI one server in scope lists as the
 //     plain URI, and readPlain reads it through the Hub in scope);
 //   - tools/list_changed, resources/list_changed and prompts/list_changed
@@ -428,7 +428,7 @@ func (a *access) prompt(of map[string]string, name string) bool {
 // inScopeList holds a listing of resources or templates (uri picks the
 // URI field) to a scope: of maps what the Hub lists to every caller (URIs
 // that several servers list namespaced) to its server, mine what it lists
-// to the scope (namespaced over the scope's servers only: Passthrough.Resources under it)
+// to the scope (namespaced over the scope's servers only: scoped Passthrough lists)
 // to its server. An item of mine stays; the namespaced URI of a server in
 // scope whose plain URI is mine (a session's server shared by every
 // caller registers the Hub's namespacing of every server) is given as
