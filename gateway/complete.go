@@ -26,10 +26,11 @@ func (s *session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	if req.Params.Context != nil {
 		c.Context = req.Params.Context.Arguments
 	}
-	if srv := s.p.perUser.featureServer(s.p.ts.Hub(), c.Prompt, c.ResourceURI); srv != "" {
+	pt := s.p.ts.Hub().Passthrough()
+	if srv := s.p.perUser.featureServer(pt, c.Prompt, c.ResourceURI); srv != "" {
 		return nil, errPerUserFeature(srv)
 	}
-	raw, err := s.p.ts.Hub().Complete(withSession(ctx, req.Session), c)
+	raw, err := pt.Complete(withSession(ctx, req.Session), c)
 	s.p.logger(ctx, req.Session).Info("complete", "prompt", c.Prompt, "uri", c.ResourceURI, "argument", c.Argument, "duration", time.Since(start), "error", err)
 	if err != nil {
 		return nil, err

@@ -96,10 +96,10 @@ func (p *proxy) liveSessions() []*session {
 // policy registers only its scope's servers' (policy.go), so that neither
 // their lists nor their changes reach it.
 func (s *session) syncFeatures() {
-	hub := s.p.ts.Hub()
-	inScope := func(string) bool { return true }
+	pt := s.p.ts.Hub().Passthrough()
+	ctx := context.Background() // every server's, or the scope's
 	if a := s.access(); a != nil {
-		inScope = a.sc.server
+		ctx = upstream.WithServerScope(ctx, a.sc.server)
 	}
 	s.featMu.Lock()
 	defer s.featMu.Unlock()
@@ -111,9 +111,10 @@ func (s *session) syncFeatures() {
 	now := map[string]bool{}
 	// A per-user server's resources and prompts are not served: the
 	// shared Hub lists them with one user's login (docs/serve.md).
-	// Namespaced over the scope's servers only (upstream.Hub.ResourcesIn): a URI
-	// that one server in scope lists is served under its plain URI.
-	for _, r := range hub.ResourcesIn(inScope) {
+	// Namespaced over the scope's servers only (upstream.Passthrough.Resources
+	// under the scope): a URI that one server in scope lists is served
+	// under its plain URI.
+	for _, r := range pt.Resources(ctx) {
 		if s.p.perUser.has(r.Server) || now[r.URI] {
 			continue // the Hub reads it from the first server that lists it
 		}
@@ -146,7 +147,7 @@ func (s *session) syncFeatures() {
 	}
 
 	clear(now)
-	for _, t := range hub.ResourceTemplatesIn(inScope) {
+	for _, t := range pt.ResourceTemplates(ctx) {
 		if s.p.perUser.has(t.Server) || now[t.URITemplate] {
 			continue
 		}
@@ -178,8 +179,8 @@ func (s *session) syncFeatures() {
 	}
 
 	clear(now)
-	for _, pr := range hub.Prompts() {
-		if s.p.perUser.has(pr.Server) || !inScope(pr.Server) {
+	for _, pr := range pt.Prompts(ctx) {
+		if s.p.perUser.has(pr.Server) {
 			continue
 		}
 		now[pr.Name] = true
@@ -228,7 +229,7 @@ func servedPrompt(pr upstream.Prompt) (*mcp.Prompt, bool) {
 // the Hub.
 func (s *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	start := time.Now()
-	raw, err := s.p.ts.Hub().ReadResource(withSession(ctx, req.Session), req.Params.URI)
+	raw, err := s.p.ts.Hub().Passthrough().ReadResource(withSession(ctx, req.Session), req.Params.URI)
 	s.p.logger(ctx, req.Session).Info("read resource", withError([]any{"uri", req.Params.URI, "duration", time.Since(start)}, err)...)
 	if err != nil {
 		return nil, err
@@ -244,7 +245,7 @@ func (s *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 func (s *session) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	start := time.Now()
 	ctx = withPromptRound(ctx, req) // roundtrip.go
-	raw, err := s.p.ts.Hub().GetPrompt(withSession(ctx, req.Session), req.Params.Name, req.Params.Arguments)
+	raw, err := s.p.ts.Hub().Passthrough().GetPrompt(withSession(ctx, req.Session), req.Params.Name, req.Params.Arguments)
 	s.p.logger(ctx, req.Session).Info("get prompt", withError([]any{"prompt", req.Params.Name, "duration", time.Since(start)}, err)...)
 	if rpc := roundError(ctx, err); rpc != nil {
 		return nil, rpc

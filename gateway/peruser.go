@@ -427,12 +427,13 @@ func (o *Options) perUser(ctx context.Context, cfg *config.Config, shared upstre
 // the resource (by URI or URI template) a client names, "" when none:
 // completions and subscriptions of those would go through the shared
 // Hub's session, which is the first user's login, so they are refused.
-func (pu *perUser) featureServer(hub *upstream.Hub, prompt, uri string) string {
+func (pu *perUser) featureServer(pt *upstream.Passthrough, prompt, uri string) string {
 	if pu == nil {
 		return ""
 	}
+	every := context.Background() // every server's lists, whatever the caller's scope
 	if prompt != "" {
-		for _, p := range hub.Prompts() {
+		for _, p := range pt.Prompts(every) {
 			if p.Name == prompt && pu.has(p.Server) {
 				return p.Server
 			}
@@ -444,12 +445,12 @@ func (pu *perUser) featureServer(hub *upstream.Hub, prompt, uri string) string {
 			return srv
 		}
 	}
-	for _, r := range hub.Resources() {
+	for _, r := range pt.Resources(every) {
 		if r.URI == uri && pu.has(r.Server) {
 			return r.Server
 		}
 	}
-	for _, t := range hub.ResourceTemplates() {
+	for _, t := range pt.ResourceTemplates(every) {
 		if t.URITemplate == uri && pu.has(t.Server) {
 			return t.Server
 		}

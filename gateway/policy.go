@@ -31,7 +31,7 @@ import (
 //     every answer is filtered per request too (scoped, a receiving
 //     middleware: the stateless wire's server is shared by every caller);
 //     a URI or template several servers list is namespaced among the
-//     scope's servers only (Hub.ResourcesIn: inScopeList gives the shared
+//     scope's servers only (scoped Passthrough lists: inScopeList gives the shared
 //     server's namespaced form of a URI one server in scope lists as the
 //     plain URI, and readPlain reads it through the Hub in scope);
 //   - tools/list_changed, resources/list_changed and prompts/list_changed
@@ -383,12 +383,12 @@ func (s *session) scoped(next mcp.MethodHandler) mcp.MethodHandler {
 // its server. scoped holds resources/list answers to them, and the prints
 // of the shared server's listeners (announce.go) the same way.
 func (p *proxy) resourceServers(a *access) (of, mine map[string]string) {
-	hub := p.ts.Hub()
+	pt := p.ts.Hub().Passthrough()
 	of, mine = map[string]string{}, map[string]string{}
-	for _, x := range hub.Resources() {
+	for _, x := range pt.Resources(context.Background()) {
 		of[x.URI] = x.Server
 	}
-	for _, x := range hub.ResourcesIn(a.sc.server) {
+	for _, x := range pt.Resources(upstream.WithServerScope(context.Background(), a.sc.server)) {
 		mine[x.URI] = x.Server
 	}
 	return of, mine
@@ -397,12 +397,12 @@ func (p *proxy) resourceServers(a *access) (of, mine map[string]string) {
 // templateServers are inScopeList's of and mine for resource templates,
 // as resourceServers; the gateway's own template is in every scope.
 func (p *proxy) templateServers(a *access) (of, mine map[string]string) {
-	hub := p.ts.Hub()
+	pt := p.ts.Hub().Passthrough()
 	of, mine = map[string]string{namespacedTemplate: ""}, map[string]string{namespacedTemplate: ""}
-	for _, x := range hub.ResourceTemplates() {
+	for _, x := range pt.ResourceTemplates(context.Background()) {
 		of[x.URITemplate] = x.Server
 	}
-	for _, x := range hub.ResourceTemplatesIn(a.sc.server) {
+	for _, x := range pt.ResourceTemplates(upstream.WithServerScope(context.Background(), a.sc.server)) {
 		mine[x.URITemplate] = x.Server
 	}
 	return of, mine
@@ -412,7 +412,7 @@ func (p *proxy) templateServers(a *access) (of, mine map[string]string) {
 // servers, for access.prompt.
 func (p *proxy) promptServers() map[string]string {
 	of := map[string]string{}
-	for _, x := range p.ts.Hub().Prompts() {
+	for _, x := range p.ts.Hub().Passthrough().Prompts(context.Background()) {
 		of[x.Name] = x.Server
 	}
 	return of
@@ -428,7 +428,7 @@ func (a *access) prompt(of map[string]string, name string) bool {
 // inScopeList holds a listing of resources or templates (uri picks the
 // URI field) to a scope: of maps what the Hub lists to every caller (URIs
 // that several servers list namespaced) to its server, mine what it lists
-// to the scope (namespaced over the scope's servers only: Hub.ResourcesIn)
+// to the scope (namespaced over the scope's servers only: scoped Passthrough lists)
 // to its server. An item of mine stays; the namespaced URI of a server in
 // scope whose plain URI is mine (a session's server shared by every
 // caller registers the Hub's namespacing of every server) is given as
@@ -477,22 +477,23 @@ func (s *session) readPlain(a *access, uri string) bool {
 	if strings.HasPrefix(uri, "toolsift:") {
 		return false // the gateway's template serves it
 	}
-	hub := s.p.ts.Hub()
+	pt := s.p.ts.Hub().Passthrough()
+	scoped := upstream.WithServerScope(context.Background(), a.sc.server)
 	plain := func(u string, all []string) bool { return !slices.Contains(all, u) }
 	var all []string
-	for _, x := range hub.Resources() {
+	for _, x := range pt.Resources(context.Background()) {
 		all = append(all, x.URI)
 	}
-	for _, x := range hub.ResourcesIn(a.sc.server) {
+	for _, x := range pt.Resources(scoped) {
 		if x.URI == uri && !s.p.perUser.has(x.Server) && plain(uri, all) {
 			return true
 		}
 	}
 	all = all[:0]
-	for _, x := range hub.ResourceTemplates() {
+	for _, x := range pt.ResourceTemplates(context.Background()) {
 		all = append(all, x.URITemplate)
 	}
-	for _, x := range hub.ResourceTemplatesIn(a.sc.server) {
+	for _, x := range pt.ResourceTemplates(scoped) {
 		if s.p.perUser.has(x.Server) || strings.HasPrefix(x.URITemplate, "toolsift:") || !plain(x.URITemplate, all) {
 			continue
 		}

@@ -107,7 +107,7 @@ func TestResourcesRouteUnambiguously(t *testing.T) {
 	if _, err := read("toolsift:aaa/db://zzz/secret"); err == nil || !strings.Contains(err.Error(), "server aaa") {
 		t.Errorf("read of aaa's link: %v, want it asked of aaa (which has no such resource)", err)
 	}
-	if got, err := ts.Hub().ReadResource(ctx, "file:///notes.txt"); err == nil || !strings.Contains(err.Error(), "listed by servers aaa and zzz") {
-		t.Errorf("Hub.ReadResource of a URI both list = %s, %v; want it refused naming both", got, err)
+	if got, err := ts.Hub().Passthrough().ReadResource(ctx, "file:///notes.txt"); err == nil || !strings.Contains(err.Error(), "listed by servers aaa and zzz") {
+		t.Errorf("Passthrough.ReadResource of a URI both list = %s, %v; want it refused naming both", got, err)
 	}
 }

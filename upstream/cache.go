@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -57,25 +58,15 @@ type catalogEntry struct {
 	trustSum string
 }
 
-// setupCache checks the start mode and opens the default store when the
-// options name none.
-func (h *Hub) setupCache() error {
-	if h.opts.Start != StartLazy && h.opts.Start != StartEager {
-		return fmt.Errorf("%w: HubOptions.Start %d is not StartLazy or StartEager", ErrOptions, h.opts.Start)
+// defaultStore is the store of a Hub whose options name none: DefaultStore,
+// or, when there is none, a store.NewMemory() and a warning to log.
+func defaultStore(log *slog.Logger) store.Store {
+	d, err := DefaultStore()
+	if err != nil {
+		log.Warn("upstream: no cache folder; tool lists and trust records are kept for this run only", "error", err)
+		return store.NewMemory()
 	}
-	if h.opts.IdleTimeout == 0 {
-		h.opts.IdleTimeout = defaultIdleTimeout
-	}
-	if h.opts.Store == nil {
-		d, err := DefaultStore()
-		if err != nil {
-			h.opts.Logger.Warn("upstream: no cache folder; tool lists and trust records are kept for this run only", "error", err)
-			h.opts.Store = store.NewMemory()
-		} else {
-			h.opts.Store = d
-		}
-	}
-	return nil
+	return d
 }
 
 // DefaultStore returns the store a Hub (and toolsift.Open) keeps its
@@ -91,25 +82,25 @@ func DefaultStore() (*store.Dir, error) {
 }
 
 // storeCtx bounds one write of the Hub's store made outside any request
-// (after a server listed its tools): by the Hub's Timeout.
-func (h *Hub) storeCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), h.opts.Timeout)
+// (after s listed its tools): by the Hub's Timeout.
+func (s *server) storeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.h.opts.Timeout)
 }
 
-// readCatalogs sets every server's fingerprint and, in StartLazy mode,
-// returns the cache entries found, by server name.
-func (h *Hub) readCatalogs(ctx context.Context) map[string]*catalogEntry {
-	if d, ok := h.opts.Store.(*store.Dir); ok {
+// readCatalogs sets the fingerprint of every server of servers that is
+// not disabled and, when lazy (StartLazy mode), returns the cache entries
+// st has of them, by server name.
+func readCatalogs(ctx context.Context, st store.Store, servers []*server, lazy bool) map[string]*catalogEntry {
+	if d, ok := st.(*store.Dir); ok {
 		cachefile.RemoveStaleTemps(filepath.Join(d.Path(), "catalog"))
 	}
 	var load []*server
-	for _, name := range h.order {
-		s := h.servers[name]
+	for _, s := range servers {
 		if s.cfg.Disabled {
 			continue
 		}
 		s.lazy.fp = s.fingerprint()
-		if s.lazy.fp == "" || h.opts.Start != StartLazy {
+		if s.lazy.fp == "" || !lazy {
 			continue
 		}
 		load = append(load, s)

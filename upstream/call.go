@@ -83,7 +83,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, err)
 	}
-	ctx, end := h.begin(ctx, s, name, params) // progress, server requests; see passthrough_call.go
+	ctx, end := h.pt.calls.begin(ctx, s, name, params) // progress, logs, server requests; see passthrough_call.go
 	defer end()
 	ctx, status := withHTTPStatus(ctx)
 	res, err := cs.CallTool(ctx, params)
@@ -116,7 +116,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 		}
 		return tool.Result{}, fmt.Errorf("%w: call %s (server %s): %w", ErrServerUnavailable, name, s.name, err)
 	}
-	h.noteLinks(s, res)
+	h.pt.noteLinks(s, res) // resources.go
 	return render(res), nil
 }
 

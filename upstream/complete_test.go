@@ -57,7 +57,7 @@ func TestHubComplete(t *testing.T) {
 		{"template b", upstream.Completion{ResourceURI: "b://items/{id}", Argument: "id", Value: "4", Context: map[string]string{"first": "x"}}, "b:b://items/{id}:id=4 after x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			raw, err := hub.Complete(context.Background(), tc.c)
+			raw, err := hub.Passthrough().Complete(context.Background(), tc.c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +71,7 @@ func TestHubComplete(t *testing.T) {
 		})
 	}
 	for _, c := range []upstream.Completion{{Prompt: "greet", Argument: "who"}, {ResourceURI: "c://x/{id}", Argument: "id"}, {Prompt: "a__greet", ResourceURI: "a://items/{id}"}} {
-		if _, err := hub.Complete(context.Background(), c); !errors.Is(err, upstream.ErrUnknownCompletion) {
+		if _, err := hub.Passthrough().Complete(context.Background(), c); !errors.Is(err, upstream.ErrUnknownCompletion) {
 			t.Errorf("Complete(%+v): %v, want ErrUnknownCompletion", c, err)
 		}
 	}

@@ -46,10 +46,8 @@
 // accepts it (ReloadTrust picks up an acceptance made by another process).
 // Every limit, its default and its error: docs/limits.md.
 //
-// One server's life (connect, supervise and restart, its tool list, its
-// cache entry, lazy start and idle stop) is the methods of that server, in
-// server.go and server_tools.go; the Hub owns the set of servers, routing
-// and options.
+// A Hub is what a program that lists and calls tools needs; what only a
+// proxy needs besides is the Hub's Passthrough (see "Passthrough" below).
 //
 // Quick start:
 //
@@ -111,7 +109,7 @@
 // apart, and FromCache and CachedAt say where the tools came from. A
 // server of MCP 2026-07-28 may say how long its tool list stays fresh
 // (ttlMs); Freshen lists again the ready servers whose lists have outlived
-// it (fresh.go).
+// it.
 //
 // StartEager starts every server at Connect and never stops idle ones, as
 // before the cache; it still writes the cache. A HubOptions.Store of
@@ -122,11 +120,24 @@
 //
 // # Passthrough: what a proxy forwards
 //
-// A Hub also gives a proxy (toolsift serve) what it needs to put many
-// servers behind one without losing what they send. Nothing of the SDK
-// appears in this API; where faithful forwarding needs it, the MCP JSON
-// does, as the SDK decoded it (every field MCP defines; fields it does not
-// know are dropped).
+// A proxy that puts many servers behind one needs more of them than their
+// tools, and must not lose what they send. Hub.Call gives it each call's
+// raw result, progress, log messages and cancellation, asked for through
+// the call's ctx (WithProgress, WithLog, WithInputRound), so that they
+// pass unchanged through code between the proxy and the Hub. Everything
+// else is the Hub's Passthrough (Hub.Passthrough, one per Hub): the
+// servers' resources, resource templates and prompts, listed and cached
+// with their tools, reads, prompts got, completions and resource
+// subscriptions. The options only a proxy sets (ClientRequests,
+// OnResourceUpdated, ServerLogLevel, OnListChange) are HubOptions, the
+// last group of them: a server must know them when it connects. Nothing
+// of the SDK appears in this API; where faithful forwarding needs it, the
+// MCP JSON does, as the SDK decoded it (every field MCP defines; fields it
+// does not know are dropped).
+//
+// A caller's scope, the servers it may reach, travels one way: in ctx
+// (WithServerScope). Hub.Call and every Passthrough method, its lists
+// included, treat a server out of scope as absent.
 //
 // Tools and results. tool.Tool carries the server's outputSchema
 // (OutputSchema) and its annotations with their title; a new output schema
@@ -139,9 +150,10 @@
 // the server.
 //
 // Progress, logs and cancellation. A ctx from WithProgress makes Call (and
-// ReadResource, GetPrompt) send a progress token of the Hub's own and hand
-// the server's notifications/progress for it to a callback, in order, all
-// of those sent before the result before the call returns, never after. A
+// Passthrough.ReadResource, GetPrompt) send a progress token of the Hub's
+// own and hand the server's notifications/progress for it to a callback,
+// in order, all of those sent before the result before the call returns,
+// never after. A
 // ctx from WithLog does the same with the server's log messages
 // (notifications/message) while the call is the only one in flight to that
 // server; HubOptions.ServerLogLevel asks servers that declare logging for
@@ -161,8 +173,10 @@
 // namespaced URI, toolsift:SERVER/URI (templates listed alike too); a
 // link or embedded resource whose URI another server claims reaches the
 // caller under its server's namespaced URI; a bare URI that several
-// servers could answer is refused with ErrAmbiguousResource naming them
-// (resources.go). GetPrompt routes by qualified name. Complete asks the
+// servers could answer is refused with ErrAmbiguousResource naming them.
+// Under a scope all of this holds among the scope's servers: a URI one of
+// them lists is listed and read under its plain URI, whatever servers out
+// of scope list. GetPrompt routes by qualified name. Complete asks the
 // server that offers a prompt (by qualified name) or a resource template
 // for completions of an argument. HubOptions.OnListChange hears when a
 // server's lists changed, and when a server said its tools changed
@@ -190,5 +204,5 @@
 // proxy whose client speaks 2026-07-28) marks its ctx with WithInputRound:
 // the server's input-required result comes back as it is, and the
 // caller's retry, with its client's capabilities, goes to the server as it
-// is (roundtrip.go).
+// is.
 package upstream

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,33 +41,36 @@ func ttlServer(mu *sync.Mutex, names *[]string, ttlMs int) *mcp.Server {
 
 // TestFreshen: a server's ttlMs is its tool list's freshness: Freshen
 // lists again a server whose list has outlived it, and leaves alone one
-// whose list is fresh or that gave no ttlMs.
+// whose list is fresh or that gave no ttlMs. On the bubble's clock, so
+// that "outlived" is exact.
 func TestFreshen(t *testing.T) {
-	var mu sync.Mutex
-	short, long, none := []string{"a"}, []string{"a"}, []string{"a"}
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{
-		"short": memServer(ttlServer(&mu, &short, 1)),
-		"long":  memServer(ttlServer(&mu, &long, 3_600_000)),
-		"none":  memServer(ttlServer(&mu, &none, 0)),
-	}}, &upstream.HubOptions{ProtocolVersion: "latest", Store: store.NewMemory()})
-	// Fresh a moment ago (Freshen keeps until when): still looked at again.
-	if err := hub.Freshen(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	short, long, none = []string{"a", "b"}, []string{"a", "b"}, []string{"a", "b"}
-	mu.Unlock()
-	time.Sleep(5 * time.Millisecond) // past short's ttlMs of 1
-	if err := hub.Freshen(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]bool{}
-	for _, tl := range hub.Tools() {
-		got[tl.Name] = true
-	}
-	if !got["short__b"] || got["long__b"] || got["none__b"] {
-		t.Fatalf("tools %v: want short__b listed again (its ttlMs passed), and the lists of long (fresh for an hour) and none (no ttlMs) as they were", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		short, long, none := []string{"a"}, []string{"a"}, []string{"a"}
+		hub := startHub(t, &config.Config{Servers: map[string]config.Server{
+			"short": memServer(ttlServer(&mu, &short, 1)),
+			"long":  memServer(ttlServer(&mu, &long, 3_600_000)),
+			"none":  memServer(ttlServer(&mu, &none, 0)),
+		}}, &upstream.HubOptions{ProtocolVersion: "latest", Store: store.NewMemory()})
+		// Fresh a moment ago (Freshen keeps until when): still looked at again.
+		if err := hub.Freshen(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		short, long, none = []string{"a", "b"}, []string{"a", "b"}, []string{"a", "b"}
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond) // past short's ttlMs of 1
+		if err := hub.Freshen(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, tl := range hub.Tools() {
+			got[tl.Name] = true
+		}
+		if !got["short__b"] || got["long__b"] || got["none__b"] {
+			t.Fatalf("tools %v: want short__b listed again (its ttlMs passed), and the lists of long (fresh for an hour) and none (no ttlMs) as they were", got)
+		}
+	})
 }
 
 // BenchmarkFreshen is what a proxy's search_tools and tools/list pay to

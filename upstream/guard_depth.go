@@ -47,7 +47,7 @@ type deepFilter struct {
 	dropped []deepTool
 
 	// note, if set, sees every message of the server as the transports
-	// read it, in order, before the SDK decodes it (Hub.noteMessage).
+	// read it, in order, before the SDK decodes it (inflight.noteMessage).
 	note func(msg []byte)
 }
 

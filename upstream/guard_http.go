@@ -355,20 +355,21 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
 
-// httpClient returns the client for url server name: base's transport
-// (with the Authorizer's tokens, when there is one) behind a guard, and
-// redirects followed only within the server's origin.
-func (h *Hub) httpClient(base *http.Client, name, serverURL string, headers map[string]string, deep *deepFilter) *http.Client {
+// guardedClient returns the client for url server name: base's transport
+// (with auth's tokens, when there is an Authorizer and the config sets no
+// Authorization header) behind a guard that bounds bodies to max bytes (0:
+// no limit), and redirects followed only within the server's origin.
+func guardedClient(base *http.Client, auth Authorizer, name, serverURL string, headers map[string]string, max int64, deep *deepFilter) *http.Client {
 	c := *base
 	rt := c.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	if h.opts.Auth != nil && !hasAuthorization(headers) {
-		rt = newAuthTransport(rt, h.opts.Auth, name, serverURL)
+	if auth != nil && !hasAuthorization(headers) {
+		rt = newAuthTransport(rt, auth, name, serverURL)
 	}
 	o := origin(serverURL)
-	c.Transport = &guardTransport{base: rt, server: name, origin: o, headers: headers, max: h.maxMessage(), deep: deep}
+	c.Transport = &guardTransport{base: rt, server: name, origin: o, headers: headers, max: max, deep: deep}
 	next := base.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if origin(req.URL.String()) != o {
@@ -385,10 +386,10 @@ func (h *Hub) httpClient(base *http.Client, name, serverURL string, headers map[
 	return &c
 }
 
-// maxMessage is HubOptions.MaxMessageBytes with its default; negative
+// messageLimit is HubOptions.MaxMessageBytes m with its default; negative
 // means no limit (0 here).
-func (h *Hub) maxMessage() int64 {
-	switch m := h.opts.MaxMessageBytes; {
+func messageLimit(m int) int64 {
+	switch {
 	case m == 0:
 		return DefaultMaxMessageBytes
 	case m < 0:

@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -38,7 +39,12 @@ func TestHubIndexHandoff(t *testing.T) {
 		servers[name] = memServer(newServer(name, nil, names...))
 		want += len(names)
 	}
-	hub := startHub(t, &config.Config{Servers: servers}, &upstream.HubOptions{OnChange: ix.Apply})
+	applied := make(chan tool.Change, 16) // each change, once the index has it
+	hub := startHub(t, &config.Config{Servers: servers}, &upstream.HubOptions{OnChange: func(ctx context.Context, c tool.Change) error {
+		err := ix.Apply(ctx, c)
+		applied <- c
+		return err
+	}})
 	if got := ix.Len(); got != want {
 		t.Fatalf("index holds %d tools when Connect returns, want %d", got, want)
 	}
@@ -53,20 +59,22 @@ func TestHubIndexHandoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	addTextTool(live, "convert_currency", "Convert an amount of money from one currency to another.", "ok")
-	// The change is applied in the Hub's own time; wait for it, bounded.
-	deadline := time.Now().Add(waitLimit())
-	for {
-		matches, err := r.Retrieve(context.Background(), retrieval.Query{Task: "convert 20 euros to dollars"})
-		if err != nil {
-			t.Fatal(err)
+	// The change is applied in the Hub's own time: once the index has it,
+	// the tool ranks first.
+	for added := false; !added; {
+		select {
+		case c := <-applied:
+			added = slices.ContainsFunc(c.Added, func(t tool.Tool) bool { return t.Name == "weather__convert_currency" })
+		case <-time.After(waitLimit()):
+			t.Fatalf("the added tool never reached the index; it has %d tools", ix.Len())
 		}
-		if len(matches) > 0 && matches[0].Tool.Name == "weather__convert_currency" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the added tool never ranked first; index has %d tools", ix.Len())
-		}
-		time.Sleep(10 * time.Millisecond)
+	}
+	matches, err := r.Retrieve(context.Background(), retrieval.Query{Task: "convert 20 euros to dollars"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(matches) == 0 || matches[0].Tool.Name != "weather__convert_currency" {
+		t.Fatalf("the added tool does not rank first: %v; index has %d tools", matches, ix.Len())
 	}
 	if got := ix.Len(); got != want+1 {
 		t.Errorf("index holds %d tools after the addition, want %d", got, want+1)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,6 +80,19 @@ func (c changes) next(t *testing.T) tool.Change {
 	case <-time.After(waitLimit()):
 		t.Fatal("no change event arrived")
 		return tool.Change{}
+	}
+}
+
+// changedTool waits for the change that has the tool name among its
+// Changed, failing the test if none comes; the changes before it are
+// dropped.
+func (c changes) changedTool(t *testing.T, name string) {
+	t.Helper()
+	for {
+		ch := c.next(t)
+		if slices.ContainsFunc(ch.Changed, func(tl tool.Tool) bool { return tl.Name == name }) {
+			return
+		}
 	}
 }
 

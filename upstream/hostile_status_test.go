@@ -131,9 +131,9 @@ func TestHTTPStatusKept(t *testing.T) {
 				case "tools/call":
 					_, err = hub.Call(ctx, "evil__echo", nil)
 				case "resources/read":
-					_, err = hub.ReadResource(ctx, "test://doc")
+					_, err = hub.Passthrough().ReadResource(ctx, "test://doc")
 				case "prompts/get":
-					_, err = hub.GetPrompt(ctx, "evil__pick", nil)
+					_, err = hub.Passthrough().GetPrompt(ctx, "evil__pick", nil)
 				}
 			} else {
 				if st.State != upstream.StateFailed {
@@ -176,7 +176,7 @@ func TestHTTPErrorWithRPCBody(t *testing.T) {
 				}
 				return
 			}
-			_, err := hub.ReadResource(ctx, "test://doc")
+			_, err := hub.Passthrough().ReadResource(ctx, "test://doc")
 			var rpcErr *upstream.RPCError
 			if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 || !strings.Contains(fmt.Sprint(err), want) {
 				t.Fatalf("error %v: want the server's JSON-RPC error -32602 and %q", err, want)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"net/http"
 	"os"
 	"regexp"
@@ -191,6 +192,12 @@ type HubOptions struct {
 	// is set), and Open's caller has no Hub to poll until then.
 	Progress func(Progress)
 
+	// The options below are a proxy's: how it forwards what servers send
+	// besides their tools' results (see Passthrough). They must be known
+	// when a server connects, so they are set here, not on the
+	// Passthrough; a program that only lists and calls tools leaves them
+	// zero.
+
 	// ClientRequests, if set, answers the requests servers send their
 	// client (sampling, elicitation, roots) that it declares; the others
 	// are declined with a JSON-RPC error saying so. See ClientRequests.
@@ -198,9 +205,9 @@ type HubOptions struct {
 
 	// OnResourceUpdated, if set, is told of every
 	// notifications/resources/updated a server sends for a resource
-	// subscribed to through Subscribe, under the URI Subscribe was given
-	// (a namespaced toolsift:SERVER/URI stays so). It is called from the
-	// SDK's goroutines and must not block for long.
+	// subscribed to through Passthrough.Subscribe, under the URI it was
+	// given (a namespaced toolsift:SERVER/URI stays so). It is called from
+	// the SDK's goroutines and must not block for long.
 	OnResourceUpdated func(uri string)
 
 	// ServerLogLevel, if set, is asked of every server that declares
@@ -210,11 +217,12 @@ type HubOptions struct {
 	ServerLogLevel string
 
 	// OnListChange, if set, is told when a server's resources or prompts
-	// changed (see ListChange), after Resources and Prompts show the new
-	// lists, and when it said its tools changed (ListChange.Tools), after
-	// they were listed again and OnChange told of any difference. Calls
-	// are one at a time, from the server's supervisor: it may call the
-	// Hub, but a slow one delays that server's next change.
+	// changed (see ListChange), after Passthrough.Resources and Prompts
+	// show the new lists, and when it said its tools changed
+	// (ListChange.Tools), after they were listed again and OnChange told
+	// of any difference. Calls are one at a time, from the server's
+	// supervisor: it may call the Hub, but a slow one delays that server's
+	// next change.
 	OnListChange func(ListChange)
 }
 
@@ -298,7 +306,7 @@ type Hub struct {
 	opts    HubOptions
 	dir     string
 	servers map[string]*server
-	order   []string // server names, sorted
+	order   []*server // servers, sorted by name
 
 	// life is the Hub's own lifetime, ended by Close. Not a request ctx.
 	life  context.Context
@@ -322,9 +330,9 @@ type Hub struct {
 	changeMu   sync.Mutex
 	progressMu sync.Mutex
 
-	pt passthru // requests in flight: progress, server→client requests
+	pt Passthrough // what a proxy forwards; Passthrough returns it
 
-	trustFresh trustFreshness // what tells ReloadTrust that another process wrote trust records
+	trust trustGen // writes trust records; tells ReloadTrust that another process wrote some
 	// freshUntil: until this time (mono) no server's tool list outlives
 	// its ttlMs, so Freshen has nothing to do; 0 makes it look. Set by
 	// Freshen and reset by a listing and Close, under mu.
@@ -379,8 +387,14 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if err := h.setupCache(); err != nil {
-		return nil, err
+	if h.opts.Start != StartLazy && h.opts.Start != StartEager {
+		return nil, fmt.Errorf("%w: HubOptions.Start %d is not StartLazy or StartEager", ErrOptions, h.opts.Start)
+	}
+	if h.opts.IdleTimeout == 0 {
+		h.opts.IdleTimeout = defaultIdleTimeout
+	}
+	if h.opts.Store == nil {
+		h.opts.Store = defaultStore(h.opts.Logger)
 	}
 	var urls []string
 	if cfg != nil {
@@ -391,6 +405,8 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 	// Secrets in server URLs reach neither errors nor logs.
 	h.redact = redact.NewScrubber(urls)
 	h.opts.Logger = slog.New(h.redact.Handler(h.opts.Logger.Handler()))
+	h.pt.h, h.pt.calls.log = h, h.opts.Logger
+	h.trust.st, h.trust.log = h.opts.Store, h.opts.Logger
 	if cfg != nil {
 		h.dir = cfg.Dir
 		if err := cfg.Validate(); err != nil {
@@ -405,7 +421,7 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 			}
 			prefixes[p] = name
 			s := &server{h: h, name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan relistAsk), ready: make(chan struct{}), state: StateConnecting}
-			s.deep = &deepFilter{server: name, max: limit(h.opts.MaxSchemaDepth, DefaultMaxSchemaDepth), sdk: sdkMaxDepth, logger: h.opts.Logger, note: func(msg []byte) { h.noteMessage(s, msg) }}
+			s.deep = &deepFilter{server: name, max: limit(h.opts.MaxSchemaDepth, DefaultMaxSchemaDepth), sdk: sdkMaxDepth, logger: h.opts.Logger, note: func(msg []byte) { h.pt.calls.noteMessage(s, msg) }}
 			switch {
 			case sc.Disabled:
 				s.state = StateDisabled
@@ -418,7 +434,7 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 				close(s.ready)
 			}
 			h.servers[name] = s
-			h.order = append(h.order, name)
+			h.order = append(h.order, s)
 		}
 	}
 	if h.dir == "" {
@@ -453,9 +469,9 @@ func (h *Hub) Connect(ctx context.Context) error {
 	started := false
 	h.start.Do(func() {
 		started = true
-		h.watchTrust(ctx)
-		cached := h.readCatalogs(ctx)
-		h.watchCatalog() // replicas.go
+		h.trust.watch(ctx, h.life, &h.wg)
+		cached := readCatalogs(ctx, h.opts.Store, h.order, h.opts.Start == StartLazy)
+		watchCatalog(h) // replicas.go
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.closed {
@@ -463,8 +479,8 @@ func (h *Hub) Connect(ctx context.Context) error {
 		}
 		var lazy []*server
 		h.started = map[*server]bool{}
-		for _, name := range h.order {
-			if s := h.servers[name]; s.state == StateConnecting && !s.restFromCache(cached[name]) {
+		for _, s := range h.order {
+			if s.state == StateConnecting && !s.restFromCache(cached[s.name]) {
 				h.started[s] = true
 				h.wg.Add(1)
 				go s.supervise()
@@ -472,13 +488,12 @@ func (h *Hub) Connect(ctx context.Context) error {
 				lazy = append(lazy, s)
 			}
 		}
-		h.announce(lazy)
+		announce(&h.wg, lazy)
 	})
 	if started {
 		h.reportProgress()
 	}
-	for _, name := range h.order {
-		s := h.servers[name]
+	for _, s := range h.order {
 		if h.opts.Background && h.started[s] {
 			continue
 		}
@@ -503,8 +518,8 @@ func (h *Hub) reportProgress() {
 	defer h.progressMu.Unlock()
 	h.mu.Lock()
 	p := Progress{Servers: len(h.order)}
-	for _, name := range h.order {
-		switch s := h.servers[name]; {
+	for _, s := range h.order {
+		switch {
 		case s.state == StateDisabled:
 			p.Disabled++
 		case s.offersTools():
@@ -525,8 +540,7 @@ func (h *Hub) Tools() []tool.Tool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []tool.Tool
-	for _, name := range h.order {
-		s := h.servers[name]
+	for _, s := range h.order {
 		if s.offersTools() {
 			out = slices.AppendSeq(out, maps.Values(s.tools))
 		}
@@ -540,10 +554,9 @@ func (h *Hub) Status() []ServerStatus {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := make([]ServerStatus, 0, len(h.order))
-	for _, name := range h.order {
-		s := h.servers[name]
+	for _, s := range h.order {
 		st := ServerStatus{
-			Name:            name,
+			Name:            s.name,
 			State:           s.state,
 			Err:             s.err,
 			Tools:           len(s.tools),
@@ -571,6 +584,159 @@ func (h *Hub) Status() []ServerStatus {
 	return out
 }
 
+// Refresh lists the tools of every ready server again, as if each had sent
+// notifications/tools/list_changed, and returns when every change has been
+// applied (HubOptions.OnChange has returned) or ctx ends. Lazy servers are
+// started, which lists their tools. Other servers that are not ready are
+// left to their own restarts. The error joins each server's failure to
+// re-list or start; servers that fail to re-list keep the tools they had.
+func (h *Hub) Refresh(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ErrClosed
+	}
+	var ready, lazy []*server
+	for _, s := range h.order {
+		switch s.state {
+		case StateReady:
+			ready = append(ready, s)
+		case StateLazy:
+			lazy = append(lazy, s)
+		}
+	}
+	h.mu.Unlock()
+	started := startAll(ctx, lazy)
+	errs, err := h.relist(ctx, ready, true)
+	if err != nil {
+		return err
+	}
+	errs = append([]error{<-started}, errs...)
+	return h.redact.Err(errors.Join(errs...))
+}
+
+// Retry starts again the server named name if it failed (its first
+// connection, or its restarts ran out) and waits until that connection
+// attempt is over: nil when the server is ready (its tools reach OnChange
+// as at any connection), else why it failed again. A server in any other
+// state is left alone (nil), as is one its config makes unusable. It is
+// for a server that failed for want of something given since, such as a
+// login: a Hub does not retry a failed first connection by itself.
+func (h *Hub) Retry(ctx context.Context, name string) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ErrClosed
+	}
+	s := h.servers[name]
+	switch {
+	case s == nil:
+		h.mu.Unlock()
+		return fmt.Errorf("upstream: retry: no server %q", name)
+	case s.state != StateFailed || s.cfg.Err != nil:
+		h.mu.Unlock()
+		return nil
+	}
+	// As a lazy start: callers of its tools wait for the attempt.
+	s.state = StateConnecting
+	s.lazy.wake = make(chan struct{})
+	wait := s.lazy.wake
+	h.opts.Logger.Info("upstream: retrying failed server", "server", s.name)
+	h.wg.Add(1)
+	go s.supervise()
+	h.mu.Unlock()
+	select {
+	case <-wait:
+	case <-ctx.Done():
+		return fmt.Errorf("upstream: retry %s: %w", name, ctx.Err())
+	case <-h.life.Done():
+		return ErrClosed
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.state == StateFailed {
+		return s.err
+	}
+	return nil
+}
+
+// Freshen lists again the tools of each ready server whose tool list has
+// outlived the time the server said it stays fresh (ttlMs of its
+// tools/list result, MCP 2026-07-28, SEP-2549), and waits until what
+// changed is applied; a server that gave no ttlMs, or 0, is never stale
+// here (its tools/list_changed notifications keep its list current, and
+// re-listing on every ask would cost it a request per client request). A
+// proxy calls it when a client asks for the list (toolsift serve: a
+// tools/list or a search_tools). It costs nothing while every list is
+// fresh. The error joins the servers' failures, or is ctx's or ErrClosed.
+func (h *Hub) Freshen(ctx context.Context) error {
+	if until := h.freshUntil.Load(); until != 0 && monoNow() < until {
+		return nil // every list is fresh: no lock, as a proxy asks at every search
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ErrClosed
+	}
+	var stale []*server
+	now := time.Now()
+	until := int64(math.MaxInt64)
+	for _, s := range h.order {
+		if s.listTTL <= 0 {
+			continue
+		}
+		if s.state == StateReady && now.Sub(s.listedAt) >= s.listTTL {
+			stale = append(stale, s)
+		}
+		// Any server's, ready or not: one that becomes ready with a list
+		// that outlived its ttlMs is then looked at.
+		until = min(until, mono(s.listedAt.Add(s.listTTL)))
+	}
+	if len(stale) == 0 {
+		// Under h.mu, which a listing (server.listTools) holds to reset it.
+		h.freshUntil.Store(until)
+	}
+	h.mu.Unlock()
+	if len(stale) == 0 {
+		return nil
+	}
+	errs, err := h.relist(ctx, stale, false)
+	if err != nil {
+		return err
+	}
+	return h.redact.Err(errors.Join(errs...))
+}
+
+// relist asks the supervisors of ready servers to list their tools again
+// (said: see relistAsk) and waits until each change is applied; errs are
+// the servers' failures, err the end of ctx or of the Hub.
+func (h *Hub) relist(ctx context.Context, ready []*server, said bool) (errs []error, err error) {
+	// A supervisor takes the ask between two events of its session; one
+	// whose session ended meanwhile never will, so look again now and then.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	answers := make([]chan error, len(ready))
+	for i, s := range ready {
+		if answers[i], err = s.askRelist(ctx, said, tick.C); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range answers {
+		if a == nil {
+			continue // went down: its restart lists anew
+		}
+		select {
+		case err := <-a:
+			errs = append(errs, err)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("upstream: refresh: %w", ctx.Err())
+		case <-h.life.Done():
+			return nil, ErrClosed
+		}
+	}
+	return errs, nil
+}
+
 // Close stops every session and child process and waits for the Hub's
 // goroutines, including the last OnChange call, to return. Calls in flight
 // return at once with an error wrapping ErrClosed; it does not wait for
@@ -589,9 +755,19 @@ func (h *Hub) Close() error {
 	h.start.Do(func() {}) // never started: nothing may start now
 	h.stop()
 	h.wg.Wait()
-	h.closeLazy()
+	h.mu.Lock()
+	for _, s := range h.servers {
+		if s.state == StateLazy { // never started, or stopped as idle
+			s.state = StateClosed
+		}
+	}
+	h.mu.Unlock()
 	if h.ownClient != nil {
 		h.ownClient.CloseIdleConnections()
 	}
 	return nil
 }
+
+// Passthrough returns what a proxy forwards of the Hub's servers besides
+// their tools (see Passthrough). It is the same for the Hub's life.
+func (h *Hub) Passthrough() *Passthrough { return &h.pt }

@@ -28,9 +28,10 @@ const (
 const defaultIdleTimeout = 5 * time.Minute
 
 // announce applies the cached tools of the lazy servers through OnChange,
-// then lets Connect (and their first callers) go on. Until then a call
-// waits, so that a server's start cannot overtake its announcement.
-func (h *Hub) announce(lazy []*server) {
+// in a goroutine of wg, then lets Connect (and their first callers) go on.
+// Until then a call waits, so that a server's start cannot overtake its
+// announcement.
+func announce(wg *sync.WaitGroup, lazy []*server) {
 	if len(lazy) == 0 {
 		return
 	}
@@ -41,26 +42,24 @@ func (h *Hub) announce(lazy []*server) {
 			changes[i].Added = append(changes[i].Added, s.tools[q])
 		}
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
+	wg.Go(func() {
 		for i, s := range lazy {
 			s.apply(changes[i])
 			s.attempted()
 		}
-	}()
+	})
 }
 
 // startAll starts the lazy servers at once and sends the join of their
 // start failures when each is up or failed.
-func (h *Hub) startAll(ctx context.Context, lazy []*server) <-chan error {
+func startAll(ctx context.Context, lazy []*server) <-chan error {
 	out := make(chan error, 1)
 	errs := make([]error, len(lazy))
 	var wg sync.WaitGroup
 	for i, s := range lazy {
 		wg.Go(func() {
-			h.mu.Lock()
-			defer h.mu.Unlock()
+			s.h.mu.Lock()
+			defer s.h.mu.Unlock()
 			started, err := s.start(ctx)
 			if err == nil && started && s.state == StateFailed {
 				err = s.err
@@ -75,15 +74,4 @@ func (h *Hub) startAll(ctx context.Context, lazy []*server) <-chan error {
 		out <- errors.Join(errs...)
 	}()
 	return out
-}
-
-// closeLazy marks the servers that were never started as closed.
-func (h *Hub) closeLazy() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, s := range h.servers {
-		if s.state == StateLazy {
-			s.state = StateClosed
-		}
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -103,57 +104,67 @@ func TestLazyStdio(t *testing.T) {
 }
 
 // TestLazyIdleStop: an in-memory server goes back to lazy when idle, never
-// under a call in progress, and starts again on its next call.
+// under a call in progress, and starts again on its next call. On the
+// bubble's clock: the idle timeouts that pass are exact, and once one has
+// passed after the call, so has the idle stop.
 func TestLazyIdleStop(t *testing.T) {
 	checkGoroutines(t)
 	cacheTransports(t)
-	cache := t.TempDir()
-	var conns atomic.Int32
-	srv := newServer("s", nil, "a")
-	release := make(chan struct{})
-	entered := make(chan struct{})
-	srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			close(entered)
-			<-release
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
-		})
-	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(srv, &conns)}}
-	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}).Close()
+	synctest.Test(t, func(t *testing.T) {
+		cache := t.TempDir()
+		var conns atomic.Int32
+		srv := newServer("s", nil, "a")
+		release := make(chan struct{})
+		entered := make(chan struct{})
+		srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				close(entered)
+				<-release
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+			})
+		cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(srv, &conns)}}
+		startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}).Close()
 
-	got := make(changes, 16)
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange, IdleTimeout: 20 * time.Millisecond})
-	got.next(t) // the cached tools
-	done := make(chan error, 1)
-	go func() {
-		_, err := hub.Call(context.Background(), "s__slow", nil)
-		done <- err
-	}()
-	<-entered
-	// Many idle timeouts pass during the call; the server stays up.
-	time.Sleep(100 * time.Millisecond)
-	if st := statusOf(t, hub, "s"); st.State != upstream.StateReady {
-		t.Errorf("during a call: state %s, want ready", st.State)
-	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatalf("Call(s__slow): %v", err)
-	}
-	waitState(t, hub, "s", upstream.StateLazy)
-	if st := statusOf(t, hub, "s"); st.Tools != 2 {
-		t.Errorf("idle server lists %d tools, want 2", st.Tools)
-	}
-	if res, err := hub.Call(context.Background(), "s__a", nil); err != nil || res.Content != "s:a" {
-		t.Errorf("Call(s__a) after idle = %+v, %v", res, err)
-	}
-	if n := conns.Load(); n != 3 {
-		t.Errorf("%d connections, want 3 (first hub, first call, call after idle)", n)
-	}
-	select {
-	case ch := <-got:
-		t.Errorf("unexpected change: %+v", summarize(ch))
-	default:
-	}
+		got := make(changes, 16)
+		const idle = 20 * time.Millisecond
+		hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange, IdleTimeout: idle})
+		got.next(t) // the cached tools
+		done := make(chan error, 1)
+		go func() {
+			_, err := hub.Call(context.Background(), "s__slow", nil)
+			done <- err
+		}()
+		<-entered
+		// Many idle timeouts pass during the call; the server stays up.
+		time.Sleep(5 * idle)
+		synctest.Wait()
+		if st := statusOf(t, hub, "s"); st.State != upstream.StateReady {
+			t.Errorf("during a call: state %s, want ready", st.State)
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatalf("Call(s__slow): %v", err)
+		}
+		time.Sleep(idle) // no call since
+		synctest.Wait()
+		if st := statusOf(t, hub, "s"); st.State != upstream.StateLazy {
+			t.Fatalf("an idle timeout after the call: state %s, want lazy", st.State)
+		}
+		if st := statusOf(t, hub, "s"); st.Tools != 2 {
+			t.Errorf("idle server lists %d tools, want 2", st.Tools)
+		}
+		if res, err := hub.Call(context.Background(), "s__a", nil); err != nil || res.Content != "s:a" {
+			t.Errorf("Call(s__a) after idle = %+v, %v", res, err)
+		}
+		if n := conns.Load(); n != 3 {
+			t.Errorf("%d connections, want 3 (first hub, first call, call after idle)", n)
+		}
+		select {
+		case ch := <-got:
+			t.Errorf("unexpected change: %+v", summarize(ch))
+		default:
+		}
+	})
 }
 
 // TestLazySingleFlight: concurrent first calls start the server once.

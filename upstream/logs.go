@@ -27,8 +27,8 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 
 type logKey struct{}
 
-// WithLog returns a ctx whose Hub.Call, Hub.ReadResource or Hub.GetPrompt
-// hands fn the log messages (notifications/message) its server sends
+// WithLog returns a ctx whose Hub.Call, Passthrough.ReadResource or
+// Passthrough.GetPrompt hands fn the log messages (notifications/message) its server sends
 // while the request is in flight. MCP ties a log message to no request, so
 // the Hub gives it to the only request in flight to that server, as it
 // does for server→client requests (see ClientRequests); with several in
@@ -72,33 +72,33 @@ func logKeyOf(level, logger string, data any) string {
 // noteLog ties a log message server s wrote to the only request in flight
 // to s, and counts it in that request's sink, before the SDK decodes it:
 // onLog then hands it to that request, in the order s wrote.
-func (h *Hub) noteLog(s *server, params json.RawMessage) {
-	var p struct {
+func (p *inflight) noteLog(s *server, params json.RawMessage) {
+	var m struct {
 		Level  string          `json:"level"`
 		Logger string          `json:"logger"`
 		Data   json.RawMessage `json:"data"`
 	}
 	var data any
-	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p.Data, &data) != nil {
+	if json.Unmarshal(params, &m) != nil || json.Unmarshal(m.Data, &data) != nil {
 		return
 	}
-	key := logKeyOf(p.Level, p.Logger, data)
-	h.pt.mu.Lock()
+	key := logKeyOf(m.Level, m.Logger, data)
+	p.mu.Lock()
 	var r *request
-	if len(h.pt.inflight[s]) == 1 {
-		for only := range h.pt.inflight[s] {
+	if len(p.byServer[s]) == 1 {
+		for only := range p.byServer[s] {
 			r = only
 		}
 	}
-	if h.pt.logs == nil {
-		h.pt.logs = map[*server][]loggedFor{}
+	if p.logs == nil {
+		p.logs = map[*server][]loggedFor{}
 	}
-	q := append(h.pt.logs[s], loggedFor{key: key, data: p.Data, r: r})
+	q := append(p.logs[s], loggedFor{key: key, data: m.Data, r: r})
 	if len(q) > maxNotedLogs {
 		q = q[len(q)-maxNotedLogs:]
 	}
-	h.pt.logs[s] = q
-	h.pt.mu.Unlock()
+	p.logs[s] = q
+	p.mu.Unlock()
 	if r != nil && r.sink != nil && r.sink.log != nil {
 		r.sink.seen.Add(1)
 	}
@@ -108,13 +108,13 @@ func (h *Hub) noteLog(s *server, params json.RawMessage) {
 // to (the first noted with the same content, those before it having been
 // dropped by the SDK; else the oldest noted), or logs it at debug level
 // when none.
-func (h *Hub) onLog(s *server, p *mcp.LoggingMessageParams) {
-	level := string(p.Level)
-	key := logKeyOf(level, p.Logger, p.Data)
-	h.pt.mu.Lock()
+func (p *inflight) onLog(s *server, m *mcp.LoggingMessageParams) {
+	level := string(m.Level)
+	key := logKeyOf(level, m.Logger, m.Data)
+	p.mu.Lock()
 	var r *request
 	var data json.RawMessage // as the server wrote it, when noted
-	q := h.pt.logs[s]
+	q := p.logs[s]
 	matched := false
 	for i, l := range q {
 		if l.key == key {
@@ -128,26 +128,26 @@ func (h *Hub) onLog(s *server, p *mcp.LoggingMessageParams) {
 		r, q = q[0].r, q[1:]
 	}
 	if len(q) == 0 {
-		delete(h.pt.logs, s)
+		delete(p.logs, s)
 	} else {
-		h.pt.logs[s] = q
+		p.logs[s] = q
 	}
-	h.pt.mu.Unlock()
+	p.mu.Unlock()
 	if data == nil {
 		var err error
-		if data, err = json.Marshal(p.Data); err != nil {
-			data = json.RawMessage(fmt.Sprintf("%q", fmt.Sprint(p.Data)))
+		if data, err = json.Marshal(m.Data); err != nil {
+			data = json.RawMessage(fmt.Sprintf("%q", fmt.Sprint(m.Data)))
 		}
 	}
 	if r == nil || r.sink == nil || r.sink.log == nil {
-		h.opts.Logger.Debug("upstream: server log message for no request", "server", s.name, "level", level, "logger", p.Logger)
+		p.log.Debug("upstream: server log message for no request", "server", s.name, "level", level, "logger", m.Logger)
 		return
 	}
 	k := r.sink
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.done {
-		k.log(LogMessage{Level: level, Logger: p.Logger, Data: data})
+		k.log(LogMessage{Level: level, Logger: m.Logger, Data: data})
 	}
 	k.hand()
 }
@@ -155,7 +155,8 @@ func (h *Hub) onLog(s *server, p *mcp.LoggingMessageParams) {
 // setLogLevel asks a server that declares logging for the log messages of
 // HubOptions.ServerLogLevel and above; a server that refuses is logged,
 // not failed.
-func (h *Hub) setLogLevel(ctx context.Context, s *server, cs *mcp.ClientSession, init *mcp.InitializeResult) {
+func (s *server) setLogLevel(ctx context.Context, cs *mcp.ClientSession, init *mcp.InitializeResult) {
+	h := s.h
 	level := h.opts.ServerLogLevel
 	if level == "" || init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil {
 		return

@@ -144,13 +144,13 @@ func testEverythingPassthrough(t *testing.T, server map[string]any) {
 	})
 
 	t.Run("resources", func(t *testing.T) {
-		if len(hub.Resources()) == 0 {
+		if len(hub.Passthrough().Resources(context.Background())) == 0 {
 			t.Error("no resources listed")
 		}
-		if !slices.ContainsFunc(hub.ResourceTemplates(), func(r upstream.ResourceTemplate) bool {
+		if !slices.ContainsFunc(hub.Passthrough().ResourceTemplates(context.Background()), func(r upstream.ResourceTemplate) bool {
 			return r.URITemplate == "demo://resource/dynamic/text/{resourceId}" && r.Name == upstream.QualifiedName("everything", r.OriginalName)
 		}) {
-			t.Errorf("no dynamic text template among %+v", hub.ResourceTemplates())
+			t.Errorf("no dynamic text template among %+v", hub.Passthrough().ResourceTemplates(context.Background()))
 		}
 		links := call(ctx, "everything__get-resource-links", `{"count":2}`)
 		var uris []string
@@ -163,7 +163,7 @@ func testEverythingPassthrough(t *testing.T, server map[string]any) {
 			t.Fatalf("get-resource-links gave %v", links.Content)
 		}
 		for _, uri := range uris {
-			raw, err := hub.ReadResource(ctx, uri)
+			raw, err := hub.Passthrough().ReadResource(ctx, uri)
 			if err != nil {
 				t.Errorf("ReadResource(%s): %v", uri, err)
 				continue
@@ -178,10 +178,10 @@ func testEverythingPassthrough(t *testing.T, server map[string]any) {
 	})
 
 	t.Run("prompts", func(t *testing.T) {
-		if !slices.ContainsFunc(hub.Prompts(), func(p upstream.Prompt) bool { return p.Name == "everything__args-prompt" && len(p.Arguments) == 2 }) {
-			t.Errorf("no args-prompt with two arguments among %+v", hub.Prompts())
+		if !slices.ContainsFunc(hub.Passthrough().Prompts(context.Background()), func(p upstream.Prompt) bool { return p.Name == "everything__args-prompt" && len(p.Arguments) == 2 }) {
+			t.Errorf("no args-prompt with two arguments among %+v", hub.Passthrough().Prompts(context.Background()))
 		}
-		raw, err := hub.GetPrompt(ctx, "everything__args-prompt", map[string]string{"city": "Paris"})
+		raw, err := hub.Passthrough().GetPrompt(ctx, "everything__args-prompt", map[string]string{"city": "Paris"})
 		if err != nil || !strings.Contains(string(raw), "What's weather in Paris?") {
 			t.Errorf("GetPrompt(args-prompt) = %s, %v", raw, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -26,17 +27,17 @@ type CallProgress struct {
 type progressKey struct{}
 
 // WithProgress returns a ctx that asks the server of a Hub.Call,
-// Hub.ReadResource or Hub.GetPrompt made with it for progress notices:
-// the request carries a progress token of the Hub's own, and fn receives
-// every notifications/progress the server sends for that token. Calls of
-// fn are one at a time, in the order the notices arrived, and all of them
-// happen before the request returns: every notice the server sent before
-// its result reaches fn first (the SDK hands a result to its caller at
-// once but notifications to a goroutine of their own, so the request waits
-// for the notices it saw go by; see progressSink), and none after, since
-// progress after the result means nothing to the caller, nor to a proxy's
-// client. fn must not block for long: the server's other messages wait
-// for it.
+// Passthrough.ReadResource or Passthrough.GetPrompt made with it for
+// progress notices: the request carries a progress token of the Hub's
+// own, and fn receives every notifications/progress the server sends for
+// that token. Calls of fn are one at a time, in the order the notices
+// arrived, and all of them happen before the request returns: every
+// notice the server sent before its result reaches fn first (the SDK
+// hands a result to its caller at once but notifications to a goroutine
+// of their own, so the request waits for the notices it saw go by; see
+// progressSink), and none after, since progress after the result means
+// nothing to the caller, nor to a proxy's client. fn must not block for
+// long: the server's other messages wait for it.
 //
 // A ctx, not a Call parameter, so that it passes through code between the
 // caller and the Hub (toolsift.Toolset.Call) unchanged.
@@ -47,20 +48,18 @@ func WithProgress(ctx context.Context, fn func(CallProgress)) context.Context {
 	return context.WithValue(ctx, progressKey{}, fn)
 }
 
-// passthru is what a Hub keeps for the requests in flight to its servers:
-// their progress tokens, and which calls a server→client request may
-// belong to. Its own lock, never held while calling out.
-type passthru struct {
-	listMu sync.Mutex // OnListChange calls, one at a time
+// inflight is what a Hub keeps of the requests in flight to its servers:
+// their progress tokens, which calls a server→client request or a log
+// message may belong to, and the log messages noted on the wire. Its own
+// lock, never held while calling out.
+type inflight struct {
+	log *slog.Logger // the Hub's
 
 	mu       sync.Mutex
 	next     uint64
 	progress map[string]*progressSink      // progress token → its request's callback
-	inflight map[*server]map[*request]bool // requests in flight, by server
+	byServer map[*server]map[*request]bool // requests in flight, by server
 	logs     map[*server][]loggedFor       // log messages noted, not yet handed over
-
-	subMu sync.Mutex               // Subscribe and Unsubscribe, one at a time
-	subs  map[string]*subscription // resource URI → its subscriptions (subscribe.go)
 }
 
 // progressSink delivers one request's notices: its progress (fn) and the
@@ -146,7 +145,7 @@ type progressParams interface{ SetProgressToken(any) }
 // with the request (the SDK hands that ctx to the handlers of
 // server→client requests it makes for a multi round-trip result). end
 // unregisters it; after end, no progress notice reaches the caller.
-func (h *Hub) begin(ctx context.Context, s *server, name string, params progressParams) (context.Context, func()) {
+func (p *inflight) begin(ctx context.Context, s *server, name string, params progressParams) (context.Context, func()) {
 	r := &request{server: s, name: name, ctx: ctx}
 	var sink *progressSink
 	var token string
@@ -157,7 +156,6 @@ func (h *Hub) begin(ctx context.Context, s *server, name string, params progress
 		r.sink = sink
 	}
 
-	p := &h.pt
 	p.mu.Lock()
 	p.next++
 	if fn != nil {
@@ -167,13 +165,13 @@ func (h *Hub) begin(ctx context.Context, s *server, name string, params progress
 		}
 		p.progress[token] = sink
 	}
-	if p.inflight == nil {
-		p.inflight = map[*server]map[*request]bool{}
+	if p.byServer == nil {
+		p.byServer = map[*server]map[*request]bool{}
 	}
-	if p.inflight[s] == nil {
-		p.inflight[s] = map[*request]bool{}
+	if p.byServer[s] == nil {
+		p.byServer[s] = map[*request]bool{}
 	}
-	p.inflight[s][r] = true
+	p.byServer[s][r] = true
 	p.mu.Unlock()
 
 	if token != "" {
@@ -184,9 +182,9 @@ func (h *Hub) begin(ctx context.Context, s *server, name string, params progress
 			sink.flush(ctx)
 		}
 		p.mu.Lock()
-		delete(p.inflight[s], r)
-		if len(p.inflight[s]) == 0 {
-			delete(p.inflight, s)
+		delete(p.byServer[s], r)
+		if len(p.byServer[s]) == 0 {
+			delete(p.byServer, s)
 		}
 		if token != "" {
 			delete(p.progress, token)
@@ -203,16 +201,16 @@ func (h *Hub) begin(ctx context.Context, s *server, name string, params progress
 // onProgress hands a progress notice to the request whose token it
 // carries; notices for tokens the Hub did not give out, or for requests
 // that have returned, are dropped.
-func (h *Hub) onProgress(s *server, n *mcp.ProgressNotificationParams) {
+func (p *inflight) onProgress(s *server, n *mcp.ProgressNotificationParams) {
 	token, ok := n.ProgressToken.(string)
 	if !ok {
 		return
 	}
-	h.pt.mu.Lock()
-	sink := h.pt.progress[token]
-	h.pt.mu.Unlock()
+	p.mu.Lock()
+	sink := p.progress[token]
+	p.mu.Unlock()
 	if sink == nil {
-		h.opts.Logger.Debug("upstream: progress for no request in flight", "server", s.name)
+		p.log.Debug("upstream: progress for no request in flight", "server", s.name)
 		return
 	}
 	sink.mu.Lock()
@@ -228,7 +226,7 @@ func (h *Hub) onProgress(s *server, n *mcp.ProgressNotificationParams) {
 // read them and before the SDK decodes them: progress notices by their
 // token, log messages (notifications/message) for the request they are
 // tied to (see noteLog). See progressSink.
-func (h *Hub) noteMessage(s *server, msg []byte) {
+func (p *inflight) noteMessage(s *server, msg []byte) {
 	if !bytes.Contains(msg, []byte(`"notifications/`)) {
 		return
 	}
@@ -251,24 +249,24 @@ func (h *Hub) noteMessage(s *server, msg []byte) {
 	for _, n := range ns {
 		switch n.Method {
 		case "notifications/progress":
-			var p struct {
+			var pp struct {
 				ProgressToken any `json:"progressToken"`
 			}
-			if json.Unmarshal(n.Params, &p) != nil {
+			if json.Unmarshal(n.Params, &pp) != nil {
 				continue
 			}
-			token, ok := p.ProgressToken.(string)
+			token, ok := pp.ProgressToken.(string)
 			if !ok {
 				continue
 			}
-			h.pt.mu.Lock()
-			sink := h.pt.progress[token]
-			h.pt.mu.Unlock()
+			p.mu.Lock()
+			sink := p.progress[token]
+			p.mu.Unlock()
 			if sink != nil {
 				sink.seen.Add(1)
 			}
 		case "notifications/message":
-			h.noteLog(s, n.Params)
+			p.noteLog(s, n.Params)
 		}
 	}
 }
@@ -278,16 +276,16 @@ func (h *Hub) noteMessage(s *server, msg []byte) {
 // Hub request's ctx to a multi round-trip result's requests), or else the
 // only request in flight to s. With several in flight and no mark it
 // cannot tell, and returns nil.
-func (h *Hub) requestOf(ctx context.Context, s *server) *request {
+func (p *inflight) requestOf(ctx context.Context, s *server) *request {
 	if r, ok := ctx.Value(requestKey{}).(*request); ok && r.server == s {
 		return r
 	}
-	h.pt.mu.Lock()
-	defer h.pt.mu.Unlock()
-	if len(h.pt.inflight[s]) != 1 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.byServer[s]) != 1 {
 		return nil
 	}
-	for r := range h.pt.inflight[s] {
+	for r := range p.byServer[s] {
 		return r
 	}
 	return nil

@@ -44,9 +44,9 @@ type ClientRequest struct {
 	// what the server sent: every field MCP defines for the method).
 	Params json.RawMessage
 	// Call is what the Hub request it belongs to was for: the qualified
-	// tool name of a Hub.Call, the URI of a Hub.ReadResource or the
-	// qualified prompt name of a Hub.GetPrompt. Empty when the Hub cannot
-	// tell (see ClientRequests).
+	// tool name of a Hub.Call, the URI of a Passthrough.ReadResource or
+	// the qualified prompt name of a Passthrough.GetPrompt. Empty when the
+	// Hub cannot tell (see ClientRequests).
 	Call string
 }
 
@@ -101,7 +101,8 @@ func (e *RPCError) Error() string {
 // newClient returns the SDK client for one connection attempt to s: the
 // capabilities of HubOptions.ClientRequests, and handlers that route
 // list changes, progress and server→client requests to the Hub.
-func (h *Hub) newClient(s *server) *mcp.Client {
+func (s *server) newClient() *mcp.Client {
+	h := s.h
 	var caps ClientCapabilities
 	if h.opts.ClientRequests != nil {
 		caps = h.opts.ClientRequests.Capabilities()
@@ -142,17 +143,17 @@ func (h *Hub) newClient(s *server) *mcp.Client {
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			if req.Params != nil {
-				h.onProgress(s, req.Params)
+				h.pt.calls.onProgress(s, req.Params)
 			}
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if req.Params != nil {
-				h.onResourceUpdated(s, req.Params.URI) // see subscribe.go
+				s.resourceUpdated(req.Params.URI) // see subscribe.go
 			}
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			if req.Params != nil {
-				h.onLog(s, req.Params) // see logs.go
+				h.pt.calls.onLog(s, req.Params) // see logs.go
 			}
 		},
 	}
@@ -161,7 +162,7 @@ func (h *Hub) newClient(s *server) *mcp.Client {
 	if sc.Sampling != nil {
 		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 			var out mcp.CreateMessageWithToolsResult
-			if err := h.answerTyped(ctx, s, MethodCreateMessage, req.Params, &out); err != nil {
+			if err := s.answerTyped(ctx, MethodCreateMessage, req.Params, &out); err != nil {
 				return nil, err
 			}
 			return &out, nil
@@ -170,7 +171,7 @@ func (h *Hub) newClient(s *server) *mcp.Client {
 	if sc.Elicitation != nil {
 		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			var out mcp.ElicitResult
-			if err := h.answerTyped(ctx, s, MethodElicit, req.Params, &out); err != nil {
+			if err := s.answerTyped(ctx, MethodElicit, req.Params, &out); err != nil {
 				return nil, err
 			}
 			return &out, nil
@@ -181,15 +182,15 @@ func (h *Hub) newClient(s *server) *mcp.Client {
 	// middleware cannot.
 	opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolsift", Version: "0.1.0"}, opts)
-	client.AddReceivingMiddleware(h.clientRequestMiddleware(s, caps))
-	client.AddSendingMiddleware(h.roundTrips(s, caps))
+	client.AddReceivingMiddleware(s.clientRequestMiddleware(caps))
+	client.AddSendingMiddleware(s.roundTrips(caps))
 	return client
 }
 
 // clientRequestMiddleware answers the server→client requests s sends as
 // requests: those caps offers through ClientRequests, with its result as
 // is, the others declined with an error that says so.
-func (h *Hub) clientRequestMiddleware(s *server, caps ClientCapabilities) mcp.Middleware {
+func (s *server) clientRequestMiddleware(caps ClientCapabilities) mcp.Middleware {
 	offered := map[string]bool{
 		MethodCreateMessage: caps.Sampling || caps.SamplingTools,
 		MethodElicit:        caps.Elicitation || caps.ElicitationURL,
@@ -212,7 +213,7 @@ func (h *Hub) clientRequestMiddleware(s *server, caps ClientCapabilities) mcp.Mi
 			if err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("toolsift: encoding %s params: %v", method, err)}
 			}
-			raw, err := h.answer(ctx, s, method, params)
+			raw, err := s.answer(ctx, method, params)
 			if err != nil {
 				return nil, err
 			}
@@ -223,12 +224,12 @@ func (h *Hub) clientRequestMiddleware(s *server, caps ClientCapabilities) mcp.Mi
 
 // answerTyped answers a request the SDK hands over decoded, decoding the
 // answer into out.
-func (h *Hub) answerTyped(ctx context.Context, s *server, method string, params any, out any) error {
+func (s *server) answerTyped(ctx context.Context, method string, params any, out any) error {
 	b, err := json.Marshal(params)
 	if err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("toolsift: encoding %s params: %v", method, err)}
 	}
-	raw, err := h.answer(ctx, s, method, b)
+	raw, err := s.answer(ctx, method, b)
 	if err != nil {
 		return err
 	}
@@ -241,12 +242,13 @@ func (h *Hub) answerTyped(ctx context.Context, s *server, method string, params 
 // answer asks HubOptions.ClientRequests for the result of a request of s,
 // with the ctx and Call of the Hub request it belongs to, and turns a
 // refusal into the JSON-RPC error the server gets.
-func (h *Hub) answer(ctx context.Context, s *server, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *server) answer(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	h := s.h
 	if method == MethodElicit {
 		params = elicitParams(params)
 	}
 	req := ClientRequest{Server: s.name, Method: method, Params: params}
-	if r := h.requestOf(ctx, s); r != nil {
+	if r := h.pt.calls.requestOf(ctx, s); r != nil {
 		req.Call = r.name
 		var cancel context.CancelFunc
 		ctx, cancel = joinRequest(ctx, r)

@@ -289,13 +289,13 @@ func TestHubClientRequestsForPromptsAndResources(t *testing.T) {
 			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(srv)}}, &upstream.HubOptions{ClientRequests: a, ProtocolVersion: protocol})
 			ctx := context.WithValue(context.Background(), callerKey{}, "session-9")
 
-			raw, err := hub.GetPrompt(ctx, "asker__pick", nil)
+			raw, err := hub.Passthrough().GetPrompt(ctx, "asker__pick", nil)
 			if err != nil || !strings.Contains(string(raw), "Ada") {
 				t.Errorf("GetPrompt = %s, %v; want the answer in it", raw, err)
 			}
 			want := []string{"elicitation/create asker__pick session-9"}
 			if protocol == "latest" {
-				raw, err = hub.ReadResource(ctx, "asker://choice")
+				raw, err = hub.Passthrough().ReadResource(ctx, "asker://choice")
 				if err != nil || !strings.Contains(string(raw), "Ada") {
 					t.Errorf("ReadResource = %s, %v; want the answer in it", raw, err)
 				}

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -15,64 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 )
-
-// Errors of ReadResource and GetPrompt, wrapped with the URI or name.
-var (
-	ErrUnknownResource = errors.New("upstream: unknown resource")
-	ErrUnknownPrompt   = errors.New("upstream: unknown prompt")
-)
-
-// Resource is a resource a server lists. Its URI is the server's, unchanged
-// (clients show it, file:// URIs stay usable, and resource links in tool
-// results keep pointing at it), unless another server lists the same URI:
-// then each has it under a namespaced URI (toolsift:SERVER/URI, see
-// resources.go). Its Name is qualified like a tool's.
-type Resource struct {
-	URI string `json:"uri"`
-	// Name is QualifiedName(Server, OriginalName).
-	Name         string `json:"name"`
-	Server       string `json:"server"`
-	OriginalName string `json:"original_name"`
-	Title        string `json:"title,omitempty"`
-	Description  string `json:"description,omitempty"`
-	MIMEType     string `json:"mime_type,omitempty"`
-	// Raw is the resource as the server listed it (re-encoded by the SDK:
-	// annotations, size, icons, _meta), with its original name.
-	Raw json.RawMessage `json:"raw"`
-}
-
-// ResourceTemplate is a resource template a server lists; URIs that match
-// it are read from that server.
-type ResourceTemplate struct {
-	URITemplate  string          `json:"uri_template"`
-	Name         string          `json:"name"`
-	Server       string          `json:"server"`
-	OriginalName string          `json:"original_name"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	MIMEType     string          `json:"mime_type,omitempty"`
-	Raw          json.RawMessage `json:"raw"`
-}
-
-// Prompt is a prompt a server lists, under a name qualified like a tool's.
-type Prompt struct {
-	Name         string           `json:"name"`
-	Server       string           `json:"server"`
-	OriginalName string           `json:"original_name"`
-	Title        string           `json:"title,omitempty"`
-	Description  string           `json:"description,omitempty"`
-	Arguments    []PromptArgument `json:"arguments,omitempty"`
-	// Raw is the prompt as the server listed it, with its original name.
-	Raw json.RawMessage `json:"raw"`
-}
-
-// PromptArgument is one argument of a Prompt.
-type PromptArgument struct {
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
-}
 
 // ListChange says that a server's resources (and resource templates) or
 // prompts changed: it sent notifications/resources/list_changed or
@@ -151,7 +91,8 @@ func (f *features) take() featKind { return featKind(f.pending.Swap(0)) }
 // A failure keeps the old lists and is logged: tools matter more, and the
 // next list_changed tries again. A server that offers none has none, even
 // if its cache entry said otherwise.
-func (h *Hub) listFeatures(s *server, cs *mcp.ClientSession, k featKind) bool {
+func (s *server) listFeatures(cs *mcp.ClientSession, k featKind) bool {
+	h := s.h
 	init := cs.InitializeResult()
 	if init == nil || init.Capabilities == nil {
 		return false
@@ -326,183 +267,6 @@ func listPrompts(ctx context.Context, s *server, cs *mcp.ClientSession) ([]Promp
 	return out, nil
 }
 
-// Resources returns the resources of every server whose tools are offered
-// (see Tools), by server name, then in the server's order. A lazy server's
-// are those of its last session: none before it first starts.
-//
-// A URI that several servers list is given each under its namespaced URI
-// (resources.go), so that every resource is listed and read from its own
-// server.
-func (h *Hub) Resources() []Resource { return h.ResourcesIn(everyServer) }
-
-// ResourcesIn returns the resources of the servers in (a scope, as
-// WithServerScope takes it) like Resources, namespacing only the URIs
-// that several of those servers list: a URI that one server in scope
-// lists is given under its plain URI, whatever servers out of scope list,
-// and ReadResource under the same scope reads it from that server. So a
-// caller of the scope learns nothing of the others. A nil in is every
-// server.
-func (h *Hub) ResourcesIn(in func(server string) bool) []Resource {
-	return namespaced(offeredIn(h, in, func(f *features) []Resource { return f.resources }),
-		func(r *Resource) *string { return &r.URI }, func(r Resource) string { return r.Server })
-}
-
-// ResourceTemplates returns the resource templates of every server whose
-// tools are offered, like Resources.
-func (h *Hub) ResourceTemplates() []ResourceTemplate { return h.ResourceTemplatesIn(everyServer) }
-
-// ResourceTemplatesIn returns the resource templates of the servers in,
-// like ResourcesIn.
-func (h *Hub) ResourceTemplatesIn(in func(server string) bool) []ResourceTemplate {
-	return namespaced(offeredIn(h, in, func(f *features) []ResourceTemplate { return f.templates }),
-		func(t *ResourceTemplate) *string { return &t.URITemplate }, func(t ResourceTemplate) string { return t.Server })
-}
-
-// Prompts returns the prompts of every server whose tools are offered,
-// like Resources, sorted by qualified name.
-func (h *Hub) Prompts() []Prompt {
-	out := offered(h, func(f *features) []Prompt { return f.prompts })
-	slices.SortFunc(out, func(a, b Prompt) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
-
-// ReadResource reads the resource uri from the server that offers it (see
-// resources.go for how URIs route: never to a server that did not list,
-// link or template it, and never a guess between two) and returns the
-// server's ReadResourceResult as JSON (contents with their text or base64
-// blob, _meta). A lazy server is started first. The error wraps
-// ErrUnknownResource, ErrAmbiguousResource, ErrServerUnavailable,
-// ErrClosed, ctx's error, or an *RPCError with the server's JSON-RPC error
-// (such as a resource it does not have), and names the server.
-func (h *Hub) ReadResource(ctx context.Context, uri string) (json.RawMessage, error) {
-	h.mu.Lock()
-	s, uri, err := h.resourceServer(uri, inScope(ctx)) // resources.go
-	h.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	params := &mcp.ReadResourceParams{URI: uri}
-	raw, err := h.request(ctx, s, "read resource "+uri, uri, params, func(ctx context.Context, cs *mcp.ClientSession) (any, error) {
-		if _, err := passRound(ctx, cs, params); err != nil {
-			return nil, err
-		}
-		return cs.ReadResource(ctx, params)
-	})
-	return raw, h.redact.Err(err)
-}
-
-// GetPrompt gets the prompt of the given qualified name (see Prompts) with
-// args from its server and returns the server's GetPromptResult as JSON
-// (description, messages). Errors are those of ReadResource, with
-// ErrUnknownPrompt.
-func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string) (json.RawMessage, error) {
-	in := inScope(ctx)
-	h.mu.Lock()
-	var s *server
-	var orig string
-	for _, n := range h.order {
-		srv := h.servers[n]
-		if !srv.offersTools() || !in(srv.name) {
-			continue
-		}
-		if i := slices.IndexFunc(srv.feat.prompts, func(p Prompt) bool { return p.Name == name }); i >= 0 {
-			s, orig = srv, srv.feat.prompts[i].OriginalName
-			break
-		}
-	}
-	h.mu.Unlock()
-	if s == nil {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownPrompt, name)
-	}
-	params := &mcp.GetPromptParams{Name: orig, Arguments: args}
-	raw, err := h.request(ctx, s, "get prompt "+name, name, params, func(ctx context.Context, cs *mcp.ClientSession) (any, error) {
-		if _, err := passRound(ctx, cs, params); err != nil {
-			return nil, err
-		}
-		return cs.GetPrompt(ctx, params)
-	})
-	return raw, h.redact.Err(err)
-}
-
-// request makes a request other than tools/call to s: it starts s when it
-// is lazy, keeps it from going idle meanwhile, registers the request (see
-// begin), ends it when the Hub closes, and returns the result as JSON.
-func (h *Hub) request(ctx context.Context, s *server, op, name string, params progressParams, do func(context.Context, *mcp.ClientSession) (any, error)) (json.RawMessage, error) {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return nil, fmt.Errorf("%s: %w", op, ErrClosed)
-	}
-	defer s.using()()
-	if _, err := s.start(ctx); err != nil {
-		h.mu.Unlock()
-		if errors.Is(err, ErrClosed) {
-			return nil, fmt.Errorf("%s: %w", op, ErrClosed)
-		}
-		return nil, fmt.Errorf("%s (server %s): starting the server: %w", op, s.name, err)
-	}
-	cs, state, why := s.session, s.state, s.err
-	h.mu.Unlock()
-	if cs == nil || state != StateReady {
-		if why != nil {
-			return nil, fmt.Errorf("%w: %s: server %s is %s: %w", ErrServerUnavailable, op, s.name, state, why)
-		}
-		return nil, fmt.Errorf("%w: %s: server %s is %s", ErrServerUnavailable, op, s.name, state)
-	}
-	if s.cfg.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.cfg.Timeout)
-		defer cancel()
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	defer context.AfterFunc(h.life, func() { cancel(ErrClosed) })()
-	ctx, end := h.begin(ctx, s, name, params)
-	defer end()
-	ctx, status := withHTTPStatus(ctx)
-	res, err := do(ctx, cs)
-	if err != nil {
-		return nil, h.requestErr(ctx, s, op, status, err)
-	}
-	raw, err := json.Marshal(res)
-	if err != nil {
-		return nil, fmt.Errorf("%s (server %s): encoding the result: %w", op, s.name, err)
-	}
-	return raw, nil
-}
-
-// requestErr names the server and the operation in a failed request's
-// error, keeping a JSON-RPC error the server answered as an *RPCError and
-// the status of an HTTP error the request got (status).
-func (h *Hub) requestErr(ctx context.Context, s *server, op string, status *httpStatus, err error) error {
-	var rpcErr *jsonrpc.Error
-	switch {
-	case h.life.Err() != nil:
-		return fmt.Errorf("%s (server %s): %w", op, s.name, ErrClosed)
-	case ctx.Err() != nil:
-		return fmt.Errorf("%s (server %s): %w", op, s.name, context.Cause(ctx))
-	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejected: // (not the transport's own)
-		return fmt.Errorf("%s (server %s): %w", op, s.name, status.explain(op, &RPCError{Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data}))
-	}
-	return fmt.Errorf("%w: %s (server %s): %w", ErrServerUnavailable, op, s.name, status.explain(op, err))
-}
-
-// rawResultOf returns res as the JSON a proxy forwards: as the server sent
-// it, as far as the SDK decodes it (every field MCP defines), with
-// "content" an array even when the server left it out.
-func rawResultOf(res *mcp.CallToolResult) json.RawMessage {
-	if res.Content == nil {
-		cp := *res
-		cp.Content = []mcp.Content{}
-		res = &cp
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
 func compact(raw json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
@@ -511,32 +275,11 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// offered joins what pick takes of the features of every server whose
-// tools are offered, in the Hub's server order.
-func offered[T any](h *Hub, pick func(*features) []T) []T {
-	return offeredIn(h, everyServer, pick)
-}
-
-// offeredIn is offered of the servers in scope in (nil: every server).
-func offeredIn[T any](h *Hub, in func(string) bool, pick func(*features) []T) []T {
-	if in == nil {
-		in = everyServer
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []T
-	for _, name := range h.order {
-		if s := h.servers[name]; s.offersTools() && in(s.name) {
-			out = append(out, pick(&s.feat)...)
-		}
-	}
-	return out
-}
-
 // toolsSaid tells HubOptions.OnListChange that s's tools were listed again
 // on its word (ListChange.Tools). It must be called from s's supervisor,
 // after the re-list's change was applied.
-func (h *Hub) toolsSaid(s *server) {
+func (s *server) toolsSaid() {
+	h := s.h
 	if h.opts.OnListChange == nil {
 		return
 	}

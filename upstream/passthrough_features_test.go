@@ -27,7 +27,7 @@ func textResource(server string) mcp.ResourceHandler {
 // resourceText reads uri through hub and returns its first text.
 func resourceText(t *testing.T, hub *upstream.Hub, uri string) string {
 	t.Helper()
-	raw, err := hub.ReadResource(context.Background(), uri)
+	raw, err := hub.Passthrough().ReadResource(context.Background(), uri)
 	if err != nil {
 		t.Fatalf("ReadResource(%s): %v", uri, err)
 	}
@@ -67,7 +67,7 @@ func TestHubResourcesAndPrompts(t *testing.T) {
 		&upstream.HubOptions{OnListChange: func(c upstream.ListChange) { lists <- c }})
 
 	var uris, names []string
-	for _, r := range hub.Resources() {
+	for _, r := range hub.Passthrough().Resources(context.Background()) {
 		uris = append(uris, r.URI)
 		names = append(names, r.Name)
 	}
@@ -78,14 +78,14 @@ func TestHubResourcesAndPrompts(t *testing.T) {
 		t.Errorf("Resources() names (-want +got):\n%s", diff)
 	}
 	var tmpl []string
-	for _, r := range hub.ResourceTemplates() {
+	for _, r := range hub.Passthrough().ResourceTemplates(context.Background()) {
 		tmpl = append(tmpl, r.Server+" "+r.URITemplate)
 	}
 	// Templates both servers list alike are each under their namespaced form.
 	if diff := cmp.Diff([]string{"docs docs://page/{id}", "docs toolsift:docs/x://{id}", "other toolsift:other/x://{id}"}, tmpl); diff != "" {
 		t.Errorf("ResourceTemplates() (-want +got):\n%s", diff)
 	}
-	prompts := hub.Prompts()
+	prompts := hub.Passthrough().Prompts(context.Background())
 	if len(prompts) != 1 || prompts[0].Name != "docs__greet" || prompts[0].OriginalName != "greet" ||
 		len(prompts[0].Arguments) != 1 || !prompts[0].Arguments[0].Required || !strings.Contains(string(prompts[0].Raw), `"name":"greet"`) {
 		t.Errorf("Prompts() = %+v, want docs__greet with its required argument and raw entry", prompts)
@@ -103,7 +103,7 @@ func TestHubResourcesAndPrompts(t *testing.T) {
 		}
 	}
 	// A URI both servers' templates match is refused, not guessed.
-	if _, err := hub.ReadResource(context.Background(), "x://1"); !errors.Is(err, upstream.ErrAmbiguousResource) || !strings.Contains(err.Error(), "docs and other") {
+	if _, err := hub.Passthrough().ReadResource(context.Background(), "x://1"); !errors.Is(err, upstream.ErrAmbiguousResource) || !strings.Contains(err.Error(), "docs and other") {
 		t.Errorf("ReadResource(x://1) error = %v, want ErrAmbiguousResource naming both", err)
 	}
 	// A link in a call result whose URI another server's template claims
@@ -121,10 +121,10 @@ func TestHubResourcesAndPrompts(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	if _, err := hub.ReadResource(ctx, "nope://x"); !errors.Is(err, upstream.ErrUnknownResource) {
+	if _, err := hub.Passthrough().ReadResource(ctx, "nope://x"); !errors.Is(err, upstream.ErrUnknownResource) {
 		t.Errorf("ReadResource(nope://x) error = %v, want ErrUnknownResource", err)
 	}
-	_, err = hub.ReadResource(ctx, "file:///broken")
+	_, err = hub.Passthrough().ReadResource(ctx, "file:///broken")
 	var rpcErr *upstream.RPCError
 	var sent *jsonrpc.Error
 	errors.As(mcp.ResourceNotFoundError("file:///broken"), &sent)
@@ -132,14 +132,14 @@ func TestHubResourcesAndPrompts(t *testing.T) {
 		t.Errorf("ReadResource(file:///broken) error = %v, want the server's JSON-RPC error %v naming docs", err, sent)
 	}
 
-	raw, err := hub.GetPrompt(ctx, "docs__greet", map[string]string{"name": "Ada"})
+	raw, err := hub.Passthrough().GetPrompt(ctx, "docs__greet", map[string]string{"name": "Ada"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(raw), `"text":"Hello Ada"`) {
 		t.Errorf("GetPrompt = %s, want the greeting", raw)
 	}
-	if _, err := hub.GetPrompt(ctx, "docs__nope", nil); !errors.Is(err, upstream.ErrUnknownPrompt) {
+	if _, err := hub.Passthrough().GetPrompt(ctx, "docs__nope", nil); !errors.Is(err, upstream.ErrUnknownPrompt) {
 		t.Errorf("GetPrompt(docs__nope) error = %v, want ErrUnknownPrompt", err)
 	}
 
@@ -152,7 +152,7 @@ func TestHubResourcesAndPrompts(t *testing.T) {
 	}
 	docs.RemovePrompts("greet")
 	waitList(t, lists, upstream.ListChange{Server: "docs", Prompts: true})
-	if p := hub.Prompts(); len(p) != 0 {
+	if p := hub.Passthrough().Prompts(context.Background()); len(p) != 0 {
 		t.Errorf("Prompts() after removal = %+v", p)
 	}
 }
@@ -189,7 +189,7 @@ func TestCacheFeatures(t *testing.T) {
 	})
 	cfg := &config.Config{Servers: map[string]config.Server{"docs": countedServer(srv, &conns)}}
 	first := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir)})
-	wantRes, wantTmpl, wantPrompts := first.Resources(), first.ResourceTemplates(), first.Prompts()
+	wantRes, wantTmpl, wantPrompts := first.Passthrough().Resources(context.Background()), first.Passthrough().ResourceTemplates(context.Background()), first.Passthrough().Prompts(context.Background())
 	first.Close()
 
 	lists := make(chan upstream.ListChange, 4)
@@ -197,13 +197,13 @@ func TestCacheFeatures(t *testing.T) {
 	if st := statusOf(t, hub, "docs"); st.State != upstream.StateLazy || conns.Load() != 1 {
 		t.Fatalf("second Hub: server %s after %d connections, want lazy after 1", st.State, conns.Load())
 	}
-	if diff := cmp.Diff(wantRes, hub.Resources()); diff != "" {
+	if diff := cmp.Diff(wantRes, hub.Passthrough().Resources(context.Background())); diff != "" {
 		t.Errorf("cached Resources() (-live +cached):\n%s", diff)
 	}
-	if diff := cmp.Diff(wantTmpl, hub.ResourceTemplates()); diff != "" {
+	if diff := cmp.Diff(wantTmpl, hub.Passthrough().ResourceTemplates(context.Background())); diff != "" {
 		t.Errorf("cached ResourceTemplates() (-live +cached):\n%s", diff)
 	}
-	if diff := cmp.Diff(wantPrompts, hub.Prompts()); diff != "" {
+	if diff := cmp.Diff(wantPrompts, hub.Passthrough().Prompts(context.Background())); diff != "" {
 		t.Errorf("cached Prompts() (-live +cached):\n%s", diff)
 	}
 	if got := resourceText(t, hub, "docs://page/3"); got != "docs has docs://page/3" || conns.Load() != 2 {
@@ -242,13 +242,13 @@ func TestHubResourcesWithoutTemplates(t *testing.T) {
 		t.Fatal("the hub never asked for resource templates: the test proves nothing")
 	}
 	var uris []string
-	for _, r := range hub.Resources() {
+	for _, r := range hub.Passthrough().Resources(context.Background()) {
 		uris = append(uris, r.URI)
 	}
 	if diff := cmp.Diff([]string{"file:///a.txt"}, uris); diff != "" {
 		t.Errorf("Resources() (-want +got):\n%s", diff)
 	}
-	if n := len(hub.ResourceTemplates()); n != 0 {
+	if n := len(hub.Passthrough().ResourceTemplates(context.Background())); n != 0 {
 		t.Errorf("ResourceTemplates() has %d entries, want none", n)
 	}
 	if got := resourceText(t, hub, "file:///a.txt"); got != "plain has file:///a.txt" {

@@ -46,8 +46,9 @@ func TestHubProgress(t *testing.T) {
 
 	var mu sync.Mutex
 	var reports []upstream.Progress
-	heldPending := make(chan struct{})
+	heldPending, allDone := make(chan struct{}), make(chan struct{})
 	closeHeld := sync.OnceFunc(func() { close(heldPending) })
+	closeDone := sync.OnceFunc(func() { close(allDone) })
 	var hub *upstream.Hub
 	hub, err := upstream.NewHub(cfg, &upstream.HubOptions{Store: dirStore(t, cache), Progress: func(p upstream.Progress) {
 		hub.Status() // Progress may look at the Hub
@@ -56,6 +57,9 @@ func TestHubProgress(t *testing.T) {
 		reports = append(reports, p)
 		if p.Pending == 1 && p.Ready+p.Failed+p.Disabled == 4 {
 			closeHeld() // two reports may count the same
+		}
+		if p.Pending == 0 {
+			closeDone()
 		}
 	}})
 	if err != nil {
@@ -84,13 +88,9 @@ func TestHubProgress(t *testing.T) {
 
 	// The held server's ready channel closes before its report is made,
 	// so Connect may return first: wait for the report (a hang guard).
-	for deadline := time.Now().Add(waitLimit()); ; time.Sleep(time.Millisecond) {
-		mu.Lock()
-		done := reports[len(reports)-1].Pending == 0
-		mu.Unlock()
-		if done || time.Now().After(deadline) {
-			break
-		}
+	select {
+	case <-allDone:
+	case <-time.After(waitLimit()):
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -67,3 +67,19 @@ func resultJSON(res *mcp.CallToolResult) json.RawMessage {
 	}
 	return append(buf, '}')
 }
+
+// rawResultOf returns res as the JSON a proxy forwards: as the server sent
+// it, as far as the SDK decodes it (every field MCP defines), with
+// "content" an array even when the server left it out.
+func rawResultOf(res *mcp.CallToolResult) json.RawMessage {
+	if res.Content == nil {
+		cp := *res
+		cp.Content = []mcp.Content{}
+		res = &cp
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -32,6 +32,7 @@ import (
 // server's entry, the servers whose entry another process wrote and that
 // wait to be looked at, and the last entry acted on per server.
 type catalogWatch struct {
+	h    *Hub
 	keys map[string]*server // catalogKey → server; read-only once built
 
 	mu      sync.Mutex
@@ -40,18 +41,18 @@ type catalogWatch struct {
 	acted   map[*server]string
 }
 
-// watchCatalog starts, when the store is a store.Watcher, the watch of the
-// cache entries of this Hub's servers (their fingerprints are set by
+// watchCatalog starts, when h's store is a store.Watcher, the watch of the
+// cache entries of h's servers (their fingerprints are set by
 // readCatalogs). It ends with the Hub.
-func (h *Hub) watchCatalog() {
+func watchCatalog(h *Hub) {
 	w, ok := h.opts.Store.(store.Watcher)
 	if !ok {
 		return
 	}
-	cw := &catalogWatch{keys: map[string]*server{}, pending: map[*server]bool{}, wake: make(chan struct{}, 1), acted: map[*server]string{}}
+	cw := &catalogWatch{h: h, keys: map[string]*server{}, pending: map[*server]bool{}, wake: make(chan struct{}, 1), acted: map[*server]string{}}
 	h.mu.Lock()
-	for _, name := range h.order {
-		if s := h.servers[name]; s.lazy.fp != "" && !s.cfg.Disabled {
+	for _, s := range h.order {
+		if s.lazy.fp != "" && !s.cfg.Disabled {
 			cw.keys[s.catalogKey()] = s
 		}
 	}
@@ -101,15 +102,16 @@ func (h *Hub) watchCatalog() {
 			clear(cw.pending)
 			cw.mu.Unlock()
 			for _, s := range todo {
-				h.catalogChanged(cw, s)
+				cw.look(s)
 			}
 		}
 	})
 }
 
-// catalogChanged looks at s's cache entry, which another process wrote,
-// and lists s here when the entry's tools differ from this Hub's.
-func (h *Hub) catalogChanged(cw *catalogWatch, s *server) {
+// look looks at s's cache entry, which another process wrote, and lists s
+// here when the entry's tools differ from this Hub's.
+func (cw *catalogWatch) look(s *server) {
+	h := cw.h
 	ctx, cancel := context.WithTimeout(h.life, h.opts.Timeout)
 	defer cancel()
 	data, err := store.GetBounded(ctx, h.opts.Store, s.catalogKey(), maxCatalogBytes)
@@ -140,7 +142,7 @@ func (h *Hub) catalogChanged(cw *catalogWatch, s *server) {
 		}
 	case StateLazy:
 		h.opts.Logger.Info("upstream: another replica listed tools that differ from this one's cached list; starting the server to list it", "server", s.name)
-		if err := <-h.startAll(ctx, []*server{s}); err != nil {
+		if err := <-startAll(ctx, []*server{s}); err != nil {
 			h.opts.Logger.Warn("upstream: starting a server after another replica's listing", "server", s.name, "error", h.redact.Err(err))
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -40,11 +39,12 @@ func TestReplicasCatalog(t *testing.T) {
 	t.Cleanup(web.Close) // after the Hubs' Close (cleanups run last first): their streams end then
 	cfg := writeConfig(t, t.TempDir(), map[string]any{"web": map[string]any{"url": web.URL, "type": "http"}})
 
-	hub1 := startHub(t, cfg, &upstream.HubOptions{Store: open()})
+	got1, got2 := make(changes, 16), make(changes, 16)
+	hub1 := startHub(t, cfg, &upstream.HubOptions{Store: open(), OnChange: got1.onChange})
 	if st := statusOf(t, hub1, "web"); st.State != upstream.StateReady {
 		t.Fatalf("replica 1: web is %s: %v", st.State, st.Err)
 	}
-	hub2 := startHub(t, cfg, &upstream.HubOptions{Store: open()})
+	hub2 := startHub(t, cfg, &upstream.HubOptions{Store: open(), OnChange: got2.onChange})
 	if st := statusOf(t, hub2, "web"); st.State != upstream.StateLazy {
 		t.Fatalf("replica 2: web is %s, want lazy (listed from the shared catalog)", st.State)
 	}
@@ -53,13 +53,13 @@ func TestReplicasCatalog(t *testing.T) {
 	changed := func(h *upstream.Hub) bool {
 		return slices.ContainsFunc(statusOf(t, h, "web").Changed, func(c upstream.ChangedTool) bool { return c.Name == "web__fetch" })
 	}
-	deadline := time.Now().Add(waitLimit())
-	for !changed(hub1) || !changed(hub2) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the changed tool: replica 1 %v, replica 2 %v (state %s), want changed on both",
-				statusOf(t, hub1, "web").Changed, statusOf(t, hub2, "web").Changed, statusOf(t, hub2, "web").State)
-		}
-		time.Sleep(10 * time.Millisecond)
+	// Each replica tells of the changed tool (OnChange) once its status
+	// has it.
+	got1.changedTool(t, "web__fetch")
+	got2.changedTool(t, "web__fetch")
+	if !changed(hub1) || !changed(hub2) {
+		t.Fatalf("the changed tool: replica 1 %v, replica 2 %v (state %s), want changed on both",
+			statusOf(t, hub1, "web").Changed, statusOf(t, hub2, "web").Changed, statusOf(t, hub2, "web").State)
 	}
 	if st := statusOf(t, hub2, "web"); st.State != upstream.StateReady {
 		t.Errorf("replica 2: web is %s after the change, want ready (it listed the server itself)", st.State)

@@ -34,8 +34,9 @@ import (
 //     (their namespaced URIs read it from each).
 //
 // Under a scope (scope.go) all of this holds among the servers in scope:
-// a URI that one of them lists is theirs, listed (Hub.ResourcesIn) and
-// read under its plain URI, whatever servers out of scope list.
+// a URI that one of them lists is theirs, listed (Passthrough.Resources
+// under that scope) and read under its plain URI, whatever servers out of
+// scope list.
 
 // ErrAmbiguousResource is wrapped by the error of ReadResource for a URI
 // that several servers list, link or match with a template.
@@ -67,10 +68,10 @@ func parseNamespaced(uri string) (server, orig string, ok bool) {
 
 // listers returns the servers (offering tools, in order, in scope) that
 // list uri. h.mu is held.
-func (h *Hub) listers(uri string, in func(string) bool) []*server {
+func (p *Passthrough) listers(uri string, in func(string) bool) []*server {
+	h := p.h
 	var out []*server
-	for _, name := range h.order {
-		s := h.servers[name]
+	for _, s := range h.order {
 		if s.offersTools() && in(s.name) && slices.ContainsFunc(s.feat.resources, func(r Resource) bool { return r.URI == uri }) {
 			out = append(out, s)
 		}
@@ -81,16 +82,17 @@ func (h *Hub) listers(uri string, in func(string) bool) []*server {
 // resourceServer finds the server to read uri from, and the URI to ask it
 // for, by the rules above, among the servers in scope (scope.go: the
 // others are as absent). h.mu is held.
-func (h *Hub) resourceServer(uri string, in func(string) bool) (*server, string, error) {
+func (p *Passthrough) resourceServer(uri string, in func(string) bool) (*server, string, error) {
+	h := p.h
 	if name, orig, ok := parseNamespaced(uri); ok {
 		if s, ok := h.servers[name]; ok && s.offersTools() && in(s.name) {
 			_, linked := s.feat.seen[orig]
-			if linked || templated(s, orig) || slices.Contains(h.listers(orig, in), s) {
+			if linked || templated(s, orig) || slices.Contains(p.listers(orig, in), s) {
 				return s, orig, nil
 			}
 		}
 	}
-	switch l := h.listers(uri, in); len(l) {
+	switch l := p.listers(uri, in); len(l) {
 	case 0:
 	case 1:
 		return l[0], uri, nil
@@ -98,8 +100,7 @@ func (h *Hub) resourceServer(uri string, in func(string) bool) (*server, string,
 		return nil, "", fmt.Errorf("%w: %q is listed by servers %s: read it by the URI each lists it under (%s)", ErrAmbiguousResource, uri, serverNames(l), namespacedURI(l[0].name, uri))
 	}
 	var can []*server
-	for _, name := range h.order {
-		s := h.servers[name]
+	for _, s := range h.order {
 		if !s.offersTools() || !in(s.name) {
 			continue
 		}
@@ -151,7 +152,8 @@ func templated(s *server, uri string) bool {
 // and rewrites those that another server lists, templates or linked to
 // s's namespaced URI (in res itself, before it is rendered): a link must
 // not capture the reads of another server's URI.
-func (h *Hub) noteLinks(s *server, res *mcp.CallToolResult) {
+func (p *Passthrough) noteLinks(s *server, res *mcp.CallToolResult) {
+	h := p.h
 	var uris []*string
 	for _, c := range res.Content {
 		switch c := c.(type) {
@@ -178,7 +180,7 @@ func (h *Hub) noteLinks(s *server, res *mcp.CallToolResult) {
 		if _, _, ok := parseNamespaced(*u); ok {
 			continue // already names its server
 		}
-		bare := !h.claimedByOther(s, *u)
+		bare := !p.claimedByOther(s, *u)
 		s.feat.seen[*u] = bare
 		if !bare {
 			*u = namespacedURI(s.name, *u)
@@ -188,9 +190,9 @@ func (h *Hub) noteLinks(s *server, res *mcp.CallToolResult) {
 
 // claimedByOther reports whether a server other than s lists uri, has a
 // template that matches it, or linked it bare. h.mu is held.
-func (h *Hub) claimedByOther(s *server, uri string) bool {
-	for _, name := range h.order {
-		o := h.servers[name]
+func (p *Passthrough) claimedByOther(s *server, uri string) bool {
+	h := p.h
+	for _, o := range h.order {
 		if o == s || !o.offersTools() {
 			continue
 		}

@@ -46,9 +46,9 @@ type InputRound struct {
 
 type roundKey struct{}
 
-// WithInputRound marks ctx for a Call, GetPrompt or ReadResource whose
-// multi round-trip rounds the caller makes itself. When the server's
-// session speaks MCP 2026-07-28 or later, the request carries r's
+// WithInputRound marks ctx for a Hub.Call, or a Passthrough.GetPrompt or
+// ReadResource, whose multi round-trip rounds the caller makes itself.
+// When the server's session speaks MCP 2026-07-28 or later, the request carries r's
 // responses, state and capabilities, and returns the server's answer as
 // it is: an input-required result (Result.Raw, or the JSON result, has its
 // resultType, inputRequests and requestState) is not fulfilled through
@@ -131,7 +131,7 @@ const (
 // rounds of s's requests (the SDK's own, turned off in newClient, cannot
 // leave them to the caller): a request whose ctx has an InputRound gets
 // the server's answer as it is.
-func (h *Hub) roundTrips(s *server, caps ClientCapabilities) mcp.Middleware {
+func (s *server) roundTrips(caps ClientCapabilities) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" && method != "prompts/get" && method != "resources/read" || roundOf(ctx) != nil {
@@ -157,7 +157,7 @@ func (h *Hub) roundTrips(s *server, caps ClientCapabilities) mcp.Middleware {
 				if round >= maxRounds {
 					return nil, fmt.Errorf("multi round-trip: server %s asked for input %d times", s.name, round)
 				}
-				answers, err := h.fulfil(ctx, s, caps, asks)
+				answers, err := s.fulfil(ctx, caps, asks)
 				if err != nil {
 					return nil, err
 				}
@@ -206,7 +206,7 @@ func retryRequest(cs *mcp.ClientSession, req mcp.Request, answers mcp.InputRespo
 // fulfil answers a round's input requests, concurrently, through
 // ClientRequests with ctx (the Hub request's); roots are answered with
 // the Hub's root list, which is empty.
-func (h *Hub) fulfil(ctx context.Context, s *server, caps ClientCapabilities, asks mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+func (s *server) fulfil(ctx context.Context, caps ClientCapabilities, asks mcp.InputRequestMap) (mcp.InputResponseMap, error) {
 	var (
 		mu      sync.Mutex
 		wg      sync.WaitGroup
@@ -217,7 +217,7 @@ func (h *Hub) fulfil(ctx context.Context, s *server, caps ClientCapabilities, as
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answer, err := h.fulfilOne(ctx, s, caps, ask)
+			answer, err := s.fulfilOne(ctx, caps, ask)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -233,20 +233,20 @@ func (h *Hub) fulfil(ctx context.Context, s *server, caps ClientCapabilities, as
 	return answers, first
 }
 
-func (h *Hub) fulfilOne(ctx context.Context, s *server, caps ClientCapabilities, ask mcp.InputRequest) (mcp.InputResponse, error) {
+func (s *server) fulfilOne(ctx context.Context, caps ClientCapabilities, ask mcp.InputRequest) (mcp.InputResponse, error) {
 	switch p := ask.(type) {
 	case *mcp.ElicitParams:
 		if !caps.Elicitation && !caps.ElicitationURL {
 			return nil, fmt.Errorf("toolsift does not offer %s (its client did not declare the capability)", MethodElicit)
 		}
 		var out mcp.ElicitResult
-		return &out, h.answerTyped(ctx, s, MethodElicit, p, &out)
+		return &out, s.answerTyped(ctx, MethodElicit, p, &out)
 	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
 		if !caps.Sampling && !caps.SamplingTools {
 			return nil, fmt.Errorf("toolsift does not offer %s (its client did not declare the capability)", MethodCreateMessage)
 		}
 		var out mcp.CreateMessageWithToolsResult
-		return &out, h.answerTyped(ctx, s, MethodCreateMessage, p, &out)
+		return &out, s.answerTyped(ctx, MethodCreateMessage, p, &out)
 	case *mcp.ListRootsParams:
 		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 	}

@@ -8,18 +8,18 @@ import "context"
 // the servers out of scope did not exist: a tool, prompt, resource, URI
 // template or subscription of theirs is unknown to it, with the same
 // error as one no server has (nothing names or counts them), and a URI
-// two servers claim routes to the one in scope. What the Hub lists
-// (Tools, Resources, Prompts) is the proxy's to filter: each item names
-// its server; ResourcesIn and ResourceTemplatesIn list a scope's resources
-// and templates namespaced among the scope's servers only, the URIs
-// ReadResource under that scope reads.
+// two servers claim routes to the one in scope. The Passthrough's lists
+// (Resources, ResourceTemplates, Prompts) under a scope hold the scope's
+// servers' only, a URI namespaced only when several of them list it: the
+// URIs ReadResource under that scope reads. Hub.Tools lists every
+// server's tools: each names its server, for the proxy to filter.
 
 type scopeKey struct{}
 
-// WithServerScope returns ctx under which the Hub's Call, ReadResource,
-// GetPrompt, Complete, Subscribe and Unsubscribe treat the servers in
-// refuses (by config name) as absent. in must be safe for concurrent use
-// and quick: it is asked under the Hub's lock. A nil in changes nothing.
+// WithServerScope returns ctx under which Hub.Call and every method of
+// the Hub's Passthrough treat the servers in refuses (by config name) as
+// absent. in must be safe for concurrent use and quick: it is asked under
+// the Hub's lock. A nil in changes nothing.
 func WithServerScope(ctx context.Context, in func(server string) bool) context.Context {
 	if in == nil {
 		return ctx

@@ -65,13 +65,13 @@ func TestServerScope(t *testing.T) {
 		}
 		_, err := hub.Call(ctx, server+"__t", nil)
 		note("call", err)
-		_, err = hub.ReadResource(ctx, server+"://own")
+		_, err = hub.Passthrough().ReadResource(ctx, server+"://own")
 		note("read", err)
-		_, err = hub.GetPrompt(ctx, server+"__p", nil)
+		_, err = hub.Passthrough().GetPrompt(ctx, server+"__p", nil)
 		note("prompt", err)
-		_, err = hub.Complete(ctx, upstream.Completion{Prompt: server + "__p", Argument: "x"})
+		_, err = hub.Passthrough().Complete(ctx, upstream.Completion{Prompt: server + "__p", Argument: "x"})
 		note("complete", err)
-		note("subscribe", hub.Subscribe(ctx, server+"://own"))
+		note("subscribe", hub.Passthrough().Subscribe(ctx, server+"://own"))
 		return out
 	}
 	if diff := cmp.Diff(errs(onlyB, "nosuch"), errs(onlyB, "alpha")); diff != "" {
@@ -84,23 +84,23 @@ func TestServerScope(t *testing.T) {
 
 	// Both templates match shared://k: refused as ambiguous without a
 	// scope, b's under one.
-	if _, err := hub.ReadResource(ctx, "shared://k"); !errors.Is(err, upstream.ErrAmbiguousResource) {
+	if _, err := hub.Passthrough().ReadResource(ctx, "shared://k"); !errors.Is(err, upstream.ErrAmbiguousResource) {
 		t.Errorf("shared://k without a scope: %v, want ErrAmbiguousResource", err)
 	}
-	raw, err := hub.ReadResource(onlyB, "shared://k")
+	raw, err := hub.Passthrough().ReadResource(onlyB, "shared://k")
 	if err != nil || !strings.Contains(string(raw), `"text":"beta"`) {
 		t.Errorf("shared://k in b's scope: %s, %v: want b's", raw, err)
 	}
 
 	// a's subscription, made by a caller who sees a, is none of b's
 	// caller's: not ended by it, still there for its own.
-	if err := hub.Subscribe(ctx, "alpha://own"); err != nil {
+	if err := hub.Passthrough().Subscribe(ctx, "alpha://own"); err != nil {
 		t.Fatal(err)
 	}
-	if err := hub.Unsubscribe(onlyB, "alpha://own"); !errors.Is(err, upstream.ErrUnknownResource) {
+	if err := hub.Passthrough().Unsubscribe(onlyB, "alpha://own"); !errors.Is(err, upstream.ErrUnknownResource) {
 		t.Errorf("unsubscribe of a's out of scope: %v, want ErrUnknownResource (not subscribed)", err)
 	}
-	if err := hub.Unsubscribe(ctx, "alpha://own"); err != nil {
+	if err := hub.Passthrough().Unsubscribe(ctx, "alpha://own"); err != nil {
 		t.Errorf("unsubscribe of a's in scope: %v", err)
 	}
 	if diff := cmp.Diff([]string{"subscribe alpha://own", "unsubscribe alpha://own"}, a.asked()); diff != "" {

@@ -15,10 +15,14 @@ import (
 	"github.com/toolsift/toolsift/tool"
 )
 
-// server is one configured server and what the Hub knows of it: its life
-// (supervise, connect, restart, lazy start, idle stop) is its methods here,
-// its tool list and cache entry those in server_tools.go. All fields after
-// cfg are guarded by h.mu.
+// server is one configured server and what the Hub knows of it. Its
+// methods are all that is about one server: its life (supervise, connect,
+// restart, lazy start, idle stop) here, its transports in transport.go,
+// its tool list and cache entry in server_tools.go, its trust records in
+// trust.go, and for the passthrough its client and the requests it sends
+// (passthrough_clientreq.go, roundtrip.go), its other lists
+// (passthrough_features.go) and the requests made to it other than calls
+// (passthrough.go). All fields after cfg are guarded by h.mu.
 type server struct {
 	h       *Hub // the Hub it belongs to: its options, lifetime and lock
 	name    string
@@ -47,7 +51,7 @@ type server struct {
 	deepTools []deepTool  // tools of the last listing dropped for their depth
 	// listTTL is how long the last tool listing stays fresh by the
 	// server's ttlMs (MCP 2026-07-28), 0 when it gave none; listedAt is
-	// when it was listed (fresh.go).
+	// when it was listed (Hub.Freshen).
 	listTTL  time.Duration
 	listedAt time.Time
 	applyErr error
@@ -103,7 +107,7 @@ func (s *server) supervise() {
 				return
 			}
 			first = false
-			if !h.sleep(h.backoff(failures)) {
+			if !s.sleep(s.backoff(failures)) {
 				s.setClosed(false)
 				return
 			}
@@ -112,7 +116,7 @@ func (s *server) supervise() {
 		failures = 0
 		readyAt := time.Now()
 		s.apply(s.setReady(cs, att, tools, info, elapsed))
-		h.listFeatures(s, cs, featResources|featPrompts)
+		s.listFeatures(cs, featResources|featPrompts)
 		s.storeCatalog()
 		if first {
 			s.attempted()
@@ -145,16 +149,16 @@ func (s *server) supervise() {
 					h.opts.Logger.Warn("upstream: re-listing tools failed", "server", s.name, "error", err)
 				}
 				if err == nil {
-					h.toolsSaid(s)
+					s.toolsSaid()
 				}
 			case ask := <-s.refresh:
 				err := s.relistTools(cs)
 				if err == nil && ask.said {
-					h.toolsSaid(s)
+					s.toolsSaid()
 				}
 				ask.done <- err
 			case <-s.feat.signal():
-				if h.listFeatures(s, cs, s.feat.take()) {
+				if s.listFeatures(cs, s.feat.take()) {
 					s.storeCatalog()
 				}
 			case err := <-ended:
@@ -201,14 +205,17 @@ func (s *server) supervise() {
 			return
 		}
 		failures = crashes
-		if !h.sleep(h.backoff(crashes)) {
+		if !s.sleep(s.backoff(crashes)) {
 			s.setClosed(false)
 			return
 		}
 	}
 }
 
-func (h *Hub) backoff(failures int) time.Duration {
+// backoff is the wait before s's next connection attempt after failures
+// in a row.
+func (s *server) backoff(failures int) time.Duration {
+	h := s.h
 	d := h.opts.Backoff
 	for i := 1; i < failures && d < h.opts.MaxBackoff; i++ {
 		d *= 2
@@ -217,13 +224,13 @@ func (h *Hub) backoff(failures int) time.Duration {
 }
 
 // sleep waits d or until Close; it reports whether the Hub is still open.
-func (h *Hub) sleep(d time.Duration) bool {
+func (s *server) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
-	case <-h.life.Done():
+	case <-s.h.life.Done():
 		return false
 	}
 }
@@ -251,8 +258,8 @@ func (s *server) connectAndList() (*mcp.ClientSession, *attempt, []*mcp.Tool, *m
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(h.life, s.connectTimeout())
 	defer cancel()
-	client := h.newClient(s) // see passthrough_clientreq.go
-	cs, att, keep, err := h.connectSession(ctx, s.name, s.cfg, s.deep, client)
+	client := s.newClient() // see passthrough_clientreq.go
+	cs, att, keep, err := s.connectSession(ctx, client)
 	defer keep()
 	if err != nil {
 		elapsed := time.Since(start)
@@ -264,8 +271,8 @@ func (s *server) connectAndList() (*mcp.ClientSession, *attempt, []*mcp.Tool, *m
 		return nil, att, nil, nil, elapsed, err
 	}
 	init := cs.InitializeResult()
-	h.setLogLevel(ctx, s, cs, init) // see logs.go
-	h.resubscribe(ctx, s, cs)       // see subscribe.go
+	s.setLogLevel(ctx, cs, init) // see logs.go
+	s.resubscribe(ctx, cs)       // see subscribe.go
 	var tools []*mcp.Tool
 	if init == nil || init.Capabilities == nil || init.Capabilities.Tools != nil {
 		tools, err = s.listTools(ctx, cs)
@@ -610,3 +617,50 @@ func (s *server) goIdle(t *time.Timer) bool {
 	s.session = nil
 	return true
 }
+
+// relistAsk asks a server's supervisor to list its tools again; done
+// gets the outcome once the change is applied.
+type relistAsk struct {
+	done chan error
+	// said: as if the server had sent notifications/tools/list_changed
+	// (Refresh), so HubOptions.OnListChange hears it (ListChange.Tools),
+	// whether or not the list changed. Freshen and ReloadTrust list again
+	// on the Hub's own account, and only a change is told.
+	said bool
+}
+
+// askRelist asks s's supervisor to list its tools again (said: see
+// relistAsk) and returns where the outcome comes once the change is
+// applied; nil when s is no longer ready when tick ticks (its restart
+// lists anew). err is the end of ctx or of the Hub.
+func (s *server) askRelist(ctx context.Context, said bool, tick <-chan time.Time) (chan error, error) {
+	h := s.h
+	done := make(chan error, 1)
+	for {
+		select {
+		case s.refresh <- relistAsk{done: done, said: said}:
+			return done, nil
+		case <-ctx.Done():
+			return nil, fmt.Errorf("upstream: refresh: %w", ctx.Err())
+		case <-h.life.Done():
+			return nil, ErrClosed
+		case <-tick:
+			h.mu.Lock()
+			up := s.state == StateReady
+			h.mu.Unlock()
+			if !up {
+				return nil, nil
+			}
+		}
+	}
+}
+
+// monoBase is the origin of mono: times on the monotonic clock, as int64
+// nanoseconds, for an atomic (Hub.freshUntil).
+var monoBase = time.Now()
+
+// mono is t on the monotonic clock, in nanoseconds since monoBase.
+func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) }
+
+// monoNow is mono(time.Now()).
+func monoNow() int64 { return int64(time.Since(monoBase)) }

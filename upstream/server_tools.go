@@ -35,7 +35,7 @@ func (s *server) updateTools(list []*mcp.Tool) tool.Change {
 	load := !s.trust.loaded
 	h.mu.Unlock()
 	if load {
-		ctx, cancel := h.storeCtx()
+		ctx, cancel := s.storeCtx()
 		p, sum, _ := s.loadTrust(ctx)
 		cancel()
 		h.mu.Lock()
@@ -367,7 +367,7 @@ func (s *server) storeCatalog() {
 
 	data, err := json.MarshalIndent(e, "", "\t")
 	if err == nil {
-		ctx, cancel := h.storeCtx()
+		ctx, cancel := s.storeCtx()
 		err = h.opts.Store.Put(ctx, s.catalogKey(), data)
 		cancel()
 	}

@@ -65,7 +65,7 @@ func TestHubSubscribe(t *testing.T) {
 	}}, &upstream.HubOptions{OnResourceUpdated: func(uri string) { updated <- uri }})
 	ctx := context.Background()
 	for range 2 {
-		if err := hub.Subscribe(ctx, "watch://a"); err != nil {
+		if err := hub.Passthrough().Subscribe(ctx, "watch://a"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,17 +84,17 @@ func TestHubSubscribe(t *testing.T) {
 		t.Fatal("OnResourceUpdated was not called")
 	}
 	for range 2 {
-		if err := hub.Unsubscribe(ctx, "watch://a"); err != nil {
+		if err := hub.Passthrough().Unsubscribe(ctx, "watch://a"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if diff := cmp.Diff([]string{"subscribe watch://a", "unsubscribe watch://a"}, w.asked()); diff != "" {
 		t.Errorf("after two unsubscriptions the server was asked (-want +got):\n%s", diff)
 	}
-	if err := hub.Unsubscribe(ctx, "watch://a"); !errors.Is(err, upstream.ErrUnknownResource) {
+	if err := hub.Passthrough().Unsubscribe(ctx, "watch://a"); !errors.Is(err, upstream.ErrUnknownResource) {
 		t.Errorf("a third Unsubscribe: %v, want ErrUnknownResource", err)
 	}
-	if err := hub.Subscribe(ctx, "nowhere://x"); !errors.Is(err, upstream.ErrUnknownResource) {
+	if err := hub.Passthrough().Subscribe(ctx, "nowhere://x"); !errors.Is(err, upstream.ErrUnknownResource) {
 		t.Errorf("Subscribe to an unknown resource: %v, want ErrUnknownResource", err)
 	}
 }
@@ -117,7 +117,7 @@ func TestHubSubscribeAfterRestart(t *testing.T) {
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"w": sc}},
 		&upstream.HubOptions{OnChange: got.onChange, Backoff: time.Millisecond})
 	got.next(t)
-	if err := hub.Subscribe(context.Background(), "watch://a"); err != nil {
+	if err := hub.Passthrough().Subscribe(context.Background(), "watch://a"); err != nil {
 		t.Fatal(err)
 	}
 	(<-sessions).Close()

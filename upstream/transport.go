@@ -20,8 +20,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolsift/toolsift/config"
 )
 
 // stopGrace is how long a stdio server gets to exit after its stdin is
@@ -93,8 +91,9 @@ func (a *attempt) wedged() bool {
 }
 
 // transports returns the transports to try, in order, for one connection
-// attempt of sc (more than one only for a url without a type).
-func (h *Hub) transports(ctx context.Context, name string, sc config.Server, deep *deepFilter) ([]mcp.Transport, *attempt, error) {
+// attempt of s (more than one only for a url without a type).
+func (s *server) transports(ctx context.Context) ([]mcp.Transport, *attempt, error) {
+	h, sc, deep := s.h, s.cfg, s.deep
 	switch {
 	case sc.Dial != nil:
 		rwc, err := sc.Dial(ctx)
@@ -104,10 +103,10 @@ func (h *Hub) transports(ctx context.Context, name string, sc config.Server, dee
 		a := &attempt{stderr: &tailBuffer{max: stderrTailSize}}
 		return []mcp.Transport{dialClientTransport(rwc, a.stderr, deep)}, a, nil
 	case sc.Command != "":
-		return h.commandTransport(sc, deep)
+		return s.commandTransport()
 	default:
-		client := h.httpClient(h.opts.HTTPClient, name, sc.URL, sc.Headers, deep)
-		maxEvent := int(h.maxMessage())
+		client := guardedClient(h.opts.HTTPClient, h.opts.Auth, s.name, sc.URL, sc.Headers, messageLimit(h.opts.MaxMessageBytes), deep)
+		maxEvent := int(messageLimit(h.opts.MaxMessageBytes))
 		if maxEvent == 0 {
 			maxEvent = -1
 		}
@@ -129,7 +128,8 @@ func (h *Hub) transports(ctx context.Context, name string, sc config.Server, dee
 	}
 }
 
-func (h *Hub) commandTransport(sc config.Server, deep *deepFilter) ([]mcp.Transport, *attempt, error) {
+func (s *server) commandTransport() ([]mcp.Transport, *attempt, error) {
+	h, sc := s.h, s.cfg
 	dir := h.dir
 	if sc.Cwd != "" {
 		dir = sc.Cwd
@@ -155,7 +155,7 @@ func (h *Hub) commandTransport(sc config.Server, deep *deepFilter) ([]mcp.Transp
 	// Don't wait forever for stderr when a grandchild keeps it open.
 	cmd.WaitDelay = stopGrace
 	killGroup := setProcessGroup(cmd)
-	t := &stdioTransport{cmd: cmd, noise: a.stderr, killGroup: killGroup, deep: deep}
+	t := &stdioTransport{cmd: cmd, noise: a.stderr, killGroup: killGroup, deep: s.deep}
 	a.stdio = t
 	a.cleanup = t.stop
 	return []mcp.Transport{t}, a, nil
@@ -461,12 +461,13 @@ func (j *jsonLines) Close() error { return nil }
 // stays in force until the caller calls it, so listing tools is covered
 // too. On failure nothing is cleaned up yet: the caller calls a.cleanup,
 // after it has given back its start slot.
-func (h *Hub) connectSession(ctx context.Context, name string, sc config.Server, deep *deepFilter, client *mcp.Client) (cs *mcp.ClientSession, a *attempt, keep func(), err error) {
-	ts, a, err := h.transports(ctx, name, sc, deep)
+func (s *server) connectSession(ctx context.Context, client *mcp.Client) (cs *mcp.ClientSession, a *attempt, keep func(), err error) {
+	h := s.h
+	ts, a, err := s.transports(ctx)
 	if err != nil {
 		return nil, nil, func() {}, err
 	}
-	version := sc.ProtocolVersion
+	version := s.cfg.ProtocolVersion
 	switch version {
 	case "":
 		version = h.opts.ProtocolVersion

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"reflect"
 	"slices"
@@ -154,8 +155,8 @@ func (s *server) storeTrust() {
 	h.mu.Unlock()
 	data, err := json.MarshalIndent(e, "", "\t")
 	if err == nil {
-		ctx, cancel := h.storeCtx()
-		err = h.writeTrust(ctx, s.trustKey(), data)
+		ctx, cancel := s.storeCtx()
+		err = h.trust.write(ctx, s.trustKey(), data)
 		cancel()
 	}
 	if err != nil {
@@ -166,37 +167,6 @@ func (s *server) storeTrust() {
 	h.mu.Lock()
 	s.trust.sum = sumOf(data)
 	h.mu.Unlock()
-}
-
-// writeTrust puts a trust record, then a new trust generation, under the
-// store's lock of the generation. When no other process wrote one since
-// this Hub last looked, the Hub takes the new generation as seen: its own
-// write is no reason for ReloadTrust to read every record again.
-func (h *Hub) writeTrust(ctx context.Context, key string, data []byte) error {
-	st := h.opts.Store
-	unlock, err := st.Lock(ctx, trustGenKey)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	prev, err := h.trustGeneration(ctx)
-	if err != nil {
-		return err
-	}
-	if err := st.Put(ctx, key, data); err != nil {
-		return err
-	}
-	gen := rand.Text()
-	if err := st.Put(ctx, trustGenKey, []byte(gen)); err != nil {
-		return err
-	}
-	f := &h.trustFresh
-	f.mu.Lock()
-	if f.genRead && f.gen == prev {
-		f.gen = gen
-	}
-	f.mu.Unlock()
-	return nil
 }
 
 // verify compares a tool the server listed with its trust record,
@@ -287,11 +257,15 @@ func changedWarning(c ChangedTool, server string) string {
 	return fmt.Sprintf("tool %q changed since first seen (%s); its readOnlyHint is ignored until accepted: toolbench trust %s", c.Name, strings.Join(c.What, ", "), server)
 }
 
-// trustFreshness tells ReloadTrust whether another process may have
-// written trust records since it last looked, at the cost of one small
-// read (the trust generation) per call, or nothing at all when the store
-// is a store.Watcher that reports changes.
-type trustFreshness struct {
+// trustGen is the trust generation of the Hub's store: it writes trust
+// records, each with a new generation, and tells ReloadTrust whether
+// another process may have written some since it last looked, at the cost
+// of one small read (the generation) per call, or nothing at all when the
+// store is a store.Watcher that reports changes.
+type trustGen struct {
+	st  store.Store
+	log *slog.Logger
+
 	watching atomic.Bool // a Watch of trust/ is listening: changed says it all
 	changed  atomic.Bool // the Watch reported a change not yet looked at
 	// firstGen: the first check once the Watch is listening also
@@ -303,21 +277,49 @@ type trustFreshness struct {
 	genRead bool
 }
 
-// watchTrust notes the trust generation, so that records read from now
-// on are at least that fresh, and, when the store is a store.Watcher,
-// starts a watch of the trust records that ends with the Hub.
-func (h *Hub) watchTrust(ctx context.Context) {
-	f := &h.trustFresh
-	if gen, err := h.trustGeneration(ctx); err == nil {
+// write puts a trust record, then a new trust generation, under the
+// store's lock of the generation. When no other process wrote one since
+// this Hub last looked, it takes the new generation as seen: its own
+// write is no reason for ReloadTrust to read every record again.
+func (f *trustGen) write(ctx context.Context, key string, data []byte) error {
+	unlock, err := f.st.Lock(ctx, trustGenKey)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	prev, err := f.generation(ctx)
+	if err != nil {
+		return err
+	}
+	if err := f.st.Put(ctx, key, data); err != nil {
+		return err
+	}
+	gen := rand.Text()
+	if err := f.st.Put(ctx, trustGenKey, []byte(gen)); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	if f.genRead && f.gen == prev {
+		f.gen = gen
+	}
+	f.mu.Unlock()
+	return nil
+}
+
+// watch notes the trust generation, so that records read from now on are
+// at least that fresh, and, when the store is a store.Watcher, starts in
+// wg a watch of the trust records that ends with life.
+func (f *trustGen) watch(ctx, life context.Context, wg *sync.WaitGroup) {
+	if gen, err := f.generation(ctx); err == nil {
 		f.mu.Lock()
 		f.gen, f.genRead = gen, true
 		f.mu.Unlock()
 	}
-	if w, ok := h.opts.Store.(store.Watcher); ok {
-		h.wg.Go(func() {
+	if w, ok := f.st.(store.Watcher); ok {
+		wg.Go(func() {
 			// Until the watch listens, each check reads the generation,
 			// as over a store that is no Watcher.
-			err := w.Watch(h.life, trustDir+"/", func() {
+			err := w.Watch(life, trustDir+"/", func() {
 				f.firstGen.Store(true)
 				f.watching.Store(true)
 			}, func(key string) {
@@ -325,10 +327,10 @@ func (h *Hub) watchTrust(ctx context.Context) {
 					f.changed.Store(true)
 				}
 			})
-			if h.life.Err() == nil {
+			if life.Err() == nil {
 				// Watching ended early: fall back to the generation, and
 				// look once at every record.
-				h.opts.Logger.Warn("upstream: watching the trust records ended; reading the trust generation per request", "error", err)
+				f.log.Warn("upstream: watching the trust records ended; reading the trust generation per request", "error", err)
 				f.watching.Store(false)
 				f.mu.Lock()
 				f.genRead = false
@@ -338,32 +340,31 @@ func (h *Hub) watchTrust(ctx context.Context) {
 	}
 }
 
-// recheck makes the next trustMayHaveChanged report a change.
-func (f *trustFreshness) recheck() {
+// recheck makes the next mayHaveChanged report a change.
+func (f *trustGen) recheck() {
 	f.changed.Store(true)
 	f.mu.Lock()
 	f.genRead = false
 	f.mu.Unlock()
 }
 
-// trustGeneration reads the trust generation; "" when there is none.
-func (h *Hub) trustGeneration(ctx context.Context) (string, error) {
-	gen, err := h.opts.Store.Get(ctx, trustGenKey)
+// generation reads the trust generation; "" when there is none.
+func (f *trustGen) generation(ctx context.Context) (string, error) {
+	gen, err := f.st.Get(ctx, trustGenKey)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
 	}
 	return string(gen), err
 }
 
-// trustMayHaveChanged reports whether another process may have written
-// trust records since the last call.
-func (h *Hub) trustMayHaveChanged(ctx context.Context) bool {
-	f := &h.trustFresh
+// mayHaveChanged reports whether another process may have written trust
+// records since the last call.
+func (f *trustGen) mayHaveChanged(ctx context.Context) bool {
 	if f.watching.Load() && !f.firstGen.Swap(false) {
 		return f.changed.Swap(false)
 	}
 	watched := f.changed.Swap(false)
-	gen, err := h.trustGeneration(ctx)
+	gen, err := f.generation(ctx)
 	if err != nil {
 		return true // unknown: look at the records themselves
 	}
@@ -386,13 +387,13 @@ func (h *Hub) trustMayHaveChanged(ctx context.Context) bool {
 // is read and compared with what the Hub has. It returns the servers whose
 // records were read again.
 func (h *Hub) ReloadTrust(ctx context.Context) ([]string, error) {
-	if !h.trustMayHaveChanged(ctx) {
+	if !h.trust.mayHaveChanged(ctx) {
 		return nil, nil
 	}
 	h.mu.Lock()
 	var loaded []*server
-	for _, name := range h.order {
-		if s := h.servers[name]; s.trust.loaded {
+	for _, s := range h.order {
+		if s.trust.loaded {
 			loaded = append(loaded, s)
 		}
 	}
@@ -404,7 +405,7 @@ func (h *Hub) ReloadTrust(ctx context.Context) ([]string, error) {
 		if err != nil {
 			// Not read (the store failed, ctx ended): keep the records
 			// this Hub has, and look again at the next call.
-			h.trustFresh.recheck()
+			h.trust.recheck()
 			continue
 		}
 		h.mu.Lock()

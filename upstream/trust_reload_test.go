@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -97,90 +97,75 @@ func (w *watchedStore) Watch(ctx context.Context, prefix string, ready func(), f
 // readOnlyHint back; with nothing written since, ReloadTrust reads no
 // record again. Over a Dir (files, two processes on one machine) and over
 // a shared store that is a store.Watcher, where ReloadTrust reads nothing
-// at all.
+// at all. In a bubble, so that the watcher's news is known to be in.
 func TestReloadTrust(t *testing.T) {
 	for _, kind := range []string{"dir", "watcher"} {
 		t.Run(kind, func(t *testing.T) {
 			checkGoroutines(t)
-			var serveStore, trustStore store.Store
-			var watched *watchedStore
-			switch kind {
-			case "dir":
-				dir := t.TempDir()
-				serveStore, trustStore = dirStore(t, dir), dirStore(t, dir)
-			case "watcher":
-				mem, bus := store.NewMemory(), &watchBus{}
-				watched = &watchedStore{Memory: mem, bus: bus}
-				serveStore, trustStore = watched, &watchedStore{Memory: mem, bus: bus}
-			}
-			srv := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1.0.0"}, nil)
-			setReadTool(srv, "Read a file.", false, `{"type":"object"}`)
-			cfg := &config.Config{Servers: map[string]config.Server{"fs": memServer(srv)}}
-			ctx := context.Background()
+			synctest.Test(t, func(t *testing.T) {
+				var serveStore, trustStore store.Store
+				var watched *watchedStore
+				switch kind {
+				case "dir":
+					dir := t.TempDir()
+					serveStore, trustStore = dirStore(t, dir), dirStore(t, dir)
+				case "watcher":
+					mem, bus := store.NewMemory(), &watchBus{}
+					watched = &watchedStore{Memory: mem, bus: bus}
+					serveStore, trustStore = watched, &watchedStore{Memory: mem, bus: bus}
+				}
+				srv := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1.0.0"}, nil)
+				setReadTool(srv, "Read a file.", false, `{"type":"object"}`)
+				cfg := &config.Config{Servers: map[string]config.Server{"fs": memServer(srv)}}
+				ctx := context.Background()
 
-			got := make(changes, 16)
-			serve := startHub(t, cfg, &upstream.HubOptions{Store: serveStore, OnChange: got.onChange, Start: upstream.StartEager})
-			got.next(t)
-			setReadTool(srv, "Read a file, now read-only.", true, `{"type":"object"}`)
-			got.next(t)
-			if readOnlyOf(t, serve, "fs__read") {
-				t.Fatal("a changed tool kept its readOnlyHint")
-			}
-			if names, err := serve.ReloadTrust(ctx); err != nil || len(names) != 0 {
-				t.Fatalf("ReloadTrust before anything was accepted = %v, %v; want none", names, err)
-			}
-
-			trust := startHub(t, cfg, &upstream.HubOptions{Store: trustStore, Start: upstream.StartEager})
-			if accepted, err := trust.Trust(ctx, "fs"); err != nil || !slices.Equal(accepted, []string{"fs__read"}) {
-				t.Fatalf("Trust = %v, %v", accepted, err)
-			}
-			trust.Close()
-
-			names, err := reloadUntil(ctx, t, serve)
-			if err != nil || !slices.Equal(names, []string{"fs"}) {
-				t.Fatalf("ReloadTrust after the acceptance = %v, %v; want [fs]", names, err)
-			}
-			if !readOnlyOf(t, serve, "fs__read") {
-				t.Error("after ReloadTrust: the accepted tool has no readOnlyHint")
-			}
-			if st := statusOf(t, serve, "fs"); len(st.Changed) != 0 {
-				t.Errorf("after ReloadTrust: changed %v", st.Changed)
-			}
-			var before int64
-			if watched != nil {
-				before = watched.gets.Load()
-			}
-			for range 3 {
+				got := make(changes, 16)
+				serve := startHub(t, cfg, &upstream.HubOptions{Store: serveStore, OnChange: got.onChange, Start: upstream.StartEager})
+				got.next(t)
+				setReadTool(srv, "Read a file, now read-only.", true, `{"type":"object"}`)
+				got.next(t)
+				if readOnlyOf(t, serve, "fs__read") {
+					t.Fatal("a changed tool kept its readOnlyHint")
+				}
 				if names, err := serve.ReloadTrust(ctx); err != nil || len(names) != 0 {
-					t.Fatalf("ReloadTrust with nothing new = %v, %v; want none", names, err)
+					t.Fatalf("ReloadTrust before anything was accepted = %v, %v; want none", names, err)
 				}
-			}
-			if watched != nil {
-				if n := watched.gets.Load() - before; n != 0 {
-					t.Errorf("ReloadTrust over a Watcher with nothing new read the store %d times, want 0", n)
-				}
-			}
-		})
-	}
-}
 
-// reloadUntil calls ReloadTrust until it reads a record again: a watcher
-// hears of a change a moment after it was written.
-func reloadUntil(ctx context.Context, t *testing.T, hub *upstream.Hub) ([]string, error) {
-	t.Helper()
-	for {
-		names, err := hub.ReloadTrust(ctx)
-		if len(names) > 0 || err != nil {
-			return names, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-t.Context().Done():
-			return nil, t.Context().Err()
-		default:
-		}
-		time.Sleep(time.Millisecond)
+				trust := startHub(t, cfg, &upstream.HubOptions{Store: trustStore, Start: upstream.StartEager})
+				if accepted, err := trust.Trust(ctx, "fs"); err != nil || !slices.Equal(accepted, []string{"fs__read"}) {
+					t.Fatalf("Trust = %v, %v", accepted, err)
+				}
+				trust.Close()
+
+				// A watcher hears of the acceptance a moment after it was
+				// written: once every goroutine of the bubble waits, it has.
+				synctest.Wait()
+				names, err := serve.ReloadTrust(ctx)
+				if err != nil || !slices.Equal(names, []string{"fs"}) {
+					t.Fatalf("ReloadTrust after the acceptance = %v, %v; want [fs]", names, err)
+				}
+				if !readOnlyOf(t, serve, "fs__read") {
+					t.Error("after ReloadTrust: the accepted tool has no readOnlyHint")
+				}
+				if st := statusOf(t, serve, "fs"); len(st.Changed) != 0 {
+					t.Errorf("after ReloadTrust: changed %v", st.Changed)
+				}
+				var before int64
+				if watched != nil {
+					before = watched.gets.Load()
+				}
+				for range 3 {
+					if names, err := serve.ReloadTrust(ctx); err != nil || len(names) != 0 {
+						t.Fatalf("ReloadTrust with nothing new = %v, %v; want none", names, err)
+					}
+				}
+				if watched != nil {
+					if n := watched.gets.Load() - before; n != 0 {
+						t.Errorf("ReloadTrust over a Watcher with nothing new read the store %d times, want 0", n)
+					}
+				}
+			})
+		})
 	}
 }
 

@@ -223,11 +223,12 @@ func (h hub) calls(scenario string, sctx map[string]any) []func() (any, error) {
 		if len(tools) > 0 {
 			out = append(out, call(tools[0].OriginalName, `{}`))
 		}
-		if rs := h.Resources(); len(rs) > 0 {
-			out = append(out, func() (any, error) { return h.ReadResource(ctx, rs[0].URI) })
+		pt := h.Passthrough()
+		if rs := pt.Resources(ctx); len(rs) > 0 {
+			out = append(out, func() (any, error) { return pt.ReadResource(ctx, rs[0].URI) })
 		}
-		if ps := h.Prompts(); len(ps) > 0 {
-			out = append(out, func() (any, error) { return h.GetPrompt(ctx, ps[0].Name, map[string]string{}) })
+		if ps := pt.Prompts(ctx); len(ps) > 0 {
+			out = append(out, func() (any, error) { return pt.GetPrompt(ctx, ps[0].Name, map[string]string{}) })
 		}
 	case "http-custom-headers":
 		list, _ := sctx["toolCalls"].([]any)
