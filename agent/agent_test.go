@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,17 +56,25 @@ func calls(cs ...string) []agent.ToolCall {
 // offered at every step, what the tools received and what the model was
 // told.
 func TestRun(t *testing.T) {
-	var concurrent atomic.Int32
+	// Every call waits for the other two: this only passes when the three
+	// calls of the step run at the same time. Each subtest starts afresh.
+	var (
+		mu      sync.Mutex
+		arrived int
+		all     chan struct{} // closed when the third call arrives
+	)
 	barrier := func(ctx context.Context, args json.RawMessage) (string, error) {
-		// Every call waits for the other two: this only passes when the
-		// three calls of the step run at the same time.
-		concurrent.Add(1)
-		for concurrent.Load() < 3 {
-			select {
-			case <-ctx.Done():
-				return "", ctx.Err()
-			case <-time.After(time.Millisecond):
-			}
+		mu.Lock()
+		arrived++
+		three := all
+		if arrived == 3 {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-three:
 		}
 		return weather(ctx, args)
 	}
@@ -266,7 +275,9 @@ func TestRun(t *testing.T) {
 	for _, tt := range tests {
 		for _, stream := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/stream=%v", tt.name, stream), func(t *testing.T) {
-				concurrent.Store(0)
+				mu.Lock()
+				arrived, all = 0, make(chan struct{})
+				mu.Unlock()
 				f := newFixture(t, tt.specs, 3)
 				replies := slices.Clone(tt.replies)
 				for i := range replies {
@@ -468,14 +479,17 @@ func TestRunAccounting(t *testing.T) {
 func TestRunCancel(t *testing.T) {
 	t.Run("during the model call", func(t *testing.T) {
 		f := newFixture(t, catalog(), 3)
-		srv := agenttest.NewServer(agenttest.Reply{Hang: true})
+		asked := make(chan struct{})
+		var once sync.Once
+		srv := agenttest.NewServerFunc(func(agenttest.Request) agenttest.Reply {
+			once.Do(func() { close(asked) })
+			return agenttest.Reply{Hang: true}
+		})
 		defer srv.Close()
 		a := newAgent(t, srv, f, true, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
-			for len(srv.Requests()) == 0 {
-				runtimeGosched()
-			}
+			<-asked // the model is thinking
 			cancel()
 		}()
 		res, err := a.Run(ctx, "What is the weather in Bern?")
@@ -665,7 +679,9 @@ func TestRunMaxParallel(t *testing.T) {
 				break
 			}
 		}
-		runtimeGosched()
+		// Long enough for calls beyond MaxParallel to overlap, were they
+		// started: no event says that the agent starts no more.
+		time.Sleep(time.Millisecond)
 		return weather(ctx, args)
 	}
 	f := newFixture(t, with(map[string]func(context.Context, json.RawMessage) (string, error){"get_weather": slow}), 3)

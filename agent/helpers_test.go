@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"runtime"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -34,12 +32,6 @@ var waitLimit = testenv.WaitLimit
 // TestMain keeps the caches in a folder of this run, not the user's, and
 // fails the run on leaked goroutines (see testenv.Main).
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
-
-// runtimeGosched yields while a test polls for a condition.
-func runtimeGosched() {
-	runtime.Gosched()
-	time.Sleep(time.Millisecond)
-}
 
 // tokenizer is shared by the tests (testenv.Tokenizer).
 var tokenizer = testenv.Tokenizer

@@ -13,6 +13,12 @@ import (
 // errors.As.
 var ErrModel = errors.New("agent: model")
 
+// ErrNoStream is wrapped by a Model's error when it asked its server to
+// stream and the server answered without an event stream: one JSON body,
+// as a server that does not stream answers every request. The error names
+// the option that turns streaming off.
+var ErrNoStream = errors.New("agent: the server does not stream")
+
 // Model is a chat model that may answer with tool calls. Complete sends the
 // whole conversation and the tools offered for this step and returns the
 // model's next message.

@@ -194,8 +194,11 @@ func (e *InputError) Unwrap() error { return ErrInvalid }
 // may be nil. Variables (${VAR}, ${VAR:-default}, ${env:NAME}, ${input:ID},
 // ${workspaceFolder}, ${userHome}) expand in command, args, env, cwd, url,
 // headers and envFile. Unknown fields and undefined variables are ignored
-// with a warning in Config.Warnings. An invalid file fails with an error
-// wrapping [ErrInvalid] that names file:line:col, the server and the field.
+// with a warning in Config.Warnings; the warning about an unknown field
+// names the known field it is probably a misspelling of (did you mean
+// "command"?). An invalid file fails with an error wrapping
+// [ErrInvalid] that names file:line:col, the server and the field; a
+// server refused for a missing field also names its unknown fields.
 // A server that is valid but cannot be used (an input without a value, an
 // unreadable envFile) gets Server.Err.
 func Load(file string, opts *Options) (*Config, error) {

@@ -227,7 +227,14 @@ func TestLoadErrors(t *testing.T) {
 		{"CRLF lines", "{\r\n\"mcpServers\": {\r\n\"x\": 1}}", `mcp.json:3:6: server "x": want an object, got number`},
 		{"columns count characters", `{"mcpServers": {"é€": 1}}`, `mcp.json:1:23: server "é€": want an object, got number`},
 		{"top not an object", `[]`, `mcp.json:1:1: want an object with "mcpServers" or "servers", got array`},
-		{"no servers", `{"other": {}}`, `mcp.json:1:1: no "mcpServers" or "servers" object`},
+		{"no servers", `{}`, `mcp.json:1:1: no "mcpServers" or "servers" object`},
+		{"no servers, another field", `{"other": {}}`, `mcp.json:1:2: no "mcpServers" or "servers" object; unknown top-level field "other"`},
+		{"mcpServers misspelt", `{"mcpservers": {"x": {"command": "a"}}}`, `mcp.json:1:2: no "mcpServers" or "servers" object; unknown top-level field "mcpservers" (did you mean "mcpServers"?)`},
+		{"command misspelt", "{\"mcpServers\": {\n  \"x\": {\"comand\": \"npx\", \"args\": [\"a\"]}}}", `mcp.json:2:9: server "x": needs "command" or "url"; unknown field "comand" (did you mean "command"?)`},
+		{"url misspelt, and a field far from any", `{"mcpServers": {"x": {"colour": "red", "ulr": "http://h/"}}}`, `mcp.json:1:23: server "x": needs "command" or "url"; unknown field "colour", unknown field "ulr" (did you mean "url"?)`},
+		{"url misspelt beside headers", `{"mcpServers": {"x": {"command": "a", "headers": {"a": "b"}, "URL": "http://h/"}}}`, `mcp.json:1:62: server "x": "headers" needs "url"; unknown field "URL" (did you mean "url"?)`},
+		{"an alias of another client", `{"mcpServers": {"x": {"serverUrl": "http://h/"}}}`, `mcp.json:1:23: server "x": needs "command" or "url"; unknown field "serverUrl" (did you mean "url"?)`},
+		{"fields other clients write are not named", `{"mcpServers": {"x": {"description": "d", "autoApprove": []}}}`, `mcp.json:1:17: server "x": needs "command" or "url"`},
 		{"both spellings", "{\"mcpServers\": {},\n \"servers\": {}}", `mcp.json:2:2: both "mcpServers" and "servers": use one`},
 		{"servers not an object", `{"mcpServers": []}`, `mcp.json:1:16: field "mcpServers": want an object of servers, got array`},
 		{"duplicate top key", "{\"mcpServers\": {},\n \"mcpServers\": {}}", `mcp.json:2:2: duplicate key "mcpServers" (first on line 1)`},
@@ -451,7 +458,7 @@ func TestLoadInputs(t *testing.T) {
 	wantWarnings := []string{
 		`mcp.json:6:14: input "cmd": field "type": type "command" is not supported; the value comes from Options.Inputs`,
 		`mcp.json:6:38: input "cmd": unknown field "command" ignored`,
-		`mcp.json:9:107: server "api": unknown field "args2" ignored`,
+		`mcp.json:9:107: server "api": unknown field "args2" ignored (did you mean "args"?)`,
 		`mcp.json:10:87: server "cli": field "args": ${UNSET_TOOLSIFT_X} is not set`,
 	}
 	if diff := cmp.Diff(wantWarnings, cfg.Warnings); diff != "" {
@@ -591,5 +598,57 @@ func TestLoadNoServers(t *testing.T) {
 		if diff := cmp.Diff([]string{want}, cfg.Warnings); diff != "" {
 			t.Errorf("%s: Warnings (-want +got):\n%s", text, diff)
 		}
+	}
+}
+
+// TestLoadUnknownFields: an unknown field of a usable entry is a warning
+// naming it, with the known field it is probably a misspelling of; the
+// fields other clients write that toolsift ignores stay silent, and the
+// entry loads as if the unknown field were absent.
+func TestLoadUnknownFields(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		warnings   []string
+	}{
+		{"transposed letters", `{"mcpServers": {"x": {"command": "a", "tiemout": 5}}}`,
+			[]string{`mcp.json:1:39: server "x": unknown field "tiemout" ignored (did you mean "timeout"?)`}},
+		{"one letter short", `{"mcpServers": {"x": {"command": "a", "disable": true}}}`,
+			[]string{`mcp.json:1:39: server "x": unknown field "disable" ignored (did you mean "disabled"?)`}},
+		{"case and underscores", `{"mcpServers": {"x": {"command": "a", "Allowed_Tools": ["get_*"], "ARGS": ["-v"]}}}`,
+			[]string{
+				`mcp.json:1:39: server "x": unknown field "Allowed_Tools" ignored (did you mean "allowedTools"?)`,
+				`mcp.json:1:67: server "x": unknown field "ARGS" ignored (did you mean "args"?)`,
+			}},
+		{"an alias of another client", `{"mcpServers": {"x": {"command": "a", "includeTools": ["get_*"]}}}`,
+			[]string{`mcp.json:1:39: server "x": unknown field "includeTools" ignored (did you mean "allowedTools"?)`}},
+		{"far from every field", `{"mcpServers": {"x": {"command": "a", "color": "red"}}}`,
+			[]string{`mcp.json:1:39: server "x": unknown field "color" ignored`}},
+		{"fields other clients write", `{"mcpServers": {"x": {"command": "a", "autoApprove": [], "alwaysAllow": [], "description": "d", "dev": {}, "gallery": true}}}`,
+			nil},
+		{"top level", `{"mcpServer": {}, "mcpServers": {"x": {"command": "a"}}, "input": []}`,
+			[]string{
+				`mcp.json:1:2: unknown top-level field "mcpServer" ignored (did you mean "mcpServers"?)`,
+				`mcp.json:1:58: unknown top-level field "input" ignored (did you mean "inputs"?)`,
+			}},
+		{"an input", `{"inputs": [{"id": "k", "defualt": "v"}], "mcpServers": {"x": {"command": "a"}}}`,
+			[]string{`mcp.json:1:25: input "k": unknown field "defualt" ignored (did you mean "default"?)`}},
+		{"oauth", `{"mcpServers": {"x": {"url": "https://h/", "oauth": {"clientID": "c", "scope": "read"}}}}`,
+			[]string{
+				`mcp.json:1:54: server "x": field "oauth": unknown field "clientID" ignored (did you mean "clientId"?)`,
+				`mcp.json:1:71: server "x": field "oauth": unknown field "scope" ignored (did you mean "scopes"?)`,
+			}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := load(t, tt.text, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.warnings, cfg.Warnings); diff != "" {
+				t.Errorf("Warnings (-want +got):\n%s", diff)
+			}
+			if sc := cfg.Servers["x"]; sc.Command != "a" && sc.URL == "" || sc.Timeout != 0 || sc.Disabled || sc.AllowedTools != nil || sc.Args != nil {
+				t.Errorf("server x = %+v, want the unknown fields ignored", sc)
+			}
+		})
 	}
 }

@@ -69,7 +69,7 @@ func (p *parser) parseOAuth(v *jval, sctx string, st *serverState, sc *Server) e
 			}
 			o.CallbackPort = n
 		default:
-			p.warn(m.off, ctx, "unknown field %q ignored", m.key)
+			p.warn(m.off, ctx, "unknown field %q ignored%s", m.key, didYouMean(m.key, oauthFields))
 		}
 		if err != nil {
 			return err

@@ -109,6 +109,7 @@ func (p *parser) parse(data []byte) (*Config, error) {
 	}
 	var servers, inputs *jval
 	serversKey := ""
+	var unknown []jmember
 	for _, m := range root.members {
 		switch m.key {
 		case "mcpServers", "servers":
@@ -120,10 +121,15 @@ func (p *parser) parse(data []byte) (*Config, error) {
 			inputs = m.val
 		case "$schema":
 		default:
-			p.warn(m.off, "", "unknown top-level field %q ignored", m.key)
+			p.warn(m.off, "", "unknown top-level field %q ignored%s", m.key, didYouMean(m.key, topLevelFields))
+			unknown = append(unknown, m)
 		}
 	}
 	if servers == nil {
+		// A misspelt "mcpServers" is the likely cause: point at it.
+		if len(unknown) > 0 {
+			return nil, p.errorf(unknown[0].off, "", `no "mcpServers" or "servers" object; %s`, unknownFields(unknown, "top-level field", topLevelFields))
+		}
 		return nil, p.errorf(root.off, "", `no "mcpServers" or "servers" object`)
 	}
 	if err := p.parseInputs(inputs); err != nil {
@@ -239,7 +245,7 @@ func (p *parser) parseInputs(v *jval) error {
 					}
 				}
 			default:
-				p.warn(m.off, ctx, "unknown field %q ignored", m.key)
+				p.warn(m.off, ctx, "unknown field %q ignored%s", m.key, didYouMean(m.key, inputFields))
 			}
 		}
 		p.inputs[id.str] = def
@@ -300,7 +306,7 @@ func (p *parser) parseServer(m jmember) (Server, error) {
 	if err := s.read(); err != nil {
 		return s.sc, err
 	}
-	s.warnUnknown(v.members)
+	unknown := s.warnUnknown(v.members)
 	if err := s.transportType(); err != nil {
 		return s.sc, err
 	}
@@ -311,6 +317,11 @@ func (p *parser) parseServer(m jmember) (Server, error) {
 	}
 	if s.st.err == nil {
 		if err := s.sc.validate(m.key); err != nil {
+			// An entry refused for what it lacks ("command", "url") most
+			// often has it misspelt: name the fields not read, at the first.
+			if len(unknown) > 0 {
+				return s.sc, p.errorf(unknown[0].off, "", "%v; %s", err, unknownFields(unknown, "field", serverFields))
+			}
 			return s.sc, p.errorf(m.off, "", "%v", err)
 		}
 	}
@@ -430,19 +441,30 @@ func (s *serverParse) readFlags() error {
 	return nil
 }
 
-// warnUnknown warns about each field it does not know (but those other
-// clients write that mean nothing here).
-func (s *serverParse) warnUnknown(members []jmember) {
+// warnUnknown warns about each field it does not know, with the known
+// field it is closest to, if any, and returns them; the fields other
+// clients write that mean nothing here are left out.
+func (s *serverParse) warnUnknown(members []jmember) []jmember {
+	var unknown []jmember
 	for _, f := range members {
-		switch f.key {
-		case "command", "args", "env", "cwd", "url", "headers", "type", "transport", "envFile", "inheritEnv",
-			"allowedTools", "disabledTools", "timeout", "disabled", "protocolVersion", "oauth", "alwaysLoad", "alwaysLoadTools":
-		default:
-			if !quietServerFields[f.key] {
-				s.p.warn(f.off, s.ctx, "unknown field %q ignored", f.key)
-			}
+		if slices.Contains(serverFields, f.key) || quietServerFields[f.key] {
+			continue
 		}
+		s.p.warn(f.off, s.ctx, "unknown field %q ignored%s", f.key, didYouMean(f.key, serverFields))
+		unknown = append(unknown, f)
 	}
+	return unknown
+}
+
+// unknownFields names the fields of an entry that was refused, each with
+// its suggestion: `unknown field "comand" (did you mean "command"?)`;
+// noun is "field" or "top-level field".
+func unknownFields(fields []jmember, noun string, known []string) string {
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = fmt.Sprintf("unknown %s %q%s", noun, f.key, didYouMean(f.key, known))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // transportType reads "type" (VS Code's, Cursor's and Claude Code's) and

@@ -5,10 +5,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/toolsift/toolsift/internal/testenv"
 )
 
 // Calls that come while a pass runs wait, and are encoded together in one
@@ -35,36 +34,34 @@ func TestQueryCallsShareAPass(t *testing.T) {
 	b.busy = true // a pass in progress
 	b.mu.Unlock()
 	got := make([][][]float32, len(texts))
-	var wg sync.WaitGroup
-	for i, tx := range texts {
-		wg.Go(func() {
-			v, err := u.EmbedQueries(ctx, tx)
-			if err != nil {
-				t.Error(err)
-			}
-			got[i] = v
-		})
-	}
-	limit := time.Now().Add(testenv.WaitLimit())
-	for {
+	// In a bubble, synctest.Wait returns once every call is blocked for
+	// good: waiting for a pass, since one is in progress.
+	synctest.Test(t, func(t *testing.T) {
+		var wg sync.WaitGroup
+		for i, tx := range texts {
+			wg.Go(func() {
+				v, err := u.EmbedQueries(ctx, tx)
+				if err != nil {
+					t.Error(err)
+				}
+				got[i] = v
+			})
+		}
+		synctest.Wait()
 		b.mu.Lock()
 		n := len(b.pending)
 		b.mu.Unlock()
-		if n == len(texts) {
-			break
-		}
-		if time.Now().After(limit) {
+		if n != len(texts) {
 			t.Fatalf("%d calls waiting, want %d", n, len(texts))
 		}
-		time.Sleep(time.Millisecond)
-	}
-	// The pass in progress ends: as embedQueries hands over.
-	b.mu.Lock()
-	next := b.pending[0]
-	b.pending = slices.Clone(b.pending[1:])
-	b.mu.Unlock()
-	close(next.lead)
-	wg.Wait()
+		// The pass in progress ends: as embedQueries hands over.
+		b.mu.Lock()
+		next := b.pending[0]
+		b.pending = slices.Clone(b.pending[1:])
+		b.mu.Unlock()
+		close(next.lead)
+		wg.Wait()
+	})
 	if n := b.passes.Load() - before; n != 1 {
 		t.Errorf("%d passes for the calls that waited, want 1", n)
 	}

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -560,36 +560,39 @@ func TestConcurrentSearchDuringUpsert(t *testing.T) {
 	ix := newTestIndex(t, emb, &toolindex.Options{BatchSize: 2}, testTools...)
 	query := wordVector("weather forecast", 32)
 
-	gate := make(chan struct{})
-	emb.mu.Lock()
-	emb.gate = gate
-	emb.mu.Unlock()
-	done := make(chan error)
-	go func() {
-		_, err := ix.Upsert(ctx, tool.Tool{Name: "late", Description: "weather forecast late"})
-		done <- err
-	}()
-	// Wait until the Upsert is inside Embed, then search: this would
-	// deadlock if the embedding ran under the index lock.
-	for {
-		if calls, _ := emb.stats(); calls > 0 {
-			break
+	// (The index's own Upsert of testTools called Embed already.)
+	before, _ := emb.stats()
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		emb.mu.Lock()
+		emb.gate = gate
+		emb.mu.Unlock()
+		done := make(chan error)
+		go func() {
+			_, err := ix.Upsert(ctx, tool.Tool{Name: "late", Description: "weather forecast late"})
+			done <- err
+		}()
+		// Once the Upsert waits inside Embed (the bubble's goroutines all
+		// blocked for good), search: this would deadlock if the embedding
+		// ran under the index lock.
+		synctest.Wait()
+		if calls, _ := emb.stats(); calls != before+1 {
+			t.Fatalf("%d Embed calls since the index was built, want 1: the Upsert's", calls-before)
 		}
-		runtime.Gosched()
-	}
-	if hits := ix.SearchLexical("weather", 10, nil); len(hits) != 2 {
-		t.Errorf("search during embedding: %v, want the 2 old weather tools", names(hits))
-	}
-	if _, err := ix.SearchVector(ctx, query, 3, nil); err != nil {
-		t.Error(err)
-	}
-	if _, ok := ix.Get("late"); ok {
-		t.Error("tool visible before its embedding finished")
-	}
-	close(gate)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+		if hits := ix.SearchLexical("weather", 10, nil); len(hits) != 2 {
+			t.Errorf("search during embedding: %v, want the 2 old weather tools", names(hits))
+		}
+		if _, err := ix.SearchVector(ctx, query, 3, nil); err != nil {
+			t.Error(err)
+		}
+		if _, ok := ix.Get("late"); ok {
+			t.Error("tool visible before its embedding finished")
+		}
+		close(gate)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 	if _, ok := ix.Get("late"); !ok {
 		t.Error("tool missing after Upsert")
 	}

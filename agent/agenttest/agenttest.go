@@ -1,7 +1,8 @@
 // Package agenttest provides scripted Chat Completions (Server) and
 // Responses API (ResponsesServer) endpoints for tests of code built on
 // agent: httptest servers that speak the real wire formats (JSON, and
-// server-sent events when the request asks to stream), answer with the
+// server-sent events when the request asks to stream, unless a Reply says
+// NoStream, as a server that does not stream answers), answer with the
 // replies of a script and record every request, so a test can assert
 // which tools were offered at each step.
 //
@@ -47,6 +48,9 @@ type Reply struct {
 	// Interleave streams the argument deltas of parallel tool calls round
 	// robin instead of one call after the other.
 	Interleave bool
+	// NoStream answers with one JSON body even when the request asks to
+	// stream, as a server that does not stream does.
+	NoStream bool
 
 	// Status, when not zero, answers with this HTTP status and an OpenAI
 	// error body instead of a completion.
@@ -205,7 +209,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		finish = "tool_calls"
 	}
 	id := fmt.Sprintf("chatcmpl-%d", n)
-	if wr.Stream {
+	if wr.Stream && !reply.NoStream {
 		includeUsage := wr.StreamOptions != nil && wr.StreamOptions.IncludeUsage
 		s.stream(w, id, wr.Model, reply, calls, finish, usage, includeUsage)
 		return

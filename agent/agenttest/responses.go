@@ -198,7 +198,7 @@ func (s *ResponsesServer) handle(w http.ResponseWriter, r *http.Request) {
 			"total_tokens": usage.TotalTokens,
 		},
 	}
-	if !wr.Stream {
+	if !wr.Stream || reply.NoStream {
 		scripted.WriteJSON(w, resp)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -64,7 +65,11 @@ type Options struct {
 	// Temperature, when not nil, is sent as is.
 	Temperature *float64
 	// Stream requests server-sent events and calls Request.OnDelta with
-	// each piece of text and of tool-call arguments.
+	// each piece of text and of tool-call arguments. Off by default: a
+	// server that does not stream answers a streaming request with an
+	// error wrapping agent.ErrNoStream. A MaxTokens whose reply may take
+	// over 10 minutes (above 21,333 tokens) needs it: the API refuses
+	// such requests unstreamed, and New says so.
 	Stream bool
 	// NoPromptCache leaves out the cache_control breakpoints (see Model).
 	NoPromptCache bool
@@ -165,6 +170,12 @@ func New(model string, opts *Options) (*Model, error) {
 	}
 	if o.MaxTokens == 0 {
 		o.MaxTokens = DefaultMaxTokens
+	}
+	if !o.Stream {
+		// The SDK refuses these at every request; say so once, here.
+		if _, err := sdk.CalculateNonStreamingTimeout(int(o.MaxTokens), sdk.Model(model), nil); err != nil {
+			return nil, fmt.Errorf("%w: MaxTokens %d without Stream: %v; set anthropic.Options.Stream", ErrOptions, o.MaxTokens, err)
+		}
 	}
 	seen := map[string]bool{}
 	for i, s := range o.MCPServers {
@@ -506,7 +517,8 @@ func inputSchema(raw json.RawMessage) (sdk.BetaToolInputSchemaParam, error) {
 // completeStream sends the request as a stream, hands each piece of text
 // and of tool-call arguments to onDelta, and returns the whole message.
 func (m *Model) completeStream(ctx context.Context, p sdk.BetaMessageNewParams, onDelta func(agent.Delta)) (*sdk.BetaMessage, error) {
-	stream := m.client.Beta.Messages.NewStreaming(ctx, p)
+	var raw *http.Response
+	stream := m.client.Beta.Messages.NewStreaming(ctx, p, option.WithResponseInto(&raw))
 	defer stream.Close()
 	var msg sdk.BetaMessage
 	calls := map[int64]int{} // content block index → tool call index
@@ -554,6 +566,9 @@ func (m *Model) completeStream(ctx context.Context, p sdk.BetaMessageNewParams, 
 		return nil, err
 	}
 	if msg.ID == "" && len(msg.Content) == 0 {
+		if err := notStreamed(raw); err != nil {
+			return nil, err
+		}
 		return nil, errors.New("stream ended without a message")
 	}
 	for i, b := range inputs {
@@ -643,4 +658,22 @@ func finishReason(s string) string {
 		return "length"
 	}
 	return s
+}
+
+// notStreamed is the error of a streaming request that got no event, when
+// the reply was not an event stream: the server does not stream (it
+// ignores "stream" and answers with one JSON body). Nil when the reply was
+// an event stream, empty or not.
+func notStreamed(resp *http.Response) error {
+	if resp == nil {
+		return nil
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt == "text/event-stream" {
+		return nil
+	}
+	if mt == "" {
+		mt = "a reply without a Content-Type"
+	}
+	return fmt.Errorf("%w: it answered a streaming request with %s, not text/event-stream; set anthropic.Options.Stream to false", agent.ErrNoStream, mt)
 }

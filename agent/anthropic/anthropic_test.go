@@ -202,6 +202,51 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestStreamDefault: by default (Stream false) the model sends plain
+// requests; asked to stream, a server that does not stream (it answers
+// with one JSON body) fails the request with an error wrapping
+// agent.ErrNoStream that names the option to turn off; a server that
+// streams still streams.
+func TestStreamDefault(t *testing.T) {
+	for _, tt := range []struct {
+		name                 string
+		serverStreams        bool
+		stream, wantErr      bool
+		wantStreamedRequests bool
+	}{
+		{"default, server does not stream", false, false, false, false},
+		{"default, server streams", true, false, false, false},
+		{"stream, server streams", true, true, false, true},
+		{"stream, server does not stream", false, true, true, true},
+	} {
+		srv := anthropictest.NewServer(anthropictest.Reply{Content: "hello", NoStream: !tt.serverStreams})
+		var deltas strings.Builder
+		resp, err := newModel(t, srv.URL, anthropic.Options{Stream: tt.stream}).Complete(context.Background(),
+			agent.Request{Messages: conversation[:2], OnDelta: func(d agent.Delta) { deltas.WriteString(d.Text) }})
+		srv.Close()
+		if reqs := srv.Requests(); len(reqs) != 1 || reqs[0].Stream != tt.wantStreamedRequests {
+			t.Errorf("%s: %d requests, want 1 asking to stream: %v", tt.name, len(reqs), tt.wantStreamedRequests)
+		}
+		if !tt.wantErr {
+			if err != nil || resp.Message.Content != "hello" {
+				t.Errorf("%s: %q, %v; want hello", tt.name, resp.Message.Content, err)
+			}
+			if want := map[bool]string{true: "hello"}[tt.stream]; deltas.String() != want {
+				t.Errorf("%s: deltas %q, want %q", tt.name, deltas.String(), want)
+			}
+			continue
+		}
+		if !errors.Is(err, agent.ErrModel) || !errors.Is(err, agent.ErrNoStream) {
+			t.Fatalf("%s: %v, want agent.ErrModel wrapping agent.ErrNoStream", tt.name, err)
+		}
+		for _, want := range []string{"application/json", "set anthropic.Options.Stream to false"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %q does not say %q", tt.name, err, want)
+			}
+		}
+	}
+}
+
 func TestNewOptions(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("ANTHROPIC_BASE_URL", "")
@@ -217,6 +262,10 @@ func TestNewOptions(t *testing.T) {
 		{"local server without key", "m", anthropic.Options{BaseURL: "http://127.0.0.1:9"}, true},
 		{"not http", "m", anthropic.Options{BaseURL: "ftp://x", APIKey: "k"}, false},
 		{"negative max tokens", "m", anthropic.Options{APIKey: "k", MaxTokens: -1}, false},
+		// The API refuses an unstreamed reply that may take over 10 minutes.
+		{"max tokens for 10 minutes, not streamed", "m", anthropic.Options{APIKey: "k", MaxTokens: 21333}, true},
+		{"max tokens over 10 minutes, not streamed", "m", anthropic.Options{APIKey: "k", MaxTokens: 21334}, false},
+		{"max tokens over 10 minutes, streamed", "m", anthropic.Options{APIKey: "k", MaxTokens: 64000, Stream: true}, true},
 		{"mcp server without url", "m", anthropic.Options{APIKey: "k", MCPServers: []anthropic.MCPServer{{Name: "x"}}}, false},
 		{"mcp server twice", "m", anthropic.Options{APIKey: "k", MCPServers: []anthropic.MCPServer{{Name: "x", URL: "https://x"}, {Name: "x", URL: "https://y"}}}, false},
 	}

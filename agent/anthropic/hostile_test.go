@@ -8,10 +8,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/anthropic"
+	"github.com/toolsift/toolsift/internal/testenv"
 )
 
 // hostileSSE is a Messages API server written for issue 35's tests: it
@@ -79,7 +81,9 @@ func TestStreamKeepsMalformedToolInput(t *testing.T) {
 // TestRepliesBounded: a Messages reply that never ends (one JSON body, one
 // event, a stream of events) fails past MaxReplyBytes, and a stream that
 // stalls fails after ReplyIdleTimeout, each error naming its option, the
-// conversation's calls not run (issue 35 item 3).
+// conversation's calls not run (issue 35 item 3). The server and the
+// client are net/http's, over an in-memory connection in a synctest
+// bubble: the stall's timeout passes on its fake clock, exactly.
 func TestRepliesBounded(t *testing.T) {
 	const limit = 1 << 20
 	chunk := strings.Repeat("a", 64<<10)
@@ -88,59 +92,62 @@ func TestRepliesBounded(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		stream bool
-		reply  func(w http.ResponseWriter, write func(string) bool)
+		reply  func(w http.ResponseWriter, r *http.Request, write func(string) bool)
 		o      anthropic.Options
+		after  time.Duration // when the error comes, on the fake clock
 		want   string
 	}{
-		{"huge JSON body", false, func(w http.ResponseWriter, write func(string) bool) {
+		{"huge JSON body", false, func(w http.ResponseWriter, _ *http.Request, write func(string) bool) {
 			w.Header().Set("Content-Type", "application/json")
 			write(`{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"`)
 			for write(chunk) {
 			}
-		}, anthropic.Options{MaxReplyBytes: limit}, fmt.Sprintf("body over %d bytes (anthropic.Options.MaxReplyBytes", limit)},
-		{"one huge event", true, func(w http.ResponseWriter, write func(string) bool) {
+		}, anthropic.Options{MaxReplyBytes: limit}, 0, fmt.Sprintf("body over %d bytes (anthropic.Options.MaxReplyBytes", limit)},
+		{"one huge event", true, func(w http.ResponseWriter, _ *http.Request, write func(string) bool) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			write("event: message_start\ndata: " + start + "\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"")
 			for write(chunk) {
 			}
-		}, anthropic.Options{MaxReplyBytes: limit}, fmt.Sprintf("body over %d bytes (anthropic.Options.MaxReplyBytes", limit)},
-		{"endless stream", true, func(w http.ResponseWriter, write func(string) bool) {
+		}, anthropic.Options{MaxReplyBytes: limit}, 0, fmt.Sprintf("body over %d bytes (anthropic.Options.MaxReplyBytes", limit)},
+		{"endless stream", true, func(w http.ResponseWriter, _ *http.Request, write func(string) bool) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			write("event: message_start\ndata: " + start + "\n\nevent: content_block_start\ndata: " + block + "\n\n")
 			ev := "event: content_block_delta\ndata: " + fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":%q}}`, strings.Repeat("b", 4000)) + "\n\n"
 			for write(ev) {
 			}
-		}, anthropic.Options{MaxReplyBytes: limit}, fmt.Sprintf("body over %d bytes (anthropic.Options.MaxReplyBytes", limit)},
-		{"stall", true, func(w http.ResponseWriter, write func(string) bool) {
+		}, anthropic.Options{MaxReplyBytes: limit}, 0, fmt.Sprintf("body over %d bytes (anthropic.Options.MaxReplyBytes", limit)},
+		{"stall", true, func(w http.ResponseWriter, r *http.Request, write func(string) bool) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			write("event: message_start\ndata: " + start + "\n\n")
-			for write("") {
-				time.Sleep(10 * time.Millisecond)
-			}
-		}, anthropic.Options{ReplyIdleTimeout: 300 * time.Millisecond}, "no bytes for 300ms in the middle of a reply (anthropic.Options.ReplyIdleTimeout)"},
+			<-r.Context().Done() // nothing more, until the client hangs up
+		}, anthropic.Options{ReplyIdleTimeout: 300 * time.Millisecond}, 300 * time.Millisecond, "no bytes for 300ms in the middle of a reply (anthropic.Options.ReplyIdleTimeout)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var written atomic.Int64
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				tt.reply(w, func(s string) bool {
-					n, err := w.Write([]byte(s))
-					written.Add(int64(n))
-					w.(http.Flusher).Flush()
-					return err == nil && r.Context().Err() == nil
-				})
-			}))
-			defer srv.Close()
-			o := tt.o
-			o.Stream = tt.stream
-			m := newModel(t, srv.URL, o)
-			_, err := m.Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "go"}}})
-			srv.CloseClientConnections()
-			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "model reply refused") {
-				t.Fatalf("error %v, want it to say %q", err, tt.want)
-			}
-			if w := written.Load(); w > 8*limit {
-				t.Errorf("the server wrote %d bytes before the client stopped reading", w)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				var written atomic.Int64
+				o := tt.o
+				o.Stream = tt.stream
+				o.HTTPClient = testenv.PipeServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					tt.reply(w, r, func(s string) bool {
+						n, err := w.Write([]byte(s))
+						written.Add(int64(n))
+						w.(http.Flusher).Flush()
+						return err == nil && r.Context().Err() == nil
+					})
+				}))
+				m := newModel(t, "http://model.test", o)
+				begin := time.Now()
+				_, err := m.Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "go"}}})
+				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "model reply refused") {
+					t.Fatalf("error %v, want it to say %q", err, tt.want)
+				}
+				if took := time.Since(begin); took != tt.after {
+					t.Errorf("failed after %v, want %v", took, tt.after)
+				}
+				if w := written.Load(); w > 8*limit {
+					t.Errorf("the server wrote %d bytes before the client stopped reading", w)
+				}
+			})
 		})
 	}
 }

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
+	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/toolsift/toolsift/agent"
@@ -23,7 +26,11 @@ type ChatOptions struct {
 	// (the same as [provider.NewEmbedder]'s).
 	provider.Options
 	// Stream requests server-sent events and accumulates the deltas
-	// (content and tool-call arguments, including parallel calls).
+	// (content and tool-call arguments, including parallel calls), which
+	// reach Request.OnDelta as they come. Off by default: every compatible
+	// server answers a plain request, while one that does not stream
+	// answers a streaming request with one JSON body, an error wrapping
+	// agent.ErrNoStream.
 	Stream bool
 	// Temperature, when not nil, is sent as is.
 	Temperature *float64
@@ -180,7 +187,8 @@ func (m *Chat) complete(ctx context.Context, p openai.ChatCompletionNewParams) (
 
 func (m *Chat) completeStream(ctx context.Context, p openai.ChatCompletionNewParams, onDelta func(agent.Delta)) (agent.Response, error) {
 	p.StreamOptions.IncludeUsage = openai.Bool(true)
-	stream := m.client.Chat.Completions.NewStreaming(ctx, p)
+	var raw *http.Response
+	stream := m.client.Chat.Completions.NewStreaming(ctx, p, option.WithResponseInto(&raw))
 	defer stream.Close()
 	acc := streamAccumulator{onDelta: onDelta}
 	for stream.Next() {
@@ -193,9 +201,31 @@ func (m *Chat) completeStream(ctx context.Context, p openai.ChatCompletionNewPar
 		return agent.Response{}, err
 	}
 	if !acc.choices {
+		if err := notStreamed(raw, "openai.ChatOptions.Stream"); err != nil {
+			return agent.Response{}, err
+		}
 		return agent.Response{}, errors.New("stream ended without a choice")
 	}
 	return acc.response(), nil
+}
+
+// notStreamed is the error of a streaming request that got no event, when
+// the reply was not an event stream: the server does not stream (it
+// ignores "stream", as such servers do, and answers with one JSON body).
+// option names the knob that turns streaming off. Nil when the reply was
+// an event stream, empty or not.
+func notStreamed(resp *http.Response, option string) error {
+	if resp == nil {
+		return nil
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt == "text/event-stream" {
+		return nil
+	}
+	if mt == "" {
+		mt = "a reply without a Content-Type"
+	}
+	return fmt.Errorf("%w: it answered a streaming request with %s, not text/event-stream; set %s to false", agent.ErrNoStream, mt, option)
 }
 
 func fromOpenAIUsage(u openai.CompletionUsage) agent.Usage {

@@ -8,10 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -25,12 +24,6 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
-
-// runtimeGosched yields while a test polls for a condition.
-func runtimeGosched() {
-	runtime.Gosched()
-	time.Sleep(time.Millisecond)
-}
 
 func newOpenAI(t *testing.T, url string, stream bool) *openai.Chat {
 	t.Helper()
@@ -285,12 +278,15 @@ func TestOpenAIErrors(t *testing.T) {
 	})
 	t.Run("cancelled while the server hangs", func(t *testing.T) {
 		for _, stream := range []bool{false, true} {
-			srv := agenttest.NewServer(agenttest.Reply{Hang: true})
+			asked := make(chan struct{})
+			var once sync.Once
+			srv := agenttest.NewServerFunc(func(agenttest.Request) agenttest.Reply {
+				once.Do(func() { close(asked) })
+				return agenttest.Reply{Hang: true}
+			})
 			ctx, cancel := context.WithCancel(context.Background())
 			go func() {
-				for len(srv.Requests()) == 0 {
-					runtimeGosched()
-				}
+				<-asked // the request is at the server
 				cancel()
 			}()
 			_, err := newOpenAI(t, srv.URL, stream).Complete(ctx, agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "x"}}})

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -22,7 +24,9 @@ type ResponsesOptions struct {
 	// Options say where and how to reach the API, as for NewChat.
 	provider.Options
 	// Stream requests server-sent events: text and function-call argument
-	// deltas reach Request.OnDelta as they come.
+	// deltas reach Request.OnDelta as they come. Off by default, as for
+	// ChatOptions.Stream: a server that does not stream answers a
+	// streaming request with an error wrapping agent.ErrNoStream.
 	Stream bool
 	// Temperature, when not nil, is sent as is.
 	Temperature *float64
@@ -429,7 +433,8 @@ func fromResponse(r *responses.Response, labels map[hostedTool]string) (agent.Re
 // to onDelta as they come; the reply is the response.completed event's
 // whole response.
 func (m *Responses) completeStream(ctx context.Context, p responses.ResponseNewParams, onDelta func(agent.Delta)) (*responses.Response, error) {
-	stream := m.client.Responses.NewStreaming(ctx, p)
+	var raw *http.Response
+	stream := m.client.Responses.NewStreaming(ctx, p, option.WithResponseInto(&raw))
 	defer stream.Close()
 	calls := map[int64]int{} // output index → index among the tool calls
 	var final *responses.Response
@@ -481,6 +486,9 @@ func (m *Responses) completeStream(ctx context.Context, p responses.ResponseNewP
 		return nil, err
 	}
 	if final == nil {
+		if err := notStreamed(raw, "openai.ResponsesOptions.Stream"); err != nil {
+			return nil, err
+		}
 		return nil, errors.New("stream ended without response.completed")
 	}
 	return final, nil

@@ -73,13 +73,7 @@ func TestConnectProgress(t *testing.T) {
 
 	term := new(terminal)
 	wait := startToolbench(t, term, true, "list", "--config", config)
-	const mid = "\rconnecting: 1/2 ready, 0 failed, 1 pending ("
-	for deadline := time.Now().Add(testenv.WaitLimit()); !strings.Contains(term.String(), mid); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no progress line %q on the terminal:\n%q", mid, term.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	term.WaitFor(t, "\rconnecting: 1/2 ready, 0 failed, 1 pending (")
 	if err := os.Remove(gate); err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	obsBudget := fs.Int("observation-budget", agent.DefaultObservationBudget, "most `tokens` of one tool result shown to the model")
 	toolTimeout := fs.Duration("tool-timeout", agent.DefaultToolTimeout, "`timeout` of each tool call")
 	connectTimeout := fs.Duration("timeout", 30*time.Second, "per-server connect `timeout`, for servers whose config sets none")
-	stream := fs.Bool("stream", true, "stream the model's responses")
+	stream := fs.Bool("stream", false, "stream the model's responses, printing them as they arrive (the server must stream)")
 	search := fs.String("search-tools", "auto", "offer the search_tools meta-tool: auto (whenever a tool is left out), always or never")
 	policy := fs.String("policy", think.PolicyStable.String(), "tool list across steps: stable (keep the tools offered, append new ones: the prompt cache keeps hitting) or fresh (choose afresh at every step)")
 	pricesFlag := fs.String("prices", "", "price `model` of the estimated cost: a preset ("+strings.Join(budget.PricePresetNames(), ", ")+
@@ -188,8 +188,24 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	} else {
 		p.summary(res, time.Since(runStart))
 	}
+	if errors.Is(runErr, agent.ErrNoStream) {
+		return &noStreamError{err: runErr, model: *model, base: base}
+	}
 	return runErr
 }
+
+// noStreamError is what run says when --stream met a server that does not
+// stream: the flag to drop, rather than the library's option.
+type noStreamError struct {
+	err         error
+	model, base string
+}
+
+func (e *noStreamError) Error() string {
+	return fmt.Sprintf("model %s at %s: the server does not stream (it answered the streaming request without an event stream): run without --stream", e.model, e.base)
+}
+
+func (e *noStreamError) Unwrap() error { return e.err }
 
 // runPrices resolves --prices: a preset or four numbers; empty means the
 // model's preset, else budget.DefaultPrices. The name says which.

@@ -159,7 +159,7 @@ func TestRunCommand(t *testing.T) {
 			if diff := cmp.Diff(want, srv.OfferedTools()); diff != "" {
 				t.Errorf("tools offered per request (-want +got):\n%s", diff)
 			}
-			if reqs := srv.Requests(); len(reqs) == 0 || reqs[0].Model != "test-model" || !reqs[0].Stream {
+			if reqs := srv.Requests(); len(reqs) == 0 || reqs[0].Model != "test-model" || reqs[0].Stream { // plain requests by default, as the library
 				t.Errorf("requests: %+v", reqs)
 			}
 		})

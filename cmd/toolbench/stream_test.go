@@ -46,6 +46,46 @@ func TestRunStreams(t *testing.T) {
 	}
 }
 
+// TestRunStreamDefault: run sends plain requests unless --stream, as the
+// library does; with --stream, a server that does not stream (it answers
+// with one JSON body) fails the run with an error naming the flag to drop,
+// on each API.
+func TestRunStreamDefault(t *testing.T) {
+	config := runConfig(t)
+	srv := agenttest.NewServer(agenttest.Reply{Content: "Hello."})
+	code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL}, "run", "--config", config, "Say hello")
+	srv.Close()
+	if code != 0 || !strings.Contains(stdout, "answer:\nHello.") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if reqs := srv.Requests(); len(reqs) != 1 || reqs[0].Stream {
+		t.Errorf("%d requests, the first streamed: %v; want 1, not streamed", len(reqs), len(reqs) > 0 && reqs[0].Stream)
+	}
+
+	for _, api := range []string{"chat", "responses", "anthropic"} {
+		var url, env string
+		switch api {
+		case "chat":
+			s := agenttest.NewServer(agenttest.Reply{Content: "Hello.", NoStream: true})
+			defer s.Close()
+			url, env = s.URL, "OPENAI_BASE_URL"
+		case "responses":
+			s := agenttest.NewResponsesServer(agenttest.Reply{Content: "Hello.", NoStream: true})
+			defer s.Close()
+			url, env = s.URL, "OPENAI_BASE_URL"
+		case "anthropic":
+			s := anthropictest.NewServer(anthropictest.Reply{Content: "Hello.", NoStream: true})
+			defer s.Close()
+			url, env = s.URL, "ANTHROPIC_BASE_URL"
+		}
+		code, stdout, stderr := runWithEnv(t, map[string]string{env: url}, "run", "--api", api, "--config", config, "--model", "test-model", "--stream", "Say hello")
+		want := "toolbench run: model test-model at " + url + ": the server does not stream (it answered the streaming request without an event stream): run without --stream\n"
+		if code != 1 || !strings.HasSuffix(stderr, want) {
+			t.Errorf("--api %s --stream, a server that does not stream: exit %d\nstdout:\n%s\nstderr:\n%s\nwant it to end with %q", api, code, stdout, stderr, want)
+		}
+	}
+}
+
 // TestLiveLine: text pieces join on one line (later lines indented), each
 // call gets its line with its arguments cut at maxLiveArgs runes, and a
 // call's pieces that come interleaved with another's reopen its line.
@@ -143,7 +183,7 @@ func TestRunAPI(t *testing.T) {
 	}
 
 	// The Anthropic Messages API, against its scripted server: the tool
-	// is called and the answer printed as it streams.
+	// is called and the answer printed.
 	asrv := anthropictest.NewServer(
 		anthropictest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_forecast", Arguments: `{"city":"Bern"}`}}},
 		anthropictest.Reply{Content: "Rain tomorrow."},

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/toolsift/toolsift/internal/httpbound"
 	"github.com/toolsift/toolsift/internal/openaiclient"
+	"github.com/toolsift/toolsift/internal/testenv"
 )
 
 // hostileModel is a model API server written for issue 35: it answers
@@ -94,39 +97,56 @@ func TestRepliesBounded(t *testing.T) {
 
 // TestRepliesTimed: a reply that stalls after its first event fails after
 // ReplyIdleTimeout; one that trickles forever after ReplyTimeout; each
-// error names its option.
+// error names its option. The server and the client are net/http's, over
+// an in-memory connection in a synctest bubble: the timeouts pass on its
+// fake clock, so each error comes exactly when its limit is reached, on a
+// loaded machine too.
 func TestRepliesTimed(t *testing.T) {
-	stall := func(w http.ResponseWriter, write func(string) bool) {
+	stall := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		write(`data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}]}` + "\n\n")
-		for write("") { // nothing, until the client hangs up
-			time.Sleep(10 * time.Millisecond)
-		}
+		io.WriteString(w, `data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // nothing more, until the client hangs up
 	}
-	trickle := func(w http.ResponseWriter, write func(string) bool) {
+	trickle := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		for write(": ping\n\n") {
-			time.Sleep(20 * time.Millisecond)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := io.WriteString(w, ": ping\n\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+			}
 		}
 	}
 	for _, tt := range []struct {
 		name  string
-		reply func(w http.ResponseWriter, write func(string) bool)
+		reply http.HandlerFunc
 		e     openaiclient.Endpoint
+		after time.Duration
 		want  string
 	}{
-		{"stall", stall, openaiclient.Endpoint{ReplyIdleTimeout: 300 * time.Millisecond}, "no bytes for 300ms in the middle of a reply (provider.Options.ReplyIdleTimeout)"},
-		{"trickle", trickle, openaiclient.Endpoint{ReplyTimeout: 500 * time.Millisecond, ReplyIdleTimeout: time.Hour}, "no whole reply within 500ms (provider.Options.ReplyTimeout)"},
+		{"stall", stall, openaiclient.Endpoint{ReplyIdleTimeout: 300 * time.Millisecond}, 300 * time.Millisecond, "no bytes for 300ms in the middle of a reply (provider.Options.ReplyIdleTimeout)"},
+		{"trickle", trickle, openaiclient.Endpoint{ReplyTimeout: 500 * time.Millisecond, ReplyIdleTimeout: time.Hour}, 500 * time.Millisecond, "no whole reply within 500ms (provider.Options.ReplyTimeout)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newHostileModel(t, tt.reply)
-			e := tt.e
-			e.BaseURL = srv.URL + "/v1"
-			err := callModel(context.Background(), openaiclient.New(e), "chat", true)
-			srv.CloseClientConnections()
-			if !errors.Is(err, httpbound.ErrRefused) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %v, want %q", err, tt.want)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				e := tt.e
+				e.BaseURL, e.HTTPClient = "http://model.test/v1", testenv.PipeServer(t, tt.reply)
+				start := time.Now()
+				err := callModel(context.Background(), openaiclient.New(e), "chat", true)
+				if !errors.Is(err, httpbound.ErrRefused) || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("error %v, want %q", err, tt.want)
+				}
+				if took := time.Since(start); took != tt.after {
+					t.Errorf("failed after %v, want %v", took, tt.after)
+				}
+			})
 		})
 	}
 }

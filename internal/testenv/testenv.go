@@ -209,16 +209,48 @@ func Tokenizer(t testing.TB) *budget.Tokenizer {
 }
 
 // Buffer is a bytes.Buffer safe for concurrent use: the log of a server
-// or Hub that goroutines write while the test reads it.
+// or Hub that goroutines write while the test reads it, or waits for a
+// line in it ([Buffer.WaitFor]). The zero value is empty and ready.
 type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed by the next Write, for WaitFor
 }
 
 func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		close(b.written)
+		b.written = nil
+	}
 	return b.b.Write(p)
+}
+
+// WaitFor returns once what was written contains s, waking at each write
+// rather than polling; after [WaitLimit] it fails t, quoting what was
+// written. Call it from the test's goroutine.
+func (b *Buffer) WaitFor(t testing.TB, s string) {
+	t.Helper()
+	limit := time.NewTimer(WaitLimit())
+	defer limit.Stop()
+	for {
+		b.mu.Lock()
+		if strings.Contains(b.b.String(), s) {
+			b.mu.Unlock()
+			return
+		}
+		if b.written == nil {
+			b.written = make(chan struct{})
+		}
+		written := b.written
+		b.mu.Unlock()
+		select {
+		case <-written:
+		case <-limit.C:
+			t.Fatalf("waited %v for %q; written so far: %q", WaitLimit(), s, b.String())
+		}
+	}
 }
 
 // String returns what was written so far.

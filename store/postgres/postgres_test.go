@@ -288,7 +288,7 @@ func TestWatchCatchesUp(t *testing.T) {
 	if err := adm.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'toolsift watch'`, db).Scan(&killed); err != nil || killed != 1 {
 		t.Fatalf("terminated %d watch connections, %v; want 1", killed, err)
 	}
-	waitFor(t, func() bool { return strings.Contains(log.String(), "watch lost its connection") })
+	log.WaitFor(t, "watch lost its connection")
 
 	// b writes on its pooled session; nobody is listening.
 	if err := b.Put(ctx, "trust/during.json", []byte("new")); err != nil {

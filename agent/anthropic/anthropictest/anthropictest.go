@@ -54,6 +54,9 @@ type Reply struct {
 	Status int
 	// Hang blocks until the client gives up.
 	Hang bool
+	// NoStream answers with one JSON body even when the request asks to
+	// stream, as a server that does not stream does.
+	NoStream bool
 }
 
 // Tool is one entry of a request's tools array.
@@ -392,7 +395,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		stop = "tool_use"
 	}
 	id := fmt.Sprintf("msg_%d", n)
-	if wr.Stream {
+	if wr.Stream && !reply.NoStream {
 		s.stream(w, id, wr.Model, reply, calls, stop, usage)
 		return
 	}
