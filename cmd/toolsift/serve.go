@@ -165,8 +165,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 
 	st, err := openStore(ctx, *storeSpec, *cacheDir, *noCache, log)
 	switch {
-	case errors.Is(err, postgres.ErrUnavailable):
-		return err // the flag is right; the database is not there
+	case errors.Is(err, postgres.ErrUnavailable), errors.Is(err, postgres.ErrRefused):
+		return err // the flag is right; the database is not there, or refuses its role
 	case err != nil:
 		return usageError(fs, "%v", err)
 	case st != nil:
