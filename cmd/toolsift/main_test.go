@@ -61,6 +61,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--config", config, "--listen", "0.0.0.0:8080"}, 2, "", "TOOLSIFT_SERVE_TOKEN"},
 		{[]string{"serve", "--config", config, "--listen", "127.0.0.1:0", "--token-file", empty}, 1, "", "is empty"},
 		{[]string{"serve", "--config", config, "--log-level", "loud"}, 2, "", "--log-level"},
+		{[]string{"serve", "--config", config, "--max-conns-per-host", "1"}, 2, "", "--max-conns-per-host 1: want 0 (a quarter of --max-conns) or at least 2"},
+		{[]string{"serve", "--config", config, "--max-conns-per-host", "-3"}, 2, "", "--max-conns-per-host -3: want 0"},
 		{[]string{"serve", "--config", filepath.Join(t.TempDir(), "nope.json")}, 1, "", "nope.json"},
 		{[]string{"serve", "--config", config, "--store", "postgres://app:s3cr3t@127.0.0.1:1/toolsift?connect_timeout=5"}, 1, "", "127.0.0.1:1/toolsift"},
 		{[]string{"serve", "--config", config, "--store", ghostStore}, 1, "", `postgres: server refused: ` + ghostStore + `: failed to connect to ` + "`user=ghost"},
