@@ -27,7 +27,8 @@ const DefaultBodyTimeout = 30 * time.Second
 
 // DefaultMaxConns is the default cap on open connections of toolsift serve
 // --listen (a client holds one for its event stream and one or two for its
-// requests).
+// requests); a quarter of them, 64, may come from one host (see
+// LimitListenerPerHost).
 const DefaultMaxConns = 256
 
 // maxBodyBytes is the most a request body may hold: the go-sdk's own
@@ -113,20 +114,43 @@ func bodyDeadline(timeout time.Duration, next http.Handler) http.Handler {
 }
 
 // LimitListener returns a listener that keeps at most max connections
-// open: past that, a new connection is answered 503 with a body naming
-// the limit and closed, so that a client that holds connections (slow
-// bodies, idle keep-alives) cannot exhaust the process's file descriptors
-// or lock others out for long. toolsift serve --max-conns.
+// open, and at most a quarter of them (at least 8, or max when lower) from
+// one host: LimitListenerPerHost(ln, max, 0). toolsift serve --max-conns.
 func LimitListener(ln net.Listener, max int) net.Listener {
-	return &limitListener{Listener: ln, max: max}
+	return LimitListenerPerHost(ln, max, 0)
+}
+
+// LimitListenerPerHost returns a listener that keeps at most max
+// connections open, and at most perHost of them from one host: its IP
+// address, an IPv6 address by its /64 (what one machine is given). Past
+// either cap, a new connection is answered 503 with a body naming the
+// limit and closed at once, so that a client that holds connections
+// (slow headers, slow bodies, idle keep-alives) can neither exhaust the
+// process's file descriptors nor lock other hosts out: a connection
+// whose headers trickle is held for the http.Server's ReadHeaderTimeout
+// at most, and one host holds perHost of them at most. perHost 0 means a
+// quarter of max (at least 8, or max when lower); perHost ≥ max leaves
+// only the total cap. Connections without an IP address (a unix socket)
+// count towards max only. Behind a reverse proxy every connection comes
+// from the proxy's address: set perHost to max there, and let the proxy
+// cap its clients. toolsift serve --max-conns, --max-conns-per-host.
+func LimitListenerPerHost(ln net.Listener, max, perHost int) net.Listener {
+	if perHost <= 0 {
+		perHost = max / 4
+		if perHost < 8 {
+			perHost = min(8, max)
+		}
+	}
+	return &limitListener{Listener: ln, max: max, perHost: perHost, hosts: map[string]int{}}
 }
 
 type limitListener struct {
 	net.Listener
-	max int
+	max, perHost int
 
-	mu   sync.Mutex
-	open int
+	mu    sync.Mutex
+	open  int
+	hosts map[string]int // host → its open connections, when not 0
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -135,23 +159,60 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		host := hostOf(c.RemoteAddr())
 		l.mu.Lock()
-		ok := l.open < l.max
-		if ok {
+		inTotal := l.open < l.max
+		inHost := host == "" || l.hosts[host] < l.perHost
+		if inTotal && inHost {
 			l.open++
+			if host != "" {
+				l.hosts[host]++
+			}
 		}
 		l.mu.Unlock()
-		if ok {
-			return &limitConn{Conn: c, l: l}, nil
+		switch {
+		case inTotal && inHost:
+			return &limitConn{Conn: c, l: l, host: host}, nil
+		case !inHost:
+			go refuse(c, fmt.Sprintf("too many connections from %s: toolsift serve keeps at most %d open per host (--max-conns-per-host)", host, l.perHost))
+		default:
+			go refuse(c, fmt.Sprintf("too many connections: toolsift serve keeps at most %d open (--max-conns)", l.max))
 		}
-		go refuse(c, l.max)
 	}
 }
 
-// refuse answers a connection over the cap and closes it.
-func refuse(c net.Conn, max int) {
+// hostOf is the host a connection counts against: its IPv4 address, the
+// /64 of its IPv6 address, or "" without an IP address.
+func hostOf(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	var ip net.IP
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		ip = a.IP
+	case *net.UDPAddr:
+		ip = a.IP
+	default:
+		h, _, err := net.SplitHostPort(a.String())
+		if err != nil {
+			return ""
+		}
+		ip = net.ParseIP(h)
+	}
+	if ip == nil {
+		return ""
+	}
+	if v4 := ip.To4(); v4 != nil {
+		return v4.String()
+	}
+	return (&net.IPNet{IP: ip.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
+}
+
+// refuse answers a connection over a cap with why, and closes it.
+func refuse(c net.Conn, why string) {
 	defer c.Close()
-	body := fmt.Sprintf("503 service unavailable: too many connections: toolsift serve keeps at most %d open (--max-conns)\n", max)
+	body := "503 service unavailable: " + why + "\n"
 	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\n\r\n%s", len(body), body)
 }
@@ -159,6 +220,7 @@ func refuse(c net.Conn, max int) {
 type limitConn struct {
 	net.Conn
 	l    *limitListener
+	host string
 	once sync.Once
 }
 
@@ -167,6 +229,11 @@ func (c *limitConn) Close() error {
 	c.once.Do(func() {
 		c.l.mu.Lock()
 		c.l.open--
+		if c.host != "" {
+			if c.l.hosts[c.host]--; c.l.hosts[c.host] <= 0 {
+				delete(c.l.hosts, c.host)
+			}
+		}
 		c.l.mu.Unlock()
 	})
 	return err

@@ -245,8 +245,9 @@ func (m *Model) Complete(ctx context.Context, req agent.Request) (agent.Response
 		return agent.Response{}, fmt.Errorf("%w: %s: %w", agent.ErrModel, m.model, err)
 	}
 	var msg *sdk.BetaMessage
+	var streamed []*grown
 	if m.stream {
-		msg, err = m.completeStream(ctx, params, req.OnDelta)
+		msg, streamed, err = m.completeStream(ctx, params, req.OnDelta)
 	} else {
 		msg, err = m.client.Beta.Messages.New(ctx, params)
 	}
@@ -256,7 +257,7 @@ func (m *Model) Complete(ctx context.Context, req agent.Request) (agent.Response
 	if err != nil {
 		return agent.Response{}, fmt.Errorf("%w: %s: %w", agent.ErrModel, m.model, err)
 	}
-	resp := fromMessage(msg)
+	resp := fromMessage(msg, streamed)
 	if len(req.Deferred) > 0 {
 		// With deferred tools, search_tools is the API's tool search.
 		for i := range resp.Message.ToolCalls {
@@ -515,94 +516,126 @@ func inputSchema(raw json.RawMessage) (sdk.BetaToolInputSchemaParam, error) {
 }
 
 // completeStream sends the request as a stream, hands each piece of text
-// and of tool-call arguments to onDelta, and returns the whole message.
-func (m *Model) completeStream(ctx context.Context, p sdk.BetaMessageNewParams, onDelta func(agent.Delta)) (*sdk.BetaMessage, error) {
+// and of tool-call arguments to onDelta, and returns the whole message with
+// what the deltas of its blocks carried.
+//
+// The deltas that grow a block (text, tool input, thinking) are gathered
+// here, not by the SDK's Accumulate: it appends a string per text delta,
+// copying the whole text each time, so that a long reply streamed in small
+// deltas allocated the square of its length and drove the heap to many
+// times the bytes streamed. Thinking is not part of a Response and is not
+// kept.
+func (m *Model) completeStream(ctx context.Context, p sdk.BetaMessageNewParams, onDelta func(agent.Delta)) (*sdk.BetaMessage, []*grown, error) {
 	var raw *http.Response
 	stream := m.client.Beta.Messages.NewStreaming(ctx, p, option.WithResponseInto(&raw))
 	defer stream.Close()
 	var msg sdk.BetaMessage
+	var blocks []*grown      // by content block index
 	calls := map[int64]int{} // content block index → tool call index
-	// The SDK replaces a tool_use input that is not JSON with {} (and the
-	// tool would run with no arguments): keep what the model sent, so that
-	// the agent refuses it and tells the model, as with Chat and Responses.
-	inputs := map[int64]*strings.Builder{}
 	for stream.Next() {
 		ev := stream.Current()
-		if err := msg.Accumulate(ev); err != nil {
-			return nil, fmt.Errorf("stream: %w", err)
-		}
-		if ev.Type == "content_block_delta" && ev.Delta.Type == "input_json_delta" {
-			b := inputs[ev.Index]
-			if b == nil {
-				b = &strings.Builder{}
-				inputs[ev.Index] = b
-			}
-			b.WriteString(ev.Delta.PartialJSON)
-		}
-		if onDelta == nil {
-			continue
-		}
-		switch ev.Type {
-		case "content_block_start":
-			if ev.ContentBlock.Type == "tool_use" {
-				i := len(calls)
-				calls[ev.Index] = i
-				onDelta(agent.Delta{Tool: true, Index: i, ID: ev.ContentBlock.ID, Name: ev.ContentBlock.Name})
-			}
-		case "content_block_delta":
+		if ev.Type == "content_block_delta" {
 			switch ev.Delta.Type {
-			case "text_delta":
-				if ev.Delta.Text != "" {
-					onDelta(agent.Delta{Text: ev.Delta.Text})
+			case "text_delta", "input_json_delta", "thinking_delta", "signature_delta":
+				if ev.Index < 0 || ev.Index >= int64(len(msg.Content)) {
+					return nil, nil, fmt.Errorf("stream: %s for content block %d, of %d", ev.Delta.Type, ev.Index, len(msg.Content))
 				}
-			case "input_json_delta":
-				if i, ok := calls[ev.Index]; ok && ev.Delta.PartialJSON != "" {
-					onDelta(agent.Delta{Tool: true, Index: i, Arguments: ev.Delta.PartialJSON})
+				for int64(len(blocks)) <= ev.Index {
+					blocks = append(blocks, nil)
 				}
+				g := blocks[ev.Index]
+				if g == nil {
+					g = &grown{}
+					blocks[ev.Index] = g
+				}
+				switch ev.Delta.Type {
+				case "text_delta":
+					g.text.WriteString(ev.Delta.Text)
+				case "input_json_delta":
+					g.input.WriteString(ev.Delta.PartialJSON)
+				}
+				if onDelta == nil {
+					continue
+				}
+				switch ev.Delta.Type {
+				case "text_delta":
+					if ev.Delta.Text != "" {
+						onDelta(agent.Delta{Text: ev.Delta.Text})
+					}
+				case "input_json_delta":
+					if i, ok := calls[ev.Index]; ok && ev.Delta.PartialJSON != "" {
+						onDelta(agent.Delta{Tool: true, Index: i, Arguments: ev.Delta.PartialJSON})
+					}
+				}
+				continue
+			}
+		}
+		if err := msg.Accumulate(ev); err != nil {
+			return nil, nil, fmt.Errorf("stream: %w", err)
+		}
+		if ev.Type == "content_block_start" && ev.ContentBlock.Type == "tool_use" {
+			i := len(calls)
+			calls[ev.Index] = i
+			if onDelta != nil {
+				onDelta(agent.Delta{Tool: true, Index: i, ID: ev.ContentBlock.ID, Name: ev.ContentBlock.Name})
 			}
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if msg.ID == "" && len(msg.Content) == 0 {
 		if err := notStreamed(raw); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, errors.New("stream ended without a message")
+		return nil, nil, errors.New("stream ended without a message")
 	}
-	for i, b := range inputs {
-		if i >= 0 && i < int64(len(msg.Content)) && msg.Content[i].Type == "tool_use" && b.Len() > 0 && !json.Valid([]byte(b.String())) {
-			msg.Content[i].Input = json.RawMessage(b.String())
-		}
-	}
-	return &msg, nil
+	return &msg, blocks, nil
+}
+
+// grown is what the deltas of one streamed content block carried.
+type grown struct {
+	text, input strings.Builder
 }
 
 // fromMessage converts a reply: text blocks are the content, tool_use
 // blocks the calls; the MCP connector's calls and results (run by
 // Anthropic) are appended to the content as text, so that the conversation
-// keeps what they said.
-func fromMessage(msg *sdk.BetaMessage) agent.Response {
+// keeps what they said. streamed, when not nil, holds by block index what
+// a stream's deltas carried, in place of the block's text and input: a
+// tool input as the model sent it, even when it is not JSON (the SDK
+// would make it {} and the tool run with no arguments; the agent refuses
+// it and tells the model, as with Chat and Responses).
+func fromMessage(msg *sdk.BetaMessage, streamed []*grown) agent.Response {
 	out := agent.Message{Role: agent.RoleAssistant}
-	var text strings.Builder
-	for _, b := range msg.Content {
+	var text []string // joined: a reply of one text block is not copied
+	for i, b := range msg.Content {
+		bText, bInput := b.Text, string(b.Input)
+		if i < len(streamed) && streamed[i] != nil {
+			g := streamed[i]
+			if g.text.Len() > 0 {
+				bText = b.Text + g.text.String()
+			}
+			if g.input.Len() > 0 {
+				bInput = g.input.String()
+			}
+		}
 		switch b.Type {
 		case "text":
-			text.WriteString(b.Text)
+			text = append(text, bText)
 		case "tool_use":
-			args := string(b.Input)
+			args := bInput
 			if args == "" {
 				args = "{}"
 			}
 			out.ToolCalls = append(out.ToolCalls, agent.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
 		case "mcp_tool_use":
-			fmt.Fprintf(&text, "\n[%s__%s %s]\n", b.ServerName, b.Name, b.Input)
+			text = append(text, fmt.Sprintf("\n[%s__%s %s]\n", b.ServerName, b.Name, bInput))
 		case "mcp_tool_result":
-			fmt.Fprintf(&text, "%s\n", mcpResultText(b.RawJSON()))
+			text = append(text, mcpResultText(b.RawJSON())+"\n")
 		}
 	}
-	out.Content = text.String()
+	out.Content = strings.Join(text, "")
 	u := msg.Usage
 	prompt := int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens)
 	return agent.Response{

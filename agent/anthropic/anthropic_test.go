@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // tokenizer is shared by the tests (testenv.Tokenizer).
 var tokenizer = testenv.Tokenizer
 
-func newModel(t *testing.T, url string, o anthropic.Options) *anthropic.Model {
+func newModel(t testing.TB, url string, o anthropic.Options) *anthropic.Model {
 	t.Helper()
 	o.BaseURL, o.APIKey, o.MaxRetries = url, "test-key", -1
 	m, err := anthropic.New("claude-test", &o)

@@ -151,3 +151,39 @@ func TestRepliesBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamBlockIndex: a delta for a content block that never started
+// fails the request, naming the block; a thinking block's deltas are not
+// part of the reply, and the text after it is.
+func TestStreamBlockIndex(t *testing.T) {
+	start := `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}`
+	end := []string{
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}`,
+		`{"type":"message_stop"}`,
+	}
+	req := agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "go"}}}
+
+	srv := hostileSSE(t, append([]string{start,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"stray"}}`,
+	}, end...)...)
+	_, err := newModel(t, srv.URL, anthropic.Options{Stream: true}).Complete(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "text_delta for content block 2, of 1") {
+		t.Errorf("a delta for block 2 of 1: error %v", err)
+	}
+
+	srv = hostileSSE(t, append([]string{start,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me see."}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"c2ln"}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"It is "}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"42."}}`,
+		`{"type":"content_block_stop","index":1}`,
+	}, end...)...)
+	resp, err := newModel(t, srv.URL, anthropic.Options{Stream: true}).Complete(context.Background(), req)
+	if err != nil || resp.Message.Content != "It is 42." || resp.FinishReason != "stop" {
+		t.Errorf("thinking, then text: %+v, %v; want the text %q", resp, err, "It is 42.")
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/cli"
+	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/store"
 )
 
@@ -25,6 +27,13 @@ func TestUsage(t *testing.T) {
 	if err := os.WriteFile(badPolicy, []byte("{\"rules\": [\n  {\"teams\": [\"a\"], \"alow\": [\"x\"]}]}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A store whose server answers but has no such role.
+	ghost, err := url.Parse(pgtest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost.User = url.User("ghost")
+	ghostStore := ghost.String()
 	tests := []struct {
 		args   []string
 		code   int
@@ -52,8 +61,12 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--config", config, "--listen", "0.0.0.0:8080"}, 2, "", "TOOLSIFT_SERVE_TOKEN"},
 		{[]string{"serve", "--config", config, "--listen", "127.0.0.1:0", "--token-file", empty}, 1, "", "is empty"},
 		{[]string{"serve", "--config", config, "--log-level", "loud"}, 2, "", "--log-level"},
+		{[]string{"serve", "--config", config, "--max-conns-per-host", "1"}, 2, "", "--max-conns-per-host 1: want 0 (a quarter of --max-conns) or at least 2"},
+		{[]string{"serve", "--config", config, "--max-conns-per-host", "-3"}, 2, "", "--max-conns-per-host -3: want 0"},
 		{[]string{"serve", "--config", filepath.Join(t.TempDir(), "nope.json")}, 1, "", "nope.json"},
 		{[]string{"serve", "--config", config, "--store", "postgres://app:s3cr3t@127.0.0.1:1/toolsift?connect_timeout=5"}, 1, "", "127.0.0.1:1/toolsift"},
+		{[]string{"serve", "--config", config, "--store", ghostStore}, 1, "", `postgres: server refused: ` + ghostStore + `: failed to connect to ` + "`user=ghost"},
+		{[]string{"serve", "--config", config, "--store", ghostStore}, 1, "", `role "ghost" does not exist (SQLSTATE 28000): create the role as a superuser (sudo -u postgres psql): CREATE ROLE ghost LOGIN PASSWORD '…'`},
 		{[]string{"serve", "--config", config, "--store", "/dev/null"}, 2, "", "--store /dev/null: store: cachefile: refused /dev/null: not a folder"},
 		{[]string{"serve", "--config", config, "--store", t.TempDir(), "--no-cache"}, 2, "", "--no-cache and --store"},
 		{[]string{"serve", "--config", config, "--store", "/a", "--cache-dir", "/b"}, 2, "", "--cache-dir /b and --store /a: give --store only"},

@@ -78,6 +78,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	maxResultBytes := fs.Int64("max-result-bytes", gateway.DefaultMaxResultBytes, "most `bytes` of upstream tool results held at once across calls; a result waits for room, one larger than this is refused")
 	maxSessions := fs.Int("max-sessions", gateway.DefaultMaxSessions, "with --listen: most open HTTP sessions; past it the session idle longest is closed (or the new one refused when all are busy)")
 	maxConns := fs.Int("max-conns", gateway.DefaultMaxConns, "with --listen: most open connections; past it a connection is answered 503")
+	maxConnsPerHost := fs.Int("max-conns-per-host", 0, "with --listen: most open connections from one host (IP address; IPv6 by /64), past it 503; 0 means a quarter of --max-conns, at least 8 (behind a reverse proxy, every connection is the proxy's: set it to --max-conns)")
 	var origins []string
 	listFlag(fs, &origins, "allow-origin", "with --listen: also answer browser requests from this `origin` (scheme://host[:port], or * for any; repeatable); loopback origins and the listen address are always allowed")
 	inputs := map[string]string{}
@@ -125,6 +126,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--max-sessions %d: want at least 1", *maxSessions)
 	case *maxConns < 2:
 		return usageError(fs, "--max-conns %d: want at least 2 (a client's event stream and its requests)", *maxConns)
+	case *maxConnsPerHost < 0 || *maxConnsPerHost == 1:
+		return usageError(fs, "--max-conns-per-host %d: want 0 (a quarter of --max-conns) or at least 2 (a client's event stream and its requests)", *maxConnsPerHost)
 	case *auditRetention != 0 && !ids.audit:
 		return usageError(fs, "--audit-retention needs --audit")
 	case *auditRetention < 0:
@@ -165,8 +168,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 
 	st, err := openStore(ctx, *storeSpec, *cacheDir, *noCache, log)
 	switch {
-	case errors.Is(err, postgres.ErrUnavailable):
-		return err // the flag is right; the database is not there
+	case errors.Is(err, postgres.ErrUnavailable), errors.Is(err, postgres.ErrRefused):
+		return err // the flag is right; the database is not there, or refuses its role
 	case err != nil:
 		return usageError(fs, "%v", err)
 	case st != nil:
@@ -322,7 +325,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if len(gopts.PerUser) > 0 {
 		login = gw.LoginHandler()
 	}
-	return serveHTTP(ctx, e, log, gw.Handler(), login, *listen, *maxConns, token != "" || ids.identities(), *stateless)
+	return serveHTTP(ctx, e, log, gw.Handler(), login, *listen, *maxConns, *maxConnsPerHost, token != "" || ids.identities(), *stateless)
 }
 
 // reloadPolicy reads the policy file again and enforces it (a caller's
@@ -371,8 +374,9 @@ func logArrivals(log *slog.Logger, ts *toolsift.Toolset, connecting []string, ar
 
 // serveHTTP serves h at http://addr/mcp, and login (when not nil: the
 // per-user login pages) at the rest, until ctx ends, with at most
-// maxConns connections open.
-func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h, login http.Handler, addr string, maxConns int, hasToken, stateless bool) error {
+// maxConns connections open, and maxConnsPerHost from one host
+// (gateway.LimitListenerPerHost).
+func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h, login http.Handler, addr string, maxConns, maxConnsPerHost int, hasToken, stateless bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -387,7 +391,7 @@ func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h, login http.Hand
 	// connection is closed after 2 minutes. No ReadTimeout or WriteTimeout:
 	// either would cut the long event streams (GET) of live sessions.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	ln = gateway.LimitListener(ln, maxConns)
+	ln = gateway.LimitListenerPerHost(ln, maxConns, maxConnsPerHost)
 	url := "http://" + ln.Addr().String() + "/mcp"
 	log.Info("listening", "url", url, "token", hasToken, "stateless", stateless)
 	if e.listening != nil {

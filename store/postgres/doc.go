@@ -22,8 +22,8 @@
 //
 // A database whose schema is newer than this package's is refused. The
 // role in the URL needs CREATE on the database's public schema at the
-// first start, and SELECT, INSERT, UPDATE, DELETE on the table and USAGE
-// on the sequence after.
+// first start (the database's owner has it), and after that only SELECT,
+// INSERT, UPDATE, DELETE on the two tables and USAGE on the sequence.
 //
 // # Operations
 //
@@ -44,8 +44,11 @@
 //
 // # Faults
 //
-// An unreachable server at Open is an error wrapping ErrUnavailable that
-// names the URL without its password. When the server is lost later, Put,
+// An unreachable server at Open is an error wrapping ErrUnavailable; a
+// server that answers but refuses (a wrong password, a role or database
+// that does not exist, no pg_hba.conf line, no CONNECT privilege, no
+// right to create or use the tables) one wrapping ErrRefused, which says
+// what to run or change. Both name the URL without its password. When the server is lost later, Put,
 // Delete and DeletePrefix retry with backoff (50ms doubling to 2s, jittered) until they
 // commit or their ctx ends: a nil error means committed, so nothing
 // acknowledged is lost (an error whose ctx ended while the server was away

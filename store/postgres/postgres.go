@@ -76,10 +76,12 @@ var (
 
 // Open connects to the PostgreSQL database at url (postgres:// or
 // postgresql://, with pgx's parameters, such as pool_max_conns) and
-// creates or migrates its table. An unreachable server is an error
-// wrapping ErrUnavailable that names url without its password; Open does
-// not retry (a replica that cannot reach its store at start should say
-// so).
+// creates or migrates its tables. An unreachable server is an error
+// wrapping ErrUnavailable, a server that answers but refuses the URL's
+// role, password or database, or the tables to that role, one wrapping
+// ErrRefused with the fix to apply; both name url without its password.
+// Open does not retry (a replica that cannot reach its store at start
+// should say so).
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -122,12 +124,22 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, where, s.text(err))
 	}
+	user, database := cfg.ConnConfig.User, cfg.ConnConfig.Database
+	if database == "" {
+		database = user // the server's default
+	}
 	if err := s.pool.Ping(ctx); err != nil {
 		s.pool.Close()
+		if fix, ok := refusal(err, user, database); ok {
+			return nil, fmt.Errorf("%w: %s: %s: %s", ErrRefused, where, s.text(err), fix)
+		}
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, where, s.text(err))
 	}
 	if err := migrate(ctx, s.pool); err != nil {
 		s.pool.Close()
+		if fix, ok := refusal(err, user, database); ok {
+			return nil, fmt.Errorf("%w: %s: %s: %s", ErrRefused, where, s.text(err), fix)
+		}
 		return nil, fmt.Errorf("postgres: %s: %s", where, s.text(err))
 	}
 	return s, nil

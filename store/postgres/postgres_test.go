@@ -71,8 +71,8 @@ func TestOpenUnreachable(t *testing.T) {
 		{"postgres://u:p%40ss-w0rd-x@127.0.0.1:1/db2", "p@ss-w0rd-x", "postgres://u:REDACTED@127.0.0.1:1/db2"},
 	} {
 		_, err := postgres.Open(context.Background(), c.url, nil)
-		if !errors.Is(err, postgres.ErrUnavailable) {
-			t.Fatalf("Open %s: %v, want ErrUnavailable", c.url, err)
+		if !errors.Is(err, postgres.ErrUnavailable) || errors.Is(err, postgres.ErrRefused) {
+			t.Fatalf("Open %s: %v, want ErrUnavailable, not ErrRefused", c.url, err)
 		}
 		msg := err.Error()
 		for _, pw := range []string{c.password, url.PathEscape(c.password), url.QueryEscape(c.password)} {

@@ -51,8 +51,17 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, migrateLockClass, migrateLockObj); err != nil {
 		return fmt.Errorf("migrate: lock: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS toolsift_store_schema (version integer NOT NULL)`); err != nil {
+	// CREATE TABLE IF NOT EXISTS needs CREATE on the schema even when the
+	// table is there: a role granted only the use of the tables would be
+	// refused at every start.
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass('toolsift_store_schema') IS NOT NULL`).Scan(&exists); err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	if !exists {
+		if _, err := tx.Exec(ctx, `CREATE TABLE toolsift_store_schema (version integer NOT NULL)`); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
 	}
 	var version int
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM toolsift_store_schema`).Scan(&version); err != nil {
