@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/store"
 )
 
@@ -24,7 +25,7 @@ type AuditRecord struct {
 	// Time is when the call began.
 	Time time.Time `json:"time"`
 	// User and Teams are the caller's Identity; empty for an anonymous
-	// caller (stdio, or HTTP without Options.Tokens).
+	// caller (stdio, or HTTP with a shared token or none).
 	User  string   `json:"user,omitempty"`
 	Teams []string `json:"teams,omitempty"`
 	// Tool is the tool's name as the client called it (server__tool);
@@ -95,7 +96,7 @@ func (p *proxy) audit(ctx context.Context, ss *mcp.ServerSession, rec AuditRecor
 	if p.auditLog == nil {
 		return
 	}
-	if id, ok := IdentityFrom(ctx); ok {
+	if id, ok := authn.IdentityFrom(ctx); ok {
 		rec.User, rec.Teams = id.User, id.Teams
 	}
 	if ss != nil && ss.ID() != "" {

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/store"
 )
@@ -37,14 +38,14 @@ func TestAuditConcurrentCalls(t *testing.T) {
 	ctx := context.Background()
 	folder := t.TempDir()
 	st := newDir(t, folder)
-	tokens := gateway.NewTokens(st)
-	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{Tokens: tokens, Audit: st, Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
+	tokens := authn.NewTokens(st)
+	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{Audit: st, Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gw.Close() })
 	// Closed after the clients (cleanups run last first).
-	srv := httptest.NewServer(gw.Handler())
+	srv := httptest.NewServer(behind(tokens, nil, gw.Handler()))
 	t.Cleanup(srv.Close)
 
 	const users, callsEach = 4, 8
@@ -242,16 +243,15 @@ func BenchmarkCallIdentified(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ho := &gateway.HTTPOptions{Token: "shared"}
-			secret := "shared"
+			v, secret := authn.SharedToken("shared"), "shared"
 			if c != "shared-token" {
-				tokens := gateway.NewTokens(st)
+				tokens := authn.NewTokens(st)
 				if secret, _, err = tokens.Create(ctx, "alice", nil, ""); err != nil {
 					b.Fatal(err)
 				}
-				ho = &gateway.HTTPOptions{Tokens: tokens}
+				v = tokens
 			}
-			srv := httptest.NewServer(p.Handler(ho))
+			srv := httptest.NewServer(authn.Require(v, nil)(p.Handler(nil)))
 			defer srv.Close()
 			hc := &http.Client{Transport: bearer{secret, http.DefaultTransport}}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,

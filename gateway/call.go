@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -124,7 +125,7 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 		}
 	}
 	if server != "" {
-		id, _ := IdentityFrom(ctx)
+		id, _ := authn.IdentityFrom(ctx)
 		res, err = p.perUser.call(withSession(ctx, ss), id, server, name, args)
 	} else {
 		res, err = p.ts.Call(withSession(ctx, ss), name, args)

@@ -23,7 +23,7 @@
 // 2026-07-28, which has no session (its revision rides in each request's
 // Mcp-Protocol-Version header and _meta), gets the fixed list (search_tools,
 // call_tool, the pinned tools) and calls a found tool by the name
-// search_tools gave, or through call_tool. Options.Stateless serves every
+// search_tools gave, or through call_tool. Options.HTTP.Stateless serves every
 // client so. Such a client hears of changes to that list, and to the
 // resources and prompts, on its subscriptions/listen stream, and of an
 // upstream with pinned tools saying its tools changed, even when its
@@ -39,32 +39,31 @@
 // Options.Policy (a config.Policy: docs/serve.md, "Team gateway: policy")
 // scopes what each caller sees and calls, by the Identity an
 // authenticating middleware in front of Handler sets on the request
-// (WithIdentity; ServeStdio's ctx for stdio). It holds on every route,
-// both wires: tools/list, search_tools (a tool out of scope is not
-// ranked at all), tools/call and call_tool, resources, templates,
-// prompts, completions and subscriptions, and the list changes a
-// 2026-07-28 client hears on its subscriptions/listen stream (only those
-// of what it may see); what is out of scope is answered as what does not
-// exist, error texts included. SetPolicy replaces the policy while
-// serving.
+// (authn.Require, or authn.WithIdentity from a middleware of your own;
+// ServeStdio's ctx for stdio). It holds on every route, both wires:
+// tools/list, search_tools (a tool out of scope is not ranked at all),
+// tools/call and call_tool, resources, templates, prompts, completions
+// and subscriptions, and the list changes a 2026-07-28 client hears on
+// its subscriptions/listen stream (only those of what it may see); what
+// is out of scope is answered as what does not exist, error texts
+// included. SetPolicy replaces the policy while serving.
 //
-// The HTTP handler carries every protection of toolsift serve --listen: a
-// bearer token (Options.Token), the Origin check, sessions bound to the
-// credential that opened them and capped, a deadline and a size limit on
-// request bodies. The connections are the server's: LimitListener caps
-// them as toolsift serve --max-conns does.
+// The HTTP handler carries the protections of toolsift serve --listen
+// (Options.HTTP): the Origin check, sessions bound to the credential that
+// opened them and capped, a deadline and a size limit on request bodies.
+// The connections are the server's: LimitListener caps them as toolsift
+// serve --max-conns does. Who may call is not the handler's to decide:
+// package authn's Require, in front of it, refuses a request without a
+// valid bearer credential and names its caller (per-user API tokens,
+// bearer JWTs of an OpenID Connect issuer, one shared token, or a Verifier
+// of your own); the caller's user is named in every log line and audit
+// record.
 //
-// For a team, Options.Tokens requires a per-user API token (Tokens, kept
-// hashed in a store.Store that every replica shares; toolsift token makes
-// them) on every HTTP request instead of the shared Token: the request
-// becomes its user's Identity, named in every log line, and a revoked
-// token is refused by every replica within TokenCacheTTL; Options.OIDC
-// accepts bearer JWTs of an OpenID Connect issuer (NewOIDC) too. Options.Audit
-// keeps one AuditRecord per tools/call (who, which tool of which server,
-// when, how long, the outcome; never arguments or results), written
-// before the call's result returns; AuditRecords reads them back and
-// PruneAudit deletes the whole days older than a cut (toolsift audit prune,
-// serve --audit-retention).
+// Options.Audit keeps one AuditRecord per tools/call (who, which tool of
+// which server, when, how long, the outcome; never arguments or results),
+// written before the call's result returns; AuditRecords reads them back
+// and PruneAudit deletes the whole days older than a cut (toolsift audit
+// prune, serve --audit-retention).
 // Per-user servers (Options.PerUser) are remote servers each user reaches
 // with the user's own OAuth login: a user's calls go out on a session of
 // that user's own, with that user's token; LoginHandler serves the login
@@ -81,11 +80,11 @@
 //
 //	cfg, err := config.Load("mcp.json", nil)
 //	if err != nil { ... }
-//	gw, err := gateway.Open(ctx, cfg, &gateway.Options{Token: os.Getenv("TOKEN")})
+//	gw, err := gateway.Open(ctx, cfg, nil)
 //	if err != nil { ... }
 //	defer gw.Close()
 //	mux := http.NewServeMux()
-//	mux.Handle("/mcp", gw.Handler())
+//	mux.Handle("/mcp", authn.Require(authn.SharedToken(os.Getenv("TOKEN")), nil)(gw.Handler()))
 //	srv := &http.Server{Addr: ":8080", Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 //	log.Fatal(srv.ListenAndServe())
 package gateway

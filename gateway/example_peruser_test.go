@@ -18,6 +18,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
 	"github.com/toolsift/toolsift/store"
 )
@@ -42,7 +43,7 @@ func ExampleGateway_LoginHandler() {
 	var handler atomic.Pointer[http.Handler]
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u := r.Header.Get("X-User"); u != "" { // stands for real authentication
-			r = r.WithContext(gateway.WithIdentity(r.Context(), gateway.Identity{User: u}))
+			r = r.WithContext(authn.WithIdentity(r.Context(), authn.Identity{User: u}))
 		}
 		(*handler.Load()).ServeHTTP(w, r)
 	}))

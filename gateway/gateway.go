@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
@@ -36,9 +37,12 @@ type Options struct {
 	// warning says so); found tools fill what is left, the least recently
 	// used leaving first.
 	MaxTools int
-	// Budget is the most tokens the tool schemas of one search_tools answer
-	// may cost, as the model is sent them. Default think.DefaultBudget.
-	Budget int
+	// SearchBudget is the most tokens the tool schemas of one
+	// search_tools answer may cost, as the model is sent them (counted by
+	// the Toolset's tokenizer); tools are compressed before they are left
+	// out. Default think.DefaultBudget. Not Toolset.Budget, the budget of
+	// the Toolset's own Think steps.
+	SearchBudget int
 	// MaxResultBytes bounds the bytes of upstream results held at once,
 	// across calls and sessions; a result waits while others hold too
 	// many, and one larger than MaxResultBytes is refused with a result
@@ -57,68 +61,22 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Policy says which servers and tools each caller (its Identity:
-	// WithIdentity on the HTTP request) may see and call, on every route
+	// authn.WithIdentity on the HTTP request) may see and call, on every route
 	// (docs/serve.md, "Team gateway: policy"); a tool, resource or prompt
 	// out of a caller's scope is answered as one that does not exist. A
-	// caller without an Identity (stdio, HTTP with the shared Token) gets
+	// caller without an Identity (stdio, HTTP with a shared token) gets
 	// its Anonymous rule. nil: every caller sees everything. Patterns that
 	// name no server of the config are Warnings.
 	Policy *config.Policy
 
-	// The rest configure Handler.
-
-	// Token, when not empty, is the bearer token every HTTP request must
-	// carry (Authorization: Bearer TOKEN); others get 401. It is compared
-	// in constant time and never logged. Without one, anyone who reaches
-	// the handler can call every tool: mount it without a Token only where
-	// something else checks who calls.
-	Token string
-	// Tokens, when set, requires a live per-user API token (NewTokens,
-	// toolsift token create) on every HTTP request: a request with one is
-	// its user's (the Identity in every log line and audit record), others
-	// get 401 with WWW-Authenticate; a request in flight (a session's
-	// event stream) is ended once its token is refused, checked every
-	// TokenCacheTTL. Set Token or Tokens, not both: a
-	// shared token would let whoever holds it in as nobody. When their
-	// store is a store.Watcher, the Gateway watches it until Close: a
-	// token revoked by another process is refused at once, not only
-	// after TokenCacheTTL.
-	Tokens *Tokens
-	// OIDC, when set, accepts bearer JWTs an OpenID Connect issuer signed
-	// (NewOIDC): the token's claims name the user and teams. With Tokens
-	// too, a bearer starting with TokenPrefix is an API token and any
-	// other a JWT. Not with Token.
-	OIDC *OIDC
 	// Audit, when set, keeps one record of every tools/call (AuditRecord:
 	// who, which tool of which server, when, how long, the outcome; never
 	// arguments or results), written to it before the call's result is
 	// returned.
 	Audit store.Store
-	// Stateless serves every HTTP client without sessions, whatever its
-	// revision: each request is answered on its own. Lists are fixed
-	// (search_tools, call_tool and the pinned tools): found tools are
-	// called by name or through call_tool. Without it, clients of MCP
-	// 2026-07-28 are served so on the same URL, and the others get
-	// sessions.
-	Stateless bool
-	// SessionTimeout closes an HTTP session idle that long; zero means
-	// never.
-	SessionTimeout time.Duration
-	// MaxSessions caps the open HTTP sessions; zero means
-	// DefaultMaxSessions. A new session past the cap closes the session
-	// idle longest, or is refused (503) when every session has a request in
-	// flight. Each session is bound to the credential that opened it (its
-	// user when the request has an Identity, else its Authorization
-	// header): another gets 403.
-	MaxSessions int
-	// AllowedOrigins are the origins (scheme://host[:port], or "*") whose
-	// requests are served besides loopback origins and the request's own
-	// host; a request with another Origin header gets 403. Requests
-	// without Origin (not from a browser) are served.
-	AllowedOrigins []string
-	// BodyTimeout is how long a request body may take to arrive; zero
-	// means DefaultBodyTimeout. A body slower than that gets 408.
-	BodyTimeout time.Duration
+
+	// HTTP configures Handler.
+	HTTP HTTPOptions
 
 	// PerUser names the url servers of the config that each user reaches
 	// with the user's own OAuth login (docs/serve.md, "Team gateway:
@@ -148,6 +106,37 @@ type Options struct {
 	PublicURL string
 }
 
+// HTTPOptions configure a Gateway's Handler. The zero value gives toolsift
+// serve's defaults. Authentication is not among them: it is a middleware
+// in front of Handler (authn.Require), which sets each request's Identity.
+type HTTPOptions struct {
+	// Stateless serves every HTTP client without sessions, whatever its
+	// revision: each request is answered on its own. Lists are fixed
+	// (search_tools, call_tool and the pinned tools): found tools are
+	// called by name or through call_tool. Without it, clients of MCP
+	// 2026-07-28 are served so on the same URL, and the others get
+	// sessions.
+	Stateless bool
+	// SessionTimeout closes an HTTP session idle that long; zero means
+	// never.
+	SessionTimeout time.Duration
+	// MaxSessions caps the open HTTP sessions; zero means
+	// DefaultMaxSessions. A new session past the cap closes the session
+	// idle longest, or is refused (503) when every session has a request in
+	// flight. Each session is bound to the credential that opened it (its
+	// user when the request has an Identity, else its Authorization
+	// header): another gets 403.
+	MaxSessions int
+	// AllowedOrigins are the origins (scheme://host[:port], or "*") whose
+	// requests are served besides loopback origins and the request's own
+	// host; a request with another Origin header gets 403. Requests
+	// without Origin (not from a browser) are served.
+	AllowedOrigins []string
+	// BodyTimeout is how long a request body may take to arrive; zero
+	// means DefaultBodyTimeout. A body slower than that gets 408.
+	BodyTimeout time.Duration
+}
+
 // A Gateway serves the tools of many MCP servers as one MCP server, over
 // streamable HTTP (Handler) or a stream such as stdio (ServeStdio). It is
 // safe for concurrent use.
@@ -155,15 +144,13 @@ type Gateway struct {
 	ts   *toolsift.Toolset
 	p    *proxy
 	pu   *perUser // nil without Options.PerUser
-	http httpOptions
+	http HTTPOptions
 
 	loginOnce sync.Once
 	login     http.Handler
 
 	handlerOnce sync.Once
 	handler     http.Handler
-
-	stopWatch func() // ends the watch of Options.Tokens' store and waits
 }
 
 // Open connects to the servers of cfg (toolsift.OpenConfig) and returns
@@ -186,8 +173,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	case o.ClientRequestsPerMinute == 0:
 		o.ClientRequestsPerMinute = DefaultClientRequestsPerMinute
 	}
-	ho, err := o.httpOptions()
-	if err != nil {
+	if err := o.HTTP.check(); err != nil {
 		return nil, err
 	}
 	if to.Logger == nil {
@@ -246,9 +232,9 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	shared.Store(ts.Hub())
 	p, err := newProxy(ts, &proxyOptions{
 		MaxTools:       o.MaxTools,
-		Budget:         o.Budget,
+		SearchBudget:   o.SearchBudget,
 		PinnedTools:    ts.Pinned(), // the Toolset's pins: the config's alwaysLoad, Toolset.Pin
-		Static:         o.Stateless,
+		Static:         o.HTTP.Stateless,
 		MaxResultBytes: o.MaxResultBytes,
 		Name:           o.Name,
 		Version:        o.Version,
@@ -262,33 +248,20 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	p.perUser = pu
 	px.Store(p)
 	p.featuresChanged() // what changed while the proxy was being made
-	g := &Gateway{ts: ts, p: p, pu: pu, http: ho, stopWatch: func() {}}
-	if o.Tokens != nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			o.Tokens.watch(ctx, p.log)
-		}()
-		g.stopWatch = func() { cancel(); <-done }
-	}
-	return g, nil
+	return &Gateway{ts: ts, p: p, pu: pu, http: o.HTTP}, nil
 }
 
-// httpOptions checks the options of Handler.
-func (o *Options) httpOptions() (httpOptions, error) {
+// check checks the options of Handler.
+func (o *HTTPOptions) check() error {
 	switch {
 	case o.SessionTimeout < 0:
-		return httpOptions{}, fmt.Errorf("%w: SessionTimeout = %v, want 0 (never) or more", ErrOptions, o.SessionTimeout)
+		return fmt.Errorf("%w: HTTP.SessionTimeout = %v, want 0 (never) or more", ErrOptions, o.SessionTimeout)
 	case o.MaxSessions < 0:
-		return httpOptions{}, fmt.Errorf("%w: MaxSessions = %d, want > 0", ErrOptions, o.MaxSessions)
+		return fmt.Errorf("%w: HTTP.MaxSessions = %d, want > 0", ErrOptions, o.MaxSessions)
 	case o.BodyTimeout < 0:
-		return httpOptions{}, fmt.Errorf("%w: BodyTimeout = %v, want > 0", ErrOptions, o.BodyTimeout)
-	case o.Token != "" && (o.Tokens != nil || o.OIDC != nil):
-		return httpOptions{}, fmt.Errorf("%w: Token and Tokens or OIDC are both set: a shared token or per-user identities, not both (the shared one would let whoever holds it in as nobody)", ErrOptions)
+		return fmt.Errorf("%w: HTTP.BodyTimeout = %v, want > 0", ErrOptions, o.BodyTimeout)
 	}
-	return httpOptions{Token: o.Token, Tokens: o.Tokens, OIDC: o.OIDC, Stateless: o.Stateless, SessionTimeout: o.SessionTimeout,
-		MaxSessions: o.MaxSessions, AllowedOrigins: o.AllowedOrigins, BodyTimeout: o.BodyTimeout}, nil
+	return nil
 }
 
 // Toolset returns the Toolset the Gateway serves: its Status, Tools,
@@ -327,11 +300,15 @@ func (g *Gateway) Pinned() []string { return g.p.pinnedNames() }
 
 // Handler returns the Gateway's streamable HTTP handler (one session, with
 // its own list, per client of MCP 2025-11-25 or before; none for a client
-// of 2026-07-28, nor for any with Options.Stateless), behind the
-// checks of Options: the bearer Token, the Origin header, the sessions'
-// binding to their credential and their cap, the body's deadline and
-// size. Mount it at the path clients are given (toolsift serve uses /mcp).
-// Every call returns the same handler.
+// of 2026-07-28, nor for any with HTTP.Stateless), behind the checks of
+// Options.HTTP: the Origin header, the sessions' binding to their
+// credential and their cap, the body's deadline and size. It
+// authenticates nobody: a request is its context's Identity's
+// (authn.IdentityFrom), anonymous without one, so mount it behind
+// authn.Require (or a middleware of your own that sets
+// authn.WithIdentity) wherever something other than a loopback address
+// reaches it. Mount it at the path clients are given (toolsift serve uses
+// /mcp). Every call returns the same handler.
 //
 // The connections are the server's to bound: give http.Server a
 // ReadHeaderTimeout, and its listener LimitListener; no WriteTimeout,
@@ -344,11 +321,11 @@ func (g *Gateway) Handler() http.Handler {
 // ServeStdio serves one client session over r and w (a process's stdin
 // and stdout, as desktop clients start toolsift serve) until r ends, the
 // client goes away or ctx is done: those are a normal end, nil. It does
-// not close r or w. The client is the Identity ctx carries (WithIdentity;
-// anonymous without), for the Policy and the logs.
+// not close r or w. The client is the Identity ctx carries
+// (authn.WithIdentity; anonymous without), for the Policy and the logs.
 func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	t := &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
-	id, _ := IdentityFrom(ctx)
+	id, _ := authn.IdentityFrom(ctx)
 	err := g.p.newSessionServer(id).Run(ctx, t)
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil
@@ -356,11 +333,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) erro
 	return err
 }
 
-// Close stops the upstream servers (Toolset.Close), the per-user
-// sessions and the watch of Options.Tokens' store. Serve no more once it
-// is called.
+// Close stops the upstream servers (Toolset.Close) and the per-user
+// sessions. Serve no more once it is called.
 func (g *Gateway) Close() error {
-	g.stopWatch()
 	return errors.Join(g.pu.close(), g.ts.Close())
 }
 

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
@@ -73,7 +74,7 @@ func page(w http.ResponseWriter, status int, format string, a ...any) {
 
 // requestUser returns the user the request's Identity names, "" when none.
 func requestUser(r *http.Request) string {
-	id, _ := IdentityFrom(r.Context())
+	id, _ := authn.IdentityFrom(r.Context())
 	return id.User
 }
 

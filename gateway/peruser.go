@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
@@ -127,7 +128,7 @@ func (pu *perUser) serverOf(name string) string {
 // on the user's own session with the user's own token. A user without a
 // login (or whose login expired or was revoked) gets an error naming the
 // page that logs in: needLogin.
-func (pu *perUser) call(ctx context.Context, id Identity, server, name string, args json.RawMessage) (tool.Result, error) {
+func (pu *perUser) call(ctx context.Context, id authn.Identity, server, name string, args json.RawMessage) (tool.Result, error) {
 	sc := pu.servers[server]
 	if id.User == "" {
 		return tool.Result{}, fmt.Errorf("server %q is reached with each user's own login, and this request names no user: the gateway needs an authentication in front of it that names its users", server)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"
@@ -49,12 +50,12 @@ func BenchmarkGatewayStore(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			tokens := gateway.NewTokens(st)
+			tokens := authn.NewTokens(st)
 			secret, _, err := tokens.Create(ctx, "alice", []string{"eng"}, "")
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Tokens: tokens}))
+			srv := httptest.NewServer(authn.Require(tokens, nil)(p.Handler(nil)))
 			defer srv.Close()
 			hc := &http.Client{Transport: bearer{secret, http.DefaultTransport}}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,

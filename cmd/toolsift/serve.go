@@ -18,6 +18,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
@@ -232,20 +233,19 @@ func serve(ctx context.Context, e *env, args []string) error {
 			},
 		},
 		MaxTools:                *maxTools,
-		Budget:                  *budget,
+		SearchBudget:            *budget,
 		MaxResultBytes:          *maxResultBytes,
 		ClientRequestsPerMinute: *clientRate,
 		Version:                 cli.Version(),
 		Logger:                  log,
-		Token:                   token,
-		Stateless:               *stateless,
-		SessionTimeout:          *sessionTimeout,
-		MaxSessions:             *maxSessions,
-		AllowedOrigins:          origins,
-		Tokens:                  idOpts.Tokens,
-		OIDC:                    idOpts.OIDC,
-		Audit:                   idOpts.Audit,
+		Audit:                   idOpts.audit,
 		Policy:                  policy,
+		HTTP: gateway.HTTPOptions{
+			Stateless:      *stateless,
+			SessionTimeout: *sessionTimeout,
+			MaxSessions:    *maxSessions,
+			AllowedOrigins: origins,
+		},
 	}
 	// Per-user servers: each user's own OAuth login (peruser.go).
 	if err := perUser.options(e, *listen, gopts); err != nil {
@@ -257,8 +257,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	defer gw.Close()
 	if *auditRetention > 0 {
-		stop := startAuditPrune(ctx, log, gopts.Audit, *auditRetention) // audit.go
-		defer stop()                                                    // before the store closes
+		stop := startAuditPrune(ctx, log, idOpts.audit, *auditRetention) // audit.go
+		defer stop()                                                     // before the store closes
 	}
 	ts := gw.Toolset()
 	// The config's warnings, then pins that match nothing.
@@ -318,11 +318,26 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
+	// Every request is authenticated in front of the gateway: the
+	// per-user credentials of --tokens and --oidc-issuer, else the shared
+	// token (none on a loopback-only address without one).
+	h := gw.Handler()
+	verifier, hint := idOpts.verifier()
+	if verifier == nil && token != "" {
+		verifier, hint = authn.SharedToken(token), "this toolsift serve needs its bearer token (Authorization: Bearer ...)"
+	}
+	if verifier != nil {
+		h = authn.Require(verifier, &authn.Options{Logger: log, Hint: hint})(h)
+	}
+	if idOpts.tokens != nil {
+		stop := watchTokens(ctx, log, idOpts.tokens) // token.go
+		defer stop()                                 // before the store closes
+	}
 	var login http.Handler
 	if len(gopts.PerUser) > 0 {
 		login = gw.LoginHandler()
 	}
-	return serveHTTP(ctx, e, log, gw.Handler(), login, *listen, *maxConns, token != "" || ids.identities(), *stateless)
+	return serveHTTP(ctx, e, log, h, login, *listen, *maxConns, verifier != nil, *stateless)
 }
 
 // reloadPolicy reads the policy file again and enforces it (a caller's
