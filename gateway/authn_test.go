@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/store"
@@ -63,7 +64,7 @@ func TestTokenIdentifiesCaller(t *testing.T) {
 	var buf testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{
-		Audit: st, Logger: log,
+		Audit: &audit.Log{Store: st}, Logger: log,
 		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()},
 	})
 	if err != nil {
@@ -95,8 +96,8 @@ func TestTokenIdentifiesCaller(t *testing.T) {
 			}
 		})
 	}
-	var recs []gateway.AuditRecord
-	for rec, err := range gateway.AuditRecords(ctx, st, time.Time{}) {
+	var recs []audit.Record
+	for rec, err := range audit.Records(ctx, st, time.Time{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +107,7 @@ func TestTokenIdentifiesCaller(t *testing.T) {
 		t.Fatalf("%d audit records, want 2 (one per call): %+v", len(recs), recs)
 	}
 	for _, r := range recs {
-		want := gateway.AuditRecord{Time: r.Time, User: "alice", Teams: []string{"eng"}, Tool: "math__add", Server: "math",
+		want := audit.Record{Time: r.Time, User: "alice", Teams: []string{"eng"}, Tool: "math__add", Server: "math",
 			UpstreamTool: "add", Duration: r.Duration, Outcome: "ok", Session: r.Session}
 		if diff := cmp.Diff(want, r); diff != "" {
 			t.Errorf("audit record (-want +got):\n%s", diff)
@@ -274,7 +275,7 @@ func TestOIDCOverHTTP(t *testing.T) {
 	}
 	var buf testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{Audit: st,
+	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{Audit: &audit.Log{Store: st},
 		Logger: log, Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +292,7 @@ func TestOIDCOverHTTP(t *testing.T) {
 		}
 	}
 	var users []string
-	for rec, err := range gateway.AuditRecords(ctx, st, time.Time{}) {
+	for rec, err := range audit.Records(ctx, st, time.Time{}) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,11 +59,11 @@
 // of your own); the caller's user is named in every log line and audit
 // record.
 //
-// Options.Audit keeps one AuditRecord per tools/call (who, which tool of
-// which server, when, how long, the outcome; never arguments or results),
-// written before the call's result returns; AuditRecords reads them back
-// and PruneAudit deletes the whole days older than a cut (toolsift audit
-// prune, serve --audit-retention).
+// Options.Audit, an audit.Log, keeps one record per tools/call (who,
+// which tool of which server, when, how long, the outcome, those the
+// Gateway decides itself included; never arguments or results), written
+// before the call's result returns; package audit reads them back and
+// prunes them (toolsift audit, serve --audit-retention).
 // Per-user servers (Options.PerUser) are remote servers each user reaches
 // with the user's own OAuth login: a user's calls go out on a session of
 // that user's own, with that user's token; LoginHandler serves the login

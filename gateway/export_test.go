@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -45,9 +44,4 @@ func (g *Gateway) SetSessionGrace(d time.Duration) {
 	g.p.mu.Lock()
 	defer g.p.mu.Unlock()
 	g.p.grace = d
-}
-
-// WriteAudit writes rec as a call's audit record is written.
-func WriteAudit(ctx context.Context, s store.Store, rec AuditRecord) error {
-	return (&auditLog{s: s}).write(ctx, rec)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
@@ -69,11 +70,13 @@ type Options struct {
 	// name no server of the config are Warnings.
 	Policy *config.Policy
 
-	// Audit, when set, keeps one record of every tools/call (AuditRecord:
-	// who, which tool of which server, when, how long, the outcome; never
-	// arguments or results), written to it before the call's result is
-	// returned.
-	Audit store.Store
+	// Audit, when set, keeps one record of every tools/call (audit.Record:
+	// who, which tool of which server, when, how long, the outcome, those
+	// the Gateway decides itself included: a tool out of the caller's
+	// scope, one quarantined; never arguments or results), written before
+	// the call's result is returned. A call through call_tool is recorded
+	// as the tool it names.
+	Audit *audit.Log
 
 	// HTTP configures Handler.
 	HTTP HTTPOptions

@@ -17,9 +17,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/retrieval"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -74,8 +74,9 @@ type proxyOptions struct {
 	// Logger gets one line per search and per call (never arguments, results
 	// or secrets) and the session's comings and goings; nil discards them.
 	Logger *slog.Logger
-	// Audit, when set, gets one AuditRecord per call (audit.go).
-	Audit store.Store
+	// Audit, when set, gets one record per call: its middleware is on
+	// every server, and proxy.call reports to it.
+	Audit *audit.Log
 	// Policy scopes what each caller sees and calls (policy.go); nil: no
 	// scoping.
 	Policy *config.Policy
@@ -98,7 +99,6 @@ type proxy struct {
 	listings listings          // the tools as listed, made once per definition
 	answers  answers           // search_tools answers' found tools as JSON (answer.go)
 	quar     quarantined       // the changed tools as last read (quarantine.go)
-	auditLog *auditLog         // nil without proxyOptions.Audit
 	// trustEpoch moves at each toolsChanged: the quarantine is read anew.
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
@@ -158,9 +158,6 @@ func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 	}
 	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, grace: sessionGrace,
 		results: newByteBudget(o.MaxResultBytes)}
-	if o.Audit != nil {
-		p.auditLog = &auditLog{s: o.Audit}
-	}
 	pol, err := newPolicy(o.Policy, p.serverNames())
 	if err != nil {
 		return nil, err
@@ -302,7 +299,15 @@ func (p *proxy) server(static bool, id *authn.Identity) *mcp.Server {
 	// another server claims: upstream's resources.go) read through the Hub,
 	// whether or not a list carries them.
 	s.addNamespaced()
-	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped, s.heard, s.foundTools) // scoped: policy.go; heard: announce.go; foundTools: session.go
+	// The caller's Identity first, then the audit log's note of it (a
+	// call's record is reported by proxy.call, inside checkTools for one
+	// it refuses), then the rest. scoped: policy.go; heard: announce.go;
+	// foundTools: session.go.
+	mw := []mcp.Middleware{s.withRequestIdentity}
+	if p.opts.Audit != nil {
+		mw = append(mw, p.opts.Audit.Middleware)
+	}
+	s.srv.AddReceivingMiddleware(append(mw, s.checkTools, s.scoped, s.heard, s.foundTools)...)
 	s.srv.AddSendingMiddleware(s.quiet)
 	s.syncFeatures()
 	p.track(s)

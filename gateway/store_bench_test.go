@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/store"
@@ -46,7 +47,7 @@ func BenchmarkGatewayStore(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer ts.Close()
-			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Audit: st})
+			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Audit: &audit.Log{Store: st}})
 			if err != nil {
 				b.Fatal(err)
 			}

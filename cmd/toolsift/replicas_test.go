@@ -35,6 +35,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -385,7 +386,7 @@ func TestReplicas(t *testing.T) {
 	}
 	defer st.Close()
 	records := 0
-	for rec, err := range gateway.AuditRecords(ctx, st, time.Time{}) {
+	for rec, err := range audit.Records(ctx, st, time.Time{}) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/cli"
@@ -130,8 +131,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--audit-retention needs --audit")
 	case *auditRetention < 0:
 		return usageError(fs, "--audit-retention %v: want 0 (keep everything) or a positive duration", *auditRetention)
-	case *auditRetention > 0 && *auditRetention < gateway.MinAuditRetention:
-		return usageError(fs, "--audit-retention %v: under one day: want %v or more (the last day's records are still being written)", *auditRetention, gateway.MinAuditRetention)
+	case *auditRetention > 0 && *auditRetention < audit.MinRetention:
+		return usageError(fs, "--audit-retention %v: under one day: want %v or more (the last day's records are still being written)", *auditRetention, audit.MinRetention)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -238,7 +239,6 @@ func serve(ctx context.Context, e *env, args []string) error {
 		ClientRequestsPerMinute: *clientRate,
 		Version:                 cli.Version(),
 		Logger:                  log,
-		Audit:                   idOpts.audit,
 		Policy:                  policy,
 		HTTP: gateway.HTTPOptions{
 			Stateless:      *stateless,
@@ -246,6 +246,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 			MaxSessions:    *maxSessions,
 			AllowedOrigins: origins,
 		},
+	}
+	if idOpts.audit != nil {
+		gopts.Audit = &audit.Log{Store: idOpts.audit, Logger: log}
 	}
 	// Per-user servers: each user's own OAuth login (peruser.go).
 	if err := perUser.options(e, *listen, gopts); err != nil {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/testenv"
 )
@@ -249,7 +249,7 @@ func TestServeTokensAndAudit(t *testing.T) {
 			if l == "" {
 				continue
 			}
-			var rec gateway.AuditRecord
+			var rec audit.Record
 			if err := json.Unmarshal([]byte(l), &rec); err != nil {
 				t.Fatalf("audit --json line %q: %v", l, err)
 			}
@@ -342,7 +342,7 @@ func TestAuditSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	records := 0
-	for rec, err := range gateway.AuditRecords(context.Background(), st, time.Time{}) {
+	for rec, err := range audit.Records(context.Background(), st, time.Time{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
