@@ -136,7 +136,7 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 	switch {
 	case hidden:
 		outcome = "out-of-scope"
-	case err != nil && errors.As(err, new(*needLogin)):
+	case err != nil && errors.Is(err, ErrLoginNeeded):
 		outcome = "login-needed"
 	case err != nil && errors.Is(err, tool.ErrUnknown):
 		outcome = "unknown"

@@ -64,14 +64,13 @@
 // Gateway decides itself included; never arguments or results), written
 // before the call's result returns; package audit reads them back and
 // prunes them (toolsift audit, serve --audit-retention).
-// Per-user servers (Options.PerUser) are remote servers each user reaches
-// with the user's own OAuth login: a user's calls go out on a session of
-// that user's own, with that user's token; LoginHandler serves the login
-// pages (PublicURL/login/SERVER and the callback PublicURL/oauth/callback);
-// the logins are kept in Options.Store sealed with Options.LoginKey
-// (AES-256-GCM), refreshed once across replicas sharing the store. A user
-// without a login gets a tool result with the link to open. See
-// docs/serve.md, "Team gateway: per-user logins".
+// Per-user servers (Options.PerUser, a PerUser: package peruser's Logins)
+// are remote servers each user reaches with the user's own OAuth login: a
+// user's calls go out on a session of that user's own, with that user's
+// token, and a user without a login gets a tool result with the link to
+// open; the login pages, the sealed store of the logins and the users'
+// sessions are peruser's. See docs/serve.md, "Team gateway: per-user
+// logins".
 //
 // The API speaks no go-sdk type: a program that mounts a Gateway compiles
 // the SDK through this package but never names it.

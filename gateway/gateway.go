@@ -16,7 +16,6 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -81,32 +80,14 @@ type Options struct {
 	// HTTP configures Handler.
 	HTTP HTTPOptions
 
-	// PerUser names the url servers of the config that each user reaches
-	// with the user's own OAuth login (docs/serve.md, "Team gateway:
-	// per-user logins"): a user's calls of their tools go out on a session
-	// of the user's own with the user's token, never another's; a user
-	// without a login gets a result naming PublicURL/login/SERVER. Their
-	// tools are in the catalog once the first user logged in (that login
-	// lists them). A setting of the gateway, not of the config file: the
-	// config files are the users' own mcp.json, and who may use whose
-	// login is the gateway's to decide. It needs a request's user
-	// (WithIdentity), Store, LoginKey and PublicURL.
-	PerUser []string
-	// Store keeps the per-user logins, sealed, and the logins under way;
-	// nil means Toolset.Store. Replicas that share it share the logins (a
-	// refresh happens once, under its Lock). The caller closes it, after
-	// the Gateway.
-	Store store.Store
-	// LoginKey is the AES-256 key (LoginKeySize bytes) the per-user
-	// logins are sealed with; it is never stored. A store holding records
-	// sealed with another key is refused (an error wrapping ErrLoginKey
-	// that names both key ids), and those records are never overwritten.
-	LoginKey []byte
-	// PublicURL is the Gateway's base URL as users' browsers reach it
-	// (https://gateway.example.com): LoginHandler serves PublicURL/login/SERVER
-	// and PublicURL/oauth/callback, the redirect URI registered with the
-	// authorization servers.
-	PublicURL string
+	// PerUser, when set, reaches the url servers it names with each
+	// user's own OAuth login (peruser.Logins; docs/serve.md, "Team
+	// gateway: per-user logins"): a user's calls of their tools go out on
+	// a session of the user's own with the user's token, never another's,
+	// and their resources and prompts are not served. It needs each
+	// request's user (authn). Open attaches it to the shared Hub, and
+	// Close closes it.
+	PerUser PerUser
 }
 
 // HTTPOptions configure a Gateway's Handler. The zero value gives toolsift
@@ -148,9 +129,6 @@ type Gateway struct {
 	p    *proxy
 	pu   *perUser // nil without Options.PerUser
 	http HTTPOptions
-
-	loginOnce sync.Once
-	login     http.Handler
 
 	handlerOnce sync.Once
 	handler     http.Handler
@@ -219,14 +197,15 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	}
 	to.Hub.ClientRequests = newClientRequests(o.Logger, o.ClientRequestsPerMinute)
 	to.Hub.ServerLogLevel = serverLogLevel
-	pu, err := o.perUser(ctx, cfg, to.Hub)
+	pu, err := newPerUser(o.PerUser, cfg)
 	if err != nil {
 		return nil, err
 	}
 	var shared atomic.Pointer[upstream.Hub]
 	if pu != nil {
-		pu.shared = shared.Load
-		to.Hub.Auth = &catalogAuth{next: to.Hub.Auth, pu: pu, sent: map[string]string{}}
+		if to.Hub.Auth, err = pu.pu.Attach(to.Hub, shared.Load); err != nil {
+			return nil, err
+		}
 	}
 	ts, err := toolsift.OpenConfig(ctx, cfg, &to)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
+	"github.com/toolsift/toolsift/gateway/peruser"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
@@ -251,8 +252,16 @@ func serve(ctx context.Context, e *env, args []string) error {
 		gopts.Audit = &audit.Log{Store: idOpts.audit, Logger: log}
 	}
 	// Per-user servers: each user's own OAuth login (peruser.go).
-	if err := perUser.options(e, *listen, gopts); err != nil {
+	puOpts, err := perUser.options(e, *listen, st, log)
+	if err != nil {
 		return usageError(fs, "%v", err)
+	}
+	var logins *peruser.Logins
+	if puOpts != nil {
+		if logins, err = peruser.New(ctx, cfg, puOpts); err != nil {
+			return err
+		}
+		gopts.PerUser = logins
 	}
 	gw, err := gateway.Open(ctx, cfg, gopts)
 	if err != nil {
@@ -337,8 +346,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		defer stop()                                 // before the store closes
 	}
 	var login http.Handler
-	if len(gopts.PerUser) > 0 {
-		login = gw.LoginHandler()
+	if logins != nil {
+		login = logins.Handler()
 	}
 	return serveHTTP(ctx, e, log, h, login, *listen, *maxConns, verifier != nil, *stateless)
 }
