@@ -23,8 +23,8 @@
 // 2026-07-28, which has no session (its revision rides in each request's
 // Mcp-Protocol-Version header and _meta), gets the fixed list (search_tools,
 // call_tool, the pinned tools) and calls a found tool by the name
-// search_tools gave, or through call_tool. Options.HTTP.Stateless serves every
-// client so. Such a client hears of changes to that list, and to the
+// search_tools gave, or through call_tool. Options.HTTP.Stateless serves
+// every client so. Such a client hears of changes to that list, and to the
 // resources and prompts, on its subscriptions/listen stream, and of an
 // upstream with pinned tools saying its tools changed, even when its
 // list is the same (a client lists again at the cost of one list; a word
@@ -64,6 +64,7 @@
 // Gateway decides itself included; never arguments or results), written
 // before the call's result returns; package audit reads them back and
 // prunes them (toolsift audit, serve --audit-retention).
+//
 // Per-user servers (Options.PerUser, a PerUser: package peruser's Logins)
 // are remote servers each user reaches with the user's own OAuth login: a
 // user's calls go out on a session of that user's own, with that user's
@@ -72,8 +73,9 @@
 // sessions are peruser's. See docs/serve.md, "Team gateway: per-user
 // logins".
 //
-// The API speaks no go-sdk type: a program that mounts a Gateway compiles
-// the SDK through this package but never names it.
+// The API speaks no go-sdk type, nor do authn's and peruser's: a program
+// that mounts a Gateway compiles the SDK through this package but never
+// names it. audit's Log is the one exception, being a go-sdk middleware.
 //
 // Quick start:
 //

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -60,13 +61,13 @@ type Options struct {
 	// discards them.
 	Logger *slog.Logger
 
-	// Policy says which servers and tools each caller (its Identity:
-	// authn.WithIdentity on the HTTP request) may see and call, on every route
-	// (docs/serve.md, "Team gateway: policy"); a tool, resource or prompt
-	// out of a caller's scope is answered as one that does not exist. A
-	// caller without an Identity (stdio, HTTP with a shared token) gets
-	// its Anonymous rule. nil: every caller sees everything. Patterns that
-	// name no server of the config are Warnings.
+	// Policy says which servers and tools each caller (its Identity, on
+	// the HTTP request's context: authn.Require) may see and call, on
+	// every route (docs/serve.md, "Team gateway: policy"); a tool,
+	// resource or prompt out of a caller's scope is answered as one that
+	// does not exist. A caller without an Identity (stdio, HTTP with a
+	// shared token) gets its Anonymous rule. nil: every caller sees
+	// everything. Patterns that name no server of the config are Warnings.
 	Policy *config.Policy
 
 	// Audit, when set, keeps one record of every tools/call (audit.Record:
@@ -85,8 +86,8 @@ type Options struct {
 	// gateway: per-user logins"): a user's calls of their tools go out on
 	// a session of the user's own with the user's token, never another's,
 	// and their resources and prompts are not served. It needs each
-	// request's user (authn). Open attaches it to the shared Hub, and
-	// Close closes it.
+	// request's user (authn.Require). Open attaches it to the shared Hub,
+	// and Close closes it.
 	PerUser PerUser
 }
 
@@ -120,6 +121,37 @@ type HTTPOptions struct {
 	// means DefaultBodyTimeout. A body slower than that gets 408.
 	BodyTimeout time.Duration
 }
+
+// PerUser reaches the servers each user calls with the user's own OAuth
+// login (Options.PerUser; peruser.Logins is the one implementation, with
+// the login pages and the sealed store of the logins): the Gateway routes
+// the calls of their tools to it, and keeps their resources, prompts,
+// completions and subscriptions, which would be one user's, from every
+// client. Its methods are called concurrently, Attach first.
+type PerUser interface {
+	// Servers names the per-user servers: url servers of the config.
+	Servers() []string
+	// Attach is called once, by Open, before the shared Hub connects:
+	// hub are that Hub's options, hooks and client requests set, which
+	// each user's Hub starts from; the Authorizer it returns takes the
+	// place of hub.Auth (the per-user servers listed for the catalog with
+	// one user's login, the others given hub.Auth's tokens). shared
+	// returns the shared Hub once it is open, nil before.
+	Attach(hub upstream.HubOptions, shared func() *upstream.Hub) (upstream.Authorizer, error)
+	// Call calls the tool name of server as user ("" when the request
+	// names nobody), on the user's own session: an error wrapping
+	// ErrLoginNeeded, whose text says where to log in, when the user has
+	// no usable login.
+	Call(ctx context.Context, user, server, name string, args json.RawMessage) (tool.Result, error)
+	// Close ends the users' sessions; Gateway.Close calls it.
+	Close() error
+}
+
+// ErrLoginNeeded is wrapped by the error of a per-user server's call
+// (PerUser.Call) that needs the caller to log in first: the call's
+// outcome is login-needed, and its text reaches the client as the
+// result.
+var ErrLoginNeeded = errors.New("gateway: the caller's own login is needed")
 
 // A Gateway serves the tools of many MCP servers as one MCP server, over
 // streamable HTTP (Handler) or a stream such as stdio (ServeStdio). It is

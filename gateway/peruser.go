@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,37 +11,6 @@ import (
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
-
-// PerUser reaches the servers each user calls with the user's own OAuth
-// login (Options.PerUser; peruser.Logins is the one implementation, with
-// the login pages and the sealed store of the logins): the Gateway routes
-// the calls of their tools to it, and keeps their resources, prompts,
-// completions and subscriptions, which would be one user's, from every
-// client. Its methods are called concurrently, Attach first.
-type PerUser interface {
-	// Servers names the per-user servers: url servers of the config.
-	Servers() []string
-	// Attach is called once, by Open, before the shared Hub connects:
-	// hub are that Hub's options, hooks and client requests set, which
-	// each user's Hub starts from; the Authorizer it returns takes the
-	// place of hub.Auth (the per-user servers listed for the catalog with
-	// one user's login, the others given hub.Auth's tokens). shared
-	// returns the shared Hub once it is open, nil before.
-	Attach(hub upstream.HubOptions, shared func() *upstream.Hub) (upstream.Authorizer, error)
-	// Call calls the tool name of server as user ("" when the request
-	// names nobody), on the user's own session: an error wrapping
-	// ErrLoginNeeded, whose text says where to log in, when the user has
-	// no usable login.
-	Call(ctx context.Context, user, server, name string, args json.RawMessage) (tool.Result, error)
-	// Close ends the users' sessions; Close calls it.
-	Close() error
-}
-
-// ErrLoginNeeded is wrapped by the error of a per-user server's call
-// (PerUser.Call) that needs the caller to log in first: the call's
-// outcome is login-needed, and its text reaches the client as the
-// result.
-var ErrLoginNeeded = errors.New("gateway: the caller's own login is needed")
 
 // perUser is Options.PerUser as the proxy consults it; nil without one.
 type perUser struct {

@@ -19,7 +19,6 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/gateway/audit"
-	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/gateway/peruser"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/cli"
@@ -330,26 +329,14 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
-	// Every request is authenticated in front of the gateway: the
-	// per-user credentials of --tokens and --oidc-issuer, else the shared
-	// token (none on a loopback-only address without one).
-	h := gw.Handler()
-	verifier, hint := idOpts.verifier()
-	if verifier == nil && token != "" {
-		verifier, hint = authn.SharedToken(token), "this toolsift serve needs its bearer token (Authorization: Bearer ...)"
-	}
-	if verifier != nil {
-		h = authn.Require(verifier, &authn.Options{Logger: log, Hint: hint})(h)
-	}
-	if idOpts.tokens != nil {
-		stop := watchTokens(ctx, log, idOpts.tokens) // token.go
-		defer stop()                                 // before the store closes
-	}
+	// Every request is authenticated in front of the gateway (token.go).
+	h, authenticated, stop := idOpts.authenticate(ctx, log, gw.Handler(), token)
+	defer stop() // before the store closes
 	var login http.Handler
 	if logins != nil {
 		login = logins.Handler()
 	}
-	return serveHTTP(ctx, e, log, h, login, *listen, *maxConns, verifier != nil, *stateless)
+	return serveHTTP(ctx, e, log, h, login, *listen, *maxConns, authenticated, *stateless)
 }
 
 // reloadPolicy reads the policy file again and enforces it (a caller's

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -219,19 +220,43 @@ type identities struct {
 	audit  store.Store   // --audit: where the records go
 }
 
-// verifier is what --tokens and --oidc-issuer require of every request,
-// with the hint of its 401; nil without either.
-func (ids identities) verifier() (authn.Verifier, string) {
+// authenticate puts h behind what every request must carry: the per-user
+// credentials of --tokens and --oidc-issuer, else the shared token (none:
+// h as it is, on a loopback-only address), each refusal logged and its
+// 401 saying what to send. With --tokens the store's watch runs until stop
+// is called (which waits for it to end), so that a token revoked through
+// another serve over the same store is refused here at once; a watch that
+// fails is logged, and revocations then arrive within
+// authn.TokenCacheTTL.
+func (ids identities) authenticate(ctx context.Context, log *slog.Logger, h http.Handler, token string) (_ http.Handler, authenticated bool, stop func()) {
 	const apiToken = "this toolsift serve needs your API token (Authorization: Bearer tsk_...; toolsift token create makes one)"
+	var v authn.Verifier
+	var hint string
 	switch {
 	case ids.tokens != nil && ids.oidc != nil:
-		return ids.tokens.Or(ids.oidc), apiToken
+		v, hint = ids.tokens.Or(ids.oidc), apiToken
 	case ids.tokens != nil:
-		return ids.tokens, apiToken
+		v, hint = ids.tokens, apiToken
 	case ids.oidc != nil:
-		return ids.oidc, "this toolsift serve needs a JWT of its OpenID Connect issuer (Authorization: Bearer ...)"
+		v, hint = ids.oidc, "this toolsift serve needs a JWT of its OpenID Connect issuer (Authorization: Bearer ...)"
+	case token != "":
+		v, hint = authn.SharedToken(token), "this toolsift serve needs its bearer token (Authorization: Bearer ...)"
+	default:
+		return h, false, func() {}
 	}
-	return nil, ""
+	h = authn.Require(v, &authn.Options{Logger: log, Hint: hint})(h)
+	if ids.tokens == nil {
+		return h, true, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := ids.tokens.Watch(ctx); err != nil {
+			log.Warn("watching API tokens for revocations stopped", "error", err)
+		}
+	}()
+	return h, true, func() { cancel(); <-done }
 }
 
 // options are the flags as identities (API tokens, OIDC, the audit log's
@@ -265,20 +290,4 @@ func (f *identityFlags) options(ctx context.Context, st store.Store) (identities
 		o.audit = st
 	}
 	return o, nil
-}
-
-// watchTokens runs tokens.Watch until stop is called (which waits for it
-// to end): a token revoked through another serve over the same store is
-// refused here at once. A watch that fails is logged; revocations then
-// arrive within authn.TokenCacheTTL.
-func watchTokens(ctx context.Context, log *slog.Logger, tokens *authn.Tokens) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := tokens.Watch(ctx); err != nil {
-			log.Warn("watching API tokens for revocations stopped", "error", err)
-		}
-	}()
-	return func() { cancel(); <-done }
 }
