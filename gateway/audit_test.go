@@ -2,8 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,11 +26,6 @@ import (
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/store"
 )
-
-func sha256Hex(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
 
 // TestAuditConcurrentCalls: the calls of several users at once each leave
 // one record, under keys that sort by time, with no arguments in any.

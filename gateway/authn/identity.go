@@ -24,7 +24,8 @@ type identityKey struct{}
 
 // WithIdentity returns ctx carrying id, its teams sorted: Require sets it
 // on a request's context, and so may a middleware of your own that
-// authenticates by other means; the gateway treats the request as id's.
+// authenticates by other means; the handlers behind take the request for
+// id's.
 func WithIdentity(ctx context.Context, id Identity) context.Context {
 	id.Teams = slices.Clone(id.Teams)
 	slices.Sort(id.Teams)

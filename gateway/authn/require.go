@@ -46,8 +46,8 @@ const defaultHint = "this server needs a bearer token (Authorization: Bearer ...
 
 // Require returns a middleware that lets a request through to next only
 // with a bearer credential (Authorization: Bearer ...) that v verifies,
-// the Identity v says it proves on the request's context (IdentityFrom):
-// gateway.Gateway's Handler takes it for the caller. A request without
+// the Identity v says it proves on the request's context (IdentityFrom),
+// where next finds its caller. A request without
 // one, or with one v refuses, is answered 401 with WWW-Authenticate:
 // Bearer; one v cannot check now, 503. A request in flight (a session's
 // event stream, a long call) is checked again every TokenCacheTTL and
@@ -125,8 +125,8 @@ func endWhenRefused(ctx context.Context, cancel func(), v Verifier, bearer strin
 	}
 }
 
-// SharedToken returns the Verifier of one token that every caller shares
-// (toolsift serve's --token-file): a bearer equal to token proves the zero
+// SharedToken returns the Verifier of one token that every caller shares:
+// a bearer equal to token proves the zero
 // Identity, an anonymous caller (a policy's anonymous rule), and any other
 // is refused; an empty token refuses every bearer. Both sides are hashed
 // before they are compared, in constant time, so the time taken says

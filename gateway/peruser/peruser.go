@@ -153,15 +153,15 @@ func (pu *Logins) Servers() []string {
 	return slices.Sorted(maps.Keys(pu.servers))
 }
 
-// Attach is called by gateway.Open, once, before the shared Hub connects:
-// hub are the shared Hub's options, which each user's Hub starts from
-// (its limits, timeouts, HTTP client and client requests; its own
-// Authorizer, no cache and none of the hooks, the catalog being the
-// shared Hub's), and the Authorizer it returns is the shared Hub's: a
-// per-user server is listed for the catalog with one user's login (the
-// first), every other server gets hub.Auth's tokens. shared returns the
-// shared Hub once it is open (nil before): a login through this replica
-// lists a server that failed there for want of one.
+// Attach takes the shared Hub's options, once, before that Hub connects
+// (gateway.PerUser): each user's Hub starts from them (their limits,
+// timeouts, HTTP client and client requests), with an Authorizer of its
+// own, no cache and none of the hooks, the catalog being the shared
+// Hub's. The Authorizer it returns is the shared Hub's: a per-user server
+// is listed for the catalog with one user's login (the first), every
+// other server gets hub.Auth's tokens. shared returns the shared Hub once
+// it is open (nil before): a login through this replica then lists a
+// server that failed there for want of one.
 func (pu *Logins) Attach(hub upstream.HubOptions, shared func() *upstream.Hub) (upstream.Authorizer, error) {
 	if hub.HTTPClient != nil {
 		flows, err := oauth.New(&oauth.Options{Store: store.NewMemory(), HTTPClient: hub.HTTPClient})
@@ -401,7 +401,7 @@ func (pu *Logins) drop(user, server string, uh *userHub) {
 }
 
 // Close closes every user's Hub; a call after it fails with
-// upstream.ErrClosed. Gateway.Close calls it.
+// upstream.ErrClosed.
 func (pu *Logins) Close() error {
 	pu.mu.Lock()
 	pu.closed = true
