@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/gateway/authn"
 )
 
 // Announcements of list changes on the server shared by every caller
@@ -61,7 +62,7 @@ var announced = map[string]kind{
 
 // listener is one subscriptions/listen stream of the shared server.
 type listener struct {
-	id     Identity
+	id     authn.Identity
 	prints [kinds]uint64 // of each visible list last announced (or at listen)
 	// stale: an announcement of that kind reached the stream without a
 	// policy, so its print is not what the caller last heard.
@@ -88,7 +89,7 @@ func (p *proxy) saidTools(server string) {
 // print is a hash of the list of kind k that id may see on the shared
 // server (s): it changes when an item of that list joins or leaves or its
 // definition changes, and not when only what id may not see changes.
-func (s *session) print(id Identity, k kind) uint64 {
+func (s *session) print(id authn.Identity, k kind) uint64 {
 	if k == toolsKind {
 		return s.p.toolsPrint(id)
 	}
@@ -98,7 +99,7 @@ func (s *session) print(id Identity, k kind) uint64 {
 // toolsPrint is the print of the tool list id may see on the shared
 // server: its scope's pinned tools as listed, their quarantine, and their
 // servers' word that their tools changed.
-func (p *proxy) toolsPrint(id Identity) uint64 {
+func (p *proxy) toolsPrint(id authn.Identity) uint64 {
 	a := p.accessOf(id)
 	q := p.quarantine()
 	h := fnv.New64a()
@@ -207,7 +208,7 @@ func (s *session) heard(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "subscriptions/listen" || s.id != nil || !ok {
 			return next(ctx, method, req)
 		}
-		id, _ := IdentityFrom(ctx)
+		id, _ := authn.IdentityFrom(ctx)
 		l := &listener{id: id}
 		for k := range kinds {
 			l.prints[k] = s.print(id, k)

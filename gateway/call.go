@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/gateway/audit"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -95,7 +97,8 @@ func withProgress(ctx context.Context, req *mcp.CallToolRequest) context.Context
 
 // call calls an upstream tool through the Toolset, logs one line (server,
 // tool, duration and outcome, never the arguments or the result) and
-// writes its audit record (audit.go) before it returns. A failure
+// reports its audit record (audit.Report: Options.Audit's middleware
+// writes it) before it returns. A failure
 // is a result with isError set whose text names the tool and server, so
 // that the model sees what happened; but the JSON-RPC error an upstream
 // answers a call of a client of 2026-07-28 with is that client's error
@@ -124,7 +127,7 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 		}
 	}
 	if server != "" {
-		id, _ := IdentityFrom(ctx)
+		id, _ := authn.IdentityFrom(ctx)
 		res, err = p.perUser.call(withSession(ctx, ss), id, server, name, args)
 	} else {
 		res, err = p.ts.Call(withSession(ctx, ss), name, args)
@@ -133,7 +136,7 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 	switch {
 	case hidden:
 		outcome = "out-of-scope"
-	case err != nil && errors.As(err, new(*needLogin)):
+	case err != nil && errors.Is(err, ErrLoginNeeded):
 		outcome = "login-needed"
 	case err != nil && errors.Is(err, tool.ErrUnknown):
 		outcome = "unknown"
@@ -156,11 +159,11 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 		}
 		p.logger(ctx, ss).Info("call", withError(attrs, err)...)
 	}
-	rec := AuditRecord{Time: start, Tool: name, Duration: took, Outcome: outcome}
+	rec := audit.Record{Time: start, Tool: name, Duration: took, Outcome: outcome}
 	if known {
 		rec.Server, rec.UpstreamTool = t.Server, t.OriginalName
 	}
-	p.audit(ctx, ss, rec)
+	audit.Report(ctx, rec)
 	if err == nil {
 		if refusal := p.holdResult(ctx, name, res); refusal != nil {
 			p.logger(ctx, ss).Warn("result refused", "tool", name, "error", refusal)
@@ -185,11 +188,11 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 // logs and audits it (outcome quarantined).
 func (p *proxy) refuseQuarantined(ctx context.Context, ss *mcp.ServerSession, name, msg string) *mcp.CallToolResult {
 	p.logger(ctx, ss).Warn("call refused: tool quarantined", "tool", name, "outcome", "quarantined")
-	rec := AuditRecord{Time: time.Now(), Tool: name, Outcome: "quarantined"}
+	rec := audit.Record{Time: time.Now(), Tool: name, Outcome: "quarantined"}
 	if t, ok := p.ts.Get(name); ok {
 		rec.Server, rec.UpstreamTool = t.Server, t.OriginalName
 	}
-	p.audit(ctx, ss, rec)
+	audit.Report(ctx, rec)
 	return errorResult("%s", msg)
 }
 

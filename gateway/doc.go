@@ -23,8 +23,8 @@
 // 2026-07-28, which has no session (its revision rides in each request's
 // Mcp-Protocol-Version header and _meta), gets the fixed list (search_tools,
 // call_tool, the pinned tools) and calls a found tool by the name
-// search_tools gave, or through call_tool. Options.Stateless serves every
-// client so. Such a client hears of changes to that list, and to the
+// search_tools gave, or through call_tool. Options.HTTP.Stateless serves
+// every client so. Such a client hears of changes to that list, and to the
 // resources and prompts, on its subscriptions/listen stream, and of an
 // upstream with pinned tools saying its tools changed, even when its
 // list is the same (a client lists again at the cost of one list; a word
@@ -39,53 +39,53 @@
 // Options.Policy (a config.Policy: docs/serve.md, "Team gateway: policy")
 // scopes what each caller sees and calls, by the Identity an
 // authenticating middleware in front of Handler sets on the request
-// (WithIdentity; ServeStdio's ctx for stdio). It holds on every route,
-// both wires: tools/list, search_tools (a tool out of scope is not
-// ranked at all), tools/call and call_tool, resources, templates,
-// prompts, completions and subscriptions, and the list changes a
-// 2026-07-28 client hears on its subscriptions/listen stream (only those
-// of what it may see); what is out of scope is answered as what does not
-// exist, error texts included. SetPolicy replaces the policy while
-// serving.
+// (authn.Require, or authn.WithIdentity from a middleware of your own;
+// ServeStdio's ctx for stdio). It holds on every route, both wires:
+// tools/list, search_tools (a tool out of scope is not ranked at all),
+// tools/call and call_tool, resources, templates, prompts, completions
+// and subscriptions, and the list changes a 2026-07-28 client hears on
+// its subscriptions/listen stream (only those of what it may see); what
+// is out of scope is answered as what does not exist, error texts
+// included. SetPolicy replaces the policy while serving.
 //
-// The HTTP handler carries every protection of toolsift serve --listen: a
-// bearer token (Options.Token), the Origin check, sessions bound to the
-// credential that opened them and capped, a deadline and a size limit on
-// request bodies. The connections are the server's: LimitListener caps
-// them as toolsift serve --max-conns does.
+// The HTTP handler carries the protections of toolsift serve --listen
+// (Options.HTTP): the Origin check, sessions bound to the credential that
+// opened them and capped, a deadline and a size limit on request bodies.
+// The connections are the server's: LimitListener caps them as toolsift
+// serve --max-conns does. Who may call is not the handler's to decide:
+// package authn's Require, in front of it, refuses a request without a
+// valid bearer credential and names its caller (per-user API tokens,
+// bearer JWTs of an OpenID Connect issuer, one shared token, or a Verifier
+// of your own); the caller's user is named in every log line and audit
+// record.
 //
-// For a team, Options.Tokens requires a per-user API token (Tokens, kept
-// hashed in a store.Store that every replica shares; toolsift token makes
-// them) on every HTTP request instead of the shared Token: the request
-// becomes its user's Identity, named in every log line, and a revoked
-// token is refused by every replica within TokenCacheTTL; Options.OIDC
-// accepts bearer JWTs of an OpenID Connect issuer (NewOIDC) too. Options.Audit
-// keeps one AuditRecord per tools/call (who, which tool of which server,
-// when, how long, the outcome; never arguments or results), written
-// before the call's result returns; AuditRecords reads them back and
-// PruneAudit deletes the whole days older than a cut (toolsift audit prune,
-// serve --audit-retention).
-// Per-user servers (Options.PerUser) are remote servers each user reaches
-// with the user's own OAuth login: a user's calls go out on a session of
-// that user's own, with that user's token; LoginHandler serves the login
-// pages (PublicURL/login/SERVER and the callback PublicURL/oauth/callback);
-// the logins are kept in Options.Store sealed with Options.LoginKey
-// (AES-256-GCM), refreshed once across replicas sharing the store. A user
-// without a login gets a tool result with the link to open. See
-// docs/serve.md, "Team gateway: per-user logins".
+// Options.Audit, an audit.Log, keeps one record per tools/call (who,
+// which tool of which server, when, how long, the outcome, those the
+// Gateway decides itself included; never arguments or results), written
+// before the call's result returns; package audit reads them back and
+// prunes them (toolsift audit, serve --audit-retention).
 //
-// The API speaks no go-sdk type: a program that mounts a Gateway compiles
-// the SDK through this package but never names it.
+// Per-user servers (Options.PerUser, a PerUser: package peruser's Logins)
+// are remote servers each user reaches with the user's own OAuth login: a
+// user's calls go out on a session of that user's own, with that user's
+// token, and a user without a login gets a tool result with the link to
+// open; the login pages, the sealed store of the logins and the users'
+// sessions are peruser's. See docs/serve.md, "Team gateway: per-user
+// logins".
+//
+// The API speaks no go-sdk type, nor do authn's and peruser's: a program
+// that mounts a Gateway compiles the SDK through this package but never
+// names it. audit's Log is the one exception, being a go-sdk middleware.
 //
 // Quick start:
 //
 //	cfg, err := config.Load("mcp.json", nil)
 //	if err != nil { ... }
-//	gw, err := gateway.Open(ctx, cfg, &gateway.Options{Token: os.Getenv("TOKEN")})
+//	gw, err := gateway.Open(ctx, cfg, nil)
 //	if err != nil { ... }
 //	defer gw.Close()
 //	mux := http.NewServeMux()
-//	mux.Handle("/mcp", gw.Handler())
+//	mux.Handle("/mcp", authn.Require(authn.SharedToken(os.Getenv("TOKEN")), nil)(gw.Handler()))
 //	srv := &http.Server{Addr: ":8080", Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 //	log.Fatal(srv.ListenAndServe())
 package gateway

@@ -13,6 +13,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -34,7 +35,6 @@ func Example() {
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"notes": notes}}
 	gw, err := gateway.Open(ctx, cfg, &gateway.Options{
-		Token:   "s3cret",
 		Toolset: toolsift.Options{Store: store.NewMemory()},
 	})
 	if err != nil {
@@ -42,8 +42,10 @@ func Example() {
 	}
 	defer gw.Close()
 
+	// Behind a bearer token: authn.Require in front of the handler (per-user
+	// API tokens, OIDC or a Verifier of your own work the same way).
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", gw.Handler())
+	mux.Handle("/mcp", authn.Require(authn.SharedToken("s3cret"), nil)(gw.Handler()))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()

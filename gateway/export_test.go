@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -17,7 +16,6 @@ import (
 type (
 	Proxy        = proxy
 	ProxyOptions = proxyOptions
-	HTTPOptions  = httpOptions
 )
 
 var (
@@ -28,7 +26,7 @@ var (
 const ServerLogLevel = serverLogLevel
 
 func (p *proxy) NewServer() *mcp.Server              { return p.newServer() }
-func (p *proxy) Handler(o *httpOptions) http.Handler { return p.handler(o) }
+func (p *proxy) Handler(o *HTTPOptions) http.Handler { return p.handler(o) }
 func (p *proxy) ToolsChanged()                       { p.toolsChanged() }
 func (p *proxy) ResourceUpdated(uri string)          { p.resourceUpdated(uri) }
 func (p *proxy) Warnings() []string                  { return p.pinWarnings() }
@@ -47,14 +45,3 @@ func (g *Gateway) SetSessionGrace(d time.Duration) {
 	defer g.p.mu.Unlock()
 	g.p.grace = d
 }
-
-// SetClock makes t read the time from now (the cache's expiry).
-func (t *Tokens) SetClock(now func() time.Time) { t.now = now }
-
-// WriteAudit writes rec as a call's audit record is written.
-func WriteAudit(ctx context.Context, s store.Store, rec AuditRecord) error {
-	return (&auditLog{s: s}).write(ctx, rec)
-}
-
-// SetClock makes o read the time from now (expiry, key refetches).
-func (o *OIDC) SetClock(now func() time.Time) { o.now = now }

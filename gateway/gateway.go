@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/gateway/audit"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -36,9 +38,12 @@ type Options struct {
 	// warning says so); found tools fill what is left, the least recently
 	// used leaving first.
 	MaxTools int
-	// Budget is the most tokens the tool schemas of one search_tools answer
-	// may cost, as the model is sent them. Default think.DefaultBudget.
-	Budget int
+	// SearchBudget is the most tokens the tool schemas of one
+	// search_tools answer may cost, as the model is sent them (counted by
+	// the Toolset's tokenizer); tools are compressed before they are left
+	// out. Default think.DefaultBudget. Not Toolset.Budget, the budget of
+	// the Toolset's own Think steps.
+	SearchBudget int
 	// MaxResultBytes bounds the bytes of upstream results held at once,
 	// across calls and sessions; a result waits while others hold too
 	// many, and one larger than MaxResultBytes is refused with a result
@@ -56,44 +61,40 @@ type Options struct {
 	// discards them.
 	Logger *slog.Logger
 
-	// Policy says which servers and tools each caller (its Identity:
-	// WithIdentity on the HTTP request) may see and call, on every route
-	// (docs/serve.md, "Team gateway: policy"); a tool, resource or prompt
-	// out of a caller's scope is answered as one that does not exist. A
-	// caller without an Identity (stdio, HTTP with the shared Token) gets
-	// its Anonymous rule. nil: every caller sees everything. Patterns that
-	// name no server of the config are Warnings.
+	// Policy says which servers and tools each caller (its Identity, on
+	// the HTTP request's context: authn.Require) may see and call, on
+	// every route (docs/serve.md, "Team gateway: policy"); a tool,
+	// resource or prompt out of a caller's scope is answered as one that
+	// does not exist. A caller without an Identity (stdio, HTTP with a
+	// shared token) gets its Anonymous rule. nil: every caller sees
+	// everything. Patterns that name no server of the config are Warnings.
 	Policy *config.Policy
 
-	// The rest configure Handler.
+	// Audit, when set, keeps one record of every tools/call (audit.Record:
+	// who, which tool of which server, when, how long, the outcome, those
+	// the Gateway decides itself included: a tool out of the caller's
+	// scope, one quarantined; never arguments or results), written before
+	// the call's result is returned. A call through call_tool is recorded
+	// as the tool it names.
+	Audit *audit.Log
 
-	// Token, when not empty, is the bearer token every HTTP request must
-	// carry (Authorization: Bearer TOKEN); others get 401. It is compared
-	// in constant time and never logged. Without one, anyone who reaches
-	// the handler can call every tool: mount it without a Token only where
-	// something else checks who calls.
-	Token string
-	// Tokens, when set, requires a live per-user API token (NewTokens,
-	// toolsift token create) on every HTTP request: a request with one is
-	// its user's (the Identity in every log line and audit record), others
-	// get 401 with WWW-Authenticate; a request in flight (a session's
-	// event stream) is ended once its token is refused, checked every
-	// TokenCacheTTL. Set Token or Tokens, not both: a
-	// shared token would let whoever holds it in as nobody. When their
-	// store is a store.Watcher, the Gateway watches it until Close: a
-	// token revoked by another process is refused at once, not only
-	// after TokenCacheTTL.
-	Tokens *Tokens
-	// OIDC, when set, accepts bearer JWTs an OpenID Connect issuer signed
-	// (NewOIDC): the token's claims name the user and teams. With Tokens
-	// too, a bearer starting with TokenPrefix is an API token and any
-	// other a JWT. Not with Token.
-	OIDC *OIDC
-	// Audit, when set, keeps one record of every tools/call (AuditRecord:
-	// who, which tool of which server, when, how long, the outcome; never
-	// arguments or results), written to it before the call's result is
-	// returned.
-	Audit store.Store
+	// HTTP configures Handler.
+	HTTP HTTPOptions
+
+	// PerUser, when set, reaches the url servers it names with each
+	// user's own OAuth login (peruser.Logins; docs/serve.md, "Team
+	// gateway: per-user logins"): a user's calls of their tools go out on
+	// a session of the user's own with the user's token, never another's,
+	// and their resources and prompts are not served. It needs each
+	// request's user (authn.Require). Open attaches it to the shared Hub,
+	// and Close closes it.
+	PerUser PerUser
+}
+
+// HTTPOptions configure a Gateway's Handler. The zero value gives toolsift
+// serve's defaults. Authentication is not among them: it is a middleware
+// in front of Handler (authn.Require), which sets each request's Identity.
+type HTTPOptions struct {
 	// Stateless serves every HTTP client without sessions, whatever its
 	// revision: each request is answered on its own. Lists are fixed
 	// (search_tools, call_tool and the pinned tools): found tools are
@@ -119,34 +120,38 @@ type Options struct {
 	// BodyTimeout is how long a request body may take to arrive; zero
 	// means DefaultBodyTimeout. A body slower than that gets 408.
 	BodyTimeout time.Duration
-
-	// PerUser names the url servers of the config that each user reaches
-	// with the user's own OAuth login (docs/serve.md, "Team gateway:
-	// per-user logins"): a user's calls of their tools go out on a session
-	// of the user's own with the user's token, never another's; a user
-	// without a login gets a result naming PublicURL/login/SERVER. Their
-	// tools are in the catalog once the first user logged in (that login
-	// lists them). A setting of the gateway, not of the config file: the
-	// config files are the users' own mcp.json, and who may use whose
-	// login is the gateway's to decide. It needs a request's user
-	// (WithIdentity), Store, LoginKey and PublicURL.
-	PerUser []string
-	// Store keeps the per-user logins, sealed, and the logins under way;
-	// nil means Toolset.Store. Replicas that share it share the logins (a
-	// refresh happens once, under its Lock). The caller closes it, after
-	// the Gateway.
-	Store store.Store
-	// LoginKey is the AES-256 key (LoginKeySize bytes) the per-user
-	// logins are sealed with; it is never stored. A store holding records
-	// sealed with another key is refused (an error wrapping ErrLoginKey
-	// that names both key ids), and those records are never overwritten.
-	LoginKey []byte
-	// PublicURL is the Gateway's base URL as users' browsers reach it
-	// (https://gateway.example.com): LoginHandler serves PublicURL/login/SERVER
-	// and PublicURL/oauth/callback, the redirect URI registered with the
-	// authorization servers.
-	PublicURL string
 }
+
+// PerUser reaches the servers each user calls with the user's own OAuth
+// login (Options.PerUser; peruser.Logins is the one implementation, with
+// the login pages and the sealed store of the logins): the Gateway routes
+// the calls of their tools to it, and keeps their resources, prompts,
+// completions and subscriptions, which would be one user's, from every
+// client. Its methods are called concurrently, Attach first.
+type PerUser interface {
+	// Servers names the per-user servers: url servers of the config.
+	Servers() []string
+	// Attach is called once, by Open, before the shared Hub connects:
+	// hub are that Hub's options, hooks and client requests set, which
+	// each user's Hub starts from; the Authorizer it returns takes the
+	// place of hub.Auth (the per-user servers listed for the catalog with
+	// one user's login, the others given hub.Auth's tokens). shared
+	// returns the shared Hub once it is open, nil before.
+	Attach(hub upstream.HubOptions, shared func() *upstream.Hub) (upstream.Authorizer, error)
+	// Call calls the tool name of server as user ("" when the request
+	// names nobody), on the user's own session: an error wrapping
+	// ErrLoginNeeded, whose text says where to log in, when the user has
+	// no usable login.
+	Call(ctx context.Context, user, server, name string, args json.RawMessage) (tool.Result, error)
+	// Close ends the users' sessions; Gateway.Close calls it.
+	Close() error
+}
+
+// ErrLoginNeeded is wrapped by the error of a per-user server's call
+// (PerUser.Call) that needs the caller to log in first: the call's
+// outcome is login-needed, and its text reaches the client as the
+// result.
+var ErrLoginNeeded = errors.New("gateway: the caller's own login is needed")
 
 // A Gateway serves the tools of many MCP servers as one MCP server, over
 // streamable HTTP (Handler) or a stream such as stdio (ServeStdio). It is
@@ -155,15 +160,10 @@ type Gateway struct {
 	ts   *toolsift.Toolset
 	p    *proxy
 	pu   *perUser // nil without Options.PerUser
-	http httpOptions
-
-	loginOnce sync.Once
-	login     http.Handler
+	http HTTPOptions
 
 	handlerOnce sync.Once
 	handler     http.Handler
-
-	stopWatch func() // ends the watch of Options.Tokens' store and waits
 }
 
 // Open connects to the servers of cfg (toolsift.OpenConfig) and returns
@@ -186,8 +186,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	case o.ClientRequestsPerMinute == 0:
 		o.ClientRequestsPerMinute = DefaultClientRequestsPerMinute
 	}
-	ho, err := o.httpOptions()
-	if err != nil {
+	if err := o.HTTP.check(); err != nil {
 		return nil, err
 	}
 	if to.Logger == nil {
@@ -230,14 +229,15 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	}
 	to.Hub.ClientRequests = newClientRequests(o.Logger, o.ClientRequestsPerMinute)
 	to.Hub.ServerLogLevel = serverLogLevel
-	pu, err := o.perUser(ctx, cfg, to.Hub)
+	pu, err := newPerUser(o.PerUser, cfg)
 	if err != nil {
 		return nil, err
 	}
 	var shared atomic.Pointer[upstream.Hub]
 	if pu != nil {
-		pu.shared = shared.Load
-		to.Hub.Auth = &catalogAuth{next: to.Hub.Auth, pu: pu, sent: map[string]string{}}
+		if to.Hub.Auth, err = pu.pu.Attach(to.Hub, shared.Load); err != nil {
+			return nil, err
+		}
 	}
 	ts, err := toolsift.OpenConfig(ctx, cfg, &to)
 	if err != nil {
@@ -246,9 +246,9 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	shared.Store(ts.Hub())
 	p, err := newProxy(ts, &proxyOptions{
 		MaxTools:       o.MaxTools,
-		Budget:         o.Budget,
+		SearchBudget:   o.SearchBudget,
 		PinnedTools:    ts.Pinned(), // the Toolset's pins: the config's alwaysLoad, Toolset.Pin
-		Static:         o.Stateless,
+		Static:         o.HTTP.Stateless,
 		MaxResultBytes: o.MaxResultBytes,
 		Name:           o.Name,
 		Version:        o.Version,
@@ -262,33 +262,20 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	p.perUser = pu
 	px.Store(p)
 	p.featuresChanged() // what changed while the proxy was being made
-	g := &Gateway{ts: ts, p: p, pu: pu, http: ho, stopWatch: func() {}}
-	if o.Tokens != nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			o.Tokens.watch(ctx, p.log)
-		}()
-		g.stopWatch = func() { cancel(); <-done }
-	}
-	return g, nil
+	return &Gateway{ts: ts, p: p, pu: pu, http: o.HTTP}, nil
 }
 
-// httpOptions checks the options of Handler.
-func (o *Options) httpOptions() (httpOptions, error) {
+// check checks the options of Handler.
+func (o *HTTPOptions) check() error {
 	switch {
 	case o.SessionTimeout < 0:
-		return httpOptions{}, fmt.Errorf("%w: SessionTimeout = %v, want 0 (never) or more", ErrOptions, o.SessionTimeout)
+		return fmt.Errorf("%w: HTTP.SessionTimeout = %v, want 0 (never) or more", ErrOptions, o.SessionTimeout)
 	case o.MaxSessions < 0:
-		return httpOptions{}, fmt.Errorf("%w: MaxSessions = %d, want > 0", ErrOptions, o.MaxSessions)
+		return fmt.Errorf("%w: HTTP.MaxSessions = %d, want > 0", ErrOptions, o.MaxSessions)
 	case o.BodyTimeout < 0:
-		return httpOptions{}, fmt.Errorf("%w: BodyTimeout = %v, want > 0", ErrOptions, o.BodyTimeout)
-	case o.Token != "" && (o.Tokens != nil || o.OIDC != nil):
-		return httpOptions{}, fmt.Errorf("%w: Token and Tokens or OIDC are both set: a shared token or per-user identities, not both (the shared one would let whoever holds it in as nobody)", ErrOptions)
+		return fmt.Errorf("%w: HTTP.BodyTimeout = %v, want > 0", ErrOptions, o.BodyTimeout)
 	}
-	return httpOptions{Token: o.Token, Tokens: o.Tokens, OIDC: o.OIDC, Stateless: o.Stateless, SessionTimeout: o.SessionTimeout,
-		MaxSessions: o.MaxSessions, AllowedOrigins: o.AllowedOrigins, BodyTimeout: o.BodyTimeout}, nil
+	return nil
 }
 
 // Toolset returns the Toolset the Gateway serves: its Status, Tools,
@@ -327,11 +314,15 @@ func (g *Gateway) Pinned() []string { return g.p.pinnedNames() }
 
 // Handler returns the Gateway's streamable HTTP handler (one session, with
 // its own list, per client of MCP 2025-11-25 or before; none for a client
-// of 2026-07-28, nor for any with Options.Stateless), behind the
-// checks of Options: the bearer Token, the Origin header, the sessions'
-// binding to their credential and their cap, the body's deadline and
-// size. Mount it at the path clients are given (toolsift serve uses /mcp).
-// Every call returns the same handler.
+// of 2026-07-28, nor for any with HTTP.Stateless), behind the checks of
+// Options.HTTP: the Origin header, the sessions' binding to their
+// credential and their cap, the body's deadline and size. It
+// authenticates nobody: a request is its context's Identity's
+// (authn.IdentityFrom), anonymous without one, so mount it behind
+// authn.Require (or a middleware of your own that sets
+// authn.WithIdentity) wherever something other than a loopback address
+// reaches it. Mount it at the path clients are given (toolsift serve uses
+// /mcp). Every call returns the same handler.
 //
 // The connections are the server's to bound: give http.Server a
 // ReadHeaderTimeout, and its listener LimitListener; no WriteTimeout,
@@ -344,11 +335,11 @@ func (g *Gateway) Handler() http.Handler {
 // ServeStdio serves one client session over r and w (a process's stdin
 // and stdout, as desktop clients start toolsift serve) until r ends, the
 // client goes away or ctx is done: those are a normal end, nil. It does
-// not close r or w. The client is the Identity ctx carries (WithIdentity;
-// anonymous without), for the Policy and the logs.
+// not close r or w. The client is the Identity ctx carries
+// (authn.WithIdentity; anonymous without), for the Policy and the logs.
 func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	t := &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
-	id, _ := IdentityFrom(ctx)
+	id, _ := authn.IdentityFrom(ctx)
 	err := g.p.newSessionServer(id).Run(ctx, t)
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil
@@ -356,11 +347,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) erro
 	return err
 }
 
-// Close stops the upstream servers (Toolset.Close), the per-user
-// sessions and the watch of Options.Tokens' store. Serve no more once it
-// is called.
+// Close stops the upstream servers (Toolset.Close) and the per-user
+// sessions. Serve no more once it is called.
 func (g *Gateway) Close() error {
-	g.stopWatch()
 	return errors.Join(g.pu.close(), g.ts.Close())
 }
 

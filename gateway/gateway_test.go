@@ -15,13 +15,12 @@ import (
 func TestOpenRefusesOptions(t *testing.T) {
 	for name, o := range map[string]gateway.Options{
 		"ServerLogLevel": {Toolset: toolsift.Options{Hub: upstream.HubOptions{ServerLogLevel: "info"}}},
-		"SessionTimeout": {SessionTimeout: -time.Second},
-		"MaxSessions":    {MaxSessions: -1},
-		"BodyTimeout":    {BodyTimeout: -time.Second},
+		"SessionTimeout": {HTTP: gateway.HTTPOptions{SessionTimeout: -time.Second}},
+		"MaxSessions":    {HTTP: gateway.HTTPOptions{MaxSessions: -1}},
+		"BodyTimeout":    {HTTP: gateway.HTTPOptions{BodyTimeout: -time.Second}},
 		"MaxTools":       {MaxTools: -1},
-		"Budget":         {Budget: -1},
+		"SearchBudget":   {SearchBudget: -1},
 		"MaxResultBytes": {MaxResultBytes: -1},
-		"Token+Tokens":   {Token: "shared", Tokens: gateway.NewTokens(store.NewMemory())},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o.Toolset.NoSemantic, o.Toolset.Store = true, store.NewMemory()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -49,7 +50,7 @@ type heldCalls struct {
 // heldCall is one call of a 2026-07-28 client that runs on its own.
 type heldCall struct {
 	name   string             // the tool called, which the retry must name too
-	user   string             // who called it (IdentityFrom), whom the retry must come from too
+	user   string             // who called it (authn.IdentityFrom), whom the retry must come from too
 	asks   chan *heldAsk      // the upstream's questions, from clientRequests
 	done   chan heldOutcome   // the call's end (capacity 1)
 	cancel context.CancelFunc // ends the call
@@ -148,7 +149,7 @@ func (p *proxy) callRound(ctx context.Context, ss *mcp.ServerSession, name strin
 
 // caller is who makes the request of ctx, "" when nobody said.
 func caller(ctx context.Context) string {
-	id, _ := IdentityFrom(ctx)
+	id, _ := authn.IdentityFrom(ctx)
 	return id.User
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/gateway/authn"
 )
 
 // HTTP sessions (streamable HTTP with sessions): the go-sdk keeps every
@@ -40,12 +41,12 @@ func sessionTag(id string) string {
 }
 
 // credential is what a session is bound to: the request's user, when it
-// has an Identity (Options.Tokens or OIDC, or a middleware in front set
-// it), so that a client whose JWT was refreshed, or who uses another of
+// has an Identity (set by authn.Require or another middleware in
+// front), so that a client whose JWT was refreshed, or who uses another of
 // the user's tokens, keeps its session; else a hash of the request's
 // Authorization header (empty without one).
 func credential(r *http.Request) [32]byte {
-	if id, ok := IdentityFrom(r.Context()); ok && !id.IsZero() {
+	if id, ok := authn.IdentityFrom(r.Context()); ok && !id.IsZero() {
 		return sha256.Sum256([]byte("identity\x00" + id.User))
 	}
 	return sha256.Sum256([]byte(r.Header.Get("Authorization")))
@@ -153,7 +154,7 @@ func (g *sessionGuard) reserve() (victim *httpSession, err error) {
 		return nil, nil
 	}
 	if victim == nil {
-		return nil, fmt.Errorf("503 too many sessions: all %d sessions (gateway.Options.MaxSessions, toolsift serve --max-sessions) are busy; retry later", g.max)
+		return nil, fmt.Errorf("503 too many sessions: all %d sessions (gateway.HTTPOptions.MaxSessions, toolsift serve --max-sessions) are busy; retry later", g.max)
 	}
 	delete(g.sessions, oldestID)
 	g.opening++

@@ -3,45 +3,11 @@ package gateway
 import (
 	"context"
 	"net/http"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/gateway/authn"
 )
-
-// Identity is who makes a request: the user an API token or a bearer JWT
-// names, and the teams the user belongs to. It is what logs, audit
-// records, the policy and per-user logins speak of; the credential that
-// proved it is never kept beside it.
-type Identity struct {
-	// User names one person or agent, unique in the gateway.
-	User string
-	// Teams are the groups the user belongs to, sorted.
-	Teams []string
-}
-
-// IsZero reports whether id names nobody (an anonymous request: the
-// Gateway's own checks let it in, for example on loopback without a
-// token).
-func (id Identity) IsZero() bool { return id.User == "" && len(id.Teams) == 0 }
-
-type identityKey struct{}
-
-// WithIdentity returns ctx carrying id: an HTTP middleware in front of
-// Handler that authenticates requests by its own means sets it on the
-// request's context, and the Gateway treats the request as id's.
-func WithIdentity(ctx context.Context, id Identity) context.Context {
-	id.Teams = slices.Clone(id.Teams)
-	slices.Sort(id.Teams)
-	return context.WithValue(ctx, identityKey{}, id)
-}
-
-// IdentityFrom returns the Identity ctx carries (WithIdentity), and
-// whether it carries one.
-func IdentityFrom(ctx context.Context) (Identity, bool) {
-	id, ok := ctx.Value(identityKey{}).(Identity)
-	return id, ok
-}
 
 // identityExtra is the key of a request's Identity in the go-sdk's
 // auth.TokenInfo.Extra: the SDK hands a request's TokenInfo to the
@@ -50,20 +16,20 @@ func IdentityFrom(ctx context.Context) (Identity, bool) {
 const identityExtra = "toolsift.identity"
 
 // carryIdentity passes the Identity of an HTTP request's context
-// (WithIdentity, set by whatever authenticated it in front) to the MCP
-// handlers, as the go-sdk's TokenInfo: its UserID binds a session to the
-// user who opened it (another user's request for it gets 403), its Extra
-// holds the Identity (requestIdentity). Requests without one pass as they
-// are.
+// (authn.WithIdentity: set by authn.Require, or whatever authenticated it
+// in front) to the MCP handlers, as the go-sdk's TokenInfo: its UserID
+// binds a session to the user who opened it (another user's request for
+// it gets 403), its Extra holds the Identity (requestIdentity). Requests
+// without one pass as they are.
 func carryIdentity(next http.Handler) http.Handler {
 	// The SDK's middleware is the only way into its context key, made
 	// once: its verifier turns the request's Identity into the TokenInfo.
 	withInfo := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-		id, _ := IdentityFrom(r.Context())
+		id, _ := authn.IdentityFrom(r.Context())
 		return &auth.TokenInfo{UserID: "user:" + id.User, Extra: map[string]any{identityExtra: id}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, ok := IdentityFrom(r.Context())
+		id, ok := authn.IdentityFrom(r.Context())
 		if !ok || id.IsZero() {
 			next.ServeHTTP(w, r)
 			return
@@ -81,28 +47,29 @@ func carryIdentity(next http.Handler) http.Handler {
 // requestIdentity returns the Identity of the client request req (see
 // carryIdentity); the zero Identity when it has none (stdio, or HTTP
 // without authentication).
-func requestIdentity(req mcp.Request) Identity {
+func requestIdentity(req mcp.Request) authn.Identity {
 	if req == nil {
-		return Identity{}
+		return authn.Identity{}
 	}
 	if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
-		if id, ok := ex.TokenInfo.Extra[identityExtra].(Identity); ok {
+		if id, ok := ex.TokenInfo.Extra[identityExtra].(authn.Identity); ok {
 			return id
 		}
 	}
-	return Identity{}
+	return authn.Identity{}
 }
 
 // withRequestIdentity is the MCP servers' outermost receiving middleware:
-// the handlers of a request find its Identity in their ctx (IdentityFrom),
-// whichever wire or session it came by; a request without one, on a
-// session of one caller (stdio served with an Identity), is that caller's.
+// the handlers of a request find its Identity in their ctx
+// (authn.IdentityFrom), whichever wire or session it came by; a request
+// without one, on a session of one caller (stdio served with an
+// Identity), is that caller's.
 func (s *session) withRequestIdentity(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if id := requestIdentity(req); !id.IsZero() {
-			ctx = WithIdentity(ctx, id)
+			ctx = authn.WithIdentity(ctx, id)
 		} else if s.id != nil && !s.id.IsZero() {
-			ctx = WithIdentity(ctx, *s.id)
+			ctx = authn.WithIdentity(ctx, *s.id)
 		}
 		return next(ctx, method, req)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/testenv"
 )
 
@@ -18,7 +19,7 @@ import (
 func asUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u := r.Header.Get("X-Test-User"); u != "" {
-			r = r.WithContext(gateway.WithIdentity(r.Context(), gateway.Identity{User: u, Teams: []string{"eng"}}))
+			r = r.WithContext(authn.WithIdentity(r.Context(), authn.Identity{User: u, Teams: []string{"eng"}}))
 		}
 		next.ServeHTTP(w, r)
 	})

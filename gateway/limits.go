@@ -56,7 +56,7 @@ func checkOrigin(allowed []string, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		http.Error(w, fmt.Sprintf("403 forbidden: Origin %q is not allowed: toolsift serve answers loopback origins and its own host only (allow more with --allow-origin, gateway.Options.AllowedOrigins)", origin), http.StatusForbidden)
+		http.Error(w, fmt.Sprintf("403 forbidden: Origin %q is not allowed: toolsift serve answers loopback origins and its own host only (allow more with --allow-origin, gateway.HTTPOptions.AllowedOrigins)", origin), http.StatusForbidden)
 	})
 }
 
@@ -98,7 +98,7 @@ func bodyDeadline(timeout time.Duration, next http.Handler) http.Handler {
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			w.Header().Set("Connection", "close")
-			http.Error(w, fmt.Sprintf("408 request timeout: the request body did not arrive within %v (gateway.Options.BodyTimeout)", timeout), http.StatusRequestTimeout)
+			http.Error(w, fmt.Sprintf("408 request timeout: the request body did not arrive within %v (gateway.HTTPOptions.BodyTimeout)", timeout), http.StatusRequestTimeout)
 			return
 		case err != nil:
 			http.Error(w, fmt.Sprintf("400 bad request: reading the request body: %v", err), http.StatusBadRequest)

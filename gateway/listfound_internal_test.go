@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
@@ -96,7 +97,7 @@ func oneSession(t testing.TB, tools []upstream.LocalTool) (*toolsift.Toolset, *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.server(false, &Identity{})
+	p.server(false, &authn.Identity{})
 	var s *session
 	p.mu.Lock()
 	for x := range p.sessions {

@@ -3,110 +3,39 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
-	"net/url"
-	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/oauth"
-	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
 
-// perUser reaches the per-user servers (Options.PerUser): each user's
-// calls go out on a session of the user's own, opened with the user's own
-// login (a Hub of one server per user and server, started at the user's
-// first call, its session stopped when idle as the shared Hub's servers
-// are). The shared Hub keeps the server in the catalog, listed with one
-// login (catalogAuth), and never carries a call.
+// perUser is Options.PerUser as the proxy consults it; nil without one.
 type perUser struct {
-	servers map[string]config.Server // per-user server name → its config
-	logins  *userLogins
-	hubOpts upstream.HubOptions // of each user's Hub
-	log     *slog.Logger
-	shared  func() *upstream.Hub // the shared Hub, once open: Retry after a first login
-
-	mu      sync.Mutex
-	closed  bool
-	hubs    map[[2]string]*userHub // (user, server)
-	retried map[string]time.Time   // server → when listCatalogAgain last looked
-	tickets map[[2]string]madeTicket
+	pu      PerUser
+	servers map[string]bool
 }
 
-// retryEvery spaces the catalog's retries of a per-user server that
-// failed in the shared Hub.
-const retryEvery = time.Minute
-
-// listCatalogAgain starts server again in the shared Hub when it failed
-// there, at most once a minute: a replica that started before anyone
-// logged in (the login went through another replica) lists the server's
-// tools at the first call that shows a login exists. When the catalog's
-// login is gone (expired or revoked), the caller's (user's) takes its
-// place.
-func (pu *perUser) listCatalogAgain(ctx context.Context, server, serverURL, user string) {
-	hub := pu.shared()
-	if hub == nil {
-		return
+// newPerUser checks that pu's servers are url servers of cfg; nil pu
+// gives nil.
+func newPerUser(pu PerUser, cfg *config.Config) (*perUser, error) {
+	if pu == nil {
+		return nil, nil
 	}
-	// The shared Hub's status is looked at once a minute, not per call.
-	pu.mu.Lock()
-	due := time.Since(pu.retried[server]) >= retryEvery
-	if due {
-		pu.retried[server] = time.Now()
+	p := &perUser{pu: pu, servers: map[string]bool{}}
+	for _, name := range pu.Servers() {
+		if sc, ok := cfg.Servers[name]; !ok || sc.URL == "" {
+			return nil, fmt.Errorf("%w: PerUser names server %q, which is no url server of the config", ErrOptions, name)
+		}
+		p.servers[name] = true
 	}
-	pu.mu.Unlock()
-	if !due {
-		return
-	}
-	failed := false
-	for _, st := range hub.Status() {
-		failed = failed || st.Name == server && st.State == upstream.StateFailed
-	}
-	if !failed {
-		return
-	}
-	key, err := pu.logins.find(ctx, user, serverURL)
-	if err != nil || key == "" {
-		return
-	}
-	if err := pu.logins.replaceCatalogLogin(ctx, serverURL, key); err != nil {
-		pu.log.Warn("catalog login not set", "server", server, "error", err)
-	}
-	if err := hub.Retry(ctx, server); err != nil {
-		pu.log.Warn("per-user server not listed", "server", server, "error", err)
-	} else {
-		pu.log.Info("per-user server listed", "server", server)
-	}
-}
-
-// hubIdle is how long a user's Hub of a per-user server is kept unused
-// (its session stopped after the Hub's IdleTimeout already).
-const hubIdle = time.Hour
-
-// userHub is one user's Hub of one per-user server.
-type userHub struct {
-	mu   sync.Mutex    // one connection at a time
-	hub  *upstream.Hub // nil until connected
-	auth *userAuth
-
-	// calls in progress and when it was last used: guarded by perUser.mu.
-	calls int
-	used  time.Time
+	return p, nil
 }
 
 func (pu *perUser) has(server string) bool {
-	if pu == nil {
-		return false
-	}
-	_, ok := pu.servers[server]
-	return ok
+	return pu != nil && pu.servers[server]
 }
 
 // serverOf returns the per-user server a tool name belongs to by its
@@ -124,303 +53,17 @@ func (pu *perUser) serverOf(name string) string {
 }
 
 // call calls the tool name of the per-user server server as id's user,
-// on the user's own session with the user's own token. A user without a
-// login (or whose login expired or was revoked) gets an error naming the
-// page that logs in: needLogin.
-func (pu *perUser) call(ctx context.Context, id Identity, server, name string, args json.RawMessage) (tool.Result, error) {
-	sc := pu.servers[server]
-	if id.User == "" {
-		return tool.Result{}, fmt.Errorf("server %q is reached with each user's own login, and this request names no user: the gateway needs an authentication in front of it that names its users", server)
-	}
-	uh, done, err := pu.userHub(id.User, server)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	defer done()
-	if !uh.connected() {
-		// A user who never logged in is told so before anything connects.
-		key, err := pu.logins.find(ctx, id.User, sc.URL)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		if key == "" {
-			return tool.Result{}, &needLogin{server: server, reason: "not logged in", url: pu.ticketURL(ctx, id.User, server)}
-		}
-	}
-	hub, err := uh.connect(ctx, pu, server, sc)
-	if nl, ok := errors.AsType[*needLogin](err); ok {
-		return tool.Result{}, &needLogin{server: nl.server, reason: nl.reason, url: pu.ticketURL(ctx, id.User, server)}
-	}
-	if err != nil {
-		return tool.Result{}, err
-	}
-	res, err := hub.Call(ctx, name, args)
-	if err != nil {
-		if nl := uh.auth.loginNeeded(); nl != nil {
-			// The login went bad under the session: a new one is needed,
-			// and a new session with it.
-			pu.drop(id.User, server, uh)
-			return tool.Result{}, &needLogin{server: nl.server, reason: nl.reason, url: pu.ticketURL(ctx, id.User, server)}
-		}
-		return res, err
-	}
-	pu.listCatalogAgain(ctx, server, sc.URL, id.User)
-	return res, nil
+// on the user's own session with the user's own token.
+func (pu *perUser) call(ctx context.Context, id authn.Identity, server, name string, args json.RawMessage) (tool.Result, error) {
+	return pu.pu.Call(ctx, id.User, server, name, args)
 }
 
-// userHub returns (user, server)'s Hub, made when it has none, counted as
-// in use until done is called. Making one first closes the Hubs nobody
-// used for hubIdle, so that users who come and go leave nothing behind.
-func (pu *perUser) userHub(user, server string) (uh *userHub, done func(), err error) {
-	pu.mu.Lock()
-	if pu.closed {
-		pu.mu.Unlock()
-		return nil, nil, upstream.ErrClosed
-	}
-	k := [2]string{user, server}
-	uh = pu.hubs[k]
-	var idle []*userHub
-	if uh == nil {
-		for k, o := range pu.hubs {
-			if o.calls == 0 && time.Since(o.used) > hubIdle {
-				idle = append(idle, o)
-				delete(pu.hubs, k)
-			}
-		}
-		uh = &userHub{auth: &userAuth{l: pu.logins, user: user}}
-		pu.hubs[k] = uh
-	}
-	uh.calls++
-	uh.used = time.Now()
-	pu.mu.Unlock()
-	for _, o := range idle {
-		o.close()
-	}
-	return uh, func() {
-		pu.mu.Lock()
-		uh.calls--
-		uh.used = time.Now()
-		pu.mu.Unlock()
-	}, nil
-}
-
-// connected reports whether uh has a Hub (its session may be idle).
-func (uh *userHub) connected() bool {
-	uh.mu.Lock()
-	defer uh.mu.Unlock()
-	return uh.hub != nil
-}
-
-// close closes uh's Hub, if it has one.
-func (uh *userHub) close() error {
-	uh.mu.Lock()
-	defer uh.mu.Unlock()
-	if uh.hub == nil {
-		return nil
-	}
-	err := uh.hub.Close()
-	uh.hub = nil
-	return err
-}
-
-// connect returns uh's Hub, connecting it first (its server started and
-// listed) when it has none.
-func (uh *userHub) connect(ctx context.Context, pu *perUser, server string, sc config.Server) (*upstream.Hub, error) {
-	uh.mu.Lock()
-	defer uh.mu.Unlock()
-	if uh.hub != nil {
-		return uh.hub, nil
-	}
-	opts := pu.hubOpts
-	opts.Auth = uh.auth
-	hub, err := upstream.NewHub(&config.Config{Servers: map[string]config.Server{server: sc}}, &opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := hub.Connect(ctx); err != nil {
-		return nil, errors.Join(err, hub.Close())
-	}
-	for _, st := range hub.Status() {
-		if st.State == upstream.StateFailed {
-			err := st.Err
-			if nl := uh.auth.loginNeeded(); nl != nil {
-				err = nl
-			}
-			return nil, errors.Join(err, hub.Close())
-		}
-	}
-	pu.mu.Lock()
-	closed := pu.closed
-	pu.mu.Unlock()
-	if closed {
-		return nil, errors.Join(upstream.ErrClosed, hub.Close())
-	}
-	uh.hub = hub
-	return hub, nil
-}
-
-// drop forgets uh (when it is still (user, server)'s) and closes its Hub.
-func (pu *perUser) drop(user, server string, uh *userHub) {
-	pu.mu.Lock()
-	k := [2]string{user, server}
-	if pu.hubs[k] == uh {
-		delete(pu.hubs, k)
-	}
-	pu.mu.Unlock()
-	_ = uh.close()
-}
-
-// close closes every user's Hub.
+// close closes every user's session.
 func (pu *perUser) close() error {
 	if pu == nil {
 		return nil
 	}
-	pu.mu.Lock()
-	pu.closed = true
-	hubs := slices.Collect(func(yield func(*userHub) bool) {
-		for _, uh := range pu.hubs {
-			if !yield(uh) {
-				return
-			}
-		}
-	})
-	clear(pu.hubs)
-	pu.mu.Unlock()
-	var errs []error
-	for _, uh := range hubs {
-		errs = append(errs, uh.close())
-	}
-	return errors.Join(errs...)
-}
-
-// catalogAuth is the shared Hub's Authorizer: a per-user server is
-// listed for the catalog with the login catalogLogin names (the first
-// user's); every other server gets what next gives (the configured
-// Authorizer, if any).
-type catalogAuth struct {
-	next upstream.Authorizer
-	pu   *perUser
-	mu   sync.Mutex
-	sent map[string]string // server → the token last refreshed after a refusal
-}
-
-func (a *catalogAuth) Token(ctx context.Context, server, serverURL string) (string, error) {
-	if !a.pu.has(server) {
-		if a.next == nil {
-			return "", nil
-		}
-		return a.next.Token(ctx, server, serverURL)
-	}
-	key, err := a.pu.logins.catalogLogin(ctx, serverURL)
-	if err != nil {
-		return "", err
-	}
-	if key == "" {
-		return "", fmt.Errorf("per-user server %q: nobody has logged in yet; its tools join the catalog at the first login (%s)", server, a.pu.logins.loginURL(server))
-	}
-	return a.pu.logins.token(ctx, key, server, "")
-}
-
-func (a *catalogAuth) Unauthorized(ctx context.Context, server, serverURL string, resp *http.Response) error {
-	if !a.pu.has(server) {
-		if a.next == nil {
-			return fmt.Errorf("server %q asks for a login (HTTP %d)", server, resp.StatusCode)
-		}
-		return a.next.Unauthorized(ctx, server, serverURL, resp)
-	}
-	if resp.StatusCode == http.StatusForbidden {
-		return fmt.Errorf("per-user server %q refuses the catalog's login (HTTP %d): it needs more scopes", server, resp.StatusCode)
-	}
-	sent := bearerOf(resp.Request)
-	a.mu.Lock()
-	again := sent != "" && a.sent[server] == sent
-	a.mu.Unlock()
-	if again {
-		return fmt.Errorf("per-user server %q rejects a freshly refreshed token of the catalog's login", server)
-	}
-	key, err := a.pu.logins.catalogLogin(ctx, serverURL)
-	if err != nil {
-		return err
-	}
-	if key == "" {
-		return fmt.Errorf("per-user server %q: nobody has logged in yet", server)
-	}
-	tok, err := a.pu.logins.token(ctx, key, server, sent)
-	if err != nil {
-		return err
-	}
-	a.mu.Lock()
-	a.sent[server] = tok
-	a.mu.Unlock()
-	return nil
-}
-
-// perUser checks the per-user options against cfg and returns what
-// reaches the per-user servers, nil when there are none. shared are the
-// shared Hub's options, which each user's Hub starts from. A store that
-// holds logins sealed with another key is refused here, before anything
-// connects.
-func (o *Options) perUser(ctx context.Context, cfg *config.Config, shared upstream.HubOptions) (*perUser, error) {
-	if len(o.PerUser) == 0 {
-		return nil, nil
-	}
-	if o.Store == nil {
-		o.Store = o.Toolset.Store
-	}
-	switch {
-	case o.Store == nil:
-		return nil, fmt.Errorf("%w: PerUser needs a Store for the logins (Options.Store, or Toolset.Store)", ErrOptions)
-	case len(o.LoginKey) == 0:
-		return nil, fmt.Errorf("%w: PerUser needs a LoginKey to seal the logins with (toolsift serve --login-key-file, $TOOLSIFT_LOGIN_KEY)", ErrOptions)
-	case o.PublicURL == "":
-		return nil, fmt.Errorf("%w: PerUser needs the PublicURL users' browsers reach the gateway at (toolsift serve --public-url): the login pages and the OAuth callback are under it", ErrOptions)
-	}
-	base, err := url.Parse(o.PublicURL)
-	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" || base.RawQuery != "" || base.Fragment != "" || base.User != nil {
-		return nil, fmt.Errorf("%w: PublicURL %q: want http(s)://host[:port][/path], without query, fragment or user", ErrOptions, o.PublicURL)
-	}
-	seal, err := newSealer(o.LoginKey)
-	if err != nil {
-		return nil, err
-	}
-	pu := &perUser{servers: map[string]config.Server{}, log: o.Logger, hubs: map[[2]string]*userHub{}, retried: map[string]time.Time{}, tickets: map[[2]string]madeTicket{}}
-	if pu.log == nil {
-		pu.log = slog.New(slog.DiscardHandler)
-	}
-	for _, name := range o.PerUser {
-		sc, ok := cfg.Servers[name]
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("%w: PerUser names server %q, which the config does not have", ErrOptions, name)
-		case sc.URL == "":
-			return nil, fmt.Errorf("%w: PerUser names server %q, which is not a url server: only remote servers have logins", ErrOptions, name)
-		case hasAuthorization(sc.Headers):
-			return nil, fmt.Errorf("%w: PerUser names server %q, whose config sets an Authorization header: one credential for everyone is not a per-user login", ErrOptions, name)
-		case !validName.MatchString(name):
-			return nil, fmt.Errorf("%w: PerUser names server %q: per-user server names are letters, digits, '-' and '_' (they are in the login URL)", ErrOptions, name)
-		}
-		pu.servers[name] = sc
-	}
-	// The flows' HTTP client is the Hub's; the oauth.Store's own logins
-	// are not used (the per-user ones are userLogins', sealed).
-	flows, err := oauth.New(&oauth.Options{Store: store.NewMemory(), HTTPClient: shared.HTTPClient})
-	if err != nil {
-		return nil, err
-	}
-	pu.logins = &userLogins{st: o.Store, seal: seal, oauth: flows, base: strings.TrimSuffix(base.String(), "/"), found: map[[2]string]string{}}
-	if err := pu.logins.checkKey(ctx); err != nil {
-		return nil, err
-	}
-	// Each user's Hub: the shared Hub's limits, timeouts and client
-	// requests; its own Authorizer; no cache (a user's tool list is the
-	// user's) and none of the shared Hub's hooks (the catalog is the
-	// shared Hub's).
-	h := shared
-	h.Auth, h.Store, h.Background = nil, store.NewMemory(), false
-	h.OnChange, h.OnListChange, h.OnResourceUpdated, h.Progress = nil, nil, nil, nil
-	h.Logger = o.Logger
-	pu.hubOpts = h
-	return pu, nil
+	return pu.pu.Close()
 }
 
 // featureServer returns the per-user server that offers the prompt or
@@ -462,13 +105,4 @@ func (pu *perUser) featureServer(pt *upstream.Passthrough, prompt, uri string) s
 // resource.
 func errPerUserFeature(server string) error {
 	return fmt.Errorf("server %q is reached with each user's own login: its resources and prompts are not served through this gateway", server)
-}
-
-func hasAuthorization(h map[string]string) bool {
-	for k := range h {
-		if strings.EqualFold(k, "Authorization") {
-			return true
-		}
-	}
-	return false
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/peruser"
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -147,11 +148,18 @@ func testPerUserTypeScriptServer(t *testing.T, kind string) {
 		web := httptest.NewServer(asUser(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) })))
 		t.Cleanup(web.Close)
 		var glog testenv.Buffer
+		logger := slog.New(slog.NewTextHandler(&glog, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		logins, err := peruser.New(context.Background(), cfg, &peruser.Options{
+			Servers: []string{"ts"}, Store: st, LoginKey: key, PublicURL: web.URL, Logger: logger,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 		gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-			Logger: slog.New(slog.NewTextHandler(&glog, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			Logger: logger,
 			Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler),
 				Hub: upstream.HubOptions{HTTPClient: hc}},
-			PerUser: []string{"ts"}, Store: st, LoginKey: key, PublicURL: web.URL,
+			PerUser: logins,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +167,7 @@ func testPerUserTypeScriptServer(t *testing.T, kind string) {
 		t.Cleanup(func() { gw.Close() })
 		mux := http.NewServeMux()
 		mux.Handle("/mcp", gw.Handler())
-		mux.Handle("/", gw.LoginHandler())
+		mux.Handle("/", logins.Handler())
 		var hh http.Handler = mux
 		h.Store(&hh)
 		return &perUserGateway{Gateway: gw, URL: web.URL, Log: &glog}

@@ -26,6 +26,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/peruser"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
 	"github.com/toolsift/toolsift/store"
@@ -83,13 +84,17 @@ func openPerUser(t *testing.T, as *oauthtest.Server, st store.Store, key []byte)
 	t.Cleanup(web.Close)
 	cfg := &config.Config{Servers: map[string]config.Server{"remote": {URL: as.URL, Type: "http"}}}
 	var log testenv.Buffer
+	logger := slog.New(slog.NewTextHandler(&log, nil))
+	logins, err := peruser.New(context.Background(), cfg, &peruser.Options{
+		Servers: []string{"remote"}, Store: st, LoginKey: key, PublicURL: web.URL, Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
 	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-		Logger:    slog.New(slog.NewTextHandler(&log, nil)),
-		Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)},
-		PerUser:   []string{"remote"},
-		Store:     st,
-		LoginKey:  key,
-		PublicURL: web.URL,
+		Logger:  logger,
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)},
+		PerUser: logins,
 	})
 	if err != nil {
 		return nil, err
@@ -97,7 +102,7 @@ func openPerUser(t *testing.T, as *oauthtest.Server, st store.Store, key []byte)
 	t.Cleanup(func() { gw.Close() })
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", gw.Handler())
-	mux.Handle("/", gw.LoginHandler())
+	mux.Handle("/", logins.Handler())
 	var hh http.Handler = mux
 	h.Store(&hh)
 	return &perUserGateway{Gateway: gw, URL: web.URL, Log: &log}, nil
@@ -176,7 +181,7 @@ func (c *client) whoami(t *testing.T) (string, bool) {
 
 func newKey(t *testing.T) []byte {
 	t.Helper()
-	k := make([]byte, gateway.LoginKeySize)
+	k := make([]byte, peruser.LoginKeySize)
 	rand.Read(k)
 	return k
 }
@@ -381,7 +386,7 @@ func TestPerUserWrongKey(t *testing.T) {
 
 	other := newKey(t)
 	_, err = openPerUser(t, as, st, other)
-	if !errors.Is(err, gateway.ErrLoginKey) || !strings.Contains(err.Error(), gateway.LoginKeyID(key)) || !strings.Contains(err.Error(), gateway.LoginKeyID(other)) {
+	if !errors.Is(err, peruser.ErrLoginKey) || !strings.Contains(err.Error(), peruser.LoginKeyID(key)) || !strings.Contains(err.Error(), peruser.LoginKeyID(other)) {
 		t.Fatalf("Open with another key: %v, want ErrLoginKey naming both key ids", err)
 	}
 	t.Logf("Open with another key: %v", err)
@@ -555,45 +560,6 @@ func TestPerUserLoginLink(t *testing.T) {
 	// The log says a login was needed, without the ticket.
 	if log := gw.Log.String(); !strings.Contains(log, "outcome=login-needed") || strings.Contains(log, tk) {
 		t.Errorf("the log lacks the call's outcome, or shows its ticket:\n%s", log)
-	}
-}
-
-// TestPerUserOptions: each missing or wrong per-user option is refused,
-// named, before anything connects.
-func TestPerUserOptions(t *testing.T) {
-	cfg := &config.Config{Servers: map[string]config.Server{
-		"remote": {URL: "http://127.0.0.1:1/mcp", Type: "http"},
-		"keyed":  {URL: "http://127.0.0.1:1/mcp", Type: "http", Headers: map[string]string{"authorization": "Bearer shared"}},
-		"local":  {Command: "/nonexistent/server"},
-	}}
-	good := gateway.Options{PerUser: []string{"remote"}, Store: store.NewMemory(), LoginKey: newKey(t), PublicURL: "https://gw.example.com"}
-	for _, tc := range []struct {
-		name   string
-		change func(o *gateway.Options)
-		want   string
-	}{
-		{"no store", func(o *gateway.Options) { o.Store, o.Toolset.Store = nil, nil }, "needs a Store"},
-		{"no key", func(o *gateway.Options) { o.LoginKey = nil }, "needs a LoginKey"},
-		{"short key", func(o *gateway.Options) { o.LoginKey = o.LoginKey[:16] }, "LoginKey has 16 bytes, want 32"},
-		{"no public url", func(o *gateway.Options) { o.PublicURL = "" }, "needs the PublicURL"},
-		{"public url with a query", func(o *gateway.Options) { o.PublicURL = "https://gw.example.com/?x=1" }, "without query"},
-		{"public url not http", func(o *gateway.Options) { o.PublicURL = "ftp://gw.example.com" }, `PublicURL "ftp://gw.example.com"`},
-		{"unknown server", func(o *gateway.Options) { o.PerUser = []string{"nope"} }, `server "nope", which the config does not have`},
-		{"stdio server", func(o *gateway.Options) { o.PerUser = []string{"local"} }, `server "local", which is not a url server`},
-		{"shared credential", func(o *gateway.Options) { o.PerUser = []string{"keyed"} }, "sets an Authorization header"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o := good
-			o.Toolset = toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)}
-			tc.change(&o)
-			gw, err := gateway.Open(context.Background(), cfg, &o)
-			if err == nil {
-				gw.Close()
-			}
-			if !errors.Is(err, gateway.ErrOptions) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Open: %v, want ErrOptions saying %q", err, tc.want)
-			}
-		})
 	}
 }
 

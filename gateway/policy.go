@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 	"github.com/yosida95/uritemplate/v3"
@@ -128,7 +129,7 @@ func newPolicy(src *config.Policy, servers []string) (*policy, error) {
 }
 
 // scopeKey names an identity in the scope cache ("" for anonymous).
-func scopeKey(id Identity) string {
+func scopeKey(id authn.Identity) string {
 	if id.IsZero() {
 		return ""
 	}
@@ -136,7 +137,7 @@ func scopeKey(id Identity) string {
 }
 
 // scopeOf returns the scope of id, made once per identity.
-func (pol *policy) scopeOf(id Identity) *scope {
+func (pol *policy) scopeOf(id authn.Identity) *scope {
 	key := scopeKey(id)
 	pol.mu.Lock()
 	defer pol.mu.Unlock()
@@ -181,7 +182,7 @@ func (pol *policy) scopeOf(id Identity) *scope {
 // ruleMatches reports whether r applies to id: its user matches one of
 // Users, or one of its teams one of Teams (a glob never matches an empty
 // name: "*" is everyone signed in).
-func ruleMatches(r config.PolicyRule, id Identity) bool {
+func ruleMatches(r config.PolicyRule, id authn.Identity) bool {
 	if id.User != "" && anyMatch(r.Users, id.User) {
 		return true
 	}
@@ -247,15 +248,15 @@ type access struct {
 	vis map[string]bool // the catalog's tools in scope, at the generation read
 }
 
-// access returns what ctx's caller (IdentityFrom; anonymous without one)
-// may reach, or nil without a policy.
+// access returns what ctx's caller (authn.IdentityFrom; anonymous
+// without one) may reach, or nil without a policy.
 func (p *proxy) access(ctx context.Context) *access {
-	id, _ := IdentityFrom(ctx)
+	id, _ := authn.IdentityFrom(ctx)
 	return p.accessOf(id)
 }
 
 // accessOf is what id may reach, or nil without a policy.
-func (p *proxy) accessOf(id Identity) *access {
+func (p *proxy) accessOf(id authn.Identity) *access {
 	pol := p.policy.Load()
 	if pol == nil {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway/authn"
 )
 
 // BenchmarkSearchPolicy is a search_tools answer over 73 in-process
@@ -19,7 +20,7 @@ func BenchmarkSearchPolicy(b *testing.B) {
 	ts := catalog73(b, func(s, i int) string {
 		return fmt.Sprintf("Tool %d of server %d: reads and writes record %d.", i, s, i*s)
 	})
-	ctx := WithIdentity(context.Background(), Identity{User: "bob", Teams: []string{"b"}})
+	ctx := authn.WithIdentity(context.Background(), authn.Identity{User: "bob", Teams: []string{"b"}})
 	for _, c := range []struct {
 		name string
 		pol  *config.Policy

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -14,17 +15,17 @@ import (
 func TestScope(t *testing.T) {
 	for _, tc := range []struct {
 		rule config.PolicyRule
-		id   Identity
+		id   authn.Identity
 		want bool
 	}{
-		{config.PolicyRule{Users: []string{"*"}}, Identity{User: "alice"}, true},
-		{config.PolicyRule{Users: []string{"*"}}, Identity{Teams: []string{"a"}}, false},
-		{config.PolicyRule{Users: []string{"*"}}, Identity{User: "org/alice"}, true},
-		{config.PolicyRule{Teams: []string{"org/*"}}, Identity{User: "bob", Teams: []string{"org/data"}}, true},
-		{config.PolicyRule{Teams: []string{"org/*"}}, Identity{User: "bob", Teams: []string{"other/data"}}, false},
-		{config.PolicyRule{Teams: []string{"*"}}, Identity{User: "bob"}, false},
-		{config.PolicyRule{Users: []string{"al?ce"}, Teams: []string{"x"}}, Identity{User: "alice"}, true},
-		{config.PolicyRule{Users: []string{"alice"}}, Identity{}, false},
+		{config.PolicyRule{Users: []string{"*"}}, authn.Identity{User: "alice"}, true},
+		{config.PolicyRule{Users: []string{"*"}}, authn.Identity{Teams: []string{"a"}}, false},
+		{config.PolicyRule{Users: []string{"*"}}, authn.Identity{User: "org/alice"}, true},
+		{config.PolicyRule{Teams: []string{"org/*"}}, authn.Identity{User: "bob", Teams: []string{"org/data"}}, true},
+		{config.PolicyRule{Teams: []string{"org/*"}}, authn.Identity{User: "bob", Teams: []string{"other/data"}}, false},
+		{config.PolicyRule{Teams: []string{"*"}}, authn.Identity{User: "bob"}, false},
+		{config.PolicyRule{Users: []string{"al?ce"}, Teams: []string{"x"}}, authn.Identity{User: "alice"}, true},
+		{config.PolicyRule{Users: []string{"alice"}}, authn.Identity{}, false},
 	} {
 		if got := ruleMatches(tc.rule, tc.id); got != tc.want {
 			t.Errorf("rule users %q teams %q for %+v: %v, want %v", tc.rule.Users, tc.rule.Teams, tc.id, got, tc.want)
@@ -38,7 +39,7 @@ func TestScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := pol.scopeOf(Identity{User: "alice", Teams: []string{"a"}})
+	sc := pol.scopeOf(authn.Identity{User: "alice", Teams: []string{"a"}})
 	for name, want := range map[string]bool{"math__add": true, "math__divide": false, "text__upper": true, "text__lower": false, "notes__read": false} {
 		server, _, _ := strings.Cut(name, "__")
 		if got := sc.tool(tool.Tool{Name: name, Server: server}); got != want {
@@ -50,7 +51,7 @@ func TestScope(t *testing.T) {
 			t.Errorf("server %s in scope: %v, want %v", server, got, want)
 		}
 	}
-	if anon := pol.scopeOf(Identity{}); anon.server("math") || anon.tool(tool.Tool{Name: "math__add", Server: "math"}) {
+	if anon := pol.scopeOf(authn.Identity{}); anon.server("math") || anon.tool(tool.Tool{Name: "math__add", Server: "math"}) {
 		t.Error("an anonymous caller without an anonymous rule sees math")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/store"
 )
@@ -27,7 +28,7 @@ func asMember(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := r.Header.Get("X-Test-User"); h != "" {
 			user, team, _ := strings.Cut(h, ":")
-			r = r.WithContext(gateway.WithIdentity(r.Context(), gateway.Identity{User: user, Teams: []string{team}}))
+			r = r.WithContext(authn.WithIdentity(r.Context(), authn.Identity{User: user, Teams: []string{team}}))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -368,7 +369,7 @@ func TestPolicyStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gw.Close() })
-	ctx, cancel := context.WithCancel(gateway.WithIdentity(context.Background(), gateway.Identity{User: "bob", Teams: []string{"b"}}))
+	ctx, cancel := context.WithCancel(authn.WithIdentity(context.Background(), authn.Identity{User: "bob", Teams: []string{"b"}}))
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	done := make(chan error, 1)

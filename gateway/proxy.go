@@ -17,8 +17,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway/audit"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/retrieval"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -48,11 +49,11 @@ type proxyOptions struct {
 	// listed even past the cap (a warning says so); found tools fill what is
 	// left, the least recently used leaving first.
 	MaxTools int
-	// Budget is the most tokens the tool schemas of one search_tools answer
-	// may cost (counted by the Toolset's tokenizer as the model is sent
-	// them); tools are compressed before they are left out. Default
+	// SearchBudget is the most tokens the tool schemas of one search_tools
+	// answer may cost (counted by the Toolset's tokenizer as the model is
+	// sent them); tools are compressed before they are left out. Default
 	// think.DefaultBudget.
-	Budget int
+	SearchBudget int
 	// PinnedServers lists servers whose every tool is listed from the start
 	// ("alwaysLoad": true in the config file); PinnedTools lists tools by
 	// name (as listed: "server__tool") or path.Match glob. A pin that
@@ -73,8 +74,9 @@ type proxyOptions struct {
 	// Logger gets one line per search and per call (never arguments, results
 	// or secrets) and the session's comings and goings; nil discards them.
 	Logger *slog.Logger
-	// Audit, when set, gets one AuditRecord per call (audit.go).
-	Audit store.Store
+	// Audit, when set, gets one record per call: its middleware is on
+	// every server, and proxy.call reports to it.
+	Audit *audit.Log
 	// Policy scopes what each caller sees and calls (policy.go); nil: no
 	// scoping.
 	Policy *config.Policy
@@ -97,7 +99,6 @@ type proxy struct {
 	listings listings          // the tools as listed, made once per definition
 	answers  answers           // search_tools answers' found tools as JSON (answer.go)
 	quar     quarantined       // the changed tools as last read (quarantine.go)
-	auditLog *auditLog         // nil without proxyOptions.Audit
 	// trustEpoch moves at each toolsChanged: the quarantine is read anew.
 	trustEpoch atomic.Uint64
 	mu         sync.Mutex
@@ -130,10 +131,10 @@ func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 		o.MaxTools = DefaultMaxTools
 	}
 	switch {
-	case o.Budget < 0:
-		return nil, fmt.Errorf("%w: Budget = %d, want > 0", ErrOptions, o.Budget)
-	case o.Budget == 0:
-		o.Budget = think.DefaultBudget
+	case o.SearchBudget < 0:
+		return nil, fmt.Errorf("%w: SearchBudget = %d, want > 0", ErrOptions, o.SearchBudget)
+	case o.SearchBudget == 0:
+		o.SearchBudget = think.DefaultBudget
 	}
 	for _, p := range o.PinnedTools {
 		if _, err := path.Match(p, ""); err != nil {
@@ -157,9 +158,6 @@ func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 	}
 	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, grace: sessionGrace,
 		results: newByteBudget(o.MaxResultBytes)}
-	if o.Audit != nil {
-		p.auditLog = &auditLog{s: o.Audit}
-	}
 	pol, err := newPolicy(o.Policy, p.serverNames())
 	if err != nil {
 		return nil, err
@@ -254,7 +252,7 @@ func (p *proxy) newServer() *mcp.Server { return p.server(p.opts.Static, nil) }
 // it on a transport (stdio) or give it to a streamable HTTP handler for
 // one session. Its list holds the pinned tools in id's scope; it is fixed
 // with proxyOptions.Static.
-func (p *proxy) newSessionServer(id Identity) *mcp.Server { return p.server(p.opts.Static, &id) }
+func (p *proxy) newSessionServer(id authn.Identity) *mcp.Server { return p.server(p.opts.Static, &id) }
 
 // newStatelessServer returns the server of stateless HTTP (MCP 2026-07-28),
 // shared by every request: its list is fixed (search_tools, call_tool and
@@ -268,7 +266,7 @@ func (p *proxy) newStatelessServer() *mcp.Server {
 
 // server returns a session's server; static keeps its list fixed; id is
 // its one caller (nil: any).
-func (p *proxy) server(static bool, id *Identity) *mcp.Server {
+func (p *proxy) server(static bool, id *authn.Identity) *mcp.Server {
 	s := &session{p: p, static: static, id: id}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
@@ -301,7 +299,15 @@ func (p *proxy) server(static bool, id *Identity) *mcp.Server {
 	// another server claims: upstream's resources.go) read through the Hub,
 	// whether or not a list carries them.
 	s.addNamespaced()
-	s.srv.AddReceivingMiddleware(s.withRequestIdentity, s.checkTools, s.scoped, s.heard, s.foundTools) // scoped: policy.go; heard: announce.go; foundTools: session.go
+	// The caller's Identity first, then the audit log's note of it (a
+	// call's record is reported by proxy.call, inside checkTools for one
+	// it refuses), then the rest. scoped: policy.go; heard: announce.go;
+	// foundTools: session.go.
+	mw := []mcp.Middleware{s.withRequestIdentity}
+	if p.opts.Audit != nil {
+		mw = append(mw, p.opts.Audit.Middleware)
+	}
+	s.srv.AddReceivingMiddleware(append(mw, s.checkTools, s.scoped, s.heard, s.foundTools)...)
 	s.srv.AddSendingMiddleware(s.quiet)
 	s.syncFeatures()
 	p.track(s)
@@ -488,7 +494,7 @@ func objectSchema(schema json.RawMessage) (json.RawMessage, bool) {
 // holds the token (see sessionTag).
 func (p *proxy) logger(ctx context.Context, s *mcp.ServerSession) *slog.Logger {
 	l := p.log
-	if id, ok := IdentityFrom(ctx); ok && !id.IsZero() {
+	if id, ok := authn.IdentityFrom(ctx); ok && !id.IsZero() {
 		l = l.With("user", id.User)
 	}
 	if s == nil || s.ID() == "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/store"
@@ -335,7 +336,7 @@ func TestSessionsHaveTheirOwnList(t *testing.T) {
 func TestSearchFitsBudget(t *testing.T) {
 	ts := openToolset(t, localTools(t))
 	for _, budget := range []int{4000, 60, 1} {
-		p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Budget: budget})
+		p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{SearchBudget: budget})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +361,7 @@ func TestSearchFitsBudget(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	ts := openToolset(t, localTools(t))
-	for _, o := range []gateway.ProxyOptions{{MaxTools: -1}, {Budget: -1}, {PinnedTools: []string{"["}}} {
+	for _, o := range []gateway.ProxyOptions{{MaxTools: -1}, {SearchBudget: -1}, {PinnedTools: []string{"["}}} {
 		if _, err := gateway.NewProxy(ts, &o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
 		}
@@ -422,7 +423,7 @@ func TestHTTP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Token: "tok", Stateless: stateless}))
+			srv := httptest.NewServer(authn.Require(authn.SharedToken("tok"), nil)(p.Handler(&gateway.HTTPOptions{Stateless: stateless})))
 			defer srv.Close()
 			hc := srv.Client()
 			hc.Transport = bearer{"tok", hc.Transport}

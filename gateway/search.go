@@ -52,7 +52,7 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 }
 
 // searchAnswer answers search_tools for query and k without a session: the
-// Toolset's Think step finds the tools and fits them into proxyOptions.Budget
+// Toolset's Think step finds the tools and fits them into proxyOptions.SearchBudget
 // (think.Thinker.Find), passing over quarantined tools (quarantine.go).
 // Their texts reach the client escaped (sanitize.go) by answerJSON. It
 // returns the answer and the found tools, best first.
@@ -65,7 +65,7 @@ func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.Se
 	if a != nil { // out of the caller's scope: never ranked, counted or omitted (policy.go)
 		skip = func(name string) bool { return !a.vis[name] || q.has(name) }
 	}
-	return p.ts.Thinker().Find(ctx, query, k, p.opts.Budget, skip)
+	return p.ts.Thinker().Find(ctx, query, k, p.opts.SearchBudget, skip)
 }
 
 // errorResult is a tool result that tells the model what went wrong.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -28,7 +29,7 @@ type session struct {
 	// scope (policy.go), and its requests without an Identity of their
 	// own are its. nil: a server of every caller (stateless HTTP), whose
 	// list answers are filtered per request.
-	id *Identity
+	id *authn.Identity
 
 	mu    sync.Mutex
 	found map[string]uint64 // found tool → tick of its last use

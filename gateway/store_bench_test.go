@@ -10,6 +10,8 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"
@@ -45,16 +47,16 @@ func BenchmarkGatewayStore(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer ts.Close()
-			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Audit: st})
+			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Audit: &audit.Log{Store: st}})
 			if err != nil {
 				b.Fatal(err)
 			}
-			tokens := gateway.NewTokens(st)
+			tokens := authn.NewTokens(st)
 			secret, _, err := tokens.Create(ctx, "alice", []string{"eng"}, "")
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv := httptest.NewServer(p.Handler(&gateway.HTTPOptions{Tokens: tokens}))
+			srv := httptest.NewServer(authn.Require(tokens, nil)(p.Handler(nil)))
 			defer srv.Close()
 			hc := &http.Client{Transport: bearer{secret, http.DefaultTransport}}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,

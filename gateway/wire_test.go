@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/store"
 )
 
@@ -21,12 +22,12 @@ import (
 // session whose list the found tools join, with list_changed).
 func TestBothWires(t *testing.T) {
 	gw, err := gateway.Open(context.Background(), localTools(t), &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}, Token: "tok"})
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gw.Close() })
-	srv := httptest.NewServer(gw.Handler())
+	srv := httptest.NewServer(authn.Require(authn.SharedToken("tok"), nil)(gw.Handler()))
 	t.Cleanup(srv.Close) // after the sessions' Cleanup: LIFO
 	hc := srv.Client()
 	hc.Transport = bearer{"tok", hc.Transport}

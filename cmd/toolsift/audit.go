@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/store"
 )
@@ -31,8 +31,8 @@ earlier. The cut must be at least a day ago: the last day's records are still
 being written. toolsift serve --audit-retention DURATION does this at start and
 daily.`
 
-// audit runs toolsift audit.
-func audit(ctx context.Context, e *env, args []string) error {
+// auditCommand runs toolsift audit (audit is the package it reads).
+func auditCommand(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "prune" {
 		return auditPrune(ctx, e, args[1:])
 	}
@@ -63,7 +63,7 @@ func audit(ctx context.Context, e *env, args []string) error {
 	var w *tabwriter.Writer
 	enc := json.NewEncoder(e.stdout)
 	n := 0
-	for rec, err := range gateway.AuditRecords(ctx, st, from) {
+	for rec, err := range audit.Records(ctx, st, from) {
 		if err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func auditPrune(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	days, err := gateway.PruneAudit(ctx, st, cut)
+	days, err := audit.Prune(ctx, st, cut)
 	n := 0
 	for _, d := range days {
 		fmt.Fprintf(e.stdout, "%s\t%d records deleted\n", d.Day, d.Records)
@@ -162,12 +162,12 @@ func auditPrune(ctx context.Context, e *env, args []string) error {
 }
 
 // parseBefore reads prune's --before: a duration before now, an RFC 3339
-// time or a date (midnight UTC), at least gateway.MinAuditRetention
+// time or a date (midnight UTC), at least audit.MinRetention
 // before now.
 func parseBefore(s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil {
-		if d < gateway.MinAuditRetention {
-			return time.Time{}, fmt.Errorf("under one day: want %v or more (the last day's records are still being written)", gateway.MinAuditRetention)
+		if d < audit.MinRetention {
+			return time.Time{}, fmt.Errorf("under one day: want %v or more (the last day's records are still being written)", audit.MinRetention)
 		}
 		return now.Add(-d), nil
 	}
@@ -179,10 +179,10 @@ func parseBefore(s string, now time.Time) (time.Time, error) {
 	}
 	switch ago := now.Sub(t); {
 	case ago < 0:
-		return time.Time{}, fmt.Errorf("in the future: want a day at least %v ago", gateway.MinAuditRetention)
-	case ago < gateway.MinAuditRetention:
+		return time.Time{}, fmt.Errorf("in the future: want a day at least %v ago", audit.MinRetention)
+	case ago < audit.MinRetention:
 		return time.Time{}, fmt.Errorf("under one day ago: want one at least %v ago, such as %s (the last day's records are still being written)",
-			gateway.MinAuditRetention, now.UTC().Add(-gateway.MinAuditRetention).Format(time.DateOnly))
+			audit.MinRetention, now.UTC().Add(-audit.MinRetention).Format(time.DateOnly))
 	}
 	return t, nil
 }
@@ -215,7 +215,7 @@ func startAuditPrune(ctx context.Context, log *slog.Logger, st store.Store, rete
 // pruneAuditLog prunes once, and logs what it deleted (or why not).
 func pruneAuditLog(ctx context.Context, log *slog.Logger, st store.Store, retention time.Duration) {
 	cut := time.Now().Add(-retention)
-	days, err := gateway.PruneAudit(ctx, st, cut)
+	days, err := audit.Prune(ctx, st, cut)
 	n := 0
 	for _, d := range days {
 		n += d.Records

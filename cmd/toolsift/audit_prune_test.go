@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -26,7 +26,7 @@ func seedAudit(t *testing.T, spec string, user string, times ...time.Time) {
 	}
 	defer st.Close()
 	for i, tm := range times {
-		b, err := json.Marshal(gateway.AuditRecord{Time: tm, User: user, Tool: "up__lookup", Server: "up", Outcome: "ok"})
+		b, err := json.Marshal(audit.Record{Time: tm, User: user, Tool: "up__lookup", Server: "up", Outcome: "ok"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func auditUsers(t *testing.T, spec string) []string {
 	}
 	var users []string
 	for l := range strings.Lines(out) {
-		var rec gateway.AuditRecord
+		var rec audit.Record
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			t.Fatalf("audit --json line %q: %v", l, err)
 		}

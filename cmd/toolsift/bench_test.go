@@ -19,6 +19,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/npmtest"
 )
 
@@ -62,7 +63,7 @@ func benchGateway(b *testing.B, path string) *gateway.Gateway {
 	}
 	// $TOOLSIFT_BENCH_CACHE_DIR: a warm cache, so that lazy servers stay
 	// unstarted as in a warm toolsift serve.
-	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{Token: "t",
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
 		Toolset: toolsift.Options{Store: storeIn(b, os.Getenv("TOOLSIFT_BENCH_CACHE_DIR"))}})
 	if err != nil {
 		b.Fatal(err)
@@ -129,7 +130,7 @@ func BenchmarkCall(b *testing.B) {
 		}
 	})
 	b.Run("proxy-http", func(b *testing.B) {
-		srv := httptest.NewServer(gw.Handler())
+		srv := httptest.NewServer(authn.Require(authn.SharedToken("t"), nil)(gw.Handler()))
 		b.Cleanup(srv.Close)
 		hc := srv.Client()
 		hc.Transport = bearer{"t", hc.Transport}
@@ -151,7 +152,7 @@ func BenchmarkSearchConcurrent(b *testing.B) {
 	config, _ := benchConfig(b)
 	gw := benchGateway(b, config)
 	queries := catalogQueries(b)
-	srv := httptest.NewServer(gw.Handler())
+	srv := httptest.NewServer(authn.Require(authn.SharedToken("t"), nil)(gw.Handler()))
 	b.Cleanup(srv.Close)
 	const clients = 8
 	sessions := make([]*mcp.ClientSession, clients)

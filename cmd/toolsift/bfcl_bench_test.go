@@ -24,6 +24,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -106,12 +107,12 @@ func bfclProxy(b testing.TB, upstream string) (*toolsift.Toolset, string) {
 			cfg.Servers[fmt.Sprintf("bfcl%d", i)] = config.Server{URL: upstream, Type: "http"}
 		}
 	}
-	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{Token: "t", Toolset: toolsift.Options{Store: storeIn(b, cache)}})
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{Toolset: toolsift.Options{Store: storeIn(b, cache)}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { gw.Close() })
-	srv := httptest.NewServer(gw.Handler())
+	srv := httptest.NewServer(authn.Require(authn.SharedToken("t"), nil)(gw.Handler()))
 	b.Cleanup(srv.Close)
 	return gw.Toolset(), srv.URL
 }

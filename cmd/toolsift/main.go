@@ -60,7 +60,7 @@ func run(ctx context.Context, e *env, args []string) int {
 	case "token":
 		err = token(ctx, e, args[1:])
 	case "audit":
-		err = audit(ctx, e, args[1:])
+		err = auditCommand(ctx, e, args[1:])
 	default:
 		fmt.Fprintf(e.stderr, "toolsift: unknown command %q\n\n", args[0])
 		usage(e.stderr)

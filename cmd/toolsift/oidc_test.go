@@ -16,7 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/internal/testenv"
 )
 
@@ -93,7 +93,7 @@ func TestServeOIDC(t *testing.T) {
 		t.Errorf("no call line of carol:\n%s", logs.String())
 	}
 	code, out, stderr := runCmd(t, "audit", "--json", "--store", cache)
-	var rec gateway.AuditRecord
+	var rec audit.Record
 	if err := json.Unmarshal([]byte(out), &rec); code != 0 || err != nil || rec.User != "carol" || strings.Join(rec.Teams, ",") != "sre" {
 		t.Errorf("audit: exit %d, %q (%v) %s", code, out, err, stderr)
 	}

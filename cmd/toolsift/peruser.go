@@ -6,11 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/peruser"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/store"
 )
@@ -34,38 +35,36 @@ func addPerUserFlags(fs *flag.FlagSet) *perUserFlags {
 	return f
 }
 
-// options returns the gateway's per-user options, or an error naming the
-// flag at fault. Without --per-user it sets nothing.
-func (f *perUserFlags) options(e *env, listen string, o *gateway.Options) error {
-	// o.Toolset.Store is serve's --store (nil: the default cache folder).
+// options returns the per-user logins' options (peruser.New), or an
+// error naming the flag at fault; nil without --per-user. st is serve's
+// --store (nil: the default cache folder).
+func (f *perUserFlags) options(e *env, listen string, st store.Store, log *slog.Logger) (*peruser.Options, error) {
 	if len(f.servers) == 0 {
 		if *f.publicURL != "" || *f.keyFile != "" {
-			return errors.New("--public-url and --login-key-file need --per-user")
+			return nil, errors.New("--public-url and --login-key-file need --per-user")
 		}
-		return nil
+		return nil, nil
 	}
 	switch {
 	case listen == "":
-		return errors.New("--per-user needs --listen: users log in through the gateway's web pages")
+		return nil, errors.New("--per-user needs --listen: users log in through the gateway's web pages")
 	case *f.publicURL == "":
-		return errors.New("--per-user needs --public-url, the gateway's address as users' browsers reach it")
+		return nil, errors.New("--per-user needs --public-url, the gateway's address as users' browsers reach it")
 	}
 	key, err := readLoginKey(e, *f.keyFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	st := o.Toolset.Store
 	if _, memory := st.(*store.Memory); memory || st == nil {
 		// No --store (or --no-cache, which keeps no cache, not no
 		// logins): not the cache folder, which a cache cleaner may
 		// empty (logging every user out), but one beside toolbench's
 		// logins.
 		if st, err = perUserStore(e); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	o.PerUser, o.PublicURL, o.LoginKey, o.Store = f.servers, *f.publicURL, key, st
-	return nil
+	return &peruser.Options{Servers: f.servers, PublicURL: *f.publicURL, LoginKey: key, Store: st, Logger: log}, nil
 }
 
 // maxKeyFile bounds --login-key-file.
@@ -93,11 +92,11 @@ func readLoginKey(e *env, file string) ([]byte, error) {
 		base64.StdEncoding.DecodeString, base64.RawStdEncoding.DecodeString,
 		base64.URLEncoding.DecodeString, base64.RawURLEncoding.DecodeString, hex.DecodeString,
 	} {
-		if k, err := dec(text); err == nil && len(k) == gateway.LoginKeySize {
+		if k, err := dec(text); err == nil && len(k) == peruser.LoginKeySize {
 			return k, nil
 		}
 	}
-	return nil, fmt.Errorf("%s: want %d bytes written in base64 or hex (openssl rand -base64 32); this is neither", src, gateway.LoginKeySize)
+	return nil, fmt.Errorf("%s: want %d bytes written in base64 or hex (openssl rand -base64 32); this is neither", src, peruser.LoginKeySize)
 }
 
 // perUserStore is where serve keeps per-user logins when --store does not

@@ -34,7 +34,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
+	"github.com/toolsift/toolsift/gateway/peruser"
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -98,7 +99,7 @@ func TestReplicas(t *testing.T) {
 	tsURL, tsLog := startTSOAuthServer(t, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"))
 	servers["ts"] = map[string]any{"type": "http", "url": tsURL}
 	root := t.TempDir()
-	key := make([]byte, gateway.LoginKeySize)
+	key := make([]byte, peruser.LoginKeySize)
 	rand.Read(key)
 	keyFile := filepath.Join(root, "login.key")
 	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(key)), 0o600); err != nil {
@@ -385,7 +386,7 @@ func TestReplicas(t *testing.T) {
 	}
 	defer st.Close()
 	records := 0
-	for rec, err := range gateway.AuditRecords(ctx, st, time.Time{}) {
+	for rec, err := range audit.Records(ctx, st, time.Time{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -776,7 +777,7 @@ func authenticated(out string) []string {
 }
 
 // userLoginKeys returns the store keys of user's per-user login records
-// (gateway/userlogins.go: userlogins/u/<sha256(user)>/…).
+// (gateway/peruser/logins.go: userlogins/u/<sha256(user)>/…).
 func userLoginKeys(t *testing.T, ctx context.Context, st store.Store, user string) []string {
 	t.Helper()
 	sum := sha256.Sum256([]byte(user))

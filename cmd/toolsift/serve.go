@@ -18,6 +18,8 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
+	"github.com/toolsift/toolsift/gateway/peruser"
 	"github.com/toolsift/toolsift/internal/cachefile"
 	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
@@ -132,8 +134,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--audit-retention needs --audit")
 	case *auditRetention < 0:
 		return usageError(fs, "--audit-retention %v: want 0 (keep everything) or a positive duration", *auditRetention)
-	case *auditRetention > 0 && *auditRetention < gateway.MinAuditRetention:
-		return usageError(fs, "--audit-retention %v: under one day: want %v or more (the last day's records are still being written)", *auditRetention, gateway.MinAuditRetention)
+	case *auditRetention > 0 && *auditRetention < audit.MinRetention:
+		return usageError(fs, "--audit-retention %v: under one day: want %v or more (the last day's records are still being written)", *auditRetention, audit.MinRetention)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -235,24 +237,33 @@ func serve(ctx context.Context, e *env, args []string) error {
 			},
 		},
 		MaxTools:                *maxTools,
-		Budget:                  *budget,
+		SearchBudget:            *budget,
 		MaxResultBytes:          *maxResultBytes,
 		ClientRequestsPerMinute: *clientRate,
 		Version:                 cli.Version(),
 		Logger:                  log,
-		Token:                   token,
-		Stateless:               *stateless,
-		SessionTimeout:          *sessionTimeout,
-		MaxSessions:             *maxSessions,
-		AllowedOrigins:          origins,
-		Tokens:                  idOpts.Tokens,
-		OIDC:                    idOpts.OIDC,
-		Audit:                   idOpts.Audit,
 		Policy:                  policy,
+		HTTP: gateway.HTTPOptions{
+			Stateless:      *stateless,
+			SessionTimeout: *sessionTimeout,
+			MaxSessions:    *maxSessions,
+			AllowedOrigins: origins,
+		},
+	}
+	if idOpts.audit != nil {
+		gopts.Audit = &audit.Log{Store: idOpts.audit, Logger: log}
 	}
 	// Per-user servers: each user's own OAuth login (peruser.go).
-	if err := perUser.options(e, *listen, gopts); err != nil {
+	puOpts, err := perUser.options(e, *listen, st, log)
+	if err != nil {
 		return usageError(fs, "%v", err)
+	}
+	var logins *peruser.Logins
+	if puOpts != nil {
+		if logins, err = peruser.New(ctx, cfg, puOpts); err != nil {
+			return err
+		}
+		gopts.PerUser = logins
 	}
 	gw, err := gateway.Open(ctx, cfg, gopts)
 	if err != nil {
@@ -260,8 +271,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	defer gw.Close()
 	if *auditRetention > 0 {
-		stop := startAuditPrune(ctx, log, gopts.Audit, *auditRetention) // audit.go
-		defer stop()                                                    // before the store closes
+		stop := startAuditPrune(ctx, log, idOpts.audit, *auditRetention) // audit.go
+		defer stop()                                                     // before the store closes
 	}
 	ts := gw.Toolset()
 	// The config's warnings, then pins that match nothing.
@@ -321,11 +332,14 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
+	// Every request is authenticated in front of the gateway (token.go).
+	h, authenticated, stop := idOpts.authenticate(ctx, log, gw.Handler(), token)
+	defer stop() // before the store closes
 	var login http.Handler
-	if len(gopts.PerUser) > 0 {
-		login = gw.LoginHandler()
+	if logins != nil {
+		login = logins.Handler()
 	}
-	return serveHTTP(ctx, e, log, gw.Handler(), login, *listen, *maxConns, *maxConnsPerHost, token != "" || ids.identities(), *stateless)
+	return serveHTTP(ctx, e, log, h, login, *listen, *maxConns, *maxConnsPerHost, authenticated, *stateless)
 }
 
 // reloadPolicy reads the policy file again and enforces it (a caller's

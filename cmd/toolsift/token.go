@@ -6,11 +6,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/store"
@@ -96,7 +98,7 @@ func tokenCreate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	secret, tok, err := gateway.NewTokens(st).Create(ctx, *user, teams, *name)
+	secret, tok, err := authn.NewTokens(st).Create(ctx, *user, teams, *name)
 	if err != nil {
 		return err
 	}
@@ -122,7 +124,7 @@ func tokenList(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	list, err := gateway.NewTokens(st).List(ctx)
+	list, err := authn.NewTokens(st).List(ctx)
 	if err != nil {
 		return err
 	}
@@ -165,8 +167,8 @@ func tokenRevoke(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	if err := gateway.NewTokens(st).Revoke(ctx, fs.Arg(0)); err != nil {
-		if errors.Is(err, gateway.ErrUnknownToken) {
+	if err := authn.NewTokens(st).Revoke(ctx, fs.Arg(0)); err != nil {
+		if errors.Is(err, authn.ErrUnknownToken) {
 			return fmt.Errorf("%w; toolsift token list --store %s shows the tokens", err, where)
 		}
 		return err
@@ -211,14 +213,60 @@ func (f *identityFlags) check(e *env, listen, tokenFile string) error {
 	return nil
 }
 
-// options are the flags as gateway.Options (Tokens, OIDC, Audit), over
-// st, serve's store (nil: the default folder). The issuer's discovery
-// document is read now.
-func (f *identityFlags) options(ctx context.Context, st store.Store) (gateway.Options, error) {
-	var o gateway.Options
+// identities are what the identity flags make, over serve's store.
+type identities struct {
+	tokens *authn.Tokens // --tokens
+	oidc   *authn.OIDC   // --oidc-issuer
+	audit  store.Store   // --audit: where the records go
+}
+
+// authenticate puts h behind what every request must carry: the per-user
+// credentials of --tokens and --oidc-issuer, else the shared token (none:
+// h as it is, on a loopback-only address), each refusal logged and its
+// 401 saying what to send. With --tokens the store's watch runs until stop
+// is called (which waits for it to end), so that a token revoked through
+// another serve over the same store is refused here at once; a watch that
+// fails is logged, and revocations then arrive within
+// authn.TokenCacheTTL.
+func (ids identities) authenticate(ctx context.Context, log *slog.Logger, h http.Handler, token string) (_ http.Handler, authenticated bool, stop func()) {
+	const apiToken = "this toolsift serve needs your API token (Authorization: Bearer tsk_...; toolsift token create makes one)"
+	var v authn.Verifier
+	var hint string
+	switch {
+	case ids.tokens != nil && ids.oidc != nil:
+		v, hint = ids.tokens.Or(ids.oidc), apiToken
+	case ids.tokens != nil:
+		v, hint = ids.tokens, apiToken
+	case ids.oidc != nil:
+		v, hint = ids.oidc, "this toolsift serve needs a JWT of its OpenID Connect issuer (Authorization: Bearer ...)"
+	case token != "":
+		v, hint = authn.SharedToken(token), "this toolsift serve needs its bearer token (Authorization: Bearer ...)"
+	default:
+		return h, false, func() {}
+	}
+	h = authn.Require(v, &authn.Options{Logger: log, Hint: hint})(h)
+	if ids.tokens == nil {
+		return h, true, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := ids.tokens.Watch(ctx); err != nil {
+			log.Warn("watching API tokens for revocations stopped", "error", err)
+		}
+	}()
+	return h, true, func() { cancel(); <-done }
+}
+
+// options are the flags as identities (API tokens, OIDC, the audit log's
+// store), over st, serve's store (nil: the default folder). The issuer's
+// discovery document is read now.
+func (f *identityFlags) options(ctx context.Context, st store.Store) (identities, error) {
+	var o identities
 	if f.issuer != "" {
 		var err error
-		if o.OIDC, err = gateway.NewOIDC(ctx, gateway.OIDCOptions{Issuer: f.issuer, Audience: f.audience, UserClaim: f.user, TeamsClaim: f.teams}); err != nil {
+		if o.oidc, err = authn.NewOIDC(ctx, authn.OIDCOptions{Issuer: f.issuer, Audience: f.audience, UserClaim: f.user, TeamsClaim: f.teams}); err != nil {
 			return o, err
 		}
 	}
@@ -236,10 +284,10 @@ func (f *identityFlags) options(ctx context.Context, st store.Store) (gateway.Op
 		st = d
 	}
 	if f.tokens {
-		o.Tokens = gateway.NewTokens(st)
+		o.tokens = authn.NewTokens(st)
 	}
 	if f.audit {
-		o.Audit = st
+		o.audit = st
 	}
 	return o, nil
 }

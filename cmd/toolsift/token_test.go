@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,7 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/testenv"
 )
 
@@ -39,10 +41,10 @@ func TestTokenCommands(t *testing.T) {
 		t.Fatalf("token create: exit %d: %s", code, stderr)
 	}
 	secret = strings.TrimSpace(secret)
-	if !strings.HasPrefix(secret, gateway.TokenPrefix) || strings.Contains(secret, "\n") {
+	if !strings.HasPrefix(secret, authn.TokenPrefix) || strings.Contains(secret, "\n") {
 		t.Fatalf("token create printed %q, want the secret alone", secret)
 	}
-	id := secret[len(gateway.TokenPrefix) : len(gateway.TokenPrefix)+12]
+	id := secret[len(authn.TokenPrefix) : len(authn.TokenPrefix)+12]
 	for _, want := range []string{"Token " + id + " for alice", "Authorization: Bearer tsk_...", "--tokens", "toolsift token revoke " + id} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("token create's stderr lacks %q:\n%s", want, stderr)
@@ -62,7 +64,7 @@ func TestTokenCommands(t *testing.T) {
 		}
 	}
 	code, out, _ = runCmd(t, "token", "list", "--json", "--store", dir)
-	var tok gateway.Token
+	var tok authn.Token
 	if err := json.Unmarshal([]byte(out), &tok); code != 0 || err != nil || tok.ID != id || tok.User != "alice" {
 		t.Errorf("token list --json: exit %d, %q (%v)", code, out, err)
 	}
@@ -167,13 +169,17 @@ func TestServeTokensAndAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a request without a token: %s, want 401", resp.Status)
 	}
+	if !strings.Contains(string(body), "toolsift token create") {
+		t.Errorf("the 401 does not say how to get a token: %s", body)
+	}
 
 	// Revoked by the command, refused by the running serve (within
-	// gateway.TokenCacheTTL; the hang guard is the only limit here).
+	// authn.TokenCacheTTL; the hang guard is the only limit here).
 	if code, _, stderr := runCmd(t, "token", "revoke", secrets["bob"][:16], "--store", cache); code != 0 {
 		t.Fatalf("token revoke: exit %d: %s", code, stderr)
 	}
@@ -243,7 +249,7 @@ func TestServeTokensAndAudit(t *testing.T) {
 			if l == "" {
 				continue
 			}
-			var rec gateway.AuditRecord
+			var rec audit.Record
 			if err := json.Unmarshal([]byte(l), &rec); err != nil {
 				t.Fatalf("audit --json line %q: %v", l, err)
 			}
@@ -336,7 +342,7 @@ func TestAuditSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	records := 0
-	for rec, err := range gateway.AuditRecords(context.Background(), st, time.Time{}) {
+	for rec, err := range audit.Records(context.Background(), st, time.Time{}) {
 		if err != nil {
 			t.Fatal(err)
 		}

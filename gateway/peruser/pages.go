@@ -1,4 +1,4 @@
-package gateway
+package peruser
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
@@ -27,33 +28,30 @@ const (
 // started it, one per login (a browser may log in to two servers at once).
 func loginCookie(state string) string { return "toolsift_login_" + hashHex(state)[:16] }
 
-// LoginHandler serves the per-user logins (Options.PerUser) under
-// Options.PublicURL: GET /login/SERVER starts the request's user's login
-// to SERVER (discovery, client registration with the callback as
-// redirect URI, PKCE) and redirects the browser to the authorization
-// server; GET /oauth/callback, where the authorization server sends it
-// back, checks the state (made for that user, used once, within 10
-// minutes), exchanges the code and stores the tokens, sealed with
-// Options.LoginKey. The login page serves the request's user (WithIdentity,
-// set by the authentication in front of the Gateway, as for Handler) or,
-// for a browser that cannot say who its user is, the user its ticket was
-// made for: the link a call without a login is answered with carries one
-// (used once, within 15 minutes). The callback is finished for the user
-// who started the login only: the request's user, else the browser that
-// started it (a cookie). The pages are plain HTML. Without per-user
-// servers it answers 404.
-// Every call returns the same handler.
-func (g *Gateway) LoginHandler() http.Handler {
-	g.loginOnce.Do(func() {
+// Handler serves the logins under Options.PublicURL: GET /login/SERVER
+// starts the request's user's login to SERVER (discovery, client
+// registration with the callback as redirect URI, PKCE) and redirects the
+// browser to the authorization server; GET /oauth/callback, where the
+// authorization server sends it back, checks the state (made for that
+// user, used once, within 10 minutes), exchanges the code and stores the
+// tokens, sealed with Options.LoginKey. The login page serves the
+// request's user (authn.IdentityFrom: the authentication in front sets
+// it, as for the Gateway's Handler) or, for a browser that cannot say who
+// its user is, the user its ticket was made for: the link a call without
+// a login is answered with carries one (used once, within 15 minutes).
+// The callback is finished for the user who started the login only: the
+// request's user, else the browser that started it (a cookie). The pages
+// are plain HTML; other paths answer 404. Mount it where PublicURL's path
+// is served. Every call returns the same handler.
+func (pu *Logins) Handler() http.Handler {
+	pu.handlerOnce.Do(func() {
 		mux := http.NewServeMux()
-		if g.pu != nil {
-			base, _ := url.Parse(g.pu.logins.base)
-			mux.HandleFunc("GET "+base.Path+"/login/{server}", g.pu.startLogin)
-			mux.HandleFunc("GET "+base.Path+"/oauth/callback", g.pu.finishLogin)
-		}
-		g.login = mux
+		base, _ := url.Parse(pu.logins.base)
+		mux.HandleFunc("GET "+base.Path+"/login/{server}", pu.startLogin)
+		mux.HandleFunc("GET "+base.Path+"/oauth/callback", pu.finishLogin)
+		pu.handler = mux
 	})
-	return g.login
+	return pu.handler
 }
 
 // page answers a small HTML page.
@@ -73,7 +71,7 @@ func page(w http.ResponseWriter, status int, format string, a ...any) {
 
 // requestUser returns the user the request's Identity names, "" when none.
 func requestUser(r *http.Request) string {
-	id, _ := IdentityFrom(r.Context())
+	id, _ := authn.IdentityFrom(r.Context())
 	return id.User
 }
 
@@ -81,7 +79,7 @@ const noUser = "Who are you? This gateway's logins are per user, and this reques
 
 // ticketURL returns the login page's link for user and server, with a
 // ticket made for user; the bare page's when the ticket cannot be stored.
-func (pu *perUser) ticketURL(ctx context.Context, user, server string) string {
+func (pu *Logins) ticketURL(ctx context.Context, user, server string) string {
 	// A user who calls again soon gets the same link while it is unused:
 	// calls in a loop do not fill the store with tickets.
 	k := [2]string{user, server}
@@ -123,7 +121,7 @@ type madeTicket struct {
 
 // takeTicket returns the user a ticket for server was made for, and
 // removes it; "" when it is unknown, used, expired or for another server.
-func (pu *perUser) takeTicket(ctx context.Context, tk, server string) string {
+func (pu *Logins) takeTicket(ctx context.Context, tk, server string) string {
 	key := ticketKey(tk)
 	unlock, err := pu.logins.st.Lock(ctx, key)
 	if err != nil {
@@ -145,7 +143,7 @@ func (pu *perUser) takeTicket(ctx context.Context, tk, server string) string {
 }
 
 // startLogin serves GET /login/SERVER.
-func (pu *perUser) startLogin(w http.ResponseWriter, r *http.Request) {
+func (pu *Logins) startLogin(w http.ResponseWriter, r *http.Request) {
 	server := r.PathValue("server")
 	sc, ok := pu.servers[server]
 	if !ok {
@@ -210,7 +208,7 @@ func (pu *perUser) startLogin(w http.ResponseWriter, r *http.Request) {
 // (a state is used once), when it is the request's user's (r's Identity,
 // else its browser's cookie) and still valid; else the page to answer
 // (status and text).
-func (pu *perUser) takePending(r *http.Request, state string) (*pendingLogin, int, string) {
+func (pu *Logins) takePending(r *http.Request, state string) (*pendingLogin, int, string) {
 	ctx := r.Context()
 	if state == "" {
 		return nil, http.StatusBadRequest, "This is not a login's return: it has no state."
@@ -252,7 +250,7 @@ func (pu *perUser) takePending(r *http.Request, state string) (*pendingLogin, in
 }
 
 // finishLogin serves GET /oauth/callback.
-func (pu *perUser) finishLogin(w http.ResponseWriter, r *http.Request) {
+func (pu *Logins) finishLogin(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	pl, status, msg := pu.takePending(r, q.Get("state"))
@@ -305,7 +303,7 @@ func (pu *perUser) finishLogin(w http.ResponseWriter, r *http.Request) {
 // another key: never overwritten. The user's other logins to the same
 // server URL (of another issuer or resource: the server moved) are
 // removed, so that no replica keeps using them.
-func (pu *perUser) saveLogin(ctx context.Context, user, key string, ul *userLogin) error {
+func (pu *Logins) saveLogin(ctx context.Context, user, key string, ul *userLogin) error {
 	unlock, err := pu.logins.st.Lock(ctx, key)
 	if err != nil {
 		return err
@@ -336,7 +334,7 @@ func (pu *perUser) saveLogin(ctx context.Context, user, key string, ul *userLogi
 // server's tools for the catalog when none does yet (or the one that did
 // has no tokens left), and starts the server again in the shared Hub if it
 // failed for want of it.
-func (pu *perUser) listCatalog(ctx context.Context, server, serverURL, key string) {
+func (pu *Logins) listCatalog(ctx context.Context, server, serverURL, key string) {
 	if err := pu.logins.replaceCatalogLogin(ctx, serverURL, key); err != nil {
 		pu.log.Warn("catalog login not set", "server", server, "error", err)
 		return

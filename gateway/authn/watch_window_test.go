@@ -1,4 +1,4 @@
-package gateway_test
+package authn_test
 
 import (
 	"context"
@@ -6,11 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsift/toolsift"
-	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/storetest"
 )
 
@@ -21,7 +19,7 @@ import (
 func TestRevokedBeforeWatchListens(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.Start(t)
-	other := gateway.NewTokens(pgtest.Open(t, url))
+	other := authn.NewTokens(pgtest.Open(t, url))
 	secret, tok, err := other.Create(ctx, "alice", nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -32,23 +30,27 @@ func TestRevokedBeforeWatchListens(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	tokens := gateway.NewTokens(ws)
+	tokens := authn.NewTokens(ws)
 	now := time.Now()
 	tokens.SetClock(func() time.Time { return now }) // the cache never expires
 	if id, err := tokens.Verify(ctx, secret); err != nil || id.User != "alice" {
 		t.Fatalf("Verify before the revocation = %v, %v", id, err)
 	}
-	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{Tokens: tokens, Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
+	watchCtx, stop := context.WithCancel(ctx)
+	watched := make(chan error, 1)
+	go func() { watched <- tokens.Watch(watchCtx) }()
+	defer func() {
+		stop()
+		if err := <-watched; err != nil {
+			t.Errorf("Watch ended with %v, want nil once its ctx ended", err)
+		}
+	}()
 	select {
 	case <-ws.Listening:
 	case <-time.After(testenv.WaitLimit()):
-		t.Fatal("the Gateway's watch of its tokens did not listen")
+		t.Fatal("the watch of the tokens did not listen")
 	}
-	if id, err := tokens.Verify(ctx, secret); !errors.Is(err, gateway.ErrUnknownToken) {
+	if id, err := tokens.Verify(ctx, secret); !errors.Is(err, authn.ErrUnknownToken) {
 		t.Fatalf("Verify of a token revoked before the watch listened = %v, %v; want ErrUnknownToken", id, err)
 	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package authn
 
 import (
 	"context"
@@ -48,8 +48,8 @@ type OIDCOptions struct {
 }
 
 // OIDC validates bearer JWTs an OpenID Connect issuer signed, against the
-// keys of its JWKS, and turns their claims into an Identity. Set
-// Options.OIDC to accept them on Handler's requests. It is safe for
+// keys of its JWKS, and turns their claims into an Identity: a Verifier
+// (Require it, alone or beside API tokens: Tokens.Or). It is safe for
 // concurrent use.
 type OIDC struct {
 	opts    OIDCOptions
@@ -105,14 +105,14 @@ func NewOIDC(ctx context.Context, opts OIDCOptions) (*OIDC, error) {
 		JWKSURI string `json:"jwks_uri"`
 	}
 	if err := o.getJSON(ctx, strings.TrimSuffix(opts.Issuer, "/")+"/.well-known/openid-configuration", &disc); err != nil {
-		return nil, fmt.Errorf("gateway: OIDC issuer %s: discovery: %w", opts.Issuer, err)
+		return nil, fmt.Errorf("authn: OIDC issuer %s: discovery: %w", opts.Issuer, err)
 	}
 	if disc.Issuer != opts.Issuer {
-		return nil, fmt.Errorf("gateway: OIDC issuer %s: its discovery document names issuer %q", opts.Issuer, disc.Issuer)
+		return nil, fmt.Errorf("authn: OIDC issuer %s: its discovery document names issuer %q", opts.Issuer, disc.Issuer)
 	}
 	ju, err := url.Parse(disc.JWKSURI)
 	if err != nil || ju.Host == "" || !(ju.Scheme == "https" || ju.Scheme == "http" && isLoopbackHost(ju.Hostname())) {
-		return nil, fmt.Errorf("gateway: OIDC issuer %s: jwks_uri %q: want an https URL", opts.Issuer, disc.JWKSURI)
+		return nil, fmt.Errorf("authn: OIDC issuer %s: jwks_uri %q: want an https URL", opts.Issuer, disc.JWKSURI)
 	}
 	o.jwksURL = disc.JWKSURI
 	return o, nil
@@ -209,7 +209,7 @@ func (o *OIDC) fetchKeys(ctx context.Context) (map[string]crypto.PublicKey, erro
 		Keys []jwk `json:"keys"`
 	}
 	if err := o.getJSON(ctx, o.jwksURL, &set); err != nil {
-		return nil, fmt.Errorf("gateway: OIDC issuer %s: keys: %w", o.opts.Issuer, err)
+		return nil, fmt.Errorf("authn: OIDC issuer %s: keys: %w", o.opts.Issuer, err)
 	}
 	keys := map[string]crypto.PublicKey{}
 	for _, k := range set.Keys {
@@ -221,7 +221,7 @@ func (o *OIDC) fetchKeys(ctx context.Context) (map[string]crypto.PublicKey, erro
 		}
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("gateway: OIDC issuer %s: no signing key it lists is usable (RSA, EC P-256/384/521, Ed25519)", o.opts.Issuer)
+		return nil, fmt.Errorf("authn: OIDC issuer %s: no signing key it lists is usable (RSA, EC P-256/384/521, Ed25519)", o.opts.Issuer)
 	}
 	return keys, nil
 }

@@ -1,4 +1,4 @@
-package gateway_test
+package audit_test
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/store"
 )
 
-// TestPruneAudit: PruneAudit deletes the whole days that ended by the
+// TestPruneAudit: Prune deletes the whole days that ended by the
 // cut, over a folder and over PostgreSQL: the day the cut falls in is
 // kept whole (its records older than the cut too), later days and the
 // records another writer makes of today while it runs are not touched,
@@ -39,7 +39,7 @@ func TestPruneAudit(t *testing.T) {
 			day := func(n int) time.Time { return today.AddDate(0, 0, -n) }
 			write := func(tm time.Time, user string) {
 				t.Helper()
-				if err := gateway.WriteAudit(ctx, st, gateway.AuditRecord{Time: tm, User: user, Tool: "math__add", Outcome: "ok"}); err != nil {
+				if err := audit.Write(ctx, st, audit.Record{Time: tm, User: user, Tool: "math__add", Outcome: "ok"}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -54,8 +54,8 @@ func TestPruneAudit(t *testing.T) {
 			cut := day(3).Add(12 * time.Hour)
 
 			for _, early := range []time.Time{time.Now().Add(time.Hour), time.Now().Add(-23 * time.Hour), today} {
-				if days, err := gateway.PruneAudit(ctx, st, early); err == nil || len(days) != 0 || !strings.Contains(err.Error(), "at least 24h0m0s ago") {
-					t.Errorf("PruneAudit before %s = %v, %v; want an error, nothing deleted", early, days, err)
+				if days, err := audit.Prune(ctx, st, early); err == nil || len(days) != 0 || !strings.Contains(err.Error(), "at least 24h0m0s ago") {
+					t.Errorf("Prune before %s = %v, %v; want an error, nothing deleted", early, days, err)
 				}
 			}
 			if n := len(records(t, st)); n != 8 {
@@ -75,7 +75,7 @@ func TestPruneAudit(t *testing.T) {
 						return
 					default:
 					}
-					if err := gateway.WriteAudit(ctx, st, gateway.AuditRecord{Time: time.Now(), User: "today", Tool: "math__add", Outcome: "ok"}); err != nil {
+					if err := audit.Write(ctx, st, audit.Record{Time: time.Now(), User: "today", Tool: "math__add", Outcome: "ok"}); err != nil {
 						t.Error(err)
 						written = i
 						once.Do(func() { close(started) })
@@ -85,10 +85,10 @@ func TestPruneAudit(t *testing.T) {
 				}
 			})
 			<-started
-			days, err := gateway.PruneAudit(ctx, st, cut)
+			days, err := audit.Prune(ctx, st, cut)
 			if err == nil { // a second prune at once finds nothing more
-				var again []gateway.AuditDay
-				again, err = gateway.PruneAudit(ctx, st, cut)
+				var again []audit.Day
+				again, err = audit.Prune(ctx, st, cut)
 				if len(again) != 0 {
 					t.Errorf("a second prune deleted %v", again)
 				}
@@ -98,13 +98,13 @@ func TestPruneAudit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []gateway.AuditDay{
+			want := []audit.Day{
 				{Day: day(40).Format(time.DateOnly), Records: 1},
 				{Day: day(5).Format(time.DateOnly), Records: 2},
 				{Day: day(4).Format(time.DateOnly), Records: 1},
 			}
 			if !slices.Equal(days, want) {
-				t.Errorf("PruneAudit before %s deleted %v, want %v", cut.Format(time.RFC3339), days, want)
+				t.Errorf("Prune before %s deleted %v, want %v", cut.Format(time.RFC3339), days, want)
 			}
 			var users []string
 			nToday := 0
@@ -157,10 +157,10 @@ func emptyFolders(t *testing.T, root string) []string {
 	return empty
 }
 
-func records(t *testing.T, st store.Store) []gateway.AuditRecord {
+func records(t *testing.T, st store.Store) []audit.Record {
 	t.Helper()
-	var recs []gateway.AuditRecord
-	for rec, err := range gateway.AuditRecords(context.Background(), st, time.Time{}) {
+	var recs []audit.Record
+	for rec, err := range audit.Records(context.Background(), st, time.Time{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestPruneAuditTakesTurns(t *testing.T) {
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	for d := 2; d <= 6; d++ {
 		for i := range 20 {
-			if err := gateway.WriteAudit(ctx, a, gateway.AuditRecord{Time: today.AddDate(0, 0, -d).Add(time.Duration(i) * time.Minute), User: fmt.Sprint("u", i), Tool: "math__add", Outcome: "ok"}); err != nil {
+			if err := audit.Write(ctx, a, audit.Record{Time: today.AddDate(0, 0, -d).Add(time.Duration(i) * time.Minute), User: fmt.Sprint("u", i), Tool: "math__add", Outcome: "ok"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -188,7 +188,7 @@ func TestPruneAuditTakesTurns(t *testing.T) {
 	total := 0
 	for _, st := range []store.Store{a, b, a, b} {
 		wg.Go(func() {
-			days, err := gateway.PruneAudit(ctx, st, today.AddDate(0, 0, -1))
+			days, err := audit.Prune(ctx, st, today.AddDate(0, 0, -1))
 			if err != nil {
 				t.Error(err)
 			}
@@ -222,7 +222,7 @@ func TestPruneAuditByDay(t *testing.T) {
 			counts := map[int]int{3: 2000, 4: 5, 1: 3}
 			for d, n := range counts {
 				for i := range n {
-					if err := gateway.WriteAudit(ctx, pg, gateway.AuditRecord{Time: day(d).Add(time.Duration(i) * time.Second), Tool: "math__add", Outcome: "ok"}); err != nil {
+					if err := audit.Write(ctx, pg, audit.Record{Time: day(d).Add(time.Duration(i) * time.Second), Tool: "math__add", Outcome: "ok"}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -232,13 +232,13 @@ func TestPruneAuditByDay(t *testing.T) {
 			if bulk {
 				s = prefixDeleteCountingStore{st}
 			}
-			days, err := gateway.PruneAudit(ctx, s, day(2))
+			days, err := audit.Prune(ctx, s, day(2))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []gateway.AuditDay{{Day: day(4).Format(time.DateOnly), Records: 5}, {Day: day(3).Format(time.DateOnly), Records: 2000}}
+			want := []audit.Day{{Day: day(4).Format(time.DateOnly), Records: 5}, {Day: day(3).Format(time.DateOnly), Records: 2000}}
 			if !slices.Equal(days, want) {
-				t.Errorf("PruneAudit = %v, want %v", days, want)
+				t.Errorf("Prune = %v, want %v", days, want)
 			}
 			wantPrefixes, wantDeletes := []string{"audit/" + want[0].Day + "/", "audit/" + want[1].Day + "/"}, 0
 			if !bulk {
@@ -291,7 +291,7 @@ func (c prefixDeleteCountingStore) DeletePrefix(ctx context.Context, prefix stri
 // from PostgreSQL, and one day of 5,000 from PostgreSQL (a busy team
 // gateway's); the records are written with the timer stopped.
 //
-//	go test ./gateway -run '^$' -bench PruneAudit -benchtime 5x -count 3
+//	go test ./gateway/audit -run '^$' -bench PruneAudit -benchtime 5x -count 3
 func BenchmarkPruneAudit(b *testing.B) {
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -310,14 +310,14 @@ func BenchmarkPruneAudit(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				for i := range records {
-					if err := gateway.WriteAudit(ctx, st, gateway.AuditRecord{Time: day.Add(time.Duration(i) * time.Second), Tool: "math__add", Outcome: "ok"}); err != nil {
+					if err := audit.Write(ctx, st, audit.Record{Time: day.Add(time.Duration(i) * time.Second), Tool: "math__add", Outcome: "ok"}); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.StartTimer()
-				days, err := gateway.PruneAudit(ctx, st, day.AddDate(0, 0, 1))
+				days, err := audit.Prune(ctx, st, day.AddDate(0, 0, 1))
 				if err != nil || len(days) != 1 || days[0].Records != records {
-					b.Fatalf("PruneAudit = %v, %v", days, err)
+					b.Fatalf("Prune = %v, %v", days, err)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*records), "µs/record")

@@ -1,4 +1,4 @@
-package gateway_test
+package authn_test
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -24,10 +23,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
-	"github.com/toolsift/toolsift"
-	"github.com/toolsift/toolsift/gateway"
-	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/gateway/authn"
 )
 
 // issuer is an OpenID Connect issuer on an httptest server: a discovery
@@ -119,7 +115,7 @@ func TestOIDC(t *testing.T) {
 	is.addKey(t, "r1", rk)
 	is.addKey(t, "e1", ek)
 	is.addKey(t, "d1", edk)
-	o, err := gateway.NewOIDC(ctx, gateway.OIDCOptions{Issuer: is.srv.URL, Audience: "toolsift"})
+	o, err := authn.NewOIDC(ctx, authn.OIDCOptions{Issuer: is.srv.URL, Audience: "toolsift"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +124,7 @@ func TestOIDC(t *testing.T) {
 		return jwt.MapClaims{"iss": is.srv.URL, "aud": "toolsift", "sub": "auth0|42", "email": "alice@example.com",
 			"groups": []string{"eng", "Team With Space", "ops"}, "exp": now.Add(time.Hour).Unix(), "iat": now.Unix()}
 	}
-	want := gateway.Identity{User: "alice@example.com", Teams: []string{"eng", "ops"}}
+	want := authn.Identity{User: "alice@example.com", Teams: []string{"eng", "ops"}}
 	for _, c := range []struct {
 		name   string
 		method jwt.SigningMethod
@@ -182,7 +178,7 @@ func TestOIDC(t *testing.T) {
 		{"not a JWT", "tsk_nothing", "malformed"},
 	} {
 		_, err := o.Verify(ctx, c.token)
-		if !errors.Is(err, gateway.ErrUnknownToken) || !strings.Contains(err.Error(), c.want) {
+		if !errors.Is(err, authn.ErrUnknownToken) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want ErrUnknownToken saying %q", c.name, err, c.want)
 		}
 		if err != nil && strings.Contains(err.Error(), c.token) {
@@ -203,7 +199,7 @@ func TestOIDC(t *testing.T) {
 		t.Errorf("a token of a new key, the set last fetched long ago: %v", err)
 	}
 	for range 5 {
-		if _, err := o.Verify(ctx, sign(t, jwt.SigningMethodES256, "made-up", other, valid())); !errors.Is(err, gateway.ErrUnknownToken) {
+		if _, err := o.Verify(ctx, sign(t, jwt.SigningMethodES256, "made-up", other, valid())); !errors.Is(err, authn.ErrUnknownToken) {
 			t.Errorf("an unknown key id: %v", err)
 		}
 	}
@@ -216,72 +212,17 @@ func TestNewOIDCRefuses(t *testing.T) {
 	ctx := context.Background()
 	is := newIssuer(t)
 	for _, c := range []struct {
-		opts gateway.OIDCOptions
+		opts authn.OIDCOptions
 		want string
 	}{
-		{gateway.OIDCOptions{Audience: "a"}, "Issuer is empty"},
-		{gateway.OIDCOptions{Issuer: "http://idp.example.com", Audience: "a"}, "want an https URL"},
-		{gateway.OIDCOptions{Issuer: is.srv.URL}, "Audience is empty"},
-		{gateway.OIDCOptions{Issuer: is.srv.URL + "/", Audience: "a"}, "names issuer"},
-		{gateway.OIDCOptions{Issuer: is.srv.URL + "/nothing", Audience: "a"}, "404"},
+		{authn.OIDCOptions{Audience: "a"}, "Issuer is empty"},
+		{authn.OIDCOptions{Issuer: "http://idp.example.com", Audience: "a"}, "want an https URL"},
+		{authn.OIDCOptions{Issuer: is.srv.URL}, "Audience is empty"},
+		{authn.OIDCOptions{Issuer: is.srv.URL + "/", Audience: "a"}, "names issuer"},
+		{authn.OIDCOptions{Issuer: is.srv.URL + "/nothing", Audience: "a"}, "404"},
 	} {
-		if _, err := gateway.NewOIDC(ctx, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := authn.NewOIDC(ctx, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("NewOIDC(%+v): %v, want an error saying %q", c.opts, err, c.want)
 		}
-	}
-}
-
-// TestOIDCOverHTTP: with Tokens and OIDC both, a go-sdk client with a JWT
-// is its user in the log and the audit log, and an API token still works.
-func TestOIDCOverHTTP(t *testing.T) {
-	ctx := context.Background()
-	is := newIssuer(t)
-	rk := testRSAKey(t)
-	is.addKey(t, "r1", rk)
-	o, err := gateway.NewOIDC(ctx, gateway.OIDCOptions{Issuer: is.srv.URL, Audience: "toolsift", TeamsClaim: "roles"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := store.NewMemory()
-	tokens := gateway.NewTokens(st)
-	secret, _, err := tokens.Create(ctx, "bob", nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf testenv.Buffer
-	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{Tokens: tokens, OIDC: o, Audit: st,
-		Logger: slog.New(slog.NewTextHandler(&buf, nil)), Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close() })
-	srv := httptest.NewServer(gw.Handler())
-	t.Cleanup(srv.Close)
-	jwtToken := sign(t, jwt.SigningMethodRS256, "r1", rk, jwt.MapClaims{"iss": is.srv.URL, "aud": []string{"toolsift", "other"},
-		"email": "alice@example.com", "roles": "admin", "exp": time.Now().Add(time.Hour).Unix()})
-	for _, bearerToken := range []string{jwtToken, secret} {
-		c := httpClient(t, srv.URL, bearerToken, "2025-11-25")
-		if text, isErr := c.call(t, "call_tool", map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}); isErr || text != "3" {
-			t.Errorf("call_tool = %q (isError %v)", text, isErr)
-		}
-	}
-	var users []string
-	for rec, err := range gateway.AuditRecords(ctx, st, time.Time{}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		users = append(users, rec.User+"/"+strings.Join(rec.Teams, ","))
-	}
-	if diff := cmp.Diff([]string{"alice@example.com/admin", "bob/"}, users); diff != "" {
-		t.Errorf("audit records' users (-want +got):\n%s", diff)
-	}
-	if !strings.Contains(buf.String(), "msg=call user=alice@example.com") {
-		t.Errorf("no call line of alice:\n%s", buf.String())
-	}
-	if strings.Contains(buf.String(), jwtToken[strings.LastIndexByte(jwtToken, '.'):]) {
-		t.Errorf("the log holds the JWT:\n%s", buf.String())
-	}
-	if resp, _ := post(t, srv.URL, "", "Bearer "+jwtToken[:len(jwtToken)-4]+"AAAA", "", initBody); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("a JWT with a broken signature: %s, want 401", resp.Status)
 	}
 }

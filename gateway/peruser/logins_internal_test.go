@@ -1,4 +1,4 @@
-package gateway
+package peruser
 
 import (
 	"context"
@@ -74,7 +74,7 @@ func TestSweep(t *testing.T) {
 // TestUserHubsIdle: a user's Hub unused for hubIdle is dropped when
 // another is made; one in use, or used lately, is kept.
 func TestUserHubsIdle(t *testing.T) {
-	pu := &perUser{logins: testLogins(t), hubs: map[[2]string]*userHub{}}
+	pu := &Logins{logins: testLogins(t), hubs: map[[2]string]*userHub{}}
 	old := time.Now().Add(-2 * hubIdle)
 	pu.hubs[[2]string{"a", "s"}] = &userHub{used: old}
 	pu.hubs[[2]string{"b", "s"}] = &userHub{used: old, calls: 1}

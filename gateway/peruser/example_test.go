@@ -1,4 +1,4 @@
-package gateway_test
+package peruser_test
 
 import (
 	"context"
@@ -18,15 +18,17 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
+	"github.com/toolsift/toolsift/gateway/peruser"
 	"github.com/toolsift/toolsift/oauth/oauthtest"
 	"github.com/toolsift/toolsift/store"
 )
 
-// A remote server reached with each user's own OAuth login: the gateway
-// serves the login pages beside /mcp, and a user's calls carry that
-// user's token. The authentication in front (here a header naming the
+// A remote server reached with each user's own OAuth login: the login
+// pages are served beside the gateway's /mcp, and a user's calls carry
+// that user's token. The authentication in front (here a header naming the
 // user) sets each request's Identity.
-func ExampleGateway_LoginHandler() {
+func ExampleLogins_Handler() {
 	ctx := context.Background()
 	// The remote server, behind its own authorization server; its tool
 	// says whose token called it.
@@ -42,17 +44,16 @@ func ExampleGateway_LoginHandler() {
 	var handler atomic.Pointer[http.Handler]
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u := r.Header.Get("X-User"); u != "" { // stands for real authentication
-			r = r.WithContext(gateway.WithIdentity(r.Context(), gateway.Identity{User: u}))
+			r = r.WithContext(authn.WithIdentity(r.Context(), authn.Identity{User: u}))
 		}
 		(*handler.Load()).ServeHTTP(w, r)
 	}))
 	defer web.Close()
-	key := make([]byte, gateway.LoginKeySize) // kept in a file or a secret store, never in the Store
+	key := make([]byte, peruser.LoginKeySize) // kept in a file or a secret store, never in the Store
 	rand.Read(key)
 	cfg := &config.Config{Servers: map[string]config.Server{"mail": {URL: remote.URL, Type: "http"}}}
-	gw, err := gateway.Open(ctx, cfg, &gateway.Options{
-		Toolset:   toolsift.Options{Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)},
-		PerUser:   []string{"mail"},
+	logins, err := peruser.New(ctx, cfg, &peruser.Options{
+		Servers:   []string{"mail"},
 		Store:     store.NewMemory(), // store.Dir or a shared store for replicas
 		LoginKey:  key,
 		PublicURL: web.URL,
@@ -60,10 +61,17 @@ func ExampleGateway_LoginHandler() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	gw, err := gateway.Open(ctx, cfg, &gateway.Options{
+		Toolset: toolsift.Options{Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)},
+		PerUser: logins,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer gw.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", gw.Handler())
-	mux.Handle("/", gw.LoginHandler())
+	mux.Handle("/", logins.Handler())
 	var h http.Handler = mux
 	handler.Store(&h)
 

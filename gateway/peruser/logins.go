@@ -1,4 +1,4 @@
-package gateway
+package peruser
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"
 )
@@ -29,7 +30,7 @@ const LoginKeySize = 32
 // the configured Options.LoginKey cannot open: sealed with another key
 // (the error names both key ids) or damaged. Such records are neither
 // used nor overwritten.
-var ErrLoginKey = errors.New("gateway: per-user logins sealed with another key")
+var ErrLoginKey = errors.New("peruser: per-user logins sealed with another key")
 
 // LoginKeyID returns the id of a login key: a hash of it, which names the
 // key in each record it seals and in errors, and tells nothing of the key.
@@ -90,15 +91,15 @@ type sealer struct {
 
 func newSealer(key []byte) (*sealer, error) {
 	if len(key) != LoginKeySize {
-		return nil, fmt.Errorf("%w: LoginKey has %d bytes, want %d (AES-256)", ErrOptions, len(key), LoginKeySize)
+		return nil, fmt.Errorf("%w: peruser: LoginKey has %d bytes, want %d (AES-256)", gateway.ErrOptions, len(key), LoginKeySize)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return nil, fmt.Errorf("%w: LoginKey: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: peruser: LoginKey: %v", gateway.ErrOptions, err)
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		return nil, fmt.Errorf("%w: LoginKey: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: peruser: LoginKey: %v", gateway.ErrOptions, err)
 	}
 	return &sealer{aead: aead, kid: LoginKeyID(key)}, nil
 }
@@ -162,7 +163,7 @@ type catalogLogin struct {
 // pendingLogin is a login between /login/SERVER and the callback.
 type pendingLogin struct {
 	// User started it: only that user may finish it, named by the
-	// request (WithIdentity) or, without one, by the browser that started
+	// request (authn.IdentityFrom) or, without one, by the browser that started
 	// it: Browser is the hash of the nonce of its cookie.
 	User    string              `json:"user"`
 	Browser string              `json:"browser"`
@@ -191,6 +192,10 @@ type needLogin struct {
 func (e *needLogin) Error() string {
 	return fmt.Sprintf("server %q needs your own login (%s): open %s in a browser, log in, then call again", e.server, e.reason, e.url)
 }
+
+// Unwrap makes the error one of gateway.ErrLoginNeeded: the Gateway's
+// outcome of the call is login-needed.
+func (e *needLogin) Unwrap() error { return gateway.ErrLoginNeeded }
 
 // LogValue is the error as logged: the link without its ticket, which
 // starts a login as the user and goes to that user's result only.
@@ -259,7 +264,7 @@ func (l *userLogins) get(ctx context.Context, key string) (*userLogin, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("gateway: reading a per-user login: %w", err)
+		return nil, fmt.Errorf("peruser: reading a per-user login: %w", err)
 	}
 	var ul userLogin
 	if err := l.seal.open(key, b, &ul); err != nil {
@@ -274,7 +279,7 @@ func (l *userLogins) put(ctx context.Context, key string, ul *userLogin) error {
 		return err
 	}
 	if err := l.st.Put(ctx, key, b); err != nil {
-		return fmt.Errorf("gateway: storing a per-user login: %w", err)
+		return fmt.Errorf("peruser: storing a per-user login: %w", err)
 	}
 	return nil
 }
@@ -292,7 +297,7 @@ func (l *userLogins) find(ctx context.Context, user, serverURL string) (string, 
 	}
 	keys, err := l.st.List(ctx, userPrefix(user))
 	if err != nil {
-		return "", fmt.Errorf("gateway: listing per-user logins: %w", err)
+		return "", fmt.Errorf("peruser: listing per-user logins: %w", err)
 	}
 	key = ""
 	var newest time.Time
@@ -332,7 +337,7 @@ func (l *userLogins) fresh(ctx context.Context, key, server, rejected string) (*
 	}
 	unlock, err := l.st.Lock(ctx, key)
 	if err != nil {
-		return nil, fmt.Errorf("gateway: locking a per-user login: %w", err)
+		return nil, fmt.Errorf("peruser: locking a per-user login: %w", err)
 	}
 	defer unlock()
 	if ul, err = l.get(ctx, key); err != nil {
@@ -384,7 +389,7 @@ func (l *userLogins) catalogLogin(ctx context.Context, serverURL string) (string
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("gateway: reading a per-user server's catalog login: %w", err)
+		return "", fmt.Errorf("peruser: reading a per-user server's catalog login: %w", err)
 	}
 	var cl catalogLogin
 	if err := l.seal.open(key, b, &cl); err != nil {
@@ -428,7 +433,7 @@ func (l *userLogins) replaceCatalogLogin(ctx context.Context, serverURL, key str
 func (l *userLogins) checkKey(ctx context.Context) error {
 	keys, err := l.st.List(ctx, loginsPrefix)
 	if err != nil {
-		return fmt.Errorf("gateway: listing per-user logins: %w", err)
+		return fmt.Errorf("peruser: listing per-user logins: %w", err)
 	}
 	other := 0
 	var first, firstID string
@@ -438,7 +443,7 @@ func (l *userLogins) checkKey(ctx context.Context) error {
 			continue // removed meanwhile
 		}
 		if err != nil {
-			return fmt.Errorf("gateway: reading per-user logins: %w", err)
+			return fmt.Errorf("peruser: reading per-user logins: %w", err)
 		}
 		id, err := keyIDOf(b)
 		if err != nil {
@@ -573,7 +578,7 @@ func insufficientScope(resp *http.Response) []string {
 func (l *userLogins) wantScopes(ctx context.Context, key string, scopes []string) error {
 	unlock, err := l.st.Lock(ctx, key)
 	if err != nil {
-		return fmt.Errorf("gateway: locking a per-user login: %w", err)
+		return fmt.Errorf("peruser: locking a per-user login: %w", err)
 	}
 	defer unlock()
 	ul, err := l.get(ctx, key)

@@ -1,4 +1,4 @@
-package gateway
+package authn
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +22,7 @@ import (
 // that is not a live API token (malformed, never created, or revoked), of
 // Tokens.Revoke for an id no token has, and of OIDC.Verify for a JWT it
 // refuses.
-var ErrUnknownToken = errors.New("gateway: invalid, unknown or revoked token")
+var ErrUnknownToken = errors.New("authn: invalid, unknown or revoked token")
 
 // TokenPrefix starts every API token's secret: "tsk_", the token's id
 // (12 hex digits), "_", and 43 characters of base64url (32 random bytes).
@@ -61,10 +60,10 @@ type tokenRecord struct {
 	Hash string `json:"hash"`
 }
 
-// Tokens are the gateway's per-user API tokens, kept in a store.Store that
-// every replica shares: Create makes one and returns its secret once,
-// Verify turns a secret into its Identity, Revoke ends one. Set
-// Options.Tokens to require them on Handler's requests.
+// Tokens are per-user API tokens, kept in a store.Store that every
+// replica shares: Create makes one and returns its secret once, Verify
+// turns a secret into its Identity (Tokens is a Verifier: Require them
+// with Require), Revoke ends one.
 //
 // Only the SHA-256 of a secret is stored. A secret is 32 random bytes, so
 // no password hash (bcrypt, argon2) is needed: there is nothing to guess a
@@ -72,11 +71,11 @@ type tokenRecord struct {
 //
 // Verify caches what it read for TokenCacheTTL, so that a warm request
 // reads no store row; a token revoked elsewhere is refused within that
-// time, or at once when the store is a store.Watcher and the Tokens serve
-// a Gateway (Open watches it for changes to tokens); a Verify whose read
-// was under way when a token was revoked (here, or as the watch reports)
-// answers its own request as it read but caches nothing, so no read from
-// before a revocation outlives it. It is safe for concurrent use.
+// time, or at once while Watch runs over a store that is a store.Watcher;
+// a Verify whose read was under way when a token was revoked (here, or as
+// the watch reports) answers its own request as it read but caches
+// nothing, so no read from before a revocation outlives it. It is safe for
+// concurrent use.
 type Tokens struct {
 	s   store.Store
 	now func() time.Time
@@ -135,7 +134,7 @@ func (t *Tokens) Create(ctx context.Context, user string, teams []string, name s
 	}
 	var raw [6 + 32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		return "", Token{}, fmt.Errorf("gateway: create token: %w", err)
+		return "", Token{}, fmt.Errorf("authn: create token: %w", err)
 	}
 	id := hex.EncodeToString(raw[:6])
 	secret = TokenPrefix + id + "_" + base64.RawURLEncoding.EncodeToString(raw[6:])
@@ -146,20 +145,20 @@ func (t *Tokens) Create(ctx context.Context, user string, teams []string, name s
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
-		return "", Token{}, fmt.Errorf("gateway: create token: %w", err)
+		return "", Token{}, fmt.Errorf("authn: create token: %w", err)
 	}
 	// The id's record first: a token is listed (so revocable) before it
 	// works, whatever fails in between.
 	if _, err := t.s.Get(ctx, tokenIDKey(id)); err == nil {
-		return "", Token{}, fmt.Errorf("gateway: create token: id %s taken; try again", id)
+		return "", Token{}, fmt.Errorf("authn: create token: id %s taken; try again", id)
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return "", Token{}, fmt.Errorf("gateway: create token: %w", err)
+		return "", Token{}, fmt.Errorf("authn: create token: %w", err)
 	}
 	if err := t.s.Put(ctx, tokenIDKey(id), b); err != nil {
-		return "", Token{}, fmt.Errorf("gateway: create token: %w", err)
+		return "", Token{}, fmt.Errorf("authn: create token: %w", err)
 	}
 	if err := t.s.Put(ctx, tokenHashKey(rec.Hash), b); err != nil {
-		return "", Token{}, fmt.Errorf("gateway: create token: %w", err)
+		return "", Token{}, fmt.Errorf("authn: create token: %w", err)
 	}
 	t.forget(sum)
 	return secret, rec.Token, nil
@@ -170,7 +169,7 @@ func (t *Tokens) Create(ctx context.Context, user string, teams []string, name s
 func (t *Tokens) List(ctx context.Context) ([]Token, error) {
 	keys, err := t.s.List(ctx, "tokens/id/")
 	if err != nil {
-		return nil, fmt.Errorf("gateway: list tokens: %w", err)
+		return nil, fmt.Errorf("authn: list tokens: %w", err)
 	}
 	var out []Token
 	for _, k := range keys {
@@ -179,7 +178,7 @@ func (t *Tokens) List(ctx context.Context) ([]Token, error) {
 			continue // revoked while listing
 		}
 		if err != nil {
-			return nil, fmt.Errorf("gateway: list tokens: %w", err)
+			return nil, fmt.Errorf("authn: list tokens: %w", err)
 		}
 		out = append(out, rec.Token)
 	}
@@ -204,21 +203,21 @@ func (t *Tokens) Revoke(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: no token has id %s", ErrUnknownToken, id)
 	}
 	if err != nil {
-		return fmt.Errorf("gateway: revoke token %s: %w", id, err)
+		return fmt.Errorf("authn: revoke token %s: %w", id, err)
 	}
 	// The hash's record first: the token stops working before it leaves
 	// the list, so a failure in between leaves it listed, to revoke again.
 	sum, err := hex.DecodeString(rec.Hash)
 	if err != nil || len(sum) != sha256.Size {
 		// Not dropped from the list: what its hash record is cannot be told.
-		return fmt.Errorf("gateway: revoke token %s: its record %s is damaged (no valid hash); remove the token's tokens/hash/ record by hand", id, tokenIDKey(id))
+		return fmt.Errorf("authn: revoke token %s: its record %s is damaged (no valid hash); remove the token's tokens/hash/ record by hand", id, tokenIDKey(id))
 	}
 	if err := t.s.Delete(ctx, tokenHashKey(rec.Hash)); err != nil {
-		return fmt.Errorf("gateway: revoke token %s: %w", id, err)
+		return fmt.Errorf("authn: revoke token %s: %w", id, err)
 	}
 	t.forget([32]byte(sum))
 	if err := t.s.Delete(ctx, tokenIDKey(id)); err != nil {
-		return fmt.Errorf("gateway: revoke token %s: %w", id, err)
+		return fmt.Errorf("authn: revoke token %s: %w", id, err)
 	}
 	return nil
 }
@@ -249,7 +248,7 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (Identity, error) {
 		case err != nil:
 			// The store failing is not the token's fault: not cached. Its
 			// error may quote the key, the secret's hash: left out.
-			return Identity{}, fmt.Errorf("gateway: verify token %s: %s", secret[len(TokenPrefix):len(TokenPrefix)+tokenIDLen], strings.ReplaceAll(err.Error(), hash, "HASH"))
+			return Identity{}, fmt.Errorf("authn: verify token %s: %s", secret[len(TokenPrefix):len(TokenPrefix)+tokenIDLen], strings.ReplaceAll(err.Error(), hash, "HASH"))
 		default:
 			stored, derr := hex.DecodeString(rec.Hash)
 			live := derr == nil && subtle.ConstantTimeCompare(stored, sum[:]) == 1
@@ -271,15 +270,19 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (Identity, error) {
 	return Identity{User: c.id.User, Teams: slices.Clone(c.id.Teams)}, nil
 }
 
-// watch makes a revocation (or a creation) through another process take
-// effect here at once, when the store tells of changes (store.Watcher):
-// the cached verification of a changed token is dropped. It returns when
-// ctx ends, at once when the store is no Watcher (the cache's TTL is then
-// the only bound).
-func (t *Tokens) watch(ctx context.Context, log *slog.Logger) {
+// Watch makes a revocation (or a creation) through another process take
+// effect here at once, when t's store tells of changes (a store.Watcher,
+// such as store/postgres): what Verify cached of a changed token is
+// dropped, and once the watch listens everything it cached (a token
+// revoked before then went unreported). Run it for as long as t verifies
+// requests (go tokens.Watch(ctx) beside the server that Requires them):
+// it returns nil when ctx ends, nil at once when the store is no Watcher
+// (TokenCacheTTL is then the only bound), or the watch's error, after
+// which revocations elsewhere still arrive within TokenCacheTTL.
+func (t *Tokens) Watch(ctx context.Context) error {
 	w, ok := t.s.(store.Watcher)
 	if !ok {
-		return
+		return nil
 	}
 	err := w.Watch(ctx, "tokens/hash/", func() {
 		// Listening now: a token Verify cached before may have been
@@ -292,9 +295,9 @@ func (t *Tokens) watch(ctx context.Context, log *slog.Logger) {
 		}
 	})
 	if err != nil && ctx.Err() == nil {
-		// Revocations elsewhere still arrive, within TokenCacheTTL.
-		log.Warn("watching API tokens for revocations stopped", "error", err)
+		return fmt.Errorf("authn: watching API tokens for revocations: %w", err)
 	}
+	return nil
 }
 
 // forgetAll drops everything Verify cached.
@@ -360,14 +363,14 @@ func isTokenID(s string) bool {
 // checkPrincipal checks a user's or a team's name.
 func checkPrincipal(what, s string) error {
 	if s == "" {
-		return fmt.Errorf("gateway: token: the %s is empty", what)
+		return fmt.Errorf("authn: token: the %s is empty", what)
 	}
 	if len(s) > 128 {
-		return fmt.Errorf("gateway: token: %s %.20q...: longer than 128 bytes", what, s)
+		return fmt.Errorf("authn: token: %s %.20q...: longer than 128 bytes", what, s)
 	}
 	for _, c := range []byte(s) {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.@+", c) >= 0) {
-			return fmt.Errorf("gateway: token: %s %q: byte %q is not allowed (letters, digits and -_.@+)", what, s, c)
+			return fmt.Errorf("authn: token: %s %q: byte %q is not allowed (letters, digits and -_.@+)", what, s, c)
 		}
 	}
 	return nil
@@ -376,11 +379,11 @@ func checkPrincipal(what, s string) error {
 // checkTokenName checks what a token is named for.
 func checkTokenName(name string) error {
 	if len(name) > 200 {
-		return fmt.Errorf("gateway: token: name %.20q...: longer than 200 bytes", name)
+		return fmt.Errorf("authn: token: name %.20q...: longer than 200 bytes", name)
 	}
 	for _, r := range name {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\uFFFD' {
-			return fmt.Errorf("gateway: token: name %q: control characters and invalid UTF-8 are not allowed", name)
+			return fmt.Errorf("authn: token: name %q: control characters and invalid UTF-8 are not allowed", name)
 		}
 	}
 	return nil

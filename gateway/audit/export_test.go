@@ -1,0 +1,12 @@
+package audit
+
+import (
+	"context"
+
+	"github.com/toolsift/toolsift/store"
+)
+
+// Write writes rec to s as a call's record is written.
+func Write(ctx context.Context, s store.Store, rec Record) error {
+	return (&Log{Store: s}).write(ctx, rec)
+}
