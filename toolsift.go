@@ -78,9 +78,8 @@ type Options struct {
 	// connecting is (a caller has no Toolset to look at until then);
 	// Background makes Open return before the servers that must start to
 	// list their tools have (see the package doc, "Opening in the
-	// background"). Its
-	// OnChange and Store must be zero: the Toolset keeps its index
-	// current itself and hands the Hub its Store.
+	// background"). Its Store must be nil: the Toolset hands the Hub its
+	// Store.
 	Hub upstream.HubOptions
 	// OnChange, if set, hears each change to the catalog once the index
 	// holds it (Get, Tools, Search and Think see it): a server's tools
@@ -169,7 +168,6 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 		return nil, err
 	}
 	hubOpts := o.Hub
-	hubOpts.OnChange = ts.apply
 	hubOpts.Store = ts.store
 	if hubOpts.Logger == nil {
 		hubOpts.Logger = o.Logger
@@ -199,7 +197,7 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 			ts.log.Warn("toolsift: config", "warning", w)
 		}
 	}
-	if err := hub.Connect(ctx); err != nil {
+	if err := hub.Connect(ctx, ts.apply); err != nil {
 		_ = hub.Close()
 		return nil, err
 	}
@@ -258,8 +256,6 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 		o = *opts
 	}
 	switch {
-	case o.Hub.OnChange != nil:
-		return nil, o, fmt.Errorf("%w: Hub.OnChange is the Toolset's own", ErrOptions)
 	case o.Hub.Store != nil:
 		return nil, o, fmt.Errorf("%w: the store is set by Options.Store, not Hub.Store", ErrOptions)
 	case o.Think.Budget != 0 || o.Think.Retrieval.K != 0:
@@ -347,7 +343,7 @@ func (ts *Toolset) prepare() {
 	_ = th.Retriever().Prepare(context.Background())
 }
 
-// apply is the Hub's OnChange: the change goes into the index, and once
+// apply is the Hub's change sink: the change goes into the index, and once
 // Open has returned, the catalog's cost is brought up to date and what was
 // derived anew is written to the cache. While Open connects, both wait for
 // the end of Connect, so that the cache is written once, not per server.

@@ -113,10 +113,6 @@ func TestOpenRejects(t *testing.T) {
 	if _, err := toolsift.Open(ctx, filepath.Join(t.TempDir(), "none.json"), nil); !errors.Is(err, config.ErrInvalid) {
 		t.Errorf("missing file: %v, want config.ErrInvalid", err)
 	}
-	bad := &toolsift.Options{Hub: upstream.HubOptions{OnChange: func(context.Context, tool.Change) error { return nil }}}
-	if _, err := toolsift.OpenConfig(ctx, nil, bad); !errors.Is(err, toolsift.ErrOptions) {
-		t.Errorf("Hub.OnChange set: %v, want ErrOptions", err)
-	}
 	if _, err := toolsift.OpenConfig(ctx, nil, &toolsift.Options{Encoding: "no-such-encoding"}); !errors.Is(err, toolsift.ErrOptions) {
 		t.Errorf("bad encoding: %v, want ErrOptions", err)
 	}
