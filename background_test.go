@@ -45,10 +45,10 @@ func gatedServer(name, description string, release <-chan struct{}) config.Serve
 	}}
 }
 
-// TestOpenBackground: with Hub.Background, Open returns while a server is
-// still listing its tools: the others are indexed and searched, Status
-// shows it connecting; once it lists, its tools join the index and
-// OnChange hears them.
+// TestOpenBackground: over a Hub with HubOptions.Background, OpenHub
+// returns while a server is still listing its tools: the others are
+// indexed and searched, Status shows it connecting; once it lists, its
+// tools join the index and OnChange hears them.
 func TestOpenBackground(t *testing.T) {
 	ready, release := make(chan struct{}), make(chan struct{})
 	close(ready)
@@ -59,9 +59,12 @@ func TestOpenBackground(t *testing.T) {
 	changes := make(chan tool.Change, 16)
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
 	defer cancel()
-	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
-		NoSemantic: true, Store: dirStore(t, t.TempDir()), Pin: []string{"slow__*"},
-		Hub:      upstream.HubOptions{Background: true},
+	hub, err := upstream.NewHub(cfg, &upstream.HubOptions{Background: true, Store: dirStore(t, t.TempDir())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.OpenHub(ctx, hub, &toolsift.Options{
+		NoSemantic: true, Pin: []string{"slow__*"},
 		OnChange: func(c tool.Change) { changes <- c },
 	})
 	if err != nil {

@@ -39,8 +39,9 @@
 // # What is cached
 //
 // The Toolset owns one store (Options.Store, a store.Store: by default
-// the folder os.UserCacheDir()/toolsift; store.NewMemory() keeps nothing
-// past the process) and hands it to the Hub. It keeps each server's tool
+// the folder os.UserCacheDir()/toolsift, or the Hub's own with OpenHub;
+// store.NewMemory() keeps nothing past the process) and hands it to the
+// Hub it makes. It keeps each server's tool
 // list there (catalog/, see package upstream) and its tools' trust records
 // (trust/), the vector of every tool document and every server document
 // (retrieval's server-aware ranking) per embedder (vectors/) and the
@@ -61,14 +62,14 @@
 //
 // Open returns when every server has its tools in the index, which on a
 // first start means every server has started and listed them: tens of
-// seconds for a catalog of Node servers. Options.Hub.Background
-// (upstream.HubOptions.Background) makes Open return as soon as the servers
+// seconds for a catalog of Node servers. Over a Hub made with
+// upstream.HubOptions.Background, OpenHub returns as soon as the servers
 // whose tools are in the cache are indexed; the others go on connecting
 // (Status shows them connecting), each joins the index when it has listed
-// its tools, Options.OnChange hears it, and one that fails is a warning
-// as at Open. Search, Think and Select meanwhile see what is indexed so
-// far; pins are resolved at Open against it, and again as servers join
-// (Pinned grows). toolsift serve opens this way, so that it answers
+// its tools, and Options.OnChange hears it; one that fails is the Hub's to
+// report (Status, HubOptions.Progress and Logger). Search, Think and
+// Select meanwhile see what is indexed so far; pins are resolved at
+// OpenHub against it, and again as servers join (Pinned grows). toolsift serve opens this way, so that it answers
 // initialize at once; a program that wants the whole catalog before its
 // first step (toolbench, an agent) keeps the default.
 //

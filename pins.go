@@ -129,8 +129,8 @@ func (ts *Toolset) pin(p Pins) error {
 }
 
 // repin resolves the pins again after a server's tools joined the index
-// (a server that connected after Open returned: Options.Hub.Background,
-// or one that came back) and, when that pins more tools, makes the Think
+// (a server that connected after Open returned, over a Hub of
+// HubOptions.Background, or one that came back) and, when that pins more tools, makes the Think
 // step offer them too. Pinned tools stay pinned: a tool that went away is
 // simply not in the catalog to offer.
 func (ts *Toolset) repin() {
@@ -176,8 +176,8 @@ func (ts *Toolset) usePins(names []string) error {
 
 // Pinned returns the names of the pinned tools (Options.Pin and the
 // config's alwaysLoad and alwaysLoadTools), sorted: resolved when Open
-// returned, and again each time a server's tools join the index (with
-// Options.Hub.Background, the servers that connect after Open).
+// returned, and again each time a server's tools join the index (over a
+// Hub of HubOptions.Background, the servers that connect after OpenHub).
 func (ts *Toolset) Pinned() []string {
 	ts.pinMu.Lock()
 	defer ts.pinMu.Unlock()

@@ -28,7 +28,7 @@ import (
 // ErrOptions reports invalid Options.
 var ErrOptions = errors.New("toolsift: invalid options")
 
-// Options configure Open, OpenConfig and New. The zero value (or nil)
+// Options configure Open, OpenConfig, OpenHub and New. The zero value (or nil)
 // gives the measured defaults: the built-in offline embedders (hashed
 // n-grams and Universal Sentence Encoder Lite) beside BM25F, o200k_base, a
 // 4,000-token tool budget filled from the best 20 ranked tools and, in the
@@ -65,27 +65,19 @@ type Options struct {
 	Think think.Options
 	// Store keeps what the Toolset and its Hub keep between runs and share
 	// with other processes (see the package doc): the Toolset's tool
-	// vectors and token costs (vectors/, tokens/) and the Hub's tool lists
-	// (catalog/) and trust records (trust/). nil means
-	// upstream.DefaultStore(), the folder os.UserCacheDir()/toolsift (nothing
-	// kept, with a warning, when there is none). store.NewMemory() keeps
-	// nothing past this process: every server starts at Open, and the
-	// vectors and token costs, which the index holds anyway, are not
+	// vectors and token costs (vectors/, tokens/) and, for Open and
+	// OpenConfig, the Hub's tool lists (catalog/) and trust records
+	// (trust/). nil means the Hub's store with OpenHub (upstream.Hub.Store),
+	// else upstream.DefaultStore(), the folder os.UserCacheDir()/toolsift
+	// (nothing kept, with a warning, when there is none). store.NewMemory()
+	// keeps nothing past this process: every server starts at Open, and
+	// the vectors and token costs, which the index holds anyway, are not
 	// copied into it. The Toolset does not close it.
 	Store store.Store
-	// Hub sets timeouts, concurrency and the protocol revision of the MCP
-	// connections (Open and OpenConfig only); Progress hears how far Open's
-	// connecting is (a caller has no Toolset to look at until then);
-	// Background makes Open return before the servers that must start to
-	// list their tools have (see the package doc, "Opening in the
-	// background"). Its Store must be nil: the Toolset hands the Hub its
-	// Store.
-	Hub upstream.HubOptions
 	// OnChange, if set, hears each change to the catalog once the index
 	// holds it (Get, Tools, Search and Think see it): a server's tools
 	// after Open returned, when it re-lists (tools/list_changed, Refresh),
-	// goes down (its tools Removed) or comes back (Open and OpenConfig
-	// only). It is called one change at a time, on the Hub's goroutine for
+	// goes down (its tools Removed) or comes back (not for New). It is called one change at a time, on the Hub's goroutine for
 	// that server: it must not block or call back into the Hub. toolsift
 	// serve uses it to bring its clients' tool lists up to date.
 	OnChange func(tool.Change)
@@ -99,18 +91,19 @@ type Options struct {
 	// true, and a server's "alwaysLoadTools" (its own tool names, or
 	// globs). See Pins for the rule. Pins are resolved against the catalog
 	// when Open (or New) returns; a pin that matches no tool is a warning
-	// naming it (Warnings). With Hub.Background that catalog is what the
-	// cache held (a pin of a server still connecting is such a warning),
-	// and pins are resolved again as each server joins.
+	// naming it (Warnings). Over a Hub of HubOptions.Background (OpenHub)
+	// that catalog is what the cache held (a pin of a server still
+	// connecting is such a warning), and pins are resolved again as each
+	// server joins.
 	Pin []string
-	// Logger receives diagnostics. It is also the Hub's logger unless
-	// Hub.Logger is set. nil writes warnings to stderr, each once, so that
-	// nothing fails unseen: besides the Hub's, a server that failed at
-	// Open (naming it and its error; the others work as usual), a config
-	// line that was ignored, a pin that matches nothing; other records are
-	// dropped. A Logger of yours gets the Hub's diagnostics; the rest is
-	// yours to read from Status and Warnings, as toolbench and toolsift
-	// serve do. slog.New(slog.DiscardHandler) silences everything.
+	// Logger receives diagnostics. Open and OpenConfig make it the Hub's
+	// logger too. nil writes warnings to stderr, each once, so that
+	// nothing fails unseen: the Hub's (Open and OpenConfig), a server that
+	// failed at Open (naming it and its error; the others work as usual),
+	// a config line that was ignored, a pin that matches nothing; other
+	// records are dropped. A Logger of yours gets those diagnostics; the
+	// rest is yours to read from Status and Warnings, as toolbench and
+	// toolsift serve do. slog.New(slog.DiscardHandler) silences everything.
 	Logger *slog.Logger
 }
 
@@ -141,11 +134,11 @@ type Toolset struct {
 // Open loads the mcpServers config file at path (Claude Desktop, Claude
 // Code, Cursor and VS Code forms; see docs/config.md), connects to its
 // servers and returns when every server that connected has its tools in
-// the index (with Options.Hub.Background, when every server listed from
-// the cache has; the others join as they list: see the package doc). A
-// server that fails does not fail Open: Status reports it with its reason
-// and stderr tail. Open fails on a config that cannot be
-// read, on invalid Options (ErrOptions), or when ctx ends first.
+// the index. Its Hub has upstream's defaults (timeouts, lazy start, limits)
+// with the Toolset's Store and Logger; for others, make the Hub yourself
+// and open it with OpenHub. A server that fails does not fail Open: Status
+// reports it with its reason and stderr tail. Open fails on a config that
+// cannot be read, on invalid Options (ErrOptions), or when ctx ends first.
 func Open(ctx context.Context, path string, opts *Options) (*Toolset, error) {
 	var inputs map[string]string
 	if opts != nil {
@@ -161,34 +154,49 @@ func Open(ctx context.Context, path string, opts *Options) (*Toolset, error) {
 // OpenConfig is Open with a config built in code, where MCP servers and
 // local Go functions (upstream.LocalServer) mix: every tool is listed and called
 // the same way, whatever is behind it. It builds the Toolset as New does,
-// then feeds its index from the Hub.
+// then feeds its index from a Hub over cfg, as OpenHub does.
 func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolset, error) {
-	ts, o, err := newToolset(opts)
+	ts, o, err := newToolset(opts, defaultDir)
 	if err != nil {
 		return nil, err
 	}
-	hubOpts := o.Hub
-	hubOpts.Store = ts.store
-	if hubOpts.Logger == nil {
-		hubOpts.Logger = o.Logger
-	}
-	if ts.warnFailed && hubOpts.Background {
-		// A server that fails after Open returned is warned of too.
-		progress := hubOpts.Progress
-		hubOpts.Progress = func(p upstream.Progress) {
-			if progress != nil {
-				progress(p)
-			}
-			if ts.opened.Load() {
-				ts.warnFailedServers()
-			}
-		}
-	}
-	hub, err := upstream.NewHub(cfg, &hubOpts)
+	hub, err := upstream.NewHub(cfg, &upstream.HubOptions{Store: ts.store, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
+	return ts.open(ctx, hub, o)
+}
+
+// OpenHub is OpenConfig over a Hub of yours, made with upstream.NewHub and
+// not yet connected: its HubOptions are yours (timeouts, Progress,
+// Background, Auth, lazy start, limits, a proxy's hooks). OpenHub connects
+// it with the Toolset's change sink (upstream.Hub.Connect) and returns when
+// every server that connected has its tools in the index (with
+// HubOptions.Background, when every server listed from the cache has; the
+// others join as they list: see the package doc, "Opening in the
+// background"). The config's warnings and pins are the Hub's config's
+// (upstream.Hub.Config). From the call on the Toolset owns the Hub: Close
+// closes it, as does OpenHub when it fails. The Hub logs to its own
+// HubOptions.Logger, and servers that fail after OpenHub returned are the
+// Hub's to report (Status, HubOptions.Progress). It fails as OpenConfig
+// does, and with an error wrapping upstream.ErrOptions for a Hub connected
+// before.
+func OpenHub(ctx context.Context, hub *upstream.Hub, opts *Options) (*Toolset, error) {
+	if hub == nil {
+		return nil, fmt.Errorf("%w: OpenHub: nil Hub", ErrOptions)
+	}
+	ts, o, err := newToolset(opts, func() (store.Store, error) { return hub.Store(), nil })
+	if err != nil {
+		return nil, errors.Join(err, hub.Close())
+	}
+	return ts.open(ctx, hub, o)
+}
+
+// open connects hub, the Toolset's from now on, with the Toolset's change
+// sink, then resolves the pins and ends the construction.
+func (ts *Toolset) open(ctx context.Context, hub *upstream.Hub, o Options) (*Toolset, error) {
 	ts.hub = hub
+	cfg := hub.Config()
 	if cfg != nil {
 		ts.warnings = slices.Clone(cfg.Warnings)
 	}
@@ -198,16 +206,12 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 		}
 	}
 	if err := hub.Connect(ctx, ts.apply); err != nil {
-		_ = hub.Close()
-		return nil, err
+		return nil, errors.Join(err, hub.Close())
 	}
 	if err := ts.pin(configPins(cfg, o.Pin)); err != nil {
-		_ = hub.Close()
-		return nil, err
+		return nil, errors.Join(err, hub.Close())
 	}
 	ts.ready()
-	// After ready: a server of a Background Open failing from now on is
-	// warned of by Progress (the stderr handler says each once).
 	if ts.warnFailed {
 		ts.warnFailedServers()
 	}
@@ -228,12 +232,12 @@ func (ts *Toolset) warnFailedServers() {
 // them: it lists, searches and thinks exactly as a Toolset from Open does
 // (the same embedders, cache, tokenizer and Think options), and Call fails
 // with an error wrapping tool.ErrUnavailable. toolbench eval and the
-// benchmarks measure catalogs read from files this way. Options.Hub and
-// Inputs do not apply. New fails on invalid Options (ErrOptions), or when
+// benchmarks measure catalogs read from files this way. Options.Inputs
+// does not apply. New fails on invalid Options (ErrOptions), or when
 // the tools cannot be indexed (toolindex.ErrInvalidTool, an embedder's
 // error, or ctx's).
 func New(ctx context.Context, tools []tool.Tool, opts *Options) (*Toolset, error) {
-	ts, o, err := newToolset(opts)
+	ts, o, err := newToolset(opts, defaultDir)
 	if err != nil {
 		return nil, err
 	}
@@ -249,15 +253,14 @@ func New(ctx context.Context, tools []tool.Tool, opts *Options) (*Toolset, error
 
 // newToolset is the one wiring of the library: the options resolved, the
 // cache, the index over the embedders and the Think step. The Toolset has
-// no tools and no Hub yet.
-func newToolset(opts *Options) (*Toolset, Options, error) {
+// no tools and no Hub yet. defaultStore is the store when Options.Store is
+// nil.
+func newToolset(opts *Options, defaultStore func() (store.Store, error)) (*Toolset, Options, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	switch {
-	case o.Hub.Store != nil:
-		return nil, o, fmt.Errorf("%w: the store is set by Options.Store, not Hub.Store", ErrOptions)
 	case o.Think.Budget != 0 || o.Think.Retrieval.K != 0:
 		return nil, o, fmt.Errorf("%w: the budget and K are set by Options.Budget and K, not Think.Budget and Think.Retrieval.K", ErrOptions)
 	case len(o.Think.Retrieval.Pinned) > 0:
@@ -294,7 +297,7 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 	if o.NoSemantic {
 		sem = nil
 	}
-	ts := &Toolset{store: openStore(o), log: o.Logger, warnFailed: warnFailed, onChange: o.OnChange}
+	ts := &Toolset{store: openStore(o, defaultStore), log: o.Logger, warnFailed: warnFailed, onChange: o.OnChange}
 	ixOpts := toolindex.Options{Semantic: sem}
 	if _, mem := ts.store.(*store.Memory); !mem {
 		ts.derived = hashcache.New(ts.store)
@@ -374,19 +377,29 @@ func (ts *Toolset) flush() {
 	}
 }
 
+// defaultDir is the store of the Toolsets that are not over a Hub of the
+// caller's: the folder a Hub opens by default (upstream.DefaultStore).
+func defaultDir() (store.Store, error) {
+	d, err := upstream.DefaultStore()
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // flushTimeout bounds one write of the derived cache (a shared store that
 // hangs must not hang Open, a change or Close).
 const flushTimeout = time.Minute
 
 // openStore returns the store the options name, or the default one: the
-// folder the Hub would open (upstream.DefaultStore), so that both keep their
-// records in one; a Memory store, with a warning, when there is no user
-// cache folder.
-func openStore(o Options) store.Store {
+// Hub's (OpenHub), or the folder a Hub would open (upstream.DefaultStore),
+// so that both keep their records in one; a Memory store, with a warning,
+// when there is no user cache folder.
+func openStore(o Options, defaultStore func() (store.Store, error)) store.Store {
 	if o.Store != nil {
 		return o.Store
 	}
-	d, err := upstream.DefaultStore()
+	d, err := defaultStore()
 	if err != nil {
 		o.Logger.Warn("toolsift: no cache folder; nothing is kept past this run", "error", err)
 		return store.NewMemory()

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
@@ -41,7 +40,7 @@ func TestOpenReportsBrokenServers(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
 	defer cancel()
-	ts, err := toolsift.Open(ctx, path, &toolsift.Options{Hub: upstream.HubOptions{Timeout: 5 * time.Second}})
+	ts, err := toolsift.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,10 +224,9 @@ func TestSearch(t *testing.T) {
 	}
 }
 
-// TestStoreFolder: the Toolset owns the store and hands it to the Hub:
-// its derived data and the Hub's tool lists and trust records land in the
-// folder of Options.Store; setting the Hub's own Store is an error that
-// says where it moved.
+// TestStoreFolder: the Toolset owns the store and hands it to the Hub it
+// makes: its derived data and the Hub's tool lists and trust records land
+// in the folder of Options.Store.
 func TestStoreFolder(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "cache")
@@ -249,9 +247,59 @@ func TestStoreFolder(t *testing.T) {
 			t.Errorf("the %s are not in the folder of Options.Store: %v", sub, err)
 		}
 	}
-	_, err = toolsift.OpenConfig(ctx, nil, &toolsift.Options{Hub: upstream.HubOptions{Store: store.NewMemory()}})
-	if !errors.Is(err, toolsift.ErrOptions) || !strings.Contains(err.Error(), "Options.Store") {
-		t.Errorf("Hub.Store set: %v, want ErrOptions naming Options.Store", err)
+}
+
+// TestOpenHub: a Toolset over a Hub of the caller's keeps its derived data
+// in the Hub's store by default, owns the Hub (Close closes it), and
+// refuses a Hub connected before, closing it: its changes would never
+// reach the index.
+func TestOpenHub(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "cache")
+	local, err := upstream.LocalServer(upstream.LocalTool{Name: "greet", Description: "Say hello to someone.",
+		Handler: func(context.Context, json.RawMessage) (string, error) { return "hello", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Servers: map[string]config.Server{"hi": local}}
+	hub, err := upstream.NewHub(cfg, &upstream.HubOptions{Store: dirStore(t, dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.OpenHub(ctx, hub, &toolsift.Options{NoSemantic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ts.Get("hi__greet"); !ok {
+		t.Errorf("hi__greet not indexed when OpenHub returned: %v", ts.Tools())
+	}
+	if err := ts.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.Call(ctx, "hi__greet", nil); !errors.Is(err, upstream.ErrClosed) {
+		t.Errorf("Call on the Hub after Toolset.Close: %v, want upstream.ErrClosed", err)
+	}
+	for _, sub := range []string{"vectors", "tokens", "trust"} {
+		if _, err := os.Stat(filepath.Join(dir, sub)); err != nil {
+			t.Errorf("the %s are not in the Hub's store: %v", sub, err)
+		}
+	}
+
+	connected, err := upstream.NewHub(cfg, &upstream.HubOptions{Store: store.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := connected.Connect(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := toolsift.OpenHub(ctx, connected, &toolsift.Options{NoSemantic: true}); !errors.Is(err, upstream.ErrOptions) {
+		t.Errorf("OpenHub over a connected Hub: %v, want upstream.ErrOptions", err)
+	}
+	if _, err := connected.Call(ctx, "hi__greet", nil); !errors.Is(err, upstream.ErrClosed) {
+		t.Errorf("Call after a failed OpenHub: %v, want upstream.ErrClosed", err)
+	}
+	if _, err := toolsift.OpenHub(ctx, nil, nil); !errors.Is(err, toolsift.ErrOptions) {
+		t.Errorf("OpenHub(nil): %v, want ErrOptions", err)
 	}
 }
 

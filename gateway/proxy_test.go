@@ -84,7 +84,21 @@ func localTools(t testing.TB) *config.Config {
 
 func openToolset(t *testing.T, cfg *config.Config) *toolsift.Toolset {
 	t.Helper()
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
+	return openHubToolset(t, cfg, upstream.HubOptions{}, toolsift.Options{NoSemantic: true})
+}
+
+// openHubToolset opens a Toolset with to over a Hub of cfg's servers made
+// with ho (a Memory store unless ho has one), closed with the test.
+func openHubToolset(t testing.TB, cfg *config.Config, ho upstream.HubOptions, to toolsift.Options) *toolsift.Toolset {
+	t.Helper()
+	if ho.Store == nil {
+		ho.Store = store.NewMemory()
+	}
+	hub, err := upstream.NewHub(cfg, &ho)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.OpenHub(context.Background(), hub, &to)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -39,12 +38,8 @@ func TestQuietLog(t *testing.T) {
 			cfg := &config.Config{Servers: map[string]config.Server{"fs": dialed(up)}}
 			var buf testenv.Buffer
 			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
-			ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: log,
-				Hub: upstream.HubOptions{ClientRequests: gateway.NewClientRequests(log, 0)}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ts.Close()
+			ts := openHubToolset(t, cfg, upstream.HubOptions{ClientRequests: gateway.NewClientRequests(log, 0), Logger: log},
+				toolsift.Options{NoSemantic: true, Logger: log})
 			select {
 			case err := <-asked:
 				if err == nil || !strings.Contains(err.Error(), "declined") {

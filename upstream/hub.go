@@ -292,6 +292,7 @@ type ServerStatus struct {
 // safe for concurrent use.
 type Hub struct {
 	opts    HubOptions
+	cfg     *config.Config // as given to NewHub
 	dir     string
 	servers map[string]*server
 	order   []*server // servers, sorted by name
@@ -337,7 +338,7 @@ type Hub struct {
 // wrapping ErrOptions. Servers with an Err are not an error: they are
 // reported as failed and never started.
 func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
-	h := &Hub{servers: map[string]*server{}, routes: map[string]*server{}}
+	h := &Hub{cfg: cfg, servers: map[string]*server{}, routes: map[string]*server{}}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -460,8 +461,9 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 // Background). It returns an error only when ctx ends first or the Hub is
 // closed: a failing server does not fail Connect. Servers keep connecting
 // in the background after ctx ends, bounded by their own timeouts. Calling
-// Connect again waits again; it starts nothing new, and its apply is not
-// used: the sink is the first call's.
+// Connect again waits again and starts nothing new; the sink is the first
+// call's, and a later call's apply must be nil (else the error wraps
+// ErrOptions: the changes it would expect go to the first sink).
 func (h *Hub) Connect(ctx context.Context, apply func(context.Context, tool.Change) error) error {
 	h.mu.Lock()
 	closed := h.closed
@@ -494,6 +496,9 @@ func (h *Hub) Connect(ctx context.Context, apply func(context.Context, tool.Chan
 		}
 		announce(&h.wg, lazy)
 	})
+	if !started && apply != nil {
+		return fmt.Errorf("%w: Connect with a change sink: the Hub was connected (or closed) before, and its changes go to the first Connect's sink", ErrOptions)
+	}
 	if started {
 		h.reportProgress()
 	}
@@ -771,6 +776,10 @@ func (h *Hub) Close() error {
 	}
 	return nil
 }
+
+// Config returns the config the Hub was made from (NewHub's cfg, nil for
+// none). The Hub read it in NewHub: changing it changes nothing.
+func (h *Hub) Config() *config.Config { return h.cfg }
 
 // Store returns the store the Hub keeps its servers' tool lists and trust
 // records in: HubOptions.Store, or the default one NewHub opened.

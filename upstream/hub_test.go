@@ -428,6 +428,34 @@ func TestHubRestartsInMemory(t *testing.T) {
 	}
 }
 
+// TestHubConnectAgain: the change sink is the first Connect's. A second
+// Connect waits again and applies nothing anew; one that brings a sink of
+// its own is refused, naming why, since its changes would go elsewhere.
+func TestHubConnectAgain(t *testing.T) {
+	cfg := &config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "ping"))}}
+	got := make(changes, 4)
+	hub := startHub(t, cfg, nil, got.onChange)
+	if c := got.next(t); len(c.Added) != 1 {
+		t.Fatalf("first change %+v, want s__ping added", summarize(c))
+	}
+	if cfgOf := hub.Config(); cfgOf != cfg {
+		t.Errorf("Config() = %p, want the config given to NewHub (%p)", cfgOf, cfg)
+	}
+	ctx := context.Background()
+	if err := hub.Connect(ctx, nil); err != nil {
+		t.Errorf("Connect again without a sink: %v", err)
+	}
+	other := func(context.Context, tool.Change) error { return nil }
+	if err := hub.Connect(ctx, other); !errors.Is(err, upstream.ErrOptions) || !strings.Contains(err.Error(), "first Connect's sink") {
+		t.Errorf("Connect again with a sink: %v, want ErrOptions naming the first sink", err)
+	}
+	select {
+	case c := <-got:
+		t.Errorf("a second Connect applied %+v again", summarize(c))
+	default:
+	}
+}
+
 func TestHubClose(t *testing.T) {
 	checkGoroutines(t)
 	hub, err := upstream.NewHub(&config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "ping"))}}, nil)

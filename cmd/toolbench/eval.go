@@ -514,9 +514,8 @@ func loadEvalData(ctx context.Context, e *env, o evalOptions, opts toolsift.Opti
 		if queries, err = dataset.LoadQueries(o.queriesPath); err != nil {
 			return nil, nil, nil, "", 0, err
 		}
-		opts.Hub = upstream.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: startMode(o.connect)}
-		opts.Inputs = o.inputs
-		ts, connected, err = openToolset(ctx, e, o.configPath, opts, o.quiet)
+		c := connection{hub: upstream.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: startMode(o.connect)}, inputs: o.inputs}
+		ts, _, connected, err = openToolset(ctx, e, o.configPath, c, opts, o.quiet)
 		if err != nil {
 			return nil, nil, nil, "", 0, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 func init() {
@@ -135,9 +136,8 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 	var catalog string
 	switch {
 	case *configPath != "":
-		o.Hub.Timeout = *timeout
-		o.Inputs = inputs
-		if ts, _, err = openToolset(ctx, e, *configPath, o, *quiet); err != nil {
+		c := connection{hub: upstream.HubOptions{Timeout: *timeout}, inputs: inputs}
+		if ts, _, _, err = openToolset(ctx, e, *configPath, c, o, *quiet); err != nil {
 			return err
 		}
 		warnFailed(e, ts.Status(), " (its tools are not explained)")

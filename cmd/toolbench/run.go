@@ -128,8 +128,6 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 			Policy:    pol,
 			Prices:    prices,
 		},
-		Hub:    hubOpts,
-		Inputs: inputs,
 		Logger: logger,
 	}
 	setPack(&o.Think, *pack)
@@ -137,7 +135,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if err := cache(ctx, &o); err != nil {
 		return err
 	}
-	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet || *verbose) // -v logs each server's start instead
+	ts, _, elapsed, err := openToolset(ctx, e, *config, connection{hub: hubOpts, inputs: inputs}, o, *quiet || *verbose) // -v logs each server's start instead
 	if err != nil {
 		return err
 	}
