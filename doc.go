@@ -76,11 +76,15 @@
 // # One wiring
 //
 // New builds a Toolset over a list of tools, with no servers behind them;
-// OpenConfig builds the same Toolset and then feeds its index from the
-// Hub. toolbench eval and the benchmarks measure catalogs through New, so
-// the embedders, cache, tokenizer and Think options they measure are the
-// ones Open gives an agent. The everyday knobs are at the top of Options
-// (Budget, K, Pin); Options.Think holds the rest of the step's. Search is the typed search (any k from 1);
+// OpenHub builds the same Toolset and then feeds its index from a Hub
+// (Open and OpenConfig make that Hub). toolbench eval and the benchmarks
+// measure catalogs through New and a Think step of their own built as a
+// Toolset builds its own (DefaultEmbedders, think.New), so the embedders,
+// tokenizer and Think options they measure are the ones Open gives an
+// agent. Options holds the everyday knobs (Budget, K, Pin, Encoding, the
+// embedders, Store, Logger); the rest is set on the parts, built by the
+// caller and handed over: a Hub (OpenHub) and a Think step
+// (Options.Thinker). Search is the typed search (any k from 1);
 // SearchTools is its JSON form for the model's search_tools calls.
 //
 // The packages below it can be used on their own: upstream (many servers, one

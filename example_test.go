@@ -11,6 +11,7 @@ import (
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -109,13 +110,27 @@ func ExampleToolset_Explain() {
 	mk := func(name, desc string) tool.Tool {
 		return tool.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)}.WithHash()
 	}
+	// A Think step of one's own (Options.Thinker), over an index with the
+	// default embedders: K 1 and no packing, so that the step considers
+	// the best tool only and the second is below K (packed, it would be
+	// offered).
+	vector, semantic, err := toolsift.DefaultEmbedders()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ix, err := toolindex.New(vector, &toolindex.Options{Semantic: semantic})
+	if err != nil {
+		log.Fatal(err)
+	}
+	th, err := think.New(ix, &think.Options{Retrieval: retrieval.Options{K: 1}, Search: think.SearchAlways, NoPack: true})
+	if err != nil {
+		log.Fatal(err)
+	}
 	ts, err := toolsift.New(ctx, []tool.Tool{
 		mk("get_weather", "Get the current weather for a city."),
 		mk("send_email", "Send an email to a recipient."),
 		mk("create_event", "Create a calendar event."),
-		// K 1 and no packing: the step considers the best tool only, so
-		// that the second is below K (packed, it would be offered).
-	}, &toolsift.Options{K: 1, Think: think.Options{Search: think.SearchAlways, NoPack: true}})
+	}, &toolsift.Options{Thinker: th})
 	if err != nil {
 		log.Fatal(err)
 	}

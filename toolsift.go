@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,13 +29,16 @@ import (
 // ErrOptions reports invalid Options.
 var ErrOptions = errors.New("toolsift: invalid options")
 
-// Options configure Open, OpenConfig, OpenHub and New. The zero value (or nil)
-// gives the measured defaults: the built-in offline embedders (hashed
-// n-grams and Universal Sentence Encoder Lite) beside BM25F, o200k_base, a
-// 4,000-token tool budget filled from the best 20 ranked tools and, in the
-// room they leave, the next 30 at cheaper tiers (think.DefaultBudget,
-// think.DefaultK, think.DefaultPack), search_tools whenever a tool is
-// left out, and the cache in os.UserCacheDir()/toolsift.
+// Options configure Open, OpenConfig, OpenHub and New. The zero value (or
+// nil) gives the measured defaults: the built-in offline embedders (hashed
+// n-grams and Universal Sentence Encoder Lite, DefaultEmbedders) beside
+// BM25F, o200k_base, a 4,000-token tool budget filled from the best 20
+// ranked tools and, in the room they leave, the next 30 at cheaper tiers
+// (think.DefaultBudget, think.DefaultK, think.DefaultPack), search_tools
+// whenever a tool is left out, and the cache in
+// os.UserCacheDir()/toolsift. The rest of a step (search mode, packing,
+// listings, policy, prices, ranking) is set on a Think step of your own:
+// Thinker.
 type Options struct {
 	// Embedder embeds tools and queries for the vector signal; nil means
 	// the built-in hashed n-grams (toolindex.NewLocalEmbedder).
@@ -57,12 +61,6 @@ type Options struct {
 	// (4,000). K is how many ranked tools a step considers before the
 	// budget decides which are sent; 0 means think.DefaultK (20).
 	Budget, K int
-	// Think sets the rest of each step: search_tools policy, packing,
-	// the ranking's mode and depth, the cache policy across steps. Its
-	// Tokenizer, when nil, is made from Encoding; its Costs, when nil, is
-	// the cache. Its Budget, Retrieval.K and Retrieval.Pinned must be
-	// zero: they are Options.Budget, K and Pin.
-	Think think.Options
 	// Store keeps what the Toolset and its Hub keep between runs and share
 	// with other processes (see the package doc): the Toolset's tool
 	// vectors and token costs (vectors/, tokens/) and, for Open and
@@ -105,6 +103,17 @@ type Options struct {
 	// rest is yours to read from Status and Warnings, as toolbench and
 	// toolsift serve do. slog.New(slog.DiscardHandler) silences everything.
 	Logger *slog.Logger
+	// Thinker, when set, is the Think step, built with think.New over a
+	// toolindex.Index of yours: the Toolset indexes its tools into that
+	// index (think.Thinker.Index) and thinks with it. Its budget, K,
+	// tokenizer, embedders, search mode, packing, listings, policy and
+	// prices are its own, as are its caches (toolindex.Options.Cache,
+	// think.Options.Costs): Budget, K, Encoding, Embedder, Semantic and
+	// NoSemantic set beside it are an error, and Store keeps only the
+	// Hub's records. The Toolset's pins (Pin, the config's) are
+	// added to the Thinker's own (think.Thinker.WithPinned). Give each
+	// Toolset a Thinker of its own.
+	Thinker *think.Thinker
 }
 
 // A Toolset is every tool of a set of MCP servers (and local Go functions),
@@ -115,9 +124,10 @@ type Options struct {
 type Toolset struct {
 	hub      *upstream.Hub // nil for a Toolset made by New
 	ix       *toolindex.Index
-	th       atomic.Pointer[think.Thinker] // replaced when pins resolve anew (pins.go)
+	base     *think.Thinker                // Options.Thinker, or the one made for Options
+	th       atomic.Pointer[think.Thinker] // base, with the pins once they resolve (pins.go)
 	store    store.Store                   // what the Toolset and its Hub keep
-	derived  *hashcache.Cache              // vectors and token costs; nil over a Memory store
+	caches   []*hashcache.Cache            // vectors and token costs: none over a Memory store; Options.Thinker's own
 	opened   atomic.Bool                   // Open has connected
 	warnings []string
 	pins     Pins       // what is pinned, resolved again as servers join
@@ -260,11 +270,10 @@ func newToolset(opts *Options, defaultStore func() (store.Store, error)) (*Tools
 	if opts != nil {
 		o = *opts
 	}
+	if err := o.checkThinker(); err != nil {
+		return nil, o, err
+	}
 	switch {
-	case o.Think.Budget != 0 || o.Think.Retrieval.K != 0:
-		return nil, o, fmt.Errorf("%w: the budget and K are set by Options.Budget and K, not Think.Budget and Think.Retrieval.K", ErrOptions)
-	case len(o.Think.Retrieval.Pinned) > 0:
-		return nil, o, fmt.Errorf("%w: pinned tools are set by Options.Pin, not Think.Retrieval.Pinned", ErrOptions)
 	case o.Budget < 0:
 		return nil, o, fmt.Errorf("%w: Budget = %d, want a positive number of tokens (0 for think.DefaultBudget)", ErrOptions, o.Budget)
 	case o.K < 0:
@@ -279,53 +288,125 @@ func newToolset(opts *Options, defaultStore func() (store.Store, error)) (*Tools
 			return nil, o, fmt.Errorf("%w: Pin %q: %w", ErrOptions, p, err)
 		}
 	}
+	ts := &Toolset{store: openStore(o, defaultStore), log: o.Logger, warnFailed: warnFailed, onChange: o.OnChange}
+	th := o.Thinker
+	if th == nil {
+		var err error
+		if th, err = ts.newThinker(o); err != nil {
+			return nil, o, err
+		}
+	} else {
+		// A Thinker of the caller's pins what it pins, and its caches are
+		// its own, written when the Toolset writes its own (flush) if they
+		// are toolsift's.
+		o.Pin = append(slices.Clone(th.Options().Retrieval.Pinned), o.Pin...)
+		for _, c := range []any{th.Index().VectorCache(), th.Options().Costs} {
+			if hc, ok := c.(*hashcache.Cache); ok && !slices.Contains(ts.caches, hc) {
+				ts.caches = append(ts.caches, hc)
+			}
+		}
+	}
+	ts.ix, ts.base = th.Index(), th
+	ts.th.Store(th)
+	return ts, o, nil
+}
+
+// checkThinker refuses the knobs a Thinker of the caller's already says.
+func (o *Options) checkThinker() error {
+	if o.Thinker == nil {
+		return nil
+	}
+	var set []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{
+		{"Budget", o.Budget != 0}, {"K", o.K != 0}, {"Encoding", o.Encoding != ""},
+		{"Embedder", o.Embedder != nil}, {"Semantic", o.Semantic != nil}, {"NoSemantic", o.NoSemantic},
+	} {
+		if k.set {
+			set = append(set, k.name)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s and Thinker: the Thinker has its own (think.Options, and the embedders of its index)", ErrOptions, strings.Join(set, ", "))
+}
+
+// newThinker is the Think step of a Toolset without a Thinker of the
+// caller's: an index over the embedders of o (DefaultEmbedders when none),
+// the vectors and token costs cached in the Toolset's store (but over a
+// Memory store: the index holds them), the budget counted in o's
+// encoding.
+func (ts *Toolset) newThinker(o Options) (*think.Thinker, error) {
 	emb, sem := o.Embedder, o.Semantic
 	if emb == nil {
-		local, err := toolindex.NewLocalEmbedder(nil)
+		local, use, err := defaultEmbedders(sem == nil && !o.NoSemantic)
 		if err != nil {
-			return nil, o, fmt.Errorf("%w: embedder: %w", ErrOptions, err)
+			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
 		emb = local
-		if sem == nil && !o.NoSemantic {
-			use, err := encoder.NewUSE(nil)
-			if err != nil {
-				return nil, o, fmt.Errorf("%w: semantic embedder: %w", ErrOptions, err)
-			}
+		if use != nil {
 			sem = use
 		}
 	}
 	if o.NoSemantic {
 		sem = nil
 	}
-	ts := &Toolset{store: openStore(o, defaultStore), log: o.Logger, warnFailed: warnFailed, onChange: o.OnChange}
 	ixOpts := toolindex.Options{Semantic: sem}
+	to := think.Options{Budget: o.Budget, Retrieval: retrieval.Options{K: o.K}}
 	if _, mem := ts.store.(*store.Memory); !mem {
-		ts.derived = hashcache.New(ts.store)
+		derived := hashcache.New(ts.store)
 		log := o.Logger
-		ts.derived.OnError = func(err error) { log.Warn("toolsift: cache", "error", err) }
-		ixOpts.Cache = ts.derived
-		if o.Think.Costs == nil {
-			o.Think.Costs = ts.derived
-		}
+		derived.OnError = func(err error) { log.Warn("toolsift: cache", "error", err) }
+		ts.caches = []*hashcache.Cache{derived}
+		ixOpts.Cache, to.Costs = derived, derived
 	}
 	ix, err := toolindex.New(emb, &ixOpts)
 	if err != nil {
-		return nil, o, fmt.Errorf("%w: %w", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	to := o.Think
-	to.Budget, to.Retrieval.K = o.Budget, o.K
-	if to.Tokenizer == nil && o.Encoding != "" {
+	if o.Encoding != "" {
 		if to.Tokenizer, err = budget.NewTokenizer("", o.Encoding); err != nil {
-			return nil, o, fmt.Errorf("%w: encoding %q: %w", ErrOptions, o.Encoding, err)
+			return nil, fmt.Errorf("%w: encoding %q: %w", ErrOptions, o.Encoding, err)
 		}
 	}
 	th, err := think.New(ix, &to)
 	if err != nil {
-		return nil, o, fmt.Errorf("%w: %w", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	ts.ix = ix
-	ts.th.Store(th)
-	return ts, o, nil
+	return th, nil
+}
+
+// DefaultEmbedders returns the embedders a Toolset indexes with when
+// Options name none: hashed n-grams for the vector signal
+// (toolindex.NewLocalEmbedder) and Universal Sentence Encoder Lite for the
+// semantic one (encoder.NewUSE), both offline. An index of yours built
+// over them (Options.Thinker) ranks as a Toolset's does by default.
+func DefaultEmbedders() (vector, semantic toolindex.Embedder, err error) {
+	local, use, err := defaultEmbedders(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return local, use, nil
+}
+
+// defaultEmbedders makes the default embedders: the semantic one only
+// when semantic is set (nil otherwise).
+func defaultEmbedders(semantic bool) (*toolindex.LocalEmbedder, toolindex.Embedder, error) {
+	local, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedder: %w", err)
+	}
+	if !semantic {
+		return local, nil, nil
+	}
+	use, err := encoder.NewUSE(nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("semantic embedder: %w", err)
+	}
+	return local, use, nil
 }
 
 // ready ends the Toolset's construction: from now on a change of the
@@ -370,10 +451,10 @@ func (ts *Toolset) apply(ctx context.Context, c tool.Change) error {
 // flush writes what was derived anew (tool vectors, token costs) to the
 // store; a failure is logged by the cache.
 func (ts *Toolset) flush() {
-	if ts.derived != nil {
+	for _, c := range ts.caches {
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-		defer cancel()
-		_ = ts.derived.Flush(ctx)
+		_ = c.Flush(ctx)
+		cancel()
 	}
 }
 

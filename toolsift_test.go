@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -117,8 +119,9 @@ func TestOpenRejects(t *testing.T) {
 	}
 }
 
-// TestBudgetAndK: the everyday knobs live at the top of Options; their
-// spellings in Think are refused, naming the top-level ones.
+// TestBudgetAndK: the everyday knobs reach the Think step; beside a
+// Thinker of one's own, which has its own, each is refused, naming it and
+// the Thinker.
 func TestBudgetAndK(t *testing.T) {
 	ctx := context.Background()
 	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{Store: store.NewMemory(), Budget: 123, K: 2})
@@ -129,22 +132,66 @@ func TestBudgetAndK(t *testing.T) {
 	if o := ts.Thinker().Options(); o.Budget != 123 || o.Retrieval.K != 2 {
 		t.Errorf("Think options: Budget %d, K %d; want 123 and 2", o.Budget, o.Retrieval.K)
 	}
-	for _, bad := range []toolsift.Options{
-		{Think: think.Options{Budget: 100}},
-		{Think: think.Options{Retrieval: retrieval.Options{K: 3}}},
-		{Think: think.Options{Retrieval: retrieval.Options{Pinned: []string{"get_weather"}}}},
-		{Budget: -1},
-		{K: -1},
+	th, err := think.New(testenv.Index(t, nil, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		o    toolsift.Options
+		name string
+	}{
+		{toolsift.Options{Thinker: th, Budget: 100}, "Budget"},
+		{toolsift.Options{Thinker: th, K: 3}, "K"},
+		{toolsift.Options{Thinker: th, Encoding: "cl100k_base"}, "Encoding"},
+		{toolsift.Options{Thinker: th, Embedder: emb}, "Embedder"},
+		{toolsift.Options{Thinker: th, Semantic: emb}, "Semantic"},
+		{toolsift.Options{Thinker: th, NoSemantic: true}, "NoSemantic"},
+		{toolsift.Options{Budget: -1}, "Budget"},
+		{toolsift.Options{K: -1}, "K"},
 	} {
-		bad.Store = store.NewMemory()
-		_, err := toolsift.New(ctx, weatherTools(), &bad)
-		if !errors.Is(err, toolsift.ErrOptions) {
-			t.Errorf("%+v: %v, want ErrOptions", bad, err)
+		bad.o.Store = store.NewMemory()
+		_, err := toolsift.New(ctx, weatherTools(), &bad.o)
+		if !errors.Is(err, toolsift.ErrOptions) || !strings.Contains(err.Error(), bad.name) || (bad.o.Thinker != nil && !strings.Contains(err.Error(), "Thinker")) {
+			t.Errorf("%+v: %v, want ErrOptions naming %s (and the Thinker beside it)", bad.o, err, bad.name)
 		}
 	}
-	_, err = toolsift.New(ctx, weatherTools(), &toolsift.Options{Store: store.NewMemory(), Think: think.Options{Budget: 100}})
-	if err == nil || !strings.Contains(err.Error(), "Options.Budget") {
-		t.Errorf("Think.Budget: %v, want an error naming Options.Budget", err)
+}
+
+// TestThinker: a Toolset over a Thinker of one's own indexes into its
+// index and thinks with its options; its pins and the Toolset's are both
+// offered as pinned.
+func TestThinker(t *testing.T) {
+	ctx := context.Background()
+	ix := testenv.Index(t, nil, nil)
+	th, err := think.New(ix, &think.Options{Budget: 150, Search: think.SearchAlways, Retrieval: retrieval.Options{K: 1, Pinned: []string{"get_forecast"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{Thinker: th, Pin: []string{"send_email"}, Store: store.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	if ix.Len() != len(weatherTools()) {
+		t.Errorf("the Thinker's index holds %d tools, want %d", ix.Len(), len(weatherTools()))
+	}
+	off, err := ts.Think(ctx, think.Request{Query: retrieval.Query{Task: "will it rain in Bern"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := map[string]string{}
+	for _, o := range off.Tools {
+		reason[o.Tool.Name] = o.Reason
+	}
+	if reason["get_forecast"] != think.ReasonPinned || reason["send_email"] != think.ReasonPinned || !off.HasSearchTool() {
+		t.Errorf("offered %v; want get_forecast (the Thinker's pin) and send_email (the Toolset's) pinned, and search_tools (SearchAlways)", reason)
+	}
+	if got := ts.Pinned(); !slices.Equal(got, []string{"get_forecast", "send_email"}) {
+		t.Errorf("Pinned() = %v, want [get_forecast send_email]", got)
 	}
 }
 

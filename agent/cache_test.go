@@ -126,7 +126,7 @@ func TestStableThreeToolTask(t *testing.T) {
 				"memory": {Command: "node", Args: []string{npmtest.Entry(dir, "server-memory")}, Timeout: waitLimit(),
 					Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}},
 				"filesystem": {Command: "node", Args: []string{npmtest.Entry(dir, "server-filesystem"), t.TempDir()}, Timeout: waitLimit()},
-			}}, &toolsift.Options{Budget: budget, Think: think.Options{Tokenizer: tokenizer(t)}})
+			}}, &toolsift.Options{Budget: budget})
 			if err != nil {
 				t.Fatal(err)
 			}

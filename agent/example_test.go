@@ -13,7 +13,9 @@ import (
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/provider"
+	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/toolindex"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -45,11 +47,25 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// A budget too small for all three tools, so each step is chosen: the
-	// best K (1) and, packed into what the budget has left, the next
-	// ranked tool; the tool the model called stays, sticky, in its place.
+	// A Think step of one's own (toolsift.Options.Thinker), over an index
+	// with the library's embedders: a budget too small for all three
+	// tools, so each step is chosen: the best K (1) and, packed into what
+	// the budget has left, the next ranked tool; the tool the model called
+	// stays, sticky, in its place. No search_tools.
+	vector, semantic, err := toolsift.DefaultEmbedders()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ix, err := toolindex.New(vector, &toolindex.Options{Semantic: semantic})
+	if err != nil {
+		log.Fatal(err)
+	}
+	th, err := think.New(ix, &think.Options{Budget: 120, Retrieval: retrieval.Options{K: 1}, Search: think.SearchNever})
+	if err != nil {
+		log.Fatal(err)
+	}
 	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"city": local}},
-		&toolsift.Options{Budget: 120, K: 1, Think: think.Options{Search: think.SearchNever}})
+		&toolsift.Options{Thinker: th})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -154,14 +154,15 @@ func newFixtureWith(t *testing.T, specs []spec, to think.Options) *fixture {
 		t.Fatal(err)
 	}
 	to.Tokenizer = tokenizer(t)
+	th := newThinker(t, to)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
-	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"t": sc}}, &toolsift.Options{Budget: to.Budget, K: to.Retrieval.K, Think: withoutRootKnobs(to)})
+	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"t": sc}}, &toolsift.Options{Thinker: th})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ts.Close() })
-	f.TS, f.Index, f.Retriever = ts, ts.Index(), ts.Thinker().Retriever()
+	f.TS, f.Index, f.Retriever = ts, th.Index(), th.Retriever()
 	if f.Index.Len() != len(specs) {
 		t.Fatalf("index has %d tools, want %d (status %+v)", f.Index.Len(), len(specs), f.TS.Status())
 	}
@@ -301,9 +302,21 @@ func checkSteps(t *testing.T, f *fixture, srv *agenttest.Server, res *agent.Resu
 	return out
 }
 
-// withoutRootKnobs is to without the knobs that toolsift.Options holds at
-// its top level (Budget, K).
-func withoutRootKnobs(to think.Options) think.Options {
-	to.Budget, to.Retrieval.K = 0, 0
-	return to
+// newThinker is a Think step with to over an empty index of the library's
+// embedders (toolsift.DefaultEmbedders), for toolsift.Options.Thinker.
+func newThinker(t testing.TB, to think.Options) *think.Thinker {
+	t.Helper()
+	vector, semantic, err := toolsift.DefaultEmbedders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := toolindex.New(vector, &toolindex.Options{Semantic: semantic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, err := think.New(ix, &to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/think"
 )
 
 // threeToolModel scripts a model doing the task on the Responses API: it
@@ -81,7 +80,7 @@ func TestResponsesThreeToolTask(t *testing.T) {
 		"everything": node("server-everything", "stdio"),
 		"memory":     node("server-memory"),
 		"filesystem": node("server-filesystem", root),
-	}}, &toolsift.Options{Budget: 1000, K: 3, Think: think.Options{Tokenizer: tokenizer(t)}})
+	}}, &toolsift.Options{Budget: 1000, K: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

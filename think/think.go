@@ -206,10 +206,22 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 // Retriever returns the Thinker's retriever: it answers search_tools.
 func (t *Thinker) Retriever() *retrieval.Retriever { return t.r }
 
+// Index returns the index the Thinker ranks.
+func (t *Thinker) Index() *toolindex.Index { return t.ix }
+
 // Options returns the options in force, defaults filled in (its Tokenizer
 // is the one that counts the budget): a Thinker for another ranking mode
-// over the same index is think.New(ix, &opts) with opts changed.
+// over the same index is think.New(t.Index(), &opts) with opts changed.
 func (t *Thinker) Options() Options { return t.opts }
+
+// WithPinned returns a Thinker over the same index with the same options
+// but for the pinned tools: names (Options.Retrieval.Pinned) in place of
+// t's own. t is unchanged.
+func (t *Thinker) WithPinned(names []string) (*Thinker, error) {
+	o := t.opts
+	o.Retrieval.Pinned = slices.Clone(names)
+	return New(t.ix, &o)
+}
 
 // Request is what one step knows.
 type Request struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/toolindex"
 )
 
 // threeTools is the three-tool task of issue 21: the scripted model calls
@@ -75,11 +76,11 @@ func TestThreeToolTask(t *testing.T) {
 		"memory": {Command: "node", Args: []string{npmtest.Entry(dir, "server-memory")}, Timeout: waitLimit(),
 			Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}},
 		"filesystem": {Command: "node", Args: []string{npmtest.Entry(dir, "server-filesystem"), allowed}, Timeout: waitLimit()},
-	}}, &toolsift.Options{Budget: 400, K: 3, Think: think.Options{Tokenizer: tokenizer(t),
+	}}, &toolsift.Options{Thinker: newThinker(t, think.Options{Budget: 400, Retrieval: retrieval.Options{K: 3}, Tokenizer: tokenizer(t),
 		// Not packed: the scenario needs a tool the first step leaves
 		// out, for the deferred path's search to load (packing fills the
 		// 400 tokens with 30 more candidates, which include it).
-		NoPack: true}})
+		NoPack: true})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,4 +197,23 @@ func rawField(t *testing.T, body []byte, field string) []byte {
 		t.Fatal(err)
 	}
 	return m[field]
+}
+
+// newThinker is a Think step with to over an empty index of the library's
+// embedders (toolsift.DefaultEmbedders), for toolsift.Options.Thinker.
+func newThinker(t testing.TB, to think.Options) *think.Thinker {
+	t.Helper()
+	vector, semantic, err := toolsift.DefaultEmbedders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := toolindex.New(vector, &toolindex.Options{Semantic: semantic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, err := think.New(ix, &to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th
 }

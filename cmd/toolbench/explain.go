@@ -121,15 +121,14 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 	if err != nil {
 		return err
 	}
-	o := toolsift.Options{
-		Budget: *toolBudget,
-		K:      *k,
-		Think:  think.Options{Tokenizer: tok, Retrieval: retrieval.Options{Mode: modes[0]}},
-		Logger: slog.New(warnHandler{e}),
-	}
-	setPack(&o.Think, *pack)
-	listing(&o.Think)
+	o := toolsift.Options{Logger: slog.New(warnHandler{e})}
 	if err := cache(ctx, &o); err != nil {
+		return err
+	}
+	step := think.Options{Budget: *toolBudget, Tokenizer: tok, Retrieval: retrieval.Options{K: *k, Mode: modes[0]}}
+	setPack(&step, *pack)
+	listing(&step)
+	if o.Thinker, err = stepThinker(e, &o, nil, nil, step); err != nil {
 		return err
 	}
 	var ts *toolsift.Toolset

@@ -21,6 +21,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/termsafe"
+	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
@@ -119,20 +120,21 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if *eager {
 		hubOpts.Start = upstream.StartEager
 	}
-	o := toolsift.Options{
-		Budget: *toolBudget,
-		K:      *k,
-		Think: think.Options{
-			Search:    searchMode,
-			Tokenizer: tok,
-			Policy:    pol,
-			Prices:    prices,
-		},
-		Logger: logger,
-	}
-	setPack(&o.Think, *pack)
-	listing(&o.Think)
+	o := toolsift.Options{Logger: logger}
 	if err := cache(ctx, &o); err != nil {
+		return err
+	}
+	step := think.Options{
+		Budget:    *toolBudget,
+		Retrieval: retrieval.Options{K: *k},
+		Search:    searchMode,
+		Tokenizer: tok,
+		Policy:    pol,
+		Prices:    prices,
+	}
+	setPack(&step, *pack)
+	listing(&step)
+	if o.Thinker, err = stepThinker(e, &o, nil, nil, step); err != nil {
 		return err
 	}
 	ts, _, elapsed, err := openToolset(ctx, e, *config, connection{hub: hubOpts, inputs: inputs}, o, *quiet || *verbose) // -v logs each server's start instead
