@@ -12,6 +12,8 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -124,8 +126,18 @@ func TestOpenBackground(t *testing.T) {
 	if p := ts.Pinned(); !slices.Equal(p, []string{"slow__convert"}) {
 		t.Errorf("Pinned = %v after slow listed, want [slow__convert]", p)
 	}
-	if p := ts.Thinker().Options().Retrieval.Pinned; !slices.Equal(p, []string{"slow__convert"}) {
-		t.Errorf("the Think step pins %v, want [slow__convert]", p)
+	off, err := ts.Think(ctx, think.Request{Query: retrieval.Query{Task: "the weather in Bern"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pinned []string
+	for _, m := range off.Ranked {
+		if m.Pinned {
+			pinned = append(pinned, m.Tool.Name)
+		}
+	}
+	if !slices.Equal(pinned, []string{"slow__convert"}) {
+		t.Errorf("the Think step pins %v, want [slow__convert]", pinned)
 	}
 	for _, st := range ts.Status() {
 		if st.Name == "slow" && (st.State != upstream.StateReady || st.Tools != 1) {

@@ -494,6 +494,11 @@ func (ts *Toolset) Tools() []tool.Tool { return slices.Collect(ts.ix.All()) }
 // Get returns the indexed tool with that name.
 func (ts *Toolset) Get(name string) (tool.Tool, bool) { return ts.ix.Get(name) }
 
+// Generation counts the changes of the catalog: it moves whenever a tool
+// is added, changed or removed (toolindex.Index.Generation), so that what
+// is derived from Tools can be kept until it does.
+func (ts *Toolset) Generation() uint64 { return ts.ix.Generation() }
+
 // Search returns the k tools that best match query, best first, each with
 // its score and (in Tool.Server) its server: see retrieval.Retriever.Search.
 // An empty query or k < 1 is an error wrapping retrieval.ErrSearch; fewer
@@ -525,6 +530,14 @@ func (ts *Toolset) Explain(ctx context.Context, req think.Request, tools ...stri
 // messages (see retrieval.Retriever.SearchTools).
 func (ts *Toolset) SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error) {
 	return ts.th.Load().Retriever().SearchTools(ctx, args)
+}
+
+// Find answers a search_tools call with the found tools' schemas fitted to
+// tokens (0: the step's budget), for a client with no Think step to offer
+// them at its next one (toolsift serve's answer): see think.Thinker.Find,
+// whose skip names the tools not to rank at all.
+func (ts *Toolset) Find(ctx context.Context, query string, k, tokens int, skip func(name string) bool) (think.SearchAnswer, []tool.Tool, error) {
+	return ts.th.Load().Find(ctx, query, k, tokens, skip)
 }
 
 // Call calls a tool by name (see upstream.Hub.Call): a tool's own failure is a
@@ -577,9 +590,3 @@ func (ts *Toolset) Close() error {
 	ts.flush()
 	return err
 }
-
-// Index returns the Toolset's index, for measurement and persistence.
-func (ts *Toolset) Index() *toolindex.Index { return ts.ix }
-
-// Thinker returns the Toolset's Think step, for measurement.
-func (ts *Toolset) Thinker() *think.Thinker { return ts.th.Load() }

@@ -129,8 +129,13 @@ func TestBudgetAndK(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ts.Close()
-	if o := ts.Thinker().Options(); o.Budget != 123 || o.Retrieval.K != 2 {
-		t.Errorf("Think options: Budget %d, K %d; want 123 and 2", o.Budget, o.Retrieval.K)
+	ex, err := ts.Explain(ctx, think.Request{Query: retrieval.Query{Task: "weather in Bern"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The retriever ranks K and the packed tools beyond it (think.DefaultPack).
+	if ex.Offer.Budget != 123 || ex.Budget != 123 || ex.Retrieval.K != 2+think.DefaultPack {
+		t.Errorf("the Think step: Budget %d (%d), K+Pack %d; want 123 and 2+%d", ex.Offer.Budget, ex.Budget, ex.Retrieval.K, think.DefaultPack)
 	}
 	th, err := think.New(testenv.Index(t, nil, nil), nil)
 	if err != nil {

@@ -134,15 +134,15 @@ func BenchmarkPromptCache(b *testing.B) {
 		rows = rows[:0]
 		for _, cat := range catalogs {
 			tools := cat.load(b)
-			ts := newToolset(b, tools, toolsift.Options{})
-			tok := ts.Thinker().Options().Tokenizer
+			ts, step := newToolset(b, tools, nil)
+			tok := step.Options().Tokenizer
 			traces := cat.traces(b, tools)
 			for _, pname := range prices {
 				p, _ := budget.PricePreset(pname)
 				for _, policy := range []think.Policy{think.PolicyStable, think.PolicyFresh} {
-					opts := ts.Thinker().Options()
+					opts := step.Options()
 					opts.Policy, opts.Prices = policy, p
-					th, err := think.New(ts.Index(), &opts)
+					th, err := think.New(step.Index(), &opts)
 					if err != nil {
 						b.Fatal(err)
 					}

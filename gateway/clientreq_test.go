@@ -33,8 +33,8 @@ func TestSamplingReachesTheCallingClient(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "model said: " + res.Content.(*mcp.TextContent).Text}}}, nil
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"asker": dialed(up)}}
-	ts := openHubToolset(t, cfg, upstream.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 0)}, toolsift.Options{NoSemantic: true})
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openHubToolset(t, cfg, upstream.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 0)}, toolsift.Options{NoSemantic: true})
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +92,8 @@ func TestSamplingRateLimited(t *testing.T) {
 		return dialed(up)
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"evil": asker(300), "good": asker(3)}}
-	ts := openHubToolset(t, cfg, upstream.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 5)}, toolsift.Options{NoSemantic: true})
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openHubToolset(t, cfg, upstream.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 5)}, toolsift.Options{NoSemantic: true})
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

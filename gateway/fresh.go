@@ -17,7 +17,7 @@ func (s *session) freshen(ctx context.Context, method string, req mcp.Request) {
 			return
 		}
 	}
-	if err := s.p.ts.Hub().Freshen(ctx); err != nil && ctx.Err() == nil {
+	if err := s.p.hub.Freshen(ctx); err != nil && ctx.Err() == nil {
 		s.p.log.Warn("tool lists past their ttlMs not listed again", "error", err)
 	}
 }

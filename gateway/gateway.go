@@ -260,7 +260,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		return nil, err
 	}
 	shared.Store(hub)
-	p, err := newProxy(ts, &proxyOptions{
+	p, err := newProxy(ts, hub, &proxyOptions{
 		MaxTools:       o.MaxTools,
 		SearchBudget:   o.SearchBudget,
 		PinnedTools:    ts.Pinned(), // the Toolset's pins: the config's alwaysLoad, Toolset.Pin
@@ -295,7 +295,7 @@ func (o *HTTPOptions) check() error {
 }
 
 // Toolset returns the Toolset the Gateway serves: its Status, Tools,
-// Search and Hub are the gateway's.
+// Search and Warnings are the gateway's.
 func (g *Gateway) Toolset() *toolsift.Toolset { return g.ts }
 
 // Warnings lists the pins that match nothing, a cap too small for the

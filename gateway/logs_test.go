@@ -33,8 +33,8 @@ func TestLogsReachTheCallingClient(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"logger": dialed(up)}}
-	ts := openHubToolset(t, cfg, upstream.HubOptions{ServerLogLevel: gateway.ServerLogLevel}, toolsift.Options{NoSemantic: true})
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openHubToolset(t, cfg, upstream.HubOptions{ServerLogLevel: gateway.ServerLogLevel}, toolsift.Options{NoSemantic: true})
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

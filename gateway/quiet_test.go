@@ -38,7 +38,7 @@ func TestQuietLog(t *testing.T) {
 			cfg := &config.Config{Servers: map[string]config.Server{"fs": dialed(up)}}
 			var buf testenv.Buffer
 			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
-			ts := openHubToolset(t, cfg, upstream.HubOptions{ClientRequests: gateway.NewClientRequests(log, 0), Logger: log},
+			ts, hub := openHubToolset(t, cfg, upstream.HubOptions{ClientRequests: gateway.NewClientRequests(log, 0), Logger: log},
 				toolsift.Options{NoSemantic: true, Logger: log})
 			select {
 			case err := <-asked:
@@ -48,7 +48,7 @@ func TestQuietLog(t *testing.T) {
 			case <-time.After(testenv.WaitLimit()):
 				t.Fatal("the server never asked for roots")
 			}
-			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Logger: log})
+			p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Logger: log})
 			if err != nil {
 				t.Fatal(err)
 			}

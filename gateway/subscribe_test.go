@@ -40,11 +40,11 @@ func watchProxy(t *testing.T, opts *gateway.ProxyOptions) (p *gateway.Proxy, up 
 	up.AddResource(&mcp.Resource{Name: "a", URI: "watch://a"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
 	})
-	ts := openHubToolset(t, &config.Config{Servers: map[string]config.Server{"watch": dialed(up)}}, upstream.HubOptions{
+	ts, hub := openHubToolset(t, &config.Config{Servers: map[string]config.Server{"watch": dialed(up)}}, upstream.HubOptions{
 		OnResourceUpdated: func(uri string) { p.ResourceUpdated(uri) },
 	}, toolsift.Options{NoSemantic: true})
 	var err error
-	if p, err = gateway.NewProxy(ts, opts); err != nil {
+	if p, err = gateway.NewProxy(ts, hub, opts); err != nil {
 		t.Fatal(err)
 	}
 

@@ -257,8 +257,9 @@ type Offer struct {
 	// Tools are the tools to send, in request order: by name, search_tools
 	// last, so the same set always makes the same request.
 	Tools []Offered
-	// Tokens is the sum of Tools' tokens.
-	Tokens int
+	// Tokens is the sum of Tools' tokens; Budget is the step's budget
+	// (Options.Budget), which Tokens exceeds only for an Oversized tool.
+	Tokens, Budget int
 	// Ranked is what the retriever returned for the step, best first.
 	Ranked []retrieval.Match
 	// AllTokens is what sending every tool of the catalog at full tier
@@ -355,7 +356,7 @@ const (
 // one such tool is offered per step; the rest of the budget is spent as
 // usual.
 func (t *Thinker) Think(ctx context.Context, req Request) (Offer, error) {
-	var off Offer
+	off := Offer{Budget: t.opts.Budget}
 	start := time.Now()
 	ranked, err := t.r.Retrieve(ctx, req.Query)
 	if err != nil {

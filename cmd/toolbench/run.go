@@ -151,7 +151,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if err := checkHosted(*hosted, names, *config); err != nil {
 		return err
 	}
-	if ts.Index().Len() == 0 {
+	if o.Thinker.Index().Len() == 0 {
 		return fmt.Errorf("no tools: none of the %d servers in %s is ready", len(statuses), *config)
 	}
 
@@ -170,7 +170,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if !*asJSON {
 		opts.OnEvent = p.event
 		fmt.Fprintf(e.stdout, "%s from %s in %.1fs · model %s (%s API) at %s · budget %d tokens · policy %s · prices %s\n",
-			runPlural(ts.Index().Len(), "tool"), runPlural(len(statuses), "server"), elapsed.Seconds(), *model, *api, base, *toolBudget, pol, pricesName)
+			runPlural(o.Thinker.Index().Len(), "tool"), runPlural(len(statuses), "server"), elapsed.Seconds(), *model, *api, base, *toolBudget, pol, pricesName)
 	}
 	a, err := agent.New(chat, ts, opts)
 	if err != nil {
