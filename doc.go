@@ -30,7 +30,7 @@
 // it is offered, as the "tools" array of its API (Selection.JSON with
 // budget.FormatChat, FormatResponses, FormatAnthropic or FormatMCP):
 //
-//	sel, err := ts.Select(ctx, []toolsift.Message{{Role: "user", Content: task}})
+//	sel, err := ts.Select(ctx, []tool.Message{{Role: "user", Content: task}})
 //	body := sel.JSON(budget.FormatAnthropic) // send as "tools"
 //
 // When the model calls search_tools, answer it with SearchTools; the next

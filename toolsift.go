@@ -526,10 +526,12 @@ func (ts *Toolset) Explain(ctx context.Context, req think.Request, tools ...stri
 }
 
 // SearchTools answers the search_tools meta-tool, whose JSON arguments the
-// model wrote: a thin wrapper on Search with the model's rules and
-// messages (see retrieval.Retriever.SearchTools).
+// model wrote, for a loop that offers the found tools at its next step:
+// Search with the model's rules and messages (see
+// think.Thinker.SearchTools). Bad arguments are an error wrapping
+// think.ErrSearchArgs, whose text the model is meant to see.
 func (ts *Toolset) SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error) {
-	return ts.th.Load().Retriever().SearchTools(ctx, args)
+	return ts.th.Load().SearchTools(ctx, args)
 }
 
 // Find answers a search_tools call with the found tools' schemas fitted to

@@ -260,14 +260,14 @@ func TestSearch(t *testing.T) {
 		t.Errorf("k=50 over 3 tools: %d found, %v; want 3", len(found), err)
 	}
 	for _, k := range []int{0, -1} {
-		if _, err := ts.Search(ctx, "weather", k); !errors.Is(err, retrieval.ErrSearch) || errors.Is(err, retrieval.ErrSearchArgs) {
+		if _, err := ts.Search(ctx, "weather", k); !errors.Is(err, retrieval.ErrSearch) || errors.Is(err, think.ErrSearchArgs) {
 			t.Errorf("k=%d: %v, want retrieval.ErrSearch", k, err)
 		}
 	}
 	if _, err := ts.Search(ctx, "  ", 3); !errors.Is(err, retrieval.ErrSearch) {
 		t.Errorf("empty query: %v, want retrieval.ErrSearch", err)
 	}
-	if _, _, err := ts.SearchTools(ctx, json.RawMessage(`{"query":"weather","k":50}`)); !errors.Is(err, retrieval.ErrSearchArgs) || !strings.Contains(err.Error(), "want 1..20") {
+	if _, _, err := ts.SearchTools(ctx, json.RawMessage(`{"query":"weather","k":50}`)); !errors.Is(err, think.ErrSearchArgs) || !strings.Contains(err.Error(), "want 1..20") {
 		t.Errorf("search_tools k=50: %v, want the model's message", err)
 	}
 	text, found, err := ts.SearchTools(ctx, json.RawMessage(`{"query":"weather forecast"}`))

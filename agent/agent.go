@@ -31,7 +31,7 @@ type Tools interface {
 	Think(ctx context.Context, req think.Request) (think.Offer, error)
 	// SearchTools answers a search_tools call (args is its JSON
 	// arguments): the text for the model and the tools found. Bad
-	// arguments give an error wrapping retrieval.ErrSearchArgs, whose text
+	// arguments give an error wrapping think.ErrSearchArgs, whose text
 	// the model sees.
 	SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error)
 	// Get returns a tool of the catalog by name.

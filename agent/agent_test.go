@@ -466,7 +466,7 @@ func TestRunAccounting(t *testing.T) {
 			if def.Name != o.Name || def.Description != r.Description || !jsonEqual(def.Parameters, r.Parameters) || r.Tokens != o.Tokens {
 				t.Errorf("step %d tool %d: sent %+v, want %s at tier %v (%d tokens)", st.N, j, def, o.Name, o.Tier, r.Tokens)
 			}
-			if slices.Contains(reqs[i].ToolNames(), retrieval.SearchToolName) {
+			if slices.Contains(reqs[i].ToolNames(), think.SearchToolName) {
 				t.Errorf("step %d: search_tools offered with SearchNever", st.N)
 			}
 		}
@@ -746,7 +746,7 @@ func TestRunBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := srv.OfferedTools(); len(got) != 1 || len(got[0]) == 0 || slices.Contains(got[0], retrieval.SearchToolName) {
+		if got := srv.OfferedTools(); len(got) != 1 || len(got[0]) == 0 || slices.Contains(got[0], think.SearchToolName) {
 			t.Errorf("offered %q, want some tools without search_tools", got)
 		}
 		if res.Steps[0].ToolTokens > 50 {

@@ -35,7 +35,7 @@ func (s indexTools) Think(ctx context.Context, req think.Request) (think.Offer, 
 }
 
 func (s indexTools) SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error) {
-	return s.th.Retriever().SearchTools(ctx, args)
+	return s.th.SearchTools(ctx, args)
 }
 
 func (s indexTools) Get(name string) (tool.Tool, bool) { return s.ix.Get(name) }

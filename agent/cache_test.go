@@ -47,8 +47,8 @@ func scriptedTask(need []taskTool) func(agenttest.Request) agenttest.Reply {
 		firstID := ""
 		for _, m := range req.Messages {
 			for _, c := range m.ToolCalls {
-				if c.Name == retrieval.SearchToolName {
-					var a retrieval.SearchArgs
+				if c.Name == think.SearchToolName {
+					var a think.SearchArgs
 					_ = json.Unmarshal([]byte(c.Arguments), &a)
 					searched[a.Query] = true
 					continue
@@ -67,11 +67,11 @@ func scriptedTask(need []taskTool) func(agenttest.Request) agenttest.Reply {
 		for _, n := range need {
 			switch {
 			case called[n.name]:
-			case offered[n.name] || searched[n.query] || !offered[retrieval.SearchToolName]:
+			case offered[n.name] || searched[n.query] || !offered[think.SearchToolName]:
 				calls = append(calls, agent.ToolCall{Name: n.name, Arguments: n.args})
 			default:
-				args, _ := json.Marshal(retrieval.SearchArgs{Query: n.query})
-				calls = append(calls, agent.ToolCall{Name: retrieval.SearchToolName, Arguments: string(args)})
+				args, _ := json.Marshal(think.SearchArgs{Query: n.query})
+				calls = append(calls, agent.ToolCall{Name: think.SearchToolName, Arguments: string(args)})
 			}
 		}
 		if len(calls) > 0 {

@@ -74,7 +74,7 @@ func TestDeferredTools(t *testing.T) {
 	}
 	first := m.reqs[0]
 	loaded := names(first.Tools)
-	if len(loaded) == 0 || loaded[len(loaded)-1] != retrieval.SearchToolName {
+	if len(loaded) == 0 || loaded[len(loaded)-1] != think.SearchToolName {
 		t.Fatalf("loaded tools %q, want search_tools last", loaded)
 	}
 	deferred := names(first.Deferred)
@@ -111,7 +111,7 @@ func TestDeferredTools(t *testing.T) {
 	// The search call, renamed to search_tools and answered with Found.
 	asked := m.reqs[1].Messages
 	call := asked[len(asked)-2].ToolCalls[0]
-	if !call.Search || call.Name != retrieval.SearchToolName || call.ID != "ts_1" {
+	if !call.Search || call.Name != think.SearchToolName || call.ID != "ts_1" {
 		t.Errorf("search call in the conversation: %+v", call)
 	}
 	answer := asked[len(asked)-1]

@@ -29,7 +29,7 @@
 // reported as temporarily unavailable, not unknown; arguments that are not a
 // JSON object, a failing tool and a tool that hangs become error
 // observations. Whenever a tool is left out of a step, the model also gets
-// search_tools ([retrieval.SearchTool]) to ask for tools by description; what
+// search_tools ([think.SearchTool]) to ask for tools by description; what
 // it finds joins the next step.
 //
 // Deferred tools: APIs that load tools on demand (OpenAI's Responses API

@@ -269,7 +269,7 @@ func checkSteps(t *testing.T, f *fixture, srv *agenttest.Server, res *agent.Resu
 		}
 		want := slices.Sorted(maps.Keys(set))
 		if search {
-			want = append(want, retrieval.SearchToolName)
+			want = append(want, think.SearchToolName)
 		}
 		if diff := cmp.Diff(want, sent, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("step %d: tools sent (-want +got):\n%s", st.N, diff)
@@ -279,7 +279,7 @@ func checkSteps(t *testing.T, f *fixture, srv *agenttest.Server, res *agent.Resu
 		for _, o := range st.Offered {
 			wantReason := think.ReasonRetrieved
 			switch {
-			case o.Name == retrieval.SearchToolName:
+			case o.Name == think.SearchToolName:
 				wantReason = think.ReasonMeta
 			case slices.Contains(st.Query.Used, o.Name):
 				wantReason = think.ReasonSticky

@@ -101,7 +101,7 @@ type ToolCall struct {
 	// Search is set when the call is the API's own tool search, executed
 	// by the client (a Responses tool_search_call; Anthropic's custom tool
 	// search) rather than a function call. Its Name is then
-	// retrieval.SearchToolName: the Agent answers it with
+	// think.SearchToolName: the Agent answers it with
 	// Tools.SearchTools, and a DeferringModel renders it, and its answer,
 	// in the API's form again when the conversation is sent back.
 	Search bool `json:"search,omitempty"`

@@ -210,7 +210,7 @@ func TestResponsesHosted(t *testing.T) {
 	}
 	var offered []string
 	for _, o := range res.Steps[0].Offered {
-		if o.Name != retrieval.SearchToolName {
+		if o.Name != think.SearchToolName {
 			offered = append(offered, strings.TrimPrefix(o.Name, "t__"))
 		}
 	}

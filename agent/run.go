@@ -182,7 +182,7 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	FillCallIDs(msg.ToolCalls)
 	for i := range msg.ToolCalls {
 		if msg.ToolCalls[i].Search {
-			msg.ToolCalls[i].Name = retrieval.SearchToolName
+			msg.ToolCalls[i].Name = think.SearchToolName
 		}
 	}
 	msg.Hosted = slices.Clone(msg.Hosted)
@@ -234,18 +234,18 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 }
 
 // query describes the conversation's state for the retriever by the one
-// rule, retrieval.ConversationQuery (the latest user message, the model's
+// rule, think.ConversationQuery (the latest user message, the model's
 // latest message after it, the tool results that followed), with the tools
 // used so far.
 func (r *run) query() retrieval.Query {
-	msgs := make([]retrieval.Message, len(r.res.Messages))
+	msgs := make([]tool.Message, len(r.res.Messages))
 	for i, m := range r.res.Messages {
-		msgs[i] = retrieval.Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+		msgs[i] = tool.Message{Role: tool.Role(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
-			msgs[i].ToolCalls = append(msgs[i].ToolCalls, retrieval.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			msgs[i].ToolCalls = append(msgs[i].ToolCalls, tool.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 	}
-	q, _ := retrieval.ConversationQuery(msgs)
+	q, _ := think.ConversationQuery(msgs)
 	q.Used = slices.Clone(r.res.Used)
 	return q
 }
@@ -311,7 +311,7 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 // inCatalog) and fills in its outcome and observation.
 func (r *run) exec(ctx context.Context, c *Call, tl tool.Tool, inCatalog bool) {
 	a := r.a
-	isSearch := c.Name == retrieval.SearchToolName && !inCatalog
+	isSearch := c.Name == think.SearchToolName && !inCatalog
 	args, err := tool.ObjectArgs(json.RawMessage(c.Arguments))
 	if err != nil {
 		c.Outcome = OutcomeInvalidArgs
@@ -322,7 +322,7 @@ func (r *run) exec(ctx context.Context, c *Call, tl tool.Tool, inCatalog bool) {
 		text, found, err := a.tools.SearchTools(ctx, args)
 		if err != nil {
 			c.Outcome, c.Observation = OutcomeInvalidArgs, "error: "+err.Error()
-			if !errors.Is(err, retrieval.ErrSearchArgs) {
+			if !errors.Is(err, think.ErrSearchArgs) {
 				c.Outcome = OutcomeCallError
 			}
 			return
@@ -390,7 +390,7 @@ func (r *run) resolve(name string) (string, tool.Tool, bool) {
 		if tl, ok := r.a.tools.Get(n); ok {
 			return n, tl, true
 		}
-		if n == retrieval.SearchToolName {
+		if n == think.SearchToolName {
 			return n, tool.Tool{}, false
 		}
 		if !strings.HasPrefix(trimmed, "functions.") {
@@ -404,7 +404,7 @@ func (r *run) resolve(name string) (string, tool.Tool, bool) {
 // whose name or purpose is closest; they join the next step.
 func (r *run) closeMatches(ctx context.Context, name string) (string, []string) {
 	q := strings.NewReplacer("__", " ", "_", " ", "-", " ", ".", " ").Replace(name)
-	args, _ := json.Marshal(retrieval.SearchArgs{Query: q, K: 3})
+	args, _ := json.Marshal(think.SearchArgs{Query: q, K: 3})
 	var found []string
 	var lines []string
 	if _, matches, err := r.a.tools.SearchTools(ctx, args); err == nil {

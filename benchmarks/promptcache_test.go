@@ -18,7 +18,6 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/internal/textproc"
-	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -46,8 +45,8 @@ func (m *scripted) Complete(_ context.Context, req agent.Request) (agent.Respons
 	called, searched := map[string]bool{}, map[string]bool{}
 	for _, msg := range req.Messages {
 		for _, c := range msg.ToolCalls {
-			if c.Name == retrieval.SearchToolName {
-				var a retrieval.SearchArgs
+			if c.Name == think.SearchToolName {
+				var a think.SearchArgs
 				_ = json.Unmarshal([]byte(c.Arguments), &a)
 				searched[a.Query] = true
 			} else {
@@ -64,9 +63,9 @@ func (m *scripted) Complete(_ context.Context, req agent.Request) (agent.Respons
 			continue
 		}
 		c := agent.ToolCall{Name: n, Arguments: `{}`}
-		if q := m.query[n]; !offered[n] && !searched[q] && offered[retrieval.SearchToolName] {
-			args, _ := json.Marshal(retrieval.SearchArgs{Query: q})
-			c = agent.ToolCall{Name: retrieval.SearchToolName, Arguments: string(args)}
+		if q := m.query[n]; !offered[n] && !searched[q] && offered[think.SearchToolName] {
+			args, _ := json.Marshal(think.SearchArgs{Query: q})
+			c = agent.ToolCall{Name: think.SearchToolName, Arguments: string(args)}
 		}
 		thought := "Next I need " + n + "."
 		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: thought, ToolCalls: []agent.ToolCall{c}},

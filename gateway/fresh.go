@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/think"
 )
 
 // freshen lists again, before a client's tools/list or search_tools, the
@@ -13,7 +14,7 @@ import (
 func (s *session) freshen(ctx context.Context, method string, req mcp.Request) {
 	if method != "tools/list" {
 		call, ok := req.(*mcp.CallToolRequest)
-		if !ok || call.Params == nil || call.Params.Name != SearchToolName {
+		if !ok || call.Params == nil || call.Params.Name != think.SearchToolName {
 			return
 		}
 	}

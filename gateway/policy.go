@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway/authn"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 	"github.com/yosida95/uritemplate/v3"
@@ -269,7 +270,7 @@ func (p *proxy) accessOf(id authn.Identity) *access {
 // catalog does not have is not this rule's business: it is unknown
 // anyway). The proxy's own tools are in every scope.
 func (a *access) hides(name string) bool {
-	if a == nil || name == SearchToolName || name == CallToolName {
+	if a == nil || name == think.SearchToolName || name == CallToolName {
 		return false
 	}
 	if a.vis[name] {

@@ -19,17 +19,14 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
-	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
 
-// Names of the proxy's own tools.
-const (
-	SearchToolName = "search_tools"
-	CallToolName   = "call_tool"
-)
+// CallToolName is the name of the proxy's own tool that calls a tool
+// search_tools found; the other, search_tools, is think.SearchToolName.
+const CallToolName = "call_tool"
 
 // DefaultMaxTools is the default cap on one session's list: Cursor warns
 // above 40 tools (and drops tools past its limit), VS Code refuses more than
@@ -435,18 +432,19 @@ const instructions = "This server stands in for many MCP servers. Call search_to
 
 // searchSchema is search_tools' input schema, made once: searchTool is
 // made at every session and every announcement of a list's change (once a
-// search that lists tools), and retrieval.SearchTool hashes its
-// canonicalised schema.
-var searchSchema = sync.OnceValue(func() json.RawMessage { return retrieval.SearchTool().InputSchema })
+// search that lists tools), and think.SearchTool hashes its canonicalised
+// schema.
+var searchSchema = sync.OnceValue(func() json.RawMessage { return think.SearchTool().InputSchema })
 
 func searchTool() *mcp.Tool {
 	return &mcp.Tool{
-		Name:  SearchToolName,
+		Name:  think.SearchToolName,
 		Title: "Search tools",
 		Description: "Search every tool of the connected MCP servers by what you need to do. " +
 			"Returns the best matching tools with their server, score and input schema. " +
 			"They join your tool list; you can also call any of them through call_tool.",
-		// The arguments are the agent's search_tools' (retrieval.ParseSearchArgs reads them).
+		// The arguments are the agent's search_tools' (think.ParseSearchArgs
+		// reads them); the description says what this answer brings.
 		InputSchema: searchSchema(),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}

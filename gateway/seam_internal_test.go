@@ -180,11 +180,11 @@ func TestProxyOverAFake(t *testing.T) {
 		}
 		return names
 	}
-	if got, want := listed(), []string{CallToolName, "notes__read", SearchToolName}; !slices.Equal(got, want) {
+	if got, want := listed(), []string{CallToolName, "notes__read", think.SearchToolName}; !slices.Equal(got, want) {
 		t.Errorf("first list %v, want %v (the fake's pinned tool beside the proxy's own)", got, want)
 	}
 
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: SearchToolName, Arguments: map[string]any{"query": "weather forecast"}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: think.SearchToolName, Arguments: map[string]any{"query": "weather forecast"}})
 	if err != nil || res.IsError {
 		t.Fatalf("search_tools: %v %+v", err, res)
 	}
@@ -198,7 +198,7 @@ func TestProxyOverAFake(t *testing.T) {
 	if got := listed(); !slices.Contains(got, "weather__forecast") {
 		t.Errorf("list after the search %v, want weather__forecast in it", got)
 	}
-	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: SearchToolName, Arguments: map[string]any{"query": " "}}); err != nil || !res.IsError {
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: think.SearchToolName, Arguments: map[string]any{"query": " "}}); err != nil || !res.IsError {
 		t.Errorf("search_tools with a blank query: %v %+v, want an error result", err, res)
 	}
 

@@ -19,7 +19,7 @@ import (
 func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	p := s.p
-	a, err := retrieval.ParseSearchArgs(orEmpty(req.Params.Arguments))
+	a, err := think.ParseSearchArgs(orEmpty(req.Params.Arguments))
 	if err != nil {
 		return errorResult("%v", err), nil
 	}

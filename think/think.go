@@ -443,9 +443,9 @@ func (t *Thinker) candidates(req Request, ranked []retrieval.Match) *plan {
 		}
 	}
 	if t.opts.Search != SearchNever {
-		if _, clash := t.ix.Get(retrieval.SearchToolName); !clash { // never shadow a real tool of that name
+		if _, clash := t.ix.Get(SearchToolName); !clash { // never shadow a real tool of that name
 			p.search = true
-			add(retrieval.SearchTool(), 1, ReasonMeta)
+			add(SearchTool(), 1, ReasonMeta)
 		}
 	}
 	for _, m := range ranked {

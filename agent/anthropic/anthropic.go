@@ -18,7 +18,7 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/httpbound"
-	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 )
 
 // DefaultBaseURL is the Anthropic API.
@@ -261,7 +261,7 @@ func (m *Model) Complete(ctx context.Context, req agent.Request) (agent.Response
 	if len(req.Deferred) > 0 {
 		// With deferred tools, search_tools is the API's tool search.
 		for i := range resp.Message.ToolCalls {
-			if resp.Message.ToolCalls[i].Name == retrieval.SearchToolName {
+			if resp.Message.ToolCalls[i].Name == think.SearchToolName {
 				resp.Message.ToolCalls[i].Search = true
 			}
 		}

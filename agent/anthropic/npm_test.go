@@ -37,7 +37,7 @@ func scriptedModel(r anthropictest.Request) anthropictest.Reply {
 	for _, m := range r.Messages {
 		for _, c := range m.ToolCalls {
 			called[c.Name] = true
-			if c.Name == retrieval.SearchToolName {
+			if c.Name == think.SearchToolName {
 				searched[c.Arguments]++
 			}
 		}
@@ -54,7 +54,7 @@ func scriptedModel(r anthropictest.Request) anthropictest.Reply {
 		if searched[string(args)] > 0 {
 			return anthropictest.Reply{Content: "I could not find " + w.name}
 		}
-		return anthropictest.Reply{Content: "Let me find a tool for that.", ToolCalls: []agent.ToolCall{{Name: retrieval.SearchToolName, Arguments: string(args)}}}
+		return anthropictest.Reply{Content: "Let me find a tool for that.", ToolCalls: []agent.ToolCall{{Name: think.SearchToolName, Arguments: string(args)}}}
 	}
 	return anthropictest.Reply{Content: "The sum is 42."}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/provider"
-	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 )
 
 // ExampleNewChat asks an OpenAI-compatible endpoint for one completion.
@@ -54,7 +54,7 @@ func ExampleNewResponses() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	search := retrieval.SearchTool()
+	search := think.SearchTool()
 	var streamed strings.Builder
 	resp, err := model.Complete(context.Background(), agent.Request{
 		Messages: []agent.Message{{Role: agent.RoleUser, Content: "Will it rain in Bern tomorrow?"}},

@@ -16,7 +16,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/openaiclient"
 	"github.com/toolsift/toolsift/provider"
-	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 )
 
 // ResponsesOptions configure a model of the Chat Responses API.
@@ -184,7 +184,7 @@ func (m *Responses) params(req agent.Request) (responses.ResponseNewParams, map[
 			labels[hostedTool{h.Label, name}] = t.Name
 			continue
 		}
-		if t.Name == retrieval.SearchToolName && deferred {
+		if t.Name == think.SearchToolName && deferred {
 			params, err := toFunctionParameters(t.Parameters)
 			if err != nil {
 				return p, nil, fmt.Errorf("tool %s: parameters: %w", t.Name, err)
@@ -386,7 +386,7 @@ func fromResponse(r *responses.Response, labels map[hostedTool]string) (agent.Re
 			if it.Execution == "server" {
 				continue // the provider searched and loaded by itself
 			}
-			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: it.CallID, Name: retrieval.SearchToolName, Search: true, Arguments: it.arguments()})
+			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: it.CallID, Name: think.SearchToolName, Search: true, Arguments: it.arguments()})
 		case "mcp_call":
 			h := agent.HostedCall{ID: it.ID, Server: it.ServerLabel, Name: it.Name, Tool: labels[hostedTool{it.ServerLabel, it.Name}], Arguments: it.arguments()}
 			if it.Output != nil {
@@ -455,7 +455,7 @@ func (m *Responses) completeStream(ctx context.Context, p responses.ResponseNewP
 				calls[ev.OutputIndex] = i
 				name := it.Name
 				if it.Type == "tool_search_call" {
-					name = retrieval.SearchToolName
+					name = think.SearchToolName
 				}
 				if onDelta != nil {
 					onDelta(agent.Delta{Tool: true, Index: i, ID: it.CallID, Name: name})

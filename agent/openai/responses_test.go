@@ -15,7 +15,7 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/provider"
-	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 )
 
 func newResponses(t *testing.T, url string, o openai.ResponsesOptions) *openai.Responses {
@@ -74,7 +74,7 @@ func TestResponsesComplete(t *testing.T) {
 			{ID: "c2", Name: "t__get_forecast", Arguments: `{"city":"Zürich","days":2}`},
 		}}, FinishReason: "tool_calls", Model: "test-model"},
 		{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
-			{ID: "s1", Name: retrieval.SearchToolName, Search: true, Arguments: `{"query":"currency"}`},
+			{ID: "s1", Name: think.SearchToolName, Search: true, Arguments: `{"query":"currency"}`},
 		}}, FinishReason: "tool_calls", Model: "test-model"},
 	}
 	for _, stream := range []bool{false, true} {
