@@ -20,7 +20,7 @@ import (
 type answerModel struct{}
 
 func (answerModel) Complete(context.Context, agent.Request) (agent.Response, error) {
-	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
+	return agent.Response{Message: tool.Message{Role: tool.RoleAssistant, Content: "done"}}, nil
 }
 
 // indexTools is agent.Tools over an index and its Think step, without

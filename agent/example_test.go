@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -26,7 +27,7 @@ import (
 func Example() {
 	ctx := context.Background()
 
-	tool := func(name, desc string, answer func(args map[string]any) string) upstream.LocalTool {
+	localTool := func(name, desc string, answer func(args map[string]any) string) upstream.LocalTool {
 		return upstream.LocalTool{
 			Name: name, Description: desc,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
@@ -40,9 +41,9 @@ func Example() {
 		}
 	}
 	local, err := upstream.LocalServer(
-		tool("get_weather", "Get the current weather for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": sunny, 21°C") }),
-		tool("get_forecast", "Get the weather forecast for the next days for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": rain tomorrow") }),
-		tool("book_hotel", "Book a hotel room in a city.", func(a map[string]any) string { return "booked" }),
+		localTool("get_weather", "Get the current weather for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": sunny, 21°C") }),
+		localTool("get_forecast", "Get the weather forecast for the next days for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": rain tomorrow") }),
+		localTool("book_hotel", "Book a hotel room in a city.", func(a map[string]any) string { return "booked" }),
 	)
 	if err != nil {
 		log.Fatal(err)
@@ -72,7 +73,7 @@ func Example() {
 	defer ts.Close()
 
 	srv := agenttest.NewServer(
-		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+		agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
 		agenttest.Reply{Content: "It is sunny in Bern."},
 	)
 	defer srv.Close()

@@ -219,10 +219,10 @@ func (e *events) kinds() []string {
 
 // lastMessages returns the messages of request i after the system prompt
 // and the user's task.
-func toolMessages(req agenttest.Request) []agent.Message {
-	var out []agent.Message
+func toolMessages(req agenttest.Request) []tool.Message {
+	var out []tool.Message
 	for _, m := range req.Messages {
-		if m.Role == agent.RoleTool {
+		if m.Role == tool.RoleTool {
 			out = append(out, m)
 		}
 	}

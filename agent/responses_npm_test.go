@@ -14,6 +14,7 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // threeToolModel scripts a model doing the task on the Responses API: it
@@ -53,9 +54,9 @@ func threeToolModel(req agenttest.ResponsesRequest) agenttest.Reply {
 		}
 		q, _ := json.Marshal(map[string]string{"query": tl.query})
 		if !loaded[tl.name] && !searched[string(q)] {
-			return agenttest.Reply{ToolCalls: []agent.ToolCall{{Search: true, Arguments: string(q)}}}
+			return agenttest.Reply{ToolCalls: []tool.ToolCall{{Search: true, Arguments: string(q)}}}
 		}
-		return agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: tl.name, Arguments: tl.args}}}
+		return agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: tl.name, Arguments: tl.args}}}
 	}
 	return agenttest.Reply{Content: "The sum is " + sum + "; the graph and the allowed directories are listed above."}
 }

@@ -62,17 +62,17 @@ func (m *scripted) Complete(_ context.Context, req agent.Request) (agent.Respons
 		if called[n] {
 			continue
 		}
-		c := agent.ToolCall{Name: n, Arguments: `{}`}
+		c := tool.ToolCall{Name: n, Arguments: `{}`}
 		if q := m.query[n]; !offered[n] && !searched[q] && offered[think.SearchToolName] {
 			args, _ := json.Marshal(think.SearchArgs{Query: q})
-			c = agent.ToolCall{Name: think.SearchToolName, Arguments: string(args)}
+			c = tool.ToolCall{Name: think.SearchToolName, Arguments: string(args)}
 		}
 		thought := "Next I need " + n + "."
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: thought, ToolCalls: []agent.ToolCall{c}},
+		return agent.Response{Message: tool.Message{Role: tool.RoleAssistant, Content: thought, ToolCalls: []tool.ToolCall{c}},
 			Usage: agent.Usage{CompletionTokens: m.tok.Count(thought) + m.tok.Count(c.Arguments) + 8}}, nil
 	}
 	answer := "Done: every step of the task is complete."
-	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: answer},
+	return agent.Response{Message: tool.Message{Role: tool.RoleAssistant, Content: answer},
 		Usage: agent.Usage{CompletionTokens: m.tok.Count(answer)}}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 )
 
@@ -48,13 +49,13 @@ func scriptedModel(r anthropictest.Request) anthropictest.Reply {
 			continue
 		}
 		if slices.Contains(loaded, w.name) {
-			return anthropictest.Reply{ToolCalls: []agent.ToolCall{{Name: w.name, Arguments: w.args}}}
+			return anthropictest.Reply{ToolCalls: []tool.ToolCall{{Name: w.name, Arguments: w.args}}}
 		}
 		args, _ := json.Marshal(map[string]string{"query": w.query})
 		if searched[string(args)] > 0 {
 			return anthropictest.Reply{Content: "I could not find " + w.name}
 		}
-		return anthropictest.Reply{Content: "Let me find a tool for that.", ToolCalls: []agent.ToolCall{{Name: think.SearchToolName, Arguments: string(args)}}}
+		return anthropictest.Reply{Content: "Let me find a tool for that.", ToolCalls: []tool.ToolCall{{Name: think.SearchToolName, Arguments: string(args)}}}
 	}
 	return anthropictest.Reply{Content: "The sum is 42."}
 }
@@ -148,7 +149,7 @@ func TestThreeToolTask(t *testing.T) {
 				}
 				prevTools = toolsJSON
 				for _, msg := range r.Messages {
-					if msg.Role == agent.RoleTool && len(msg.Found) > 0 && i == len(reqs)-1 {
+					if msg.Role == tool.RoleTool && len(msg.Found) > 0 && i == len(reqs)-1 {
 						searches++
 					}
 				}
@@ -185,7 +186,7 @@ func TestThreeToolTask(t *testing.T) {
 	}
 }
 
-func equalMessage(a, b agent.Message) bool {
+func equalMessage(a, b tool.Message) bool {
 	return a.Role == b.Role && a.Content == b.Content && a.ToolCallID == b.ToolCallID &&
 		slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Found, b.Found)
 }
