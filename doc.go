@@ -69,9 +69,10 @@
 // its tools, and Options.OnChange hears it; one that fails is the Hub's to
 // report (Status, HubOptions.Progress and Logger). Search, Think and
 // Select meanwhile see what is indexed so far; pins are resolved at
-// OpenHub against it, and again as servers join (Pinned grows). toolsift serve opens this way, so that it answers
-// initialize at once; a program that wants the whole catalog before its
-// first step (toolbench, an agent) keeps the default.
+// OpenHub against it, and again as servers join (Pinned grows). A proxy
+// opens this way, so that it answers its clients at once; a program that
+// wants the whole catalog before its first step (an agent) keeps the
+// default.
 //
 // # One wiring
 //

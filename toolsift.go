@@ -75,17 +75,18 @@ type Options struct {
 	// OnChange, if set, hears each change to the catalog once the index
 	// holds it (Get, Tools, Search and Think see it): a server's tools
 	// after Open returned, when it re-lists (tools/list_changed, Refresh),
-	// goes down (its tools Removed) or comes back (not for New). It is called one change at a time, on the Hub's goroutine for
-	// that server: it must not block or call back into the Hub. toolsift
-	// serve uses it to bring its clients' tool lists up to date.
+	// goes down (its tools Removed) or comes back (not for New). It is
+	// called one change at a time, on the Hub's goroutine for that server:
+	// it must not block or call back into the Hub. A proxy uses it to
+	// bring its clients' tool lists up to date.
 	OnChange func(tool.Change)
 	// Inputs are the values of a config's ${input:ID} variables (VS Code's
 	// "inputs"; Open only). They are secrets: never logged or printed.
 	Inputs map[string]string
 	// Pin lists tools offered at every step whatever the query (the
 	// Think step's retrieval.Options.Pinned): names as Tools lists them
-	// (server__tool) or globs ("github__*", path.Match). OpenConfig adds
-	// what the config pins: every tool of a server with "alwaysLoad":
+	// (server__tool) or globs ("github__*", path.Match). Open, OpenConfig
+	// and OpenHub add what the config pins: every tool of a server with "alwaysLoad":
 	// true, and a server's "alwaysLoadTools" (its own tool names, or
 	// globs). See Pins for the rule. Pins are resolved against the catalog
 	// when Open (or New) returns; a pin that matches no tool is a warning
@@ -110,9 +111,9 @@ type Options struct {
 	// prices are its own, as are its caches (toolindex.Options.Cache,
 	// think.Options.Costs): Budget, K, Encoding, Embedder, Semantic and
 	// NoSemantic set beside it are an error, and Store keeps only the
-	// Hub's records. The Toolset's pins (Pin, the config's) are
-	// added to the Thinker's own (think.Thinker.WithPinned). Give each
-	// Toolset a Thinker of its own.
+	// Hub's records. The Toolset's pins (Pin, the config's) are added to
+	// the Thinker's own (think.Thinker.WithPinned). Give each Toolset a
+	// Thinker of its own.
 	Thinker *think.Thinker
 }
 
@@ -240,10 +241,10 @@ func (ts *Toolset) warnFailedServers() {
 
 // New returns a Toolset over a fixed list of tools, with no servers behind
 // them: it lists, searches and thinks exactly as a Toolset from Open does
-// (the same embedders, cache, tokenizer and Think options), and Call fails
-// with an error wrapping tool.ErrUnavailable. toolbench eval and the
-// benchmarks measure catalogs read from files this way. Options.Inputs
-// does not apply. New fails on invalid Options (ErrOptions), or when
+// (the same embedders, cache, tokenizer and Think options, or the same
+// Options.Thinker), and Call fails with an error wrapping
+// tool.ErrUnavailable: catalogs read from files are measured this way.
+// Options.Inputs does not apply. New fails on invalid Options (ErrOptions), or when
 // the tools cannot be indexed (toolindex.ErrInvalidTool, an embedder's
 // error, or ctx's).
 func New(ctx context.Context, tools []tool.Tool, opts *Options) (*Toolset, error) {
@@ -536,8 +537,8 @@ func (ts *Toolset) SearchTools(ctx context.Context, args json.RawMessage) (strin
 
 // Find answers a search_tools call with the found tools' schemas fitted to
 // tokens (0: the step's budget), for a client with no Think step to offer
-// them at its next one (toolsift serve's answer): see think.Thinker.Find,
-// whose skip names the tools not to rank at all.
+// them at its next one (a proxy's): see think.Thinker.Find, whose skip
+// names the tools not to rank at all.
 func (ts *Toolset) Find(ctx context.Context, query string, k, tokens int, skip func(name string) bool) (think.SearchAnswer, []tool.Tool, error) {
 	return ts.th.Load().Find(ctx, query, k, tokens, skip)
 }

@@ -32,7 +32,7 @@ const (
 // ask for tools the step did not offer. Answer its calls with
 // Thinker.SearchTools (the loop's answer: names for the next step) or
 // Thinker.Find (the found tools' schemas). Its input schema is the one of
-// every search_tools (toolsift serve's too).
+// every search_tools, whichever answer it gets.
 func SearchTool() tool.Tool {
 	t := tool.Tool{
 		Name:         SearchToolName,
@@ -58,9 +58,8 @@ type SearchArgs struct {
 
 // ParseSearchArgs reads the JSON arguments of a search_tools call: the
 // query trimmed and not empty, k in 1..20, 5 when the model names none.
-// It is the one rule for them: Thinker.SearchTools (the agent's and the
-// library's answer) and toolsift serve's search_tools both read them
-// through it. Bad arguments give an error wrapping ErrSearchArgs, whose
+// It is the one rule for them, whichever answer a call gets
+// (Thinker.SearchTools, Thinker.Find). Bad arguments give an error wrapping ErrSearchArgs, whose
 // text ("search_tools: ...") is meant to be shown to the model.
 func ParseSearchArgs(args json.RawMessage) (SearchArgs, error) {
 	var a SearchArgs
@@ -93,8 +92,7 @@ type foundTool struct {
 }
 
 // SearchTools answers a search_tools call for a loop that offers the found
-// tools at its next step (the agent, an application's own loop): args is
-// the JSON arguments the model sent. It returns the answer for the model
+// tools at its next step: args is the JSON arguments the model sent. It returns the answer for the model
 // (a compact JSON object {"tools":[{"name","description"}...]} with
 // one-line descriptions) and the matches (retrieval.Retriever.Search, the
 // best k; search_tools never finds itself), which the caller adds to the
