@@ -33,7 +33,8 @@ type Options struct {
 	// hooks the Gateway needs: OnListChange and OnResourceUpdated (one set
 	// here is called too, before the Gateway's), ClientRequests and
 	// ServerLogLevel (set here, they are refused: the Gateway owns them).
-	// Its Store defaults to Toolset.Store, its Logger to Logger.
+	// Its Store defaults to Toolset.Store, its Logger to Toolset.Logger
+	// (and so to Logger).
 	Hub upstream.HubOptions
 
 	// MaxTools caps the tools of one session's list: search_tools,
