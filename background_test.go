@@ -12,6 +12,8 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -45,10 +47,10 @@ func gatedServer(name, description string, release <-chan struct{}) config.Serve
 	}}
 }
 
-// TestOpenBackground: with Hub.Background, Open returns while a server is
-// still listing its tools: the others are indexed and searched, Status
-// shows it connecting; once it lists, its tools join the index and
-// OnChange hears them.
+// TestOpenBackground: over a Hub with HubOptions.Background, OpenHub
+// returns while a server is still listing its tools: the others are
+// indexed and searched, Status shows it connecting; once it lists, its
+// tools join the index and OnChange hears them.
 func TestOpenBackground(t *testing.T) {
 	ready, release := make(chan struct{}), make(chan struct{})
 	close(ready)
@@ -59,9 +61,12 @@ func TestOpenBackground(t *testing.T) {
 	changes := make(chan tool.Change, 16)
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
 	defer cancel()
-	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{
-		NoSemantic: true, Store: dirStore(t, t.TempDir()), Pin: []string{"slow__*"},
-		Hub:      upstream.HubOptions{Background: true},
+	hub, err := upstream.NewHub(cfg, &upstream.HubOptions{Background: true, Store: dirStore(t, t.TempDir())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.OpenHub(ctx, hub, &toolsift.Options{
+		NoSemantic: true, Pin: []string{"slow__*"},
 		OnChange: func(c tool.Change) { changes <- c },
 	})
 	if err != nil {
@@ -121,8 +126,18 @@ func TestOpenBackground(t *testing.T) {
 	if p := ts.Pinned(); !slices.Equal(p, []string{"slow__convert"}) {
 		t.Errorf("Pinned = %v after slow listed, want [slow__convert]", p)
 	}
-	if p := ts.Thinker().Options().Retrieval.Pinned; !slices.Equal(p, []string{"slow__convert"}) {
-		t.Errorf("the Think step pins %v, want [slow__convert]", p)
+	off, err := ts.Think(ctx, think.Request{Query: retrieval.Query{Task: "the weather in Bern"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pinned []string
+	for _, m := range off.Ranked {
+		if m.Pinned {
+			pinned = append(pinned, m.Tool.Name)
+		}
+	}
+	if !slices.Equal(pinned, []string{"slow__convert"}) {
+		t.Errorf("the Think step pins %v, want [slow__convert]", pinned)
 	}
 	for _, st := range ts.Status() {
 		if st.Name == "slow" && (st.State != upstream.StateReady || st.Tools != 1) {

@@ -175,8 +175,12 @@ func TestCacheFolderBeforeStore(t *testing.T) {
 		if log.String() != "" {
 			t.Errorf("warnings:\n%s", log.String())
 		}
-		tok, _ := ts.Thinker().CatalogCost()
-		return emb.count(), tok
+		embedded = emb.count() // before the step embeds its query
+		off, err := ts.Think(ctx, think.Request{Query: retrieval.Query{Task: "read a file"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return embedded, off.AllTokens // the catalog's cost
 	}
 	coldEmbedded, coldTokens := open(store.NewMemory())
 	dir := filepath.Join(t.TempDir(), "cache")

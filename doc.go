@@ -30,7 +30,7 @@
 // it is offered, as the "tools" array of its API (Selection.JSON with
 // budget.FormatChat, FormatResponses, FormatAnthropic or FormatMCP):
 //
-//	sel, err := ts.Select(ctx, []toolsift.Message{{Role: "user", Content: task}})
+//	sel, err := ts.Select(ctx, []tool.Message{{Role: "user", Content: task}})
 //	body := sel.JSON(budget.FormatAnthropic) // send as "tools"
 //
 // When the model calls search_tools, answer it with SearchTools; the next
@@ -39,8 +39,9 @@
 // # What is cached
 //
 // The Toolset owns one store (Options.Store, a store.Store: by default
-// the folder os.UserCacheDir()/toolsift; store.NewMemory() keeps nothing
-// past the process) and hands it to the Hub. It keeps each server's tool
+// the folder os.UserCacheDir()/toolsift, or the Hub's own with OpenHub;
+// store.NewMemory() keeps nothing past the process) and hands it to the
+// Hub it makes. It keeps each server's tool
 // list there (catalog/, see package upstream) and its tools' trust records
 // (trust/), the vector of every tool document and every server document
 // (retrieval's server-aware ranking) per embedder (vectors/) and the
@@ -61,25 +62,30 @@
 //
 // Open returns when every server has its tools in the index, which on a
 // first start means every server has started and listed them: tens of
-// seconds for a catalog of Node servers. Options.Hub.Background
-// (upstream.HubOptions.Background) makes Open return as soon as the servers
+// seconds for a catalog of Node servers. Over a Hub made with
+// upstream.HubOptions.Background, OpenHub returns as soon as the servers
 // whose tools are in the cache are indexed; the others go on connecting
 // (Status shows them connecting), each joins the index when it has listed
-// its tools, Options.OnChange hears it, and one that fails is a warning
-// as at Open. Search, Think and Select meanwhile see what is indexed so
-// far; pins are resolved at Open against it, and again as servers join
-// (Pinned grows). toolsift serve opens this way, so that it answers
-// initialize at once; a program that wants the whole catalog before its
-// first step (toolbench, an agent) keeps the default.
+// its tools, and Options.OnChange hears it; one that fails is the Hub's to
+// report (Status, HubOptions.Progress and Logger). Search, Think and
+// Select meanwhile see what is indexed so far; pins are resolved at
+// OpenHub against it, and again as servers join (Pinned grows). A proxy
+// opens this way, so that it answers its clients at once; a program that
+// wants the whole catalog before its first step (an agent) keeps the
+// default.
 //
 // # One wiring
 //
 // New builds a Toolset over a list of tools, with no servers behind them;
-// OpenConfig builds the same Toolset and then feeds its index from the
-// Hub. toolbench eval and the benchmarks measure catalogs through New, so
-// the embedders, cache, tokenizer and Think options they measure are the
-// ones Open gives an agent. The everyday knobs are at the top of Options
-// (Budget, K, Pin); Options.Think holds the rest of the step's. Search is the typed search (any k from 1);
+// OpenHub builds the same Toolset and then feeds its index from a Hub
+// (Open and OpenConfig make that Hub). toolbench eval and the benchmarks
+// measure catalogs through New and a Think step of their own built as a
+// Toolset builds its own (DefaultEmbedders, think.New), so the embedders,
+// tokenizer and Think options they measure are the ones Open gives an
+// agent. Options holds the everyday knobs (Budget, K, Pin, Encoding, the
+// embedders, Store, Logger); the rest is set on the parts, built by the
+// caller and handed over: a Hub (OpenHub) and a Think step
+// (Options.Thinker). Search is the typed search (any k from 1);
 // SearchTools is its JSON form for the model's search_tools calls.
 //
 // The packages below it can be used on their own: upstream (many servers, one

@@ -9,8 +9,10 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -53,6 +55,42 @@ func ExampleOpenConfig() {
 	// search: demo__get_weather
 	// offered: [demo__get_weather demo__send_email] everything fits: true
 	// call: sunny, 21°C
+}
+
+// ExampleOpenHub opens a Toolset over a Hub of one's own: here every server
+// is started at once (StartEager) and nothing is kept past the process.
+// The Toolset connects the Hub with its change sink and owns it: Close
+// closes both.
+func ExampleOpenHub() {
+	ctx := context.Background()
+	local, err := upstream.LocalServer(
+		upstream.LocalTool{Name: "get_weather", Description: "Get the current weather for a city.",
+			Handler: func(context.Context, json.RawMessage) (string, error) { return "sunny, 21°C", nil }},
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := &config.Config{Servers: map[string]config.Server{"demo": local}}
+	hub, err := upstream.NewHub(cfg, &upstream.HubOptions{Start: upstream.StartEager, Store: store.NewMemory()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ts, err := toolsift.OpenHub(ctx, hub, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ts.Close() // and the Hub
+	for _, st := range ts.Status() {
+		fmt.Println(st.Name, st.State, st.Tools, "tool")
+	}
+	res, err := ts.Call(ctx, "demo__get_weather", json.RawMessage(`{"city":"Bern"}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Content)
+	// Output:
+	// demo ready 1 tool
+	// sunny, 21°C
 }
 
 // ExampleNew builds a Toolset over a list of tools, with no servers behind
@@ -109,13 +147,27 @@ func ExampleToolset_Explain() {
 	mk := func(name, desc string) tool.Tool {
 		return tool.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)}.WithHash()
 	}
+	// A Think step of one's own (Options.Thinker), over an index with the
+	// default embedders: K 1 and no packing, so that the step considers
+	// the best tool only and the second is below K (packed, it would be
+	// offered).
+	vector, semantic, err := toolsift.DefaultEmbedders()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ix, err := toolindex.New(vector, &toolindex.Options{Semantic: semantic})
+	if err != nil {
+		log.Fatal(err)
+	}
+	th, err := think.New(ix, &think.Options{Retrieval: retrieval.Options{K: 1}, Search: think.SearchAlways, NoPack: true})
+	if err != nil {
+		log.Fatal(err)
+	}
 	ts, err := toolsift.New(ctx, []tool.Tool{
 		mk("get_weather", "Get the current weather for a city."),
 		mk("send_email", "Send an email to a recipient."),
 		mk("create_event", "Create a calendar event."),
-		// K 1 and no packing: the step considers the best tool only, so
-		// that the second is below K (packed, it would be offered).
-	}, &toolsift.Options{K: 1, Think: think.Options{Search: think.SearchAlways, NoPack: true}})
+	}, &toolsift.Options{Thinker: th})
 	if err != nil {
 		log.Fatal(err)
 	}

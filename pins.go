@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
 
@@ -111,7 +110,7 @@ func configPins(cfg *config.Config, pins []string) Pins {
 }
 
 // pin resolves p against the index and makes the Think step offer those
-// tools first (think's Retrieval.Pinned). Before ready: the pins that
+// tools first (think.Thinker.WithPinned). Before ready: the pins that
 // match nothing are warnings; once ready, repin resolves them again as
 // servers join.
 func (ts *Toolset) pin(p Pins) error {
@@ -129,8 +128,8 @@ func (ts *Toolset) pin(p Pins) error {
 }
 
 // repin resolves the pins again after a server's tools joined the index
-// (a server that connected after Open returned: Options.Hub.Background,
-// or one that came back) and, when that pins more tools, makes the Think
+// (a server that connected after Open returned, over a Hub of
+// HubOptions.Background, or one that came back) and, when that pins more tools, makes the Think
 // step offer them too. Pinned tools stay pinned: a tool that went away is
 // simply not in the catalog to offer.
 func (ts *Toolset) repin() {
@@ -157,16 +156,20 @@ func (ts *Toolset) repin() {
 	ts.prepare()
 }
 
-// usePins makes names (sorted) the pinned tools: a Thinker with them as
-// its Retrieval.Pinned replaces the Toolset's. ts.pinMu is held.
+// usePins makes names (sorted) the pinned tools: the base Thinker with
+// them pinned besides its own replaces the Toolset's. ts.pinMu is held.
 func (ts *Toolset) usePins(names []string) error {
 	ts.pinned = names
 	if len(names) == 0 {
 		return nil
 	}
-	to := ts.th.Load().Options()
-	to.Retrieval.Pinned = slices.Clone(names)
-	th, err := think.New(ts.ix, &to)
+	pins := slices.Clone(ts.base.Options().Retrieval.Pinned)
+	for _, n := range names {
+		if !slices.Contains(pins, n) {
+			pins = append(pins, n)
+		}
+	}
+	th, err := ts.base.WithPinned(pins)
 	if err != nil {
 		return fmt.Errorf("%w: pins: %w", ErrOptions, err)
 	}
@@ -176,8 +179,8 @@ func (ts *Toolset) usePins(names []string) error {
 
 // Pinned returns the names of the pinned tools (Options.Pin and the
 // config's alwaysLoad and alwaysLoadTools), sorted: resolved when Open
-// returned, and again each time a server's tools join the index (with
-// Options.Hub.Background, the servers that connect after Open).
+// returned, and again each time a server's tools join the index (over a
+// Hub of HubOptions.Background, the servers that connect after OpenHub).
 func (ts *Toolset) Pinned() []string {
 	ts.pinMu.Lock()
 	defer ts.pinMu.Unlock()

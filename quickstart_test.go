@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // TestQuickStart runs the README's Go program as written, built in a fresh
@@ -68,12 +68,12 @@ func TestQuickStart(t *testing.T) {
 
 	srv := agenttest.NewServerFunc(func(req agenttest.Request) agenttest.Reply {
 		for _, msg := range req.Messages {
-			if msg.Role == agent.RoleTool {
+			if msg.Role == tool.RoleTool {
 				return agenttest.Reply{Content: "The sum is: " + msg.Content}
 			}
 		}
 		if slices.Contains(req.ToolNames(), "everything__get-sum") {
-			return agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "everything__get-sum", Arguments: `{"a":17,"b":25}`}}}
+			return agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "everything__get-sum", Arguments: `{"a":17,"b":25}`}}}
 		}
 		return agenttest.Reply{Content: "get-sum was not offered: " + strings.Join(req.ToolNames(), ",")}
 	})

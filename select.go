@@ -8,19 +8,9 @@ import (
 	"slices"
 
 	"github.com/toolsift/toolsift/budget"
-	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
-
-// Message is one entry of an application's conversation, as plain data:
-// the input of Select for applications that run their own loop (LangChainGo,
-// Eino, Genkit, a hand-written one). Convert your framework's messages to
-// it; only roles, text and tool calls matter. It is retrieval.Message, the
-// one message type of the conversation rule (retrieval.ConversationQuery).
-type Message = retrieval.Message
-
-// ToolCall is one tool call of an assistant Message.
-type ToolCall = retrieval.ToolCall
 
 // Selection is the tools to send with the next model call, chosen by
 // Select: what the agent would offer at this step.
@@ -85,15 +75,21 @@ func (s Selection) Names() []string {
 }
 
 // Select chooses the tools for an application's next model call from its
-// conversation, as the agent's Think step does (retrieval.ConversationQuery:
+// conversation, as the agent's Think step does (think.ConversationQuery:
 // the latest user message is the task, the latest assistant message, its
 // text and tool calls, the thought, the tool results after it the
 // observations); tools called in the conversation stay offered (sticky);
 // when the latest assistant message called search_tools, the tools that
 // search finds join this selection. The best tools fit the budget
-// (think.Options), with search_tools when anything is left out. It is safe for concurrent use.
-func (ts *Toolset) Select(ctx context.Context, conversation []Message) (Selection, error) {
-	q, searches := retrieval.ConversationQuery(conversation)
+// (Options.Budget), with search_tools when anything is left out. It is
+// safe for concurrent use.
+//
+// The conversation is plain data, tool.Message (the agent's own type):
+// applications that run their own loop (LangChainGo, Eino, Genkit, a
+// hand-written one) convert their framework's messages to it; only roles,
+// text and tool calls matter.
+func (ts *Toolset) Select(ctx context.Context, conversation []tool.Message) (Selection, error) {
+	q, searches := think.ConversationQuery(conversation)
 	for _, name := range toolsCalled(conversation) {
 		if _, ok := ts.Get(name); ok {
 			q.Used = append(q.Used, name)
@@ -127,11 +123,11 @@ func (ts *Toolset) Select(ctx context.Context, conversation []Message) (Selectio
 
 // toolsCalled returns the names of the tools the conversation called, in
 // first-call order, search_tools aside.
-func toolsCalled(msgs []Message) []string {
+func toolsCalled(msgs []tool.Message) []string {
 	var names []string
 	for _, m := range msgs {
 		for _, c := range m.ToolCalls {
-			if c.Name != retrieval.SearchToolName && !slices.Contains(names, c.Name) {
+			if c.Name != think.SearchToolName && !slices.Contains(names, c.Name) {
 				names = append(names, c.Name)
 			}
 		}

@@ -32,7 +32,7 @@ func selector() *toolsift.Toolset {
 }
 
 // weatherChat is an application's conversation so far.
-var weatherChat = []toolsift.Message{
+var weatherChat = []tool.Message{
 	{Role: "system", Content: "You are a helpful assistant."},
 	{Role: "user", Content: "What is the weather in Bern?"},
 }
@@ -57,8 +57,8 @@ func ExampleToolset_Select() {
 	// offers send_email, found, and, packed into the budget's room
 	// (think.Options.Pack), the next tool the conversation ranks.
 	next := append(weatherChat,
-		toolsift.Message{Role: "assistant", ToolCalls: []toolsift.ToolCall{{ID: "c1", Name: "search_tools", Arguments: `{"query":"send an email","k":1}`}}},
-		toolsift.Message{Role: "tool", ToolCallID: "c1", Content: "(the text of Toolset.SearchTools)"},
+		tool.Message{Role: "assistant", ToolCalls: []tool.ToolCall{{ID: "c1", Name: "search_tools", Arguments: `{"query":"send an email","k":1}`}}},
+		tool.Message{Role: "tool", ToolCallID: "c1", Content: "(the text of Toolset.SearchTools)"},
 	)
 	if sel, err = ts.Select(context.Background(), next); err != nil {
 		log.Fatal(err)

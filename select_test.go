@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // TestSelect: a tool the conversation called stays offered (sticky), what
@@ -18,11 +18,11 @@ import (
 func TestSelect(t *testing.T) {
 	ts := selector()
 	defer ts.Close()
-	conv := []toolsift.Message{
+	conv := []tool.Message{
 		{Role: "user", Content: "Read notes.txt, then mail it to bob."},
-		{Role: "assistant", ToolCalls: []toolsift.ToolCall{{ID: "1", Name: "read_file", Arguments: `{"path":"notes.txt"}`}}},
+		{Role: "assistant", ToolCalls: []tool.ToolCall{{ID: "1", Name: "read_file", Arguments: `{"path":"notes.txt"}`}}},
 		{Role: "tool", ToolCallID: "1", Content: "buy milk"},
-		{Role: "assistant", Content: "Now the mail.", ToolCalls: []toolsift.ToolCall{
+		{Role: "assistant", Content: "Now the mail.", ToolCalls: []tool.ToolCall{
 			{ID: "2", Name: "search_tools", Arguments: `{"query":"send an email","k":1}`},
 			{ID: "3", Name: "search_tools", Arguments: `{"k":"many"}`},
 		}},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,13 +29,16 @@ import (
 // ErrOptions reports invalid Options.
 var ErrOptions = errors.New("toolsift: invalid options")
 
-// Options configure Open, OpenConfig and New. The zero value (or nil)
-// gives the measured defaults: the built-in offline embedders (hashed
-// n-grams and Universal Sentence Encoder Lite) beside BM25F, o200k_base, a
-// 4,000-token tool budget filled from the best 20 ranked tools and, in the
-// room they leave, the next 30 at cheaper tiers (think.DefaultBudget,
-// think.DefaultK, think.DefaultPack), search_tools whenever a tool is
-// left out, and the cache in os.UserCacheDir()/toolsift.
+// Options configure Open, OpenConfig, OpenHub and New. The zero value (or
+// nil) gives the measured defaults: the built-in offline embedders (hashed
+// n-grams and Universal Sentence Encoder Lite, DefaultEmbedders) beside
+// BM25F, o200k_base, a 4,000-token tool budget filled from the best 20
+// ranked tools and, in the room they leave, the next 30 at cheaper tiers
+// (think.DefaultBudget, think.DefaultK, think.DefaultPack), search_tools
+// whenever a tool is left out, and the cache in
+// os.UserCacheDir()/toolsift. The rest of a step (search mode, packing,
+// listings, policy, prices, ranking) is set on a Think step of your own:
+// Thinker.
 type Options struct {
 	// Embedder embeds tools and queries for the vector signal; nil means
 	// the built-in hashed n-grams (toolindex.NewLocalEmbedder).
@@ -57,62 +61,60 @@ type Options struct {
 	// (4,000). K is how many ranked tools a step considers before the
 	// budget decides which are sent; 0 means think.DefaultK (20).
 	Budget, K int
-	// Think sets the rest of each step: search_tools policy, packing,
-	// the ranking's mode and depth, the cache policy across steps. Its
-	// Tokenizer, when nil, is made from Encoding; its Costs, when nil, is
-	// the cache. Its Budget, Retrieval.K and Retrieval.Pinned must be
-	// zero: they are Options.Budget, K and Pin.
-	Think think.Options
 	// Store keeps what the Toolset and its Hub keep between runs and share
 	// with other processes (see the package doc): the Toolset's tool
-	// vectors and token costs (vectors/, tokens/) and the Hub's tool lists
-	// (catalog/) and trust records (trust/). nil means
-	// upstream.DefaultStore(), the folder os.UserCacheDir()/toolsift (nothing
-	// kept, with a warning, when there is none). store.NewMemory() keeps
-	// nothing past this process: every server starts at Open, and the
-	// vectors and token costs, which the index holds anyway, are not
+	// vectors and token costs (vectors/, tokens/) and, for Open and
+	// OpenConfig, the Hub's tool lists (catalog/) and trust records
+	// (trust/). nil means the Hub's store with OpenHub (upstream.Hub.Store),
+	// else upstream.DefaultStore(), the folder os.UserCacheDir()/toolsift
+	// (nothing kept, with a warning, when there is none). store.NewMemory()
+	// keeps nothing past this process: every server starts at Open, and
+	// the vectors and token costs, which the index holds anyway, are not
 	// copied into it. The Toolset does not close it.
 	Store store.Store
-	// Hub sets timeouts, concurrency and the protocol revision of the MCP
-	// connections (Open and OpenConfig only); Progress hears how far Open's
-	// connecting is (a caller has no Toolset to look at until then);
-	// Background makes Open return before the servers that must start to
-	// list their tools have (see the package doc, "Opening in the
-	// background"). Its
-	// OnChange and Store must be zero: the Toolset keeps its index
-	// current itself and hands the Hub its Store.
-	Hub upstream.HubOptions
 	// OnChange, if set, hears each change to the catalog once the index
 	// holds it (Get, Tools, Search and Think see it): a server's tools
 	// after Open returned, when it re-lists (tools/list_changed, Refresh),
-	// goes down (its tools Removed) or comes back (Open and OpenConfig
-	// only). It is called one change at a time, on the Hub's goroutine for
-	// that server: it must not block or call back into the Hub. toolsift
-	// serve uses it to bring its clients' tool lists up to date.
+	// goes down (its tools Removed) or comes back (not for New). It is
+	// called one change at a time, on the Hub's goroutine for that server:
+	// it must not block or call back into the Hub. A proxy uses it to
+	// bring its clients' tool lists up to date.
 	OnChange func(tool.Change)
 	// Inputs are the values of a config's ${input:ID} variables (VS Code's
 	// "inputs"; Open only). They are secrets: never logged or printed.
 	Inputs map[string]string
 	// Pin lists tools offered at every step whatever the query (the
 	// Think step's retrieval.Options.Pinned): names as Tools lists them
-	// (server__tool) or globs ("github__*", path.Match). OpenConfig adds
-	// what the config pins: every tool of a server with "alwaysLoad":
+	// (server__tool) or globs ("github__*", path.Match). Open, OpenConfig
+	// and OpenHub add what the config pins: every tool of a server with "alwaysLoad":
 	// true, and a server's "alwaysLoadTools" (its own tool names, or
 	// globs). See Pins for the rule. Pins are resolved against the catalog
 	// when Open (or New) returns; a pin that matches no tool is a warning
-	// naming it (Warnings). With Hub.Background that catalog is what the
-	// cache held (a pin of a server still connecting is such a warning),
-	// and pins are resolved again as each server joins.
+	// naming it (Warnings). Over a Hub of HubOptions.Background (OpenHub)
+	// that catalog is what the cache held (a pin of a server still
+	// connecting is such a warning), and pins are resolved again as each
+	// server joins.
 	Pin []string
-	// Logger receives diagnostics. It is also the Hub's logger unless
-	// Hub.Logger is set. nil writes warnings to stderr, each once, so that
-	// nothing fails unseen: besides the Hub's, a server that failed at
-	// Open (naming it and its error; the others work as usual), a config
-	// line that was ignored, a pin that matches nothing; other records are
-	// dropped. A Logger of yours gets the Hub's diagnostics; the rest is
-	// yours to read from Status and Warnings, as toolbench and toolsift
-	// serve do. slog.New(slog.DiscardHandler) silences everything.
+	// Logger receives diagnostics. Open and OpenConfig make it the Hub's
+	// logger too. nil writes warnings to stderr, each once, so that
+	// nothing fails unseen: the Hub's (Open and OpenConfig), a server that
+	// failed at Open (naming it and its error; the others work as usual),
+	// a config line that was ignored, a pin that matches nothing; other
+	// records are dropped. A Logger of yours gets those diagnostics; the
+	// rest is yours to read from Status and Warnings, as toolbench and
+	// toolsift serve do. slog.New(slog.DiscardHandler) silences everything.
 	Logger *slog.Logger
+	// Thinker, when set, is the Think step, built with think.New over a
+	// toolindex.Index of yours: the Toolset indexes its tools into that
+	// index (think.Thinker.Index) and thinks with it. Its budget, K,
+	// tokenizer, embedders, search mode, packing, listings, policy and
+	// prices are its own, as are its caches (toolindex.Options.Cache,
+	// think.Options.Costs): Budget, K, Encoding, Embedder, Semantic and
+	// NoSemantic set beside it are an error, and Store keeps only the
+	// Hub's records. The Toolset's pins (Pin, the config's) are added to
+	// the Thinker's own (think.Thinker.WithPinned). Give each Toolset a
+	// Thinker of its own.
+	Thinker *think.Thinker
 }
 
 // A Toolset is every tool of a set of MCP servers (and local Go functions),
@@ -123,9 +125,10 @@ type Options struct {
 type Toolset struct {
 	hub      *upstream.Hub // nil for a Toolset made by New
 	ix       *toolindex.Index
-	th       atomic.Pointer[think.Thinker] // replaced when pins resolve anew (pins.go)
+	base     *think.Thinker                // Options.Thinker, or the one made for Options
+	th       atomic.Pointer[think.Thinker] // base, with the pins once they resolve (pins.go)
 	store    store.Store                   // what the Toolset and its Hub keep
-	derived  *hashcache.Cache              // vectors and token costs; nil over a Memory store
+	caches   []*hashcache.Cache            // vectors and token costs: none over a Memory store; Options.Thinker's own
 	opened   atomic.Bool                   // Open has connected
 	warnings []string
 	pins     Pins       // what is pinned, resolved again as servers join
@@ -142,11 +145,11 @@ type Toolset struct {
 // Open loads the mcpServers config file at path (Claude Desktop, Claude
 // Code, Cursor and VS Code forms; see docs/config.md), connects to its
 // servers and returns when every server that connected has its tools in
-// the index (with Options.Hub.Background, when every server listed from
-// the cache has; the others join as they list: see the package doc). A
-// server that fails does not fail Open: Status reports it with its reason
-// and stderr tail. Open fails on a config that cannot be
-// read, on invalid Options (ErrOptions), or when ctx ends first.
+// the index. Its Hub has upstream's defaults (timeouts, lazy start, limits)
+// with the Toolset's Store and Logger; for others, make the Hub yourself
+// and open it with OpenHub. A server that fails does not fail Open: Status
+// reports it with its reason and stderr tail. Open fails on a config that
+// cannot be read, on invalid Options (ErrOptions), or when ctx ends first.
 func Open(ctx context.Context, path string, opts *Options) (*Toolset, error) {
 	var inputs map[string]string
 	if opts != nil {
@@ -162,35 +165,49 @@ func Open(ctx context.Context, path string, opts *Options) (*Toolset, error) {
 // OpenConfig is Open with a config built in code, where MCP servers and
 // local Go functions (upstream.LocalServer) mix: every tool is listed and called
 // the same way, whatever is behind it. It builds the Toolset as New does,
-// then feeds its index from the Hub.
+// then feeds its index from a Hub over cfg, as OpenHub does.
 func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolset, error) {
-	ts, o, err := newToolset(opts)
+	ts, o, err := newToolset(opts, defaultDir)
 	if err != nil {
 		return nil, err
 	}
-	hubOpts := o.Hub
-	hubOpts.OnChange = ts.apply
-	hubOpts.Store = ts.store
-	if hubOpts.Logger == nil {
-		hubOpts.Logger = o.Logger
-	}
-	if ts.warnFailed && hubOpts.Background {
-		// A server that fails after Open returned is warned of too.
-		progress := hubOpts.Progress
-		hubOpts.Progress = func(p upstream.Progress) {
-			if progress != nil {
-				progress(p)
-			}
-			if ts.opened.Load() {
-				ts.warnFailedServers()
-			}
-		}
-	}
-	hub, err := upstream.NewHub(cfg, &hubOpts)
+	hub, err := upstream.NewHub(cfg, &upstream.HubOptions{Store: ts.store, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
+	return ts.open(ctx, hub, o)
+}
+
+// OpenHub is OpenConfig over a Hub of yours, made with upstream.NewHub and
+// not yet connected: its HubOptions are yours (timeouts, Progress,
+// Background, Auth, lazy start, limits, a proxy's hooks). OpenHub connects
+// it with the Toolset's change sink (upstream.Hub.Connect) and returns when
+// every server that connected has its tools in the index (with
+// HubOptions.Background, when every server listed from the cache has; the
+// others join as they list: see the package doc, "Opening in the
+// background"). The config's warnings and pins are the Hub's config's
+// (upstream.Hub.Config). From the call on the Toolset owns the Hub: Close
+// closes it, as does OpenHub when it fails. The Hub logs to its own
+// HubOptions.Logger, and servers that fail after OpenHub returned are the
+// Hub's to report (Status, HubOptions.Progress). It fails as OpenConfig
+// does, and with an error wrapping upstream.ErrOptions for a Hub connected
+// before.
+func OpenHub(ctx context.Context, hub *upstream.Hub, opts *Options) (*Toolset, error) {
+	if hub == nil {
+		return nil, fmt.Errorf("%w: OpenHub: nil Hub", ErrOptions)
+	}
+	ts, o, err := newToolset(opts, func() (store.Store, error) { return hub.Store(), nil })
+	if err != nil {
+		return nil, errors.Join(err, hub.Close())
+	}
+	return ts.open(ctx, hub, o)
+}
+
+// open connects hub, the Toolset's from now on, with the Toolset's change
+// sink, then resolves the pins and ends the construction.
+func (ts *Toolset) open(ctx context.Context, hub *upstream.Hub, o Options) (*Toolset, error) {
 	ts.hub = hub
+	cfg := hub.Config()
 	if cfg != nil {
 		ts.warnings = slices.Clone(cfg.Warnings)
 	}
@@ -199,17 +216,13 @@ func OpenConfig(ctx context.Context, cfg *config.Config, opts *Options) (*Toolse
 			ts.log.Warn("toolsift: config", "warning", w)
 		}
 	}
-	if err := hub.Connect(ctx); err != nil {
-		_ = hub.Close()
-		return nil, err
+	if err := hub.Connect(ctx, ts.apply); err != nil {
+		return nil, errors.Join(err, hub.Close())
 	}
 	if err := ts.pin(configPins(cfg, o.Pin)); err != nil {
-		_ = hub.Close()
-		return nil, err
+		return nil, errors.Join(err, hub.Close())
 	}
 	ts.ready()
-	// After ready: a server of a Background Open failing from now on is
-	// warned of by Progress (the stderr handler says each once).
 	if ts.warnFailed {
 		ts.warnFailedServers()
 	}
@@ -228,14 +241,14 @@ func (ts *Toolset) warnFailedServers() {
 
 // New returns a Toolset over a fixed list of tools, with no servers behind
 // them: it lists, searches and thinks exactly as a Toolset from Open does
-// (the same embedders, cache, tokenizer and Think options), and Call fails
-// with an error wrapping tool.ErrUnavailable. toolbench eval and the
-// benchmarks measure catalogs read from files this way. Options.Hub and
-// Inputs do not apply. New fails on invalid Options (ErrOptions), or when
+// (the same embedders, cache, tokenizer and Think options, or the same
+// Options.Thinker), and Call fails with an error wrapping
+// tool.ErrUnavailable: catalogs read from files are measured this way.
+// Options.Inputs does not apply. New fails on invalid Options (ErrOptions), or when
 // the tools cannot be indexed (toolindex.ErrInvalidTool, an embedder's
 // error, or ctx's).
 func New(ctx context.Context, tools []tool.Tool, opts *Options) (*Toolset, error) {
-	ts, o, err := newToolset(opts)
+	ts, o, err := newToolset(opts, defaultDir)
 	if err != nil {
 		return nil, err
 	}
@@ -251,21 +264,17 @@ func New(ctx context.Context, tools []tool.Tool, opts *Options) (*Toolset, error
 
 // newToolset is the one wiring of the library: the options resolved, the
 // cache, the index over the embedders and the Think step. The Toolset has
-// no tools and no Hub yet.
-func newToolset(opts *Options) (*Toolset, Options, error) {
+// no tools and no Hub yet. defaultStore is the store when Options.Store is
+// nil.
+func newToolset(opts *Options, defaultStore func() (store.Store, error)) (*Toolset, Options, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
+	if err := o.checkThinker(); err != nil {
+		return nil, o, err
+	}
 	switch {
-	case o.Hub.OnChange != nil:
-		return nil, o, fmt.Errorf("%w: Hub.OnChange is the Toolset's own", ErrOptions)
-	case o.Hub.Store != nil:
-		return nil, o, fmt.Errorf("%w: the store is set by Options.Store, not Hub.Store", ErrOptions)
-	case o.Think.Budget != 0 || o.Think.Retrieval.K != 0:
-		return nil, o, fmt.Errorf("%w: the budget and K are set by Options.Budget and K, not Think.Budget and Think.Retrieval.K", ErrOptions)
-	case len(o.Think.Retrieval.Pinned) > 0:
-		return nil, o, fmt.Errorf("%w: pinned tools are set by Options.Pin, not Think.Retrieval.Pinned", ErrOptions)
 	case o.Budget < 0:
 		return nil, o, fmt.Errorf("%w: Budget = %d, want a positive number of tokens (0 for think.DefaultBudget)", ErrOptions, o.Budget)
 	case o.K < 0:
@@ -280,53 +289,125 @@ func newToolset(opts *Options) (*Toolset, Options, error) {
 			return nil, o, fmt.Errorf("%w: Pin %q: %w", ErrOptions, p, err)
 		}
 	}
+	ts := &Toolset{store: openStore(o, defaultStore), log: o.Logger, warnFailed: warnFailed, onChange: o.OnChange}
+	th := o.Thinker
+	if th == nil {
+		var err error
+		if th, err = ts.newThinker(o); err != nil {
+			return nil, o, err
+		}
+	} else {
+		// A Thinker of the caller's pins what it pins, and its caches are
+		// its own, written when the Toolset writes its own (flush) if they
+		// are toolsift's.
+		o.Pin = append(slices.Clone(th.Options().Retrieval.Pinned), o.Pin...)
+		for _, c := range []any{th.Index().VectorCache(), th.Options().Costs} {
+			if hc, ok := c.(*hashcache.Cache); ok && !slices.Contains(ts.caches, hc) {
+				ts.caches = append(ts.caches, hc)
+			}
+		}
+	}
+	ts.ix, ts.base = th.Index(), th
+	ts.th.Store(th)
+	return ts, o, nil
+}
+
+// checkThinker refuses the knobs a Thinker of the caller's already says.
+func (o *Options) checkThinker() error {
+	if o.Thinker == nil {
+		return nil
+	}
+	var set []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{
+		{"Budget", o.Budget != 0}, {"K", o.K != 0}, {"Encoding", o.Encoding != ""},
+		{"Embedder", o.Embedder != nil}, {"Semantic", o.Semantic != nil}, {"NoSemantic", o.NoSemantic},
+	} {
+		if k.set {
+			set = append(set, k.name)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s and Thinker: the Thinker has its own (think.Options, and the embedders of its index)", ErrOptions, strings.Join(set, ", "))
+}
+
+// newThinker is the Think step of a Toolset without a Thinker of the
+// caller's: an index over the embedders of o (DefaultEmbedders when none),
+// the vectors and token costs cached in the Toolset's store (but over a
+// Memory store: the index holds them), the budget counted in o's
+// encoding.
+func (ts *Toolset) newThinker(o Options) (*think.Thinker, error) {
 	emb, sem := o.Embedder, o.Semantic
 	if emb == nil {
-		local, err := toolindex.NewLocalEmbedder(nil)
+		local, use, err := defaultEmbedders(sem == nil && !o.NoSemantic)
 		if err != nil {
-			return nil, o, fmt.Errorf("%w: embedder: %w", ErrOptions, err)
+			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
 		emb = local
-		if sem == nil && !o.NoSemantic {
-			use, err := encoder.NewUSE(nil)
-			if err != nil {
-				return nil, o, fmt.Errorf("%w: semantic embedder: %w", ErrOptions, err)
-			}
+		if use != nil {
 			sem = use
 		}
 	}
 	if o.NoSemantic {
 		sem = nil
 	}
-	ts := &Toolset{store: openStore(o), log: o.Logger, warnFailed: warnFailed, onChange: o.OnChange}
 	ixOpts := toolindex.Options{Semantic: sem}
+	to := think.Options{Budget: o.Budget, Retrieval: retrieval.Options{K: o.K}}
 	if _, mem := ts.store.(*store.Memory); !mem {
-		ts.derived = hashcache.New(ts.store)
+		derived := hashcache.New(ts.store)
 		log := o.Logger
-		ts.derived.OnError = func(err error) { log.Warn("toolsift: cache", "error", err) }
-		ixOpts.Cache = ts.derived
-		if o.Think.Costs == nil {
-			o.Think.Costs = ts.derived
-		}
+		derived.OnError = func(err error) { log.Warn("toolsift: cache", "error", err) }
+		ts.caches = []*hashcache.Cache{derived}
+		ixOpts.Cache, to.Costs = derived, derived
 	}
 	ix, err := toolindex.New(emb, &ixOpts)
 	if err != nil {
-		return nil, o, fmt.Errorf("%w: %w", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	to := o.Think
-	to.Budget, to.Retrieval.K = o.Budget, o.K
-	if to.Tokenizer == nil && o.Encoding != "" {
+	if o.Encoding != "" {
 		if to.Tokenizer, err = budget.NewTokenizer("", o.Encoding); err != nil {
-			return nil, o, fmt.Errorf("%w: encoding %q: %w", ErrOptions, o.Encoding, err)
+			return nil, fmt.Errorf("%w: encoding %q: %w", ErrOptions, o.Encoding, err)
 		}
 	}
 	th, err := think.New(ix, &to)
 	if err != nil {
-		return nil, o, fmt.Errorf("%w: %w", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	ts.ix = ix
-	ts.th.Store(th)
-	return ts, o, nil
+	return th, nil
+}
+
+// DefaultEmbedders returns the embedders a Toolset indexes with when
+// Options name none: hashed n-grams for the vector signal
+// (toolindex.NewLocalEmbedder) and Universal Sentence Encoder Lite for the
+// semantic one (encoder.NewUSE), both offline. An index of yours built
+// over them (Options.Thinker) ranks as a Toolset's does by default.
+func DefaultEmbedders() (vector, semantic toolindex.Embedder, err error) {
+	local, use, err := defaultEmbedders(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return local, use, nil
+}
+
+// defaultEmbedders makes the default embedders: the semantic one only
+// when semantic is set (nil otherwise).
+func defaultEmbedders(semantic bool) (*toolindex.LocalEmbedder, toolindex.Embedder, error) {
+	local, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedder: %w", err)
+	}
+	if !semantic {
+		return local, nil, nil
+	}
+	use, err := encoder.NewUSE(nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("semantic embedder: %w", err)
+	}
+	return local, use, nil
 }
 
 // ready ends the Toolset's construction: from now on a change of the
@@ -347,7 +428,7 @@ func (ts *Toolset) prepare() {
 	_ = th.Retriever().Prepare(context.Background())
 }
 
-// apply is the Hub's OnChange: the change goes into the index, and once
+// apply is the Hub's change sink: the change goes into the index, and once
 // Open has returned, the catalog's cost is brought up to date and what was
 // derived anew is written to the cache. While Open connects, both wait for
 // the end of Connect, so that the cache is written once, not per server.
@@ -371,11 +452,21 @@ func (ts *Toolset) apply(ctx context.Context, c tool.Change) error {
 // flush writes what was derived anew (tool vectors, token costs) to the
 // store; a failure is logged by the cache.
 func (ts *Toolset) flush() {
-	if ts.derived != nil {
+	for _, c := range ts.caches {
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-		defer cancel()
-		_ = ts.derived.Flush(ctx)
+		_ = c.Flush(ctx)
+		cancel()
 	}
+}
+
+// defaultDir is the store of the Toolsets that are not over a Hub of the
+// caller's: the folder a Hub opens by default (upstream.DefaultStore).
+func defaultDir() (store.Store, error) {
+	d, err := upstream.DefaultStore()
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // flushTimeout bounds one write of the derived cache (a shared store that
@@ -383,14 +474,14 @@ func (ts *Toolset) flush() {
 const flushTimeout = time.Minute
 
 // openStore returns the store the options name, or the default one: the
-// folder the Hub would open (upstream.DefaultStore), so that both keep their
-// records in one; a Memory store, with a warning, when there is no user
-// cache folder.
-func openStore(o Options) store.Store {
+// Hub's (OpenHub), or the folder a Hub would open (upstream.DefaultStore),
+// so that both keep their records in one; a Memory store, with a warning,
+// when there is no user cache folder.
+func openStore(o Options, defaultStore func() (store.Store, error)) store.Store {
 	if o.Store != nil {
 		return o.Store
 	}
-	d, err := upstream.DefaultStore()
+	d, err := defaultStore()
 	if err != nil {
 		o.Logger.Warn("toolsift: no cache folder; nothing is kept past this run", "error", err)
 		return store.NewMemory()
@@ -403,6 +494,11 @@ func (ts *Toolset) Tools() []tool.Tool { return slices.Collect(ts.ix.All()) }
 
 // Get returns the indexed tool with that name.
 func (ts *Toolset) Get(name string) (tool.Tool, bool) { return ts.ix.Get(name) }
+
+// Generation counts the changes of the catalog: it moves whenever a tool
+// is added, changed or removed (toolindex.Index.Generation), so that what
+// is derived from Tools can be kept until it does.
+func (ts *Toolset) Generation() uint64 { return ts.ix.Generation() }
 
 // Search returns the k tools that best match query, best first, each with
 // its score and (in Tool.Server) its server: see retrieval.Retriever.Search.
@@ -431,10 +527,20 @@ func (ts *Toolset) Explain(ctx context.Context, req think.Request, tools ...stri
 }
 
 // SearchTools answers the search_tools meta-tool, whose JSON arguments the
-// model wrote: a thin wrapper on Search with the model's rules and
-// messages (see retrieval.Retriever.SearchTools).
+// model wrote, for a loop that offers the found tools at its next step:
+// Search with the model's rules and messages (see
+// think.Thinker.SearchTools). Bad arguments are an error wrapping
+// think.ErrSearchArgs, whose text the model is meant to see.
 func (ts *Toolset) SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error) {
-	return ts.th.Load().Retriever().SearchTools(ctx, args)
+	return ts.th.Load().SearchTools(ctx, args)
+}
+
+// Find answers a search_tools call with the found tools' schemas fitted to
+// tokens (0: the step's budget), for a client with no Think step to offer
+// them at its next one (a proxy's): see think.Thinker.Find, whose skip
+// names the tools not to rank at all.
+func (ts *Toolset) Find(ctx context.Context, query string, k, tokens int, skip func(name string) bool) (think.SearchAnswer, []tool.Tool, error) {
+	return ts.th.Load().Find(ctx, query, k, tokens, skip)
 }
 
 // Call calls a tool by name (see upstream.Hub.Call): a tool's own failure is a
@@ -487,9 +593,3 @@ func (ts *Toolset) Close() error {
 	ts.flush()
 	return err
 }
-
-// Index returns the Toolset's index, for measurement and persistence.
-func (ts *Toolset) Index() *toolindex.Index { return ts.ix }
-
-// Thinker returns the Toolset's Think step, for measurement.
-func (ts *Toolset) Thinker() *think.Thinker { return ts.th.Load() }

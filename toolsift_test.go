@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
@@ -19,6 +19,7 @@ import (
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -41,7 +42,7 @@ func TestOpenReportsBrokenServers(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
 	defer cancel()
-	ts, err := toolsift.Open(ctx, path, &toolsift.Options{Hub: upstream.HubOptions{Timeout: 5 * time.Second}})
+	ts, err := toolsift.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,17 +114,14 @@ func TestOpenRejects(t *testing.T) {
 	if _, err := toolsift.Open(ctx, filepath.Join(t.TempDir(), "none.json"), nil); !errors.Is(err, config.ErrInvalid) {
 		t.Errorf("missing file: %v, want config.ErrInvalid", err)
 	}
-	bad := &toolsift.Options{Hub: upstream.HubOptions{OnChange: func(context.Context, tool.Change) error { return nil }}}
-	if _, err := toolsift.OpenConfig(ctx, nil, bad); !errors.Is(err, toolsift.ErrOptions) {
-		t.Errorf("Hub.OnChange set: %v, want ErrOptions", err)
-	}
 	if _, err := toolsift.OpenConfig(ctx, nil, &toolsift.Options{Encoding: "no-such-encoding"}); !errors.Is(err, toolsift.ErrOptions) {
 		t.Errorf("bad encoding: %v, want ErrOptions", err)
 	}
 }
 
-// TestBudgetAndK: the everyday knobs live at the top of Options; their
-// spellings in Think are refused, naming the top-level ones.
+// TestBudgetAndK: the everyday knobs reach the Think step; beside a
+// Thinker of one's own, which has its own, each is refused, naming it and
+// the Thinker.
 func TestBudgetAndK(t *testing.T) {
 	ctx := context.Background()
 	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{Store: store.NewMemory(), Budget: 123, K: 2})
@@ -131,25 +129,74 @@ func TestBudgetAndK(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ts.Close()
-	if o := ts.Thinker().Options(); o.Budget != 123 || o.Retrieval.K != 2 {
-		t.Errorf("Think options: Budget %d, K %d; want 123 and 2", o.Budget, o.Retrieval.K)
+	ex, err := ts.Explain(ctx, think.Request{Query: retrieval.Query{Task: "weather in Bern"}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, bad := range []toolsift.Options{
-		{Think: think.Options{Budget: 100}},
-		{Think: think.Options{Retrieval: retrieval.Options{K: 3}}},
-		{Think: think.Options{Retrieval: retrieval.Options{Pinned: []string{"get_weather"}}}},
-		{Budget: -1},
-		{K: -1},
+	// The retriever ranks K and the packed tools beyond it (think.DefaultPack).
+	if ex.Offer.Budget != 123 || ex.Budget != 123 || ex.Retrieval.K != 2+think.DefaultPack {
+		t.Errorf("the Think step: Budget %d (%d), K+Pack %d; want 123 and 2+%d", ex.Offer.Budget, ex.Budget, ex.Retrieval.K, think.DefaultPack)
+	}
+	th, err := think.New(testenv.Index(t, nil, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := toolindex.NewLocalEmbedder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		o    toolsift.Options
+		name string
+	}{
+		{toolsift.Options{Thinker: th, Budget: 100}, "Budget"},
+		{toolsift.Options{Thinker: th, K: 3}, "K"},
+		{toolsift.Options{Thinker: th, Encoding: "cl100k_base"}, "Encoding"},
+		{toolsift.Options{Thinker: th, Embedder: emb}, "Embedder"},
+		{toolsift.Options{Thinker: th, Semantic: emb}, "Semantic"},
+		{toolsift.Options{Thinker: th, NoSemantic: true}, "NoSemantic"},
+		{toolsift.Options{Budget: -1}, "Budget"},
+		{toolsift.Options{K: -1}, "K"},
 	} {
-		bad.Store = store.NewMemory()
-		_, err := toolsift.New(ctx, weatherTools(), &bad)
-		if !errors.Is(err, toolsift.ErrOptions) {
-			t.Errorf("%+v: %v, want ErrOptions", bad, err)
+		bad.o.Store = store.NewMemory()
+		_, err := toolsift.New(ctx, weatherTools(), &bad.o)
+		if !errors.Is(err, toolsift.ErrOptions) || !strings.Contains(err.Error(), bad.name) || (bad.o.Thinker != nil && !strings.Contains(err.Error(), "Thinker")) {
+			t.Errorf("%+v: %v, want ErrOptions naming %s (and the Thinker beside it)", bad.o, err, bad.name)
 		}
 	}
-	_, err = toolsift.New(ctx, weatherTools(), &toolsift.Options{Store: store.NewMemory(), Think: think.Options{Budget: 100}})
-	if err == nil || !strings.Contains(err.Error(), "Options.Budget") {
-		t.Errorf("Think.Budget: %v, want an error naming Options.Budget", err)
+}
+
+// TestThinker: a Toolset over a Thinker of one's own indexes into its
+// index and thinks with its options; its pins and the Toolset's are both
+// offered as pinned.
+func TestThinker(t *testing.T) {
+	ctx := context.Background()
+	ix := testenv.Index(t, nil, nil)
+	th, err := think.New(ix, &think.Options{Budget: 150, Search: think.SearchAlways, Retrieval: retrieval.Options{K: 1, Pinned: []string{"get_forecast"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.New(ctx, weatherTools(), &toolsift.Options{Thinker: th, Pin: []string{"send_email"}, Store: store.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	if ix.Len() != len(weatherTools()) {
+		t.Errorf("the Thinker's index holds %d tools, want %d", ix.Len(), len(weatherTools()))
+	}
+	off, err := ts.Think(ctx, think.Request{Query: retrieval.Query{Task: "will it rain in Bern"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := map[string]string{}
+	for _, o := range off.Tools {
+		reason[o.Tool.Name] = o.Reason
+	}
+	if reason["get_forecast"] != think.ReasonPinned || reason["send_email"] != think.ReasonPinned || !off.HasSearchTool() {
+		t.Errorf("offered %v; want get_forecast (the Thinker's pin) and send_email (the Toolset's) pinned, and search_tools (SearchAlways)", reason)
+	}
+	if got := ts.Pinned(); !slices.Equal(got, []string{"get_forecast", "send_email"}) {
+		t.Errorf("Pinned() = %v, want [get_forecast send_email]", got)
 	}
 }
 
@@ -213,14 +260,14 @@ func TestSearch(t *testing.T) {
 		t.Errorf("k=50 over 3 tools: %d found, %v; want 3", len(found), err)
 	}
 	for _, k := range []int{0, -1} {
-		if _, err := ts.Search(ctx, "weather", k); !errors.Is(err, retrieval.ErrSearch) || errors.Is(err, retrieval.ErrSearchArgs) {
+		if _, err := ts.Search(ctx, "weather", k); !errors.Is(err, retrieval.ErrSearch) || errors.Is(err, think.ErrSearchArgs) {
 			t.Errorf("k=%d: %v, want retrieval.ErrSearch", k, err)
 		}
 	}
 	if _, err := ts.Search(ctx, "  ", 3); !errors.Is(err, retrieval.ErrSearch) {
 		t.Errorf("empty query: %v, want retrieval.ErrSearch", err)
 	}
-	if _, _, err := ts.SearchTools(ctx, json.RawMessage(`{"query":"weather","k":50}`)); !errors.Is(err, retrieval.ErrSearchArgs) || !strings.Contains(err.Error(), "want 1..20") {
+	if _, _, err := ts.SearchTools(ctx, json.RawMessage(`{"query":"weather","k":50}`)); !errors.Is(err, think.ErrSearchArgs) || !strings.Contains(err.Error(), "want 1..20") {
 		t.Errorf("search_tools k=50: %v, want the model's message", err)
 	}
 	text, found, err := ts.SearchTools(ctx, json.RawMessage(`{"query":"weather forecast"}`))
@@ -229,10 +276,9 @@ func TestSearch(t *testing.T) {
 	}
 }
 
-// TestStoreFolder: the Toolset owns the store and hands it to the Hub:
-// its derived data and the Hub's tool lists and trust records land in the
-// folder of Options.Store; setting the Hub's own Store is an error that
-// says where it moved.
+// TestStoreFolder: the Toolset owns the store and hands it to the Hub it
+// makes: its derived data and the Hub's tool lists and trust records land
+// in the folder of Options.Store.
 func TestStoreFolder(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "cache")
@@ -253,9 +299,59 @@ func TestStoreFolder(t *testing.T) {
 			t.Errorf("the %s are not in the folder of Options.Store: %v", sub, err)
 		}
 	}
-	_, err = toolsift.OpenConfig(ctx, nil, &toolsift.Options{Hub: upstream.HubOptions{Store: store.NewMemory()}})
-	if !errors.Is(err, toolsift.ErrOptions) || !strings.Contains(err.Error(), "Options.Store") {
-		t.Errorf("Hub.Store set: %v, want ErrOptions naming Options.Store", err)
+}
+
+// TestOpenHub: a Toolset over a Hub of the caller's keeps its derived data
+// in the Hub's store by default, owns the Hub (Close closes it), and
+// refuses a Hub connected before, closing it: its changes would never
+// reach the index.
+func TestOpenHub(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "cache")
+	local, err := upstream.LocalServer(upstream.LocalTool{Name: "greet", Description: "Say hello to someone.",
+		Handler: func(context.Context, json.RawMessage) (string, error) { return "hello", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Servers: map[string]config.Server{"hi": local}}
+	hub, err := upstream.NewHub(cfg, &upstream.HubOptions{Store: dirStore(t, dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.OpenHub(ctx, hub, &toolsift.Options{NoSemantic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ts.Get("hi__greet"); !ok {
+		t.Errorf("hi__greet not indexed when OpenHub returned: %v", ts.Tools())
+	}
+	if err := ts.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.Call(ctx, "hi__greet", nil); !errors.Is(err, upstream.ErrClosed) {
+		t.Errorf("Call on the Hub after Toolset.Close: %v, want upstream.ErrClosed", err)
+	}
+	for _, sub := range []string{"vectors", "tokens", "trust"} {
+		if _, err := os.Stat(filepath.Join(dir, sub)); err != nil {
+			t.Errorf("the %s are not in the Hub's store: %v", sub, err)
+		}
+	}
+
+	connected, err := upstream.NewHub(cfg, &upstream.HubOptions{Store: store.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := connected.Connect(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := toolsift.OpenHub(ctx, connected, &toolsift.Options{NoSemantic: true}); !errors.Is(err, upstream.ErrOptions) {
+		t.Errorf("OpenHub over a connected Hub: %v, want upstream.ErrOptions", err)
+	}
+	if _, err := connected.Call(ctx, "hi__greet", nil); !errors.Is(err, upstream.ErrClosed) {
+		t.Errorf("Call after a failed OpenHub: %v, want upstream.ErrClosed", err)
+	}
+	if _, err := toolsift.OpenHub(ctx, nil, nil); !errors.Is(err, toolsift.ErrOptions) {
+		t.Errorf("OpenHub(nil): %v, want ErrOptions", err)
 	}
 }
 

@@ -31,7 +31,7 @@ type Tools interface {
 	Think(ctx context.Context, req think.Request) (think.Offer, error)
 	// SearchTools answers a search_tools call (args is its JSON
 	// arguments): the text for the model and the tools found. Bad
-	// arguments give an error wrapping retrieval.ErrSearchArgs, whose text
+	// arguments give an error wrapping think.ErrSearchArgs, whose text
 	// the model sees.
 	SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error)
 	// Get returns a tool of the catalog by name.
@@ -185,7 +185,7 @@ type Result struct {
 	// and this turn's messages. Every assistant tool call in it is answered
 	// by a tool message, even when the run was cut short, so a Result can
 	// always be continued.
-	Messages []Message `json:"messages"`
+	Messages []tool.Message `json:"messages"`
 	// Steps are this turn's steps, one per model call.
 	Steps []Step `json:"steps"`
 	// Used names the tools called so far in the conversation, in order of
@@ -248,7 +248,7 @@ type Step struct {
 	EstimatedCost float64 `json:"estimated_cost_usd"`
 	ReportedCost  float64 `json:"reported_cost_usd,omitempty"`
 	// Message is the model's answer.
-	Message Message `json:"message"`
+	Message tool.Message `json:"message"`
 	// Calls are the tool calls of Message with their outcomes, in order.
 	Calls []Call `json:"calls,omitempty"`
 	// DroppedCalls counts the calls of the model's reply past
@@ -331,7 +331,7 @@ const (
 
 // Call is one executed tool call.
 type Call struct {
-	ToolCall
+	tool.ToolCall
 	// Offered is false when the model called a tool it was not offered at
 	// this step (run anyway when the catalog has it). With deferred
 	// tools, the tools a search loaded earlier in the run count as
@@ -415,7 +415,7 @@ type Event struct {
 
 	Delta Delta
 
-	Message       Message
+	Message       tool.Message
 	Usage         Usage
 	EstimatedCost float64
 

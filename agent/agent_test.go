@@ -21,6 +21,7 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // with returns catalog() with the handlers of the named tools replaced.
@@ -42,10 +43,10 @@ func weather(_ context.Context, args json.RawMessage) (string, error) {
 	return a.City + ": sunny, 21°C", nil
 }
 
-func calls(cs ...string) []agent.ToolCall {
-	var out []agent.ToolCall
+func calls(cs ...string) []tool.ToolCall {
+	var out []tool.ToolCall
 	for i := 0; i+1 < len(cs); i += 2 {
-		out = append(out, agent.ToolCall{Name: cs[i], Arguments: cs[i+1]})
+		out = append(out, tool.ToolCall{Name: cs[i], Arguments: cs[i+1]})
 	}
 	return out
 }
@@ -364,7 +365,7 @@ func TestRun(t *testing.T) {
 func checkObservations(t *testing.T, srv *agenttest.Server, res *agent.Result, want []string) {
 	t.Helper()
 	reqs := srv.Requests()
-	var got []agent.Message
+	var got []tool.Message
 	for _, r := range reqs {
 		got = append(got, toolMessages(r)...)
 	}
@@ -394,12 +395,12 @@ func checkTranscript(t *testing.T, res *agent.Result) {
 	msgs := res.Messages
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
-		if m.Role != agent.RoleAssistant {
+		if m.Role != tool.RoleAssistant {
 			continue
 		}
 		for j, c := range m.ToolCalls {
 			k := i + 1 + j
-			if k >= len(msgs) || msgs[k].Role != agent.RoleTool || msgs[k].ToolCallID != c.ID {
+			if k >= len(msgs) || msgs[k].Role != tool.RoleTool || msgs[k].ToolCallID != c.ID {
 				t.Fatalf("message %d: call %s (%s) is not answered at message %d", i, c.ID, c.Name, k)
 			}
 		}
@@ -466,7 +467,7 @@ func TestRunAccounting(t *testing.T) {
 			if def.Name != o.Name || def.Description != r.Description || !jsonEqual(def.Parameters, r.Parameters) || r.Tokens != o.Tokens {
 				t.Errorf("step %d tool %d: sent %+v, want %s at tier %v (%d tokens)", st.N, j, def, o.Name, o.Tier, r.Tokens)
 			}
-			if slices.Contains(reqs[i].ToolNames(), retrieval.SearchToolName) {
+			if slices.Contains(reqs[i].ToolNames(), think.SearchToolName) {
 				t.Errorf("step %d: search_tools offered with SearchNever", st.N)
 			}
 		}
@@ -746,7 +747,7 @@ func TestRunBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := srv.OfferedTools(); len(got) != 1 || len(got[0]) == 0 || slices.Contains(got[0], retrieval.SearchToolName) {
+		if got := srv.OfferedTools(); len(got) != 1 || len(got[0]) == 0 || slices.Contains(got[0], think.SearchToolName) {
 			t.Errorf("offered %q, want some tools without search_tools", got)
 		}
 		if res.Steps[0].ToolTokens > 50 {

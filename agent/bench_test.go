@@ -20,7 +20,7 @@ import (
 type answerModel struct{}
 
 func (answerModel) Complete(context.Context, agent.Request) (agent.Response, error) {
-	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
+	return agent.Response{Message: tool.Message{Role: tool.RoleAssistant, Content: "done"}}, nil
 }
 
 // indexTools is agent.Tools over an index and its Think step, without
@@ -35,7 +35,7 @@ func (s indexTools) Think(ctx context.Context, req think.Request) (think.Offer, 
 }
 
 func (s indexTools) SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error) {
-	return s.th.Retriever().SearchTools(ctx, args)
+	return s.th.SearchTools(ctx, args)
 }
 
 func (s indexTools) Get(name string) (tool.Tool, bool) { return s.ix.Get(name) }

@@ -21,6 +21,7 @@ import (
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // taskTool is one tool a scripted task needs: its name, arguments, and
@@ -47,8 +48,8 @@ func scriptedTask(need []taskTool) func(agenttest.Request) agenttest.Reply {
 		firstID := ""
 		for _, m := range req.Messages {
 			for _, c := range m.ToolCalls {
-				if c.Name == retrieval.SearchToolName {
-					var a retrieval.SearchArgs
+				if c.Name == think.SearchToolName {
+					var a think.SearchArgs
 					_ = json.Unmarshal([]byte(c.Arguments), &a)
 					searched[a.Query] = true
 					continue
@@ -63,22 +64,22 @@ func scriptedTask(need []taskTool) func(agenttest.Request) agenttest.Reply {
 		for _, n := range req.ToolNames() {
 			offered[n] = true
 		}
-		var calls []agent.ToolCall
+		var calls []tool.ToolCall
 		for _, n := range need {
 			switch {
 			case called[n.name]:
-			case offered[n.name] || searched[n.query] || !offered[retrieval.SearchToolName]:
-				calls = append(calls, agent.ToolCall{Name: n.name, Arguments: n.args})
+			case offered[n.name] || searched[n.query] || !offered[think.SearchToolName]:
+				calls = append(calls, tool.ToolCall{Name: n.name, Arguments: n.args})
 			default:
-				args, _ := json.Marshal(retrieval.SearchArgs{Query: n.query})
-				calls = append(calls, agent.ToolCall{Name: retrieval.SearchToolName, Arguments: string(args)})
+				args, _ := json.Marshal(think.SearchArgs{Query: n.query})
+				calls = append(calls, tool.ToolCall{Name: think.SearchToolName, Arguments: string(args)})
 			}
 		}
 		if len(calls) > 0 {
 			return agenttest.Reply{ToolCalls: calls}
 		}
 		for _, m := range req.Messages {
-			if m.Role == agent.RoleTool && m.ToolCallID == firstID {
+			if m.Role == tool.RoleTool && m.ToolCallID == firstID {
 				nums := regexp.MustCompile(`-?\d+`).FindAllString(m.Content, -1)
 				if len(nums) > 0 {
 					return agenttest.Reply{Content: nums[len(nums)-1]}
@@ -126,7 +127,7 @@ func TestStableThreeToolTask(t *testing.T) {
 				"memory": {Command: "node", Args: []string{npmtest.Entry(dir, "server-memory")}, Timeout: waitLimit(),
 					Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}},
 				"filesystem": {Command: "node", Args: []string{npmtest.Entry(dir, "server-filesystem"), t.TempDir()}, Timeout: waitLimit()},
-			}}, &toolsift.Options{Budget: budget, Think: think.Options{Tokenizer: tokenizer(t)}})
+			}}, &toolsift.Options{Budget: budget})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +212,7 @@ func TestStableThreeToolTask(t *testing.T) {
 }
 
 // messageTokens is PromptCache's count of a message.
-func messageTokens(t *testing.T, m agent.Message) int {
+func messageTokens(t *testing.T, m tool.Message) int {
 	n := 4 + tokenizer(t).Count(m.Content)
 	for _, c := range m.ToolCalls {
 		n += tokenizer(t).Count(c.Name) + tokenizer(t).Count(c.Arguments)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // PromptCache is how much of one request repeats the previous request's
@@ -57,7 +58,7 @@ func (p prompt) tokens() (tools, msgs int) {
 
 // measure returns the prompt of a request with defs (costing offered's
 // tokens) and msgs, and how much of it repeats prev.
-func (r *run) measure(prev *prompt, offered []OfferedTool, defs []ToolDef, msgs []Message) (prompt, PromptCache) {
+func (r *run) measure(prev *prompt, offered []OfferedTool, defs []ToolDef, msgs []tool.Message) (prompt, PromptCache) {
 	var p prompt
 	for i, d := range defs {
 		b, _ := json.Marshal(d)
@@ -96,7 +97,7 @@ func (r *run) measure(prev *prompt, offered []OfferedTool, defs []ToolDef, msgs 
 }
 
 // messageTokens counts a message as PromptCache says.
-func (r *run) messageTokens(m Message) int {
+func (r *run) messageTokens(m tool.Message) int {
 	n := 4 + r.a.tok.Count(m.Content)
 	for _, c := range m.ToolCalls {
 		n += r.a.tok.Count(c.Name) + r.a.tok.Count(c.Arguments)

@@ -80,9 +80,9 @@ func (r *run) deferTools(off think.Offer) *deferral {
 	}
 	all := cat.Tools()
 	slices.SortFunc(all, func(x, y tool.Tool) int { return cmp.Compare(x.Name, y.Name) })
-	d := &deferral{offer: loaded, cost: map[string]int{}, budget: think.DefaultBudget}
-	if th, ok := a.tools.(interface{ Thinker() *think.Thinker }); ok && th.Thinker() != nil {
-		d.budget = th.Thinker().Options().Budget // *toolsift.Toolset's
+	d := &deferral{offer: loaded, cost: map[string]int{}, budget: off.Budget}
+	if d.budget <= 0 { // a Tools of its own that says no budget
+		d.budget = think.DefaultBudget
 	}
 	for _, tl := range all {
 		if skip[tl.Name] {

@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // deferModel is a fake DeferringModel: it answers from a script and keeps
@@ -57,9 +58,9 @@ func names(defs []agent.ToolDef) []string {
 func TestDeferredTools(t *testing.T) {
 	f := newFixture(t, catalog(), 3)
 	m := &deferModel{defers: true, script: []agent.Response{
-		{Message: agent.Message{ToolCalls: []agent.ToolCall{{ID: "ts_1", Name: "tool_search", Search: true, Arguments: `{"query":"convert money between currencies"}`}}}},
-		{Message: agent.Message{ToolCalls: []agent.ToolCall{{ID: "c_2", Name: "t__convert_currency", Arguments: `{"amount":10,"from":"EUR","to":"CHF"}`}}}},
-		{Message: agent.Message{Content: "10 EUR are about 9.4 CHF."}},
+		{Message: tool.Message{ToolCalls: []tool.ToolCall{{ID: "ts_1", Name: "tool_search", Search: true, Arguments: `{"query":"convert money between currencies"}`}}}},
+		{Message: tool.Message{ToolCalls: []tool.ToolCall{{ID: "c_2", Name: "t__convert_currency", Arguments: `{"amount":10,"from":"EUR","to":"CHF"}`}}}},
+		{Message: tool.Message{Content: "10 EUR are about 9.4 CHF."}},
 	}}
 	a, err := agent.New(m, f.TS, &agent.Options{Tokenizer: tokenizer(t)})
 	if err != nil {
@@ -74,7 +75,7 @@ func TestDeferredTools(t *testing.T) {
 	}
 	first := m.reqs[0]
 	loaded := names(first.Tools)
-	if len(loaded) == 0 || loaded[len(loaded)-1] != retrieval.SearchToolName {
+	if len(loaded) == 0 || loaded[len(loaded)-1] != think.SearchToolName {
 		t.Fatalf("loaded tools %q, want search_tools last", loaded)
 	}
 	deferred := names(first.Deferred)
@@ -111,11 +112,11 @@ func TestDeferredTools(t *testing.T) {
 	// The search call, renamed to search_tools and answered with Found.
 	asked := m.reqs[1].Messages
 	call := asked[len(asked)-2].ToolCalls[0]
-	if !call.Search || call.Name != retrieval.SearchToolName || call.ID != "ts_1" {
+	if !call.Search || call.Name != think.SearchToolName || call.ID != "ts_1" {
 		t.Errorf("search call in the conversation: %+v", call)
 	}
 	answer := asked[len(asked)-1]
-	if answer.Role != agent.RoleTool || answer.ToolCallID != "ts_1" || len(answer.Found) == 0 || answer.Found[0] != "t__convert_currency" {
+	if answer.Role != tool.RoleTool || answer.ToolCallID != "ts_1" || len(answer.Found) == 0 || answer.Found[0] != "t__convert_currency" {
 		t.Errorf("search answer: %+v", answer)
 	}
 	st := res.Steps
@@ -153,7 +154,7 @@ func TestDeferredToolsNot(t *testing.T) {
 		{"turned off", true, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &deferModel{defers: tc.defers, script: []agent.Response{{Message: agent.Message{Content: "sunny"}}}}
+			m := &deferModel{defers: tc.defers, script: []agent.Response{{Message: tool.Message{Content: "sunny"}}}}
 			a, err := agent.New(m, f.TS, &agent.Options{Tokenizer: tokenizer(t), MaxDeferredTokens: tc.max})
 			if err != nil {
 				t.Fatal(err)
@@ -193,8 +194,8 @@ func TestChatDoesNotDefer(t *testing.T) {
 func TestDeferredSearchBudget(t *testing.T) {
 	f := newFixtureWith(t, catalog(), think.Options{Budget: 300, Retrieval: retrieval.Options{K: 2}})
 	m := &deferModel{defers: true, script: []agent.Response{
-		{Message: agent.Message{ToolCalls: []agent.ToolCall{{ID: "s", Search: true, Name: "tool_search", Arguments: `{"query":"get list create send read write","k":20}`}}}},
-		{Message: agent.Message{Content: "done"}},
+		{Message: tool.Message{ToolCalls: []tool.ToolCall{{ID: "s", Search: true, Name: "tool_search", Arguments: `{"query":"get list create send read write","k":20}`}}}},
+		{Message: tool.Message{Content: "done"}},
 	}}
 	a, err := agent.New(m, f.TS, &agent.Options{Tokenizer: tokenizer(t)})
 	if err != nil {
@@ -278,7 +279,7 @@ func TestDeferredToolsListed(t *testing.T) {
 	if len(listed) == 0 {
 		t.Fatalf("the step lists no tool (offered %v): the test needs one", names(toDefs(off)))
 	}
-	m := &deferModel{defers: true, script: []agent.Response{{Message: agent.Message{Content: "done"}}}}
+	m := &deferModel{defers: true, script: []agent.Response{{Message: tool.Message{Content: "done"}}}}
 	a, err := agent.New(m, f.TS, &agent.Options{Tokenizer: tokenizer(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@
 // reported as temporarily unavailable, not unknown; arguments that are not a
 // JSON object, a failing tool and a tool that hangs become error
 // observations. Whenever a tool is left out of a step, the model also gets
-// search_tools ([retrieval.SearchTool]) to ask for tools by description; what
+// search_tools ([think.SearchTool]) to ask for tools by description; what
 // it finds joins the next step.
 //
 // Deferred tools: APIs that load tools on demand (OpenAI's Responses API
@@ -39,8 +39,8 @@
 // budget whole but costs at most [Options.MaxDeferredTokens], the first
 // step's tools are loaded for the whole run, the rest of the catalog is sent
 // deferred ([Request].Deferred, by name, the same bytes at every step), and
-// the API's own search call ([ToolCall].Search) is answered by toolsift's
-// ranking ([Tools].SearchTools); the tool message's [Message].Found names
+// the API's own search call ([tool.ToolCall].Search) is answered by toolsift's
+// ranking ([Tools].SearchTools); the tool message's [tool.Message].Found names
 // what it loaded, for the model to render in the API's form. Otherwise, and
 // for Chat Completions, tools are chosen per step as above.
 //

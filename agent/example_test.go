@@ -13,7 +13,10 @@ import (
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/provider"
+	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -24,7 +27,7 @@ import (
 func Example() {
 	ctx := context.Background()
 
-	tool := func(name, desc string, answer func(args map[string]any) string) upstream.LocalTool {
+	localTool := func(name, desc string, answer func(args map[string]any) string) upstream.LocalTool {
 		return upstream.LocalTool{
 			Name: name, Description: desc,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
@@ -38,25 +41,39 @@ func Example() {
 		}
 	}
 	local, err := upstream.LocalServer(
-		tool("get_weather", "Get the current weather for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": sunny, 21°C") }),
-		tool("get_forecast", "Get the weather forecast for the next days for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": rain tomorrow") }),
-		tool("book_hotel", "Book a hotel room in a city.", func(a map[string]any) string { return "booked" }),
+		localTool("get_weather", "Get the current weather for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": sunny, 21°C") }),
+		localTool("get_forecast", "Get the weather forecast for the next days for a city.", func(a map[string]any) string { return fmt.Sprint(a["city"], ": rain tomorrow") }),
+		localTool("book_hotel", "Book a hotel room in a city.", func(a map[string]any) string { return "booked" }),
 	)
 	if err != nil {
 		log.Fatal(err)
 	}
-	// A budget too small for all three tools, so each step is chosen: the
-	// best K (1) and, packed into what the budget has left, the next
-	// ranked tool; the tool the model called stays, sticky, in its place.
+	// A Think step of one's own (toolsift.Options.Thinker), over an index
+	// with the library's embedders: a budget too small for all three
+	// tools, so each step is chosen: the best K (1) and, packed into what
+	// the budget has left, the next ranked tool; the tool the model called
+	// stays, sticky, in its place. No search_tools.
+	vector, semantic, err := toolsift.DefaultEmbedders()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ix, err := toolindex.New(vector, &toolindex.Options{Semantic: semantic})
+	if err != nil {
+		log.Fatal(err)
+	}
+	th, err := think.New(ix, &think.Options{Budget: 120, Retrieval: retrieval.Options{K: 1}, Search: think.SearchNever})
+	if err != nil {
+		log.Fatal(err)
+	}
 	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"city": local}},
-		&toolsift.Options{Budget: 120, K: 1, Think: think.Options{Search: think.SearchNever}})
+		&toolsift.Options{Thinker: th})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer ts.Close()
 
 	srv := agenttest.NewServer(
-		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+		agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
 		agenttest.Reply{Content: "It is sunny in Bern."},
 	)
 	defer srv.Close()

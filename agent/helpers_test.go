@@ -154,14 +154,15 @@ func newFixtureWith(t *testing.T, specs []spec, to think.Options) *fixture {
 		t.Fatal(err)
 	}
 	to.Tokenizer = tokenizer(t)
+	th := newThinker(t, to)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
-	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"t": sc}}, &toolsift.Options{Budget: to.Budget, K: to.Retrieval.K, Think: withoutRootKnobs(to)})
+	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{"t": sc}}, &toolsift.Options{Thinker: th})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ts.Close() })
-	f.TS, f.Index, f.Retriever = ts, ts.Index(), ts.Thinker().Retriever()
+	f.TS, f.Index, f.Retriever = ts, th.Index(), th.Retriever()
 	if f.Index.Len() != len(specs) {
 		t.Fatalf("index has %d tools, want %d (status %+v)", f.Index.Len(), len(specs), f.TS.Status())
 	}
@@ -218,10 +219,10 @@ func (e *events) kinds() []string {
 
 // lastMessages returns the messages of request i after the system prompt
 // and the user's task.
-func toolMessages(req agenttest.Request) []agent.Message {
-	var out []agent.Message
+func toolMessages(req agenttest.Request) []tool.Message {
+	var out []tool.Message
 	for _, m := range req.Messages {
-		if m.Role == agent.RoleTool {
+		if m.Role == tool.RoleTool {
 			out = append(out, m)
 		}
 	}
@@ -268,7 +269,7 @@ func checkSteps(t *testing.T, f *fixture, srv *agenttest.Server, res *agent.Resu
 		}
 		want := slices.Sorted(maps.Keys(set))
 		if search {
-			want = append(want, retrieval.SearchToolName)
+			want = append(want, think.SearchToolName)
 		}
 		if diff := cmp.Diff(want, sent, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("step %d: tools sent (-want +got):\n%s", st.N, diff)
@@ -278,7 +279,7 @@ func checkSteps(t *testing.T, f *fixture, srv *agenttest.Server, res *agent.Resu
 		for _, o := range st.Offered {
 			wantReason := think.ReasonRetrieved
 			switch {
-			case o.Name == retrieval.SearchToolName:
+			case o.Name == think.SearchToolName:
 				wantReason = think.ReasonMeta
 			case slices.Contains(st.Query.Used, o.Name):
 				wantReason = think.ReasonSticky
@@ -301,9 +302,21 @@ func checkSteps(t *testing.T, f *fixture, srv *agenttest.Server, res *agent.Resu
 	return out
 }
 
-// withoutRootKnobs is to without the knobs that toolsift.Options holds at
-// its top level (Budget, K).
-func withoutRootKnobs(to think.Options) think.Options {
-	to.Budget, to.Retrieval.K = 0, 0
-	return to
+// newThinker is a Think step with to over an empty index of the library's
+// embedders (toolsift.DefaultEmbedders), for toolsift.Options.Thinker.
+func newThinker(t testing.TB, to think.Options) *think.Thinker {
+	t.Helper()
+	vector, semantic, err := toolsift.DefaultEmbedders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := toolindex.New(vector, &toolindex.Options{Semantic: semantic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, err := think.New(ix, &to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th
 }

@@ -59,54 +59,6 @@ type Catalog interface {
 	Tools() []tool.Tool
 }
 
-// Role is who wrote a Message.
-type Role string
-
-// The roles of the Chat Completions API.
-const (
-	RoleSystem    Role = "system"
-	RoleUser      Role = "user"
-	RoleAssistant Role = "assistant"
-	RoleTool      Role = "tool"
-)
-
-// Message is one entry of a conversation.
-type Message struct {
-	Role    Role   `json:"role"`
-	Content string `json:"content,omitempty"`
-	// ToolCalls are the calls an assistant message asks for.
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	// ToolCallID links a tool message to the call it answers.
-	ToolCallID string `json:"tool_call_id,omitempty"`
-	// Found, on a tool message that answers a search (search_tools, or the
-	// API's own tool search: a ToolCall with Search set), names the tools
-	// the search found, best first. A DeferringModel renders it natively
-	// for the names that are in Request.Deferred (Responses: a
-	// tool_search_output with their definitions; Anthropic: tool_reference
-	// blocks) and skips the others; a model without deferred tools (Chat
-	// Completions) ignores it: Content lists them.
-	Found []string `json:"found,omitempty"`
-	// Hosted, on an assistant message, are the calls the provider made
-	// itself before it (hosted MCP), in order.
-	Hosted []HostedCall `json:"hosted,omitempty"`
-}
-
-// ToolCall is one function call requested by the model.
-type ToolCall struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	// Arguments are the raw arguments as the model wrote them. They are not
-	// guaranteed to be JSON: the Agent validates them before calling a tool.
-	Arguments string `json:"arguments"`
-	// Search is set when the call is the API's own tool search, executed
-	// by the client (a Responses tool_search_call; Anthropic's custom tool
-	// search) rather than a function call. Its Name is then
-	// retrieval.SearchToolName: the Agent answers it with
-	// Tools.SearchTools, and a DeferringModel renders it, and its answer,
-	// in the API's form again when the conversation is sent back.
-	Search bool `json:"search,omitempty"`
-}
-
 // ToolDef is a tool as offered to the model: a function name, its
 // description and the JSON Schema of its arguments (possibly compressed by
 // budget.Select).
@@ -121,25 +73,9 @@ type ToolDef struct {
 	OriginalName string `json:"original_name,omitempty"`
 }
 
-// HostedCall is a tool call the provider made itself, on an MCP server it
-// reaches (a Responses mcp_call): it is part of the assistant message
-// that reports it, and a model sends it back as such with the
-// conversation. The Agent does not run it.
-type HostedCall struct {
-	ID string `json:"id"`
-	// Server is the server's label at the provider; Name the tool's name
-	// on the server; Tool its name in the catalog, when the model knows it.
-	Server    string `json:"server"`
-	Name      string `json:"name"`
-	Tool      string `json:"tool,omitempty"`
-	Arguments string `json:"arguments"`
-	Output    string `json:"output,omitempty"`
-	Error     string `json:"error,omitempty"`
-}
-
 // Request is one call to a Model.
 type Request struct {
-	Messages []Message
+	Messages []tool.Message
 	// Tools are offered in this order; the Agent keeps the order stable for
 	// the same set so that provider prompt caches hit.
 	Tools []ToolDef
@@ -176,7 +112,7 @@ type Delta struct {
 // Response is a Model's answer.
 type Response struct {
 	// Message is the assistant message: content, tool calls or both.
-	Message Message
+	Message tool.Message
 	// FinishReason as reported by the provider ("stop", "tool_calls", ...).
 	FinishReason string
 	// Usage as reported by the provider; zero when it reported none.

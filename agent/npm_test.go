@@ -12,7 +12,6 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/npmtest"
-	"github.com/toolsift/toolsift/think"
 )
 
 // npmServer returns the entry point of a reference MCP server installed in
@@ -29,7 +28,7 @@ func TestRunNPMServer(t *testing.T) {
 	defer cancel()
 	ts, err := toolsift.OpenConfig(ctx, &config.Config{Servers: map[string]config.Server{
 		"everything": {Command: "node", Args: []string{entry, "stdio"}, Timeout: waitLimit()},
-	}}, &toolsift.Options{Budget: 500, K: 3, Think: think.Options{Tokenizer: tokenizer(t)}})
+	}}, &toolsift.Options{Budget: 500, K: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

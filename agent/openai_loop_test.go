@@ -91,8 +91,8 @@ func TestResponsesDeferred(t *testing.T) {
 		t.Run(map[bool]string{false: "json", true: "stream"}[stream], func(t *testing.T) {
 			f := newFixture(t, catalog(), 3)
 			srv := agenttest.NewResponsesServer(
-				agenttest.Reply{ToolCalls: []agent.ToolCall{{ID: "ts_1", Search: true, Arguments: `{"query":"convert money between currencies"}`}}},
-				agenttest.Reply{ToolCalls: []agent.ToolCall{{ID: "fc_2", Name: "t__convert_currency", Arguments: `{"amount":10,"from":"EUR","to":"CHF"}`}}},
+				agenttest.Reply{ToolCalls: []tool.ToolCall{{ID: "ts_1", Search: true, Arguments: `{"query":"convert money between currencies"}`}}},
+				agenttest.Reply{ToolCalls: []tool.ToolCall{{ID: "fc_2", Name: "t__convert_currency", Arguments: `{"amount":10,"from":"EUR","to":"CHF"}`}}},
 				agenttest.Reply{Content: "10 EUR are about 9.4 CHF.", Usage: &agent.Usage{PromptTokens: 900, CachedPromptTokens: 768, CompletionTokens: 9}},
 			)
 			defer srv.Close()
@@ -180,7 +180,7 @@ func TestResponsesDeferred(t *testing.T) {
 func TestResponsesHosted(t *testing.T) {
 	f := newFixture(t, catalog(), 3)
 	srv := agenttest.NewResponsesServer(
-		agenttest.Reply{Hosted: []agent.HostedCall{{Server: "weather", Name: "get_weather", Arguments: `{"city":"Bern"}`, Output: "sunny, 21 °C"}},
+		agenttest.Reply{Hosted: []tool.HostedCall{{Server: "weather", Name: "get_weather", Arguments: `{"city":"Bern"}`, Output: "sunny, 21 °C"}},
 			Content: "Sunny, 21 °C."},
 		agenttest.Reply{Content: "Still sunny."},
 	)
@@ -210,7 +210,7 @@ func TestResponsesHosted(t *testing.T) {
 	}
 	var offered []string
 	for _, o := range res.Steps[0].Offered {
-		if o.Name != retrieval.SearchToolName {
+		if o.Name != think.SearchToolName {
 			offered = append(offered, strings.TrimPrefix(o.Name, "t__"))
 		}
 	}

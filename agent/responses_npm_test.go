@@ -14,7 +14,7 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // threeToolModel scripts a model doing the task on the Responses API: it
@@ -54,9 +54,9 @@ func threeToolModel(req agenttest.ResponsesRequest) agenttest.Reply {
 		}
 		q, _ := json.Marshal(map[string]string{"query": tl.query})
 		if !loaded[tl.name] && !searched[string(q)] {
-			return agenttest.Reply{ToolCalls: []agent.ToolCall{{Search: true, Arguments: string(q)}}}
+			return agenttest.Reply{ToolCalls: []tool.ToolCall{{Search: true, Arguments: string(q)}}}
 		}
-		return agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: tl.name, Arguments: tl.args}}}
+		return agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: tl.name, Arguments: tl.args}}}
 	}
 	return agenttest.Reply{Content: "The sum is " + sum + "; the graph and the allowed directories are listed above."}
 }
@@ -81,7 +81,7 @@ func TestResponsesThreeToolTask(t *testing.T) {
 		"everything": node("server-everything", "stdio"),
 		"memory":     node("server-memory"),
 		"filesystem": node("server-filesystem", root),
-	}}, &toolsift.Options{Budget: 1000, K: 3, Think: think.Options{Tokenizer: tokenizer(t)}})
+	}}, &toolsift.Options{Budget: 1000, K: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

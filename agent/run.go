@@ -32,7 +32,7 @@ func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
 	if system == "" {
 		system = DefaultSystem
 	}
-	msgs := []Message{{Role: RoleSystem, Content: system}, {Role: RoleUser, Content: task}}
+	msgs := []tool.Message{{Role: tool.RoleSystem, Content: system}, {Role: tool.RoleUser, Content: task}}
 	return a.loop(ctx, msgs, nil)
 }
 
@@ -43,7 +43,7 @@ func (a *Agent) Continue(ctx context.Context, prev *Result, msg string) (*Result
 	if prev == nil {
 		return a.Run(ctx, msg)
 	}
-	msgs := append(slices.Clone(prev.Messages), Message{Role: RoleUser, Content: msg})
+	msgs := append(slices.Clone(prev.Messages), tool.Message{Role: tool.RoleUser, Content: msg})
 	return a.loopFrom(ctx, msgs, slices.Clone(prev.Used), prev)
 }
 
@@ -66,13 +66,13 @@ type run struct {
 	emitMu sync.Mutex
 }
 
-func (a *Agent) loop(ctx context.Context, msgs []Message, used []string) (*Result, error) {
+func (a *Agent) loop(ctx context.Context, msgs []tool.Message, used []string) (*Result, error) {
 	return a.loopFrom(ctx, msgs, used, nil)
 }
 
 // loopFrom runs the loop; a previous turn (prev, may be nil) gives the
 // request the first step's is measured against and kept stable with.
-func (a *Agent) loopFrom(ctx context.Context, msgs []Message, used []string, prev *Result) (*Result, error) {
+func (a *Agent) loopFrom(ctx context.Context, msgs []tool.Message, used []string, prev *Result) (*Result, error) {
 	r := &run{a: a, res: &Result{Messages: msgs, Used: used}}
 	if prev != nil {
 		r.prev, r.prevSent, r.steps = prev.last, prev.lastSent, prev.steps
@@ -177,12 +177,12 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 		return false, fmt.Errorf("agent: step %d: %w", n, err)
 	}
 	msg := resp.Message
-	msg.Role, msg.ToolCallID = RoleAssistant, ""
+	msg.Role, msg.ToolCallID = tool.RoleAssistant, ""
 	msg.ToolCalls = slices.Clone(msg.ToolCalls)
 	FillCallIDs(msg.ToolCalls)
 	for i := range msg.ToolCalls {
 		if msg.ToolCalls[i].Search {
-			msg.ToolCalls[i].Name = retrieval.SearchToolName
+			msg.ToolCalls[i].Name = think.SearchToolName
 		}
 	}
 	msg.Hosted = slices.Clone(msg.Hosted)
@@ -221,7 +221,7 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 			st.DroppedCalls, len(msg.ToolCalls)+st.DroppedCalls, len(msg.ToolCalls))
 	}
 	for _, c := range st.Calls {
-		m := Message{Role: RoleTool, ToolCallID: c.ID, Content: c.Observation}
+		m := tool.Message{Role: tool.RoleTool, ToolCallID: c.ID, Content: c.Observation}
 		if c.Outcome == OutcomeSearch {
 			m.Found = slices.Clone(c.Found)
 		}
@@ -234,25 +234,18 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 }
 
 // query describes the conversation's state for the retriever by the one
-// rule, retrieval.ConversationQuery (the latest user message, the model's
+// rule, think.ConversationQuery (the latest user message, the model's
 // latest message after it, the tool results that followed), with the tools
 // used so far.
 func (r *run) query() retrieval.Query {
-	msgs := make([]retrieval.Message, len(r.res.Messages))
-	for i, m := range r.res.Messages {
-		msgs[i] = retrieval.Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
-		for _, c := range m.ToolCalls {
-			msgs[i].ToolCalls = append(msgs[i].ToolCalls, retrieval.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
-		}
-	}
-	q, _ := retrieval.ConversationQuery(msgs)
+	q, _ := think.ConversationQuery(r.res.Messages)
 	q.Used = slices.Clone(r.res.Used)
 	return q
 }
 
 // act runs the step's tool calls, at most MaxParallel at once, and returns
 // them in call order. It always waits for every call it started.
-func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []OfferedTool) []Call {
+func (r *run) act(ctx context.Context, n int, calls []tool.ToolCall, offered []OfferedTool) []Call {
 	a := r.a
 	isOffered := map[string]bool{}
 	for _, o := range offered {
@@ -311,7 +304,7 @@ func (r *run) act(ctx context.Context, n int, calls []ToolCall, offered []Offere
 // inCatalog) and fills in its outcome and observation.
 func (r *run) exec(ctx context.Context, c *Call, tl tool.Tool, inCatalog bool) {
 	a := r.a
-	isSearch := c.Name == retrieval.SearchToolName && !inCatalog
+	isSearch := c.Name == think.SearchToolName && !inCatalog
 	args, err := tool.ObjectArgs(json.RawMessage(c.Arguments))
 	if err != nil {
 		c.Outcome = OutcomeInvalidArgs
@@ -322,7 +315,7 @@ func (r *run) exec(ctx context.Context, c *Call, tl tool.Tool, inCatalog bool) {
 		text, found, err := a.tools.SearchTools(ctx, args)
 		if err != nil {
 			c.Outcome, c.Observation = OutcomeInvalidArgs, "error: "+err.Error()
-			if !errors.Is(err, retrieval.ErrSearchArgs) {
+			if !errors.Is(err, think.ErrSearchArgs) {
 				c.Outcome = OutcomeCallError
 			}
 			return
@@ -390,7 +383,7 @@ func (r *run) resolve(name string) (string, tool.Tool, bool) {
 		if tl, ok := r.a.tools.Get(n); ok {
 			return n, tl, true
 		}
-		if n == retrieval.SearchToolName {
+		if n == think.SearchToolName {
 			return n, tool.Tool{}, false
 		}
 		if !strings.HasPrefix(trimmed, "functions.") {
@@ -404,7 +397,7 @@ func (r *run) resolve(name string) (string, tool.Tool, bool) {
 // whose name or purpose is closest; they join the next step.
 func (r *run) closeMatches(ctx context.Context, name string) (string, []string) {
 	q := strings.NewReplacer("__", " ", "_", " ", "-", " ", ".", " ").Replace(name)
-	args, _ := json.Marshal(retrieval.SearchArgs{Query: q, K: 3})
+	args, _ := json.Marshal(think.SearchArgs{Query: q, K: 3})
 	var found []string
 	var lines []string
 	if _, matches, err := r.a.tools.SearchTools(ctx, args); err == nil {
@@ -468,11 +461,11 @@ func readOnly(t tool.Tool) bool {
 // one, so that tool messages can answer them: the loop does it for every
 // Model's reply, and a Model whose API may omit ids does it too, for
 // callers of Complete.
-func FillCallIDs(calls []ToolCall) {
+func FillCallIDs(calls []tool.ToolCall) {
 	for i := range calls {
 		if calls[i].ID == "" {
 			id := fmt.Sprintf("call_%d", i)
-			for slices.ContainsFunc(calls, func(c ToolCall) bool { return c.ID == id }) {
+			for slices.ContainsFunc(calls, func(c tool.ToolCall) bool { return c.ID == id }) {
 				id += "_"
 			}
 			calls[i].ID = id

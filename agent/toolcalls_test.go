@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // TestMaxToolCalls: a reply with 10,000 tool calls runs the first
@@ -15,9 +16,9 @@ import (
 // model is told how many were refused and why (issue 35 item 4: all
 // 10,000 were run, and the next request carried 1.8 MB).
 func TestMaxToolCalls(t *testing.T) {
-	var many []agent.ToolCall
+	var many []tool.ToolCall
 	for i := range 10000 {
-		many = append(many, agent.ToolCall{Name: "t__get_weather", Arguments: fmt.Sprintf(`{"city":"C%d"}`, i)})
+		many = append(many, tool.ToolCall{Name: "t__get_weather", Arguments: fmt.Sprintf(`{"city":"C%d"}`, i)})
 	}
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {

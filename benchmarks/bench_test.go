@@ -20,11 +20,13 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/hashcache"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 var sizes = []int{1000, 10000, 100000}
@@ -32,12 +34,13 @@ var sizes = []int{1000, 10000, 100000}
 const seed = 42
 
 // corpus is one size's synthetic tools, their vectors and a Toolset over
-// them, made once per process and shared by the benchmarks that only read
-// them.
+// them with its Think step, made once per process and shared by the
+// benchmarks that only read them.
 type corpus struct {
 	tools   []tool.Tool
 	vectors [][]float32
 	ts      *toolsift.Toolset
+	th      *think.Thinker // the Toolset's Options.Thinker
 }
 
 var (
@@ -45,34 +48,73 @@ var (
 	corpora   = map[int]*corpus{}
 )
 
-// newToolset is toolsift.New with its defaults (BM25F, local n-gram
-// vectors, USE vectors; o200k_base; the Think step's budget and depth),
-// without the user's cache: what is measured is computed, not read.
-func newToolset(b *testing.B, tools []tool.Tool, o toolsift.Options) *toolsift.Toolset {
-	o.Store = store.NewMemory()
-	ts, err := toolsift.New(context.Background(), tools, &o)
+// newStep returns a Think step built as a Toolset builds its own by
+// default (toolsift.DefaultEmbedders beside BM25F, think's defaults:
+// o200k_base, the budget and depth), over an empty index whose vectors and
+// token costs are cached in st as a Toolset caches them (internal/hashcache;
+// nothing over a Memory store; nil: the user cache folder). Given to
+// toolsift.New as Options.Thinker it is what the benchmarks measure, and
+// its index and options are theirs to read and vary.
+func newStep(tb testing.TB, st store.Store) *think.Thinker {
+	tb.Helper()
+	vector, semantic, err := toolsift.DefaultEmbedders()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { ts.Close() })
-	return ts
+	if st == nil {
+		d, err := upstream.DefaultStore()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		st = d
+	}
+	ixOpts := toolindex.Options{Semantic: semantic}
+	var to think.Options
+	if _, mem := st.(*store.Memory); !mem {
+		c := hashcache.New(st)
+		c.OnError = func(err error) { tb.Logf("cache: %v", err) }
+		ixOpts.Cache, to.Costs = c, c
+	}
+	ix, err := toolindex.New(vector, &ixOpts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	th, err := think.New(ix, &to)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return th
+}
+
+// newToolset is toolsift.New over tools with a Think step of its defaults
+// (newStep), returned beside it, without the user's cache: what is
+// measured is computed, not read.
+func newToolset(tb testing.TB, tools []tool.Tool, st store.Store) (*toolsift.Toolset, *think.Thinker) {
+	tb.Helper()
+	if st == nil {
+		st = store.NewMemory()
+	}
+	th := newStep(tb, st)
+	ts, err := toolsift.New(context.Background(), tools, &toolsift.Options{Thinker: th, Store: st})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ts.Close() })
+	return ts, th
 }
 
 var (
 	refOnce sync.Once
-	ref     *toolsift.Toolset
-	refErr  error
+	ref     *think.Thinker
 )
 
-// reference returns an empty Toolset with toolsift's defaults, made once:
-// the benchmarks of one part (the index, the tokenizer, Select) take that
-// part from it.
-func reference(b *testing.B) *toolsift.Toolset {
-	refOnce.Do(func() {
-		ref, refErr = toolsift.New(context.Background(), nil, &toolsift.Options{Store: store.NewMemory()})
-	})
-	if refErr != nil {
-		b.Fatal(refErr)
+// reference returns an empty Think step with toolsift's defaults, made
+// once: the benchmarks of one part (the index, the tokenizer, Select)
+// take that part from it.
+func reference(b *testing.B) *think.Thinker {
+	refOnce.Do(func() { ref = newStep(b, store.NewMemory()) })
+	if ref == nil {
+		b.Fatal("no reference Think step")
 	}
 	return ref
 }
@@ -85,7 +127,7 @@ func defaults(b *testing.B) (toolindex.Embedder, *toolindex.Options) {
 }
 
 // tokenizer returns the tokenizer of toolsift's defaults (o200k_base).
-func tokenizer(b *testing.B) *budget.Tokenizer { return reference(b).Thinker().Options().Tokenizer }
+func tokenizer(b *testing.B) *budget.Tokenizer { return reference(b).Options().Tokenizer }
 
 // storeIn is the store.Dir in folder dir, or nil (the default folder)
 // when dir is "".
@@ -134,13 +176,14 @@ func getCorpus(b *testing.B, n int) *corpus {
 	}
 	ctx := context.Background()
 	c := &corpus{tools: synthTools(n, seed)}
-	o := &toolsift.Options{Store: store.NewMemory()}
+	st := store.Store(store.NewMemory())
 	dir := corpusCacheDir()
 	if dir != "" {
-		o = &toolsift.Options{Store: storeIn(b, dir)}
+		st = storeIn(b, dir)
 	}
 	start := time.Now()
-	ts, err := toolsift.New(ctx, c.tools, o)
+	c.th = newStep(b, st)
+	ts, err := toolsift.New(ctx, c.tools, &toolsift.Options{Thinker: c.th, Store: st})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -150,7 +193,7 @@ func getCorpus(b *testing.B, n int) *corpus {
 	for i, t := range c.tools {
 		docs[i] = toolindex.Document(t)
 	}
-	if c.vectors, err = ts.Index().Embedder().Embed(ctx, docs); err != nil {
+	if c.vectors, err = c.th.Index().Embedder().Embed(ctx, docs); err != nil {
 		b.Fatal(err)
 	}
 	corpora[n] = c
@@ -168,9 +211,8 @@ func getCorpus(b *testing.B, n int) *corpus {
 func BenchmarkRetrieve(b *testing.B) {
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			ts := getCorpus(b, n).ts
 			queries := stepQueries()
-			th := newTaskThinker(b, ts, queries)
+			th := newTaskThinker(b, getCorpus(b, n), queries)
 			i := 0
 			measureSteps(b, func() error {
 				_, err := th.Think(context.Background(), think.Request{Query: retrieval.Query{Task: queries[i%len(queries)]}})
@@ -240,23 +282,23 @@ func warmUp(b *testing.B, ts *toolsift.Toolset, queries []string) {
 }
 
 // newTaskThinker returns a Thinker for steps of new tasks in a steady
-// state: ts's own Thinker takes a step for each of queries first, so the
-// tools they rank are rendered and counted (budget's cache, which a
-// gateway fills once per tool), and the Thinker returned is a second one
-// over the same index, options and tokenizer, with a retriever of its own
-// whose cache of query vectors has none of them: each measured step embeds
-// its text. (Without this the steps measured at 100,000 tools were mostly
+// state: c's Toolset takes a step for each of queries first, so the tools
+// they rank are rendered and counted (budget's cache, which a gateway
+// fills once per tool), and the Thinker returned is a second one over the
+// same index, options and tokenizer as the Toolset's, with a retriever of
+// its own whose cache of query vectors has none of them: each measured
+// step embeds its text. (Without this the steps measured at 100,000 tools were mostly
 // rendering tools seen for the first time, a cost a tool pays once: the
 // allocations per step grew with the catalog, 1,004 / 2,997 / 6,132.)
-func newTaskThinker(b *testing.B, ts *toolsift.Toolset, queries []string) *think.Thinker {
+func newTaskThinker(b *testing.B, c *corpus, queries []string) *think.Thinker {
 	ctx := context.Background()
 	for _, q := range queries {
-		if _, err := ts.Think(ctx, think.Request{Query: retrieval.Query{Task: q}}); err != nil {
+		if _, err := c.ts.Think(ctx, think.Request{Query: retrieval.Query{Task: q}}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	o := ts.Thinker().Options()
-	th, err := think.New(ts.Index(), &o)
+	o := c.th.Options()
+	th, err := think.New(c.th.Index(), &o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -291,7 +333,7 @@ func BenchmarkChromemQuery(b *testing.B) {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			c := getCorpus(b, n)
 			col := chromemCollection(b, c)
-			qv, err := c.ts.Index().Embedder().Embed(ctx, synthQueries(256, seed))
+			qv, err := c.th.Index().Embedder().Embed(ctx, synthQueries(256, seed))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -319,8 +361,8 @@ func BenchmarkStepVsChromem(b *testing.B) {
 			c := getCorpus(b, n)
 			col := chromemCollection(b, c)
 			queries := stepQueries()
-			th := newTaskThinker(b, c.ts, queries)
-			qv, err := c.ts.Index().Embedder().Embed(ctx, queries[:256])
+			th := newTaskThinker(b, c, queries)
+			qv, err := c.th.Index().Embedder().Embed(ctx, queries[:256])
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -490,7 +532,7 @@ func BenchmarkWarmStart(b *testing.B) {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			c := getCorpus(b, n)
 			dir := b.TempDir()
-			if err := c.ts.Index().Save(dir); err != nil {
+			if err := c.th.Index().Save(dir); err != nil {
 				b.Fatal(err)
 			}
 			emb, opts := defaults(b)
@@ -575,8 +617,8 @@ func BenchmarkRecall(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
-			ts := newToolset(b, tools, toolsift.Options{})
-			all, _ := ts.Thinker().CatalogCost()
+			ts, th := newToolset(b, tools, nil)
+			all, _ := th.CatalogCost()
 			// step is one query's Think step, as the agent takes it.
 			// selected are the tools sent with their schemas, all every
 			// tool sent, the listed ones too (think.Options.Listing; none

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
@@ -26,18 +25,13 @@ func TestEverydayReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ts, err := toolsift.New(ctx, tools, &toolsift.Options{Store: storeIn(t, t.TempDir())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ts.Close()
-	th := ts.Thinker()
+	ts, th := newToolset(t, tools, storeIn(t, t.TempDir()))
 	// A small budget, a fifth of the catalog's tokens (the 37 tools fit
 	// the default budget once compressed): the step must offer what the
 	// request means, not only rank it.
 	o := th.Options()
 	o.Budget = 1000
-	small, err := think.New(ts.Index(), &o)
+	small, err := think.New(th.Index(), &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +79,12 @@ func TestEverydayReference(t *testing.T) {
 	// and a line, its schema a search_tools step away, so what a step
 	// offers with its schema (callable at once) is counted apart.
 	o.Budget = think.DefaultBudget / 2
-	half, err := think.New(ts.Index(), &o)
+	half, err := think.New(th.Index(), &o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.Listing = true
-	halfListed, err := think.New(ts.Index(), &o)
+	halfListed, err := think.New(th.Index(), &o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 )
 
 // fitGrid are the weights the fit chooses among.
@@ -46,7 +47,7 @@ func TestFitWeights(t *testing.T) {
 	ctx := context.Background()
 	type half struct {
 		name string
-		ts   *toolsift.Toolset
+		ix   *toolindex.Index // of the Toolset's Think step
 		qs   []dataset.Query
 	}
 	var halves []half
@@ -64,12 +65,14 @@ func TestFitWeights(t *testing.T) {
 		for i := 0; i < len(qs); i += 4 {
 			train = append(train, qs[i])
 		}
-		ts, err := toolsift.New(ctx, tools, &toolsift.Options{Store: storeIn(t, os.Getenv("TOOLSIFT_RANK_CACHE"))})
+		st := storeIn(t, os.Getenv("TOOLSIFT_RANK_CACHE"))
+		th := newStep(t, st)
+		ts, err := toolsift.New(ctx, tools, &toolsift.Options{Thinker: th, Store: st})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer ts.Close()
-		halves = append(halves, half{n, ts, train})
+		halves = append(halves, half{n, th.Index(), train})
 	}
 	best, bestW := -1.0, retrieval.Weights{}
 	for _, v := range fitGrid.vector {
@@ -78,7 +81,7 @@ func TestFitWeights(t *testing.T) {
 			var mean float64
 			line := fmt.Sprintf("lexical 1 vector %-4v semantic %-4v", v, s)
 			for _, h := range halves {
-				r, err := retrieval.New(h.ts.Index(), &retrieval.Options{K: 5, Weights: w})
+				r, err := retrieval.New(h.ix, &retrieval.Options{K: 5, Weights: w})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -18,7 +18,6 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/internal/textproc"
-	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -46,8 +45,8 @@ func (m *scripted) Complete(_ context.Context, req agent.Request) (agent.Respons
 	called, searched := map[string]bool{}, map[string]bool{}
 	for _, msg := range req.Messages {
 		for _, c := range msg.ToolCalls {
-			if c.Name == retrieval.SearchToolName {
-				var a retrieval.SearchArgs
+			if c.Name == think.SearchToolName {
+				var a think.SearchArgs
 				_ = json.Unmarshal([]byte(c.Arguments), &a)
 				searched[a.Query] = true
 			} else {
@@ -63,17 +62,17 @@ func (m *scripted) Complete(_ context.Context, req agent.Request) (agent.Respons
 		if called[n] {
 			continue
 		}
-		c := agent.ToolCall{Name: n, Arguments: `{}`}
-		if q := m.query[n]; !offered[n] && !searched[q] && offered[retrieval.SearchToolName] {
-			args, _ := json.Marshal(retrieval.SearchArgs{Query: q})
-			c = agent.ToolCall{Name: retrieval.SearchToolName, Arguments: string(args)}
+		c := tool.ToolCall{Name: n, Arguments: `{}`}
+		if q := m.query[n]; !offered[n] && !searched[q] && offered[think.SearchToolName] {
+			args, _ := json.Marshal(think.SearchArgs{Query: q})
+			c = tool.ToolCall{Name: think.SearchToolName, Arguments: string(args)}
 		}
 		thought := "Next I need " + n + "."
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: thought, ToolCalls: []agent.ToolCall{c}},
+		return agent.Response{Message: tool.Message{Role: tool.RoleAssistant, Content: thought, ToolCalls: []tool.ToolCall{c}},
 			Usage: agent.Usage{CompletionTokens: m.tok.Count(thought) + m.tok.Count(c.Arguments) + 8}}, nil
 	}
 	answer := "Done: every step of the task is complete."
-	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: answer},
+	return agent.Response{Message: tool.Message{Role: tool.RoleAssistant, Content: answer},
 		Usage: agent.Usage{CompletionTokens: m.tok.Count(answer)}}, nil
 }
 
@@ -134,15 +133,15 @@ func BenchmarkPromptCache(b *testing.B) {
 		rows = rows[:0]
 		for _, cat := range catalogs {
 			tools := cat.load(b)
-			ts := newToolset(b, tools, toolsift.Options{})
-			tok := ts.Thinker().Options().Tokenizer
+			ts, step := newToolset(b, tools, nil)
+			tok := step.Options().Tokenizer
 			traces := cat.traces(b, tools)
 			for _, pname := range prices {
 				p, _ := budget.PricePreset(pname)
 				for _, policy := range []think.Policy{think.PolicyStable, think.PolicyFresh} {
-					opts := ts.Thinker().Options()
+					opts := step.Options()
 					opts.Policy, opts.Prices = policy, p
-					th, err := think.New(ts.Index(), &opts)
+					th, err := think.New(step.Index(), &opts)
 					if err != nil {
 						b.Fatal(err)
 					}

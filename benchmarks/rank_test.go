@@ -235,11 +235,13 @@ func TestRankIdeas(t *testing.T) {
 			}
 			queries = qs
 		}
-		ts, err := toolsift.New(ctx, tools, &toolsift.Options{Store: storeIn(t, cache)})
+		st := storeIn(t, cache)
+		step := newStep(t, st)
+		ts, err := toolsift.New(ctx, tools, &toolsift.Options{Thinker: step, Store: st})
 		if err != nil {
 			t.Fatal(err)
 		}
-		base := ts.Thinker().Options()
+		base := step.Options()
 		for _, v := range rankVariants {
 			if !only("RANK_VARIANTS", v.name) {
 				continue
@@ -248,12 +250,12 @@ func TestRankIdeas(t *testing.T) {
 			if v.set != nil {
 				v.set(&o)
 			}
-			ix := ts.Index()
+			ix := step.Index()
 			if b, ok := bm25Variants[v.name]; ok {
-				ix = reindex(t, ts, tools, cache, b, nil)
+				ix = reindex(t, ix, tools, cache, b, nil)
 			}
 			if f, ok := semVariants[v.name]; ok {
-				ix = reindex(t, ts, tools, cache, toolindex.BM25{}, newTextMap(v.name, ts.Index().Semantic(), tools, f))
+				ix = reindex(t, ix, tools, cache, toolindex.BM25{}, newTextMap(v.name, step.Index().Semantic(), tools, f))
 			}
 			th, err := think.New(ix, &o)
 			if err != nil {
@@ -396,10 +398,10 @@ func (r *sentRecall) add(off think.Offer, g [][]string) {
 
 func (r sentRecall) total() float64 { return r.schema + r.listed }
 
-// reindex builds an index of tools like ts's (same embedders, same vector
+// reindex builds an index of tools like like (same embedders, same vector
 // cache) with other BM25F parameters or, when sem is not nil, another
 // semantic embedder.
-func reindex(t *testing.T, ts *toolsift.Toolset, tools []tool.Tool, cache string, b toolindex.BM25, sem toolindex.Embedder) *toolindex.Index {
+func reindex(t *testing.T, like *toolindex.Index, tools []tool.Tool, cache string, b toolindex.BM25, sem toolindex.Embedder) *toolindex.Index {
 	t.Helper()
 	if cache == "" {
 		d, err := os.UserCacheDir()
@@ -409,13 +411,13 @@ func reindex(t *testing.T, ts *toolsift.Toolset, tools []tool.Tool, cache string
 		cache = filepath.Join(d, "toolsift")
 	}
 	if sem == nil {
-		sem = ts.Index().Semantic()
+		sem = like.Semantic()
 	}
 	st, err := store.NewDir(cache)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := toolindex.New(ts.Index().Embedder(), &toolindex.Options{Semantic: sem, BM25: b,
+	ix, err := toolindex.New(like.Embedder(), &toolindex.Options{Semantic: sem, BM25: b,
 		Cache: hashcache.New(st)})
 	if err != nil {
 		t.Fatal(err)

@@ -258,7 +258,7 @@ func (s *session) announceAll() {
 	s.addNamespaced()
 	s.featMu.Lock()
 	defer s.featMu.Unlock()
-	for _, pr := range s.p.ts.Hub().Passthrough().Prompts(context.Background()) {
+	for _, pr := range s.p.hub.Passthrough().Prompts(context.Background()) {
 		if def, ok := s.feat.prompts[pr.Name]; !ok || def != string(pr.Raw) {
 			continue
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestAuditConcurrentCalls: the calls of several users at once each leave
@@ -134,9 +135,9 @@ func (failingPuts) Put(context.Context, string, []byte) error {
 // many so far.
 func TestAuditWriteFails(t *testing.T) {
 	var buf testenv.Buffer
-	ts := openToolset(t, localTools(t))
+	ts, hub := openToolset(t, localTools(t))
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Audit: &audit.Log{Store: failingPuts{store.NewMemory()}, Logger: log}, Logger: log})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Audit: &audit.Log{Store: failingPuts{store.NewMemory()}, Logger: log}, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,11 +161,7 @@ func TestAuditWriteFails(t *testing.T) {
 func BenchmarkCallIdentified(b *testing.B) {
 	ctx := context.Background()
 	cfg := localTools(b)
-	ts, err := toolsift.OpenConfig(ctx, cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ts.Close()
+	ts, hub := openHubToolset(b, cfg, upstream.HubOptions{}, toolsift.Options{NoSemantic: true})
 	for _, c := range []string{"shared-token", "api-token", "api-token+audit-memory", "api-token+audit-dir"} {
 		b.Run(c, func(b *testing.B) {
 			st := store.Store(store.NewMemory())
@@ -175,7 +172,7 @@ func BenchmarkCallIdentified(b *testing.B) {
 			if strings.Contains(c, "audit") {
 				po.Audit = &audit.Log{Store: st}
 			}
-			p, err := gateway.NewProxy(ts, po)
+			p, err := gateway.NewProxy(ts, hub, po)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -192,8 +192,8 @@ func TestSessionBoundToUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := openToolset(t, localTools(t))
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +220,8 @@ func TestRevokedEndsStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := openToolset(t, localTools(t))
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -33,7 +34,7 @@ func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if a.Name == "" {
 		return errorResult("call_tool: name is empty: give a tool's name as search_tools returned it"), nil
 	}
-	if a.Name == SearchToolName || a.Name == CallToolName {
+	if a.Name == think.SearchToolName || a.Name == CallToolName {
 		return errorResult("call_tool: %s is this server's own tool: call it directly", a.Name), nil
 	}
 	s.touch(a.Name)
@@ -59,7 +60,7 @@ func (s *session) callByName(ctx context.Context, method string, req mcp.Request
 		return nil, false, nil
 	}
 	name := call.Params.Name
-	if name == SearchToolName || name == CallToolName {
+	if name == think.SearchToolName || name == CallToolName {
 		return nil, false, nil
 	}
 	s.mu.Lock()
@@ -225,10 +226,10 @@ func (p *proxy) unknownToolHint(ctx context.Context, req mcp.Request, err error)
 		return err
 	}
 	name := call.Params.Name
-	hint := fmt.Sprintf("no tool has this name; %s finds tools by what they do", SearchToolName)
+	hint := fmt.Sprintf("no tool has this name; %s finds tools by what they do", think.SearchToolName)
 	if _, ok := p.get(ctx, name); ok { // (a static session calls it: callByName); out of scope: no tool has it
 		hint = fmt.Sprintf("it is not on this session's tool list (the tools %s finds join the list of the session that searched); "+
-			"call it through %s with {\"name\": %q, \"arguments\": {...}}, or call %s to add it to this list", SearchToolName, CallToolName, name, SearchToolName)
+			"call it through %s with {\"name\": %q, \"arguments\": {...}}, or call %s to add it to this list", think.SearchToolName, CallToolName, name, think.SearchToolName)
 	}
 	return &jsonrpc.Error{Code: rpc.Code, Message: rpc.Message + ": " + hint, Data: rpc.Data}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -34,13 +33,8 @@ func TestSamplingReachesTheCallingClient(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "model said: " + res.Content.(*mcp.TextContent).Text}}}, nil
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"asker": dialed(up)}}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(),
-		Hub: upstream.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 0)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Close() })
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openHubToolset(t, cfg, upstream.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 0)}, toolsift.Options{NoSemantic: true})
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,13 +92,8 @@ func TestSamplingRateLimited(t *testing.T) {
 		return dialed(up)
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"evil": asker(300), "good": asker(3)}}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(),
-		Hub: upstream.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 5)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Close() })
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openHubToolset(t, cfg, upstream.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 5)}, toolsift.Options{NoSemantic: true})
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

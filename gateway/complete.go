@@ -26,7 +26,7 @@ func (s *session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	if req.Params.Context != nil {
 		c.Context = req.Params.Context.Arguments
 	}
-	pt := s.p.ts.Hub().Passthrough()
+	pt := s.p.hub.Passthrough()
 	if srv := s.p.perUser.featureServer(pt, c.Prompt, c.ResourceURI); srv != "" {
 		return nil, errPerUserFeature(srv)
 	}

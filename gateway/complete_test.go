@@ -29,8 +29,8 @@ func TestCompletionReachesTheUpstream(t *testing.T) {
 		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{}, nil
 		})
-	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"names": dialed(upstream)}})
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, &config.Config{Servers: map[string]config.Server{"names": dialed(upstream)}})
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

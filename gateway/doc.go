@@ -15,7 +15,7 @@
 // until it comes back. A tool that changed since it was first seen (a rug
 // pull) is quarantined: off the list, out of search_tools' answers and
 // refused when called, with a result naming toolbench trust, until the
-// user accepts it. Open wires the Toolset's hooks so that each change
+// user accepts it. Open wires the Hub's and the Toolset's hooks so that each change
 // reaches the clients at once; sessions also check before each tools/list.
 //
 // Over HTTP both MCP wires share one URL: a client of 2025-11-25 or

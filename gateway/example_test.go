@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -66,7 +67,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.SearchToolName,
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: think.SearchToolName,
 		Arguments: map[string]any{"query": "write down a note", "k": 1}})
 	if err != nil {
 		log.Fatal(err)

@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // The proxy's internals, for the tests of package gateway_test that drive
@@ -18,10 +20,15 @@ type (
 	ProxyOptions = proxyOptions
 )
 
-var (
-	NewProxy          = newProxy
-	NewClientRequests = newClientRequests
-)
+var NewClientRequests = newClientRequests
+
+// NewProxy is newProxy over a Toolset and the Hub it was opened over.
+func NewProxy(ts *toolsift.Toolset, hub *upstream.Hub, o *ProxyOptions) (*Proxy, error) {
+	if ts == nil { // a nil *toolsift.Toolset is a non-nil toolset
+		return newProxy(nil, hub, o)
+	}
+	return newProxy(ts, hub, o)
+}
 
 const ServerLogLevel = serverLogLevel
 

@@ -96,7 +96,7 @@ func (p *proxy) liveSessions() []*session {
 // policy registers only its scope's servers' (policy.go), so that neither
 // their lists nor their changes reach it.
 func (s *session) syncFeatures() {
-	pt := s.p.ts.Hub().Passthrough()
+	pt := s.p.hub.Passthrough()
 	ctx := context.Background() // every server's, or the scope's
 	if a := s.access(); a != nil {
 		ctx = upstream.WithServerScope(ctx, a.sc.server)
@@ -229,7 +229,7 @@ func servedPrompt(pr upstream.Prompt) (*mcp.Prompt, bool) {
 // the Hub.
 func (s *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	start := time.Now()
-	raw, err := s.p.ts.Hub().Passthrough().ReadResource(withSession(ctx, req.Session), req.Params.URI)
+	raw, err := s.p.hub.Passthrough().ReadResource(withSession(ctx, req.Session), req.Params.URI)
 	s.p.logger(ctx, req.Session).Info("read resource", withError([]any{"uri", req.Params.URI, "duration", time.Since(start)}, err)...)
 	if err != nil {
 		return nil, err
@@ -245,7 +245,7 @@ func (s *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 func (s *session) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	start := time.Now()
 	ctx = withPromptRound(ctx, req) // roundtrip.go
-	raw, err := s.p.ts.Hub().Passthrough().GetPrompt(withSession(ctx, req.Session), req.Params.Name, req.Params.Arguments)
+	raw, err := s.p.hub.Passthrough().GetPrompt(withSession(ctx, req.Session), req.Params.Name, req.Params.Arguments)
 	s.p.logger(ctx, req.Session).Info("get prompt", withError([]any{"prompt", req.Params.Name, "duration", time.Since(start)}, err)...)
 	if rpc := roundError(ctx, err); rpc != nil {
 		return nil, rpc

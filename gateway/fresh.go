@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsift/toolsift/think"
 )
 
 // freshen lists again, before a client's tools/list or search_tools, the
@@ -13,11 +14,11 @@ import (
 func (s *session) freshen(ctx context.Context, method string, req mcp.Request) {
 	if method != "tools/list" {
 		call, ok := req.(*mcp.CallToolRequest)
-		if !ok || call.Params == nil || call.Params.Name != SearchToolName {
+		if !ok || call.Params == nil || call.Params.Name != think.SearchToolName {
 			return
 		}
 	}
-	if err := s.p.ts.Hub().Freshen(ctx); err != nil && ctx.Err() == nil {
+	if err := s.p.hub.Freshen(ctx); err != nil && ctx.Err() == nil {
 		s.p.log.Warn("tool lists past their ttlMs not listed again", "error", err)
 	}
 }

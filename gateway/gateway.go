@@ -24,13 +24,18 @@ import (
 // Options configure a Gateway. The zero value (or nil) gives toolsift
 // serve's defaults.
 type Options struct {
-	// Toolset are the options the Toolset is opened with (cache folder,
-	// pins, logins, timeouts of the Hub). Open sets the hooks the Gateway
-	// needs: OnChange, Hub.OnListChange, Hub.OnResourceUpdated (a hook set
-	// here is called too, before the Gateway's), Hub.ClientRequests and
-	// Hub.ServerLogLevel (set here, they are refused: the Gateway owns
-	// them). Its Logger defaults to Logger.
+	// Toolset are the options the Toolset is opened with (its store, pins,
+	// embedders). Open sets OnChange, the Gateway's own hook (one set here
+	// is called too, before the Gateway's). Its Logger defaults to Logger.
 	Toolset toolsift.Options
+	// Hub are the options of the Hub Open makes for cfg's servers
+	// (timeouts, logins, lazy start, Background, limits). Open sets the
+	// hooks the Gateway needs: OnListChange and OnResourceUpdated (one set
+	// here is called too, before the Gateway's), ClientRequests and
+	// ServerLogLevel (set here, they are refused: the Gateway owns them).
+	// Its Store defaults to Toolset.Store, its Logger to Toolset.Logger
+	// (and so to Logger).
+	Hub upstream.HubOptions
 
 	// MaxTools caps the tools of one session's list: search_tools,
 	// call_tool, the pinned tools and the found ones. Default
@@ -166,23 +171,25 @@ type Gateway struct {
 	handler     http.Handler
 }
 
-// Open connects to the servers of cfg (toolsift.OpenConfig) and returns
-// the Gateway over them, wired so that a change upstream (a tool list, a
-// server down or back, a resource, a trust record) reaches the clients at
-// once. Close it to stop the servers. It fails on invalid Options (an
-// error wrapping ErrOptions) and as toolsift.OpenConfig does; pins that
-// match nothing are warnings (Warnings), not errors.
+// Open makes a Hub for the servers of cfg (upstream.NewHub, with
+// Options.Hub and the Gateway's hooks), opens the Toolset over it
+// (toolsift.OpenHub) and returns the Gateway over them, wired so that a
+// change upstream (a tool list, a server down or back, a resource, a trust
+// record) reaches the clients at once. Close it to stop the servers. It
+// fails on invalid Options (an error wrapping ErrOptions) and as
+// upstream.NewHub and toolsift.OpenHub do; pins that match nothing are
+// warnings (Warnings), not errors.
 func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	to := o.Toolset
+	to, ho := o.Toolset, o.Hub
 	switch {
-	case to.Hub.ClientRequests != nil:
-		return nil, fmt.Errorf("%w: Toolset.Hub.ClientRequests is the Gateway's (it passes upstream requests on to its clients)", ErrOptions)
-	case to.Hub.ServerLogLevel != "":
-		return nil, fmt.Errorf("%w: Toolset.Hub.ServerLogLevel is the Gateway's (it asks for every message, each client's level filtering)", ErrOptions)
+	case ho.ClientRequests != nil:
+		return nil, fmt.Errorf("%w: Hub.ClientRequests is the Gateway's (it passes upstream requests on to its clients)", ErrOptions)
+	case ho.ServerLogLevel != "":
+		return nil, fmt.Errorf("%w: Hub.ServerLogLevel is the Gateway's (it asks for every message, each client's level filtering)", ErrOptions)
 	case o.ClientRequestsPerMinute == 0:
 		o.ClientRequestsPerMinute = DefaultClientRequestsPerMinute
 	}
@@ -192,10 +199,16 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	if to.Logger == nil {
 		to.Logger = o.Logger
 	}
+	if ho.Logger == nil {
+		ho.Logger = to.Logger
+	}
+	if ho.Store == nil {
+		ho.Store = to.Store // nil: the Hub's default folder, the Toolset's too
+	}
 	// The proxy is made once the Toolset is open (it needs the catalog for
 	// its pins); changes before that have no session to reach.
 	var px atomic.Pointer[proxy]
-	onChange, onList, onResource := to.OnChange, to.Hub.OnListChange, to.Hub.OnResourceUpdated
+	onChange, onList, onResource := to.OnChange, ho.OnListChange, ho.OnResourceUpdated
 	to.OnChange = func(c tool.Change) {
 		if onChange != nil {
 			onChange(c)
@@ -204,7 +217,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 			p.toolsChanged()
 		}
 	}
-	to.Hub.OnListChange = func(c upstream.ListChange) {
+	ho.OnListChange = func(c upstream.ListChange) {
 		if onList != nil {
 			onList(c)
 		}
@@ -219,7 +232,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 			p.toolsSaid(c.Server)
 		}
 	}
-	to.Hub.OnResourceUpdated = func(uri string) {
+	ho.OnResourceUpdated = func(uri string) {
 		if onResource != nil {
 			onResource(uri)
 		}
@@ -227,24 +240,28 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 			p.resourceUpdated(uri)
 		}
 	}
-	to.Hub.ClientRequests = newClientRequests(o.Logger, o.ClientRequestsPerMinute)
-	to.Hub.ServerLogLevel = serverLogLevel
+	ho.ClientRequests = newClientRequests(o.Logger, o.ClientRequestsPerMinute)
+	ho.ServerLogLevel = serverLogLevel
 	pu, err := newPerUser(o.PerUser, cfg)
 	if err != nil {
 		return nil, err
 	}
 	var shared atomic.Pointer[upstream.Hub]
 	if pu != nil {
-		if to.Hub.Auth, err = pu.pu.Attach(to.Hub, shared.Load); err != nil {
+		if ho.Auth, err = pu.pu.Attach(ho, shared.Load); err != nil {
 			return nil, err
 		}
 	}
-	ts, err := toolsift.OpenConfig(ctx, cfg, &to)
+	hub, err := upstream.NewHub(cfg, &ho)
 	if err != nil {
 		return nil, err
 	}
-	shared.Store(ts.Hub())
-	p, err := newProxy(ts, &proxyOptions{
+	ts, err := toolsift.OpenHub(ctx, hub, &to)
+	if err != nil {
+		return nil, err
+	}
+	shared.Store(hub)
+	p, err := newProxy(ts, hub, &proxyOptions{
 		MaxTools:       o.MaxTools,
 		SearchBudget:   o.SearchBudget,
 		PinnedTools:    ts.Pinned(), // the Toolset's pins: the config's alwaysLoad, Toolset.Pin
@@ -279,7 +296,7 @@ func (o *HTTPOptions) check() error {
 }
 
 // Toolset returns the Toolset the Gateway serves: its Status, Tools,
-// Search and Hub are the gateway's.
+// Search and Warnings are the gateway's.
 func (g *Gateway) Toolset() *toolsift.Toolset { return g.ts }
 
 // Warnings lists the pins that match nothing, a cap too small for the

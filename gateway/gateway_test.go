@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
@@ -14,7 +13,8 @@ import (
 
 func TestOpenRefusesOptions(t *testing.T) {
 	for name, o := range map[string]gateway.Options{
-		"ServerLogLevel": {Toolset: toolsift.Options{Hub: upstream.HubOptions{ServerLogLevel: "info"}}},
+		"ServerLogLevel": {Hub: upstream.HubOptions{ServerLogLevel: "info"}},
+		"ClientRequests": {Hub: upstream.HubOptions{ClientRequests: gateway.NewClientRequests(nil, 0)}},
 		"SessionTimeout": {HTTP: gateway.HTTPOptions{SessionTimeout: -time.Second}},
 		"MaxSessions":    {HTTP: gateway.HTTPOptions{MaxSessions: -1}},
 		"BodyTimeout":    {HTTP: gateway.HTTPOptions{BodyTimeout: -time.Second}},

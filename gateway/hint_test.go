@@ -14,8 +14,8 @@ import (
 // list (one another session found, or a guess) is told how to reach it:
 // call_tool, or search_tools.
 func TestUnknownToolHint(t *testing.T) {
-	ts := openToolset(t, localTools(t))
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,8 +73,8 @@ const listBody = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 // TestSessionBoundToCredential: a session id used with another credential
 // than the one that opened it is refused; with its own, it is served.
 func TestSessionBoundToCredential(t *testing.T) {
-	ts := openToolset(t, localTools(t))
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +95,9 @@ func TestSessionBoundToCredential(t *testing.T) {
 // TestSessionIDNeverLogged: searches and calls over HTTP log a tag of the
 // session, never its id.
 func TestSessionIDNeverLogged(t *testing.T) {
-	ts := openToolset(t, localTools(t))
+	ts, hub := openToolset(t, localTools(t))
 	var buf testenv.Buffer
-	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +125,8 @@ func TestSessionIDNeverLogged(t *testing.T) {
 // (404 to its client, who starts anew), and the open sessions stay at the
 // cap.
 func TestSessionCap(t *testing.T) {
-	ts := openToolset(t, localTools(t))
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,8 +152,8 @@ func TestSessionCap(t *testing.T) {
 // flight, a new one is refused with 503 naming the cap, and the busy
 // sessions are untouched.
 func TestSessionCapRefusesWhenAllBusy(t *testing.T) {
-	ts := openToolset(t, slowTools(t))
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, slowTools(t))
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +189,8 @@ func TestSessionCapRefusesWhenAllBusy(t *testing.T) {
 // TestOrigin: a request whose Origin is neither loopback, nor the server's
 // host, nor allowed, is refused with 403 before anything else.
 func TestOrigin(t *testing.T) {
-	ts := openToolset(t, localTools(t))
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +220,8 @@ func TestOrigin(t *testing.T) {
 // once BodyTimeout passes, and its connection closed, instead of being
 // held for ever.
 func TestTricklingBody(t *testing.T) {
-	ts := openToolset(t, localTools(t))
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

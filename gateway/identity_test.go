@@ -40,9 +40,9 @@ func (u userHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // request reaches the MCP handlers on both wires (the log lines name the
 // user), and a session opened by one user is refused to another.
 func TestIdentityReachesHandlers(t *testing.T) {
-	ts := openToolset(t, localTools(t))
+	ts, hub := openToolset(t, localTools(t))
 	var buf testenv.Buffer
-	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

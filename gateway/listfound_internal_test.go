@@ -12,7 +12,6 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway/authn"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -87,13 +86,8 @@ func oneSession(t testing.TB, tools []upstream.LocalTool) (*toolsift.Toolset, *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"s": srv}},
-		&toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Close() })
-	p, err := newProxy(ts, nil)
+	ts, hub := openHub(t, &config.Config{Servers: map[string]config.Server{"s": srv}})
+	p, err := newProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

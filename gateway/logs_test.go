@@ -15,7 +15,6 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -34,13 +33,8 @@ func TestLogsReachTheCallingClient(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"logger": dialed(up)}}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(),
-		Hub: upstream.HubOptions{ServerLogLevel: gateway.ServerLogLevel}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Close() })
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openHubToolset(t, cfg, upstream.HubOptions{ServerLogLevel: gateway.ServerLogLevel}, toolsift.Options{NoSemantic: true})
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,9 +156,9 @@ func testPerUserTypeScriptServer(t *testing.T, kind string) {
 			t.Fatal(err)
 		}
 		gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-			Logger: logger,
-			Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler),
-				Hub: upstream.HubOptions{HTTPClient: hc}},
+			Logger:  logger,
+			Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)},
+			Hub:     upstream.HubOptions{HTTPClient: hc},
 			PerUser: logins,
 		})
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway/authn"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 	"github.com/yosida95/uritemplate/v3"
@@ -262,14 +263,14 @@ func (p *proxy) accessOf(id authn.Identity) *access {
 		return nil
 	}
 	sc := pol.scopeOf(id)
-	return &access{sc: sc, p: p, vis: sc.visible(p.ts.Index().Generation(), p.ts.Tools)}
+	return &access{sc: sc, p: p, vis: sc.visible(p.ts.Generation(), p.ts.Tools)}
 }
 
 // hides reports whether the tool name is out of scope (a name the
 // catalog does not have is not this rule's business: it is unknown
 // anyway). The proxy's own tools are in every scope.
 func (a *access) hides(name string) bool {
-	if a == nil || name == SearchToolName || name == CallToolName {
+	if a == nil || name == think.SearchToolName || name == CallToolName {
 		return false
 	}
 	if a.vis[name] {
@@ -310,7 +311,7 @@ func (p *proxy) setPolicy(src *config.Policy) error {
 // serverNames are the config's servers, as policies name them.
 func (p *proxy) serverNames() []string {
 	var names []string
-	for _, st := range p.ts.Hub().Status() {
+	for _, st := range p.hub.Status() {
 		names = append(names, st.Name)
 	}
 	return names
@@ -384,7 +385,7 @@ func (s *session) scoped(next mcp.MethodHandler) mcp.MethodHandler {
 // its server. scoped holds resources/list answers to them, and the prints
 // of the shared server's listeners (announce.go) the same way.
 func (p *proxy) resourceServers(a *access) (of, mine map[string]string) {
-	pt := p.ts.Hub().Passthrough()
+	pt := p.hub.Passthrough()
 	of, mine = map[string]string{}, map[string]string{}
 	for _, x := range pt.Resources(context.Background()) {
 		of[x.URI] = x.Server
@@ -398,7 +399,7 @@ func (p *proxy) resourceServers(a *access) (of, mine map[string]string) {
 // templateServers are inScopeList's of and mine for resource templates,
 // as resourceServers; the gateway's own template is in every scope.
 func (p *proxy) templateServers(a *access) (of, mine map[string]string) {
-	pt := p.ts.Hub().Passthrough()
+	pt := p.hub.Passthrough()
 	of, mine = map[string]string{namespacedTemplate: ""}, map[string]string{namespacedTemplate: ""}
 	for _, x := range pt.ResourceTemplates(context.Background()) {
 		of[x.URITemplate] = x.Server
@@ -413,7 +414,7 @@ func (p *proxy) templateServers(a *access) (of, mine map[string]string) {
 // servers, for access.prompt.
 func (p *proxy) promptServers() map[string]string {
 	of := map[string]string{}
-	for _, x := range p.ts.Hub().Passthrough().Prompts(context.Background()) {
+	for _, x := range p.hub.Passthrough().Prompts(context.Background()) {
 		of[x.Name] = x.Server
 	}
 	return of
@@ -478,7 +479,7 @@ func (s *session) readPlain(a *access, uri string) bool {
 	if strings.HasPrefix(uri, "toolsift:") {
 		return false // the gateway's template serves it
 	}
-	pt := s.p.ts.Hub().Passthrough()
+	pt := s.p.hub.Passthrough()
 	scoped := upstream.WithServerScope(context.Background(), a.sc.server)
 	plain := func(u string, all []string) bool { return !slices.Contains(all, u) }
 	var all []string

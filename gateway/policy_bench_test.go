@@ -17,7 +17,7 @@ import (
 // request pays to know its caller's scope (cached per identity and index
 // generation).
 func BenchmarkSearchPolicy(b *testing.B) {
-	ts := catalog73(b, func(s, i int) string {
+	ts, hub := catalog73(b, func(s, i int) string {
 		return fmt.Sprintf("Tool %d of server %d: reads and writes record %d.", i, s, i*s)
 	})
 	ctx := authn.WithIdentity(context.Background(), authn.Identity{User: "bob", Teams: []string{"b"}})
@@ -29,7 +29,7 @@ func BenchmarkSearchPolicy(b *testing.B) {
 		{"all", &config.Policy{Rules: []config.PolicyRule{{Teams: []string{"b"}, Allow: []string{"*"}}}}},
 		{"11of73", &config.Policy{Rules: []config.PolicyRule{{Teams: []string{"b"}, Allow: []string{"s1*"}}}}},
 	} {
-		p, err := newProxy(ts, &proxyOptions{Policy: c.pol})
+		p, err := newProxy(ts, hub, &proxyOptions{Policy: c.pol})
 		if err != nil {
 			b.Fatal(err)
 		}

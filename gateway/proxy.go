@@ -19,16 +19,14 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
-	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
-// Names of the proxy's own tools.
-const (
-	SearchToolName = "search_tools"
-	CallToolName   = "call_tool"
-)
+// CallToolName is the name of the proxy's own tool that calls a tool
+// search_tools found; the other, search_tools, is think.SearchToolName.
+const CallToolName = "call_tool"
 
 // DefaultMaxTools is the default cap on one session's list: Cursor warns
 // above 40 tools (and drops tools past its limit), VS Code refuses more than
@@ -82,9 +80,35 @@ type proxyOptions struct {
 	Policy *config.Policy
 }
 
-// A proxy serves a Toolset as MCP servers. It is safe for concurrent use.
+// toolset is what the proxy needs of the Toolset it serves; *toolsift.Toolset
+// is one. Its methods are called concurrently, from the sessions' requests
+// and from the Hub's hooks.
+type toolset interface {
+	// Tools returns the catalog, sorted by name; Get one of its tools.
+	Tools() []tool.Tool
+	Get(name string) (tool.Tool, bool)
+	// Generation moves whenever the catalog changes: what is made from
+	// Tools is kept until it does.
+	Generation() uint64
+	// Pinned names the tools pinned by the Toolset's own rule (its pins,
+	// the config's alwaysLoad and alwaysLoadTools), sorted; it grows as
+	// servers join.
+	Pinned() []string
+	// Find answers search_tools: the best k tools for query but those skip
+	// names, fitted into tokens (think.Thinker.Find); an error wrapping
+	// retrieval.ErrSearch for a bad query or k.
+	Find(ctx context.Context, query string, k, tokens int, skip func(name string) bool) (think.SearchAnswer, []tool.Tool, error)
+	// Call calls a tool of the catalog (tool.ErrUnknown, tool.ErrUnavailable
+	// and tool.ErrInvalidArguments as upstream.Hub.Call).
+	Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error)
+}
+
+// A proxy serves a toolset as MCP servers, and passes on what is the Hub's
+// (resources, prompts, completions, subscriptions, trust, freshness). It is
+// safe for concurrent use.
 type proxy struct {
-	ts       *toolsift.Toolset
+	ts       toolset
+	hub      *upstream.Hub // the one the Toolset's tools come from
 	opts     proxyOptions
 	log      *slog.Logger
 	sdkLog   *slog.Logger                // the SDK's: warnings and errors only
@@ -111,14 +135,15 @@ type proxy struct {
 	perUser *perUser
 }
 
-// newProxy returns a proxy over ts. It fails on invalid proxyOptions; pins that match
-// nothing are warnings (Warnings), not errors.
-func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
+// newProxy returns a proxy over ts, whose tools come from hub. It fails on
+// invalid proxyOptions; pins that match nothing are warnings (Warnings),
+// not errors.
+func newProxy(ts toolset, hub *upstream.Hub, opts *proxyOptions) (*proxy, error) {
 	switch {
 	case ts == nil:
 		return nil, fmt.Errorf("%w: nil Toolset", ErrOptions)
-	case ts.Hub() == nil:
-		return nil, fmt.Errorf("%w: the Toolset has no servers (made by toolsift.New): open it with toolsift.Open or OpenConfig", ErrOptions)
+	case hub == nil:
+		return nil, fmt.Errorf("%w: nil Hub: the proxy passes on the Hub's resources, prompts and trust", ErrOptions)
 	}
 	var o proxyOptions
 	if opts != nil {
@@ -156,7 +181,7 @@ func newProxy(ts *toolsift.Toolset, opts *proxyOptions) (*proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &proxy{ts: ts, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, grace: sessionGrace,
+	p := &proxy{ts: ts, hub: hub, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, grace: sessionGrace,
 		results: newByteBudget(o.MaxResultBytes)}
 	pol, err := newPolicy(o.Policy, p.serverNames())
 	if err != nil {
@@ -189,7 +214,7 @@ func (p *proxy) pin() {
 func (p *proxy) pins() []tool.Tool { return *p.pinned.Load() }
 
 // repin adds the tools the Toolset pins since the proxy was made (its
-// Pinned grows as servers join: toolsift.Options.Hub.Background) and
+// Pinned grows as servers join: upstream.HubOptions.Background) and
 // those of PinnedServers and PinnedTools that joined the catalog. Called
 // by toolsChanged.
 func (p *proxy) repin() {
@@ -328,7 +353,7 @@ func (s *session) checkTools(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		s.freshen(ctx, method, req) // fresh.go
-		reloaded, err := s.p.ts.Hub().ReloadTrust(ctx)
+		reloaded, err := s.p.hub.ReloadTrust(ctx)
 		if err != nil {
 			s.p.log.Warn("reloading tool trust records", "error", err)
 		}
@@ -407,18 +432,19 @@ const instructions = "This server stands in for many MCP servers. Call search_to
 
 // searchSchema is search_tools' input schema, made once: searchTool is
 // made at every session and every announcement of a list's change (once a
-// search that lists tools), and retrieval.SearchTool hashes its
-// canonicalised schema.
-var searchSchema = sync.OnceValue(func() json.RawMessage { return retrieval.SearchTool().InputSchema })
+// search that lists tools), and think.SearchTool hashes its canonicalised
+// schema.
+var searchSchema = sync.OnceValue(func() json.RawMessage { return think.SearchTool().InputSchema })
 
 func searchTool() *mcp.Tool {
 	return &mcp.Tool{
-		Name:  SearchToolName,
+		Name:  think.SearchToolName,
 		Title: "Search tools",
 		Description: "Search every tool of the connected MCP servers by what you need to do. " +
 			"Returns the best matching tools with their server, score and input schema. " +
 			"They join your tool list; you can also call any of them through call_tool.",
-		// The arguments are the agent's search_tools' (retrieval.ParseSearchArgs reads them).
+		// The arguments are the agent's search_tools' (think.ParseSearchArgs
+		// reads them); the description says what this answer brings.
 		InputSchema: searchSchema(),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}

@@ -82,14 +82,30 @@ func localTools(t testing.TB) *config.Config {
 	return &config.Config{Servers: map[string]config.Server{"math": math, "notes": notes, "weather": weather}}
 }
 
-func openToolset(t *testing.T, cfg *config.Config) *toolsift.Toolset {
+// openToolset opens a Toolset over a Hub of cfg's servers, as gateway.Open
+// does, closed with the test.
+func openToolset(t *testing.T, cfg *config.Config) (*toolsift.Toolset, *upstream.Hub) {
 	t.Helper()
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
+	return openHubToolset(t, cfg, upstream.HubOptions{}, toolsift.Options{NoSemantic: true})
+}
+
+// openHubToolset opens a Toolset with to over a Hub of cfg's servers made
+// with ho (a Memory store unless ho has one), closed with the test.
+func openHubToolset(t testing.TB, cfg *config.Config, ho upstream.HubOptions, to toolsift.Options) (*toolsift.Toolset, *upstream.Hub) {
+	t.Helper()
+	if ho.Store == nil {
+		ho.Store = store.NewMemory()
+	}
+	hub, err := upstream.NewHub(cfg, &ho)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolsift.OpenHub(context.Background(), hub, &to)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ts.Close() })
-	return ts
+	return ts, hub
 }
 
 // client is a go-sdk client session with the tools/list_changed
@@ -184,8 +200,8 @@ func TestSearchListsFoundTools(t *testing.T) {
 	// the initialize handshake.
 	for _, version := range []string{"2026-07-28", "2025-11-25", "2025-06-18"} {
 		t.Run(version, func(t *testing.T) {
-			ts := openToolset(t, localTools(t))
-			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedServers: []string{"notes"}, PinnedTools: []string{"weather__get_*", "nope__nothing"}})
+			ts, hub := openToolset(t, localTools(t))
+			p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{PinnedServers: []string{"notes"}, PinnedTools: []string{"weather__get_*", "nope__nothing"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,8 +240,8 @@ func TestSearchListsFoundTools(t *testing.T) {
 }
 
 func TestCallErrors(t *testing.T) {
-	ts := openToolset(t, localTools(t))
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,8 +281,8 @@ func TestCallErrors(t *testing.T) {
 func TestPinnedServerWithoutTools(t *testing.T) {
 	cfg := localTools(t)
 	cfg.Servers["broken"] = config.Server{Command: "/nonexistent/toolsift-test-server"}
-	ts := openToolset(t, cfg)
-	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedServers: []string{"broken"}})
+	ts, hub := openToolset(t, cfg)
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{PinnedServers: []string{"broken"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,9 +292,9 @@ func TestPinnedServerWithoutTools(t *testing.T) {
 }
 
 func TestLeastRecentlyUsedLeaves(t *testing.T) {
-	ts := openToolset(t, localTools(t))
+	ts, hub := openToolset(t, localTools(t))
 	// Room for two found tools besides search_tools and call_tool.
-	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{MaxTools: 4})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{MaxTools: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,8 +329,8 @@ func TestLeastRecentlyUsedLeaves(t *testing.T) {
 // TestSessionsHaveTheirOwnList: what one session finds is not on
 // another's list.
 func TestSessionsHaveTheirOwnList(t *testing.T) {
-	ts := openToolset(t, localTools(t))
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, localTools(t))
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,9 +350,9 @@ func TestSessionsHaveTheirOwnList(t *testing.T) {
 // TestSearchFitsBudget: a small budget compresses the schemas, a tiny one
 // still answers with the best tool.
 func TestSearchFitsBudget(t *testing.T) {
-	ts := openToolset(t, localTools(t))
+	ts, hub := openToolset(t, localTools(t))
 	for _, budget := range []int{4000, 60, 1} {
-		p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{SearchBudget: budget})
+		p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{SearchBudget: budget})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,16 +376,16 @@ func TestSearchFitsBudget(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	ts := openToolset(t, localTools(t))
+	ts, hub := openToolset(t, localTools(t))
 	for _, o := range []gateway.ProxyOptions{{MaxTools: -1}, {SearchBudget: -1}, {PinnedTools: []string{"["}}} {
-		if _, err := gateway.NewProxy(ts, &o); err == nil {
+		if _, err := gateway.NewProxy(ts, hub, &o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
 		}
 	}
-	if _, err := gateway.NewProxy(nil, nil); err == nil {
+	if _, err := gateway.NewProxy(nil, nil, nil); err == nil {
 		t.Error("New(nil) succeeded")
 	}
-	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{MaxTools: 3, PinnedServers: []string{"math"}})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{MaxTools: 3, PinnedServers: []string{"math"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,9 +397,9 @@ func TestOptions(t *testing.T) {
 // TestLogLines: one line per search and per call, with what they did, and
 // never the arguments.
 func TestLogLines(t *testing.T) {
-	ts := openToolset(t, localTools(t))
+	ts, hub := openToolset(t, localTools(t))
 	var buf testenv.Buffer
-	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,10 +432,10 @@ func TestLogLines(t *testing.T) {
 // list; with Stateless, a client of 2026-07-28 calls found tools through
 // call_tool (TestBothWires has both on the default handler).
 func TestHTTP(t *testing.T) {
-	ts := openToolset(t, localTools(t))
+	ts, hub := openToolset(t, localTools(t))
 	for _, stateless := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
-			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Static: stateless})
+			p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Static: stateless})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -483,8 +499,8 @@ func TestCancelReachesUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"slow": slow}})
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, &config.Config{Servers: map[string]config.Server{"slow": slow}})
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

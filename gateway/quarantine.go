@@ -51,7 +51,7 @@ type quarantined struct {
 // the status, so a read that races a change is stored under the older key
 // and read again.
 func (p *proxy) quarantine() quarantine {
-	gen, epoch := p.ts.Index().Generation(), p.trustEpoch.Load()
+	gen, epoch := p.ts.Generation(), p.trustEpoch.Load()
 	c := &p.quar
 	c.mu.Lock()
 	if c.read && c.gen == gen && c.epoch == epoch {
@@ -70,7 +70,7 @@ func (p *proxy) quarantine() quarantine {
 // readQuarantine reads the changed tools from the Hub's status.
 func (p *proxy) readQuarantine() quarantine {
 	q := quarantine{}
-	for _, st := range p.ts.Hub().Status() {
+	for _, st := range p.hub.Status() {
 		for _, c := range st.Changed {
 			q[c.Name] = changed{server: st.Name, what: c.What}
 		}

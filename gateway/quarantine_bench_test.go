@@ -8,7 +8,6 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -19,8 +18,8 @@ import (
 // (cached). In-process servers have no stderr; a stdio server's status also
 // copies its stderr tail (up to 4 KiB), so read costs more there.
 func BenchmarkQuarantine(b *testing.B) {
-	ts := catalog73(b, func(s, i int) string { return fmt.Sprintf("Tool %d of server %d.", i, s) })
-	p, err := newProxy(ts, nil)
+	ts, hub := catalog73(b, func(s, i int) string { return fmt.Sprintf("Tool %d of server %d.", i, s) })
+	p, err := newProxy(ts, hub, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,7 +40,7 @@ func BenchmarkQuarantine(b *testing.B) {
 // catalog73 is a Toolset over 73 in-process servers (s0…s72) of 30 tools
 // each (tool_0…tool_29), the size of the 73-server catalog; desc gives
 // tool i of server s its description.
-func catalog73(b *testing.B, desc func(s, i int) string) *toolsift.Toolset {
+func catalog73(b *testing.B, desc func(s, i int) string) (*toolsift.Toolset, *upstream.Hub) {
 	b.Helper()
 	cfg := &config.Config{Servers: map[string]config.Server{}}
 	for s := range 73 {
@@ -56,10 +55,5 @@ func catalog73(b *testing.B, desc func(s, i int) string) *toolsift.Toolset {
 		}
 		cfg.Servers[fmt.Sprintf("s%d", s)] = srv
 	}
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ts.Close() })
-	return ts
+	return openHub(b, cfg)
 }

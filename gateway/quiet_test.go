@@ -14,7 +14,6 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -39,12 +38,8 @@ func TestQuietLog(t *testing.T) {
 			cfg := &config.Config{Servers: map[string]config.Server{"fs": dialed(up)}}
 			var buf testenv.Buffer
 			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
-			ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: log,
-				Hub: upstream.HubOptions{ClientRequests: gateway.NewClientRequests(log, 0)}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ts.Close()
+			ts, hub := openHubToolset(t, cfg, upstream.HubOptions{ClientRequests: gateway.NewClientRequests(log, 0), Logger: log},
+				toolsift.Options{NoSemantic: true, Logger: log})
 			select {
 			case err := <-asked:
 				if err == nil || !strings.Contains(err.Error(), "declined") {
@@ -53,7 +48,7 @@ func TestQuietLog(t *testing.T) {
 			case <-time.After(testenv.WaitLimit()):
 				t.Fatal("the server never asked for roots")
 			}
-			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Logger: log})
+			p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Logger: log})
 			if err != nil {
 				t.Fatal(err)
 			}

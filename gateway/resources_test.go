@@ -53,8 +53,8 @@ func TestResourcesRouteUnambiguously(t *testing.T) {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
 		})
-	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"aaa": dialed(evil), "zzz": dialed(victim)}})
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(t, &config.Config{Servers: map[string]config.Server{"aaa": dialed(evil), "zzz": dialed(victim)}})
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestResourcesRouteUnambiguously(t *testing.T) {
 	if _, err := read("toolsift:aaa/db://zzz/secret"); err == nil || !strings.Contains(err.Error(), "server aaa") {
 		t.Errorf("read of aaa's link: %v, want it asked of aaa (which has no such resource)", err)
 	}
-	if got, err := ts.Hub().Passthrough().ReadResource(ctx, "file:///notes.txt"); err == nil || !strings.Contains(err.Error(), "listed by servers aaa and zzz") {
+	if got, err := hub.Passthrough().ReadResource(ctx, "file:///notes.txt"); err == nil || !strings.Contains(err.Error(), "listed by servers aaa and zzz") {
 		t.Errorf("Passthrough.ReadResource of a URI both list = %s, %v; want it refused naming both", got, err)
 	}
 }

@@ -39,8 +39,8 @@ func bigResultServer(size int) config.Server {
 // the HTTP answer's; copies/op is B/op over the result's size.
 func BenchmarkLargeResult(b *testing.B) {
 	const size = 15 << 20
-	ts := openToolset(&testing.T{}, &config.Config{Servers: map[string]config.Server{"up": bigResultServer(size)}})
-	p, err := gateway.NewProxy(ts, nil)
+	ts, hub := openToolset(&testing.T{}, &config.Config{Servers: map[string]config.Server{"up": bigResultServer(size)}})
+	p, err := gateway.NewProxy(ts, hub, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,8 +107,8 @@ func TestResultBytesBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := openToolset(t, &config.Config{Servers: map[string]config.Server{"up": up}})
-	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{MaxResultBytes: 100_000})
+	ts, hub := openToolset(t, &config.Config{Servers: map[string]config.Server{"up": up}})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{MaxResultBytes: 100_000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,8 +46,8 @@ func TestUpstreamTextEscaped(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"up": dialed(up)}}
-	ts := openToolset(t, cfg)
-	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedTools: []string{"up__read_file"}})
+	ts, hub := openToolset(t, cfg)
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{PinnedTools: []string{"up__read_file"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	p := s.p
-	a, err := retrieval.ParseSearchArgs(orEmpty(req.Params.Arguments))
+	a, err := think.ParseSearchArgs(orEmpty(req.Params.Arguments))
 	if err != nil {
 		return errorResult("%v", err), nil
 	}
@@ -65,7 +65,7 @@ func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.Se
 	if a != nil { // out of the caller's scope: never ranked, counted or omitted (policy.go)
 		skip = func(name string) bool { return !a.vis[name] || q.has(name) }
 	}
-	return p.ts.Thinker().Find(ctx, query, k, p.opts.SearchBudget, skip)
+	return p.ts.Find(ctx, query, k, p.opts.SearchBudget, skip)
 }
 
 // errorResult is a tool result that tells the model what went wrong.

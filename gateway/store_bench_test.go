@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // BenchmarkGatewayStore: what the store costs a team gateway per search_tools
@@ -42,12 +43,8 @@ func BenchmarkGatewayStore(b *testing.B) {
 				st = pg
 			}
 			defer st.Close()
-			ts, err := toolsift.OpenConfig(ctx, localTools(b), &toolsift.Options{NoSemantic: true, Store: st})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ts.Close()
-			p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{Audit: &audit.Log{Store: st}})
+			ts, hub := openHubToolset(b, localTools(b), upstream.HubOptions{Store: st}, toolsift.Options{NoSemantic: true})
+			p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Audit: &audit.Log{Store: st}})
 			if err != nil {
 				b.Fatal(err)
 			}

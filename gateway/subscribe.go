@@ -27,7 +27,7 @@ type clientSubs struct {
 // subscribe answers resources/subscribe.
 func (s *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	start := time.Now()
-	pt := s.p.ts.Hub().Passthrough()
+	pt := s.p.hub.Passthrough()
 	if srv := s.p.perUser.featureServer(pt, "", req.Params.URI); srv != "" {
 		return errPerUserFeature(srv)
 	}
@@ -53,7 +53,7 @@ func (s *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 // unsubscribe answers resources/unsubscribe.
 func (s *session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	start := time.Now()
-	err := s.p.ts.Hub().Passthrough().Unsubscribe(withSession(ctx, req.Session), req.Params.URI)
+	err := s.p.hub.Passthrough().Unsubscribe(withSession(ctx, req.Session), req.Params.URI)
 	s.p.logger(ctx, req.Session).Info("unsubscribe", "uri", req.Params.URI, "duration", time.Since(start), "error", err)
 	if err == nil {
 		s.subs.mu.Lock()
@@ -74,7 +74,7 @@ func (s *session) unsubscribeWhenDone(ss *mcp.ServerSession) {
 	s.subs.mu.Unlock()
 	for uri, n := range mine {
 		for range n {
-			if err := s.p.ts.Hub().Passthrough().Unsubscribe(context.Background(), uri); err != nil {
+			if err := s.p.hub.Passthrough().Unsubscribe(context.Background(), uri); err != nil {
 				s.p.log.Debug("unsubscribing a session that ended", "uri", uri, "error", err)
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -41,14 +40,11 @@ func watchProxy(t *testing.T, opts *gateway.ProxyOptions) (p *gateway.Proxy, up 
 	up.AddResource(&mcp.Resource{Name: "a", URI: "watch://a"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
 	})
-	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"watch": dialed(up)}}, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Hub: upstream.HubOptions{
+	ts, hub := openHubToolset(t, &config.Config{Servers: map[string]config.Server{"watch": dialed(up)}}, upstream.HubOptions{
 		OnResourceUpdated: func(uri string) { p.ResourceUpdated(uri) },
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Close() })
-	if p, err = gateway.NewProxy(ts, opts); err != nil {
+	}, toolsift.Options{NoSemantic: true})
+	var err error
+	if p, err = gateway.NewProxy(ts, hub, opts); err != nil {
 		t.Fatal(err)
 	}
 

@@ -18,6 +18,7 @@ import (
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestRugPullQuarantined: a hostile upstream lists a read-only,
@@ -41,8 +42,8 @@ func TestRugPullQuarantined(t *testing.T) {
 	}
 	add("Look a word up in the dictionary.", map[string]any{"type": "object", "properties": map[string]any{"word": map[string]any{"type": "string"}}}, true)
 	cfg := &config.Config{Servers: map[string]config.Server{"up": dialed(up)}}
-	ts := openToolset(t, cfg)
-	px, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedTools: []string{"up__lookup"}})
+	ts, hub := openToolset(t, cfg)
+	px, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{PinnedTools: []string{"up__lookup"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestRugPullQuarantined(t *testing.T) {
 		t.Errorf("the upstream ran the quarantined tool %d times", n)
 	}
 
-	if _, err := ts.Hub().Trust(context.Background(), "up"); err != nil {
+	if _, err := hub.Trust(context.Background(), "up"); err != nil {
 		t.Fatal(err)
 	}
 	px.ToolsChanged()
@@ -205,18 +206,14 @@ func TestChangeLoggedOnce(t *testing.T) {
 		})
 	cfg := &config.Config{Servers: map[string]config.Server{"up": dialed(up)}}
 	var px atomic.Pointer[gateway.Proxy]
-	ts, err := toolsift.OpenConfig(context.Background(), cfg, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(),
+	ts, hub := openHubToolset(t, cfg, upstream.HubOptions{}, toolsift.Options{NoSemantic: true,
 		OnChange: func(tool.Change) {
 			if p := px.Load(); p != nil {
 				p.ToolsChanged()
 			}
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Close() })
 	var buf testenv.Buffer
-	p, err := gateway.NewProxy(ts, &gateway.ProxyOptions{PinnedTools: []string{"up__lookup"}, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{PinnedTools: []string{"up__lookup"}, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

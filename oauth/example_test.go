@@ -28,7 +28,7 @@ func ExampleStore_Login() {
 	connect := func() {
 		hub, _ := upstream.NewHub(cfg, &upstream.HubOptions{Auth: auth, Store: store.NewMemory(), MaxRestarts: -1})
 		defer hub.Close()
-		hub.Connect(ctx)
+		hub.Connect(ctx, nil)
 		st := hub.Status()[0]
 		if st.Err != nil {
 			msg := st.Err.Error()

@@ -31,7 +31,7 @@ func TestLoginOnly2026(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { h.Close() })
-		h.Connect(t.Context())
+		h.Connect(t.Context(), nil)
 		return h, h.Status()[0]
 	}
 

@@ -67,7 +67,7 @@ func connect(t *testing.T, s *oauth.Store, url string) (*upstream.Hub, upstream.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	h.Connect(t.Context())
+	h.Connect(t.Context(), nil)
 	return h, h.Status()[0]
 }
 
@@ -315,7 +315,7 @@ func TestLazyServerNeedsLogin(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { h.Close() })
-		if err := h.Connect(t.Context()); err != nil {
+		if err := h.Connect(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
 		return h

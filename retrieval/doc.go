@@ -20,12 +20,11 @@
 //	r, _ := retrieval.New(ix, &retrieval.Options{K: 8})
 //	matches, _ := r.Retrieve(ctx, retrieval.Query{Task: userMessage, Thought: lastAssistantText})
 //
-// [Retriever.Search] ranks for one need (a Go caller's k tools), and the
-// search_tools meta-tool ([SearchTool], [ParseSearchArgs], the one rule
-// for its arguments, and [Retriever.SearchTools], Search's JSON form with
-// the model's messages) lets a model ask for tools it was not offered
-// (think.Thinker.Find is its answer with the schemas, fitted to a budget). The package also has the retrieval metrics
-// used to measure all this ([Recall], [Hit], [Complete], [MRR], [NDCG]).
+// [Retriever.Search] ranks for one need (a Go caller's k tools, and the
+// search_tools meta-tool's answers, which the think package owns), and
+// [Retriever.SearchWithin] among the tools a filter lets through. The
+// package only ranks; it also has the retrieval metrics used to measure
+// the ranking ([Recall], [Hit], [Complete], [MRR], [NDCG]).
 //
 // # How a query is ranked
 //

@@ -2,7 +2,6 @@ package retrieval_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log"
 
@@ -51,41 +50,6 @@ func Example() {
 	// weather__get_forecast  pinned=false sticky=true
 	// mail__send_email       pinned=false sticky=false
 	// github__create_issue   pinned=false sticky=false
-}
-
-func ExampleRetriever_SearchTools() {
-	ctx := context.Background()
-	emb, err := toolindex.NewLocalEmbedder(nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	ix, err := toolindex.New(emb, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	_, err = ix.Upsert(ctx,
-		tool.Tool{Name: "calendar__create_event", Description: "Create a calendar event. Attendees get an invitation."},
-		tool.Tool{Name: "calendar__list_events", Description: "List calendar events between two dates."},
-		tool.Tool{Name: "mail__send_email", Description: "Send an email to a recipient."},
-	)
-	if err != nil {
-		log.Fatal(err)
-	}
-	r, err := retrieval.New(ix, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	// The model called search_tools (retrieval.SearchTool()) with these
-	// arguments.
-	answer, found, err := r.SearchTools(ctx, json.RawMessage(`{"query": "create a calendar event", "k": 1}`))
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(answer)
-	fmt.Println(len(found), "tool to add to the next step:", found[0].Tool.Name)
-	// Output:
-	// {"tools":[{"name":"calendar__create_event","description":"Create a calendar event."}]}
-	// 1 tool to add to the next step: calendar__create_event
 }
 
 func ExampleRecall() {

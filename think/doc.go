@@ -22,10 +22,16 @@
 // step. docs/measurements.md ("Prompt cache") compares both on scripted
 // traces.
 //
-// Thinker.Find is search_tools answered with the found tools' schemas
-// fitted to a budget, by the same rules (budget.Select, a found tool
-// clearly wanted even when larger than the budget): toolsift serve's
-// answer, for clients that have no Think step of their own.
+// The step owns the search_tools meta-tool it offers: its name
+// (SearchToolName), its definition (SearchTool), the one rule for its
+// arguments (ParseSearchArgs) and both its answers. Thinker.SearchTools
+// names the tools found, with a line each, for a loop that offers them at
+// its next step (Request.Found); Thinker.Find brings the found tools'
+// schemas fitted to a budget, by the same rules as a step (budget.Select,
+// a found tool clearly wanted even when larger than the budget), for a
+// client with no Think step of its own (a proxy's). Both rank with retrieval's Search.
+// ConversationQuery is the one rule that turns a conversation
+// (tool.Message) into the Query of its next step.
 //
 // Most programs do not use it directly: toolsift.Open returns a Toolset
 // whose Think method is this step over the servers of a config file.

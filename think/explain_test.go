@@ -171,7 +171,7 @@ func TestExplainCutByBudget(t *testing.T) {
 	// The pinned tool (read_file) and search_tools, at their cheapest,
 	// take most of the budget; what is left is less than the invoice tool
 	// at its cheapest.
-	b := cheapest(catalog[5]) + cheapest(retrieval.SearchTool()) + cheap/2
+	b := cheapest(catalog[5]) + cheapest(think.SearchTool()) + cheap/2
 	// Without listings (the default): a listing would fit where the schema does not.
 	th := newThinker(t, ix, think.Options{Budget: b, Retrieval: retrieval.Options{K: 1, Pinned: []string{"read_file"}, Mode: retrieval.Lexical}})
 	req := think.Request{Query: retrieval.Query{Task: "file the invoice"}}

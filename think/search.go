@@ -115,12 +115,14 @@ func (t *Thinker) Find(ctx context.Context, query string, k, tokens int, skip fu
 }
 
 // search is the best k matches for query among the tools skip (nil:
-// none) lets through: the skipped ones are not ranked at all
+// none) lets through, search_tools aside (it never finds itself, should
+// the index hold a tool of its name): the others are not ranked at all
 // (retrieval.Retriever.SearchWithin), so they neither take a place nor
 // move the others' scores.
 func (t *Thinker) search(ctx context.Context, query string, k int, skip func(string) bool) ([]retrieval.Match, error) {
-	if skip == nil {
+	_, meta := t.ix.Get(SearchToolName)
+	if skip == nil && !meta {
 		return t.r.Search(ctx, query, k)
 	}
-	return t.r.SearchWithin(ctx, query, k, func(tl tool.Tool) bool { return !skip(tl.Name) })
+	return t.r.SearchWithin(ctx, query, k, func(tl tool.Tool) bool { return tl.Name != SearchToolName && (skip == nil || !skip(tl.Name)) })
 }

@@ -90,7 +90,7 @@ func TestStableKeepsPlaceAndAppends(t *testing.T) {
 	for _, o := range s.Tools {
 		want := think.ReasonKept
 		switch {
-		case o.Tool.Name == retrieval.SearchToolName:
+		case o.Tool.Name == think.SearchToolName:
 			want = think.ReasonMeta
 		case o.Tool.Name == "get_weather":
 			want = think.ReasonSticky

@@ -206,10 +206,22 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 // Retriever returns the Thinker's retriever: it answers search_tools.
 func (t *Thinker) Retriever() *retrieval.Retriever { return t.r }
 
+// Index returns the index the Thinker ranks.
+func (t *Thinker) Index() *toolindex.Index { return t.ix }
+
 // Options returns the options in force, defaults filled in (its Tokenizer
 // is the one that counts the budget): a Thinker for another ranking mode
-// over the same index is think.New(ix, &opts) with opts changed.
+// over the same index is think.New(t.Index(), &opts) with opts changed.
 func (t *Thinker) Options() Options { return t.opts }
+
+// WithPinned returns a Thinker over the same index with the same options
+// but for the pinned tools: names (Options.Retrieval.Pinned) in place of
+// t's own. t is unchanged.
+func (t *Thinker) WithPinned(names []string) (*Thinker, error) {
+	o := t.opts
+	o.Retrieval.Pinned = slices.Clone(names)
+	return New(t.ix, &o)
+}
 
 // Request is what one step knows.
 type Request struct {
@@ -245,8 +257,9 @@ type Offer struct {
 	// Tools are the tools to send, in request order: by name, search_tools
 	// last, so the same set always makes the same request.
 	Tools []Offered
-	// Tokens is the sum of Tools' tokens.
-	Tokens int
+	// Tokens is the sum of Tools' tokens; Budget is the step's budget
+	// (Options.Budget), which Tokens exceeds only for an Oversized tool.
+	Tokens, Budget int
 	// Ranked is what the retriever returned for the step, best first.
 	Ranked []retrieval.Match
 	// AllTokens is what sending every tool of the catalog at full tier
@@ -343,7 +356,7 @@ const (
 // one such tool is offered per step; the rest of the budget is spent as
 // usual.
 func (t *Thinker) Think(ctx context.Context, req Request) (Offer, error) {
-	var off Offer
+	off := Offer{Budget: t.opts.Budget}
 	start := time.Now()
 	ranked, err := t.r.Retrieve(ctx, req.Query)
 	if err != nil {
@@ -430,9 +443,9 @@ func (t *Thinker) candidates(req Request, ranked []retrieval.Match) *plan {
 		}
 	}
 	if t.opts.Search != SearchNever {
-		if _, clash := t.ix.Get(retrieval.SearchToolName); !clash { // never shadow a real tool of that name
+		if _, clash := t.ix.Get(SearchToolName); !clash { // never shadow a real tool of that name
 			p.search = true
-			add(retrieval.SearchTool(), 1, ReasonMeta)
+			add(SearchTool(), 1, ReasonMeta)
 		}
 	}
 	for _, m := range ranked {

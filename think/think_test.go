@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -263,5 +264,48 @@ func TestNewRejects(t *testing.T) {
 	}
 	if _, err := think.New(nil, nil); !errors.Is(err, think.ErrOptions) {
 		t.Errorf("New(nil) = %v, want ErrOptions", err)
+	}
+}
+
+// TestWithPinned: the derived step pins the tools it names, over the same
+// index and with the same options; the step it came from is unchanged.
+func TestWithPinned(t *testing.T) {
+	ix := newIndex(t, catalog...)
+	base := newThinker(t, ix, think.Options{Budget: 200, Search: think.SearchAlways, Retrieval: retrieval.Options{K: 2, Pinned: []string{"get_weather"}}})
+	pinned, err := base.WithPinned([]string{"read_file", "add_numbers"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pinned.Index() != ix || base.Index() != ix {
+		t.Error("WithPinned's Thinker ranks another index")
+	}
+	want := base.Options()
+	want.Retrieval.Pinned = []string{"read_file", "add_numbers"}
+	if diff := cmp.Diff(want, pinned.Options(), cmp.Comparer(func(a, b *budget.Tokenizer) bool { return a == b }), cmpopts.IgnoreUnexported(retrieval.Options{})); diff != "" {
+		t.Errorf("options differ but for the pins (-want +got):\n%s", diff)
+	}
+	q := think.Request{Query: retrieval.Query{Task: "send an email"}}
+	offered := func(th *think.Thinker) map[string]string {
+		off, err := th.Think(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, o := range off.Tools {
+			m[o.Tool.Name] = o.Reason
+		}
+		return m
+	}
+	got := offered(pinned)
+	for _, n := range []string{"read_file", "add_numbers"} {
+		if got[n] != think.ReasonPinned {
+			t.Errorf("%s offered as %q by the derived step, want pinned (offer %v)", n, got[n], got)
+		}
+	}
+	if _, ok := got["get_weather"]; ok && got["get_weather"] == think.ReasonPinned {
+		t.Errorf("get_weather still pinned by the derived step: %v", got)
+	}
+	if b := offered(base); b["get_weather"] != think.ReasonPinned || b["read_file"] == think.ReasonPinned {
+		t.Errorf("the base step changed: %v, want get_weather pinned, read_file not", b)
 	}
 }

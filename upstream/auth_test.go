@@ -81,7 +81,7 @@ func (b *bearerServer) headers() []string {
 func authHub(t *testing.T, url string, auth upstream.Authorizer, headers map[string]string) upstream.ServerStatus {
 	t.Helper()
 	cfg := &config.Config{Servers: map[string]config.Server{"remote": {URL: url, Type: "http", Headers: headers}}}
-	hub := startHub(t, cfg, &upstream.HubOptions{Auth: auth, MaxRestarts: -1, Store: store.NewMemory()})
+	hub := startHub(t, cfg, &upstream.HubOptions{Auth: auth, MaxRestarts: -1, Store: store.NewMemory()}, nil)
 	return statusOf(t, hub, "remote")
 }
 
@@ -182,7 +182,7 @@ func TestAuthorizerDiscover(t *testing.T) {
 	defer srv.Close()
 	errLogin := errors.New(`server "remote" needs a login: run: app login remote`)
 	cfg := &config.Config{Servers: map[string]config.Server{"remote": {URL: srv.URL + "/mcp", Type: "http", ProtocolVersion: "latest"}}}
-	hub := startHub(t, cfg, &upstream.HubOptions{Auth: &tokens{err: errLogin}, MaxRestarts: -1, Store: store.NewMemory()})
+	hub := startHub(t, cfg, &upstream.HubOptions{Auth: &tokens{err: errLogin}, MaxRestarts: -1, Store: store.NewMemory()}, nil)
 	if st := statusOf(t, hub, "remote"); st.State != upstream.StateFailed || !errors.Is(st.Err, errLogin) {
 		t.Fatalf("status %v %v: want failed with the Authorizer's error", st.State, st.Err)
 	}

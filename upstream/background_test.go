@@ -21,7 +21,7 @@ func TestHubBackground(t *testing.T) {
 	bin := testServerPath(t)
 	dir, cache := t.TempDir(), t.TempDir()
 	stub := writeConfig(t, dir, map[string]any{"stub": map[string]any{"command": bin}})
-	startHub(t, stub, &upstream.HubOptions{Store: dirStore(t, cache)}).Close() // caches stub's tools
+	startHub(t, stub, &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close() // caches stub's tools
 
 	release := make(chan struct{})
 	cfg := &config.Config{Dir: dir, Servers: map[string]config.Server{
@@ -37,8 +37,8 @@ func TestHubBackground(t *testing.T) {
 	}}
 	ch := make(changes, 8)
 	progress := make(chan upstream.Progress, 8)
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), Background: true, OnChange: ch.onChange,
-		Progress: func(p upstream.Progress) { progress <- p }})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), Background: true,
+		Progress: func(p upstream.Progress) { progress <- p }}, ch.onChange)
 	defer close(release)
 
 	if got := summarize(ch.next(t)); got.Server != "stub" || len(got.Added) == 0 {

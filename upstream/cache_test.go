@@ -81,7 +81,7 @@ func TestCacheWrittenThenLazy(t *testing.T) {
 		}}
 	}
 
-	hub1 := startHub(t, cfg(), &upstream.HubOptions{Store: dirStore(t, dir)})
+	hub1 := startHub(t, cfg(), &upstream.HubOptions{Store: dirStore(t, dir)}, nil)
 	st1 := statusOf(t, hub1, "docs")
 	if st1.State != upstream.StateReady || st1.FromCache || st1.CachedAt.IsZero() {
 		t.Fatalf("first hub: %+v; want ready, not from cache, with CachedAt", st1)
@@ -122,7 +122,7 @@ func TestCacheWrittenThenLazy(t *testing.T) {
 
 	conns.Store(0)
 	got := make(changes, 16)
-	hub2 := startHub(t, cfg(), &upstream.HubOptions{Store: dirStore(t, dir), OnChange: got.onChange})
+	hub2 := startHub(t, cfg(), &upstream.HubOptions{Store: dirStore(t, dir)}, got.onChange)
 	if n := conns.Load(); n != 0 {
 		t.Errorf("%d connections at Connect, want none", n)
 	}
@@ -173,14 +173,14 @@ func TestCacheStale(t *testing.T) {
 			old := newServer("wx", nil, "kept", "gone")
 			addTextTool(old, "edited", "Old description.", "old")
 			startHub(t, &config.Config{Servers: map[string]config.Server{"wx": countedServer(old, &conns)}},
-				&upstream.HubOptions{Store: dirStore(t, dir)}).Close()
+				&upstream.HubOptions{Store: dirStore(t, dir)}, nil).Close()
 
 			// The next run: "gone" removed, "edited" changed, "new" added.
 			cur := newServer("wx", nil, "kept", "new")
 			addTextTool(cur, "edited", "New description.", "new")
 			got := make(changes, 16)
 			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"wx": countedServer(cur, &conns)}},
-				&upstream.HubOptions{Store: dirStore(t, dir), OnChange: got.onChange})
+				&upstream.HubOptions{Store: dirStore(t, dir)}, got.onChange)
 			if diff := cmp.Diff(changeSummary{Server: "wx", Added: []string{"wx__edited", "wx__gone", "wx__kept"}}, summarize(got.next(t))); diff != "" {
 				t.Errorf("change at Connect (-want +got):\n%s", diff)
 			}
@@ -210,7 +210,7 @@ func TestCacheStale(t *testing.T) {
 
 			// The entry was rewritten with the fresh list.
 			hub3 := startHub(t, &config.Config{Servers: map[string]config.Server{"wx": countedServer(cur, &conns)}},
-				&upstream.HubOptions{Store: dirStore(t, dir)})
+				&upstream.HubOptions{Store: dirStore(t, dir)}, nil)
 			if st := statusOf(t, hub3, "wx"); st.State != upstream.StateLazy {
 				t.Errorf("third hub: state %s, want lazy", st.State)
 			}
@@ -233,7 +233,7 @@ func TestCacheMisses(t *testing.T) {
 	srv := newServer("s", nil, "a", "b")
 	var conns atomic.Int32
 	base := countedServer(srv, &conns)
-	startHub(t, &config.Config{Servers: map[string]config.Server{"s": base}}, &upstream.HubOptions{Store: dirStore(t, dir)}).Close()
+	startHub(t, &config.Config{Servers: map[string]config.Server{"s": base}}, &upstream.HubOptions{Store: dirStore(t, dir)}, nil).Close()
 
 	changed := func(f func(*config.Server)) config.Server { sc := base; f(&sc); return sc }
 	for _, tt := range []struct {
@@ -253,7 +253,7 @@ func TestCacheMisses(t *testing.T) {
 			if opts.Store == nil {
 				opts.Store = dirStore(t, dir)
 			}
-			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": tt.sc}}, &opts)
+			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": tt.sc}}, &opts, nil)
 			st := statusOf(t, hub, "s")
 			if st.State != tt.state {
 				t.Errorf("state %s, want %s", st.State, tt.state)
@@ -283,7 +283,7 @@ func TestMemoryStoreKeepsNothing(t *testing.T) {
 	var conns atomic.Int32
 	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a"), &conns)}}
 	for range 2 {
-		hub := startHub(t, cfg, &upstream.HubOptions{Store: store.NewMemory()})
+		hub := startHub(t, cfg, &upstream.HubOptions{Store: store.NewMemory()}, nil)
 		if st := statusOf(t, hub, "s"); st.State != upstream.StateReady {
 			t.Errorf("state %s, want ready (started)", st.State)
 		}
@@ -304,7 +304,7 @@ func TestCacheCorruptEntry(t *testing.T) {
 	dir := t.TempDir()
 	var conns atomic.Int32
 	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a", "b"), &conns)}}
-	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir)}).Close()
+	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir)}, nil).Close()
 	files := cacheFiles(t, dir)
 	if len(files) != 1 {
 		t.Fatalf("cache files %v, want one", files)
@@ -330,7 +330,7 @@ func TestCacheCorruptEntry(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log logBuffer
-			hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir), Logger: log.logger()})
+			hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir), Logger: log.logger()}, nil)
 			if st := statusOf(t, hub, "s"); st.State != upstream.StateReady || st.FromCache {
 				t.Errorf("state %s (from cache %v), want ready from the server", st.State, st.FromCache)
 			}
@@ -338,7 +338,7 @@ func TestCacheCorruptEntry(t *testing.T) {
 				t.Errorf("no warning logged; log:\n%s", log.String())
 			}
 			hub.Close()
-			if hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir)}); statusOf(t, hub, "s").State != upstream.StateLazy {
+			if hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir)}, nil); statusOf(t, hub, "s").State != upstream.StateLazy {
 				t.Errorf("the entry was not rewritten: next hub is %s", statusOf(t, hub, "s").State)
 			}
 		})
@@ -369,7 +369,7 @@ func TestCacheNoSecrets(t *testing.T) {
 		"shell": map[string]any{"command": "/bin/sh", "args": []string{"-c", `exec "$0"`, bin, "--token=arg-s3cr3t"}},
 		"web":   map[string]any{"url": u, "type": "http", "headers": map[string]string{"X-Api-Key": "header-s3cr3t"}},
 	})
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil)
 	for _, st := range hub.Status() {
 		if st.State != upstream.StateReady {
 			t.Fatalf("%s: %s: %v\n%s", st.Name, st.State, st.Err, st.Stderr)
@@ -414,7 +414,7 @@ func TestCacheDefaultDir(t *testing.T) {
 	home := t.TempDir()
 	defer upstream.SetUserCacheDir(home)()
 	cacheTransports(t)
-	startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "a"))}}, nil).Close()
+	startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "a"))}}, nil, nil).Close()
 	if files := cacheFiles(t, filepath.Join(home, "toolsift")); len(files) != 1 {
 		t.Errorf("cache files under %s: %v, want one", home, files)
 	}
@@ -448,7 +448,7 @@ func writeRepeatedly(t *testing.T, dir, writer string) {
 	}
 	defer hub.Close()
 	ctx := context.Background()
-	if err := hub.Connect(ctx); err != nil {
+	if err := hub.Connect(ctx, nil); err != nil {
 		t.Error(err)
 		return
 	}
@@ -508,7 +508,7 @@ func TestCacheConcurrentWriters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := hub.Connect(context.Background()); err != nil {
+			if err := hub.Connect(context.Background(), nil); err != nil {
 				t.Fatal(err)
 			}
 			if statusOf(t, hub, "shared").State == upstream.StateLazy {
@@ -562,7 +562,7 @@ func TestCacheStaleTempFiles(t *testing.T) {
 	if err := os.Chtimes(old, long, long); err != nil {
 		t.Fatal(err)
 	}
-	startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "a"))}}, &upstream.HubOptions{Store: dirStore(t, dir)})
+	startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "a"))}}, &upstream.HubOptions{Store: dirStore(t, dir)}, nil)
 	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("old temporary file: %v, want it removed", err)
 	}
@@ -586,7 +586,7 @@ func TestDefaultStore(t *testing.T) {
 		t.Fatal("DefaultStore() without a user cache folder: no error")
 	}
 	var log logBuffer
-	hub := startHub(t, nil, &upstream.HubOptions{Logger: log.logger()})
+	hub := startHub(t, nil, &upstream.HubOptions{Logger: log.logger()}, nil)
 	hub.Close()
 	if !strings.Contains(log.String(), "no cache folder") {
 		t.Errorf("no warning of the missing cache folder; log:\n%s", log.String())
@@ -611,7 +611,7 @@ func TestCachedToolsKeepVerifiedHints(t *testing.T) {
 			})
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}
-	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}).Close()
+	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close()
 	readOnly := func(hub *upstream.Hub) map[string]bool {
 		out := map[string]bool{}
 		for _, tl := range hub.Tools() {
@@ -621,7 +621,7 @@ func TestCachedToolsKeepVerifiedHints(t *testing.T) {
 	}
 
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, got.onChange)
 	got.next(t) // the cached tools
 	want := map[string]bool{"s__ro": true, "s__rw": false}
 	if diff := cmp.Diff(want, readOnly(hub)); diff != "" {
@@ -664,7 +664,7 @@ func TestCachedToolsKeepVerifiedHints(t *testing.T) {
 	if err := os.WriteFile(files[0], data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	hub = startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)})
+	hub = startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil)
 	if st := statusOf(t, hub, "s"); st.State != upstream.StateLazy || !st.FromCache {
 		t.Fatalf("status %+v, want lazy from the cache", st)
 	}

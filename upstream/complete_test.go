@@ -46,7 +46,7 @@ func TestHubComplete(t *testing.T) {
 	checkGoroutines(t)
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{
 		"a": memServer(completingServer("a")), "b": memServer(completingServer("b")),
-	}}, nil)
+	}}, nil, nil)
 	for _, tc := range []struct {
 		name string
 		c    upstream.Completion

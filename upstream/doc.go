@@ -13,15 +13,16 @@
 // broken server never takes the others down: Status tells which server
 // failed, why, and the tail of its stderr. When a server sends
 // notifications/tools/list_changed, or its session ends and it is restarted
-// with backoff, the Hub reports the difference as a tool.Change through
-// HubOptions.OnChange, synchronously: wire an index with OnChange: ix.Apply
-// and Connect returns with every connected server's tools applied.
-// toolsift.Open does exactly that; use the Hub directly for a Hub without an
-// index, or another consumer of changes. Connect waits for every server's
+// with backoff, the Hub reports the difference as a tool.Change to the
+// change sink given to Connect, synchronously: wire an index with
+// hub.Connect(ctx, ix.Apply) and Connect returns with every connected
+// server's tools applied. toolsift.Open does exactly that (and
+// toolsift.OpenHub over a Hub of yours); use the Hub directly for a Hub
+// without an index, or another consumer of changes. Connect waits for every server's
 // first connection attempt; HubOptions.Progress hears how far it is
 // (servers ready, failed, pending), for a progress display. With
 // HubOptions.Background it waits only for the servers listed from the
-// cache, and the others join (through OnChange) as each lists its tools:
+// cache, and the others join (through the sink) as each lists its tools:
 // a proxy answers at once with what it has.
 //
 // Config files are read by package config, in the forms Claude Desktop,
@@ -53,10 +54,10 @@
 //
 //	cfg, err := config.Load("mcp.json", nil)
 //	if err != nil { ... }
-//	hub, err := upstream.NewHub(cfg, &upstream.HubOptions{OnChange: ix.Apply})
+//	hub, err := upstream.NewHub(cfg, nil)
 //	if err != nil { ... }
 //	defer hub.Close()
-//	if err := hub.Connect(ctx); err != nil { ... }
+//	if err := hub.Connect(ctx, ix.Apply); err != nil { ... } // ix: a toolindex.Index
 //	for _, st := range hub.Status() {
 //		fmt.Println(st.Name, st.State, st.Tools, st.Err)
 //	}
@@ -96,10 +97,10 @@
 // In StartLazy mode (the default), Connect starts only the servers that
 // have no cache entry, or whose fingerprint changed. The others are
 // StateLazy: their cached tools are listed by Tools, applied through
-// OnChange before Connect returns, and routed by Call, but no process runs.
+// the sink before Connect returns, and routed by Call, but no process runs.
 // The first Call of one of its tools starts the server (one start for
 // concurrent callers), applies what changed since the cache was written
-// (Added, Changed, Removed through OnChange), rewrites the entry and then
+// (Added, Changed, Removed, to the sink), rewrites the entry and then
 // makes the call. A call of a tool the server no longer lists fails with
 // ErrUnknownTool; a server that fails to start fails the call with
 // ErrServerUnavailable, its error and the tail of its stderr, and its tools

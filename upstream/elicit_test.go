@@ -62,7 +62,7 @@ func TestHubElicitationDefaults(t *testing.T) {
 		}
 		return clientSide, nil
 	}}
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": dial}}, &upstream.HubOptions{ClientRequests: a})
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": dial}}, &upstream.HubOptions{ClientRequests: a}, nil)
 
 	res, err := hub.Call(context.Background(), "asker__form", nil)
 	if err != nil {

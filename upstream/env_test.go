@@ -34,7 +34,7 @@ func TestStdioEnvironment(t *testing.T) {
 		"config": map[string]any{"command": "/bin/sh", "args": show("${TOOLSIFT_TEST_SECRET-unset}"), "env": map[string]string{"TOOLSIFT_TEST_SECRET": "from the config"}},
 		"home":   map[string]any{"command": "/bin/sh", "args": show("${HOME-unset}")},
 	})
-	hub := startHub(t, cfg, nil)
+	hub := startHub(t, cfg, nil, nil)
 	want := map[string]string{
 		"plain":  "unset",
 		"named":  "leaked",

@@ -47,18 +47,16 @@ func ExampleLocalServer() {
 		log.Fatal(err)
 	}
 	cfg := &config.Config{Servers: map[string]config.Server{"calc": calc}}
-	var changes []tool.Change // for an index: OnChange: ix.Apply
-	hub, err := upstream.NewHub(cfg, &upstream.HubOptions{
-		OnChange: func(_ context.Context, c tool.Change) error {
-			changes = append(changes, c)
-			return nil
-		},
-	})
+	hub, err := upstream.NewHub(cfg, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := hub.Connect(ctx); err != nil {
+	var changes []tool.Change // for an index: hub.Connect(ctx, ix.Apply)
+	if err := hub.Connect(ctx, func(_ context.Context, c tool.Change) error {
+		changes = append(changes, c)
+		return nil
+	}); err != nil {
 		log.Fatal(err)
 	}
 	var names []string

@@ -51,7 +51,7 @@ func TestFreshen(t *testing.T) {
 			"short": memServer(ttlServer(&mu, &short, 1)),
 			"long":  memServer(ttlServer(&mu, &long, 3_600_000)),
 			"none":  memServer(ttlServer(&mu, &none, 0)),
-		}}, &upstream.HubOptions{ProtocolVersion: "latest", Store: store.NewMemory()})
+		}}, &upstream.HubOptions{ProtocolVersion: "latest", Store: store.NewMemory()}, nil)
 		// Fresh a moment ago (Freshen keeps until when): still looked at again.
 		if err := hub.Freshen(context.Background()); err != nil {
 			t.Fatal(err)
@@ -83,7 +83,7 @@ func BenchmarkFreshen(b *testing.B) {
 	for i := range 39 {
 		servers[fmt.Sprintf("s%d", i)] = memServer(ttlServer(&mu, &tools, 0))
 	}
-	hub := startHub(b, &config.Config{Servers: servers}, &upstream.HubOptions{ProtocolVersion: "latest", Store: store.NewMemory()})
+	hub := startHub(b, &config.Config{Servers: servers}, &upstream.HubOptions{ProtocolVersion: "latest", Store: store.NewMemory()}, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := hub.Freshen(context.Background()); err != nil {

@@ -19,7 +19,7 @@ import (
 )
 
 // TestHubIndexHandoff follows tools from real go-sdk servers through the Hub
-// into an index and out of the retriever: wired with OnChange: ix.Apply, the
+// into an index and out of the retriever: wired with hub.Connect(ctx, ix.Apply), the
 // index holds every tool when Connect returns (it used to be empty or half
 // filled), and a notifications/tools/list_changed reaches retrieval.
 func TestHubIndexHandoff(t *testing.T) {
@@ -40,11 +40,11 @@ func TestHubIndexHandoff(t *testing.T) {
 		want += len(names)
 	}
 	applied := make(chan tool.Change, 16) // each change, once the index has it
-	hub := startHub(t, &config.Config{Servers: servers}, &upstream.HubOptions{OnChange: func(ctx context.Context, c tool.Change) error {
+	hub := startHub(t, &config.Config{Servers: servers}, nil, func(ctx context.Context, c tool.Change) error {
 		err := ix.Apply(ctx, c)
 		applied <- c
 		return err
-	}})
+	})
 	if got := ix.Len(); got != want {
 		t.Fatalf("index holds %d tools when Connect returns, want %d", got, want)
 	}
@@ -88,12 +88,12 @@ func TestHubApplyErrorInStatus(t *testing.T) {
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{
 		"a": memServer(newServer("a", nil, "x")),
 		"b": memServer(newServer("b", nil, "y")),
-	}}, &upstream.HubOptions{OnChange: func(_ context.Context, c tool.Change) error {
+	}}, nil, func(_ context.Context, c tool.Change) error {
 		if c.Server == "b" {
 			return fmt.Errorf("disk full")
 		}
 		return nil
-	}})
+	})
 	if st := statusOf(t, hub, "b"); st.ApplyErr == nil || st.State != upstream.StateReady {
 		t.Errorf("server b: state %s, ApplyErr %v; want ready with the error", st.State, st.ApplyErr)
 	}
@@ -111,14 +111,14 @@ func TestHubRefresh(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"quiet": memServer(srv)}},
-		&upstream.HubOptions{OnChange: func(_ context.Context, c tool.Change) error {
+		nil, func(_ context.Context, c tool.Change) error {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, a := range c.Added {
 				seen = append(seen, a.Name)
 			}
 			return nil
-		}})
+		})
 	addTextTool(srv, "two", "Second.", "2")
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()

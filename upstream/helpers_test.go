@@ -66,7 +66,7 @@ func addTextTool(srv *mcp.Server, name, description, answer string) {
 		})
 }
 
-// changes collects what a Hub emits through OnChange.
+// changes collects what a Hub emits to its change sink.
 type changes chan tool.Change
 
 func (c changes) onChange(_ context.Context, ch tool.Change) error { c <- ch; return nil }
@@ -121,10 +121,11 @@ func toolNames(tools []tool.Tool) []string {
 	return out
 }
 
-// startHub connects a Hub to cfg's servers. A server whose config and opts
-// set no timeout gets waitLimit, not the Hub's 30s default: a server
-// starting on a loaded machine is slow, not broken.
-func startHub(t testing.TB, cfg *config.Config, opts *upstream.HubOptions) *upstream.Hub {
+// startHub connects a Hub to cfg's servers, with apply as its change sink
+// (nil: none). A server whose config and opts set no timeout gets
+// waitLimit, not the Hub's 30s default: a server starting on a loaded
+// machine is slow, not broken.
+func startHub(t testing.TB, cfg *config.Config, opts *upstream.HubOptions, apply func(context.Context, tool.Change) error) *upstream.Hub {
 	t.Helper()
 	if opts == nil {
 		opts = &upstream.HubOptions{}
@@ -145,7 +146,7 @@ func startHub(t testing.TB, cfg *config.Config, opts *upstream.HubOptions) *upst
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
-	if err := hub.Connect(ctx); err != nil {
+	if err := hub.Connect(ctx, apply); err != nil {
 		t.Fatal(err)
 	}
 	return hub

@@ -26,7 +26,7 @@ func TestCacheHostileEntries(t *testing.T) {
 	dir := t.TempDir()
 	var conns atomic.Int32
 	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a", "b"), &conns)}}
-	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir)}).Close()
+	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir)}, nil).Close()
 	files := cacheFiles(t, dir)
 	if len(files) != 1 {
 		t.Fatalf("cache files %v, want one", files)
@@ -94,7 +94,7 @@ func TestCacheHostileEntries(t *testing.T) {
 			var log logBuffer
 			before := conns.Load()
 			start := time.Now()
-			hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir), Logger: log.logger()})
+			hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir), Logger: log.logger()}, nil)
 			took := time.Since(start)
 			if st := statusOf(t, hub, "s"); st.State != upstream.StateReady || st.FromCache || conns.Load() == before {
 				t.Errorf("state %s (from cache %v, %d connections): want the server started, not the entry trusted", st.State, st.FromCache, conns.Load()-before)

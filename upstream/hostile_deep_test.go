@@ -116,7 +116,7 @@ func TestDeepMessages(t *testing.T) {
 				sc = config.Server{URL: deepHTTPServer(t, tc.levels, tc.transport == "sse").URL + "/mcp", Type: "http"}
 			}
 			cfg := &config.Config{Servers: map[string]config.Server{"evil": sc}}
-			hub := startHub(t, cfg, &upstream.HubOptions{MaxRestarts: -1, Store: store.NewMemory(), Timeout: waitLimit()})
+			hub := startHub(t, cfg, &upstream.HubOptions{MaxRestarts: -1, Store: store.NewMemory(), Timeout: waitLimit()}, nil)
 			st := statusOf(t, hub, "evil")
 			depth := 2*tc.levels + 2 // tool, input schema, 2 per level, the string's schema
 			want := fmt.Sprintf(`tool "deep": nested %d levels deep, over the limit of 64 (HubOptions.MaxSchemaDepth); dropped`, depth)
@@ -166,7 +166,7 @@ func TestDeepToolLimit(t *testing.T) {
 		{-1, 499, 2, `tool "deep": nested 1000 levels deep, over the limit of 997 (HubOptions.MaxSchemaDepth); dropped`},
 	} {
 		cfg := &config.Config{Servers: map[string]config.Server{"evil": {Command: bin, Args: []string{"-mode", "deep", "-depth", fmt.Sprint(tc.levels)}}}}
-		hub := startHub(t, cfg, &upstream.HubOptions{MaxRestarts: -1, Store: store.NewMemory(), MaxSchemaDepth: tc.max})
+		hub := startHub(t, cfg, &upstream.HubOptions{MaxRestarts: -1, Store: store.NewMemory(), MaxSchemaDepth: tc.max}, nil)
 		st := statusOf(t, hub, "evil")
 		if st.State != upstream.StateReady || st.Tools != tc.tools || strings.Join(st.Warnings, "") != tc.warning {
 			t.Errorf("max %d, %d levels: state %s, %d tools, warnings %q (%v); want %d tools, warning %q", tc.max, tc.levels, st.State, st.Tools, st.Warnings, st.Err, tc.tools, tc.warning)

@@ -53,7 +53,7 @@ func hostileHub(t *testing.T, sc config.Server, opts *upstream.HubOptions) (upst
 	opts.MaxRestarts, opts.Store = -1, store.NewMemory()
 	cfg := &config.Config{Servers: map[string]config.Server{"evil": sc}}
 	start := time.Now()
-	hub := startHub(t, cfg, opts)
+	hub := startHub(t, cfg, opts, nil)
 	took := time.Since(start)
 	return statusOf(t, hub, "evil"), took
 }

@@ -124,7 +124,7 @@ func TestHTTPStatusKept(t *testing.T) {
 				}
 				// hostileHub's Hub is closed; ask a fresh one.
 				cfg := &config.Config{Servers: map[string]config.Server{"evil": sc}}
-				hub := startHub(t, cfg, &upstream.HubOptions{Store: store.NewMemory(), MaxRestarts: -1})
+				hub := startHub(t, cfg, &upstream.HubOptions{Store: store.NewMemory(), MaxRestarts: -1}, nil)
 				ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 				defer cancel()
 				switch tc.fail {
@@ -162,7 +162,7 @@ func TestHTTPErrorWithRPCBody(t *testing.T) {
 		t.Run(strings.ReplaceAll(fail, "/", "_"), func(t *testing.T) {
 			ts := failingHTTP(t, false, fail, http.StatusBadRequest, true)
 			cfg := &config.Config{Servers: map[string]config.Server{"evil": {URL: ts.URL + "/mcp", Type: "http"}}}
-			hub := startHub(t, cfg, &upstream.HubOptions{Store: store.NewMemory(), MaxRestarts: -1})
+			hub := startHub(t, cfg, &upstream.HubOptions{Store: store.NewMemory(), MaxRestarts: -1}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 			defer cancel()
 			const want = "HTTP 400 Bad Request"

@@ -74,18 +74,6 @@ type HubOptions struct {
 	// newest revision, probed with server/discover.
 	ProtocolVersion string
 
-	// OnChange, if set, receives every change to the tool list: a server's
-	// tools when it connects, re-lists after notifications/tools/list_changed
-	// or Refresh, goes down (all Removed) or comes back. It is called
-	// synchronously, one call at a time, in order for each server, so that
-	// wiring an index is one line (OnChange: ix.Apply): Connect returns after
-	// every connected server's first change has been applied, and a
-	// re-list is applied before the next. ctx ends when the Hub is closed.
-	// An error is kept in that server's ServerStatus.ApplyErr (and logged);
-	// the server stays up. A slow OnChange delays its server's next change,
-	// not the Hub.
-	OnChange func(ctx context.Context, c tool.Change) error
-
 	// Backoff is the wait before restarting a server whose session ended;
 	// it doubles after each failed restart, up to MaxBackoff. Defaults 500ms
 	// and 30s.
@@ -150,10 +138,10 @@ type HubOptions struct {
 
 	// Background makes Connect return as soon as the servers it does not
 	// start are announced: the lazy ones, listed from the cache (applied
-	// through OnChange before Connect returns), the disabled and the
-	// unusable ones. The servers it starts keep connecting in the
-	// background, StateConnecting in Status meanwhile, and each one's
-	// tools reach OnChange when it has listed them; one that fails is
+	// before Connect returns), the disabled and the unusable ones. The
+	// servers it starts keep connecting in the background,
+	// StateConnecting in Status meanwhile, and each one's tools are
+	// applied when it has listed them; one that fails is
 	// StateFailed, as at any Connect, and Progress hears of each. A
 	// server that must start to list its tools then delays nothing: a
 	// proxy can answer its clients with what it has at once (toolsift
@@ -219,8 +207,8 @@ type HubOptions struct {
 	// OnListChange, if set, is told when a server's resources or prompts
 	// changed (see ListChange), after Passthrough.Resources and Prompts
 	// show the new lists, and when it said its tools changed
-	// (ListChange.Tools), after they were listed again and OnChange told
-	// of any difference. Calls are one at a time, from the server's
+	// (ListChange.Tools), after they were listed again and any difference
+	// applied (see Connect). Calls are one at a time, from the server's
 	// supervisor: it may call the Hub, but a slow one delays that server's
 	// next change.
 	OnListChange func(ListChange)
@@ -289,8 +277,8 @@ type ServerStatus struct {
 	// under their names (rug pulls: see Hub.Trust); each also has a line in
 	// Warnings. Sorted by name.
 	Changed []ChangedTool
-	// ApplyErr is the error HubOptions.OnChange returned for this server's
-	// last change, nil when it succeeded.
+	// ApplyErr is the error the change sink (see Connect) returned for this
+	// server's last change, nil when it succeeded.
 	ApplyErr error
 	// FromCache is set while its tools are the cache's, not yet confirmed
 	// by the server in this Hub; CachedAt is when the server listed the
@@ -304,6 +292,7 @@ type ServerStatus struct {
 // safe for concurrent use.
 type Hub struct {
 	opts    HubOptions
+	cfg     *config.Config // as given to NewHub
 	dir     string
 	servers map[string]*server
 	order   []*server // servers, sorted by name
@@ -325,7 +314,10 @@ type Hub struct {
 	closed bool
 	routes map[string]*server // qualified name → owner, incl. servers that are down
 
-	// changeMu makes OnChange calls one at a time; progressMu Progress
+	// apply is the change sink Connect was given (nil: none). Written
+	// once, by the first Connect, before any server starts.
+	apply func(context.Context, tool.Change) error
+	// changeMu makes apply calls one at a time; progressMu Progress
 	// calls.
 	changeMu   sync.Mutex
 	progressMu sync.Mutex
@@ -346,7 +338,7 @@ type Hub struct {
 // wrapping ErrOptions. Servers with an Err are not an error: they are
 // reported as failed and never started.
 func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
-	h := &Hub{servers: map[string]*server{}, routes: map[string]*server{}}
+	h := &Hub{cfg: cfg, servers: map[string]*server{}, routes: map[string]*server{}}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -450,16 +442,29 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 
 // Connect starts every enabled server concurrently and waits until each has
 // connected and listed its tools, or failed (see Status), or ctx is done.
+//
+// apply, if not nil, is the Hub's change sink: it receives every change to
+// the tool list, a server's tools when it connects, re-lists after
+// notifications/tools/list_changed or Refresh, goes down (all Removed) or
+// comes back. It is called synchronously, one call at a time, in order for
+// each server, so that wiring an index is one line (hub.Connect(ctx,
+// ix.Apply)): Connect returns after every connected server's first change
+// has been applied, and a re-list is applied before the next. Its ctx ends
+// when the Hub is closed. An error is kept in that server's
+// ServerStatus.ApplyErr (and logged); the server stays up. A slow apply
+// delays its server's next change, not the Hub.
+//
 // In StartLazy mode a server whose tools are in the cache is not started:
-// its cached tools are listed (and applied through OnChange) at once, and
-// its first call starts it.
-// With HubOptions.Background it waits only for the lazy servers'
-// announcement; the servers it starts go on connecting (see Background).
-// It returns an error only when ctx ends first or the Hub is closed: a
-// failing server does not fail Connect. Servers keep connecting in the
-// background after ctx ends, bounded by their own timeouts. Calling Connect
-// again waits again; it starts nothing new.
-func (h *Hub) Connect(ctx context.Context) error {
+// its cached tools are listed (and applied) at once, and its first call
+// starts it. With HubOptions.Background it waits only for the lazy
+// servers' announcement; the servers it starts go on connecting (see
+// Background). It returns an error only when ctx ends first or the Hub is
+// closed: a failing server does not fail Connect. Servers keep connecting
+// in the background after ctx ends, bounded by their own timeouts. Calling
+// Connect again waits again and starts nothing new; the sink is the first
+// call's, and a later call's apply must be nil (else the error wraps
+// ErrOptions: the changes it would expect go to the first sink).
+func (h *Hub) Connect(ctx context.Context, apply func(context.Context, tool.Change) error) error {
 	h.mu.Lock()
 	closed := h.closed
 	h.mu.Unlock()
@@ -469,6 +474,7 @@ func (h *Hub) Connect(ctx context.Context) error {
 	started := false
 	h.start.Do(func() {
 		started = true
+		h.apply = apply
 		h.trust.watch(ctx, h.life, &h.wg)
 		cached := readCatalogs(ctx, h.opts.Store, h.order, h.opts.Start == StartLazy)
 		watchCatalog(h) // replicas.go
@@ -490,6 +496,9 @@ func (h *Hub) Connect(ctx context.Context) error {
 		}
 		announce(&h.wg, lazy)
 	})
+	if !started && apply != nil {
+		return fmt.Errorf("%w: Connect with a change sink: the Hub was connected (or closed) before, and its changes go to the first Connect's sink", ErrOptions)
+	}
 	if started {
 		h.reportProgress()
 	}
@@ -586,7 +595,7 @@ func (h *Hub) Status() []ServerStatus {
 
 // Refresh lists the tools of every ready server again, as if each had sent
 // notifications/tools/list_changed, and returns when every change has been
-// applied (HubOptions.OnChange has returned) or ctx ends. Lazy servers are
+// applied (the change sink has returned: see Connect) or ctx ends. Lazy servers are
 // started, which lists their tools. Other servers that are not ready are
 // left to their own restarts. The error joins each server's failure to
 // re-list or start; servers that fail to re-list keep the tools they had.
@@ -617,7 +626,7 @@ func (h *Hub) Refresh(ctx context.Context) error {
 
 // Retry starts again the server named name if it failed (its first
 // connection, or its restarts ran out) and waits until that connection
-// attempt is over: nil when the server is ready (its tools reach OnChange
+// attempt is over: nil when the server is ready (its tools are applied
 // as at any connection), else why it failed again. A server in any other
 // state is left alone (nil), as is one its config makes unusable. It is
 // for a server that failed for want of something given since, such as a
@@ -738,7 +747,7 @@ func (h *Hub) relist(ctx context.Context, ready []*server, said bool) (errs []er
 }
 
 // Close stops every session and child process and waits for the Hub's
-// goroutines, including the last OnChange call, to return. Calls in flight
+// goroutines, including the last call of the change sink, to return. Calls in flight
 // return at once with an error wrapping ErrClosed; it does not wait for
 // them. A stdio server gets 2s in all to exit after its stdin is closed
 // and SIGTERM, then its process group is killed. It is safe to call more
@@ -767,6 +776,14 @@ func (h *Hub) Close() error {
 	}
 	return nil
 }
+
+// Config returns the config the Hub was made from (NewHub's cfg, nil for
+// none). The Hub read it in NewHub: changing it changes nothing.
+func (h *Hub) Config() *config.Config { return h.cfg }
+
+// Store returns the store the Hub keeps its servers' tool lists and trust
+// records in: HubOptions.Store, or the default one NewHub opened.
+func (h *Hub) Store() store.Store { return h.opts.Store }
 
 // Passthrough returns what a proxy forwards of the Hub's servers besides
 // their tools (see Passthrough). It is the same for the Hub's life.

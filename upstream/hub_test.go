@@ -26,7 +26,7 @@ func TestHubListsAllPages(t *testing.T) {
 	checkGoroutines(t)
 	srv := newServer("paged", &mcp.ServerOptions{PageSize: 2}, "a", "b", "c", "d", "e")
 	cfg := &config.Config{Servers: map[string]config.Server{"paged": memServer(srv)}}
-	hub := startHub(t, cfg, nil)
+	hub := startHub(t, cfg, nil, nil)
 
 	want := []string{"paged__a", "paged__b", "paged__c", "paged__d", "paged__e"}
 	if diff := cmp.Diff(want, toolNames(hub.Tools())); diff != "" {
@@ -48,7 +48,7 @@ func TestHubConvertsTools(t *testing.T) {
 	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
 	})
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"docs": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"docs": memServer(srv)}}, nil, nil)
 
 	got := hub.Tools()
 	want := []tool.Tool{(tool.Tool{
@@ -75,7 +75,7 @@ func testListChanged(t *testing.T, version string) {
 	srv := newServer("live", nil, "one", "two")
 	got := make(changes, 16)
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"live": memServer(srv)}},
-		&upstream.HubOptions{OnChange: got.onChange, ProtocolVersion: version})
+		&upstream.HubOptions{ProtocolVersion: version}, got.onChange)
 	wantVersion := map[string]string{"": upstream.DefaultProtocolVersion, "latest": "2026-07-28"}[version]
 	if wantVersion == "" {
 		wantVersion = version
@@ -125,7 +125,7 @@ func TestHubNamespacing(t *testing.T) {
 	for name, srv := range servers {
 		cfg.Servers[name] = memServer(srv)
 	}
-	hub := startHub(t, cfg, nil)
+	hub := startHub(t, cfg, nil, nil)
 
 	tools := hub.Tools()
 	if len(tools) != 7 {
@@ -213,7 +213,7 @@ func TestHubAllowDeny(t *testing.T) {
 	sc := memServer(srv)
 	sc.AllowedTools = []string{"get_*", "list_users"}
 	sc.DisabledTools = []string{"get_secret"}
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": sc}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": sc}}, nil, nil)
 
 	if diff := cmp.Diff([]string{"s__get_user", "s__list_users"}, toolNames(hub.Tools())); diff != "" {
 		t.Errorf("Tools() (-want +got):\n%s", diff)
@@ -245,7 +245,7 @@ func TestHubCall(t *testing.T) {
 	srv.AddTool(&mcp.Tool{Name: "throws", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, errors.New("database is down")
 	})
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, nil, nil)
 
 	tests := []struct {
 		name, tool, args string
@@ -306,7 +306,7 @@ func TestHubCallCancel(t *testing.T) {
 		serverSaw <- ctx.Err()
 		return nil, ctx.Err()
 	})
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, nil, nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -340,7 +340,7 @@ func TestHubOneBrokenServer(t *testing.T) {
 		}},
 		"off": {Disabled: true, Command: "does-not-exist"},
 	}}
-	hub := startHub(t, cfg, nil)
+	hub := startHub(t, cfg, nil, nil)
 
 	got := map[string]upstream.State{}
 	for _, st := range hub.Status() {
@@ -375,7 +375,7 @@ func TestHubServerGoesAway(t *testing.T) {
 	}}
 	got := make(changes, 16)
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": sc}},
-		&upstream.HubOptions{OnChange: got.onChange, MaxRestarts: -1})
+		&upstream.HubOptions{MaxRestarts: -1}, got.onChange)
 	got.next(t) // the initial Added
 
 	(<-sessions).Close()
@@ -408,7 +408,7 @@ func TestHubRestartsInMemory(t *testing.T) {
 	}}
 	got := make(changes, 16)
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": sc}},
-		&upstream.HubOptions{OnChange: got.onChange, Backoff: time.Millisecond})
+		&upstream.HubOptions{Backoff: time.Millisecond}, got.onChange)
 	got.next(t)
 
 	(<-sessions).Close()
@@ -428,6 +428,34 @@ func TestHubRestartsInMemory(t *testing.T) {
 	}
 }
 
+// TestHubConnectAgain: the change sink is the first Connect's. A second
+// Connect waits again and applies nothing anew; one that brings a sink of
+// its own is refused, naming why, since its changes would go elsewhere.
+func TestHubConnectAgain(t *testing.T) {
+	cfg := &config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "ping"))}}
+	got := make(changes, 4)
+	hub := startHub(t, cfg, nil, got.onChange)
+	if c := got.next(t); len(c.Added) != 1 {
+		t.Fatalf("first change %+v, want s__ping added", summarize(c))
+	}
+	if cfgOf := hub.Config(); cfgOf != cfg {
+		t.Errorf("Config() = %p, want the config given to NewHub (%p)", cfgOf, cfg)
+	}
+	ctx := context.Background()
+	if err := hub.Connect(ctx, nil); err != nil {
+		t.Errorf("Connect again without a sink: %v", err)
+	}
+	other := func(context.Context, tool.Change) error { return nil }
+	if err := hub.Connect(ctx, other); !errors.Is(err, upstream.ErrOptions) || !strings.Contains(err.Error(), "first Connect's sink") {
+		t.Errorf("Connect again with a sink: %v, want ErrOptions naming the first sink", err)
+	}
+	select {
+	case c := <-got:
+		t.Errorf("a second Connect applied %+v again", summarize(c))
+	default:
+	}
+}
+
 func TestHubClose(t *testing.T) {
 	checkGoroutines(t)
 	hub, err := upstream.NewHub(&config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "ping"))}}, nil)
@@ -435,7 +463,7 @@ func TestHubClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := hub.Connect(ctx); err != nil {
+	if err := hub.Connect(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
@@ -446,7 +474,7 @@ func TestHubClose(t *testing.T) {
 	if _, err := hub.Call(ctx, "s__ping", nil); !errors.Is(err, upstream.ErrClosed) {
 		t.Errorf("Call after Close: %v, want ErrClosed", err)
 	}
-	if err := hub.Connect(ctx); !errors.Is(err, upstream.ErrClosed) {
+	if err := hub.Connect(ctx, nil); !errors.Is(err, upstream.ErrClosed) {
 		t.Errorf("Connect after Close: %v, want ErrClosed", err)
 	}
 	if st := statusOf(t, hub, "s"); st.State != upstream.StateClosed {
@@ -504,7 +532,7 @@ func TestHubUnusableServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Servers["good"] = memServer(newServer("good", nil, "ping"))
-	hub := startHub(t, cfg, nil)
+	hub := startHub(t, cfg, nil, nil)
 
 	st := statusOf(t, hub, "needs")
 	if ie, ok := errors.AsType[*config.InputError](st.Err); st.State != upstream.StateFailed || !ok || ie.ID != "key" || !errors.Is(st.Err, config.ErrInvalid) {

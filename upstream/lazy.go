@@ -27,7 +27,7 @@ const (
 
 const defaultIdleTimeout = 5 * time.Minute
 
-// announce applies the cached tools of the lazy servers through OnChange,
+// announce applies the cached tools of the lazy servers (the change sink),
 // in a goroutine of wg, then lets Connect (and their first callers) go on.
 // Until then a call waits, so that a server's start cannot overtake its
 // announcement.

@@ -58,12 +58,12 @@ func TestLazyStdio(t *testing.T) {
 	bin := testServerPath(t)
 	dir, cache := t.TempDir(), t.TempDir()
 	cfg := writeConfig(t, dir, map[string]any{"stub": map[string]any{"command": bin}})
-	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}).Close()
+	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close()
 
 	got := make(changes, 16)
 	// The idle timeout must outlast the gap between a call's return and
 	// the look at /proc below, which on a loaded machine exceeds 100ms.
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange, IdleTimeout: time.Second})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), IdleTimeout: time.Second}, got.onChange)
 	if procs := testServers(t); len(procs) != 0 {
 		t.Errorf("server processes after Connect: %v, want none", procs)
 	}
@@ -123,11 +123,11 @@ func TestLazyIdleStop(t *testing.T) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 			})
 		cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(srv, &conns)}}
-		startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}).Close()
+		startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close()
 
 		got := make(changes, 16)
 		const idle = 20 * time.Millisecond
-		hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange, IdleTimeout: idle})
+		hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), IdleTimeout: idle}, got.onChange)
 		got.next(t) // the cached tools
 		done := make(chan error, 1)
 		go func() {
@@ -174,9 +174,9 @@ func TestLazySingleFlight(t *testing.T) {
 	cache := t.TempDir()
 	var conns atomic.Int32
 	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a", "b"), &conns)}}
-	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}).Close()
+	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close()
 	conns.Store(0)
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil)
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
@@ -205,13 +205,13 @@ func TestLazyStartFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := writeConfig(t, dir, map[string]any{"tok": map[string]any{"command": bin}})
-	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}).Close()
+	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close()
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'fatal: token expired' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, got.onChange)
 	got.next(t) // the cached tools
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
@@ -243,11 +243,11 @@ func TestLazyRefresh(t *testing.T) {
 	var conns atomic.Int32
 	srv := newServer("s", nil, "a")
 	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(srv, &conns)}}
-	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}).Close()
+	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close()
 	addTextTool(srv, "b", "Tool b.", "s:b")
 
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), OnChange: got.onChange})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, got.onChange)
 	got.next(t) // the cached tools
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
@@ -270,8 +270,8 @@ func TestLazyClose(t *testing.T) {
 	cache := t.TempDir()
 	var conns atomic.Int32
 	cfg := &config.Config{Servers: map[string]config.Server{"s": countedServer(newServer("s", nil, "a"), &conns)}}
-	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}).Close()
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)})
+	startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close()
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil)
 	if err := hub.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -297,13 +297,13 @@ func TestLazyStartBounded(t *testing.T) {
 	// The first start, which fills the cache, has no timeout of its own
 	// (startHub's, which a loaded machine does not reach); the timeout is
 	// not part of the launch's fingerprint.
-	startHub(t, writeConfig(t, dir, map[string]any{"slow": map[string]any{"command": bin}}), &upstream.HubOptions{Store: dirStore(t, cache)}).Close()
+	startHub(t, writeConfig(t, dir, map[string]any{"slow": map[string]any{"command": bin}}), &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close()
 	// Same launch, but now it never answers initialize.
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec "+stub+" -mode hang\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cfg := writeConfig(t, dir, map[string]any{"slow": map[string]any{"command": bin, "timeout": "1s"}})
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache)}, nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

@@ -64,7 +64,7 @@ func TestHubCallLogs(t *testing.T) {
 		{"debug", append(want, upstream.LogMessage{Level: "debug", Data: json.RawMessage(`{"detail":true,"n":12345678901234567,"s":"é\u2028<","x":1.5e-7}`)})},
 		{"", nil}, // servers that are not asked send nothing
 	} {
-		hub := startHub(t, &config.Config{Servers: servers}, &upstream.HubOptions{ServerLogLevel: tc.level})
+		hub := startHub(t, &config.Config{Servers: servers}, &upstream.HubOptions{ServerLogLevel: tc.level}, nil)
 		for _, server := range []string{"dial", "http"} {
 			t.Run(server+"/"+tc.level, func(t *testing.T) {
 				for call := range 10 {

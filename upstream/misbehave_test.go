@@ -35,7 +35,7 @@ func TestWedgedServer(t *testing.T) {
 		"stuck": map[string]any{"command": bin, "args": []string{"-misbehave"}},
 	})
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &upstream.HubOptions{OnChange: got.onChange, Backoff: 10 * time.Millisecond})
+	hub := startHub(t, cfg, &upstream.HubOptions{Backoff: 10 * time.Millisecond}, got.onChange)
 	got.next(t) // the first listing
 
 	if res, err := hub.Call(context.Background(), "stuck__wedge", nil); err != nil || res.Content != "wedged" {
@@ -124,7 +124,7 @@ func TestCloseWithCallsInFlight(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit())
 	defer cancel()
-	if err := hub.Connect(ctx); err != nil {
+	if err := hub.Connect(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 2)
@@ -172,7 +172,7 @@ func TestHungInitializeIsKilled(t *testing.T) {
 	start := time.Now()
 	// One start slot: each hung server must give it back before the next
 	// can start.
-	hub := startHub(t, cfg, &upstream.HubOptions{MaxStarting: 1})
+	hub := startHub(t, cfg, &upstream.HubOptions{MaxStarting: 1}, nil)
 	elapsed := time.Since(start)
 	for _, st := range hub.Status() {
 		if st.State != upstream.StateFailed || !errors.Is(st.Err, context.DeadlineExceeded) {
@@ -195,7 +195,7 @@ func TestStdoutNoise(t *testing.T) {
 	cfg := writeConfig(t, t.TempDir(), map[string]any{
 		"chatty": map[string]any{"command": bin, "args": []string{"-noise", "-misbehave"}},
 	})
-	hub := startHub(t, cfg, nil)
+	hub := startHub(t, cfg, nil, nil)
 	if res, err := hub.Call(context.Background(), "chatty__log", nil); err != nil || res.Content != "logged" {
 		t.Fatalf("Call(log) = %+v, %v", res, err)
 	}
@@ -222,7 +222,7 @@ func TestStdoutLineTooLong(t *testing.T) {
 		"calm":  map[string]any{"command": bin},
 	})
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &upstream.HubOptions{OnChange: got.onChange, Backoff: 10 * time.Millisecond})
+	hub := startHub(t, cfg, &upstream.HubOptions{Backoff: 10 * time.Millisecond}, got.onChange)
 	got.next(t)
 	got.next(t)
 	before := peakRSS(t)
@@ -273,7 +273,7 @@ func TestCallDuringRestart(t *testing.T) {
 		"flaky": map[string]any{"command": bin, "args": []string{"-gate", gate}},
 	})
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &upstream.HubOptions{OnChange: got.onChange, Backoff: 10 * time.Millisecond})
+	hub := startHub(t, cfg, &upstream.HubOptions{Backoff: 10 * time.Millisecond}, got.onChange)
 	got.next(t)
 	_, _ = hub.Call(context.Background(), "flaky__crash", nil)
 	got.next(t) // removed; the restart now waits at the gate
@@ -296,7 +296,7 @@ func TestBadInputSchemas(t *testing.T) {
 	cfg := writeConfig(t, t.TempDir(), map[string]any{
 		"odd": map[string]any{"command": bin, "args": []string{"-mode", "badschemas"}},
 	})
-	hub := startHub(t, cfg, nil)
+	hub := startHub(t, cfg, nil, nil)
 	st := statusOf(t, hub, "odd")
 	if st.State != upstream.StateReady {
 		t.Fatalf("state %s (%v), want ready", st.State, st.Err)

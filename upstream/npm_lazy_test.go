@@ -26,7 +26,7 @@ func TestNPMLazy(t *testing.T) {
 			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
 	})
 	opts := &upstream.HubOptions{Timeout: waitLimit(), Store: dirStore(t, cache)}
-	hub1 := startHub(t, cfg, opts)
+	hub1 := startHub(t, cfg, opts, nil)
 	want := toolNames(hub1.Tools())
 	hub1.Close()
 
@@ -44,7 +44,7 @@ func TestNPMLazy(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	hub := startHub(t, cfg, opts)
+	hub := startHub(t, cfg, opts, nil)
 	if n := nodes(); len(n) != 0 {
 		t.Errorf("node processes after Connect: %v, want none", n)
 	}

@@ -46,7 +46,7 @@ func testEverythingPassthrough(t *testing.T, server map[string]any) {
 	}
 	cfg := writeConfig(t, t.TempDir(), map[string]any{"everything": server})
 	ch := make(changes, 16)
-	hub := startHub(t, cfg, &upstream.HubOptions{Timeout: waitLimit(), ClientRequests: a, OnChange: ch.onChange})
+	hub := startHub(t, cfg, &upstream.HubOptions{Timeout: waitLimit(), ClientRequests: a}, ch.onChange)
 	// It registers the tools that need client capabilities once
 	// initialized, and says so with tools/list_changed.
 	for !slices.Contains(toolNames(hub.Tools()), "everything__trigger-sampling-request") {

@@ -38,7 +38,7 @@ func TestNPMReferenceServers(t *testing.T) {
 		"memory": map[string]any{"command": "node", "args": []string{"node_modules/@modelcontextprotocol/server-memory/dist/index.js"}, "cwd": dir,
 			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
 	})
-	hub := startHub(t, cfg, &upstream.HubOptions{Timeout: waitLimit()})
+	hub := startHub(t, cfg, &upstream.HubOptions{Timeout: waitLimit()}, nil)
 	for _, st := range hub.Status() {
 		if st.State != upstream.StateReady {
 			t.Fatalf("%s: %s: %v\nstderr: %s", st.Name, st.State, st.Err, st.Stderr)
@@ -114,7 +114,7 @@ func TestNPMOverHTTP(t *testing.T) {
 			cfg := writeConfig(t, t.TempDir(), map[string]any{
 				"web": map[string]any{"url": tt.url, "type": tt.typ, "headers": map[string]string{"X-Test": "1"}},
 			})
-			hub := startHub(t, cfg, nil)
+			hub := startHub(t, cfg, nil, nil)
 			st := statusOf(t, hub, "web")
 			if st.State != upstream.StateReady || st.Tools < 10 {
 				t.Fatalf("web: %s with %d tools: %v", st.State, st.Tools, st.Err)

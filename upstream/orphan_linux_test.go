@@ -31,7 +31,7 @@ func orphanHelper() {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	go hub.Connect(context.Background())
+	go hub.Connect(context.Background(), nil)
 	// Churn threads: goroutines that lock a thread and exit kill it, which
 	// would fire Pdeathsig if a child had been started from that thread.
 	go func() {

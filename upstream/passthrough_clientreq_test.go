@@ -131,7 +131,7 @@ func TestHubClientRequests(t *testing.T) {
 			checkGoroutines(t)
 			a := &answerer{caps: tt.caps, answers: answers}
 			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(askingServer())}},
-				&upstream.HubOptions{ClientRequests: a, ProtocolVersion: tt.protocol})
+				&upstream.HubOptions{ClientRequests: a, ProtocolVersion: tt.protocol}, nil)
 			ctx := context.WithValue(context.Background(), callerKey{}, "session-7")
 			res, err := hub.Call(ctx, "asker__"+tt.tool, json.RawMessage(fmt.Sprintf(`{"what":%q}`, tt.what)))
 			if err != nil {
@@ -192,7 +192,7 @@ func TestHubClientRequestsDeclaresCapabilities(t *testing.T) {
 				},
 			})
 			addTextTool(srv, "t", "A tool.", "ok")
-			startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, tt.opts)
+			startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, tt.opts, nil)
 			if got := canonicalJSON(t, <-caps); got != tt.want {
 				t.Errorf("declared %s, want %s", got, tt.want)
 			}
@@ -217,7 +217,7 @@ func TestHubClientRequestsAmbiguous(t *testing.T) {
 	a := &answerer{caps: upstream.ClientCapabilities{Sampling: true}, answers: map[string]string{
 		upstream.MethodCreateMessage: `{"role":"assistant","content":{"type":"text","text":"hi!"},"model":"m"}`,
 	}}
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(srv)}}, &upstream.HubOptions{ClientRequests: a})
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(srv)}}, &upstream.HubOptions{ClientRequests: a}, nil)
 
 	held := make(chan error, 1)
 	go func() {
@@ -248,7 +248,7 @@ func TestHubClientRequestsAmbiguous(t *testing.T) {
 func TestHubClientRequestsHandlerError(t *testing.T) {
 	checkGoroutines(t)
 	a := &answerer{caps: upstream.ClientCapabilities{Sampling: true}} // no answers: every request is declined
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(askingServer())}}, &upstream.HubOptions{ClientRequests: a})
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(askingServer())}}, &upstream.HubOptions{ClientRequests: a}, nil)
 	res, err := hub.Call(context.Background(), "asker__ask", json.RawMessage(`{"what":"sampling"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +286,7 @@ func TestHubClientRequestsForPromptsAndResources(t *testing.T) {
 	for _, protocol := range []string{"", "latest"} {
 		t.Run("protocol "+protocol, func(t *testing.T) {
 			a := &answerer{caps: upstream.ClientCapabilities{Elicitation: true}, answers: map[string]string{upstream.MethodElicit: `{"action":"accept","content":{"name":"Ada"}}`}}
-			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(srv)}}, &upstream.HubOptions{ClientRequests: a, ProtocolVersion: protocol})
+			hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(srv)}}, &upstream.HubOptions{ClientRequests: a, ProtocolVersion: protocol}, nil)
 			ctx := context.WithValue(context.Background(), callerKey{}, "session-9")
 
 			raw, err := hub.Passthrough().GetPrompt(ctx, "asker__pick", nil)

@@ -56,7 +56,7 @@ func ExampleClientRequests() {
 	}
 	defer hub.Close()
 	ctx := context.Background()
-	if err := hub.Connect(ctx); err != nil {
+	if err := hub.Connect(ctx, nil); err != nil {
 		log.Fatal(err)
 	}
 

@@ -18,13 +18,13 @@ import (
 // prompts changed: it sent notifications/resources/list_changed or
 // notifications/prompts/list_changed, or it (re)connected with other
 // lists; or that it said its tools changed. What changed in its tools is
-// told through HubOptions.OnChange.
+// told to the change sink (see Hub.Connect).
 type ListChange struct {
 	Server             string
 	Resources, Prompts bool
 	// Tools: the server sent notifications/tools/list_changed (or Refresh
 	// asked, as if it had), and its tools were listed again, whether or not
-	// they differ: a difference reached HubOptions.OnChange first. A
+	// they differ: a difference reached the change sink first. A
 	// program that announces list changes to clients of its own can pass
 	// the server's word on: a spurious announcement costs a client one
 	// list, a missed one leaves it with a stale list (a server that

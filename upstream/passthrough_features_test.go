@@ -64,7 +64,7 @@ func TestHubResourcesAndPrompts(t *testing.T) {
 
 	lists := make(chan upstream.ListChange, 8)
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"docs": memServer(docs), "other": memServer(other)}},
-		&upstream.HubOptions{OnListChange: func(c upstream.ListChange) { lists <- c }})
+		&upstream.HubOptions{OnListChange: func(c upstream.ListChange) { lists <- c }}, nil)
 
 	var uris, names []string
 	for _, r := range hub.Passthrough().Resources(context.Background()) {
@@ -188,12 +188,12 @@ func TestCacheFeatures(t *testing.T) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Hello"}}}}, nil
 	})
 	cfg := &config.Config{Servers: map[string]config.Server{"docs": countedServer(srv, &conns)}}
-	first := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir)})
+	first := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir)}, nil)
 	wantRes, wantTmpl, wantPrompts := first.Passthrough().Resources(context.Background()), first.Passthrough().ResourceTemplates(context.Background()), first.Passthrough().Prompts(context.Background())
 	first.Close()
 
 	lists := make(chan upstream.ListChange, 4)
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir), OnListChange: func(c upstream.ListChange) { lists <- c }})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir), OnListChange: func(c upstream.ListChange) { lists <- c }}, nil)
 	if st := statusOf(t, hub, "docs"); st.State != upstream.StateLazy || conns.Load() != 1 {
 		t.Fatalf("second Hub: server %s after %d connections, want lazy after 1", st.State, conns.Load())
 	}
@@ -237,7 +237,7 @@ func TestHubResourcesWithoutTemplates(t *testing.T) {
 	})
 	var logs logBuffer
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"plain": memServer(srv)}},
-		&upstream.HubOptions{Logger: logs.logger()})
+		&upstream.HubOptions{Logger: logs.logger()}, nil)
 	if asked.Load() == 0 {
 		t.Fatal("the hub never asked for resource templates: the test proves nothing")
 	}

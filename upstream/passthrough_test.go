@@ -45,7 +45,7 @@ func TestHubToolOutputSchemaAndAnnotations(t *testing.T) {
 		Annotations: &mcp.ToolAnnotations{Title: "Weather", ReadOnlyHint: true, DestructiveHint: new(false)},
 	}, handler)
 	ch := make(changes, 8)
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"wx": memServer(srv)}}, &upstream.HubOptions{OnChange: ch.onChange})
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"wx": memServer(srv)}}, nil, ch.onChange)
 	first := ch.next(t)
 
 	got := hub.Tools()
@@ -100,7 +100,7 @@ func TestHubCallRawResult(t *testing.T) {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return nil, errors.New("kaput")
 		})
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"s": memServer(srv)}}, nil, nil)
 	ctx := context.Background()
 
 	res, err := hub.Call(ctx, "s__mixed", nil)
@@ -164,7 +164,7 @@ func progressServer(n int, seen <-chan struct{}) *mcp.Server {
 func TestHubCallProgress(t *testing.T) {
 	checkGoroutines(t)
 	seen := make(chan struct{})
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"p": memServer(progressServer(3, seen))}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"p": memServer(progressServer(3, seen))}}, nil, nil)
 
 	var mu sync.Mutex
 	var got []upstream.CallProgress
@@ -215,7 +215,7 @@ func TestHubCallCancelReachesServer(t *testing.T) {
 			}
 			return &mcp.CallToolResult{}, nil
 		})
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"slow": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"slow": memServer(srv)}}, nil, nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)

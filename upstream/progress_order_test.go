@@ -49,7 +49,7 @@ func TestHubCallProgressBeforeResult(t *testing.T) {
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{
 		"dial": memServer(newSrv()),
 		"http": {Type: "http", URL: ts.URL},
-	}}, nil)
+	}}, nil, nil)
 
 	for _, server := range []string{"dial", "http"} {
 		t.Run(server, func(t *testing.T) {

@@ -24,7 +24,7 @@ func TestHubProgress(t *testing.T) {
 	dir, cache := t.TempDir(), t.TempDir()
 	// A first Hub caches stub's tools; the second lists them lazily.
 	stub := writeConfig(t, dir, map[string]any{"stub": map[string]any{"command": bin}})
-	startHub(t, stub, &upstream.HubOptions{Store: dirStore(t, cache)}).Close()
+	startHub(t, stub, &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close()
 
 	release := make(chan struct{})
 	cfg := &config.Config{Dir: dir, Servers: map[string]config.Server{
@@ -68,7 +68,7 @@ func TestHubProgress(t *testing.T) {
 	defer hub.Close()
 
 	connected := make(chan error, 1)
-	go func() { connected <- hub.Connect(context.Background()) }()
+	go func() { connected <- hub.Connect(context.Background(), nil) }()
 	select {
 	case <-heldPending:
 	case err := <-connected:

@@ -38,7 +38,7 @@ func TestCloseDuringRelistIsQuiet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := hub.Connect(context.Background()); err != nil {
+	if err := hub.Connect(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	addTextTool(srv, "b", "Tool b.", "s:b") // tools/list_changed: the Hub re-lists

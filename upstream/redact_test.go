@@ -37,7 +37,7 @@ func TestURLSecretsNotInErrors(t *testing.T) {
 		Timeout:    5 * time.Second,
 		HTTPClient: &http.Client{},
 		Logger:     slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
+	}, nil)
 	var texts []string
 	for _, st := range hub.Status() {
 		if st.Err == nil {

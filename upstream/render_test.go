@@ -37,7 +37,7 @@ func TestCallRendersContent(t *testing.T) {
 		srv.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil })
 	}
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"r": memServer(srv)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"r": memServer(srv)}}, nil, nil)
 
 	tests := []struct {
 		tool string

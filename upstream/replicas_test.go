@@ -40,11 +40,11 @@ func TestReplicasCatalog(t *testing.T) {
 	cfg := writeConfig(t, t.TempDir(), map[string]any{"web": map[string]any{"url": web.URL, "type": "http"}})
 
 	got1, got2 := make(changes, 16), make(changes, 16)
-	hub1 := startHub(t, cfg, &upstream.HubOptions{Store: open(), OnChange: got1.onChange})
+	hub1 := startHub(t, cfg, &upstream.HubOptions{Store: open()}, got1.onChange)
 	if st := statusOf(t, hub1, "web"); st.State != upstream.StateReady {
 		t.Fatalf("replica 1: web is %s: %v", st.State, st.Err)
 	}
-	hub2 := startHub(t, cfg, &upstream.HubOptions{Store: open(), OnChange: got2.onChange})
+	hub2 := startHub(t, cfg, &upstream.HubOptions{Store: open()}, got2.onChange)
 	if st := statusOf(t, hub2, "web"); st.State != upstream.StateLazy {
 		t.Fatalf("replica 2: web is %s, want lazy (listed from the shared catalog)", st.State)
 	}

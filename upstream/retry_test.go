@@ -18,7 +18,7 @@ func TestRetry(t *testing.T) {
 	errLogin := errors.New("not logged in")
 	a := &tokens{err: errLogin}
 	cfg := &config.Config{Servers: map[string]config.Server{"remote": {URL: srv.URL + "/mcp", Type: "http"}}}
-	hub := startHub(t, cfg, &upstream.HubOptions{Auth: a, MaxRestarts: -1, Store: store.NewMemory()})
+	hub := startHub(t, cfg, &upstream.HubOptions{Auth: a, MaxRestarts: -1, Store: store.NewMemory()}, nil)
 	if st := statusOf(t, hub, "remote"); st.State != upstream.StateFailed || len(hub.Tools()) != 0 {
 		t.Fatalf("before the login: %s with %d tools, want failed with none", st.State, len(hub.Tools()))
 	}

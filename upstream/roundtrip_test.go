@@ -45,7 +45,7 @@ func TestHubInputRound(t *testing.T) {
 		checkGoroutines(t)
 		a := &answerer{caps: all, answers: answers}
 		hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(roundServer())}},
-			&upstream.HubOptions{ClientRequests: a, ProtocolVersion: "latest"})
+			&upstream.HubOptions{ClientRequests: a, ProtocolVersion: "latest"}, nil)
 		if v := hub.Status()[0].ProtocolVersion; v < "2026-07-28" {
 			t.Fatalf("negotiated %q, want 2026-07-28 or later", v)
 		}
@@ -113,7 +113,7 @@ func TestHubInputRound(t *testing.T) {
 		checkGoroutines(t)
 		a := &answerer{caps: all, answers: answers}
 		hub := startHub(t, &config.Config{Servers: map[string]config.Server{"asker": memServer(roundServer())}},
-			&upstream.HubOptions{ClientRequests: a})
+			&upstream.HubOptions{ClientRequests: a}, nil)
 		res, err := hub.Call(upstream.WithInputRound(context.Background(), upstream.InputRound{Capabilities: json.RawMessage(`{}`)}), "asker__ask", elicit)
 		if err != nil {
 			t.Fatal(err)

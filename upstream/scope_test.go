@@ -50,7 +50,7 @@ func TestServerScope(t *testing.T) {
 		return w
 	}
 	a, b := mk("alpha"), mk("beta")
-	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"alpha": memServer(a.Server), "beta": memServer(b.Server)}}, nil)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"alpha": memServer(a.Server), "beta": memServer(b.Server)}}, nil, nil)
 	ctx := context.Background()
 	onlyB := upstream.WithServerScope(ctx, func(s string) bool { return s == "beta" })
 

@@ -153,16 +153,17 @@ func (s *server) updateTools(list []*mcp.Tool) tool.Change {
 	return ch
 }
 
-// apply hands a change to OnChange, one call at a time, and records its
-// error in the server's status. It must be called from s's supervisor, so
-// that a server's changes arrive in order, and without h.mu held.
+// apply hands a change to the Hub's change sink (Connect's apply), one
+// call at a time, and records its error in the server's status. It must be
+// called from s's supervisor, so that a server's changes arrive in order,
+// and without h.mu held.
 func (s *server) apply(ch tool.Change) {
 	h := s.h
-	if h.opts.OnChange == nil || ch.Empty() {
+	if h.apply == nil || ch.Empty() {
 		return
 	}
 	h.changeMu.Lock()
-	err := h.opts.OnChange(h.life, ch)
+	err := h.apply(h.life, ch)
 	h.changeMu.Unlock()
 	if err != nil {
 		h.opts.Logger.Warn("upstream: applying a tool change failed", "server", s.name, "error", err)

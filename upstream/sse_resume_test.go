@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestHTTPServerClosingItsStreams is an upstream that ends its SSE streams
@@ -49,7 +48,7 @@ func TestHTTPServerClosingItsStreams(t *testing.T) {
 
 	ch := make(changes, 16)
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"polling": {Type: "http", URL: ts.URL}}},
-		&upstream.HubOptions{OnChange: ch.onChange})
+		nil, ch.onChange)
 	if got := summarize(ch.next(t)); len(got.Added) != 1 {
 		t.Fatalf("first change = %+v, want the tool added", got)
 	}

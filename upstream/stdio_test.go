@@ -73,7 +73,7 @@ func TestStdioServers(t *testing.T) {
 		"exits": map[string]any{"command": bin, "args": []string{"-mode", "exit"}},
 		"nobin": map[string]any{"command": filepath.Join(dir, "no-such-server")},
 	})
-	hub := startHub(t, cfg, nil)
+	hub := startHub(t, cfg, nil, nil)
 
 	states := map[string]upstream.State{}
 	for _, st := range hub.Status() {
@@ -150,7 +150,7 @@ func TestStdioCrashRestart(t *testing.T) {
 		"calm":  map[string]any{"command": bin},
 	})
 	got := make(changes, 16)
-	hub := startHub(t, cfg, &upstream.HubOptions{OnChange: got.onChange, Backoff: 10 * time.Millisecond})
+	hub := startHub(t, cfg, &upstream.HubOptions{Backoff: 10 * time.Millisecond}, got.onChange)
 	flakyTools := []string{"flaky__crash", "flaky__echo", "flaky__where"}
 	initial := map[string]changeSummary{}
 	for range 2 {

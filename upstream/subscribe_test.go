@@ -62,7 +62,7 @@ func TestHubSubscribe(t *testing.T) {
 	updated := make(chan string, 4)
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{
 		"w": memServer(w.Server),
-	}}, &upstream.HubOptions{OnResourceUpdated: func(uri string) { updated <- uri }})
+	}}, &upstream.HubOptions{OnResourceUpdated: func(uri string) { updated <- uri }}, nil)
 	ctx := context.Background()
 	for range 2 {
 		if err := hub.Passthrough().Subscribe(ctx, "watch://a"); err != nil {
@@ -115,7 +115,7 @@ func TestHubSubscribeAfterRestart(t *testing.T) {
 	}}
 	got := make(changes, 16)
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"w": sc}},
-		&upstream.HubOptions{OnChange: got.onChange, Backoff: time.Millisecond})
+		&upstream.HubOptions{Backoff: time.Millisecond}, got.onChange)
 	got.next(t)
 	if err := hub.Passthrough().Subscribe(context.Background(), "watch://a"); err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ func BenchmarkReloadTrust(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { hub.Close() })
-	if err := hub.Connect(ctx); err != nil {
+	if err := hub.Connect(ctx, nil); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := hub.ReloadTrust(ctx); err != nil {

@@ -120,7 +120,7 @@ func TestReloadTrust(t *testing.T) {
 				ctx := context.Background()
 
 				got := make(changes, 16)
-				serve := startHub(t, cfg, &upstream.HubOptions{Store: serveStore, OnChange: got.onChange, Start: upstream.StartEager})
+				serve := startHub(t, cfg, &upstream.HubOptions{Store: serveStore, Start: upstream.StartEager}, got.onChange)
 				got.next(t)
 				setReadTool(srv, "Read a file, now read-only.", true, `{"type":"object"}`)
 				got.next(t)
@@ -131,7 +131,7 @@ func TestReloadTrust(t *testing.T) {
 					t.Fatalf("ReloadTrust before anything was accepted = %v, %v; want none", names, err)
 				}
 
-				trust := startHub(t, cfg, &upstream.HubOptions{Store: trustStore, Start: upstream.StartEager})
+				trust := startHub(t, cfg, &upstream.HubOptions{Store: trustStore, Start: upstream.StartEager}, nil)
 				if accepted, err := trust.Trust(ctx, "fs"); err != nil || !slices.Equal(accepted, []string{"fs__read"}) {
 					t.Fatalf("Trust = %v, %v", accepted, err)
 				}
@@ -185,7 +185,7 @@ func TestStoreWriteFails(t *testing.T) {
 	cacheTransports(t)
 	var log logBuffer
 	cfg := &config.Config{Servers: map[string]config.Server{"s": memServer(newServer("s", nil, "a"))}}
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: failingStore{store.NewMemory()}, Logger: log.logger()})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: failingStore{store.NewMemory()}, Logger: log.logger()}, nil)
 	if st := statusOf(t, hub, "s"); st.State != upstream.StateReady || st.Tools != 1 {
 		t.Fatalf("status %+v; want ready with its tool", st)
 	}
@@ -215,7 +215,7 @@ func TestCacheFolderBeforeStore(t *testing.T) {
 	var conns atomic.Int32
 	cfg := &config.Config{Servers: map[string]config.Server{"fs": countedServer(srv, &conns)}}
 	var log logBuffer
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir), Logger: log.logger()})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, dir), Logger: log.logger()}, nil)
 	st := statusOf(t, hub, "fs")
 	if st.State != upstream.StateLazy || !st.FromCache || st.Tools != 1 || conns.Load() != 0 {
 		t.Fatalf("status %+v after %d connections; want lazy from the cache, not started", st, conns.Load())
@@ -249,7 +249,7 @@ func TestReloadTrustOwnWrites(t *testing.T) {
 	for _, name := range []string{"a", "b", "c"} {
 		cfg.Servers[name] = memServer(newServer(name, nil, "one", "two"))
 	}
-	hub := startHub(t, cfg, &upstream.HubOptions{Store: st, Start: upstream.StartEager})
+	hub := startHub(t, cfg, &upstream.HubOptions{Store: st, Start: upstream.StartEager}, nil)
 	before := st.gets.Load()
 	if names, err := hub.ReloadTrust(context.Background()); err != nil || len(names) != 0 {
 		t.Fatalf("ReloadTrust = %v, %v; want none", names, err)

@@ -58,7 +58,7 @@ func TestWatchWindow(t *testing.T) {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1.0.0"}, nil)
 		setReadTool(srv, "Read a file.", false, `{"type":"object"}`)
 		cfg := &config.Config{Servers: map[string]config.Server{"fs": memServer(srv)}}
-		startHub(t, cfg, &upstream.HubOptions{Store: pgtest.Open(t, url), Start: upstream.StartEager}).Close() // first seen
+		startHub(t, cfg, &upstream.HubOptions{Store: pgtest.Open(t, url), Start: upstream.StartEager}, nil).Close() // first seen
 		setReadTool(srv, "Read a file, now read-only.", true, `{"type":"object"}`)
 
 		entered, release := make(chan struct{}), make(chan struct{})
@@ -69,7 +69,7 @@ func TestWatchWindow(t *testing.T) {
 			case <-t.Context().Done(): // the test failed: the Hub's Close waits for this watch
 			}
 		})
-		serve := startHub(t, cfg, &upstream.HubOptions{Store: ws, Start: upstream.StartEager})
+		serve := startHub(t, cfg, &upstream.HubOptions{Store: ws, Start: upstream.StartEager}, nil)
 		if readOnlyOf(t, serve, "fs__read") {
 			t.Fatal("a changed tool kept its readOnlyHint")
 		}
@@ -77,7 +77,7 @@ func TestWatchWindow(t *testing.T) {
 		if names, err := serve.ReloadTrust(ctx); err != nil || len(names) != 0 {
 			t.Fatalf("ReloadTrust before anything was accepted = %v, %v; want none", names, err)
 		}
-		trust := startHub(t, cfg, &upstream.HubOptions{Store: pgtest.Open(t, url), Start: upstream.StartEager})
+		trust := startHub(t, cfg, &upstream.HubOptions{Store: pgtest.Open(t, url), Start: upstream.StartEager}, nil)
 		if accepted, err := trust.Trust(ctx, "fs"); err != nil || !slices.Equal(accepted, []string{"fs__read"}) {
 			t.Fatalf("Trust = %v, %v", accepted, err)
 		}
@@ -110,7 +110,7 @@ func TestWatchWindow(t *testing.T) {
 			if strings.HasPrefix(key, "catalog/") && strings.Contains(string(v), "id_rsa") {
 				seen()
 			}
-		}}})
+		}}}, nil)
 		if st := statusOf(t, hub1, "web"); st.State != upstream.StateReady {
 			t.Fatalf("replica 1: web is %s: %v", st.State, st.Err)
 		}
@@ -128,7 +128,7 @@ func TestWatchWindow(t *testing.T) {
 			}
 		}
 		got := make(changes, 16)
-		hub2 := startHub(t, cfg, &upstream.HubOptions{Store: ws, OnChange: got.onChange})
+		hub2 := startHub(t, cfg, &upstream.HubOptions{Store: ws}, got.onChange)
 		if st := statusOf(t, hub2, "web"); st.State != upstream.StateLazy {
 			t.Fatalf("replica 2: web is %s, want lazy (listed from the shared catalog)", st.State)
 		}

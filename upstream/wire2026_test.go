@@ -50,7 +50,7 @@ func TestUpstream2026(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close) // after the Hub's Close (LIFO), which ends its subscriptions/listen stream
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"up": {URL: srv.URL, Type: "http", ProtocolVersion: "2026-07-28"}}},
-		&upstream.HubOptions{Store: store.NewMemory()})
+		&upstream.HubOptions{Store: store.NewMemory()}, nil)
 	if st := statusOf(t, hub, "up"); st.ProtocolVersion != "2026-07-28" {
 		t.Fatalf("negotiated %q, want 2026-07-28", st.ProtocolVersion)
 	}

@@ -7,7 +7,7 @@
 // which tools were offered at each step.
 //
 //	srv := agenttest.NewServer(
-//		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "echo", Arguments: `{"text":"hi"}`}}},
+//		agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "echo", Arguments: `{"text":"hi"}`}}},
 //		agenttest.Reply{Content: "done"},
 //	)
 //	defer srv.Close()
@@ -25,6 +25,7 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/scripted"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // Reply is one scripted answer.
@@ -35,10 +36,10 @@ type Reply struct {
 	// Arguments are sent verbatim, valid JSON or not. On a ResponsesServer
 	// a call with Search set is a tool_search_call (client execution)
 	// whose arguments are the JSON object in Arguments.
-	ToolCalls []agent.ToolCall
+	ToolCalls []tool.ToolCall
 	// Hosted are calls the provider made itself (ResponsesServer only:
 	// mcp_call items before the message). An empty ID gets one.
-	Hosted []agent.HostedCall
+	Hosted []tool.HostedCall
 	// Usage to report; nil reports PromptTokens = request bytes / 4.
 	Usage *agent.Usage
 
@@ -63,7 +64,7 @@ type Reply struct {
 type Request struct {
 	Model    string
 	Stream   bool
-	Messages []agent.Message
+	Messages []tool.Message
 	Tools    []agent.ToolDef
 	// Body is the raw request body.
 	Body json.RawMessage
@@ -193,7 +194,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, reply.Status, reply.Content)
 		return
 	}
-	calls := append([]agent.ToolCall(nil), reply.ToolCalls...)
+	calls := append([]tool.ToolCall(nil), reply.ToolCalls...)
 	for i := range calls {
 		if calls[i].ID == "" {
 			calls[i].ID = fmt.Sprintf("call_%d_%d", n, i)
@@ -238,7 +239,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []agent.ToolCall, finish string, usage agent.Usage, includeUsage bool) {
+func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []tool.ToolCall, finish string, usage agent.Usage, includeUsage bool) {
 	size := reply.ChunkSize
 	sse := scripted.StartSSE(w)
 	created := time.Now().Unix()
@@ -304,8 +305,8 @@ func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, ca
 	sse.SendRaw("", "[DONE]")
 }
 
-func fromWireMessage(m wireMessage) agent.Message {
-	msg := agent.Message{Role: agent.Role(m.Role), ToolCallID: m.ToolCallID}
+func fromWireMessage(m wireMessage) tool.Message {
+	msg := tool.Message{Role: tool.Role(m.Role), ToolCallID: m.ToolCallID}
 	content := bytes.TrimSpace(m.Content)
 	switch {
 	case len(content) == 0 || bytes.Equal(content, []byte("null")):
@@ -321,7 +322,7 @@ func fromWireMessage(m wireMessage) agent.Message {
 		}
 	}
 	for _, c := range m.ToolCalls {
-		msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		msg.ToolCalls = append(msg.ToolCalls, tool.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 	}
 	return msg
 }

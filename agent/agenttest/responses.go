@@ -22,7 +22,7 @@ import (
 // concurrent use.
 //
 //	srv := agenttest.NewResponsesServer(
-//		agenttest.Reply{ToolCalls: []agent.ToolCall{{Search: true, Arguments: `{"query":"sum"}`}}},
+//		agenttest.Reply{ToolCalls: []tool.ToolCall{{Search: true, Arguments: `{"query":"sum"}`}}},
 //		agenttest.Reply{Content: "done"},
 //	)
 //	defer srv.Close()

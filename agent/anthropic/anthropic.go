@@ -18,7 +18,8 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/httpbound"
-	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // DefaultBaseURL is the Anthropic API.
@@ -117,7 +118,7 @@ type MCPServer struct {
 // the catalog as Request.Deferred, those tools go with defer_loading: true
 // (the model does not see them until loaded), the tools loaded from the
 // start end with search_tools, which is Anthropic's custom tool search: its
-// calls come back as agent.ToolCall with Search set, and the answer's Found
+// calls come back as a tool.ToolCall with Search set, and the answer's Found
 // tools that are deferred are sent as tool_reference blocks in the
 // tool_result, which loads them. The tools of the request then stay the same
 // bytes for the whole run, and the cache breakpoint sits on the last loaded
@@ -261,7 +262,7 @@ func (m *Model) Complete(ctx context.Context, req agent.Request) (agent.Response
 	if len(req.Deferred) > 0 {
 		// With deferred tools, search_tools is the API's tool search.
 		for i := range resp.Message.ToolCalls {
-			if resp.Message.ToolCalls[i].Name == retrieval.SearchToolName {
+			if resp.Message.ToolCalls[i].Name == think.SearchToolName {
 				resp.Message.ToolCalls[i].Search = true
 			}
 		}
@@ -408,7 +409,7 @@ func placeBreakpoints(p *sdk.BetaMessageNewParams, loaded int) {
 // result, when it found deferred tools, is their tool_reference blocks,
 // which load them), and consecutive turns of one role are merged (the API
 // alternates roles).
-func toMessages(msgs []agent.Message, deferred map[string]bool) ([]sdk.BetaMessageParam, []sdk.BetaTextBlockParam) {
+func toMessages(msgs []tool.Message, deferred map[string]bool) ([]sdk.BetaMessageParam, []sdk.BetaTextBlockParam) {
 	var out []sdk.BetaMessageParam
 	var system []sdk.BetaTextBlockParam
 	add := func(role sdk.BetaMessageParamRole, blocks ...sdk.BetaContentBlockParamUnion) {
@@ -423,11 +424,11 @@ func toMessages(msgs []agent.Message, deferred map[string]bool) ([]sdk.BetaMessa
 	}
 	for _, msg := range msgs {
 		switch msg.Role {
-		case agent.RoleSystem:
+		case tool.RoleSystem:
 			if msg.Content != "" {
 				system = append(system, sdk.BetaTextBlockParam{Text: msg.Content})
 			}
-		case agent.RoleTool:
+		case tool.RoleTool:
 			var content []sdk.BetaToolResultBlockParamContentUnion
 			for _, name := range msg.Found {
 				if deferred[name] {
@@ -441,7 +442,7 @@ func toMessages(msgs []agent.Message, deferred map[string]bool) ([]sdk.BetaMessa
 				ToolUseID: msg.ToolCallID,
 				Content:   content,
 			}})
-		case agent.RoleAssistant:
+		case tool.RoleAssistant:
 			var blocks []sdk.BetaContentBlockParamUnion
 			if msg.Content != "" {
 				blocks = append(blocks, sdk.NewBetaTextBlock(msg.Content))
@@ -607,7 +608,7 @@ type grown struct {
 // would make it {} and the tool run with no arguments; the agent refuses
 // it and tells the model, as with Chat and Responses).
 func fromMessage(msg *sdk.BetaMessage, streamed []*grown) agent.Response {
-	out := agent.Message{Role: agent.RoleAssistant}
+	out := tool.Message{Role: tool.RoleAssistant}
 	var text []string // joined: a reply of one text block is not copied
 	for i, b := range msg.Content {
 		bText, bInput := b.Text, string(b.Input)
@@ -628,7 +629,7 @@ func fromMessage(msg *sdk.BetaMessage, streamed []*grown) agent.Response {
 			if args == "" {
 				args = "{}"
 			}
-			out.ToolCalls = append(out.ToolCalls, agent.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
+			out.ToolCalls = append(out.ToolCalls, tool.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
 		case "mcp_tool_use":
 			text = append(text, fmt.Sprintf("\n[%s__%s %s]\n", b.ServerName, b.Name, bInput))
 		case "mcp_tool_result":

@@ -16,6 +16,7 @@ import (
 	"github.com/toolsift/toolsift/agent/anthropic"
 	"github.com/toolsift/toolsift/agent/anthropic/anthropictest"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // waitLimit bounds every wait in these tests: a hang guard that scales with
@@ -39,15 +40,15 @@ func newModel(t testing.TB, url string, o anthropic.Options) *anthropic.Model {
 
 // conversation has a system prompt, a user task, an assistant turn with two
 // parallel calls and their results.
-var conversation = []agent.Message{
-	{Role: agent.RoleSystem, Content: "You are terse."},
-	{Role: agent.RoleUser, Content: "Add 2 and 3, then echo héllo."},
-	{Role: agent.RoleAssistant, Content: "Working on it.", ToolCalls: []agent.ToolCall{
+var conversation = []tool.Message{
+	{Role: tool.RoleSystem, Content: "You are terse."},
+	{Role: tool.RoleUser, Content: "Add 2 and 3, then echo héllo."},
+	{Role: tool.RoleAssistant, Content: "Working on it.", ToolCalls: []tool.ToolCall{
 		{ID: "toolu_a", Name: "add", Arguments: `{"a":2,"b":3}`},
 		{ID: "toolu_b", Name: "echo", Arguments: `{"text":"héllo"}`},
 	}},
-	{Role: agent.RoleTool, ToolCallID: "toolu_a", Content: "5"},
-	{Role: agent.RoleTool, ToolCallID: "toolu_b", Content: "héllo"},
+	{Role: tool.RoleTool, ToolCallID: "toolu_a", Content: "5"},
+	{Role: tool.RoleTool, ToolCallID: "toolu_b", Content: "héllo"},
 }
 
 var tools = []agent.ToolDef{
@@ -65,7 +66,7 @@ func TestComplete(t *testing.T) {
 		t.Run(map[bool]string{false: "json", true: "sse"}[stream], func(t *testing.T) {
 			srv := anthropictest.NewServer(anthropictest.Reply{
 				Content: "Calling them again.",
-				ToolCalls: []agent.ToolCall{
+				ToolCalls: []tool.ToolCall{
 					{ID: "toolu_1", Name: "add", Arguments: `{"a":10,"b":32}`},
 					{ID: "toolu_2", Name: "echo", Arguments: `{"text":"wörld"}`},
 				},
@@ -95,7 +96,7 @@ func TestComplete(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := agent.Response{
-				Message: agent.Message{Role: agent.RoleAssistant, Content: "Calling them again.", ToolCalls: []agent.ToolCall{
+				Message: tool.Message{Role: tool.RoleAssistant, Content: "Calling them again.", ToolCalls: []tool.ToolCall{
 					{ID: "toolu_1", Name: "add", Arguments: `{"a":10,"b":32}`},
 					{ID: "toolu_2", Name: "echo", Arguments: `{"text":"wörld"}`},
 				}},
@@ -149,14 +150,14 @@ func TestComplete(t *testing.T) {
 // block, the previous request's end and this request's end, never more
 // than 4; NoPromptCache sends none.
 func TestBreakpoints(t *testing.T) {
-	next := append(append([]agent.Message(nil), conversation...),
-		agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "toolu_c", Name: "add", Arguments: `{"a":5,"b":1}`}}},
-		agent.Message{Role: agent.RoleTool, ToolCallID: "toolu_c", Content: "6"},
+	next := append(append([]tool.Message(nil), conversation...),
+		tool.Message{Role: tool.RoleAssistant, ToolCalls: []tool.ToolCall{{ID: "toolu_c", Name: "add", Arguments: `{"a":5,"b":1}`}}},
+		tool.Message{Role: tool.RoleTool, ToolCallID: "toolu_c", Content: "6"},
 	)
 	tests := []struct {
 		name          string
 		noPromptCache bool
-		msgs          []agent.Message
+		msgs          []tool.Message
 		tools         []agent.ToolDef
 		want          []string
 	}{

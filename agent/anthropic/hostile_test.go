@@ -14,6 +14,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/anthropic"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // hostileSSE is a Messages API server written for issue 35's tests: it
@@ -65,7 +66,7 @@ func TestStreamKeepsMalformedToolInput(t *testing.T) {
 			srv := hostileSSE(t, toolUseEvents(tt.pieces...)...)
 			m := newModel(t, srv.URL, anthropic.Options{Stream: true})
 			resp, err := m.Complete(context.Background(), agent.Request{
-				Messages: []agent.Message{{Role: agent.RoleUser, Content: "go"}},
+				Messages: []tool.Message{{Role: tool.RoleUser, Content: "go"}},
 				Tools:    []agent.ToolDef{{Name: "delete_repo"}},
 			})
 			if err != nil {
@@ -137,7 +138,7 @@ func TestRepliesBounded(t *testing.T) {
 				}))
 				m := newModel(t, "http://model.test", o)
 				begin := time.Now()
-				_, err := m.Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "go"}}})
+				_, err := m.Complete(context.Background(), agent.Request{Messages: []tool.Message{{Role: tool.RoleUser, Content: "go"}}})
 				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "model reply refused") {
 					t.Fatalf("error %v, want it to say %q", err, tt.want)
 				}
@@ -161,7 +162,7 @@ func TestStreamBlockIndex(t *testing.T) {
 		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}`,
 		`{"type":"message_stop"}`,
 	}
-	req := agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "go"}}}
+	req := agent.Request{Messages: []tool.Message{{Role: tool.RoleUser, Content: "go"}}}
 
 	srv := hostileSSE(t, append([]string{start,
 		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,

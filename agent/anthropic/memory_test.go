@@ -13,6 +13,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/anthropic"
 	"github.com/toolsift/toolsift/agent/anthropic/anthropictest"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // countingTransport counts the bytes of the reply bodies it hands on.
@@ -49,7 +50,7 @@ func largeReplies(size int) []struct {
 		reply anthropictest.Reply
 	}{
 		{"text", anthropictest.Reply{Content: text, ChunkSize: 4}},
-		{"tool input", anthropictest.Reply{ToolCalls: []agent.ToolCall{{Name: "write", Arguments: `{"text":"` + text + `"}`}}, ChunkSize: 4}},
+		{"tool input", anthropictest.Reply{ToolCalls: []tool.ToolCall{{Name: "write", Arguments: `{"text":"` + text + `"}`}}, ChunkSize: 4}},
 	}
 }
 
@@ -93,7 +94,7 @@ func (s *streamMeter) measure(tb testing.TB) (streamed, allocated, peak uint64) 
 	before := s.ct.n.Load()
 	deltas := 0
 	_, err := s.m.Complete(context.Background(), agent.Request{
-		Messages: []agent.Message{{Role: agent.RoleUser, Content: "go"}},
+		Messages: []tool.Message{{Role: tool.RoleUser, Content: "go"}},
 		Tools:    []agent.ToolDef{{Name: "write"}},
 		OnDelta: func(agent.Delta) {
 			if deltas++; deltas%256 == 0 {

@@ -17,6 +17,8 @@ import (
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/toolindex"
 )
 
 // threeTools is the three-tool task of issue 21: the scripted model calls
@@ -36,7 +38,7 @@ func scriptedModel(r anthropictest.Request) anthropictest.Reply {
 	for _, m := range r.Messages {
 		for _, c := range m.ToolCalls {
 			called[c.Name] = true
-			if c.Name == retrieval.SearchToolName {
+			if c.Name == think.SearchToolName {
 				searched[c.Arguments]++
 			}
 		}
@@ -47,13 +49,13 @@ func scriptedModel(r anthropictest.Request) anthropictest.Reply {
 			continue
 		}
 		if slices.Contains(loaded, w.name) {
-			return anthropictest.Reply{ToolCalls: []agent.ToolCall{{Name: w.name, Arguments: w.args}}}
+			return anthropictest.Reply{ToolCalls: []tool.ToolCall{{Name: w.name, Arguments: w.args}}}
 		}
 		args, _ := json.Marshal(map[string]string{"query": w.query})
 		if searched[string(args)] > 0 {
 			return anthropictest.Reply{Content: "I could not find " + w.name}
 		}
-		return anthropictest.Reply{Content: "Let me find a tool for that.", ToolCalls: []agent.ToolCall{{Name: retrieval.SearchToolName, Arguments: string(args)}}}
+		return anthropictest.Reply{Content: "Let me find a tool for that.", ToolCalls: []tool.ToolCall{{Name: think.SearchToolName, Arguments: string(args)}}}
 	}
 	return anthropictest.Reply{Content: "The sum is 42."}
 }
@@ -75,11 +77,11 @@ func TestThreeToolTask(t *testing.T) {
 		"memory": {Command: "node", Args: []string{npmtest.Entry(dir, "server-memory")}, Timeout: waitLimit(),
 			Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}},
 		"filesystem": {Command: "node", Args: []string{npmtest.Entry(dir, "server-filesystem"), allowed}, Timeout: waitLimit()},
-	}}, &toolsift.Options{Budget: 400, K: 3, Think: think.Options{Tokenizer: tokenizer(t),
+	}}, &toolsift.Options{Thinker: newThinker(t, think.Options{Budget: 400, Retrieval: retrieval.Options{K: 3}, Tokenizer: tokenizer(t),
 		// Not packed: the scenario needs a tool the first step leaves
 		// out, for the deferred path's search to load (packing fills the
 		// 400 tokens with 30 more candidates, which include it).
-		NoPack: true}})
+		NoPack: true})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func TestThreeToolTask(t *testing.T) {
 				}
 				prevTools = toolsJSON
 				for _, msg := range r.Messages {
-					if msg.Role == agent.RoleTool && len(msg.Found) > 0 && i == len(reqs)-1 {
+					if msg.Role == tool.RoleTool && len(msg.Found) > 0 && i == len(reqs)-1 {
 						searches++
 					}
 				}
@@ -184,7 +186,7 @@ func TestThreeToolTask(t *testing.T) {
 	}
 }
 
-func equalMessage(a, b agent.Message) bool {
+func equalMessage(a, b tool.Message) bool {
 	return a.Role == b.Role && a.Content == b.Content && a.ToolCallID == b.ToolCallID &&
 		slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Found, b.Found)
 }
@@ -196,4 +198,23 @@ func rawField(t *testing.T, body []byte, field string) []byte {
 		t.Fatal(err)
 	}
 	return m[field]
+}
+
+// newThinker is a Think step with to over an empty index of the library's
+// embedders (toolsift.DefaultEmbedders), for toolsift.Options.Thinker.
+func newThinker(t testing.TB, to think.Options) *think.Thinker {
+	t.Helper()
+	vector, semantic, err := toolsift.DefaultEmbedders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := toolindex.New(vector, &toolindex.Options{Semantic: semantic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, err := think.New(ix, &to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th
 }

@@ -10,12 +10,13 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/provider"
-	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // ExampleNewChat asks an OpenAI-compatible endpoint for one completion.
 func ExampleNewChat() {
-	srv := agenttest.NewServer(agenttest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Bern"}`}}})
+	srv := agenttest.NewServer(agenttest.Reply{ToolCalls: []tool.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Bern"}`}}})
 	defer srv.Close()
 
 	// Empty BaseURL and APIKey mean OPENAI_BASE_URL and OPENAI_API_KEY.
@@ -24,7 +25,7 @@ func ExampleNewChat() {
 		log.Fatal(err)
 	}
 	resp, err := model.Complete(context.Background(), agent.Request{
-		Messages: []agent.Message{{Role: agent.RoleUser, Content: "Weather in Bern?"}},
+		Messages: []tool.Message{{Role: tool.RoleUser, Content: "Weather in Bern?"}},
 		Tools:    []agent.ToolDef{{Name: "get_weather", Description: "Current weather for a city."}},
 	})
 	if err != nil {
@@ -46,7 +47,7 @@ func ExampleNewChat() {
 func ExampleNewResponses() {
 	srv := agenttest.NewResponsesServer(agenttest.Reply{
 		Content:   "Let me find a tool.",
-		ToolCalls: []agent.ToolCall{{ID: "ts_1", Search: true, Arguments: `{"query":"weather forecast"}`}},
+		ToolCalls: []tool.ToolCall{{ID: "ts_1", Search: true, Arguments: `{"query":"weather forecast"}`}},
 	})
 	defer srv.Close()
 
@@ -54,10 +55,10 @@ func ExampleNewResponses() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	search := retrieval.SearchTool()
+	search := think.SearchTool()
 	var streamed strings.Builder
 	resp, err := model.Complete(context.Background(), agent.Request{
-		Messages: []agent.Message{{Role: agent.RoleUser, Content: "Will it rain in Bern tomorrow?"}},
+		Messages: []tool.Message{{Role: tool.RoleUser, Content: "Will it rain in Bern tomorrow?"}},
 		Tools:    []agent.ToolDef{{Name: search.Name, Description: search.Description, Parameters: search.InputSchema}},
 		Deferred: []agent.ToolDef{{Name: "get_forecast", Description: "Weather forecast for a city."}},
 		OnDelta:  func(d agent.Delta) { streamed.WriteString(d.Text) },

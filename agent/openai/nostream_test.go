@@ -10,6 +10,7 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/provider"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // TestStreamDefault: by default (Stream false) a model sends plain requests,
@@ -20,7 +21,7 @@ import (
 // say only "stream ended without a choice". A server that streams still
 // streams.
 func TestStreamDefault(t *testing.T) {
-	msgs := []agent.Message{{Role: agent.RoleUser, Content: "hi"}}
+	msgs := []tool.Message{{Role: tool.RoleUser, Content: "hi"}}
 	at := func(url string) provider.Options { return provider.Options{BaseURL: url, APIKey: "k", MaxRetries: -1} }
 	type model struct {
 		name   string

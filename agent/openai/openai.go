@@ -17,6 +17,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/openaiclient"
 	"github.com/toolsift/toolsift/provider"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // ChatOptions configure an OpenAI-compatible Chat Completions model.
@@ -129,13 +130,13 @@ func toFunctionParameters(raw json.RawMessage) (shared.FunctionParameters, error
 	return params, nil
 }
 
-func toOpenAIMessage(msg agent.Message) openai.ChatCompletionMessageParamUnion {
+func toOpenAIMessage(msg tool.Message) openai.ChatCompletionMessageParamUnion {
 	switch msg.Role {
-	case agent.RoleSystem:
+	case tool.RoleSystem:
 		return openai.SystemMessage(msg.Content)
-	case agent.RoleTool:
+	case tool.RoleTool:
 		return openai.ToolMessage(msg.Content, msg.ToolCallID)
-	case agent.RoleAssistant:
+	case tool.RoleAssistant:
 		var a openai.ChatCompletionAssistantMessageParam
 		if msg.Content != "" || len(msg.ToolCalls) == 0 {
 			a.Content.OfString = openai.String(msg.Content)
@@ -166,7 +167,7 @@ func (m *Chat) complete(ctx context.Context, p openai.ChatCompletionNewParams) (
 		return agent.Response{}, errors.New("response has no choices")
 	}
 	ch := cc.Choices[0]
-	msg := agent.Message{Role: agent.RoleAssistant, Content: ch.Message.Content}
+	msg := tool.Message{Role: tool.RoleAssistant, Content: ch.Message.Content}
 	if msg.Content == "" {
 		msg.Content = ch.Message.Refusal
 	}
@@ -174,7 +175,7 @@ func (m *Chat) complete(ctx context.Context, p openai.ChatCompletionNewParams) (
 		if tc.Type != "" && tc.Type != "function" {
 			continue
 		}
-		msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		msg.ToolCalls = append(msg.ToolCalls, tool.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	agent.FillCallIDs(msg.ToolCalls)
 	return agent.Response{
@@ -319,12 +320,12 @@ func (a *streamAccumulator) add(chunk openai.ChatCompletionChunk) {
 }
 
 func (a *streamAccumulator) response() agent.Response {
-	msg := agent.Message{Role: agent.RoleAssistant, Content: a.content.String()}
+	msg := tool.Message{Role: tool.RoleAssistant, Content: a.content.String()}
 	if msg.Content == "" {
 		msg.Content = a.refusal.String()
 	}
 	for _, b := range a.calls {
-		msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: b.id, Name: b.name.String(), Arguments: b.args.String()})
+		msg.ToolCalls = append(msg.ToolCalls, tool.ToolCall{ID: b.id, Name: b.name.String(), Arguments: b.args.String()})
 	}
 	agent.FillCallIDs(msg.ToolCalls)
 	return agent.Response{Message: msg, FinishReason: a.finish, Usage: a.usage, Model: a.model}

@@ -21,6 +21,7 @@ import (
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/provider"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -38,7 +39,7 @@ func newOpenAI(t *testing.T, url string, stream bool) *openai.Chat {
 // streaming paths, with argument deltas split at every size from 1 byte, one
 // call after the other and interleaved.
 func TestOpenAIComplete(t *testing.T) {
-	parallel := []agent.ToolCall{
+	parallel := []tool.ToolCall{
 		{ID: "call_a", Name: "weather__get_forecast", Arguments: `{"city":"Zürich","days":3,"units":{"temp":"C"}}`},
 		{ID: "call_b", Name: "calendar__list_events", Arguments: `{"from":"2026-11-22","to":"2026-11-25","tags":["work","\"quoted\""]}`},
 		{ID: "call_c", Name: "noargs", Arguments: ``},
@@ -46,16 +47,16 @@ func TestOpenAIComplete(t *testing.T) {
 	tests := []struct {
 		name  string
 		reply agenttest.Reply
-		want  agent.Message
+		want  tool.Message
 	}{
 		{"text", agenttest.Reply{Content: "Hello, wörld — ✓"},
-			agent.Message{Role: agent.RoleAssistant, Content: "Hello, wörld — ✓"}},
+			tool.Message{Role: tool.RoleAssistant, Content: "Hello, wörld — ✓"}},
 		{"one call", agenttest.Reply{ToolCalls: parallel[:1]},
-			agent.Message{Role: agent.RoleAssistant, ToolCalls: parallel[:1]}},
+			tool.Message{Role: tool.RoleAssistant, ToolCalls: parallel[:1]}},
 		{"parallel calls with text", agenttest.Reply{Content: "Let me look.", ToolCalls: parallel},
-			agent.Message{Role: agent.RoleAssistant, Content: "Let me look.", ToolCalls: parallel}},
-		{"invalid JSON arguments kept verbatim", agenttest.Reply{ToolCalls: []agent.ToolCall{{ID: "x", Name: "f", Arguments: `{"a":`}}},
-			agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "x", Name: "f", Arguments: `{"a":`}}}},
+			tool.Message{Role: tool.RoleAssistant, Content: "Let me look.", ToolCalls: parallel}},
+		{"invalid JSON arguments kept verbatim", agenttest.Reply{ToolCalls: []tool.ToolCall{{ID: "x", Name: "f", Arguments: `{"a":`}}},
+			tool.Message{Role: tool.RoleAssistant, ToolCalls: []tool.ToolCall{{ID: "x", Name: "f", Arguments: `{"a":`}}}},
 	}
 	type variant struct {
 		stream     bool
@@ -80,7 +81,7 @@ func TestOpenAIComplete(t *testing.T) {
 				defer srv.Close()
 				var d deltas
 				resp, err := newOpenAI(t, srv.URL, v.stream).Complete(context.Background(), agent.Request{
-					Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}},
+					Messages: []tool.Message{{Role: tool.RoleUser, Content: "hi"}},
 					OnDelta:  d.add,
 				})
 				if err != nil {
@@ -131,14 +132,14 @@ func TestOpenAIRequest(t *testing.T) {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			srv := agenttest.NewServer(agenttest.Reply{Content: "ok"})
 			defer srv.Close()
-			msgs := []agent.Message{
-				{Role: agent.RoleSystem, Content: "be brief"},
-				{Role: agent.RoleUser, Content: "weather?"},
-				{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "w__get", Arguments: `{"city":"Bern"}`}, {ID: "c2", Name: "w__alerts", Arguments: `{}`}}},
-				{Role: agent.RoleTool, ToolCallID: "c1", Content: "sunny"},
-				{Role: agent.RoleTool, ToolCallID: "c2", Content: "none"},
-				{Role: agent.RoleAssistant, Content: "Sunny."},
-				{Role: agent.RoleUser, Content: "thanks"},
+			msgs := []tool.Message{
+				{Role: tool.RoleSystem, Content: "be brief"},
+				{Role: tool.RoleUser, Content: "weather?"},
+				{Role: tool.RoleAssistant, ToolCalls: []tool.ToolCall{{ID: "c1", Name: "w__get", Arguments: `{"city":"Bern"}`}, {ID: "c2", Name: "w__alerts", Arguments: `{}`}}},
+				{Role: tool.RoleTool, ToolCallID: "c1", Content: "sunny"},
+				{Role: tool.RoleTool, ToolCallID: "c2", Content: "none"},
+				{Role: tool.RoleAssistant, Content: "Sunny."},
+				{Role: tool.RoleUser, Content: "thanks"},
 			}
 			tools := []agent.ToolDef{
 				{Name: "w__get", Description: "Get the weather.", Parameters: json.RawMessage(`{"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"}`)},
@@ -185,7 +186,7 @@ func TestOpenAIStreamQuirks(t *testing.T) {
 	tests := []struct {
 		name   string
 		events []string
-		want   []agent.ToolCall
+		want   []tool.ToolCall
 	}{
 		{
 			name: "parallel calls sharing index 0 with distinct ids",
@@ -194,7 +195,7 @@ func TestOpenAIStreamQuirks(t *testing.T) {
 				chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}`),
 				chunk(`{"tool_calls":[{"index":0,"id":"b","type":"function","function":{"name":"g","arguments":"{}"}}]}`),
 			},
-			want: []agent.ToolCall{{ID: "a", Name: "f", Arguments: `{"x":1}`}, {ID: "b", Name: "g", Arguments: `{}`}},
+			want: []tool.ToolCall{{ID: "a", Name: "f", Arguments: `{"x":1}`}, {ID: "b", Name: "g", Arguments: `{}`}},
 		},
 		{
 			name: "index -1, id repeated in every delta, no usage",
@@ -203,7 +204,7 @@ func TestOpenAIStreamQuirks(t *testing.T) {
 				chunk(`{"tool_calls":[{"index":-1,"id":"a","function":{"arguments":"{\"q\":\"a b"}}]}`),
 				chunk(`{"tool_calls":[{"index":-1,"id":"a","function":{"arguments":"\"}"}}]}`),
 			},
-			want: []agent.ToolCall{{ID: "a", Name: "f", Arguments: `{"q":"a b"}`}},
+			want: []tool.ToolCall{{ID: "a", Name: "f", Arguments: `{"q":"a b"}`}},
 		},
 		{
 			name: "two calls in one delta, missing ids",
@@ -211,7 +212,7 @@ func TestOpenAIStreamQuirks(t *testing.T) {
 				chunk(`{"role":"assistant","tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}},{"index":1,"function":{"name":"g","arguments":"{\"a\""}}]}`),
 				chunk(`{"tool_calls":[{"index":1,"function":{"arguments":":[1,2]}"}}]}`),
 			},
-			want: []agent.ToolCall{{ID: "call_0", Name: "f", Arguments: `{}`}, {ID: "call_1", Name: "g", Arguments: `{"a":[1,2]}`}},
+			want: []tool.ToolCall{{ID: "call_0", Name: "f", Arguments: `{}`}, {ID: "call_1", Name: "g", Arguments: `{"a":[1,2]}`}},
 		},
 	}
 	for _, tt := range tests {
@@ -224,7 +225,7 @@ func TestOpenAIStreamQuirks(t *testing.T) {
 				fmt.Fprint(w, "data: [DONE]\n\n")
 			}))
 			defer srv.Close()
-			resp, err := newOpenAI(t, srv.URL, true).Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "x"}}})
+			resp, err := newOpenAI(t, srv.URL, true).Complete(context.Background(), agent.Request{Messages: []tool.Message{{Role: tool.RoleUser, Content: "x"}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -240,7 +241,7 @@ func TestOpenAIErrors(t *testing.T) {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			srv := agenttest.NewServer(agenttest.Reply{Status: http.StatusBadRequest, Content: "tools too long"})
 			defer srv.Close()
-			_, err := newOpenAI(t, srv.URL, stream).Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "x"}}})
+			_, err := newOpenAI(t, srv.URL, stream).Complete(context.Background(), agent.Request{Messages: []tool.Message{{Role: tool.RoleUser, Content: "x"}}})
 			if !errors.Is(err, agent.ErrModel) {
 				t.Fatalf("err = %v, want ErrModel", err)
 			}
@@ -256,7 +257,7 @@ func TestOpenAIErrors(t *testing.T) {
 			fmt.Fprint(w, "data: [DONE]\n\n")
 		}))
 		defer srv.Close()
-		_, err := newOpenAI(t, srv.URL, true).Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "x"}}})
+		_, err := newOpenAI(t, srv.URL, true).Complete(context.Background(), agent.Request{Messages: []tool.Message{{Role: tool.RoleUser, Content: "x"}}})
 		if !errors.Is(err, agent.ErrModel) || !strings.Contains(err.Error(), "without a choice") {
 			t.Fatalf("err = %v, want ErrModel: stream ended without a choice", err)
 		}
@@ -289,7 +290,7 @@ func TestOpenAIErrors(t *testing.T) {
 				<-asked // the request is at the server
 				cancel()
 			}()
-			_, err := newOpenAI(t, srv.URL, stream).Complete(ctx, agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "x"}}})
+			_, err := newOpenAI(t, srv.URL, stream).Complete(ctx, agent.Request{Messages: []tool.Message{{Role: tool.RoleUser, Content: "x"}}})
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("stream=%v: err = %v, want context.Canceled", stream, err)
 			}

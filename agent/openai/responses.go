@@ -16,7 +16,8 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/openaiclient"
 	"github.com/toolsift/toolsift/provider"
-	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // ResponsesOptions configure a model of the Chat Responses API.
@@ -184,7 +185,7 @@ func (m *Responses) params(req agent.Request) (responses.ResponseNewParams, map[
 			labels[hostedTool{h.Label, name}] = t.Name
 			continue
 		}
-		if t.Name == retrieval.SearchToolName && deferred {
+		if t.Name == think.SearchToolName && deferred {
 			params, err := toFunctionParameters(t.Parameters)
 			if err != nil {
 				return p, nil, fmt.Errorf("tool %s: parameters: %w", t.Name, err)
@@ -231,9 +232,9 @@ func (m *Responses) params(req agent.Request) (responses.ResponseNewParams, map[
 	var input responses.ResponseInputParam
 	for _, msg := range req.Messages {
 		switch msg.Role {
-		case agent.RoleSystem, agent.RoleUser:
+		case tool.RoleSystem, tool.RoleUser:
 			input = append(input, responses.ResponseInputItemParamOfMessage(msg.Content, responses.EasyInputMessageRole(msg.Role)))
-		case agent.RoleAssistant:
+		case tool.RoleAssistant:
 			for _, h := range msg.Hosted {
 				c := &responses.ResponseInputItemMcpCallParam{ID: h.ID, Arguments: h.Arguments, Name: h.Name, ServerLabel: h.Server, Status: "completed"}
 				if h.Output != "" {
@@ -265,7 +266,7 @@ func (m *Responses) params(req agent.Request) (responses.ResponseNewParams, map[
 				}
 				input = append(input, responses.ResponseInputItemParamOfFunctionCall(c.Arguments, c.ID, c.Name))
 			}
-		case agent.RoleTool:
+		case tool.RoleTool:
 			if search[msg.ToolCallID] {
 				out := &responses.ResponseToolSearchOutputItemParam{
 					CallID:    openai.String(msg.ToolCallID),
@@ -367,7 +368,7 @@ func fromResponse(r *responses.Response, labels map[hostedTool]string) (agent.Re
 	case responses.ResponseStatusCancelled:
 		return agent.Response{}, fmt.Errorf("response %s was cancelled", r.ID)
 	}
-	msg := agent.Message{Role: agent.RoleAssistant}
+	msg := tool.Message{Role: tool.RoleAssistant}
 	var text, refusal strings.Builder
 	for i, raw := range r.Output {
 		var it outputItem
@@ -381,14 +382,14 @@ func fromResponse(r *responses.Response, labels map[hostedTool]string) (agent.Re
 				refusal.WriteString(c.Refusal)
 			}
 		case "function_call":
-			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.arguments()})
+			msg.ToolCalls = append(msg.ToolCalls, tool.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.arguments()})
 		case "tool_search_call":
 			if it.Execution == "server" {
 				continue // the provider searched and loaded by itself
 			}
-			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: it.CallID, Name: retrieval.SearchToolName, Search: true, Arguments: it.arguments()})
+			msg.ToolCalls = append(msg.ToolCalls, tool.ToolCall{ID: it.CallID, Name: think.SearchToolName, Search: true, Arguments: it.arguments()})
 		case "mcp_call":
-			h := agent.HostedCall{ID: it.ID, Server: it.ServerLabel, Name: it.Name, Tool: labels[hostedTool{it.ServerLabel, it.Name}], Arguments: it.arguments()}
+			h := tool.HostedCall{ID: it.ID, Server: it.ServerLabel, Name: it.Name, Tool: labels[hostedTool{it.ServerLabel, it.Name}], Arguments: it.arguments()}
 			if it.Output != nil {
 				h.Output = *it.Output
 			}
@@ -455,7 +456,7 @@ func (m *Responses) completeStream(ctx context.Context, p responses.ResponseNewP
 				calls[ev.OutputIndex] = i
 				name := it.Name
 				if it.Type == "tool_search_call" {
-					name = retrieval.SearchToolName
+					name = think.SearchToolName
 				}
 				if onDelta != nil {
 					onDelta(agent.Delta{Tool: true, Index: i, ID: it.CallID, Name: name})

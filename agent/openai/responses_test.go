@@ -15,7 +15,8 @@ import (
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/provider"
-	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func newResponses(t *testing.T, url string, o openai.ResponsesOptions) *openai.Responses {
@@ -31,7 +32,7 @@ func newResponses(t *testing.T, url string, o openai.ResponsesOptions) *openai.R
 // deltas reassembles what OnDelta received: the text and each tool call.
 type deltas struct {
 	text  strings.Builder
-	calls []agent.ToolCall
+	calls []tool.ToolCall
 	n     int
 }
 
@@ -42,7 +43,7 @@ func (d *deltas) add(x agent.Delta) {
 		return
 	}
 	for len(d.calls) <= x.Index {
-		d.calls = append(d.calls, agent.ToolCall{})
+		d.calls = append(d.calls, tool.ToolCall{})
 	}
 	c := &d.calls[x.Index]
 	if x.ID != "" {
@@ -60,21 +61,21 @@ func (d *deltas) add(x agent.Delta) {
 func TestResponsesComplete(t *testing.T) {
 	replies := []agenttest.Reply{
 		{Content: "Hello, wörld!", Usage: &agent.Usage{PromptTokens: 100, CachedPromptTokens: 64, CompletionTokens: 5}},
-		{Content: "Let me look.", ToolCalls: []agent.ToolCall{
+		{Content: "Let me look.", ToolCalls: []tool.ToolCall{
 			{ID: "c1", Name: "t__get_weather", Arguments: `{"city":"Bern"}`},
 			{ID: "c2", Name: "t__get_forecast", Arguments: `{"city":"Zürich","days":2}`},
 		}, ChunkSize: 1},
-		{ToolCalls: []agent.ToolCall{{ID: "s1", Search: true, Arguments: `{"query":"currency"}`}}},
+		{ToolCalls: []tool.ToolCall{{ID: "s1", Search: true, Arguments: `{"query":"currency"}`}}},
 	}
 	want := []agent.Response{
-		{Message: agent.Message{Role: agent.RoleAssistant, Content: "Hello, wörld!"}, FinishReason: "stop",
+		{Message: tool.Message{Role: tool.RoleAssistant, Content: "Hello, wörld!"}, FinishReason: "stop",
 			Usage: agent.Usage{PromptTokens: 100, CachedPromptTokens: 64, CompletionTokens: 5, TotalTokens: 105}, Model: "test-model"},
-		{Message: agent.Message{Role: agent.RoleAssistant, Content: "Let me look.", ToolCalls: []agent.ToolCall{
+		{Message: tool.Message{Role: tool.RoleAssistant, Content: "Let me look.", ToolCalls: []tool.ToolCall{
 			{ID: "c1", Name: "t__get_weather", Arguments: `{"city":"Bern"}`},
 			{ID: "c2", Name: "t__get_forecast", Arguments: `{"city":"Zürich","days":2}`},
 		}}, FinishReason: "tool_calls", Model: "test-model"},
-		{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
-			{ID: "s1", Name: retrieval.SearchToolName, Search: true, Arguments: `{"query":"currency"}`},
+		{Message: tool.Message{Role: tool.RoleAssistant, ToolCalls: []tool.ToolCall{
+			{ID: "s1", Name: think.SearchToolName, Search: true, Arguments: `{"query":"currency"}`},
 		}}, FinishReason: "tool_calls", Model: "test-model"},
 	}
 	for _, stream := range []bool{false, true} {
@@ -85,7 +86,7 @@ func TestResponsesComplete(t *testing.T) {
 			for i, w := range want {
 				var d deltas
 				got, err := m.Complete(context.Background(), agent.Request{
-					Messages: []agent.Message{{Role: agent.RoleSystem, Content: "sys"}, {Role: agent.RoleUser, Content: "hi"}},
+					Messages: []tool.Message{{Role: tool.RoleSystem, Content: "sys"}, {Role: tool.RoleUser, Content: "hi"}},
 					OnDelta:  d.add,
 				})
 				if err != nil {
@@ -132,7 +133,7 @@ func TestResponsesErrors(t *testing.T) {
 	srv := agenttest.NewResponsesServer(agenttest.Reply{Status: http.StatusTooManyRequests, Content: "slow down"})
 	defer srv.Close()
 	_, err := newResponses(t, srv.URL, openai.ResponsesOptions{}).Complete(context.Background(), agent.Request{
-		Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+		Messages: []tool.Message{{Role: tool.RoleUser, Content: "hi"}}})
 	var apiErr *sdk.Error
 	if !errors.Is(err, agent.ErrModel) || !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("err = %v, want ErrModel wrapping a 429 *sdk.Error", err)

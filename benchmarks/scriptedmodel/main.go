@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func main() {
@@ -33,11 +33,11 @@ func main() {
 	srv := agenttest.NewServerFunc(func(req agenttest.Request) agenttest.Reply {
 		once.Do(func() { fmt.Fprintf(os.Stderr, "first request at %d\n", time.Now().UnixMilli()) })
 		for _, m := range req.Messages {
-			if m.Role == agent.RoleTool {
+			if m.Role == tool.RoleTool {
 				return agenttest.Reply{Content: "Result: " + m.Content}
 			}
 		}
-		return agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: *call, Arguments: *args}}}
+		return agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: *call, Arguments: *args}}}
 	})
 	defer srv.Close()
 	fmt.Println(srv.URL)

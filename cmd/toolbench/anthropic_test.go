@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/anthropic/anthropictest"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // TestAnthropicModel: --api anthropic's model reads its endpoint from the
@@ -36,7 +37,7 @@ func TestAnthropicModel(t *testing.T) {
 		if at != srv.URL {
 			t.Errorf("base URL %q, want %q", at, srv.URL)
 		}
-		resp, err := m.Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hello"}}})
+		resp, err := m.Complete(context.Background(), agent.Request{Messages: []tool.Message{{Role: tool.RoleUser, Content: "hello"}}})
 		if err != nil || resp.Message.Content != "hi" {
 			t.Errorf("Complete = %+v, %v", resp, err)
 		}

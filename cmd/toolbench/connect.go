@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/store"
@@ -18,17 +19,31 @@ import (
 	"github.com/toolsift/toolsift/upstream"
 )
 
+// connection is how a command connects to the servers of its config: the
+// Hub's options and the values of the config's ${input:ID} variables.
+type connection struct {
+	hub    upstream.HubOptions
+	inputs map[string]string
+}
+
 // openToolset is how every command that connects to servers (list, tokens,
-// eval --config, run) does it: toolsift.Open, as a library user would, with
-// the config's warnings and each failed server's reason on stderr. While it
-// connects, a terminal's stderr shows how far it is, unless quiet. The
-// caller closes the Toolset.
-func openToolset(ctx context.Context, e *env, config string, o toolsift.Options, quiet bool) (*toolsift.Toolset, time.Duration, error) {
+// eval --config, run, trust) does it, as a library user would: the config
+// loaded, a Hub made with c's options (the Toolset's Store, and its Logger
+// unless c has one) and toolsift.OpenHub, with the config's warnings and
+// each failed server's reason on stderr. While it connects, a terminal's
+// stderr shows how far it is, unless quiet. It returns the Toolset and its
+// Hub; the caller closes the Toolset, which closes the Hub.
+func openToolset(ctx context.Context, e *env, path string, c connection, o toolsift.Options, quiet bool) (*toolsift.Toolset, *upstream.Hub, time.Duration, error) {
 	start := time.Now()
+	cfg, err := config.Load(path, &config.Options{Inputs: c.inputs})
+	if err != nil {
+		return nil, nil, time.Since(start), err
+	}
+	h := c.hub
 	var line *connectProgress
 	if e.stderrIsTerminal && !quiet {
 		line = startConnectProgress(e.stderr)
-		o.Hub.Progress = line.update
+		h.Progress = line.update
 	}
 	if o.Logger == nil {
 		// The library's warnings (a cache entry or folder refused, a tool
@@ -36,25 +51,35 @@ func openToolset(ctx context.Context, e *env, config string, o toolsift.Options,
 		// commands' handler, not the library's stderr default as well.
 		o.Logger = slog.New(warnHandler{e})
 	}
-	if o.Hub.Auth == nil {
+	if h.Logger == nil {
+		h.Logger = o.Logger
+	}
+	if h.Store == nil {
+		h.Store = o.Store // nil: the Hub's default folder, the Toolset's too
+	}
+	if h.Auth == nil {
 		// Servers that need a login get the stored tokens, or fail at once
 		// naming toolbench login.
-		if s := authStore(e, config); s != nil {
-			o.Hub.Auth = s
+		if s := authStore(e, path); s != nil {
+			h.Auth = s
 		}
 	}
-	ts, err := toolsift.Open(ctx, config, &o)
+	hub, err := upstream.NewHub(cfg, &h)
+	if err != nil {
+		return nil, nil, time.Since(start), err
+	}
+	ts, err := toolsift.OpenHub(ctx, hub, &o)
 	elapsed := time.Since(start)
 	if line != nil {
 		line.stop()
 	}
 	if err != nil {
-		return nil, elapsed, err
+		return nil, nil, elapsed, err
 	}
 	for _, w := range ts.Warnings() {
 		e.warn("warning: " + termsafe.String(w))
 	}
-	return ts, elapsed, nil
+	return ts, hub, elapsed, nil
 }
 
 // connectFlag adds --connect (and its other name, --eager): start every

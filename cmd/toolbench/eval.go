@@ -293,21 +293,22 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 	if encoding == "" {
 		encoding, _ = budget.EncodingForModel(o.model)
 	}
-	// Each query is one Think step, the agent's own: the same wiring
-	// (toolsift.New), ranking depth, budget and search_tools policy, so the
+	// Each query is one Think step, the agent's own: the same Thinker
+	// (think.New), ranking depth, budget and search_tools policy, so the
 	// in-budget figures are what the agent sends. A k above the step's
 	// depth deepens the ranking.
-	opts := toolsift.Options{
-		Embedder: emb,
-		Semantic: sem,
-		Encoding: encoding,
-		Budget:   o.budget,
-		K:        max(o.ks[len(o.ks)-1], think.DefaultK),
-		Logger:   slog.New(warnHandler{e}),
-	}
-	setPack(&opts.Think, o.pack)
-	o.listing(&opts.Think)
+	opts := toolsift.Options{Logger: slog.New(warnHandler{e})}
 	if err := o.cache(ctx, &opts); err != nil {
+		return err
+	}
+	tok, err := budget.NewTokenizer("", encoding)
+	if err != nil {
+		return err
+	}
+	step := think.Options{Budget: o.budget, Tokenizer: tok, Retrieval: retrieval.Options{K: max(o.ks[len(o.ks)-1], think.DefaultK)}}
+	setPack(&step, o.pack)
+	o.listing(&step)
+	if opts.Thinker, err = stepThinker(e, &opts, emb, sem, step); err != nil {
 		return err
 	}
 	// With --config the Toolset that connects is the one measured: its
@@ -320,8 +321,7 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 	if len(tools) == 0 {
 		return fmt.Errorf("%s: no tools", name)
 	}
-	base := ts.Thinker().Options()
-	tok := base.Tokenizer
+	base := opts.Thinker.Options()
 
 	rep := evalReport{Dataset: name, Tools: len(tools), Embedder: emb.ID(), Encoding: tok.Encoding(), Budget: o.budget}
 	if sem != nil {
@@ -368,7 +368,7 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 
 	if connected > 0 {
 		rep.ConnectMS, rep.IndexedWhileConnecting = ms(connected), true
-	} else if err := indexTools(ctx, e, ts, tools, name, showProgress, &rep); err != nil {
+	} else if err := indexTools(ctx, e, opts.Thinker.Index(), tools, name, showProgress, &rep); err != nil {
 		return err
 	}
 
@@ -386,7 +386,7 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 	for _, mode := range o.modes {
 		to := base
 		to.Retrieval.Mode = mode
-		th, err := think.New(ts.Index(), &to)
+		th, err := think.New(opts.Thinker.Index(), &to)
 		if err != nil {
 			return err
 		}
@@ -483,16 +483,17 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// indexTools indexes tools read from a file into ts (made empty by New),
-// with a progress bar, and records how long it took.
-func indexTools(ctx context.Context, e *env, ts *toolsift.Toolset, tools []tool.Tool, name string, showProgress bool, rep *evalReport) error {
+// indexTools indexes tools read from a file into ix (the index of a
+// Toolset made empty by New), with a progress bar, and records how long it
+// took.
+func indexTools(ctx context.Context, e *env, ix *toolindex.Index, tools []tool.Tool, name string, showProgress bool, rep *evalReport) error {
 	start := time.Now()
 	bar := newProgress(e.stderr, showProgress, "indexing", len(tools))
 	defer bar.Done()
 	const chunk = 256
 	for i := 0; i < len(tools); i += chunk {
 		part := tools[i:min(i+chunk, len(tools))]
-		if _, err := ts.Index().Upsert(ctx, part...); err != nil {
+		if _, err := ix.Upsert(ctx, part...); err != nil {
 			return fmt.Errorf("indexing %s: %w", name, err)
 		}
 		bar.Add(len(part))
@@ -514,9 +515,8 @@ func loadEvalData(ctx context.Context, e *env, o evalOptions, opts toolsift.Opti
 		if queries, err = dataset.LoadQueries(o.queriesPath); err != nil {
 			return nil, nil, nil, "", 0, err
 		}
-		opts.Hub = upstream.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: startMode(o.connect)}
-		opts.Inputs = o.inputs
-		ts, connected, err = openToolset(ctx, e, o.configPath, opts, o.quiet)
+		c := connection{hub: upstream.HubOptions{Timeout: o.timeout, MaxRestarts: -1, Start: startMode(o.connect)}, inputs: o.inputs}
+		ts, _, connected, err = openToolset(ctx, e, o.configPath, c, opts, o.quiet)
 		if err != nil {
 			return nil, nil, nil, "", 0, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 func init() {
@@ -120,24 +121,22 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 	if err != nil {
 		return err
 	}
-	o := toolsift.Options{
-		Budget: *toolBudget,
-		K:      *k,
-		Think:  think.Options{Tokenizer: tok, Retrieval: retrieval.Options{Mode: modes[0]}},
-		Logger: slog.New(warnHandler{e}),
-	}
-	setPack(&o.Think, *pack)
-	listing(&o.Think)
+	o := toolsift.Options{Logger: slog.New(warnHandler{e})}
 	if err := cache(ctx, &o); err != nil {
+		return err
+	}
+	step := think.Options{Budget: *toolBudget, Tokenizer: tok, Retrieval: retrieval.Options{K: *k, Mode: modes[0]}}
+	setPack(&step, *pack)
+	listing(&step)
+	if o.Thinker, err = stepThinker(e, &o, nil, nil, step); err != nil {
 		return err
 	}
 	var ts *toolsift.Toolset
 	var catalog string
 	switch {
 	case *configPath != "":
-		o.Hub.Timeout = *timeout
-		o.Inputs = inputs
-		if ts, _, err = openToolset(ctx, e, *configPath, o, *quiet); err != nil {
+		c := connection{hub: upstream.HubOptions{Timeout: *timeout}, inputs: inputs}
+		if ts, _, _, err = openToolset(ctx, e, *configPath, c, o, *quiet); err != nil {
 			return err
 		}
 		warnFailed(e, ts.Status(), " (its tools are not explained)")

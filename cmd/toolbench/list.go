@@ -62,13 +62,13 @@ cache's, and the report says how old it is. --connect starts every server.`)
 	}
 	// Servers with a cache entry are served from it, unless --connect:
 	// then every one is started (and its fresh list cached).
-	hub := upstream.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: startMode(*connect)}
-	o := toolsift.Options{Hub: hub, Inputs: inputs}
+	c := connection{hub: upstream.HubOptions{Timeout: *timeout, ProtocolVersion: *version, MaxRestarts: -1, Start: startMode(*connect)}, inputs: inputs}
+	var o toolsift.Options
 	if err := cache(ctx, &o); err != nil {
 		return err
 	}
 	e.statusReport = true // the report has each server's warnings
-	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet)
+	ts, _, elapsed, err := openToolset(ctx, e, *config, c, o, *quiet)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/termsafe"
+	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
@@ -119,25 +120,24 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if *eager {
 		hubOpts.Start = upstream.StartEager
 	}
-	o := toolsift.Options{
-		Budget: *toolBudget,
-		K:      *k,
-		Think: think.Options{
-			Search:    searchMode,
-			Tokenizer: tok,
-			Policy:    pol,
-			Prices:    prices,
-		},
-		Hub:    hubOpts,
-		Inputs: inputs,
-		Logger: logger,
-	}
-	setPack(&o.Think, *pack)
-	listing(&o.Think)
+	o := toolsift.Options{Logger: logger}
 	if err := cache(ctx, &o); err != nil {
 		return err
 	}
-	ts, elapsed, err := openToolset(ctx, e, *config, o, *quiet || *verbose) // -v logs each server's start instead
+	step := think.Options{
+		Budget:    *toolBudget,
+		Retrieval: retrieval.Options{K: *k},
+		Search:    searchMode,
+		Tokenizer: tok,
+		Policy:    pol,
+		Prices:    prices,
+	}
+	setPack(&step, *pack)
+	listing(&step)
+	if o.Thinker, err = stepThinker(e, &o, nil, nil, step); err != nil {
+		return err
+	}
+	ts, _, elapsed, err := openToolset(ctx, e, *config, connection{hub: hubOpts, inputs: inputs}, o, *quiet || *verbose) // -v logs each server's start instead
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if err := checkHosted(*hosted, names, *config); err != nil {
 		return err
 	}
-	if ts.Index().Len() == 0 {
+	if o.Thinker.Index().Len() == 0 {
 		return fmt.Errorf("no tools: none of the %d servers in %s is ready", len(statuses), *config)
 	}
 
@@ -170,7 +170,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if !*asJSON {
 		opts.OnEvent = p.event
 		fmt.Fprintf(e.stdout, "%s from %s in %.1fs · model %s (%s API) at %s · budget %d tokens · policy %s · prices %s\n",
-			runPlural(ts.Index().Len(), "tool"), runPlural(len(statuses), "server"), elapsed.Seconds(), *model, *api, base, *toolBudget, pol, pricesName)
+			runPlural(o.Thinker.Index().Len(), "tool"), runPlural(len(statuses), "server"), elapsed.Seconds(), *model, *api, base, *toolBudget, pol, pricesName)
 	}
 	a, err := agent.New(chat, ts, opts)
 	if err != nil {

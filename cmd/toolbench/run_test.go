@@ -20,6 +20,7 @@ import (
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/internal/testserver"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // runTestServerEnv makes the test binary an MCP stdio server (see init), so
@@ -125,7 +126,7 @@ func TestRunCommand(t *testing.T) {
 	} {
 		t.Run("policy "+tc.policy, func(t *testing.T) {
 			srv := agenttest.NewServer(
-				agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+				agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
 				agenttest.Reply{Content: "It is sunny in Bern."},
 			)
 			defer srv.Close()
@@ -171,7 +172,7 @@ func TestRunCommand(t *testing.T) {
 func TestRunEscapesServerText(t *testing.T) {
 	config := runConfig(t)
 	srv := agenttest.NewServer(
-		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Evil"}`}}},
+		agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Evil"}`}}},
 		agenttest.Reply{Content: "The tool said: \x1b[2J\x1b]0;pwned\x07 done"},
 	)
 	defer srv.Close()
@@ -241,7 +242,7 @@ func TestStepTable(t *testing.T) {
 func TestRunPacks(t *testing.T) {
 	config := runConfig(t)
 	srv := agenttest.NewServer(
-		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+		agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
 		agenttest.Reply{Content: "It is sunny in Bern."},
 	)
 	defer srv.Close()
@@ -303,7 +304,7 @@ func TestRunCommandJSON(t *testing.T) {
 func TestRunCommandJSONNames(t *testing.T) {
 	config := runConfig(t)
 	srv := agenttest.NewServer(
-		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+		agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
 		agenttest.Reply{Content: "Sunny."},
 	)
 	defer srv.Close()
@@ -368,7 +369,7 @@ func TestRunCommandJSONNames(t *testing.T) {
 func TestRunCommandErrors(t *testing.T) {
 	config := runConfig(t)
 	srv := agenttest.NewServer(
-		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+		agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
 	)
 	defer srv.Close()
 	tests := []struct {
@@ -422,7 +423,7 @@ func TestRunFlagsAfterTask(t *testing.T) {
 		t.Fatalf("requests %+v; want one for after-model", reqs)
 	}
 	for _, m := range reqs[0].Messages {
-		if m.Role == agent.RoleUser && m.Content != "Say hello." {
+		if m.Role == tool.RoleUser && m.Content != "Say hello." {
 			t.Errorf("task sent as %q, want %q", m.Content, "Say hello.")
 		}
 	}
@@ -450,7 +451,7 @@ func TestRunApprove(t *testing.T) {
 		want   agent.Outcome
 	}{{"y\n", agent.OutcomeOK}, {"n\n", agent.OutcomeDenied}, {"", agent.OutcomeDenied}} {
 		srv := agenttest.NewServer(
-			agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
+			agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}},
 			agenttest.Reply{Content: "done"},
 		)
 		var out, errb bytes.Buffer
@@ -484,7 +485,7 @@ func TestRunApproveShowsEveryKey(t *testing.T) {
 		want   agent.Outcome
 	}{{"s\ny\n", agent.OutcomeOK}, {"s\n", agent.OutcomeDenied}, {"n\n", agent.OutcomeDenied}} {
 		srv := agenttest.NewServer(
-			agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: args}}},
+			agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_weather", Arguments: args}}},
 			agenttest.Reply{Content: "done"},
 		)
 		var out, errb bytes.Buffer

@@ -12,6 +12,7 @@ import (
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/anthropic/anthropictest"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // TestRunStreams: with streaming on, the tool call and the answer are
@@ -21,7 +22,7 @@ func TestRunStreams(t *testing.T) {
 	config := runConfig(t)
 	for _, stream := range []bool{true, false} {
 		srv := agenttest.NewServer(
-			agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}, ChunkSize: 2},
+			agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_weather", Arguments: `{"city":"Bern"}`}}, ChunkSize: 2},
 			agenttest.Reply{Content: "It is sunny\nin Bern.", ChunkSize: 2},
 		)
 		code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL},
@@ -119,8 +120,8 @@ func TestLiveLine(t *testing.T) {
 func TestRunAPI(t *testing.T) {
 	config := runConfig(t)
 	srv := agenttest.NewResponsesServer(
-		agenttest.Reply{ToolCalls: []agent.ToolCall{{Search: true, Arguments: `{"query":"weather forecast for the next days"}`}}},
-		agenttest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_forecast", Arguments: `{"city":"Bern"}`}}},
+		agenttest.Reply{ToolCalls: []tool.ToolCall{{Search: true, Arguments: `{"query":"weather forecast for the next days"}`}}},
+		agenttest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_forecast", Arguments: `{"city":"Bern"}`}}},
 		agenttest.Reply{Content: "Rain tomorrow."},
 	)
 	defer srv.Close()
@@ -151,7 +152,7 @@ func TestRunAPI(t *testing.T) {
 	// A hosted server: its offered tools go in allowed_tools; the
 	// provider's call is printed.
 	hsrv := agenttest.NewResponsesServer(agenttest.Reply{
-		Hosted:  []agent.HostedCall{{Server: "city", Name: "get_weather", Arguments: `{"city":"Bern"}`, Output: "Bern: sunny"}},
+		Hosted:  []tool.HostedCall{{Server: "city", Name: "get_weather", Arguments: `{"city":"Bern"}`, Output: "Bern: sunny"}},
 		Content: "Sunny."})
 	defer hsrv.Close()
 	code, stdout, stderr = runWithEnv(t, map[string]string{"OPENAI_BASE_URL": hsrv.URL},
@@ -185,7 +186,7 @@ func TestRunAPI(t *testing.T) {
 	// The Anthropic Messages API, against its scripted server: the tool
 	// is called and the answer printed.
 	asrv := anthropictest.NewServer(
-		anthropictest.Reply{ToolCalls: []agent.ToolCall{{Name: "city__get_forecast", Arguments: `{"city":"Bern"}`}}},
+		anthropictest.Reply{ToolCalls: []tool.ToolCall{{Name: "city__get_forecast", Arguments: `{"city":"Bern"}`}}},
 		anthropictest.Reply{Content: "Rain tomorrow."},
 	)
 	defer asrv.Close()

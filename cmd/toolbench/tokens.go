@@ -86,10 +86,10 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	if *toolsPath != "" {
 		tools, err = loadToolsQualified(e, *toolsPath)
 	} else {
-		hub := upstream.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: startMode(*connect)}
-		o := toolsift.Options{Hub: hub, Inputs: inputs}
+		c := connection{hub: upstream.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: startMode(*connect)}, inputs: inputs}
+		var o toolsift.Options
 		if err = cache(ctx, &o); err == nil {
-			tools, err = listConfigTools(ctx, e, *config, o, *quiet)
+			tools, err = listConfigTools(ctx, e, *config, c, o, *quiet)
 		}
 	}
 	if err != nil {
@@ -111,9 +111,9 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 
 // listConfigTools returns the tools of an mcpServers config's servers:
 // from the cache for those it holds (said on stderr, with its age), unless
-// o.Hub.Start is eager. Servers that fail are reported on stderr.
-func listConfigTools(ctx context.Context, e *env, config string, o toolsift.Options, quiet bool) ([]tool.Tool, error) {
-	ts, _, err := openToolset(ctx, e, config, o, quiet)
+// c.hub.Start is eager. Servers that fail are reported on stderr.
+func listConfigTools(ctx context.Context, e *env, config string, c connection, o toolsift.Options, quiet bool) ([]tool.Tool, error) {
+	ts, _, _, err := openToolset(ctx, e, config, c, o, quiet)
 	if err != nil {
 		return nil, err
 	}

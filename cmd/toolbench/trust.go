@@ -39,14 +39,15 @@ func runTrust(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--timeout %v: want a positive duration", *timeout)
 	}
 	server, tools := fs.Arg(0), fs.Args()[1:]
-	o := toolsift.Options{Hub: upstream.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: upstream.StartEager}, Inputs: inputs}
+	c := connection{hub: upstream.HubOptions{Timeout: *timeout, MaxRestarts: -1, Start: upstream.StartEager}, inputs: inputs}
+	var o toolsift.Options
 	if err := cache(ctx, &o); err != nil {
 		return err
 	}
 	if _, mem := o.Store.(*store.Memory); mem {
 		return usageError(fs, "--no-cache: trust keeps what it accepts in the store")
 	}
-	ts, _, err := openToolset(ctx, e, *config, o, *quiet)
+	ts, hub, _, err := openToolset(ctx, e, *config, c, o, *quiet)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func runTrust(ctx context.Context, e *env, args []string) error {
 			changed = st.Changed
 		}
 	}
-	accepted, err := ts.Hub().Trust(ctx, server, tools...)
+	accepted, err := hub.Trust(ctx, server, tools...)
 	if err != nil {
 		return err
 	}

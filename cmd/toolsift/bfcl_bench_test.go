@@ -158,7 +158,7 @@ func BenchmarkBFCL(b *testing.B) {
 	// sub-benchmark searches the same mix, and their figures compare.
 	rand.New(rand.NewPCG(34, 34)).Shuffle(len(queries), func(i, j int) { queries[i], queries[j] = queries[j], queries[i] })
 	for _, q := range queries {
-		if _, _, err := ts.Thinker().Find(context.Background(), q, 5, think.DefaultBudget, nil); err != nil {
+		if _, _, err := ts.Find(context.Background(), q, 5, think.DefaultBudget, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -169,7 +169,7 @@ func BenchmarkBFCL(b *testing.B) {
 		b.ReportAllocs()
 		cpu := cpuSeconds()
 		for b.Loop() {
-			if _, _, err := ts.Thinker().Find(context.Background(), distinct(), 5, think.DefaultBudget, nil); err != nil {
+			if _, _, err := ts.Find(context.Background(), distinct(), 5, think.DefaultBudget, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -220,7 +220,7 @@ func BenchmarkBFCL(b *testing.B) {
 	}
 	b.Run("search-http-repeat/clients=8", func(b *testing.B) {
 		for _, q := range queries[:64] {
-			if _, _, err := ts.Thinker().Find(context.Background(), q, 5, think.DefaultBudget, nil); err != nil {
+			if _, _, err := ts.Find(context.Background(), q, 5, think.DefaultBudget, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

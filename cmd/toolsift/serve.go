@@ -216,24 +216,21 @@ func serve(ctx context.Context, e *env, args []string) error {
 	arrived := make(chan struct{}, 1)
 	// The Toolset pins by the library's rule: the config's "alwaysLoad"
 	// and "alwaysLoadTools", and --pin; a pin that matches nothing is
-	// logged by it. The gateway wires the Toolset's hooks: a change
-	// upstream reaches the clients' lists at once.
+	// logged by it. The gateway wires the Hub's and the Toolset's hooks: a
+	// change upstream reaches the clients' lists at once.
 	gopts := &gateway.Options{
-		Toolset: toolsift.Options{
-			Pin:   pins,
-			Store: st,
-			Hub: upstream.HubOptions{
-				IdleTimeout: *idle, Timeout: *connectTimeout, Auth: auth,
-				// Listen at once, with what the cache has: a first start of
-				// a big catalog takes longer than clients wait for
-				// initialize. Servers join as they list (OnChange).
-				Background: true,
-				Progress: func(upstream.Progress) {
-					select {
-					case arrived <- struct{}{}:
-					default:
-					}
-				},
+		Toolset: toolsift.Options{Pin: pins, Store: st},
+		Hub: upstream.HubOptions{
+			IdleTimeout: *idle, Timeout: *connectTimeout, Auth: auth,
+			// Listen at once, with what the cache has: a first start of
+			// a big catalog takes longer than clients wait for
+			// initialize. Servers join as they list.
+			Background: true,
+			Progress: func(upstream.Progress) {
+				select {
+				case arrived <- struct{}{}:
+				default:
+				}
 			},
 		},
 		MaxTools:                *maxTools,

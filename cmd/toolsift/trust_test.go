@@ -124,7 +124,7 @@ func TestServeTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := hub.Connect(ctx); err != nil {
+	if err := hub.Connect(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	accepted, err := hub.Trust(ctx, "up")

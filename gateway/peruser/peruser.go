@@ -175,7 +175,7 @@ func (pu *Logins) Attach(hub upstream.HubOptions, shared func() *upstream.Hub) (
 	}
 	h := hub
 	h.Auth, h.Store, h.Background = nil, store.NewMemory(), false
-	h.OnChange, h.OnListChange, h.OnResourceUpdated, h.Progress = nil, nil, nil, nil
+	h.OnListChange, h.OnResourceUpdated, h.Progress = nil, nil, nil
 	h.Logger = pu.log
 	pu.hubOpts = h
 	return &catalogAuth{next: hub.Auth, pu: pu, sent: map[string]string{}}, nil
@@ -367,7 +367,7 @@ func (uh *userHub) connect(ctx context.Context, pu *Logins, server string, sc co
 	if err != nil {
 		return nil, err
 	}
-	if err := hub.Connect(ctx); err != nil {
+	if err := hub.Connect(ctx, nil); err != nil {
 		return nil, errors.Join(err, hub.Close())
 	}
 	for _, st := range hub.Status() {

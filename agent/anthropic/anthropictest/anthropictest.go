@@ -12,7 +12,7 @@
 // what the SDK sends.
 //
 //	srv := anthropictest.NewServer(
-//		anthropictest.Reply{ToolCalls: []agent.ToolCall{{Name: "echo", Arguments: `{"text":"hi"}`}}},
+//		anthropictest.Reply{ToolCalls: []tool.ToolCall{{Name: "echo", Arguments: `{"text":"hi"}`}}},
 //		anthropictest.Reply{Content: "done"},
 //	)
 //	defer srv.Close()
@@ -34,6 +34,7 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/scripted"
+	"github.com/toolsift/toolsift/tool"
 )
 
 // Reply is one scripted answer.
@@ -42,7 +43,7 @@ type Reply struct {
 	Content string
 	// ToolCalls requested (tool_use blocks). An empty ID becomes
 	// "toolu_<n>_<i>". Arguments must be a JSON object.
-	ToolCalls []agent.ToolCall
+	ToolCalls []tool.ToolCall
 	// Usage to report; nil reports the server's cache accounting over
 	// tokens counted as bytes / 4.
 	Usage *agent.Usage
@@ -89,7 +90,7 @@ type Request struct {
 	// Betas is the anthropic-beta header.
 	Betas      []string
 	System     []string
-	Messages   []agent.Message
+	Messages   []tool.Message
 	Tools      []Tool
 	MCPServers []MCPServer
 	// Breakpoints are where cache_control markers were, in prefix order:
@@ -380,7 +381,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, reply.Status, reply.Content)
 		return
 	}
-	calls := append([]agent.ToolCall(nil), reply.ToolCalls...)
+	calls := append([]tool.ToolCall(nil), reply.ToolCalls...)
 	for i := range calls {
 		if calls[i].ID == "" {
 			calls[i].ID = fmt.Sprintf("toolu_%d_%d", n, i)
@@ -499,9 +500,9 @@ func contentBlocks(raw json.RawMessage) ([]json.RawMessage, error) {
 // tool that is not deferred in the request is an error), its text a user
 // message; an assistant turn's text and tool_use blocks one assistant
 // message.
-func fromWireMessage(role string, blocks []json.RawMessage, deferred map[string]bool) ([]agent.Message, error) {
-	var out []agent.Message
-	var asst agent.Message
+func fromWireMessage(role string, blocks []json.RawMessage, deferred map[string]bool) ([]tool.Message, error) {
+	var out []tool.Message
+	var asst tool.Message
 	for j, raw := range blocks {
 		var b wireBlock
 		if err := json.Unmarshal(raw, &b); err != nil {
@@ -514,12 +515,12 @@ func fromWireMessage(role string, blocks []json.RawMessage, deferred map[string]
 			if len(b.Input) == 0 || b.Input[0] != '{' {
 				return nil, fmt.Errorf("content[%d]: tool_use input is not an object", j)
 			}
-			asst.ToolCalls = append(asst.ToolCalls, agent.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
+			asst.ToolCalls = append(asst.ToolCalls, tool.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
 		case role == "user" && b.Type == "text":
 			if strings.TrimSpace(b.Text) == "" {
 				return nil, fmt.Errorf("content[%d]: text content blocks must be non-empty", j)
 			}
-			out = append(out, agent.Message{Role: agent.RoleUser, Content: b.Text})
+			out = append(out, tool.Message{Role: tool.RoleUser, Content: b.Text})
 		case role == "user" && b.Type == "tool_result":
 			text, refs, err := resultText(b.Content)
 			if err != nil {
@@ -530,13 +531,13 @@ func fromWireMessage(role string, blocks []json.RawMessage, deferred map[string]
 					return nil, fmt.Errorf("content[%d]: tool_reference to %q, which is not a deferred tool of the request", j, ref)
 				}
 			}
-			out = append(out, agent.Message{Role: agent.RoleTool, ToolCallID: b.ToolUseID, Content: text, Found: refs})
+			out = append(out, tool.Message{Role: tool.RoleTool, ToolCallID: b.ToolUseID, Content: text, Found: refs})
 		default:
 			return nil, fmt.Errorf("content[%d]: unexpected %q block in a %s turn", j, b.Type, role)
 		}
 	}
 	if role == "assistant" {
-		asst.Role = agent.RoleAssistant
+		asst.Role = tool.RoleAssistant
 		out = append(out, asst)
 	}
 	return out, nil
@@ -575,7 +576,7 @@ func resultText(raw json.RawMessage) (string, []string, error) {
 	return strings.Join(parts, "\n"), refs, nil
 }
 
-func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []agent.ToolCall, stop string, usage agent.Usage) {
+func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []tool.ToolCall, stop string, usage agent.Usage) {
 	size := reply.ChunkSize
 	sse := scripted.StartSSE(w)
 	send := func(event string, data map[string]any) {

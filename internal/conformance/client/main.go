@@ -133,7 +133,7 @@ func connect(ctx context.Context, cfg *config.Config, opts *upstream.HubOptions)
 	if err != nil {
 		return hub{}, err
 	}
-	if err := h.Connect(ctx); err != nil {
+	if err := h.Connect(ctx, nil); err != nil {
 		h.Close()
 		return hub{}, err
 	}

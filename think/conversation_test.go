@@ -1,4 +1,4 @@
-package retrieval_test
+package think_test
 
 import (
 	"testing"
@@ -6,30 +6,32 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/tool"
 )
 
 func TestConversationQuery(t *testing.T) {
 	tests := []struct {
 		name     string
-		msgs     []retrieval.Message
+		msgs     []tool.Message
 		want     retrieval.Query
 		searches []string
 	}{
 		{name: "empty"},
 		{
 			name: "task only",
-			msgs: []retrieval.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "book a flight"}},
+			msgs: []tool.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "book a flight"}},
 			want: retrieval.Query{Task: "book a flight"},
 		},
 		{
 			name: "thought, calls and observations after the latest task",
-			msgs: []retrieval.Message{
+			msgs: []tool.Message{
 				{Role: "user", Content: "old task"},
 				{Role: "assistant", Content: "done"},
 				{Role: "user", Content: "weather in Bern"},
-				{Role: "assistant", Content: "Let me look.", ToolCalls: []retrieval.ToolCall{
+				{Role: "assistant", Content: "Let me look.", ToolCalls: []tool.ToolCall{
 					{ID: "1", Name: "get_weather", Arguments: `{"city":"Bern"}`},
-					{ID: "2", Name: retrieval.SearchToolName, Arguments: `{"query":"forecast"}`},
+					{ID: "2", Name: think.SearchToolName, Arguments: `{"query":"forecast"}`},
 				}},
 				{Role: "tool", ToolCallID: "1", Content: "12 C"},
 				{Role: "tool", ToolCallID: "2", Content: `{"tools":[]}`},
@@ -43,16 +45,16 @@ func TestConversationQuery(t *testing.T) {
 		},
 		{
 			name: "a call without text starts the thought",
-			msgs: []retrieval.Message{
+			msgs: []tool.Message{
 				{Role: "user", Content: "sum"},
-				{Role: "assistant", ToolCalls: []retrieval.ToolCall{{Name: "add", Arguments: `{}`}}},
+				{Role: "assistant", ToolCalls: []tool.ToolCall{{Name: "add", Arguments: `{}`}}},
 			},
 			want: retrieval.Query{Task: "sum", Thought: "add {}"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q, searches := retrieval.ConversationQuery(tt.msgs)
+			q, searches := think.ConversationQuery(tt.msgs)
 			if diff := cmp.Diff(tt.want, q); diff != "" {
 				t.Errorf("query (-want +got):\n%s", diff)
 			}

@@ -1,23 +1,42 @@
-package retrieval_test
+package think_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/internal/dataset"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
 
+// searchCatalog is a Thinker over the retrieval package's test catalog
+// (testdata/tools.jsonl there) with the local embedder, ranking as ro says.
+func searchCatalog(t *testing.T, ro retrieval.Options, extra ...tool.Tool) *think.Thinker {
+	t.Helper()
+	tools, err := dataset.LoadTools("../retrieval/testdata/tools.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newThinker(t, testenv.Index(t, nil, nil, append(tools, extra...)...), think.Options{Retrieval: ro})
+}
+
+func matchNames(ms []retrieval.Match) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Tool.Name
+	}
+	return out
+}
+
 func TestSearchToolDefinition(t *testing.T) {
-	def := retrieval.SearchTool()
-	if def.Name != retrieval.SearchToolName || def.Description == "" || def.Hash != tool.ContentHash(def) {
-		t.Errorf("SearchTool() = %+v: want name %q, a description and its hash", def, retrieval.SearchToolName)
+	def := think.SearchTool()
+	if def.Name != think.SearchToolName || def.Description == "" || def.Hash != tool.ContentHash(def) {
+		t.Errorf("SearchTool() = %+v: want name %q, a description and its hash", def, think.SearchToolName)
 	}
 	var schema struct {
 		Type       string                     `json:"type"`
@@ -40,12 +59,8 @@ func TestSearchToolDefinition(t *testing.T) {
 }
 
 func TestSearchTools(t *testing.T) {
-	ix := newIndex(t)
 	// search_tools itself may be in the index: it must never find itself.
-	if _, err := ix.Upsert(context.Background(), retrieval.SearchTool()); err != nil {
-		t.Fatal(err)
-	}
-	r := newRetriever(t, ix, &retrieval.Options{Pinned: []string{"web__search"}})
+	r := searchCatalog(t, retrieval.Options{Pinned: []string{"web__search"}}, think.SearchTool())
 	text, ms, err := r.SearchTools(context.Background(), json.RawMessage(`{"query":"search tools to send an email","k":2}`))
 	if err != nil {
 		t.Fatal(err)
@@ -62,11 +77,11 @@ func TestSearchTools(t *testing.T) {
 	if got.Tools[0].Description != "Send an email message to one or more recipients." {
 		t.Errorf("description = %q", got.Tools[0].Description)
 	}
-	if diff := cmp.Diff([]string{got.Tools[0].Name, got.Tools[1].Name}, names(ms)); diff != "" {
+	if diff := cmp.Diff([]string{got.Tools[0].Name, got.Tools[1].Name}, matchNames(ms)); diff != "" {
 		t.Errorf("matches differ from the answer (-answer +matches):\n%s", diff)
 	}
 	for _, m := range ms {
-		if m.Tool.Name == retrieval.SearchToolName {
+		if m.Tool.Name == think.SearchToolName {
 			t.Errorf("search_tools found itself")
 		}
 	}
@@ -80,7 +95,7 @@ func TestSearchTools(t *testing.T) {
 		t.Errorf("default k: got %d matches, want 5", len(ms))
 	}
 	// Nothing found is an empty list, not an error.
-	r = newRetriever(t, ix, &retrieval.Options{Mode: retrieval.Lexical})
+	r = searchCatalog(t, retrieval.Options{Mode: retrieval.Lexical}, think.SearchTool())
 	text, ms, err = r.SearchTools(context.Background(), json.RawMessage(`{"query":"zzzz qqqq"}`))
 	if err != nil || text != `{"tools":[]}` || len(ms) != 0 {
 		t.Errorf("no match: got %q, %d matches, %v; want {\"tools\":[]}", text, len(ms), err)
@@ -88,69 +103,13 @@ func TestSearchTools(t *testing.T) {
 }
 
 func TestSearchToolsBadArgs(t *testing.T) {
-	r := newRetriever(t, newIndex(t), nil)
+	r := searchCatalog(t, retrieval.Options{})
 	for _, args := range []string{``, `[]`, `{"query":""}`, `{"query":"  "}`, `{"query":"x","k":-1}`, `{"query":"x","k":21}`, `{"query":3}`} {
 		t.Run(args, func(t *testing.T) {
 			_, _, err := r.SearchTools(context.Background(), json.RawMessage(args))
-			if !errors.Is(err, retrieval.ErrSearchArgs) {
+			if !errors.Is(err, think.ErrSearchArgs) {
 				t.Errorf("SearchTools(%s): err = %v, want ErrSearchArgs", args, err)
 			}
 		})
-	}
-}
-
-// TestSearchWithin: the tools outside in are not ranked at all: with the
-// vector signal alone (no corpus statistics), the matches and their scores
-// are those of an index that never had them; in the default mode none is
-// found, even named, and k others take their places.
-func TestSearchWithin(t *testing.T) {
-	tools, err := dataset.LoadTools("testdata/tools.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	notMail := func(tl tool.Tool) bool { return tl.Server != "mail" }
-	var without []tool.Tool
-	for _, tl := range tools {
-		if notMail(tl) {
-			without = append(without, tl)
-		}
-	}
-	if len(without) == len(tools) {
-		t.Fatal("testdata has no mail server")
-	}
-	ctx := context.Background()
-	const q = "send an email to alice"
-	opts := &retrieval.Options{Mode: retrieval.Vector}
-	got, err := newRetriever(t, testenv.Index(t, nil, nil, tools...), opts).SearchWithin(ctx, q, 5, notMail)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := newRetriever(t, testenv.Index(t, nil, nil, without...), opts).Search(ctx, q, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 5 {
-		t.Fatalf("SearchWithin found %d, want 5", len(got))
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("SearchWithin over every tool differs from Search over an index without mail's (-without +within):\n%s", diff)
-	}
-
-	r := newRetriever(t, testenv.Index(t, nil, nil, tools...), nil)
-	for _, q := range []string{q, "mail__send_email", "send_email"} {
-		all, err := r.Search(ctx, q, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(all) == 0 || all[0].Tool.Server != "mail" {
-			t.Fatalf("Search(%q) = %v: want mail's tool first (the test's premise)", q, names(all))
-		}
-		within, err := r.SearchWithin(ctx, q, 5, notMail)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(within) != 5 || slices.ContainsFunc(within, func(m retrieval.Match) bool { return !notMail(m.Tool) }) {
-			t.Errorf("SearchWithin(%q) = %v: want 5 tools, none of mail's", q, names(within))
-		}
 	}
 }
