@@ -236,8 +236,8 @@ func (r *report) end(name string, p *pkg, e event) {
 // failure is what go test prints for a failed package: its output but
 // that of the tests that passed or were skipped and the lines that frame
 // each test's output in -json mode (=== RUN, PAUSE, CONT, NAME), each
-// top-level test's lines together, in the order the tests ended, then the
-// package's own.
+// top-level test's lines together (in the order of their first line),
+// then the package's own.
 func failure(p *pkg) string {
 	var order []string              // top-level tests, by first output
 	byTest := map[string][]string{} // top-level test → its lines and its subtests'
