@@ -12,10 +12,15 @@ import (
 
 	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/tool"
+	// The README program's one import that this package's tests lack: as
+	// a dependency of this test binary it is compiled (and cached) before
+	// TestQuickStart runs, which then builds the program from the cache
+	// instead of compiling openai-go a second time beside go test.
+	_ "github.com/toolsift/toolsift/agent/openai"
 )
 
 // TestQuickStart runs the README's Go program as written, built in a fresh
-// module that requires this one, against the three pinned reference MCP
+// module that requires this one (with -race under -race), against the three pinned reference MCP
 // servers and a scripted OpenAI-compatible server. The script calls the
 // tool the task names only if the first request offers it, and answers with
 // the tool's own result, so the printed answer proves the whole path:
@@ -79,7 +84,14 @@ func TestQuickStart(t *testing.T) {
 	})
 	defer srv.Close()
 
-	cmd := exec.Command("go", "run", ".")
+	args := []string{"run", "."}
+	if raceEnabled {
+		// Compiled as the test binary is, so that every package comes from
+		// the build cache the test command is filling (a -race build shares
+		// nothing with a plain one).
+		args = []string{"run", "-race", "."}
+	}
+	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	// Offline, like CI: every module comes from the cache the main module
 	// already filled.

@@ -40,7 +40,11 @@ func TestTierName(t *testing.T) {
 // nothing is listed.
 func TestSelectListing(t *testing.T) {
 	tok := mustTokenizer(t, "o200k_base")
-	for seed := range uint64(40) {
+	seeds := uint64(40)
+	if raceEnabled || testing.Short() {
+		seeds = 10
+	}
+	for seed := range seeds {
 		r := rand.New(rand.NewPCG(seed, 7))
 		pool := synthPool(30, seed)
 		cands := make([]budget.Candidate, len(pool))

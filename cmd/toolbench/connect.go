@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/cmd/internal/cli"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"

@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/toolsift/toolsift/internal/cli"
+	"github.com/toolsift/toolsift/cmd/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
 )
 

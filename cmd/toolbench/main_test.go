@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsift/toolsift/internal/cli"
+	"github.com/toolsift/toolsift/cmd/internal/cli"
 )
 
 // runToolbench runs toolbench in-process with an empty environment and

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsift/toolsift/cmd/internal/cli"
 	"github.com/toolsift/toolsift/gateway/audit"
-	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
 )

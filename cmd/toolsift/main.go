@@ -17,7 +17,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/toolsift/toolsift/internal/cli"
+	"github.com/toolsift/toolsift/cmd/internal/cli"
 )
 
 // env is what a command may touch of the process, so that tests run it

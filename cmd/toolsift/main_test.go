@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsift/toolsift/cmd/internal/cli"
 	"github.com/toolsift/toolsift/config"
-	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/store"
 )

@@ -16,12 +16,12 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/cmd/internal/cli"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/peruser"
 	"github.com/toolsift/toolsift/internal/cachefile"
-	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"

@@ -12,8 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolsift/toolsift/cmd/internal/cli"
 	"github.com/toolsift/toolsift/gateway/authn"
-	"github.com/toolsift/toolsift/internal/cli"
 	"github.com/toolsift/toolsift/internal/termsafe"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"

@@ -28,7 +28,7 @@ func TestPruneAudit(t *testing.T) {
 	stores := map[string]func(t *testing.T) store.Store{
 		"dir": func(t *testing.T) store.Store { return newDir(t, t.TempDir()) },
 		"postgres": func(t *testing.T) store.Store {
-			return pgtest.Open(t, pgtest.Start(t))
+			return openPostgres(t, pgtest.Start(t))
 		},
 	}
 	for name, open := range stores {
@@ -174,7 +174,7 @@ func records(t *testing.T, st store.Store) []audit.Record {
 func TestPruneAuditTakesTurns(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.Start(t)
-	a, b := pgtest.Open(t, url), pgtest.Open(t, url)
+	a, b := openPostgres(t, url), openPostgres(t, url)
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	for d := 2; d <= 6; d++ {
 		for i := range 20 {
@@ -216,7 +216,7 @@ func TestPruneAuditByDay(t *testing.T) {
 	ctx := context.Background()
 	for _, bulk := range []bool{true, false} {
 		t.Run(fmt.Sprint("bulk=", bulk), func(t *testing.T) {
-			pg := pgtest.Open(t, pgtest.Start(t))
+			pg := openPostgres(t, pgtest.Start(t))
 			today := time.Now().UTC().Truncate(24 * time.Hour)
 			day := func(n int) time.Time { return today.AddDate(0, 0, -n) }
 			counts := map[int]int{3: 2000, 4: 5, 1: 3}
@@ -303,7 +303,7 @@ func BenchmarkPruneAudit(b *testing.B) {
 			if c.name == "dir" {
 				st = newDir(b, b.TempDir())
 			} else {
-				st = pgtest.Open(b, pgtest.Start(b))
+				st = openPostgres(b, pgtest.Start(b))
 			}
 			day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
 			records := c.records

@@ -19,12 +19,12 @@ import (
 func TestRevokedBeforeWatchListens(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.Start(t)
-	other := authn.NewTokens(pgtest.Open(t, url))
+	other := authn.NewTokens(openPostgres(t, url))
 	secret, tok, err := other.Create(ctx, "alice", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := storetest.NewWindow(pgtest.Open(t, url), "tokens/hash/", nil)
+	ws := storetest.NewWindow(openPostgres(t, url), "tokens/hash/", nil)
 	ws.Before = func() {
 		if err := other.Revoke(ctx, tok.ID); err != nil {
 			t.Error(err)

@@ -83,6 +83,78 @@ func TestImportTable(t *testing.T) {
 	}
 }
 
+// floorMark begins the paragraph of docs/ARCHITECTURE.md that names the
+// floor in its first sentence.
+const floorMark = "**The floor**:"
+
+// TestFloor holds the floor of docs/ARCHITECTURE.md to go list: every
+// package under internal/ imports (its test files included) only packages
+// of the floor, and the other packages of the floor import (outside their
+// tests) only packages of the floor, so that nothing under internal/
+// stands above a package it does not name.
+func TestFloor(t *testing.T) {
+	root := filepath.Join("..", "..")
+	named := readFloor(t, filepath.Join(root, doc))
+	pkgs := goListTests(t, root)
+	internal := func(pkg string) bool { return strings.HasPrefix(pkg, "internal/") }
+	onFloor := func(pkg string) bool { return internal(pkg) || slices.Contains(named, pkg) }
+	floorText := cellText(named) + " and `internal/`"
+	for _, name := range named {
+		if _, ok := pkgs[name]; !ok {
+			t.Errorf("%s: the floor names %s, which go list ./... does not list: remove or rename it", doc, display(name))
+		}
+	}
+	for _, pkg := range slices.Sorted(maps.Keys(pkgs)) {
+		p := pkgs[pkg]
+		switch {
+		case internal(pkg):
+			for _, imp := range slices.Concat(p.imports, p.testImports) {
+				if !onFloor(imp) {
+					t.Errorf("%s imports %s, which is not on the floor (%s, \"The floor\": a package under internal/ imports only %s): "+
+						"move %s beside what it serves (a program, or a helper of the commands, under cmd/internal/; a kit of one package's tests beside that package), or drop the import",
+						pkg, display(imp), doc, floorText, pkg)
+				}
+			}
+		case onFloor(pkg):
+			for _, imp := range p.imports {
+				if !onFloor(imp) {
+					t.Errorf("%s is on the floor (%s, \"The floor\") but imports %s, which is not, so internal/ would stand above it: "+
+						"drop the import, or take %s off the floor and move what under internal/ imports it",
+						display(pkg), doc, display(imp), display(pkg))
+				}
+			}
+		}
+	}
+}
+
+// readFloor returns the packages the floor paragraph names in its first
+// sentence, but internal/ (the floor's by definition).
+func readFloor(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, text, ok := strings.Cut(string(b), "\n"+floorMark)
+	if !ok {
+		t.Fatalf("%s: no paragraph begins with %q (the packages that internal/ may import)", doc, floorMark)
+	}
+	sentence, _, _ := strings.Cut(strings.ReplaceAll(text, "\n", " "), ". ")
+	var names []string
+	hasInternal := false
+	for _, name := range listed(sentence) {
+		if name == "internal" {
+			hasInternal = true
+			continue
+		}
+		names = append(names, name)
+	}
+	if !hasInternal || len(names) == 0 {
+		t.Fatalf("%s: the sentence after %q should name the floor's packages and `internal/`: %q", doc, floorMark, sentence)
+	}
+	return names
+}
+
 // readTable returns the rows of the table whose header has an
 // "imports (ours)" column.
 func readTable(t *testing.T, path string) []row {
@@ -198,6 +270,24 @@ func listed(cell string) []string {
 // "internal/cachefile"; "." for the root package).
 func goList(t *testing.T, root string) map[string][]string {
 	t.Helper()
+	pkgs := map[string][]string{}
+	for rel, p := range goListTests(t, root) {
+		pkgs[rel] = p.imports
+	}
+	return pkgs
+}
+
+// listedPkg is what goListTests reports of a package: the module's
+// packages imported by its non-test files, and by its test files (of the
+// package and of its _test package), relative to the module.
+type listedPkg struct {
+	imports, testImports []string
+}
+
+// goListTests returns every package of the module, by its path relative
+// to the module.
+func goListTests(t *testing.T, root string) map[string]listedPkg {
+	t.Helper()
 	cmd := exec.Command("go", "list", "-json", "./...")
 	cmd.Dir = root
 	var stderr bytes.Buffer
@@ -206,24 +296,27 @@ func goList(t *testing.T, root string) map[string][]string {
 	if err != nil {
 		t.Fatalf("go list -json ./...: %v\n%s", err, stderr.Bytes())
 	}
-	pkgs := map[string][]string{}
+	ours := func(paths ...[]string) []string {
+		var rels []string
+		for _, imp := range slices.Concat(paths...) {
+			if rel, ok := relative(imp); ok && !slices.Contains(rels, rel) {
+				rels = append(rels, rel)
+			}
+		}
+		return rels
+	}
+	pkgs := map[string]listedPkg{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
 		var p struct {
-			ImportPath string
-			Imports    []string
+			ImportPath                         string
+			Imports, TestImports, XTestImports []string
 		}
 		if err := dec.Decode(&p); err != nil {
 			t.Fatalf("go list -json ./...: %v", err)
 		}
-		var ours []string
-		for _, imp := range p.Imports {
-			if rel, ok := relative(imp); ok {
-				ours = append(ours, rel)
-			}
-		}
 		rel, _ := relative(p.ImportPath)
-		pkgs[rel] = ours
+		pkgs[rel] = listedPkg{imports: ours(p.Imports), testImports: ours(p.TestImports, p.XTestImports)}
 	}
 	return pkgs
 }

@@ -116,7 +116,7 @@ func TestOpenRefused(t *testing.T) {
 	// refused, and with the privileges the docs list (no CREATE) opens
 	// the store and writes.
 	owner := as(t, base, "toolsift", "right-pw-8123", "")
-	pgtest.Open(t, owner)
+	open(t, owner, nil)
 	guest := as(t, base, "guest", "guest-pw-4456", "")
 	_, err := postgres.Open(ctx, guest, nil)
 	wantRefused(t, "tables of another role", err, guest, "guest-pw-4456",
@@ -130,7 +130,7 @@ func TestOpenRefused(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	if err := pgtest.Open(t, guest).Put(ctx, "k", []byte("v")); err != nil {
+	if err := open(t, guest, nil).Put(ctx, "k", []byte("v")); err != nil {
 		t.Errorf("guest, with the privileges granted: Put: %v", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsift/toolsift/internal/cli"
+	"github.com/toolsift/toolsift/cmd/internal/cli"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"

@@ -1,0 +1,5 @@
+//go:build !race
+
+package toolsift_test
+
+const raceEnabled = false
