@@ -43,8 +43,9 @@ type Record struct {
 	// tool answered with isError), error, unknown, unavailable,
 	// invalid-arguments, cancelled, out-of-scope (a tool the caller's
 	// policy hides, answered as one no server has), login-needed (a
-	// per-user server without the caller's login), or quarantined
-	// (refused: the tool changed since it was trusted).
+	// per-user server without the caller's login), disabled (a tool its
+	// server's config filters out, answered as one no server has), or
+	// quarantined (refused: the tool changed since it was trusted).
 	Outcome string `json:"outcome"`
 	// Session is the tag of the HTTP session (as log lines give it, never
 	// its id); empty without one.
