@@ -43,8 +43,10 @@
 // ServeStdio's ctx for stdio). It holds on every route, both wires:
 // tools/list, search_tools (a tool out of scope is not ranked at all),
 // tools/call and call_tool, resources, templates, prompts, completions
-// and subscriptions, and the list changes a 2026-07-28 client hears on
-// its subscriptions/listen stream (only those of what it may see); what
+// and subscriptions (a 2026-07-28 subscriptions/listen stream's too; an
+// update reaches a subscriber only from a server of its scope), and the
+// list changes a 2026-07-28 client hears on its subscriptions/listen
+// stream (only those of what it may see); what
 // is out of scope is answered as what does not exist, error texts
 // included. SetPolicy replaces the policy while serving.
 //

@@ -219,12 +219,12 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 			p.toolsSaid(c.Server)
 		}
 	}
-	to.Hub.OnResourceUpdated = func(uri string) {
+	to.Hub.OnResourceUpdated = func(server, uri string) {
 		if onResource != nil {
-			onResource(uri)
+			onResource(server, uri)
 		}
 		if p := px.Load(); p != nil {
-			p.resourceUpdated(uri)
+			p.resourceUpdated(server, uri)
 		}
 	}
 	to.Hub.ClientRequests = newClientRequests(o.Logger, o.ClientRequestsPerMinute)

@@ -45,11 +45,15 @@ import (
 //     as for a tool no server has (same error, same hint), and neither
 //     the quarantine nor the hint names it;
 //   - resources/read, prompts/get, completion/complete, resources/subscribe
-//     and unsubscribe: the Hub routes them with upstream.WithServerScope, as if
-//     the servers out of scope did not exist; under a policy, the errors
-//     of a resource or prompt no server in scope has are the SDK's for one
-//     that is not registered, so a registered one out of scope reads the
-//     same.
+//     and unsubscribe, and the resourceSubscriptions of a 2026-07-28
+//     subscriptions/listen stream: the Hub routes them with
+//     upstream.WithServerScope, as if the servers out of scope did not
+//     exist; under a policy, the errors of a resource or prompt no server
+//     in scope has are the SDK's for one that is not registered, so a
+//     registered one out of scope reads the same;
+//   - notifications/resources/updated: only from a server in the scope of
+//     the session's or listen stream's caller, as the policy is when the
+//     update comes (subscribe.go).
 //
 // What a caller may see is worked out once per identity (its rules'
 // patterns merged, scopeOf) and, for the catalog's tools, once per catalog
@@ -279,6 +283,13 @@ func (a *access) hides(name string) bool {
 	return ok && !a.sc.tool(t) // (a tool newer than the generation read: by its patterns)
 }
 
+// resources reports whether the resources (templates, prompts,
+// completions, subscriptions) of server are in scope; nil a, every
+// server's.
+func (a *access) resources(server string) bool {
+	return a == nil || a.sc.server(server)
+}
+
 // get is the Toolset's Get for the caller: a tool out of scope is as
 // absent.
 func (p *proxy) get(ctx context.Context, name string) (tool.Tool, bool) {
@@ -339,10 +350,11 @@ func (s *session) scoped(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		switch method {
-		case "resources/read", "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe":
-			// Routed by server; a tools/call is held to the tool's scope
-			// (proxy.call), which a tool pattern may grant without its
-			// server's.
+		case "resources/read", "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe", "subscriptions/listen":
+			// Routed by server (a listen stream's resourceSubscriptions
+			// go through the subscribe handler with its ctx); a
+			// tools/call is held to the tool's scope (proxy.call), which
+			// a tool pattern may grant without its server's.
 			ctx = upstream.WithServerScope(ctx, a.sc.server)
 		}
 		if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && call.Params != nil && a.hides(call.Params.Name) {

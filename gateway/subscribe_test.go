@@ -42,7 +42,7 @@ func watchProxy(t *testing.T, opts *gateway.ProxyOptions) (p *gateway.Proxy, up 
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
 	})
 	ts, err := toolsift.OpenConfig(context.Background(), &config.Config{Servers: map[string]config.Server{"watch": dialed(up)}}, &toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Hub: upstream.HubOptions{
-		OnResourceUpdated: func(uri string) { p.ResourceUpdated(uri) },
+		OnResourceUpdated: func(server, uri string) { p.ResourceUpdated(server, uri) },
 	}})
 	if err != nil {
 		t.Fatal(err)
