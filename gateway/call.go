@@ -145,6 +145,8 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 		outcome = "out-of-scope"
 	case disabled:
 		outcome = "disabled"
+	case err != nil && errors.Is(context.Cause(ctx), authn.ErrRevoked):
+		outcome = "revoked"
 	case err != nil && errors.Is(err, ErrLoginNeeded):
 		outcome = "login-needed"
 	case err != nil && errors.Is(err, tool.ErrUnknown):

@@ -41,7 +41,9 @@ type Record struct {
 	Duration time.Duration `json:"duration_ns"`
 	// Outcome is the word of the call's log line: ok, tool-error (the
 	// tool answered with isError), error, unknown, unavailable,
-	// invalid-arguments, cancelled, out-of-scope (a tool the caller's
+	// invalid-arguments, cancelled, revoked (the caller's credential was
+	// revoked, or its JWT expired, during the call, which was cancelled
+	// upstream: authn.ErrRevoked), out-of-scope (a tool the caller's
 	// policy hides, answered as one no server has), login-needed (a
 	// per-user server without the caller's login), disabled (a tool its
 	// server's config filters out, answered as one no server has), or
