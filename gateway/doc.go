@@ -64,7 +64,8 @@
 // Options.Audit, an audit.Log, keeps one record per tools/call (who,
 // which tool of which server, when, how long, the outcome, those the
 // Gateway decides itself included; never arguments or results), written
-// before the call's result returns; package audit reads them back and
+// before the call's result returns (kept in memory, and written later,
+// while the store cannot take it); package audit reads them back and
 // prunes them (toolsift audit, serve --audit-retention).
 //
 // Per-user servers (Options.PerUser, a PerUser: package peruser's Logins)

@@ -74,8 +74,9 @@ type Options struct {
 	// who, which tool of which server, when, how long, the outcome, those
 	// the Gateway decides itself included: a tool out of the caller's
 	// scope, one quarantined; never arguments or results), written before
-	// the call's result is returned. A call through call_tool is recorded
-	// as the tool it names.
+	// the call's result is returned (or, while its store cannot take it,
+	// kept in memory and written later: audit.Log). A call through
+	// call_tool is recorded as the tool it names.
 	Audit *audit.Log
 
 	// HTTP configures Handler.
