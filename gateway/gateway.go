@@ -137,8 +137,11 @@ type PerUser interface {
 	// each user's Hub starts from; the Authorizer it returns takes the
 	// place of hub.Auth (the per-user servers listed for the catalog with
 	// one user's login, the others given hub.Auth's tokens). shared
-	// returns the shared Hub once it is open, nil before.
-	Attach(hub upstream.HubOptions, shared func() *upstream.Hub) (upstream.Authorizer, error)
+	// returns the shared Hub once it is open, nil before. inScope reports
+	// whether the Policy lets id reach a tool of server as it is now
+	// (every id without a Policy; none before Open returns): a user out
+	// of a server's scope is never offered, nor given, a login to it.
+	Attach(hub upstream.HubOptions, shared func() *upstream.Hub, inScope func(id authn.Identity, server string) bool) (upstream.Authorizer, error)
 	// Call calls the tool name of server as user ("" when the request
 	// names nobody), on the user's own session: an error wrapping
 	// ErrLoginNeeded, whose text says where to log in, when the user has
@@ -236,7 +239,11 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	}
 	var shared atomic.Pointer[upstream.Hub]
 	if pu != nil {
-		if to.Hub.Auth, err = pu.pu.Attach(to.Hub, shared.Load); err != nil {
+		inScope := func(id authn.Identity, server string) bool {
+			p := px.Load()
+			return p != nil && p.reaches(id, server)
+		}
+		if to.Hub.Auth, err = pu.pu.Attach(to.Hub, shared.Load, inScope); err != nil {
 			return nil, err
 		}
 	}

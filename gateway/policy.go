@@ -218,6 +218,29 @@ func (sc *scope) server(name string) bool {
 	return anyMatch(sc.allowServers, name) && !anyMatch(sc.denyServers, name)
 }
 
+// reaches reports whether a tool of server may be in scope: a server
+// pattern allows it, or a tool pattern whose server part matches it
+// does, and no server pattern denies it.
+func (sc *scope) reaches(server string) bool {
+	if anyMatch(sc.denyServers, server) {
+		return false
+	}
+	if anyMatch(sc.allowServers, server) {
+		return true
+	}
+	return slices.ContainsFunc(sc.allowTools, func(g string) bool {
+		srv, _, _ := strings.Cut(g, "__")
+		return glob(srv, server)
+	})
+}
+
+// reaches reports whether id may reach a tool of server (PerUser's
+// inScope): always without a policy.
+func (p *proxy) reaches(id authn.Identity, server string) bool {
+	a := p.accessOf(id)
+	return a == nil || a.sc.reaches(server)
+}
+
 // tool reports whether t is in scope: allowed by a server or tool pattern,
 // denied by none.
 func (sc *scope) tool(t tool.Tool) bool {
@@ -280,6 +303,14 @@ func (a *access) hides(name string) bool {
 		return false
 	}
 	t, ok := a.p.ts.Get(name)
+	if !ok {
+		if srv := a.p.perUser.serverOf(name); srv != "" {
+			// A per-user server's tool the catalog does not list (nobody
+			// logged in yet, or another user's own): the call would go to
+			// the caller's session, so by its patterns, as the name says.
+			return !a.sc.tool(tool.Tool{Name: name, Server: srv})
+		}
+	}
 	return ok && !a.sc.tool(t) // (a tool newer than the generation read: by its patterns)
 }
 
