@@ -41,14 +41,16 @@ type Record struct {
 	// Duration is how long the call took.
 	Duration time.Duration `json:"duration_ns"`
 	// Outcome is the word of the call's log line: ok, tool-error (the
-	// tool answered with isError), error, unknown, unavailable,
-	// invalid-arguments, cancelled, revoked (the caller's credential was
-	// revoked, or its JWT expired, during the call, which was cancelled
-	// upstream: authn.ErrRevoked), out-of-scope (a tool the caller's
-	// policy hides, answered as one no server has), login-needed (a
-	// per-user server without the caller's login), disabled (a tool its
-	// server's config filters out, answered as one no server has), or
-	// quarantined (refused: the tool changed since it was trusted).
+	// tool answered with isError), invalid-arguments, unknown (no server
+	// lists the tool), out-of-scope (a tool the caller's policy hides,
+	// answered as one no server has), disabled (a tool its server's config
+	// filters out, answered so too), quarantined (refused: the tool
+	// changed since it was trusted), login-needed (a per-user server
+	// without the caller's login), unavailable (its server down or
+	// failed), cancelled (by the client), revoked (the caller's credential
+	// was revoked, or its JWT expired, during the call, which was
+	// cancelled upstream: authn.ErrRevoked), or error (any other failure).
+	// docs/serve.md, "Audit", says when each happens.
 	Outcome string `json:"outcome"`
 	// Session is the tag of the HTTP session (as log lines give it, never
 	// its id); empty without one.
