@@ -153,6 +153,29 @@ func TestPerUserLoginBound(t *testing.T) {
 	if text, _ := carol.whoami(t); text == "mallory" || gw.loginLink(text) == "" {
 		t.Fatalf("carol's call after mallory opened her link = %q, want a login link", text)
 	}
+	// Nor does mallory get there by having carol's signed-in browser load
+	// the callback of the login she started with carol's link.
+	link = carolsLink()
+	atCallback := func(c *http.Client) *http.Client {
+		c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+			if strings.HasPrefix(req.URL.String(), gw.URL+"/oauth/callback") {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}
+		return c
+	}
+	resp, err := atCallback(anonymousBrowser("mallory")).Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if status, body := get(t, browser("carol"), resp.Header.Get("Location")); status != http.StatusForbidden || !strings.Contains(html.UnescapeString(body), "another account's") {
+		t.Errorf("carol's signed-in browser made to load mallory's callback: %d %s, want 403", status, body)
+	}
+	if text, _ := carol.whoami(t); text == "mallory" || gw.loginLink(text) == "" {
+		t.Fatalf("carol's call after her browser loaded mallory's callback = %q, want a login link", text)
+	}
 	// Carol, signed in to the gateway, logs in with another account of hers.
 	jar, _ := cookiejar.New(nil)
 	signedInAsCarol := &http.Client{Jar: jar, Transport: userHeader{"carol", browserHeader{"carol-work", http.DefaultTransport}}}
@@ -165,14 +188,8 @@ func TestPerUserLoginBound(t *testing.T) {
 
 	// The policy changes while erin logs in: the callback finds her out
 	// of scope, and stores nothing.
-	noFollow := browser("erin")
-	noFollow.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
-		if strings.HasPrefix(req.URL.String(), gw.URL+"/oauth/callback") {
-			return http.ErrUseLastResponse
-		}
-		return nil
-	}
-	resp, err := noFollow.Get(gw.URL + "/login/remote")
+	noFollow := atCallback(browser("erin"))
+	resp, err = noFollow.Get(gw.URL + "/login/remote")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -284,7 +284,7 @@ func (pu *Logins) takePending(r *http.Request, state string) (*pendingLogin, int
 		if user != pl.User {
 			return nil, http.StatusForbidden, "This login was started by another user."
 		}
-	} else if c, err := r.Cookie(loginCookie(state)); err != nil || hashHex(c.Value) != pl.Browser {
+	} else if !sameBrowser(r, state, &pl) {
 		return nil, http.StatusForbidden, "This login was started in another browser, or by another user."
 	}
 	if err := pu.logins.st.Delete(ctx, key); err != nil {
@@ -294,6 +294,13 @@ func (pu *Logins) takePending(r *http.Request, state string) (*pendingLogin, int
 		return nil, http.StatusBadRequest, "This login took too long: start again."
 	}
 	return &pl, 0, ""
+}
+
+// sameBrowser reports whether r comes from the browser that started the
+// login pl of state (its cookie).
+func sameBrowser(r *http.Request, state string, pl *pendingLogin) bool {
+	c, err := r.Cookie(loginCookie(state))
+	return err == nil && hashHex(c.Value) == pl.Browser
 }
 
 // finishLogin serves GET /oauth/callback.
@@ -329,7 +336,11 @@ func (pu *Logins) finishLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := loginKey(user, c.Issuer, c.Resource)
-	refusal, err := pu.claim(ctx, user, requestUser(r) == user, key, &userLogin{Server: server, Credentials: *c})
+	// The user may change accounts from a browser the gateway knows is
+	// theirs that started this login: not one made to load another's
+	// callback.
+	signedIn := requestUser(r) == user && sameBrowser(r, q.Get("state"), pl)
+	refusal, err := pu.claim(ctx, user, signedIn, key, &userLogin{Server: server, Credentials: *c})
 	if err != nil {
 		pu.log.Error("login not stored", "server", server, "user", user, "error", err)
 		page(w, http.StatusInternalServerError, "The login to %s succeeded but could not be stored: %s", server, err.Error())
