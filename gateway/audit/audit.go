@@ -138,9 +138,10 @@ type queued struct {
 type Stats struct {
 	// Queued is how many records wait in memory now for the store.
 	Queued int
-	// Delayed counts the records not written before their call's result
-	// returned (the store failed, or took longer than 500 ms): kept in
-	// memory, then written, or lost.
+	// Delayed counts the records kept in memory, not written before their
+	// call's result returned (the store failed, took longer than 500 ms,
+	// or had records waiting already); each is written once the store
+	// takes records again.
 	Delayed int64
 	// Lost counts the records never written: MaxQueued were waiting, or
 	// the record could not be made.

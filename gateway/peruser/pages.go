@@ -182,21 +182,22 @@ func (pu *Logins) startLogin(w http.ResponseWriter, r *http.Request) {
 	// it is someone else is refused, and the ticket left for its user.
 	id, signedIn := authn.IdentityFrom(r.Context())
 	signedIn = signedIn && id.User != ""
-	if tk := r.URL.Query().Get("ticket"); tk != "" {
-		if signedIn {
-			if owner, ok := pu.peekTicket(r.Context(), tk, server); ok && owner != id.User {
-				pu.log.Warn("login refused: a login link opened by another user", "server", server, "user", id.User)
-				page(w, http.StatusForbidden, "This login link was made for another user than the one this browser is signed in as (%s): it is not yours, and nothing was done. Call the tool yourself for a link of your own.", id.User)
-				return
-			}
+	switch tk := r.URL.Query().Get("ticket"); {
+	case tk != "" && signedIn:
+		owner, ok := pu.peekTicket(r.Context(), tk, server)
+		if ok && owner != id.User {
+			pu.log.Warn("login refused: a login link opened by another user", "server", server, "user", id.User)
+			page(w, http.StatusForbidden, "This login link was made for another user than the one this browser is signed in as (%s): it is not yours, and nothing was done. Call the tool yourself for a link of your own.", id.User)
+			return
 		}
-		tid, ok := pu.takeTicket(r.Context(), tk, server)
-		switch {
-		case !ok && !signedIn:
+		if ok {
+			pu.takeTicket(r.Context(), tk, server) // the user's own: used
+		}
+	case tk != "":
+		var ok bool
+		if id, ok = pu.takeTicket(r.Context(), tk, server); !ok {
 			page(w, http.StatusBadRequest, "This login link is unknown, used or expired: call the tool again for a new one.")
 			return
-		case !signedIn:
-			id = tid
 		}
 	}
 	if id.User == "" {
