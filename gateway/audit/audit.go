@@ -232,14 +232,13 @@ func (l *Log) drain() {
 	for {
 		l.mu.Lock()
 		if len(l.queue) == 0 {
-			n := l.written
-			l.queue, l.written, l.draining, l.lastErr = nil, 0, false, nil
-			close(l.emptied)
-			l.emptied = nil
+			n, emptied := l.written, l.emptied
+			l.queue, l.written, l.draining, l.lastErr, l.emptied = nil, 0, false, nil, nil
 			l.mu.Unlock()
 			if l.Logger != nil {
 				l.Logger.Info("audit records written after the store took them again", "written", n)
 			}
+			close(emptied) // after the line: a Flush that returns finds it logged
 			return
 		}
 		q := l.queue[0]
