@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -136,4 +137,51 @@ func TestVerifyDuringOutage(t *testing.T) {
 	if _, err := tk.Verify(ctx, alice); err != nil {
 		t.Errorf("alice after a new read and another outage: %v", err)
 	}
+}
+
+// hangingStore is a store whose reads, while hang is set, wait for their
+// ctx to end, as a database behind a partitioned network does.
+type hangingStore struct {
+	store.Store
+	hang atomic.Bool
+}
+
+func (h *hangingStore) Get(ctx context.Context, key string) ([]byte, error) {
+	if h.hang.Load() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return h.Store.Get(ctx, key)
+}
+
+// TestVerifyStoreHangs: a store read that does not answer is an outage
+// too: after tokenReadTimeout a token read before is accepted from
+// memory, and one never read refused with the store's error, rather than
+// the request waiting for as long as its own ctx allows.
+func TestVerifyStoreHangs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		h := &hangingStore{Store: store.NewMemory()}
+		tk := NewTokens(h)
+		alice, _, err := tk.Create(ctx, "alice", nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob, _, _ := tk.Create(ctx, "bob", nil, "")
+		if _, err := tk.Verify(ctx, alice); err != nil {
+			t.Fatal(err)
+		}
+		h.hang.Store(true)
+		time.Sleep(TokenCacheTTL)
+		start := time.Now()
+		if id, err := tk.Verify(ctx, alice); err != nil || id.User != "alice" {
+			t.Errorf("alice while the store hangs: %+v, %v", id, err)
+		}
+		if waited := time.Since(start); waited != tokenReadTimeout {
+			t.Errorf("Verify waited %v for the store, want %v", waited, tokenReadTimeout)
+		}
+		if _, err := tk.Verify(ctx, bob); err == nil || errors.Is(err, ErrUnknownToken) || !strings.Contains(err.Error(), "deadline exceeded") {
+			t.Errorf("bob, never read, while the store hangs: %v, want the store's error", err)
+		}
+	})
 }
