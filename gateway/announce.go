@@ -272,11 +272,15 @@ func (s *session) announceAll() {
 // quiet drops an announcement of a list change (tools, resources or
 // prompts) to a listen stream of the shared server whose caller's visible
 // list of that kind is as it was when it last heard (see the top of this
-// file).
+// file), and a resource's update from a server out of the stream's
+// caller's scope (subscribe.go).
 func (s *session) quiet(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		k, announcement := announced[method]
 		ss, ok := req.GetSession().(*mcp.ServerSession)
+		if method == "notifications/resources/updated" && s.id == nil && ok && s.heldUpdate(ss) {
+			return nil, nil // subscribe.go: its server is out of the stream's caller's scope
+		}
 		if !announcement || s.id != nil || !ok {
 			return next(ctx, method, req)
 		}

@@ -133,10 +133,21 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 	} else {
 		res, err = p.ts.Call(withSession(ctx, ss), name, args)
 	}
+	disabled := errors.Is(err, upstream.ErrToolDisabled)
+	if disabled {
+		// Filtered out by its server's config: the Hub's error names the
+		// config, which is the admin's, not the caller's to learn. Answered
+		// as a tool no server has, as a hidden one is.
+		res, err = p.ts.Call(upstream.WithServerScope(ctx, noServer), name, args)
+	}
 	outcome := "ok"
 	switch {
 	case hidden:
 		outcome = "out-of-scope"
+	case disabled:
+		outcome = "disabled"
+	case err != nil && errors.Is(context.Cause(ctx), authn.ErrRevoked):
+		outcome = "revoked"
 	case err != nil && errors.Is(err, ErrLoginNeeded):
 		outcome = "login-needed"
 	case err != nil && errors.Is(err, tool.ErrUnknown):

@@ -43,8 +43,10 @@
 // ServeStdio's ctx for stdio). It holds on every route, both wires:
 // tools/list, search_tools (a tool out of scope is not ranked at all),
 // tools/call and call_tool, resources, templates, prompts, completions
-// and subscriptions, and the list changes a 2026-07-28 client hears on
-// its subscriptions/listen stream (only those of what it may see); what
+// and subscriptions (a 2026-07-28 subscriptions/listen stream's too; an
+// update reaches a subscriber only from a server of its scope), and the
+// list changes a 2026-07-28 client hears on its subscriptions/listen
+// stream (only those of what it may see); what
 // is out of scope is answered as what does not exist, error texts
 // included. SetPolicy replaces the policy while serving.
 //
@@ -62,7 +64,8 @@
 // Options.Audit, an audit.Log, keeps one record per tools/call (who,
 // which tool of which server, when, how long, the outcome, those the
 // Gateway decides itself included; never arguments or results), written
-// before the call's result returns; package audit reads them back and
+// before the call's result returns (kept in memory, and written later,
+// while the store cannot take it); package audit reads them back and
 // prunes them (toolsift audit, serve --audit-retention).
 //
 // Per-user servers (Options.PerUser, a PerUser: package peruser's Logins)

@@ -35,7 +35,7 @@ const ServerLogLevel = serverLogLevel
 func (p *proxy) NewServer() *mcp.Server              { return p.newServer() }
 func (p *proxy) Handler(o *HTTPOptions) http.Handler { return p.handler(o) }
 func (p *proxy) ToolsChanged()                       { p.toolsChanged() }
-func (p *proxy) ResourceUpdated(uri string)          { p.resourceUpdated(uri) }
+func (p *proxy) ResourceUpdated(server, uri string)  { p.resourceUpdated(server, uri) }
 func (p *proxy) Warnings() []string                  { return p.pinWarnings() }
 func (p *proxy) Search(ctx context.Context, query string, k int) (think.SearchAnswer, []tool.Tool, error) {
 	return p.searchAnswer(ctx, query, k)

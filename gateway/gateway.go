@@ -79,8 +79,9 @@ type Options struct {
 	// who, which tool of which server, when, how long, the outcome, those
 	// the Gateway decides itself included: a tool out of the caller's
 	// scope, one quarantined; never arguments or results), written before
-	// the call's result is returned. A call through call_tool is recorded
-	// as the tool it names.
+	// the call's result is returned (or, while its store cannot take it,
+	// kept in memory and written later: audit.Log). A call through
+	// call_tool is recorded as the tool it names.
 	Audit *audit.Log
 
 	// HTTP configures Handler.
@@ -141,8 +142,11 @@ type PerUser interface {
 	// each user's Hub starts from; the Authorizer it returns takes the
 	// place of hub.Auth (the per-user servers listed for the catalog with
 	// one user's login, the others given hub.Auth's tokens). shared
-	// returns the shared Hub once it is open, nil before.
-	Attach(hub upstream.HubOptions, shared func() *upstream.Hub) (upstream.Authorizer, error)
+	// returns the shared Hub once it is open, nil before. inScope reports
+	// whether the Policy lets id reach a tool of server as it is now
+	// (every id without a Policy; none before Open returns): a user out
+	// of a server's scope is never offered, nor given, a login to it.
+	Attach(hub upstream.HubOptions, shared func() *upstream.Hub, inScope func(id authn.Identity, server string) bool) (upstream.Authorizer, error)
 	// Call calls the tool name of server as user ("" when the request
 	// names nobody), on the user's own session: an error wrapping
 	// ErrLoginNeeded, whose text says where to log in, when the user has
@@ -232,12 +236,12 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 			p.toolsSaid(c.Server)
 		}
 	}
-	ho.OnResourceUpdated = func(uri string) {
+	ho.OnResourceUpdated = func(server, uri string) {
 		if onResource != nil {
-			onResource(uri)
+			onResource(server, uri)
 		}
 		if p := px.Load(); p != nil {
-			p.resourceUpdated(uri)
+			p.resourceUpdated(server, uri)
 		}
 	}
 	ho.ClientRequests = newClientRequests(o.Logger, o.ClientRequestsPerMinute)
@@ -248,7 +252,11 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	}
 	var shared atomic.Pointer[upstream.Hub]
 	if pu != nil {
-		if ho.Auth, err = pu.pu.Attach(ho, shared.Load); err != nil {
+		inScope := func(id authn.Identity, server string) bool {
+			p := px.Load()
+			return p != nil && p.reaches(id, server)
+		}
+		if ho.Auth, err = pu.pu.Attach(ho, shared.Load, inScope); err != nil {
 			return nil, err
 		}
 	}

@@ -49,12 +49,12 @@ type heldCalls struct {
 
 // heldCall is one call of a 2026-07-28 client that runs on its own.
 type heldCall struct {
-	name   string             // the tool called, which the retry must name too
-	user   string             // who called it (authn.IdentityFrom), whom the retry must come from too
-	asks   chan *heldAsk      // the upstream's questions, from clientRequests
-	done   chan heldOutcome   // the call's end (capacity 1)
-	cancel context.CancelFunc // ends the call
-	timer  *time.Timer        // heldIdle while waiting for the client
+	name   string                  // the tool called, which the retry must name too
+	user   string                  // who called it (authn.IdentityFrom), whom the retry must come from too
+	asks   chan *heldAsk           // the upstream's questions, from clientRequests
+	done   chan heldOutcome        // the call's end (capacity 1)
+	cancel context.CancelCauseFunc // ends the call
+	timer  *time.Timer             // heldIdle while waiting for the client
 
 	mu      sync.Mutex
 	pending map[string]*heldAsk // asked of the client, not yet answered, by id
@@ -137,7 +137,7 @@ func (p *proxy) callRound(ctx context.Context, ss *mcp.ServerSession, name strin
 		}
 		return p.await(ctx, h)
 	}
-	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx)) // it outlives this request
+	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx)) // it outlives this request
 	h := &heldCall{name: name, user: caller(ctx), asks: make(chan *heldAsk), done: make(chan heldOutcome, 1), cancel: cancel, pending: map[string]*heldAsk{}}
 	hctx = context.WithValue(hctx, heldKey{}, h)
 	go func() {
@@ -162,7 +162,7 @@ func (p *proxy) await(ctx context.Context, h *heldCall) (*mcp.CallToolResult, er
 		// The call's ctx ends with this request's, once the SDK has
 		// written the result (the result bytes in flight are counted
 		// until then: holdResult).
-		context.AfterFunc(ctx, h.cancel)
+		context.AfterFunc(ctx, func() { h.cancel(nil) })
 		return o.res, o.err
 	case a := <-h.asks:
 		h.mu.Lock()
@@ -177,7 +177,7 @@ func (p *proxy) await(ctx context.Context, h *heldCall) (*mcp.CallToolResult, er
 		}
 		h.mu.Unlock()
 	case <-ctx.Done():
-		h.cancel()
+		h.cancel(context.Cause(ctx)) // authn.ErrRevoked, for one: the call's outcome says so
 		return nil, ctx.Err()
 	}
 	return p.inputRequired(h)
@@ -206,7 +206,7 @@ func (p *proxy) inputRequired(h *heldCall) (*mcp.CallToolResult, error) {
 	h.mu.Unlock()
 	state, err := p.held.hold(h)
 	if err != nil {
-		h.cancel()
+		h.cancel(nil)
 		return nil, err
 	}
 	var res mcp.CallToolResult
@@ -272,7 +272,7 @@ func (c *heldCalls) hold(h *heldCall) (string, error) {
 	c.calls[state] = h
 	h.timer = time.AfterFunc(heldIdle, func() {
 		if c.take(state) != nil {
-			h.cancel()
+			h.cancel(nil)
 		}
 	})
 	return state, nil

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -15,6 +16,12 @@ import (
 // how an Identity set on an HTTP request reaches the MCP handlers.
 const identityExtra = "toolsift.identity"
 
+// requestExtra is the key, in the same Extra, of the HTTP request's
+// context: a request ended in flight because its credential was revoked
+// (authn.ErrRevoked, authn.Require) ends the MCP handler it carried
+// (withRequestIdentity), which the go-sdk runs on a context of its own.
+const requestExtra = "toolsift.request"
+
 // carryIdentity passes the Identity of an HTTP request's context
 // (authn.WithIdentity: set by authn.Require, or whatever authenticated it
 // in front) to the MCP handlers, as the go-sdk's TokenInfo: its UserID
@@ -26,7 +33,7 @@ func carryIdentity(next http.Handler) http.Handler {
 	// once: its verifier turns the request's Identity into the TokenInfo.
 	withInfo := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		id, _ := authn.IdentityFrom(r.Context())
-		return &auth.TokenInfo{UserID: "user:" + id.User, Extra: map[string]any{identityExtra: id}}, nil
+		return &auth.TokenInfo{UserID: "user:" + id.User, Extra: map[string]any{identityExtra: id, requestExtra: r.Context()}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := authn.IdentityFrom(r.Context())
@@ -63,7 +70,12 @@ func requestIdentity(req mcp.Request) authn.Identity {
 // the handlers of a request find its Identity in their ctx
 // (authn.IdentityFrom), whichever wire or session it came by; a request
 // without one, on a session of one caller (stdio served with an
-// Identity), is that caller's.
+// Identity), is that caller's. A request whose HTTP request is ended
+// because its credential was revoked (authn.ErrRevoked) is ended with
+// that cause: the go-sdk runs the handlers of a session's requests on
+// the session's context (a client's POST may be cut and its answer
+// picked up by another), and those of a 2026-07-28 request on one of its
+// own, so without this a revoked caller's upstream call would run on.
 func (s *session) withRequestIdentity(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if id := requestIdentity(req); !id.IsZero() {
@@ -71,6 +83,30 @@ func (s *session) withRequestIdentity(next mcp.MethodHandler) mcp.MethodHandler 
 		} else if s.id != nil && !s.id.IsZero() {
 			ctx = authn.WithIdentity(ctx, *s.id)
 		}
+		if hc := requestContext(req); hc != nil {
+			var cancel context.CancelCauseFunc
+			ctx, cancel = context.WithCancelCause(ctx)
+			defer cancel(nil)
+			defer context.AfterFunc(hc, func() {
+				if cause := context.Cause(hc); errors.Is(cause, authn.ErrRevoked) {
+					cancel(cause)
+				}
+			})()
+		}
 		return next(ctx, method, req)
 	}
+}
+
+// requestContext returns the context of the HTTP request that carried
+// req (see carryIdentity), nil without one.
+func requestContext(req mcp.Request) context.Context {
+	if req == nil {
+		return nil
+	}
+	if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+		if hc, ok := ex.TokenInfo.Extra[requestExtra].(context.Context); ok {
+			return hc
+		}
+	}
+	return nil
 }

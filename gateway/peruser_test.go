@@ -38,6 +38,13 @@ import (
 // go-sdk binds each to its token's user.
 func whoamiServer(t *testing.T) *oauthtest.Server {
 	t.Helper()
+	return whoamiServerWith(t, nil)
+}
+
+// whoamiServerWith is whoamiServer with its authorization server's
+// options (oauthtest.Options.IDToken: it says who approved).
+func whoamiServerWith(t *testing.T, opts *oauthtest.Options) *oauthtest.Server {
+	t.Helper()
 	newServer := func(*http.Request) *mcp.Server {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "who", Version: "1"}, &mcp.ServerOptions{
 			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
@@ -64,7 +71,7 @@ func whoamiServer(t *testing.T) *oauthtest.Server {
 		})
 		return srv
 	}
-	as := oauthtest.New(mcp.NewStreamableHTTPHandler(newServer, nil), nil)
+	as := oauthtest.New(mcp.NewStreamableHTTPHandler(newServer, nil), opts)
 	t.Cleanup(as.Close)
 	return as
 }
@@ -78,6 +85,12 @@ type perUserGateway struct {
 }
 
 func openPerUser(t *testing.T, as *oauthtest.Server, st store.Store, key []byte) (*perUserGateway, error) {
+	t.Helper()
+	return openPerUserPolicy(t, as, st, key, nil)
+}
+
+// openPerUserPolicy is openPerUser under a policy (nil: none).
+func openPerUserPolicy(t *testing.T, as *oauthtest.Server, st store.Store, key []byte, pol *config.Policy) (*perUserGateway, error) {
 	t.Helper()
 	var h atomic.Pointer[http.Handler]
 	web := httptest.NewServer(asUser(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) })))
@@ -95,6 +108,7 @@ func openPerUser(t *testing.T, as *oauthtest.Server, st store.Store, key []byte)
 		Logger:  logger,
 		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)},
 		PerUser: logins,
+		Policy:  pol,
 	})
 	if err != nil {
 		return nil, err

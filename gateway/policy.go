@@ -46,11 +46,15 @@ import (
 //     as for a tool no server has (same error, same hint), and neither
 //     the quarantine nor the hint names it;
 //   - resources/read, prompts/get, completion/complete, resources/subscribe
-//     and unsubscribe: the Hub routes them with upstream.WithServerScope, as if
-//     the servers out of scope did not exist; under a policy, the errors
-//     of a resource or prompt no server in scope has are the SDK's for one
-//     that is not registered, so a registered one out of scope reads the
-//     same.
+//     and unsubscribe, and the resourceSubscriptions of a 2026-07-28
+//     subscriptions/listen stream: the Hub routes them with
+//     upstream.WithServerScope, as if the servers out of scope did not
+//     exist; under a policy, the errors of a resource or prompt no server
+//     in scope has are the SDK's for one that is not registered, so a
+//     registered one out of scope reads the same;
+//   - notifications/resources/updated: only from a server in the scope of
+//     the session's or listen stream's caller, as the policy is when the
+//     update comes (subscribe.go).
 //
 // What a caller may see is worked out once per identity (its rules'
 // patterns merged, scopeOf) and, for the catalog's tools, once per catalog
@@ -215,6 +219,29 @@ func (sc *scope) server(name string) bool {
 	return anyMatch(sc.allowServers, name) && !anyMatch(sc.denyServers, name)
 }
 
+// reaches reports whether a tool of server may be in scope: a server
+// pattern allows it, or a tool pattern whose server part matches it
+// does, and no server pattern denies it.
+func (sc *scope) reaches(server string) bool {
+	if anyMatch(sc.denyServers, server) {
+		return false
+	}
+	if anyMatch(sc.allowServers, server) {
+		return true
+	}
+	return slices.ContainsFunc(sc.allowTools, func(g string) bool {
+		srv, _, _ := strings.Cut(g, "__")
+		return glob(srv, server)
+	})
+}
+
+// reaches reports whether id may reach a tool of server (PerUser's
+// inScope): always without a policy.
+func (p *proxy) reaches(id authn.Identity, server string) bool {
+	a := p.accessOf(id)
+	return a == nil || a.sc.reaches(server)
+}
+
 // tool reports whether t is in scope: allowed by a server or tool pattern,
 // denied by none.
 func (sc *scope) tool(t tool.Tool) bool {
@@ -277,7 +304,22 @@ func (a *access) hides(name string) bool {
 		return false
 	}
 	t, ok := a.p.ts.Get(name)
+	if !ok {
+		if srv := a.p.perUser.serverOf(name); srv != "" {
+			// A per-user server's tool the catalog does not list (nobody
+			// logged in yet, or another user's own): the call would go to
+			// the caller's session, so by its patterns, as the name says.
+			return !a.sc.tool(tool.Tool{Name: name, Server: srv})
+		}
+	}
 	return ok && !a.sc.tool(t) // (a tool newer than the generation read: by its patterns)
+}
+
+// resources reports whether the resources (templates, prompts,
+// completions, subscriptions) of server are in scope; nil a, every
+// server's.
+func (a *access) resources(server string) bool {
+	return a == nil || a.sc.server(server)
 }
 
 // get is the Toolset's Get for the caller: a tool out of scope is as
@@ -340,10 +382,11 @@ func (s *session) scoped(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		switch method {
-		case "resources/read", "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe":
-			// Routed by server; a tools/call is held to the tool's scope
-			// (proxy.call), which a tool pattern may grant without its
-			// server's.
+		case "resources/read", "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe", "subscriptions/listen":
+			// Routed by server (a listen stream's resourceSubscriptions
+			// go through the subscribe handler with its ctx); a
+			// tools/call is held to the tool's scope (proxy.call), which
+			// a tool pattern may grant without its server's.
 			ctx = upstream.WithServerScope(ctx, a.sc.server)
 		}
 		if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && call.Params != nil && a.hides(call.Params.Name) {

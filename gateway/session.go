@@ -55,6 +55,10 @@ type session struct {
 	listen listeners // the shared server's listen streams: announce.go
 
 	subs clientSubs // resource subscriptions: see subscribe.go
+	// updating is held while the server passes an upstream's resource
+	// update on (resourceUpdated), from names its server, for quiet.
+	updating sync.Mutex
+	from     string
 }
 
 // pins are the pinned tools on the session's list: those in its

@@ -16,6 +16,16 @@ import (
 // A client session that ends without unsubscribing is unsubscribed then,
 // except on a static session (stateless HTTP), where a session lasts one
 // request and a subscription outlives it until the client unsubscribes.
+//
+// Under a policy a subscription is held to its caller's scope on both
+// wires: resources/subscribe, and the resourceSubscriptions of a
+// 2026-07-28 subscriptions/listen stream, which the SDK subscribes with
+// this server's handler (scoped routes both in scope: a resource of a
+// server out of it is answered as one no server lists). An update reaches
+// a session or a listen stream only from a server of its caller's scope
+// as the policy is when it arrives (resourceUpdated, quiet), so a policy
+// changed under a live subscription stops the updates of what left the
+// scope.
 
 // clientSubs are the subscriptions a session's clients made, to end
 // those left when a client session ends.
@@ -50,9 +60,15 @@ func (s *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	return err
 }
 
-// unsubscribe answers resources/unsubscribe.
+// unsubscribe answers resources/unsubscribe, and ends the subscriptions
+// of a subscriptions/listen stream that ended.
 func (s *session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	start := time.Now()
+	// A listen stream unsubscribes as it ends, with its ended ctx: the
+	// upstream is told all the same (the ctx's values, its scope among
+	// them, are kept).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unsubscribeTimeout)
+	defer cancel()
 	err := s.p.hub.Passthrough().Unsubscribe(withSession(ctx, req.Session), req.Params.URI)
 	s.p.logger(ctx, req.Session).Info("unsubscribe", "uri", req.Params.URI, "duration", time.Since(start), "error", err)
 	if err == nil {
@@ -81,13 +97,42 @@ func (s *session) unsubscribeWhenDone(ss *mcp.ServerSession) {
 	}
 }
 
-// resourceUpdated tells the sessions subscribed to uri that it changed
-// (notifications/resources/updated). Open gives it to
-// upstream.HubOptions.OnResourceUpdated.
-func (p *proxy) resourceUpdated(uri string) {
+// unsubscribeTimeout bounds the upstream's unsubscription of a client
+// that left.
+const unsubscribeTimeout = 10 * time.Second
+
+// resourceUpdated tells the sessions subscribed to uri at server that it
+// changed (notifications/resources/updated), each only when server is in
+// its caller's scope: a session of one caller is skipped here, the
+// shared server's listen streams are held to theirs by quiet. Open gives
+// it to upstream.HubOptions.OnResourceUpdated.
+func (p *proxy) resourceUpdated(server, uri string) {
 	for _, s := range p.liveSessions() {
-		if err := s.srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+		if s.id != nil && !p.accessOf(*s.id).resources(server) {
+			continue
+		}
+		s.updating.Lock()
+		s.from = server
+		err := s.srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		s.from = ""
+		s.updating.Unlock()
+		if err != nil {
 			p.log.Debug("resource updated: not passed on", "uri", uri, "error", err)
 		}
 	}
+}
+
+// heldUpdate reports whether an update the shared server is sending
+// (resourceUpdated, whose server it is) must be dropped for the listen
+// stream ss: its caller's scope does not hold that server, or, under a
+// policy, the stream's caller is not known. Called by quiet, within the
+// server's ResourceUpdated.
+func (s *session) heldUpdate(ss *mcp.ServerSession) bool {
+	if s.p.policy.Load() == nil {
+		return false
+	}
+	s.listen.mu.Lock()
+	l := s.listen.m[ss]
+	s.listen.mu.Unlock()
+	return l == nil || !s.p.accessOf(l.id).resources(s.from)
 }

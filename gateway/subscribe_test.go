@@ -41,7 +41,7 @@ func watchProxy(t *testing.T, opts *gateway.ProxyOptions) (p *gateway.Proxy, up 
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "watch://a", Text: "a"}}}, nil
 	})
 	ts, hub := openHubToolset(t, &config.Config{Servers: map[string]config.Server{"watch": dialed(up)}}, upstream.HubOptions{
-		OnResourceUpdated: func(uri string) { p.ResourceUpdated(uri) },
+		OnResourceUpdated: func(server, uri string) { p.ResourceUpdated(server, uri) },
 	}, toolsift.Options{NoSemantic: true})
 	var err error
 	if p, err = gateway.NewProxy(ts, hub, opts); err != nil {

@@ -3,6 +3,8 @@ package oauth
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -264,8 +266,35 @@ func (s *Store) FinishLogin(ctx context.Context, p *PendingLogin, code, iss stri
 	if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
 		c.Scopes = strings.Fields(sc)
 	}
+	idToken, _ := tok.Extra("id_token").(string)
+	c.Subject = subjectOf(c.Issuer, idToken, tok.AccessToken)
 	c.LoggedIn = time.Now().UTC().Truncate(time.Second)
 	return &c, nil
+}
+
+// subjectOf returns the sub claim of the first of jwts that is a JWT
+// whose iss, if it has one, is issuer: who approved the login, where the
+// token response says so (Credentials.Subject). Opaque tokens give "".
+func subjectOf(issuer string, jwts ...string) string {
+	for _, t := range jwts {
+		parts := strings.Split(t, ".")
+		if len(parts) != 3 {
+			continue
+		}
+		payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+		if err != nil {
+			continue
+		}
+		var claims struct {
+			Iss string `json:"iss"`
+			Sub string `json:"sub"`
+		}
+		if json.Unmarshal(payload, &claims) != nil || claims.Sub == "" || claims.Iss != "" && claims.Iss != issuer {
+			continue
+		}
+		return claims.Sub
+	}
+	return ""
 }
 
 // probe sends what a client sends first (initialize) without a token, and

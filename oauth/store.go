@@ -190,6 +190,14 @@ type Credentials struct {
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
 	LoggedIn     time.Time `json:"logged_in"`
+	// Subject is who approved the login, where the authorization server
+	// said so in its token response: the sub of its OpenID Connect
+	// id_token, else of the access token when that is a JWT (RFC 9068),
+	// either one only when its iss, if it has one, is Issuer; "" when it
+	// said neither (an opaque token). It is read from the token
+	// endpoint's own answer to this client, not verified otherwise
+	// (OpenID Connect Core 3.1.3.7), and kept through refreshes.
+	Subject string `json:"subject,omitempty"`
 }
 
 // Fresh reports whether c has an access token that does not expire

@@ -89,3 +89,64 @@ func TestWebLogin(t *testing.T) {
 		t.Fatal("a web login wrote the Store's file")
 	}
 }
+
+// TestWebLoginSubject: where the token response says who approved (an
+// OpenID Connect id_token), FinishLogin's Credentials name them; opaque
+// tokens name nobody; an id_token of another issuer is not taken.
+func TestWebLoginSubject(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		idToken bool
+		want    string
+	}{{"id_token", true, "carol"}, {"opaque", false, ""}} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := oauthtest.New(notesServer(), &oauthtest.Options{IDToken: c.idToken})
+			defer srv.Close()
+			s := newStore(t, t.TempDir())
+			got := make(chan url.Values, 1)
+			cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.URL.Query() }))
+			defer cb.Close()
+			p, err := s.StartLogin(t.Context(), "notes", srv.URL, &oauth.LoginOptions{RedirectURL: cb.URL + "/oauth/callback"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequest(http.MethodGet, p.AuthURL, nil)
+			req.Header.Set(oauthtest.UserHeader, "carol")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			q := <-got
+			cr, err := s.FinishLogin(t.Context(), p, q.Get("code"), q.Get("iss"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cr.Subject != c.want {
+				t.Errorf("Subject = %q, want %q", cr.Subject, c.want)
+			}
+			// A refresh keeps it.
+			if err := s.Refresh(t.Context(), "notes", cr); err != nil || cr.Subject != c.want {
+				t.Errorf("after Refresh: Subject %q, %v", cr.Subject, err)
+			}
+			// Of another issuer than the login's, an id_token names
+			// nobody (the response's iss is left out of the check here).
+			p.Credentials.Issuer, p.IssRequired = "https://other.example", false
+			if c.idToken {
+				resp, err := http.DefaultClient.Do(req.Clone(t.Context()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				q := <-got
+				cr, err := s.FinishLogin(t.Context(), p, q.Get("code"), "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cr.Subject != "" {
+					t.Errorf("an id_token of another issuer gave Subject %q", cr.Subject)
+				}
+			}
+		})
+	}
+}

@@ -184,9 +184,10 @@
 // (ListChange.Tools: listed again, changed or not; a proxy passes the
 // word on to its clients). Subscribe and Unsubscribe forward resource
 // subscriptions to the server of a URI (the same routing as ReadResource),
-// counted so that a proxy's clients share one upstream subscription, and
-// HubOptions.OnResourceUpdated hears the servers'
-// notifications/resources/updated.
+// counted so that a proxy's clients share one upstream subscription (one
+// per server: callers of different scopes may subscribe to a URI at two
+// servers that both list it), and HubOptions.OnResourceUpdated hears the
+// servers' notifications/resources/updated, each with its server's name.
 //
 // Requests from servers. Servers may ask their client for sampling,
 // elicitation and roots. HubOptions.ClientRequests answers them: the Hub

@@ -193,10 +193,12 @@ type HubOptions struct {
 
 	// OnResourceUpdated, if set, is told of every
 	// notifications/resources/updated a server sends for a resource
-	// subscribed to through Passthrough.Subscribe, under the URI it was
-	// given (a namespaced toolsift:SERVER/URI stays so). It is called from
-	// the SDK's goroutines and must not block for long.
-	OnResourceUpdated func(uri string)
+	// subscribed to through Passthrough.Subscribe: the server's name, and
+	// the URI the subscription was given (a namespaced toolsift:SERVER/URI
+	// stays so; servers that list the same URI each tell of their own).
+	// It is called from the SDK's goroutines, in the order each server
+	// sent them, and must not block for long.
+	OnResourceUpdated func(server, uri string)
 
 	// ServerLogLevel, if set, is asked of every server that declares
 	// logging (logging/setLevel) when it connects: the least severe log

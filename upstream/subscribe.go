@@ -3,23 +3,26 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // subscriptions are a Passthrough's resource subscriptions: how many
-// Subscribe calls each URI has, and the server they went to.
+// Subscribe calls each URI has at each server they went to.
 type subscriptions struct {
 	change sync.Mutex // one change of a URI's count, and its request, at a time
 
-	mu    sync.Mutex               // byURI itself
-	byURI map[string]*subscription // resource URI → its subscriptions
+	mu    sync.Mutex                 // byURI itself
+	byURI map[string][]*subscription // resource URI → its subscriptions, one per server
 }
 
-// subscription is how many Subscribe calls a URI has, the server they
-// went to and the URI as that server knows it (uri itself, or what a
-// namespaced toolsift:SERVER/URI names: resources.go).
+// subscription is how many Subscribe calls a URI has at one server, and
+// the URI as that server knows it (uri itself, or what a namespaced
+// toolsift:SERVER/URI names: resources.go). Callers of different scopes
+// may subscribe to the same URI at different servers (each listing it,
+// each caller seeing one): each server's subscription is its own.
 type subscription struct {
 	n      int
 	server *server
@@ -30,17 +33,25 @@ func (p *Passthrough) subscription(ctx context.Context, uri string, on bool) err
 	h, subs := p.h, &p.subs
 	subs.change.Lock()
 	defer subs.change.Unlock()
+	in := inScope(ctx)
 	subs.mu.Lock()
-	var n int
+	var mine *subscription
 	// Another caller's subscription to a server out of this one's scope
 	// (scope.go) is none of this one's: not counted, not ended by it.
-	if sub := subs.byURI[uri]; sub != nil && inScope(ctx)(sub.server.name) {
-		n = sub.n
+	for _, sub := range subs.byURI[uri] {
+		if in(sub.server.name) {
+			mine = sub
+			break
+		}
+	}
+	n := 0
+	if mine != nil {
+		n = mine.n
 		switch {
 		case on:
-			sub.n++
+			mine.n++
 		case n > 1:
-			sub.n--
+			mine.n--
 		}
 	}
 	subs.mu.Unlock()
@@ -57,15 +68,13 @@ func (p *Passthrough) subscription(ctx context.Context, uri string, on bool) err
 	)
 	if on {
 		h.mu.Lock()
-		s, orig, err = p.resourceServer(uri, inScope(ctx))
+		s, orig, err = p.resourceServer(uri, in)
 		h.mu.Unlock()
 		if err != nil {
 			return h.redact.Err(err)
 		}
 	} else {
-		subs.mu.Lock()
-		s, orig = subs.byURI[uri].server, subs.byURI[uri].orig
-		subs.mu.Unlock()
+		s, orig = mine.server, mine.orig
 	}
 	op := "subscribe to " + uri
 	if !on {
@@ -82,12 +91,17 @@ func (p *Passthrough) subscription(ctx context.Context, uri string, on bool) err
 	}
 	subs.mu.Lock()
 	if subs.byURI == nil {
-		subs.byURI = map[string]*subscription{}
+		subs.byURI = map[string][]*subscription{}
 	}
 	if on {
-		subs.byURI[uri] = &subscription{n: 1, server: s, orig: orig}
+		subs.byURI[uri] = append(subs.byURI[uri], &subscription{n: 1, server: s, orig: orig})
 	} else {
-		delete(subs.byURI, uri)
+		rest := slices.DeleteFunc(subs.byURI[uri], func(sub *subscription) bool { return sub == mine })
+		if len(rest) == 0 {
+			delete(subs.byURI, uri)
+		} else {
+			subs.byURI[uri] = rest
+		}
 	}
 	subs.mu.Unlock()
 	return nil
@@ -101,9 +115,11 @@ func (s *server) resubscribe(ctx context.Context, cs *mcp.ClientSession) {
 	subs := &s.h.pt.subs
 	var uris []string
 	subs.mu.Lock()
-	for _, sub := range subs.byURI {
-		if sub.server == s {
-			uris = append(uris, sub.orig)
+	for _, list := range subs.byURI {
+		for _, sub := range list {
+			if sub.server == s {
+				uris = append(uris, sub.orig)
+			}
 		}
 	}
 	subs.mu.Unlock()
@@ -126,13 +142,15 @@ func (s *server) resourceUpdated(uri string) {
 	subs := &h.pt.subs
 	var uris []string
 	subs.mu.Lock()
-	for key, sub := range subs.byURI {
-		if sub.server == s && sub.orig == uri {
-			uris = append(uris, key)
+	for key, list := range subs.byURI {
+		for _, sub := range list {
+			if sub.server == s && sub.orig == uri {
+				uris = append(uris, key)
+			}
 		}
 	}
 	subs.mu.Unlock()
 	for _, u := range uris {
-		h.opts.OnResourceUpdated(u)
+		h.opts.OnResourceUpdated(s.name, u)
 	}
 }

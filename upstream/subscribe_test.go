@@ -62,7 +62,7 @@ func TestHubSubscribe(t *testing.T) {
 	updated := make(chan string, 4)
 	hub := startHub(t, &config.Config{Servers: map[string]config.Server{
 		"w": memServer(w.Server),
-	}}, &upstream.HubOptions{OnResourceUpdated: func(uri string) { updated <- uri }}, nil)
+	}}, &upstream.HubOptions{OnResourceUpdated: func(server, uri string) { updated <- server + " " + uri }}, nil)
 	ctx := context.Background()
 	for range 2 {
 		if err := hub.Passthrough().Subscribe(ctx, "watch://a"); err != nil {
@@ -77,8 +77,8 @@ func TestHubSubscribe(t *testing.T) {
 	}
 	select {
 	case uri := <-updated:
-		if uri != "watch://a" {
-			t.Errorf("OnResourceUpdated(%q), want watch://a", uri)
+		if uri != "w watch://a" {
+			t.Errorf("OnResourceUpdated(%q), want w watch://a", uri)
 		}
 	case <-time.After(waitLimit()):
 		t.Fatal("OnResourceUpdated was not called")
@@ -96,6 +96,62 @@ func TestHubSubscribe(t *testing.T) {
 	}
 	if err := hub.Passthrough().Subscribe(ctx, "nowhere://x"); !errors.Is(err, upstream.ErrUnknownResource) {
 		t.Errorf("Subscribe to an unknown resource: %v, want ErrUnknownResource", err)
+	}
+}
+
+// TestHubSubscribeScopes: two servers list the same URI, and two callers
+// of different scopes, each seeing one of them, subscribe to it: each
+// server is asked for its own caller's subscription, each one's updates
+// are told under its own name, and one caller's unsubscription ends its
+// server's alone.
+func TestHubSubscribeScopes(t *testing.T) {
+	checkGoroutines(t)
+	w1, w2 := newWatchingServer(), newWatchingServer()
+	updated := make(chan string, 4)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{
+		"w1": memServer(w1.Server), "w2": memServer(w2.Server),
+	}}, &upstream.HubOptions{OnResourceUpdated: func(server, uri string) { updated <- server + " " + uri }}, nil)
+	ctx := context.Background()
+	only := func(name string) context.Context {
+		return upstream.WithServerScope(ctx, func(s string) bool { return s == name })
+	}
+	for _, name := range []string{"w1", "w2"} {
+		if err := hub.Passthrough().Subscribe(only(name), "watch://a"); err != nil {
+			t.Fatalf("%s's caller: %v", name, err)
+		}
+	}
+	for name, w := range map[string]*watchingServer{"w1": w1, "w2": w2} {
+		if diff := cmp.Diff([]string{"subscribe watch://a"}, w.asked()); diff != "" {
+			t.Errorf("%s was asked (-want +got):\n%s", name, diff)
+		}
+	}
+	for name, w := range map[string]*watchingServer{"w1": w1, "w2": w2} {
+		if err := w.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "watch://a"}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-updated:
+			if got != name+" watch://a" {
+				t.Errorf("OnResourceUpdated(%s) after %s's update", got, name)
+			}
+		case <-time.After(waitLimit()):
+			t.Fatalf("OnResourceUpdated was not called for %s's update", name)
+		}
+	}
+	if err := hub.Passthrough().Unsubscribe(only("w1"), "watch://a"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"subscribe watch://a", "unsubscribe watch://a"}, w1.asked()); diff != "" {
+		t.Errorf("w1 was asked (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"subscribe watch://a"}, w2.asked()); diff != "" {
+		t.Errorf("w2 was asked (-want +got):\n%s", diff)
+	}
+	if err := hub.Passthrough().Unsubscribe(only("w1"), "watch://a"); !errors.Is(err, upstream.ErrUnknownResource) {
+		t.Errorf("w1's caller unsubscribing again: %v, want ErrUnknownResource", err)
+	}
+	if err := hub.Passthrough().Unsubscribe(only("w2"), "watch://a"); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -20,7 +20,22 @@ const auditSynopsis = `toolsift audit [--since DURATION|TIME] [--user USER] [--s
 Prints the audit log that toolsift serve --audit writes: one record per tool call
 (who, which tool of which server, when, how long, the outcome; never arguments or
 results), oldest first, as a table or JSON lines. "toolsift audit prune -h" tells
-how to delete old days of it.`
+how to delete old days of it.
+
+Outcomes (docs/serve.md, "Audit"):
+  ok                 the upstream answered with a result
+  tool-error         it answered with an error result (isError, or a JSON-RPC error)
+  invalid-arguments  the arguments are not a JSON object; the upstream not asked
+  unknown            no server lists the tool
+  out-of-scope       the caller's --policy hides the tool (answered as unknown)
+  disabled           the server's config filters the tool out (answered as unknown)
+  quarantined        the tool changed since first seen: refused (toolbench trust)
+  login-needed       a per-user server without the caller's own login
+  unavailable        the tool's server is down, failed or could not be started
+  cancelled          the client cancelled the call; the upstream was told
+  revoked            the caller's token was revoked (or JWT expired) mid-call:
+                     the gateway ended it and told the upstream
+  error              any other failure (the server's timeout, the transport, ...)`
 
 const auditPruneSynopsis = `toolsift audit prune --before DURATION|DATE [--store FOLDER|URL]
 

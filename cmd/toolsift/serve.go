@@ -248,7 +248,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 		},
 	}
 	if idOpts.audit != nil {
-		gopts.Audit = &audit.Log{Store: idOpts.audit, Logger: log}
+		alog := &audit.Log{Store: idOpts.audit, Logger: log}
+		gopts.Audit = alog
+		defer flushAudit(log, alog) // after the gateway (deferred later, run first), before the store closes
 	}
 	// Per-user servers: each user's own OAuth login (peruser.go).
 	puOpts, err := perUser.options(e, *listen, st, log)
@@ -337,6 +339,20 @@ func serve(ctx context.Context, e *env, args []string) error {
 		login = logins.Handler()
 	}
 	return serveHTTP(ctx, e, log, h, login, *listen, *maxConns, *maxConnsPerHost, authenticated, *stateless)
+}
+
+// auditFlushWait is how long serve, stopping, waits for the audit records
+// kept in memory while its store could not take them.
+const auditFlushWait = 10 * time.Second
+
+// flushAudit writes the audit records l keeps in memory, waiting up to
+// auditFlushWait; those still waiting then are lost, and logged.
+func flushAudit(log *slog.Logger, l *audit.Log) {
+	ctx, cancel := context.WithTimeout(context.Background(), auditFlushWait)
+	defer cancel()
+	if err := l.Flush(ctx); err != nil {
+		log.Error("audit records lost at exit: the store did not take them", "error", err)
+	}
 }
 
 // reloadPolicy reads the policy file again and enforces it (a caller's

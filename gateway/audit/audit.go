@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,11 +41,16 @@ type Record struct {
 	// Duration is how long the call took.
 	Duration time.Duration `json:"duration_ns"`
 	// Outcome is the word of the call's log line: ok, tool-error (the
-	// tool answered with isError), error, unknown, unavailable,
-	// invalid-arguments, cancelled, out-of-scope (a tool the caller's
-	// policy hides, answered as one no server has), login-needed (a
-	// per-user server without the caller's login), or quarantined
-	// (refused: the tool changed since it was trusted).
+	// tool answered with isError), invalid-arguments, unknown (no server
+	// lists the tool), out-of-scope (a tool the caller's policy hides,
+	// answered as one no server has), disabled (a tool its server's config
+	// filters out, answered so too), quarantined (refused: the tool
+	// changed since it was trusted), login-needed (a per-user server
+	// without the caller's login), unavailable (its server down or
+	// failed), cancelled (by the client), revoked (the caller's credential
+	// was revoked, or its JWT expired, during the call, which was
+	// cancelled upstream: authn.ErrRevoked), or error (any other failure).
+	// docs/serve.md, "Audit", says when each happens.
 	Outcome string `json:"outcome"`
 	// Session is the tag of the HTTP session (as log lines give it, never
 	// its id); empty without one.
@@ -57,28 +63,97 @@ type Record struct {
 // 8 random bytes in hex, so that two replicas never write the same key.
 const keyPrefix = "audit/"
 
-// writeTimeout bounds the write of one record: a call whose client
-// left (its ctx over) still gets its record, and a store that hangs holds
-// a call's result back at most this long.
+// writeTimeout bounds one write of a record kept in memory (drain): a
+// store that hangs is tried again later.
 const writeTimeout = 10 * time.Second
+
+// syncWait is how long a call's result waits for its record's write: a
+// store that fails, or takes longer (a database that went away retries
+// until its ctx ends), has the record kept in memory instead, and the
+// call goes on.
+const syncWait = 500 * time.Millisecond
+
+// MaxQueued is how many records a Log keeps in memory, waiting for its
+// store: past it a record is lost, and logged.
+const MaxQueued = 10000
+
+// Backoff of the writes of records kept in memory: from minBackoff,
+// doubling, to maxBackoff.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
 
 // A Log is the audit log of a go-sdk server: its Middleware hands each
 // tools/call request's handlers the means to Report the call they made,
 // and the record is written to Store, and synced as the store syncs,
 // before Report returns, so before the call's result does: a process
 // killed at any moment has a record of every call whose result a client
-// got. A Log must not be copied after its first use; it is safe for
-// concurrent use.
+// got.
+//
+// Unless the store cannot take it now: a write that fails, or takes
+// longer than 500 ms (a database that went away), leaves the record in
+// memory, and the call goes on; while records wait, the next calls' join
+// them without trying the store. They are written, oldest first, as soon
+// as the store answers again (tried again with a backoff from 100 ms to
+// 5 s), in the background; Flush waits for them. At most MaxQueued
+// records wait: past that a record is lost. Each record not written with
+// its call, each one lost and the recovery are logged, and Stats counts
+// them. A process killed during an outage loses the records waiting.
+//
+// A Log must not be copied after its first use; it is safe for concurrent
+// use.
 type Log struct {
 	// Store keeps the records, under audit/DAY/NANOS-RANDOM.json (see
 	// Records). Required.
 	Store store.Store
-	// Logger gets a line per record that could not be written, with the
-	// error and the count lost so far (a record that cannot be written
-	// fails no call); nil discards them.
+	// Logger gets a line per record not written with its call (the error,
+	// the count so far and how many wait), per record lost, and when the
+	// records kept in memory are written; nil discards them.
 	Logger *slog.Logger
 
-	failed atomic.Int64 // records not written
+	delayed atomic.Int64 // records not written with their call
+	lost    atomic.Int64 // records never written
+
+	mu       sync.Mutex
+	queue    []queued      // waiting for the store, oldest first
+	draining bool          // a drain is scheduled or running
+	backoff  time.Duration // before the next drain, after one failed
+	lastErr  error         // why the store did not take the last record
+	written  int           // records of the queue written since it was last empty
+	emptied  chan struct{} // closed when the queue is next empty; nil when it is
+	max      int           // MaxQueued, but in tests
+}
+
+// queued is a record waiting for the store: its key and value, and what
+// its log lines name.
+type queued struct {
+	key          string
+	value        []byte
+	tool, output string
+}
+
+// Stats are what a Log did with its records since its first use, for a
+// program's metrics.
+type Stats struct {
+	// Queued is how many records wait in memory now for the store.
+	Queued int
+	// Delayed counts the records kept in memory, not written before their
+	// call's result returned (the store failed, took longer than 500 ms,
+	// or had records waiting already); each is written once the store
+	// takes records again.
+	Delayed int64
+	// Lost counts the records never written: MaxQueued were waiting, or
+	// the record could not be made.
+	Lost int64
+}
+
+// Stats returns the Log's counts.
+func (l *Log) Stats() Stats {
+	l.mu.Lock()
+	n := len(l.queue)
+	l.mu.Unlock()
+	return Stats{Queued: n, Delayed: l.delayed.Load(), Lost: l.lost.Load()}
 }
 
 // key is the key of a record made at t.
@@ -91,20 +166,118 @@ func key(t time.Time) (string, error) {
 	return fmt.Sprintf("%s%s/%019d-%s.json", keyPrefix, t.Format(time.DateOnly), t.UnixNano(), hex.EncodeToString(r[:])), nil
 }
 
+// encode is rec's key and value.
+func encode(rec Record) (string, []byte, error) {
+	k, err := key(rec.Time)
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := json.Marshal(rec)
+	return k, b, err
+}
+
 // write stores rec before it returns (a replica killed after the call's
 // result left has its record kept).
 func (l *Log) write(ctx context.Context, rec Record) error {
-	k, err := key(rec.Time)
-	if err != nil {
-		return err
-	}
-	b, err := json.Marshal(rec)
+	k, b, err := encode(rec)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	return l.Store.Put(ctx, k, b)
+}
+
+// keep adds a record to the queue, or counts it lost when MaxQueued wait;
+// lg names the call. It logs either way and starts the drain.
+func (l *Log) keep(q queued, cause error, lg *slog.Logger) {
+	l.mu.Lock()
+	max := l.max
+	if max == 0 {
+		max = MaxQueued
+	}
+	if len(l.queue) >= max {
+		l.mu.Unlock()
+		n := l.lost.Add(1)
+		lg.Error("audit record lost: too many records wait for the store", "tool", q.tool, "outcome", q.output, "queued", max, "audit_lost", n)
+		return
+	}
+	first := len(l.queue) == 0
+	if cause != nil {
+		l.lastErr = cause
+	}
+	cause = l.lastErr
+	l.queue = append(l.queue, q)
+	waiting := len(l.queue)
+	if first {
+		l.emptied = make(chan struct{})
+	}
+	if !l.draining {
+		l.draining = true
+		l.backoff = minBackoff
+		time.AfterFunc(l.backoff, l.drain)
+	}
+	l.mu.Unlock()
+	n := l.delayed.Add(1)
+	if first {
+		lg.Warn("audit records kept in memory until the store takes them", "error", cause)
+	}
+	lg.Error("audit record not written", "tool", q.tool, "outcome", q.output, "error", cause, "audit_failures", n, "queued", waiting)
+}
+
+// drain writes the records kept in memory, oldest first, until the queue
+// is empty (logging the recovery) or a write fails (tried again after a
+// backoff). One runs at a time (draining).
+func (l *Log) drain() {
+	for {
+		l.mu.Lock()
+		if len(l.queue) == 0 {
+			n, emptied := l.written, l.emptied
+			l.queue, l.written, l.draining, l.lastErr, l.emptied = nil, 0, false, nil, nil
+			l.mu.Unlock()
+			if l.Logger != nil {
+				l.Logger.Info("audit records written after the store took them again", "written", n)
+			}
+			close(emptied) // after the line: a Flush that returns finds it logged
+			return
+		}
+		q := l.queue[0]
+		l.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		err := l.Store.Put(ctx, q.key, q.value)
+		cancel()
+		l.mu.Lock()
+		if err != nil {
+			l.lastErr = err
+			l.backoff = min(2*l.backoff, maxBackoff)
+			time.AfterFunc(l.backoff, l.drain)
+			l.mu.Unlock()
+			return
+		}
+		l.queue[0] = queued{}
+		l.queue = l.queue[1:]
+		l.written++
+		l.mu.Unlock()
+	}
+}
+
+// Flush waits until the records kept in memory are written, or ctx ends:
+// a program that stops calls it, so that a store back by then gets them.
+// It returns nil at once when none wait, else, when ctx ends first, an
+// error wrapping ctx's that says how many still wait.
+func (l *Log) Flush(ctx context.Context) error {
+	l.mu.Lock()
+	emptied := l.emptied
+	l.mu.Unlock()
+	if emptied == nil {
+		return nil
+	}
+	select {
+	case <-emptied:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("audit: %d records not written: %w", l.Stats().Queued, ctx.Err())
+	}
 }
 
 // Middleware is a receiving middleware of the go-sdk (an mcp.Middleware:
@@ -141,30 +314,50 @@ type callKey struct{}
 // Report writes rec, the record of a call that ctx's tools/call request
 // made, to the Log whose Middleware received the request, before it
 // returns: its User, Teams and Session are the request's, the rest is
-// rec's. A record that cannot be written fails nothing: it is logged
-// (Log.Logger), with the count lost so far. Without such a Log in ctx (no
-// audit log, or not a tools/call), Report does nothing. A call that the
-// request left running reports with the request's ctx (or one derived from
-// it, context.WithoutCancel included) when it ends.
+// rec's. A record the store does not take within 500 ms, or while
+// records wait for it, is kept in memory and written later (see Log);
+// it fails nothing, and is logged (Log.Logger). Without such a Log in
+// ctx (no audit log, or not a tools/call), Report does nothing. A call
+// that the request left running reports with the request's ctx (or one
+// derived from it, context.WithoutCancel included) when it ends.
 func Report(ctx context.Context, rec Record) {
 	c, _ := ctx.Value(callKey{}).(*call)
 	if c == nil {
 		return
 	}
 	rec.User, rec.Teams, rec.Session = c.user, c.teams, c.session
-	if err := c.log.write(ctx, rec); err != nil {
-		n := c.log.failed.Add(1)
-		lg := c.log.Logger
-		if lg == nil {
-			return
-		}
-		if c.user != "" {
-			lg = lg.With("user", c.user)
-		}
-		if c.session != "" {
-			lg = lg.With("session", c.session)
-		}
-		lg.Error("audit record not written", "tool", rec.Tool, "outcome", rec.Outcome, "error", err, "audit_failures", n)
+	l := c.log
+	lg := l.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	if c.user != "" {
+		lg = lg.With("user", c.user)
+	}
+	if c.session != "" {
+		lg = lg.With("session", c.session)
+	}
+	k, b, err := encode(rec)
+	if err != nil {
+		n := l.lost.Add(1)
+		lg.Error("audit record lost", "tool", rec.Tool, "outcome", rec.Outcome, "error", err, "audit_lost", n)
+		return
+	}
+	q := queued{key: k, value: b, tool: rec.Tool, output: rec.Outcome}
+	l.mu.Lock()
+	waiting := len(l.queue) > 0
+	l.mu.Unlock()
+	if waiting {
+		// The store is known not to take records now: this call does not
+		// wait for it either.
+		l.keep(q, nil, lg)
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncWait)
+	err = l.Store.Put(wctx, k, b)
+	cancel()
+	if err != nil {
+		l.keep(q, err, lg)
 	}
 }
 

@@ -2,7 +2,8 @@
 // tools/call (who called which tool of which server, when, how long, the
 // outcome; never arguments, results or credentials), kept in a
 // store.Store that replicas may share, each written before the call's
-// result returns.
+// result returns, or, while the store cannot take it, kept in memory and
+// written when it can (Log).
 //
 // A Log is a receiving middleware of the go-sdk's server (Log.Middleware),
 // so this package, unlike gateway and authn, names a go-sdk type in its

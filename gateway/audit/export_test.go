@@ -10,3 +10,6 @@ import (
 func Write(ctx context.Context, s store.Store, rec Record) error {
 	return (&Log{Store: s}).write(ctx, rec)
 }
+
+// SetMaxQueued sets how many records l keeps in memory (MaxQueued).
+func (l *Log) SetMaxQueued(n int) { l.max = n }

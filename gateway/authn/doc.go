@@ -11,7 +11,9 @@
 //   - Tokens, per-user API tokens (tsk_…, made by toolsift token create),
 //     kept hashed in a store.Store that replicas share; a revocation is
 //     refused here at once, by other replicas within TokenCacheTTL, or at
-//     once while Tokens.Watch runs over a store.Watcher;
+//     once while Tokens.Watch runs over a store.Watcher; while the store
+//     cannot be read, a token read before is accepted from memory for
+//     TokenOutageTTL;
 //   - OIDC, bearer JWTs an OpenID Connect issuer signed (NewOIDC), whose
 //     claims name the user and teams; Tokens.Or(oidc) takes both, a
 //     bearer starting with TokenPrefix being an API token;

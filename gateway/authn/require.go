@@ -44,6 +44,13 @@ type Options struct {
 
 const defaultHint = "this server needs a bearer token (Authorization: Bearer ...)"
 
+// ErrRevoked is wrapped by the cause (context.Cause) of a request's
+// context that Require ended in flight because its credential is no
+// longer valid (a token revoked, a JWT expired): what the request was
+// doing for the caller (gateway.Gateway's upstream call) ends with it,
+// and says so.
+var ErrRevoked = errors.New("authn: the request's credential was revoked or expired")
+
 // Require returns a middleware that lets a request through to next only
 // with a bearer credential (Authorization: Bearer ...) that v verifies,
 // the Identity v says it proves on the request's context (IdentityFrom),
@@ -51,8 +58,10 @@ const defaultHint = "this server needs a bearer token (Authorization: Bearer ...
 // one, or with one v refuses, is answered 401 with WWW-Authenticate:
 // Bearer; one v cannot check now, 503. A request in flight (a session's
 // event stream, a long call) is checked again every TokenCacheTTL and
-// ended (its context canceled) once v refuses its credential: a revoked
-// token or an expired JWT ends it as it would refuse a new request.
+// ended once v refuses its credential, its context canceled with a cause
+// wrapping ErrRevoked: a revoked token or an expired JWT ends it, at most
+// TokenCacheTTL (and one Verify) after the refusal, as it would refuse a
+// new request.
 func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 	var o Options
 	if opts != nil {
@@ -95,8 +104,8 @@ func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 				http.Error(w, unauthorized, http.StatusUnauthorized)
 				return
 			}
-			ctx, cancel := context.WithCancel(WithIdentity(r.Context(), id))
-			defer cancel()
+			ctx, cancel := context.WithCancelCause(WithIdentity(r.Context(), id))
+			defer cancel(nil)
 			go endWhenRefused(ctx, cancel, v, bearer, log)
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
@@ -104,11 +113,11 @@ func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 }
 
 // endWhenRefused checks the credential of a request in flight every
-// TokenCacheTTL, and ends the request (cancel) once it is refused: a
-// session's event stream (GET), open for hours, or a long call stops
-// when its token is revoked or its JWT expires, as new requests do. It
-// returns when ctx ends.
-func endWhenRefused(ctx context.Context, cancel func(), v Verifier, bearer string, log *slog.Logger) {
+// TokenCacheTTL, and ends the request (cancel, with a cause wrapping
+// ErrRevoked) once it is refused: a session's event stream (GET), open
+// for hours, or a long call stops when its token is revoked or its JWT
+// expires, as new requests do. It returns when ctx ends.
+func endWhenRefused(ctx context.Context, cancel context.CancelCauseFunc, v Verifier, bearer string, log *slog.Logger) {
 	t := time.NewTicker(TokenCacheTTL)
 	defer t.Stop()
 	for {
@@ -119,7 +128,7 @@ func endWhenRefused(ctx context.Context, cancel func(), v Verifier, bearer strin
 		}
 		if _, err := v.Verify(ctx, bearer); errors.Is(err, ErrUnknownToken) {
 			log.Info("request ended: its credential is no longer valid", "error", err)
-			cancel()
+			cancel(fmt.Errorf("%w: %w", ErrRevoked, err))
 			return
 		}
 	}

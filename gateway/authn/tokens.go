@@ -36,6 +36,22 @@ const TokenPrefix = "tsk_"
 // takes effect at once.
 const TokenCacheTTL = 500 * time.Millisecond
 
+// TokenOutageTTL is how long, since Verify last read a token from the
+// store, it keeps accepting that token from memory while the store cannot
+// be read (a database outage, a store slower than tokenReadTimeout): a
+// gateway goes on serving the callers it knows. So a token revoked
+// through another replica while this one cannot reach the store is
+// accepted here at most this long after it was last read. A revocation
+// seen before (through the same Tokens, or reported by Watch) is never
+// undone so, and a token never read is refused (the error is the store's:
+// Require answers 503).
+const TokenOutageTTL = 5 * time.Minute
+
+// tokenReadTimeout bounds a store read of Verify: a store that does not
+// answer (a partitioned network) is an outage too, not a request that
+// hangs.
+const tokenReadTimeout = 2 * time.Second
+
 // Token is what the store keeps of an API token and what List shows:
 // never its secret, nor the secret's hash.
 type Token struct {
@@ -74,19 +90,31 @@ type tokenRecord struct {
 // time, or at once while Watch runs over a store that is a store.Watcher;
 // a Verify whose read was under way when a token was revoked (here, or as
 // the watch reports) answers its own request as it read but caches
-// nothing, so no read from before a revocation outlives it. It is safe for
-// concurrent use.
+// nothing, so no read from before a revocation outlives it. While the
+// store cannot be read, a token read before is accepted from memory for
+// TokenOutageTTL since that read. It is safe for concurrent use.
 type Tokens struct {
-	s   store.Store
-	now func() time.Time
+	s      store.Store
+	now    func() time.Time
+	outage time.Duration // TokenOutageTTL, but in tests
 
 	mu    sync.Mutex
 	cache map[[32]byte]cachedToken
+	// known holds the live tokens read from the store, and when: what
+	// Verify accepts while the store cannot be read. forget and forgetAll
+	// drop from it what they drop from cache.
+	known map[[32]byte]knownToken
 	// forgot counts forget and forgetAll calls: a Verify whose store read
 	// began before one of them (a revocation here, or reported by the
 	// store's watch) does not cache what it read, which may be the token
 	// as it was before.
 	forgot uint64
+}
+
+// knownToken is a live token as Verify last read it from the store.
+type knownToken struct {
+	id   Identity
+	read time.Time
 }
 
 // cachedToken is what Verify read of one secret's hash, until when it is
@@ -103,7 +131,7 @@ const maxCachedTokens = 10000
 
 // NewTokens returns the API tokens kept in s.
 func NewTokens(s store.Store) *Tokens {
-	return &Tokens{s: s, now: time.Now, cache: map[[32]byte]cachedToken{}}
+	return &Tokens{s: s, now: time.Now, outage: TokenOutageTTL, cache: map[[32]byte]cachedToken{}, known: map[[32]byte]knownToken{}}
 }
 
 const (
@@ -224,7 +252,11 @@ func (t *Tokens) Revoke(ctx context.Context, id string) error {
 
 // Verify returns the Identity of the API token secret, or an error
 // wrapping ErrUnknownToken when it is not a live token. The error never
-// holds the secret. What it read is trusted for TokenCacheTTL.
+// holds the secret. What it read is trusted for TokenCacheTTL. When the
+// store cannot be read (it fails, or takes over 2 seconds), a token read
+// live within TokenOutageTTL is accepted from memory (and the store
+// tried again after TokenCacheTTL); any other token gets the store's
+// error.
 //
 // Its time does not depend on the secret beyond its form: the secret is
 // hashed first, and only its hash is looked up (in the cache, then the
@@ -241,11 +273,16 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (Identity, error) {
 	t.mu.Unlock()
 	if !ok || !now.Before(c.until) {
 		hash := hex.EncodeToString(sum[:])
-		rec, err := t.read(ctx, tokenHashKey(hash))
+		rctx, cancel := context.WithTimeout(ctx, tokenReadTimeout)
+		rec, err := t.read(rctx, tokenHashKey(hash))
+		cancel()
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			c = cachedToken{}
 		case err != nil:
+			if id, ok := t.fromMemory(sum, now); ok {
+				return id, nil
+			}
 			// The store failing is not the token's fault: not cached. Its
 			// error may quote the key, the secret's hash: left out.
 			return Identity{}, fmt.Errorf("authn: verify token %s: %s", secret[len(TokenPrefix):len(TokenPrefix)+tokenIDLen], strings.ReplaceAll(err.Error(), hash, "HASH"))
@@ -261,6 +298,14 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (Identity, error) {
 				clear(t.cache)
 			}
 			t.cache[sum] = c
+			if !c.live {
+				delete(t.known, sum)
+			} else {
+				if len(t.known) >= maxCachedTokens {
+					clear(t.known)
+				}
+				t.known[sum] = knownToken{id: c.id, read: now}
+			}
 		}
 		t.mu.Unlock()
 	}
@@ -300,18 +345,36 @@ func (t *Tokens) Watch(ctx context.Context) error {
 	return nil
 }
 
-// forgetAll drops everything Verify cached.
+// fromMemory returns the Identity of the token whose secret's hash is
+// sum when Verify read it live from the store within t.outage of now:
+// the store cannot be read, and the token is accepted as last read. It
+// is cached for TokenCacheTTL, so that the store is tried again then
+// rather than at every request.
+func (t *Tokens) fromMemory(sum [32]byte, now time.Time) (Identity, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k, ok := t.known[sum]
+	if !ok || now.Sub(k.read) >= t.outage {
+		return Identity{}, false
+	}
+	t.cache[sum] = cachedToken{id: k.id, live: true, until: now.Add(TokenCacheTTL)}
+	return Identity{User: k.id.User, Teams: slices.Clone(k.id.Teams)}, true
+}
+
+// forgetAll drops everything Verify cached, and knew.
 func (t *Tokens) forgetAll() {
 	t.mu.Lock()
 	clear(t.cache)
+	clear(t.known)
 	t.forgot++
 	t.mu.Unlock()
 }
 
-// forget drops what Verify cached of one secret's hash.
+// forget drops what Verify cached, and knew, of one secret's hash.
 func (t *Tokens) forget(sum [32]byte) {
 	t.mu.Lock()
 	delete(t.cache, sum)
+	delete(t.known, sum)
 	t.forgot++
 	t.mu.Unlock()
 }

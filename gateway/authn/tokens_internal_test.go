@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolsift/toolsift/internal/testenv"
@@ -65,4 +66,122 @@ func TestVerifyKeepsNoReadFromBeforeARevocation(t *testing.T) {
 	if id, err := tk.Verify(ctx, secret); !errors.Is(err, ErrUnknownToken) {
 		t.Fatalf("after Revoke returned, Verify = %v, %v; want ErrUnknownToken (the read from before the revocation was cached)", id, err)
 	}
+}
+
+// downStore is a store whose reads fail while down is set, as a database
+// that went away answers.
+type downStore struct {
+	store.Store
+	down atomic.Bool
+}
+
+var errDown = errors.New("server unavailable")
+
+func (d *downStore) Get(ctx context.Context, key string) ([]byte, error) {
+	if d.down.Load() {
+		return nil, errDown
+	}
+	return d.Store.Get(ctx, key)
+}
+
+// TestVerifyDuringOutage: while the store cannot be read, a token read
+// live before is accepted from memory, for TokenOutageTTL since that
+// read and no longer; a token never read gets the store's error (503);
+// one whose revocation was seen stays refused; a token read from memory
+// is not read from the store again before TokenCacheTTL.
+func TestVerifyDuringOutage(t *testing.T) {
+	ctx := context.Background()
+	d := &downStore{Store: store.NewMemory()}
+	tk := NewTokens(d)
+	now := time.Unix(1e9, 0)
+	tk.SetClock(func() time.Time { return now })
+	alice, _, err := tk.Create(ctx, "alice", []string{"eng"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, _, _ := tk.Create(ctx, "bob", nil, "never read")
+	carol, carolTok, _ := tk.Create(ctx, "carol", nil, "revoked")
+	for _, secret := range []string{alice, carol} {
+		if _, err := tk.Verify(ctx, secret); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tk.Revoke(ctx, carolTok.ID); err != nil {
+		t.Fatal(err)
+	}
+	d.down.Store(true)
+	for _, after := range []time.Duration{TokenCacheTTL, time.Minute, TokenOutageTTL - time.Second} {
+		now = time.Unix(1e9, 0).Add(after)
+		id, err := tk.Verify(ctx, alice)
+		if err != nil || id.User != "alice" || len(id.Teams) != 1 || id.Teams[0] != "eng" {
+			t.Errorf("alice %v into the outage: %+v, %v; want her identity from memory", after, id, err)
+		}
+	}
+	if _, err := tk.Verify(ctx, bob); err == nil || errors.Is(err, ErrUnknownToken) || !strings.Contains(err.Error(), "server unavailable") {
+		t.Errorf("bob, never read: %v, want the store's error (not ErrUnknownToken: a 503)", err)
+	}
+	if _, err := tk.Verify(ctx, carol); err == nil {
+		t.Error("carol, revoked before the outage, accepted during it")
+	}
+	now = time.Unix(1e9, 0).Add(TokenOutageTTL)
+	if _, err := tk.Verify(ctx, alice); err == nil || errors.Is(err, ErrUnknownToken) {
+		t.Errorf("alice TokenOutageTTL after her last read: %v, want the store's error", err)
+	}
+	// Back: alice is read again, and the bound starts from that read.
+	d.down.Store(false)
+	if _, err := tk.Verify(ctx, alice); err != nil {
+		t.Fatal(err)
+	}
+	d.down.Store(true)
+	now = now.Add(TokenOutageTTL - time.Second)
+	if _, err := tk.Verify(ctx, alice); err != nil {
+		t.Errorf("alice after a new read and another outage: %v", err)
+	}
+}
+
+// hangingStore is a store whose reads, while hang is set, wait for their
+// ctx to end, as a database behind a partitioned network does.
+type hangingStore struct {
+	store.Store
+	hang atomic.Bool
+}
+
+func (h *hangingStore) Get(ctx context.Context, key string) ([]byte, error) {
+	if h.hang.Load() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return h.Store.Get(ctx, key)
+}
+
+// TestVerifyStoreHangs: a store read that does not answer is an outage
+// too: after tokenReadTimeout a token read before is accepted from
+// memory, and one never read refused with the store's error, rather than
+// the request waiting for as long as its own ctx allows.
+func TestVerifyStoreHangs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		h := &hangingStore{Store: store.NewMemory()}
+		tk := NewTokens(h)
+		alice, _, err := tk.Create(ctx, "alice", nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob, _, _ := tk.Create(ctx, "bob", nil, "")
+		if _, err := tk.Verify(ctx, alice); err != nil {
+			t.Fatal(err)
+		}
+		h.hang.Store(true)
+		time.Sleep(TokenCacheTTL)
+		start := time.Now()
+		if id, err := tk.Verify(ctx, alice); err != nil || id.User != "alice" {
+			t.Errorf("alice while the store hangs: %+v, %v", id, err)
+		}
+		if waited := time.Since(start); waited != tokenReadTimeout {
+			t.Errorf("Verify waited %v for the store, want %v", waited, tokenReadTimeout)
+		}
+		if _, err := tk.Verify(ctx, bob); err == nil || errors.Is(err, ErrUnknownToken) || !strings.Contains(err.Error(), "deadline exceeded") {
+			t.Errorf("bob, never read, while the store hangs: %v, want the store's error", err)
+		}
+	})
 }

@@ -18,7 +18,11 @@
 // Who calls comes from the request's Identity (authn.IdentityFrom), which
 // an authentication in front of the gateway and of Handler sets: without
 // one, a call answers that the gateway needs an authentication that names
-// its users.
+// its users. A login is its user's only: a login link is refused to a
+// browser signed in as someone else, and, where the authorization server
+// says who approved (oauth.Credentials.Subject), a login is bound to that
+// account, which is one user's login here. A user the gateway's policy
+// keeps from a server is offered no login to it.
 //
 // Quick start:
 //

@@ -44,9 +44,10 @@ func LoginKeyID(key []byte) string {
 // secret, and a key is visible to whoever lists the store.
 const (
 	loginsPrefix  = "userlogins/"
-	catalogPrefix = loginsPrefix + "catalog/" // per server URL: whose login lists its tools
-	pendingPrefix = loginsPrefix + "pending/" // per state: a login between its start and the callback
-	ticketPrefix  = loginsPrefix + "tickets/" // per ticket: a login page's link for one user
+	catalogPrefix = loginsPrefix + "catalog/"  // per server URL: whose login lists its tools
+	pendingPrefix = loginsPrefix + "pending/"  // per state: a login between its start and the callback
+	ticketPrefix  = loginsPrefix + "tickets/"  // per ticket: a login page's link for one user
+	subjectPrefix = loginsPrefix + "subjects/" // per (issuer, subject): whose login an account is
 )
 
 func hashHex(parts ...string) string {
@@ -70,8 +71,11 @@ func loginKey(user, issuer, resource string) string {
 }
 
 func catalogKey(serverURL string) string { return catalogPrefix + hashHex(serverURL) + ".json" }
-func pendingKey(state string) string     { return pendingPrefix + hashHex(state) + ".json" }
-func ticketKey(ticket string) string     { return ticketPrefix + hashHex(ticket) + ".json" }
+func subjectKey(issuer, subject string) string {
+	return subjectPrefix + hashHex(issuer, subject) + ".json"
+}
+func pendingKey(state string) string { return pendingPrefix + hashHex(state) + ".json" }
+func ticketKey(ticket string) string { return ticketPrefix + hashHex(ticket) + ".json" }
 
 // envelope is a sealed record as stored: AES-256-GCM under the key KeyID
 // names, with the record's store key as additional data (a record moved
@@ -160,12 +164,36 @@ type catalogLogin struct {
 	Login string `json:"login"`
 }
 
+// subjectOwner says whose login an account of an authorization server
+// is (oauth.Credentials.Subject, where the server says who approved): a
+// login is one person's, so an account is one user's login.
+type subjectOwner struct {
+	User  string `json:"user"`
+	Login string `json:"login"` // that login record's store key
+}
+
+// release makes the account subject of issuer no one's login when it is
+// user's (user logged in with another).
+func (l *userLogins) release(ctx context.Context, user, issuer, subject string) {
+	sk := subjectKey(issuer, subject)
+	unlock, err := l.st.Lock(ctx, sk)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	var owner subjectOwner
+	if b, err := l.st.Get(ctx, sk); err == nil && l.seal.open(sk, b, &owner) == nil && owner.User == user {
+		_ = l.st.Delete(ctx, sk)
+	}
+}
+
 // pendingLogin is a login between /login/SERVER and the callback.
 type pendingLogin struct {
 	// User started it: only that user may finish it, named by the
 	// request (authn.IdentityFrom) or, without one, by the browser that started
 	// it: Browser is the hash of the nonce of its cookie.
 	User    string              `json:"user"`
+	Teams   []string            `json:"teams,omitempty"` // the user's, for the policy at the callback
 	Browser string              `json:"browser"`
 	Server  string              `json:"server"`
 	Expires time.Time           `json:"expires"`
@@ -178,6 +206,7 @@ type pendingLogin struct {
 // ticketTTL.
 type ticket struct {
 	User    string    `json:"user"`
+	Teams   []string  `json:"teams,omitempty"` // the user's when the link was made, for the policy
 	Server  string    `json:"server"`
 	Expires time.Time `json:"expires"`
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolsift/toolsift/gateway/authn"
@@ -77,12 +78,14 @@ func requestUser(r *http.Request) string {
 
 const noUser = "Who are you? This gateway's logins are per user, and this request names none: open the login link a tool call gave you, or sign in to the gateway first."
 
-// ticketURL returns the login page's link for user and server, with a
-// ticket made for user; the bare page's when the ticket cannot be stored.
-func (pu *Logins) ticketURL(ctx context.Context, user, server string) string {
+// ticketURL returns the login page's link for id's user and server,
+// with a ticket made for id; the bare page's when the ticket cannot be
+// stored.
+func (pu *Logins) ticketURL(ctx context.Context, id authn.Identity, server string) string {
+	user := id.User
 	// A user who calls again soon gets the same link while it is unused:
 	// calls in a loop do not fill the store with tickets.
-	k := [2]string{user, server}
+	k := [2]string{user + "\x00" + strings.Join(id.Teams, "\x00"), server}
 	pu.mu.Lock()
 	last, ok := pu.tickets[k]
 	pu.mu.Unlock()
@@ -94,7 +97,7 @@ func (pu *Logins) ticketURL(ctx context.Context, user, server string) string {
 	pu.logins.sweep(ctx)
 	tk := rand.Text()
 	key := ticketKey(tk)
-	b, err := pu.logins.seal.seal(key, &ticket{User: user, Server: server, Expires: time.Now().Add(ticketTTL)})
+	b, err := pu.logins.seal.seal(key, &ticket{User: user, Teams: id.Teams, Server: server, Expires: time.Now().Add(ticketTTL)})
 	if err == nil {
 		err = pu.logins.st.Put(ctx, key, b)
 	}
@@ -119,27 +122,50 @@ type madeTicket struct {
 	made   time.Time
 }
 
-// takeTicket returns the user a ticket for server was made for, and
-// removes it; "" when it is unknown, used, expired or for another server.
-func (pu *Logins) takeTicket(ctx context.Context, tk, server string) string {
+// takeTicket returns the caller a ticket for server was made for, and
+// removes it; ok is false when it is unknown, used, expired or for
+// another server.
+func (pu *Logins) takeTicket(ctx context.Context, tk, server string) (id authn.Identity, ok bool) {
 	key := ticketKey(tk)
 	unlock, err := pu.logins.st.Lock(ctx, key)
 	if err != nil {
-		return ""
+		return authn.Identity{}, false
 	}
 	defer unlock()
 	b, err := pu.logins.st.Get(ctx, key)
 	if err != nil {
-		return ""
+		return authn.Identity{}, false
 	}
 	var t ticket
 	if err := pu.logins.seal.open(key, b, &t); err != nil {
-		return ""
+		return authn.Identity{}, false
 	}
-	if err := pu.logins.st.Delete(ctx, key); err != nil || time.Now().After(t.Expires) || t.Server != server {
-		return ""
+	if err := pu.logins.st.Delete(ctx, key); err != nil || time.Now().After(t.Expires) || t.Server != server || t.User == "" {
+		return authn.Identity{}, false
 	}
-	return t.User
+	return authn.Identity{User: t.User, Teams: t.Teams}, true
+}
+
+// notHere is the page for a server that does not log in per user here,
+// and for one the caller's scope does not hold: the same, word for word.
+func notHere(w http.ResponseWriter, server string) {
+	page(w, http.StatusNotFound, "No server %s here logs in per user.", server)
+}
+
+// peekTicket returns the user a ticket for server was made for, leaving
+// it in the store; ok is false when it is unknown, expired or for another
+// server.
+func (pu *Logins) peekTicket(ctx context.Context, tk, server string) (user string, ok bool) {
+	key := ticketKey(tk)
+	b, err := pu.logins.st.Get(ctx, key)
+	if err != nil {
+		return "", false
+	}
+	var t ticket
+	if err := pu.logins.seal.open(key, b, &t); err != nil || time.Now().After(t.Expires) || t.Server != server {
+		return "", false
+	}
+	return t.User, true
 }
 
 // startLogin serves GET /login/SERVER.
@@ -147,20 +173,42 @@ func (pu *Logins) startLogin(w http.ResponseWriter, r *http.Request) {
 	server := r.PathValue("server")
 	sc, ok := pu.servers[server]
 	if !ok {
-		page(w, http.StatusNotFound, "No server %s here logs in per user.", server)
+		notHere(w, server)
 		return
 	}
-	user := requestUser(r)
-	if tk := r.URL.Query().Get("ticket"); user == "" && tk != "" {
-		if user = pu.takeTicket(r.Context(), tk, server); user == "" {
+	// Whose login this is: the request's user (an authentication in front
+	// of the pages says who the browser is), else the user the link's
+	// ticket was made for. A link is its user's only: a browser that says
+	// it is someone else is refused, and the ticket left for its user.
+	id, signedIn := authn.IdentityFrom(r.Context())
+	signedIn = signedIn && id.User != ""
+	switch tk := r.URL.Query().Get("ticket"); {
+	case tk != "" && signedIn:
+		owner, ok := pu.peekTicket(r.Context(), tk, server)
+		if ok && owner != id.User {
+			pu.log.Warn("login refused: a login link opened by another user", "server", server, "user", id.User)
+			page(w, http.StatusForbidden, "This login link was made for another user than the one this browser is signed in as (%s): it is not yours, and nothing was done. Call the tool yourself for a link of your own.", id.User)
+			return
+		}
+		if ok {
+			pu.takeTicket(r.Context(), tk, server) // the user's own: used
+		}
+	case tk != "":
+		var ok bool
+		if id, ok = pu.takeTicket(r.Context(), tk, server); !ok {
 			page(w, http.StatusBadRequest, "This login link is unknown, used or expired: call the tool again for a new one.")
 			return
 		}
 	}
-	if user == "" {
+	if id.User == "" {
 		page(w, http.StatusUnauthorized, noUser)
 		return
 	}
+	if !pu.inScope(id, server) {
+		notHere(w, server) // as a server that does not exist
+		return
+	}
+	user := id.User
 	opts := &oauth.LoginOptions{RedirectURL: pu.logins.base + "/oauth/callback", Header: http.Header{}}
 	for k, v := range sc.Headers {
 		opts.Header.Set(k, v)
@@ -184,7 +232,7 @@ func (pu *Logins) startLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	nonce := rand.Text()
-	pl := &pendingLogin{User: user, Browser: hashHex(nonce), Server: server, Expires: time.Now().Add(pendingTTL), Pending: p}
+	pl := &pendingLogin{User: user, Teams: id.Teams, Browser: hashHex(nonce), Server: server, Expires: time.Now().Add(pendingTTL), Pending: p}
 	key := pendingKey(p.State)
 	b, err := pu.logins.seal.seal(key, pl)
 	if err == nil {
@@ -237,7 +285,7 @@ func (pu *Logins) takePending(r *http.Request, state string) (*pendingLogin, int
 		if user != pl.User {
 			return nil, http.StatusForbidden, "This login was started by another user."
 		}
-	} else if c, err := r.Cookie(loginCookie(state)); err != nil || hashHex(c.Value) != pl.Browser {
+	} else if !sameBrowser(r, state, &pl) {
 		return nil, http.StatusForbidden, "This login was started in another browser, or by another user."
 	}
 	if err := pu.logins.st.Delete(ctx, key); err != nil {
@@ -247,6 +295,13 @@ func (pu *Logins) takePending(r *http.Request, state string) (*pendingLogin, int
 		return nil, http.StatusBadRequest, "This login took too long: start again."
 	}
 	return &pl, 0, ""
+}
+
+// sameBrowser reports whether r comes from the browser that started the
+// login pl of state (its cookie).
+func sameBrowser(r *http.Request, state string, pl *pendingLogin) bool {
+	c, err := r.Cookie(loginCookie(state))
+	return err == nil && hashHex(c.Value) == pl.Browser
 }
 
 // finishLogin serves GET /oauth/callback.
@@ -266,6 +321,10 @@ func (pu *Logins) finishLogin(w http.ResponseWriter, r *http.Request) {
 		page(w, http.StatusBadRequest, "Server %s no longer logs in per user here, or moved: start again.", server)
 		return
 	}
+	if !pu.inScope(authn.Identity{User: user, Teams: pl.Teams}, server) {
+		notHere(w, server) // the policy changed since the login started
+		return
+	}
 	if e := q.Get("error"); e != "" {
 		pu.log.Warn("login refused by the authorization server", "server", server, "user", user, "error", e)
 		page(w, http.StatusForbidden, "The authorization server refused the login to %s: %s %s", server, e, q.Get("error_description"))
@@ -278,9 +337,19 @@ func (pu *Logins) finishLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := loginKey(user, c.Issuer, c.Resource)
-	if err := pu.saveLogin(ctx, user, key, &userLogin{Server: server, Credentials: *c}); err != nil {
+	// The user may change accounts from a browser the gateway knows is
+	// theirs that started this login: not one made to load another's
+	// callback.
+	signedIn := requestUser(r) == user && sameBrowser(r, q.Get("state"), pl)
+	refusal, err := pu.claim(ctx, user, signedIn, key, &userLogin{Server: server, Credentials: *c})
+	if err != nil {
 		pu.log.Error("login not stored", "server", server, "user", user, "error", err)
 		page(w, http.StatusInternalServerError, "The login to %s succeeded but could not be stored: %s", server, err.Error())
+		return
+	}
+	if refusal != "" {
+		pu.log.Warn("login refused: approved with another account", "server", server, "user", user, "reason", refusal)
+		page(w, http.StatusForbidden, "%s", refusal)
 		return
 	}
 	pu.logins.mu.Lock()
@@ -297,6 +366,75 @@ func (pu *Logins) finishLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	pu.listCatalog(ctx, server, sc.URL, key)
 	page(w, http.StatusOK, "Logged in to %s as %s. You can close this tab and call its tools again.", server, user)
+}
+
+// claim stores ul, the login of user to a per-user server whose
+// authorization server approved it, under key (saveLogin), bound to the
+// account that approved it where that server says who it is
+// (Credentials.Subject): it returns the page's words of a refusal, with
+// nothing stored, when that account is another user's login here (a
+// login is one person's: a link of carol's opened by alice, who approves
+// as herself, does not make alice's account carol's), or when user's
+// login to that server is another account's and the browser is not
+// signed in to the gateway as user (signedIn): a link of carol's opened
+// by someone else logs nobody in as carol; carol changes accounts from a
+// browser the gateway knows is hers.
+func (pu *Logins) claim(ctx context.Context, user string, signedIn bool, key string, ul *userLogin) (refusal string, err error) {
+	c := &ul.Credentials
+	if c.Subject == "" {
+		// The authorization server does not say who approved: the login
+		// is bound by its link and browser only.
+		return "", pu.saveLogin(ctx, user, key, ul)
+	}
+	l := pu.logins
+	sk := subjectKey(c.Issuer, c.Subject)
+	unlock, err := l.st.Lock(ctx, sk)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	var owner subjectOwner
+	switch b, err := l.st.Get(ctx, sk); {
+	case err == nil:
+		if err := l.seal.open(sk, b, &owner); err != nil {
+			return "", err
+		}
+	case !errors.Is(err, store.ErrNotFound):
+		return "", fmt.Errorf("peruser: reading whose login an account is: %w", err)
+	}
+	if owner.User != "" && owner.User != user {
+		if theirs, err := l.get(ctx, owner.Login); err != nil {
+			return "", err
+		} else if theirs != nil && theirs.Credentials.Subject == c.Subject && theirs.Credentials.Issuer == c.Issuer {
+			return fmt.Sprintf("The account you approved with at %s's authorization server is another user's login here, and a login is one person's: nothing was stored. If this login link is %s's, %s opens it and logs in with their own account.", ul.Server, user, user), nil
+		}
+	}
+	var before *userLogin
+	if prev, err := l.find(ctx, user, c.ServerURL); err != nil {
+		return "", err
+	} else if prev != "" {
+		if before, err = l.get(ctx, prev); err != nil {
+			return "", err
+		}
+	}
+	changed := before != nil && before.Credentials.Subject != "" && before.Credentials.Issuer == c.Issuer && before.Credentials.Subject != c.Subject
+	if changed && !signedIn {
+		return fmt.Sprintf("%s's login to %s is another account's than the one you approved with: nothing was stored. If this login link is not yours, close this page; %s logs in with the account they logged in with before (to log in with another, %s opens the login page signed in to the gateway).", user, ul.Server, user, user), nil
+	}
+	if err := pu.saveLogin(ctx, user, key, ul); err != nil {
+		return "", err
+	}
+	b, err := l.seal.seal(sk, &subjectOwner{User: user, Login: key})
+	if err != nil {
+		return "", err
+	}
+	if err := l.st.Put(ctx, sk, b); err != nil {
+		return "", fmt.Errorf("peruser: storing whose login an account is: %w", err)
+	}
+	if changed {
+		l.release(ctx, user, before.Credentials.Issuer, before.Credentials.Subject)
+	}
+	return "", nil
 }
 
 // saveLogin stores ul under key, unless a record there is sealed with

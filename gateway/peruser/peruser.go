@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/oauth"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
@@ -68,8 +69,9 @@ type Logins struct {
 	log     *slog.Logger
 
 	// Set by Attach, before the Gateway serves.
-	hubOpts upstream.HubOptions  // of each user's Hub
-	shared  func() *upstream.Hub // the shared Hub, once open: Retry after a first login
+	hubOpts upstream.HubOptions                         // of each user's Hub
+	shared  func() *upstream.Hub                        // the shared Hub, once open: Retry after a first login
+	inScope func(id authn.Identity, server string) bool // the Gateway's policy: who may log in to what
 
 	mu      sync.Mutex
 	closed  bool
@@ -112,7 +114,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Logins, error
 		return nil, err
 	}
 	pu := &Logins{servers: map[string]config.Server{}, log: o.Logger, hubs: map[[2]string]*userHub{}, retried: map[string]time.Time{},
-		tickets: map[[2]string]madeTicket{}, shared: func() *upstream.Hub { return nil }}
+		tickets: map[[2]string]madeTicket{}, shared: func() *upstream.Hub { return nil },
+		inScope: func(authn.Identity, string) bool { return false }}
 	if pu.log == nil {
 		pu.log = slog.New(slog.DiscardHandler)
 	}
@@ -161,8 +164,12 @@ func (pu *Logins) Servers() []string {
 // is listed for the catalog with one user's login (the first), every
 // other server gets hub.Auth's tokens. shared returns the shared Hub once
 // it is open (nil before): a login through this replica then lists a
-// server that failed there for want of one.
-func (pu *Logins) Attach(hub upstream.HubOptions, shared func() *upstream.Hub) (upstream.Authorizer, error) {
+// server that failed there for want of one. inScope is the Gateway's
+// policy: a user it keeps from a server gets no login link, no login page
+// and no login (they answer as for a server that does not log in per
+// user), so never lists the server's tools for the catalog. Until Attach,
+// nobody may log in.
+func (pu *Logins) Attach(hub upstream.HubOptions, shared func() *upstream.Hub, inScope func(id authn.Identity, server string) bool) (upstream.Authorizer, error) {
 	if hub.HTTPClient != nil {
 		flows, err := oauth.New(&oauth.Options{Store: store.NewMemory(), HTTPClient: hub.HTTPClient})
 		if err != nil {
@@ -172,6 +179,9 @@ func (pu *Logins) Attach(hub upstream.HubOptions, shared func() *upstream.Hub) (
 	}
 	if shared != nil {
 		pu.shared = shared
+	}
+	if inScope != nil {
+		pu.inScope = inScope
 	}
 	h := hub
 	h.Auth, h.Store, h.Background = nil, store.NewMemory(), false
@@ -256,11 +266,16 @@ type userHub struct {
 // error saying the gateway needs an authentication that names its users.
 func (pu *Logins) Call(ctx context.Context, user, server, name string, args json.RawMessage) (tool.Result, error) {
 	sc, ok := pu.servers[server]
+	id := callerOf(ctx, user)
 	switch {
 	case !ok:
 		return tool.Result{}, fmt.Errorf("%w: server %q is not reached with each user's own login here", tool.ErrUnknown, server)
 	case user == "":
 		return tool.Result{}, fmt.Errorf("server %q is reached with each user's own login, and this request names no user: the gateway needs an authentication in front of it that names its users", server)
+	case !pu.inScope(id, server):
+		// The Gateway answers such a call before it comes here; a user
+		// out of the server's scope is offered no login all the same.
+		return tool.Result{}, fmt.Errorf("%w: %q", upstream.ErrUnknownTool, name)
 	}
 	uh, done, err := pu.userHub(user, server)
 	if err != nil {
@@ -274,12 +289,12 @@ func (pu *Logins) Call(ctx context.Context, user, server, name string, args json
 			return tool.Result{}, err
 		}
 		if key == "" {
-			return tool.Result{}, &needLogin{server: server, reason: "not logged in", url: pu.ticketURL(ctx, user, server)}
+			return tool.Result{}, &needLogin{server: server, reason: "not logged in", url: pu.ticketURL(ctx, id, server)}
 		}
 	}
 	hub, err := uh.connect(ctx, pu, server, sc)
 	if nl, ok := errors.AsType[*needLogin](err); ok {
-		return tool.Result{}, &needLogin{server: nl.server, reason: nl.reason, url: pu.ticketURL(ctx, user, server)}
+		return tool.Result{}, &needLogin{server: nl.server, reason: nl.reason, url: pu.ticketURL(ctx, id, server)}
 	}
 	if err != nil {
 		return tool.Result{}, err
@@ -290,12 +305,21 @@ func (pu *Logins) Call(ctx context.Context, user, server, name string, args json
 			// The login went bad under the session: a new one is needed,
 			// and a new session with it.
 			pu.drop(user, server, uh)
-			return tool.Result{}, &needLogin{server: nl.server, reason: nl.reason, url: pu.ticketURL(ctx, user, server)}
+			return tool.Result{}, &needLogin{server: nl.server, reason: nl.reason, url: pu.ticketURL(ctx, id, server)}
 		}
 		return res, err
 	}
 	pu.listCatalogAgain(ctx, server, sc.URL, user)
 	return res, nil
+}
+
+// callerOf is the Identity of the caller user, as ctx carries it
+// (authn.IdentityFrom: its teams) when it is that user's.
+func callerOf(ctx context.Context, user string) authn.Identity {
+	if id, ok := authn.IdentityFrom(ctx); ok && id.User == user {
+		return id
+	}
+	return authn.Identity{User: user}
 }
 
 // userHub returns (user, server)'s Hub, made when it has none, counted as

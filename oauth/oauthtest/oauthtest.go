@@ -23,6 +23,7 @@ package oauthtest
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -61,6 +62,13 @@ type Options struct {
 	// at /authorize, /token and /register there, a bare "Bearer"
 	// challenge, and no iss in the authorization response.
 	Legacy bool
+	// IDToken adds an OpenID Connect id_token to every token response
+	// (code exchanges and refreshes): a JWT naming the issuer (iss), the
+	// user who approved (sub, as UserHeader named them), the client (aud)
+	// and when it expires (exp), signed with HS256 under a key of the
+	// server's own, as an authorization server that says who approved
+	// does. Without it the tokens are opaque and say nothing of the user.
+	IDToken bool
 	// Only2026 refuses, with 400 and a JSON-RPC error, a POST without the
 	// Mcp-Protocol-Version header before it asks for a token, as a server
 	// of MCP 2026-07-28 only may: its clients send the header on every
@@ -77,6 +85,7 @@ type Server struct {
 	AS, RS *httptest.Server
 
 	opts Options
+	key  [32]byte // signs id_tokens
 
 	mu       sync.Mutex
 	clients  map[string]*client
@@ -123,6 +132,7 @@ func New(mcp http.Handler, opts *Options) *Server {
 	if len(s.opts.Scopes) == 0 {
 		s.opts.Scopes = []string{"mcp:tools"}
 	}
+	rand.Read(s.key[:])
 	as := http.NewServeMux()
 	as.HandleFunc("GET /.well-known/oauth-authorization-server", s.asMetadata)
 	as.HandleFunc("POST /register", s.register)
@@ -377,7 +387,25 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		s.refresh[rt] = g
 		resp["refresh_token"] = rt
 	}
+	if s.opts.IDToken {
+		resp["id_token"] = s.idToken(g)
+	}
 	writeJSON(w, 200, resp)
+}
+
+// idToken is the id_token of a grant (Options.IDToken).
+func (s *Server) idToken(g *grant) string {
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	signed := enc(map[string]string{"alg": "HS256", "typ": "JWT"}) + "." + enc(map[string]any{
+		"iss": s.issuer(), "sub": g.subject, "aud": g.client,
+		"iat": time.Now().Unix(), "exp": time.Now().Add(s.opts.AccessTTL).Unix(),
+	})
+	mac := hmac.New(sha256.New, s.key[:])
+	mac.Write([]byte(signed))
+	return signed + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // protect answers 401 without a valid token for this resource, 403 when a
