@@ -64,3 +64,21 @@ for kind, entries, again, known in (("reference", src.REFERENCE, rep.REFERENCE, 
                 qid = "%s-%03d" % (prefix, i) + ("" if j == 1 else ".%d" % j)
                 f.write(json.dumps({"id": qid, "query": text, "gold": gold, "gold_groups": [gold]}) + "\n")
     print("repeat/%s: %d needs, %d requests" % (kind, len(entries), 3 * len(entries)))
+
+# The held-out set's reference requests, repeated (repeat/heldout/): each
+# held-out need, then its two new wordings; ids href-NNN, href-NNN.2, .3.
+spec = importlib.util.spec_from_file_location("repeat_heldout_src", os.path.join("repeat", "heldout", "src.py"))
+rep_held = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rep_held)
+assert len(held.REFERENCE) == len(rep_held.REFERENCE), "repeat/heldout/src.py has %d needs, heldout/src.py %d" % (len(rep_held.REFERENCE), len(held.REFERENCE))
+os.makedirs(os.path.join("repeat", "heldout", "reference"), exist_ok=True)
+with open(os.path.join("repeat", "heldout", "reference", "queries.jsonl"), "w") as f:
+    for i, ((tool, q, alt), words) in enumerate(zip(held.REFERENCE, rep_held.REFERENCE), 1):
+        gold = [tool] + [a for a in alt if a != tool]
+        assert len(words) == 2 and q not in words and words[0] != words[1], ("repeat/heldout", q, "want two new wordings")
+        for g in gold:
+            assert g in reference, ("repeat/heldout", q, g)
+        for j, text in enumerate((q,) + tuple(words), 1):
+            qid = "href-%03d" % i + ("" if j == 1 else ".%d" % j)
+            f.write(json.dumps({"id": qid, "query": text, "gold": gold, "gold_groups": [gold]}) + "\n")
+print("repeat/heldout/reference: %d needs, %d requests" % (len(held.REFERENCE), 3 * len(held.REFERENCE)))
