@@ -82,8 +82,8 @@
 // to a successful call of a tool (by the caller of its context,
 // usage.WithCaller), and every Retrieve, Search and Explain after it lifts
 // the tools the neighbours of its request vote for, each by its vote v,
-// s + v × (1 − s), as the last stage before the tools a request names
-// (usage.go). A request is compared by its sentence vector and by the
+// s + v (every score then divided by the best when one passed 1), as the
+// last stage before the tools a request names (usage.go). A request is compared by its sentence vector and by the
 // words of it that the catalog's tools have (not names or ids), and votes
 // that disagree, come from one other identity alone, or were cast for
 // another version of a tool count for little or nothing (package usage).

@@ -41,7 +41,8 @@ type Learned struct {
 	// Vote is the memory's vote: its weight, and the calls, identities and
 	// closest earlier request behind it.
 	usage.Vote
-	// Lift is what the vote added to the tool's fused score.
+	// Lift is what the vote added to the tool's score (as the scores are
+	// after it: divided by the best when a lift took one past 1).
 	Lift float64
 }
 

@@ -164,8 +164,8 @@ type Options struct {
 	// (usage.Memory, kept by Record): every ranking asks it what the
 	// caller's earlier requests like this one vote for (the caller of the
 	// ranking's context, usage.CallerFrom) and lifts each voted tool by
-	// its vote, s + v × (1 − s) (usage.go). Nil (the default) ranks
-	// without it, at no cost.
+	// its vote, s + v (every score then divided by the best when one
+	// passed 1). Nil (the default) ranks without it, at no cost.
 	Usage *usage.Memory
 	// feat are the ranking features measured and left off, set by the
 	// benchmarks and tests through internal/rankopt.

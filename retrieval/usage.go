@@ -15,13 +15,14 @@ import (
 
 // The usage signal (Options.Usage): the earlier requests of the caller's
 // scope that stand out as like this one vote for the tools they led to
-// (usage.Memory.Votes), and each voted tool's fused score s becomes
-// s + v × (1 − s), v its vote's weight in [0, 1]: the two are combined as
-// independent evidence of relevance (a noisy-or), so a tool the ranking
-// and the memory both point at stays first, a unanimous, close match
-// brings its tool to the top, and neighbours that disagree (each vote a
-// share of the votes) lift no tool far. It is the last stage before the
-// tools a request names (names.go). A request's words that no tool of the
+// (usage.Memory.Votes), and each voted tool's fused score s becomes s + v,
+// v its vote's weight in [0, 1]; when that takes a score past 1, every
+// score is divided by the best, so that scores stay relative to the best
+// (Options.MinScore). A unanimous, close match brings its tool to the top
+// even over a tool every signal ranks first (a noisy-or, s + v(1 − s),
+// cannot: it was measured and dropped, docs/measurements.md), and
+// neighbours that disagree (each vote a share of the votes) lift no tool
+// far. It is the last stage before the tools a request names (names.go). A request's words that no tool of the
 // catalog has (names, numbers, ids: what the request is about, not what it
 // asks for) are not kept or compared, so that "link Maria to Orion" is not
 // taken for "Maria no longer leads Orion" (docs/measurements.md, "A search
@@ -127,6 +128,10 @@ func (r *Retriever) learned(ctx context.Context, text string, out []Match, in fu
 		at[m.Tool.Name] = i
 	}
 	lifts := make([]Learned, 0, len(votes))
+	best := 0.0
+	for _, m := range res {
+		best = max(best, m.Score)
+	}
 	for _, v := range votes {
 		i, ok := at[v.Tool]
 		if !ok {
@@ -137,9 +142,19 @@ func (r *Retriever) learned(ctx context.Context, text string, out []Match, in fu
 			i = len(res)
 			res = append(res, Match{Tool: t})
 		}
-		s := res[i].Score
-		res[i].Score = s + v.Weight*(1-s)
-		lifts = append(lifts, Learned{Vote: v, Lift: res[i].Score - s})
+		res[i].Score += v.Weight
+		best = max(best, res[i].Score)
+		lifts = append(lifts, Learned{Vote: v, Lift: v.Weight})
+	}
+	// Scores stay in [0, 1], relative to the best (Options.MinScore):
+	// when a lift took one past 1, every score is divided by the best.
+	if best > 1 {
+		for i := range res {
+			res[i].Score /= best
+		}
+		for i := range lifts {
+			lifts[i].Lift /= best
+		}
 	}
 	sortMatches(res)
 	return res, lifts, nil
