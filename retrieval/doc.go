@@ -73,6 +73,24 @@
 // (assoc.go); and, for comparison, the server lift of the rounds before
 // (added to a tool's score, server documents ranked with BM25F too).
 //
+// # Learning from use
+//
+// With a usage memory (Options.Usage, a usage.Memory; off by default, at
+// no cost), a ranking also asks what the caller's earlier requests like
+// this one led to: [Retriever.Record] tells the memory that a request led
+// to a successful call of a tool (by the caller of its context,
+// usage.WithCaller), and every Retrieve, Search and Explain after it lifts
+// the tools the neighbours of its request vote for, each by its vote v,
+// s + v (every score then divided by the best when one passed 1), as the
+// last stage before the tools a request names (usage.go). A request is compared by its sentence vector and by the
+// words of it that the catalog's tools have (not names or ids), and votes
+// that disagree, come from one other identity alone, or were cast for
+// another version of a tool count for little or nothing (package usage).
+// Explain says what each tool learned (ToolRank.Usage: the calls and
+// identities behind its vote, and what it added). toolbench replay
+// measures it (docs/measurements.md, "A search that learns from the calls
+// it routes").
+//
 // [Retriever.Explain] lays a ranking open: the fused ranking Retrieve takes
 // its matches from and each signal's own, so that a caller can tell why a
 // tool was, or was not, retrieved.

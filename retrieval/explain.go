@@ -3,6 +3,8 @@ package retrieval
 import (
 	"context"
 	"slices"
+
+	"github.com/toolsift/toolsift/usage"
 )
 
 // Explanation is how a Retriever ranked the catalog for one Query, laid
@@ -27,6 +29,21 @@ type Explanation struct {
 	// rank (Options.Pinned; Query.Used unless NoSticky), present in the
 	// index.
 	Pinned, Sticky []string
+	// Usage are the usage memory's votes that lifted a tool of Ranked
+	// (Options.Usage), best first: none without a memory, or when no
+	// earlier request stands out as like this one.
+	Usage []Learned
+}
+
+// Learned is what the usage memory (Options.Usage) said of one tool for a
+// request, and what that added to its score.
+type Learned struct {
+	// Vote is the memory's vote: its weight, and the calls, identities and
+	// closest earlier request behind it.
+	usage.Vote
+	// Lift is what the vote added to the tool's score (as the scores are
+	// after it: divided by the best when a lift took one past 1).
+	Lift float64
 }
 
 // SignalRanking is one signal's ranking on its own.
@@ -54,6 +71,9 @@ type ToolRank struct {
 	Signals []SignalRank
 	// Pinned and Sticky report a tool returned whatever its rank.
 	Pinned, Sticky bool
+	// Usage is what the usage memory said of the tool (its vote, and the
+	// calls behind it; zero when it said nothing).
+	Usage Learned
 	// Retrieved reports a tool among Retrieve's K ranked matches;
 	// BelowMinScore one that ranked within K but whose Score is below
 	// MinScore.
@@ -78,11 +98,11 @@ func (r *Retriever) Explain(ctx context.Context, q Query) (Explanation, error) {
 	// changes its normalised scores (see list.normalized), so a deeper
 	// ranking would not be the one Retrieve took its matches from.
 	n := max(r.opts.Depth, r.opts.K+len(r.opts.Pinned)+len(q.Used))
-	ranked, err := r.ranked(ctx, q, n)
+	ranked, votes, err := r.rankedVotes(ctx, q, n)
 	if err != nil {
 		return ex, err
 	}
-	ex.Ranked = ranked
+	ex.Ranked, ex.Usage = ranked, votes
 	var signals []Mode
 	switch r.opts.Mode {
 	case Hybrid:
@@ -149,6 +169,9 @@ func (e Explanation) Tool(name string) ToolRank {
 		if !sp && !stopped {
 			taken++
 		}
+	}
+	if i := slices.IndexFunc(e.Usage, func(l Learned) bool { return l.Tool == name }); i >= 0 {
+		tr.Usage = e.Usage[i]
 	}
 	for _, s := range e.Signals {
 		sr := SignalRank{Signal: s.Signal}

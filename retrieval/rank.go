@@ -23,11 +23,18 @@ import (
 // (Options.ServerWeight) and with each ask's best tools kept near the top
 // (the intent quota, off); at most k matches, best first.
 func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error) {
+	ms, _, err := r.rankedVotes(ctx, q, k)
+	return ms, err
+}
+
+// rankedVotes is ranked that also returns what the usage memory's votes
+// added to the tools they lifted (Options.Usage).
+func (r *Retriever) rankedVotes(ctx context.Context, q Query, k int) ([]Match, []Learned, error) {
 	ps := parts(q)
 	if r.opts.feat.Associate > 0 {
 		table, err := assocOnce()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ap, ok := assocPart(ps, table, r.opts.feat.Associate); ok {
 			ps = append(ps, ap)
@@ -37,7 +44,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 	// what they say (and Lexical needs no embedder).
 	sw := r.serverWeight()
 	deep := k
-	if sw > 0 || r.opts.feat.IntentQuota > 0 || r.opts.feat.Feedback > 0 {
+	if sw > 0 || r.opts.feat.IntentQuota > 0 || r.opts.feat.Feedback > 0 || r.opts.Usage != nil {
 		deep = max(k, r.opts.Depth)
 	}
 	lift := func(ps []part, ms []Match) ([]Match, error) {
@@ -62,7 +69,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 		for _, a := range asks {
 			ms, err := r.rank(ctx, []part{{text: a, weight: thoughtWeight}}, deep)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			askRanks = append(askRanks, ms)
 		}
@@ -85,13 +92,13 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 	}
 	out, tops, err := r.rankTops(ctx, ps, deep, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r.opts.feat.Feedback > 0 {
 		if fp, ok := feedbackPart(ps, out, r.opts.feat.Feedback); ok {
 			ps = append(slices.Clip(ps), fp)
 			if out, err = r.rank(ctx, ps, deep); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
@@ -99,7 +106,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 	// several asks: lifting only each ask measured worse on both the
 	// paraphrase and the multi-intent sets (docs/measurements.md).
 	if out, err = lift(ps, out); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(asks) >= 2 {
 		best := make(map[string]Match, len(out))
@@ -110,7 +117,7 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 			ap := []part{{text: a, weight: thoughtWeight}}
 			ms, err := lift(ap, askRanks[i])
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, m := range ms[:min(r.opts.feat.IntentQuota, len(ms))] {
 				if b, ok := best[m.Tool.Name]; !ok || m.Score > b.Score {
@@ -127,8 +134,12 @@ func (r *Retriever) ranked(ctx context.Context, q Query, k int) ([]Match, error)
 	if !r.opts.feat.NoReach {
 		out = keepInReach(out, tops, r.reachRank())
 	}
+	var votes []Learned
+	if out, votes, err = r.learned(ctx, usageText(ps), out, nil); err != nil {
+		return nil, nil, err
+	}
 	out = r.namedFirst(q.Thought+"\n"+q.Task, out)
-	return out[:min(k, len(out))], nil
+	return out[:min(k, len(out))], votes, nil
 }
 
 // A signal's confident best is kept in reach (keepInReach): the semantic
@@ -164,12 +175,21 @@ func (r *Retriever) reachRank() int {
 // the model words), each signal's best kept in reach and the tools it
 // names first; at most k matches, best first.
 func (r *Retriever) searchRanked(ctx context.Context, query string, k int, in func(tool.Tool) bool) ([]Match, error) {
-	out, tops, err := r.rankTops(ctx, []part{{text: query, weight: thoughtWeight}}, k, in)
+	deep := k
+	if r.opts.Usage != nil {
+		// As deep as the lists go (the same ranking): a voted tool the
+		// first k lack is lifted from where it stands.
+		deep = max(k, r.opts.Depth)
+	}
+	out, tops, err := r.rankTops(ctx, []part{{text: query, weight: thoughtWeight}}, deep, in)
 	if err != nil {
 		return nil, err
 	}
 	if !r.opts.feat.NoReach {
 		out = keepInReach(out, tops, r.reachRank())
+	}
+	if out, _, err = r.learned(ctx, query, out, in); err != nil {
+		return nil, err
 	}
 	out = r.namedFirst(query, out)
 	if in != nil { // a tool the query names is put first from the index: outside in, it is not there

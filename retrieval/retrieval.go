@@ -13,6 +13,7 @@ import (
 	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/usage"
 )
 
 // ErrOptions reports Options that New cannot use.
@@ -159,6 +160,13 @@ type Options struct {
 	// NoServerWeight turns it off.
 	ServerWeight   float64
 	NoServerWeight bool
+	// Usage, when set, is the memory of the calls earlier requests led to
+	// (usage.Memory, kept by Record): every ranking asks it what the
+	// caller's earlier requests like this one vote for (the caller of the
+	// ranking's context, usage.CallerFrom) and lifts each voted tool by
+	// its vote, s + v (every score then divided by the best when one
+	// passed 1). Nil (the default) ranks without it, at no cost.
+	Usage *usage.Memory
 	// feat are the ranking features measured and left off, set by the
 	// benchmarks and tests through internal/rankopt.
 	feat rankopt.Features
@@ -201,6 +209,7 @@ type Retriever struct {
 	srv     *servers    // the server documents (Options.ServerWeight)
 	names   *names      // tools by name, for requests that name them
 	win     *windows    // long descriptions' further windows
+	vocab   *vocabulary // the catalog's index terms (Options.Usage)
 	queries *queryCache // shared by copies (Explain ranks with one per signal)
 }
 
@@ -257,7 +266,7 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 		o.Weights = DefaultWeights
 	}
 	o.Pinned = slices.Clone(o.Pinned)
-	r := &Retriever{ix: ix, emb: ix.Embedder(), sem: ix.Semantic(), opts: o, srv: &servers{}, names: &names{}, win: &windows{}, queries: &queryCache{}}
+	r := &Retriever{ix: ix, emb: ix.Embedder(), sem: ix.Semantic(), opts: o, srv: &servers{}, names: &names{}, win: &windows{}, vocab: &vocabulary{}, queries: &queryCache{}}
 	if len(o.Servers) > 0 {
 		r.servers = make(map[string]bool, len(o.Servers))
 		for _, s := range o.Servers {

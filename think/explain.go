@@ -85,6 +85,11 @@ func (t *Thinker) Explain(ctx context.Context, req Request, names ...string) (Ex
 	if err != nil {
 		return Explanation{}, fmt.Errorf("explain ranking: %w", err)
 	}
+	if t.compete > 0 {
+		// The retriever returns as deep as its Depth, for the tools that
+		// fill the budget's rest; the step's K is what competes.
+		rex.K = t.compete
+	}
 	ex := Explanation{Offer: off, Retrieval: rex, Budget: t.opts.Budget, Left: t.opts.Budget - off.Tokens}
 	if len(names) == 0 {
 		seen := map[string]bool{}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -85,5 +87,58 @@ func TestPack(t *testing.T) {
 	}
 	if got := newThinker(t, ix, think.Options{NoPack: true, Pack: 6}).Options().Pack; got != 0 {
 		t.Errorf("NoPack with Pack 6: Pack = %d, want 0", got)
+	}
+}
+
+// A packed step whose K+Pack candidates leave budget over fills it with
+// the tools ranked after them (as deep as the ranking goes): no tool the
+// selection holds changes tier or goes, the ranking does not move, and the
+// request stays within the budget. Before, a step stopped at K+Pack tools
+// (50 by default) on a catalog of small tools.
+func TestPackFills(t *testing.T) {
+	var tools []tool.Tool
+	for i := range 40 {
+		tools = append(tools, mk(fmt.Sprintf("ledger_tool_%02d", i), fmt.Sprintf("Read ledger entry kind %d for the report.", i)))
+	}
+	ix := newIndex(t, tools...)
+	req := think.Request{Query: retrieval.Query{Task: "read the ledger entries for the report"}}
+	o := think.Options{Budget: 1500, Search: think.SearchNever, Pack: 6, Retrieval: retrieval.Options{K: 4, Mode: retrieval.Lexical, Depth: 30}}
+	th := newThinker(t, ix, o)
+	off, err := th.Think(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(off.Ranked) != 10 {
+		t.Errorf("ranked %d tools, want K+Pack = 10", len(off.Ranked))
+	}
+	if off.Tokens > 1500 {
+		t.Errorf("%d tokens, over the budget of 1500", off.Tokens)
+	}
+	if n := len(off.Names()); n <= 10 || n > 30 {
+		t.Errorf("offered %d tools, want more than the 10 that competed and at most the ranking's depth of 30", n)
+	}
+	// The tools that competed are all offered at full tier, as without
+	// the fill: the budget holds them all.
+	full := map[string]bool{}
+	for _, s := range off.Tools {
+		full[s.Tool.Name] = s.Tier == budget.TierFull
+	}
+	for _, m := range off.Ranked {
+		if !full[m.Tool.Name] {
+			t.Errorf("%s competed but is not offered at full tier", m.Tool.Name)
+		}
+	}
+	// Without packing, only K compete and nothing fills.
+	o.NoPack = true
+	plain, err := newThinker(t, ix, o).Think(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(plain.Names()); n != 4 {
+		t.Errorf("NoPack: offered %d tools, want K = 4", n)
+	}
+	// The request order is the one rule's: by name.
+	if !slices.IsSortedFunc(off.Names(), strings.Compare) {
+		t.Errorf("offered out of name order: %v", off.Names())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -92,9 +93,14 @@ type Options struct {
 	// move. budget.Select compresses before it drops, so when the best
 	// tools are large, more of the likely ones fit at a cheaper tier, and
 	// when they are small the budget left over holds more of the next
-	// ones; Offer.Ranked then holds K+Pack tools. Never over the budget.
-	// Default DefaultPack; NoPack turns packing off (only K tools
-	// compete, and a step whose K tools are small sends fewer tokens).
+	// ones; Offer.Ranked then holds K+Pack tools. What the selection
+	// leaves of the budget is then filled with the tools ranked after
+	// those, as deep as the ranking goes (Retrieval.Depth), each at the
+	// best tier that still fits, and no tool selected is dropped or
+	// compressed for them: a catalog of small tools fills its budget.
+	// Never over the budget. Default DefaultPack; NoPack turns packing off
+	// (only K tools compete, and a step whose K tools are small sends
+	// fewer tokens).
 	Pack   int
 	NoPack bool
 	// Listing turns listings on (off by default): at a step that offers
@@ -132,6 +138,10 @@ type Thinker struct {
 	r    *retrieval.Retriever
 	tok  *budget.Tokenizer
 	opts Options
+	// compete is how many ranked tools (pinned and sticky ones aside)
+	// compete for the budget, K+Pack; the retriever returns more, as deep
+	// as its Depth, to fill what the selection leaves (fill).
+	compete int
 
 	mu   sync.Mutex
 	cost catalogCost
@@ -179,6 +189,7 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 		o.Pack = DefaultPack
 	}
 	ro := o.Retrieval
+	compete := 0
 	if o.Pack > 0 && ro.K >= 0 { // a negative K is retrieval's to refuse
 		k := ro.K
 		if k == 0 {
@@ -187,7 +198,10 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 		if ro.Depth == 0 {
 			ro.Depth = max(50, 4*k)
 		}
-		ro.K = k + o.Pack
+		// K+Pack compete; the rest of the Depth fill what is left. The
+		// ranking is as deep as K alone would rank it either way.
+		compete = k + o.Pack
+		ro.K = max(compete, ro.Depth)
 	}
 	r, err := retrieval.New(ix, &ro)
 	if err != nil {
@@ -200,7 +214,7 @@ func New(ix *toolindex.Index, opts *Options) (*Thinker, error) {
 		}
 	}
 	o.Tokenizer = tok
-	return &Thinker{ix: ix, r: r, tok: tok, opts: o}, nil
+	return &Thinker{ix: ix, r: r, tok: tok, opts: o, compete: compete}, nil
 }
 
 // Retriever returns the Thinker's retriever: it answers search_tools.
@@ -364,6 +378,7 @@ func (t *Thinker) Think(ctx context.Context, req Request) (Offer, error) {
 	}
 	retrieved := time.Now()
 	off.Retrieve = retrieved.Sub(start)
+	ranked, rest := t.split(ranked)
 	off.Ranked = ranked
 	off.AllTokens, off.AllTools = t.CatalogCost()
 
@@ -378,6 +393,7 @@ func (t *Thinker) Think(ctx context.Context, req Request) (Offer, error) {
 		if sel, err = t.fit(p, off.AllTools); err != nil {
 			return off, fmt.Errorf("select tools (budget %d tokens): %w", t.opts.Budget, err)
 		}
+		sel = t.fill(p, sel, rest, off.AllTools)
 		reason = p.reason
 	}
 	off.Tools, off.Tokens = requestOrder(sel, reason)
@@ -386,6 +402,88 @@ func (t *Thinker) Think(ctx context.Context, req Request) (Offer, error) {
 	}
 	off.Select = time.Since(retrieved)
 	return off, nil
+}
+
+// split cuts what the retriever returned (the pinned and sticky tools,
+// then the ranked ones) into the step's ranking, the pinned and sticky
+// tools and the compete best ranked ones, and the ranked ones after them,
+// which only fill what the selection leaves of the budget.
+func (t *Thinker) split(ms []retrieval.Match) (ranked, rest []retrieval.Match) {
+	if t.compete == 0 {
+		return ms, nil
+	}
+	n := 0
+	for i, m := range ms {
+		if m.Pinned || m.Sticky {
+			continue
+		}
+		if n == t.compete {
+			return ms[:i:i], ms[i:]
+		}
+		n++
+	}
+	return ms, nil
+}
+
+// fill adds to sel, which fits p's budget, the tools of rest (best first)
+// that fit in what it leaves, each at the best tier with a schema that
+// still fits, while MaxTools allows; the tools sel holds keep their tier.
+// When every tool of the catalog (allTools) is then sent, search_tools
+// goes (SearchAuto). The result is in name order, as budget.Select's.
+func (t *Thinker) fill(p *plan, sel budget.Selection, rest []retrieval.Match, allTools int) budget.Selection {
+	left := p.b.Tokens - sel.Tokens
+	if len(rest) == 0 || left <= 0 || p.b.Listing > 0 {
+		return sel
+	}
+	maxTools := p.b.MaxTools
+	if maxTools == 0 {
+		maxTools = int(^uint(0) >> 1)
+	}
+	added := false
+	for _, m := range rest {
+		if len(sel.Tools) >= maxTools || left <= 0 {
+			break
+		}
+		if _, ok := p.reason[m.Tool.Name]; ok {
+			continue
+		}
+		var best budget.Rendered
+		found := false
+		for tier := budget.TierFull; tier <= budget.TierMinimal; tier++ {
+			r, err := t.tok.CountTool(m.Tool, tier)
+			if err != nil {
+				break // a schema that cannot be sent: budget.Select skips it too
+			}
+			if r.Tokens <= left {
+				best, found = r, true
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		p.reason[m.Tool.Name] = ReasonRetrieved
+		sel.Tools = append(sel.Tools, budget.Selected{Candidate: budget.Candidate{Tool: m.Tool, Score: m.Score}, Rendered: best})
+		sel.Tokens += best.Tokens
+		left -= best.Tokens
+		added = true
+	}
+	if !added {
+		return sel
+	}
+	if p.search && t.opts.Search == SearchAuto && len(sel.Tools)-1 >= allTools {
+		// Every tool made it in: nothing to search for.
+		sel.Tools = slices.DeleteFunc(sel.Tools, func(s budget.Selected) bool {
+			if p.reason[s.Tool.Name] == ReasonMeta {
+				sel.Tokens -= s.Tokens
+				return true
+			}
+			return false
+		})
+		p.search = false
+	}
+	slices.SortFunc(sel.Tools, func(a, b budget.Selected) int { return strings.Compare(a.Tool.Name, b.Tool.Name) })
+	return sel
 }
 
 // everythingFits reports whether the whole catalog, as last counted, fits

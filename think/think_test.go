@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -19,6 +20,7 @@ import (
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
+	"github.com/toolsift/toolsift/usage"
 )
 
 // tokenizer is shared by the tests (testenv.Tokenizer).
@@ -307,5 +309,52 @@ func TestWithPinned(t *testing.T) {
 	}
 	if b := offered(base); b["get_weather"] != think.ReasonPinned || b["read_file"] == think.ReasonPinned {
 		t.Errorf("the base step changed: %v, want get_weather pinned, read_file not", b)
+	}
+}
+
+// With a usage memory (Options.Retrieval.Usage), the step, search_tools'
+// answer (Find) and Explain rank what the caller's earlier requests like
+// this one led to: here by their words alone (the index has no sentence
+// encoder).
+func TestThinkLearns(t *testing.T) {
+	ix := newIndex(t, catalog...)
+	mem, err := usage.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := newThinker(t, ix, think.Options{Budget: 200, Retrieval: retrieval.Options{K: 2, Usage: mem}})
+	ctx := usage.WithCaller(context.Background(), usage.Caller{Identity: "ann"})
+	// Ann means the days ahead when she asks for the weather.
+	const ask = "the weather in bern"
+	before, err := th.Think(ctx, think.Request{Query: retrieval.Query{Task: ask}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.Ranked) == 0 || before.Ranked[0].Tool.Name == "get_forecast" {
+		t.Fatalf("before any call get_forecast ranks first (%v): the test no longer shows what the memory adds", matchNames(before.Ranked))
+	}
+	if err := th.Retriever().Record(ctx, "weather in bern please", "get_forecast", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	off, err := th.Think(ctx, think.Request{Query: retrieval.Query{Task: ask}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(off.Ranked) == 0 || off.Ranked[0].Tool.Name != "get_forecast" || !slices.Contains(off.Names(), "get_forecast") {
+		t.Errorf("after the call: ranked %v, offered %v (before: ranked %v); want get_forecast first and offered", matchNames(off.Ranked), off.Names(), matchNames(before.Ranked))
+	}
+	ans, _, err := th.Find(ctx, ask, 1, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ans.Tools) != 1 || ans.Tools[0].Name != "get_forecast" {
+		t.Errorf("Find: %+v, want get_forecast", ans.Tools)
+	}
+	ex, err := th.Explain(ctx, think.Request{Query: retrieval.Query{Task: ask}}, "get_forecast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := ex.Tools[0].Usage; u.Calls != 1 || u.Lift <= 0 {
+		t.Errorf("Explain: get_forecast learned %+v, want 1 call and a lift", u)
 	}
 }

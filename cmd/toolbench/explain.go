@@ -64,7 +64,21 @@ type explainTool struct {
 	Pinned         bool         `json:"pinned,omitempty"`
 	Sticky         bool         `json:"sticky,omitempty"`
 	Signals        []signalRank `json:"signals"`
-	Close          []string     `json:"close,omitempty"`
+	// Learned is what the usage memory (--learn) added, when it voted for
+	// the tool.
+	Learned *learnedJSON `json:"learned,omitempty"`
+	Close   []string     `json:"close,omitempty"`
+}
+
+// learnedJSON is a tool's vote from the usage memory: the calls and
+// identities behind it, the closest earlier request's similarity, the
+// vote's weight and what it added to the score.
+type learnedJSON struct {
+	Calls      int     `json:"calls"`
+	Identities int     `json:"identities"`
+	Similarity float64 `json:"similarity"`
+	Weight     float64 `json:"weight"`
+	Lift       float64 `json:"lift"`
 }
 
 type signalRank struct {
@@ -82,7 +96,10 @@ offered and why not: its rank and score in the fused ranking and in each
 signal's (BM25F, n-gram vectors, semantic vectors), pinned or sticky, cut
 at K or by the score threshold, or by the token budget (and by how many
 tokens). A TOOL that is not in the catalog gets the closest names.
-Without --config and --tools, the catalog is the embedded BFCL one.`)
+Without --config and --tools, the catalog is the embedded BFCL one. With
+--learn, the step ranks with a usage memory that first learned the file's
+requests, each as a call of its gold tools, and says which tools it lifted
+("learned from N calls").`)
 	configPath := fs.String("config", "", "mcpServers config `file`: explain over its servers' tools (served from the cache when it has them)")
 	toolsPath := fs.String("tools", "", "tools.jsonl `file` to explain over instead")
 	toolBudget := fs.Int("budget", think.DefaultBudget, "tool-schema token `budget` of the step")
@@ -96,6 +113,7 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 	cache := cacheFlags(fs)
 	quiet := quietFlag(fs)
 	inputs := inputFlag(fs)
+	learnPath := fs.String("learn", "", "queries.jsonl `file` whose requests a usage memory learns before the step, each as a call of its gold tools (the first of each group): the step ranks with what it learned")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -162,7 +180,13 @@ Without --config and --tools, the catalog is the embedded BFCL one.`)
 	}
 	defer ts.Close()
 
-	ex, err := ts.Explain(ctx, think.Request{Query: retrieval.Query{Task: request}}, names...)
+	th := o.Thinker
+	if *learnPath != "" {
+		if th, err = learnedThinker(ctx, th, *learnPath); err != nil {
+			return err
+		}
+	}
+	ex, err := th.Explain(ctx, think.Request{Query: retrieval.Query{Task: request}}, names...)
 	if err != nil {
 		return err
 	}
@@ -203,6 +227,9 @@ func newExplainReport(request, catalog string, n, pack int, ex think.Explanation
 		}
 		for _, s := range te.Signals {
 			t.Signals = append(t.Signals, signalRank{Signal: s.Signal.String(), Rank: s.Rank, Score: round3(s.Score)})
+		}
+		if u := te.Usage; u.Calls > 0 {
+			t.Learned = &learnedJSON{Calls: u.Calls, Identities: u.Identities, Similarity: round3(u.Similarity), Weight: round3(u.Weight), Lift: round3(u.Lift)}
 		}
 		rep.Tools = append(rep.Tools, t)
 	}
@@ -256,7 +283,11 @@ func printExplain(w io.Writer, rep explainReport, asked bool) {
 				line += " " + fmt.Sprintf("%.2f", s.Score)
 			}
 		}
-		fmt.Fprintln(tw, line+"\t"+decisionText(t, rep))
+		d := decisionText(t, rep)
+		if t.Learned != nil {
+			d += "; " + learnedText(t.Learned)
+		}
+		fmt.Fprintln(tw, line+"\t"+d)
 	}
 	tw.Flush()
 	if !asked {
@@ -359,6 +390,13 @@ func whyText(t explainTool, rep explainReport) string {
 	if len(parts) > 0 {
 		fmt.Fprintf(&b, "\n  signals: %s", strings.Join(parts, ", "))
 	}
+	if l := t.Learned; l != nil {
+		who := "1 identity"
+		if l.Identities != 1 {
+			who = fmt.Sprintf("%d identities", l.Identities)
+		}
+		fmt.Fprintf(&b, "\n  %s by %s (closest earlier request %.2f alike): its vote %.2f added %.3f to the score", learnedText(l), who, l.Similarity, l.Weight, l.Lift)
+	}
 	if t.Pinned {
 		b.WriteString("\n  pinned")
 	}
@@ -366,6 +404,11 @@ func whyText(t explainTool, rep explainReport) string {
 		b.WriteString("\n  sticky (used earlier)")
 	}
 	return b.String()
+}
+
+// learnedText is "learned from N calls".
+func learnedText(l *learnedJSON) string {
+	return "learned from " + runPlural(l.Calls, "call")
 }
 
 // quoteLine quotes a request for one line of output.

@@ -141,3 +141,47 @@ func TestExplainUsage(t *testing.T) {
 		}
 	}
 }
+
+// With --learn, the step ranks with a usage memory that learned the
+// file's requests first, and says which tools it lifted and from how many
+// calls; a file whose gold the catalog lacks is an error naming the
+// request.
+func TestExplainLearn(t *testing.T) {
+	dir := t.TempDir()
+	learn := filepath.Join(dir, "learn.jsonl")
+	if err := os.WriteFile(learn, []byte(`{"id": "a", "query": "what's it doing outside in paris, rain or sun", "gold": ["get_weather"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"explain", "--no-cache", "--tools", "testdata/tools.jsonl", "--learn", learn, "is it raining or sunny in paris right now", "get_weather"}
+	code, stdout, stderr := runToolbench(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "learned from 1 call") || !strings.Contains(stdout, "by 1 identity") {
+		t.Errorf("explain --learn does not say what get_weather learned:\n%s", stdout)
+	}
+	code, stdout, stderr = runToolbench(t, append(slices.Clone(args), "--json")...)
+	if code != 0 {
+		t.Fatalf("--json: exit %d, stderr:\n%s", code, stderr)
+	}
+	var rep explainReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tools) != 1 || rep.Tools[0].Learned == nil || rep.Tools[0].Learned.Calls != 1 || rep.Tools[0].Learned.Lift <= 0 {
+		t.Errorf("--json tools %+v: want get_weather learned from 1 call, with a lift", rep.Tools)
+	}
+	// Without --learn, nothing is learned.
+	code, stdout, _ = runToolbench(t, args[0], args[1], args[2], args[3], args[6], args[7])
+	if code != 0 || strings.Contains(stdout, "learned from") {
+		t.Errorf("without --learn: exit %d, output says something was learned:\n%s", code, stdout)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(`{"id": "z", "query": "book a table", "gold": ["book_restaurant"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runToolbench(t, "explain", "--no-cache", "--tools", "testdata/tools.jsonl", "--learn", bad, "book a table")
+	if code != 1 || !strings.Contains(stderr, "request z") || !strings.Contains(stderr, `no tool "book_restaurant"`) {
+		t.Errorf("--learn with an unknown gold tool: exit %d, stderr %q; want exit 1 naming the request and the tool", code, stderr)
+	}
+}

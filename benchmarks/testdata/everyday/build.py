@@ -35,7 +35,7 @@ def build(folder, prefix, s, catalog):
 
 shared = os.environ.get("TOOLSIFT_SHARED", "../../../../shared")
 catalog = names(os.path.join(shared, "mcp", "catalog.jsonl"), True)
-build("", "", src, catalog)
+reference_first = build("", "", src, catalog)
 
 spec = importlib.util.spec_from_file_location("heldout_src", os.path.join("heldout", "src.py"))
 held = importlib.util.module_from_spec(spec)
@@ -43,3 +43,42 @@ spec.loader.exec_module(held)
 reference = build("heldout", "h", held, catalog)
 missing = reference - {t for t, _, _ in held.REFERENCE}
 assert not missing, ("held-out reference requests leave tools uncovered", sorted(missing))
+
+# The repeated-request variant (repeat/): every request of the first set, then
+# its two new wordings (repeat/src.py), the same gold; ids NNN, NNN.2, NNN.3.
+spec = importlib.util.spec_from_file_location("repeat_src", os.path.join("repeat", "src.py"))
+rep = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rep)
+for kind, entries, again, known in (("reference", src.REFERENCE, rep.REFERENCE, reference_first),
+                                    ("catalog", src.CATALOG, rep.CATALOG, catalog)):
+    assert len(entries) == len(again), (kind, "repeat/src.py has %d needs, src.py %d" % (len(again), len(entries)))
+    prefix = "ref" if kind == "reference" else "cat"
+    os.makedirs(os.path.join("repeat", kind), exist_ok=True)
+    with open(os.path.join("repeat", kind, "queries.jsonl"), "w") as f:
+        for i, ((tool, q, alt), words) in enumerate(zip(entries, again), 1):
+            gold = [tool] + [a for a in alt if a != tool]
+            assert len(words) == 2 and q not in words and words[0] != words[1], (kind, q, "want two new wordings")
+            for g in gold:
+                assert g in known, (kind, q, g)
+            for j, text in enumerate((q,) + tuple(words), 1):
+                qid = "%s-%03d" % (prefix, i) + ("" if j == 1 else ".%d" % j)
+                f.write(json.dumps({"id": qid, "query": text, "gold": gold, "gold_groups": [gold]}) + "\n")
+    print("repeat/%s: %d needs, %d requests" % (kind, len(entries), 3 * len(entries)))
+
+# The held-out set's reference requests, repeated (repeat/heldout/): each
+# held-out need, then its two new wordings; ids href-NNN, href-NNN.2, .3.
+spec = importlib.util.spec_from_file_location("repeat_heldout_src", os.path.join("repeat", "heldout", "src.py"))
+rep_held = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rep_held)
+assert len(held.REFERENCE) == len(rep_held.REFERENCE), "repeat/heldout/src.py has %d needs, heldout/src.py %d" % (len(rep_held.REFERENCE), len(held.REFERENCE))
+os.makedirs(os.path.join("repeat", "heldout", "reference"), exist_ok=True)
+with open(os.path.join("repeat", "heldout", "reference", "queries.jsonl"), "w") as f:
+    for i, ((tool, q, alt), words) in enumerate(zip(held.REFERENCE, rep_held.REFERENCE), 1):
+        gold = [tool] + [a for a in alt if a != tool]
+        assert len(words) == 2 and q not in words and words[0] != words[1], ("repeat/heldout", q, "want two new wordings")
+        for g in gold:
+            assert g in reference, ("repeat/heldout", q, g)
+        for j, text in enumerate((q,) + tuple(words), 1):
+            qid = "href-%03d" % i + ("" if j == 1 else ".%d" % j)
+            f.write(json.dumps({"id": qid, "query": text, "gold": gold, "gold_groups": [gold]}) + "\n")
+print("repeat/heldout/reference: %d needs, %d requests" % (len(held.REFERENCE), 3 * len(held.REFERENCE)))
