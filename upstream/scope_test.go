@@ -154,3 +154,28 @@ func TestToolScope(t *testing.T) {
 		t.Errorf("routes asked (-want +got):\n%s", diff)
 	}
 }
+
+// BenchmarkCallScope: one Hub.Call of an in-process server's tool, without
+// a scope and under a WithToolScope that lets it through: what asking the
+// scope where the Hub routes adds to a call.
+func BenchmarkCallScope(b *testing.B) {
+	srv := newServer("alpha", nil, "t")
+	hub := startHub(b, &config.Config{Servers: map[string]config.Server{"alpha": memServer(srv)}}, &upstream.HubOptions{Start: upstream.StartEager}, nil)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"none", ctx},
+		{"tool-scope", upstream.WithToolScope(ctx, func(r upstream.ToolRoute) bool { return r.Changed == nil && r.Server == "alpha" })},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := hub.Call(c.ctx, "alpha__t", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
