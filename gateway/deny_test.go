@@ -274,7 +274,7 @@ func TestRugPullWindow(t *testing.T) {
 		}
 		return false
 	}
-	const rounds = 10
+	const rounds = 8
 	var after, leaked, through int
 	for round := int32(1); round <= rounds; round++ {
 		var seen, stop atomic.Bool
