@@ -128,6 +128,11 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 		g.hidden.Store(true)
 		res, err = p.ts.Call(upstream.WithServerScope(ctx, noServer), name, args)
 	case server != "":
+		if msg, refused := p.quarantine().refusal(name); refused {
+			// Changed as the shared Hub lists it (the catalog's); the
+			// caller's own session's Hub refuses its own changes (gate).
+			return p.refuseQuarantined(ctx, ss, name, msg), nil
+		}
 		id, _ := authn.IdentityFrom(ctx)
 		res, err = p.perUser.call(withSession(ctx, ss), id, server, name, args)
 	default:
