@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/store/postgres"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -338,5 +340,54 @@ func TestRugPullWindow(t *testing.T) {
 	t.Logf("%d rounds: %d calls sent after the Hub saw a change, %d of them ran; %d calls ran before", rounds, after, leaked, through)
 	if after == 0 || through == 0 {
 		t.Errorf("%d calls after the change, %d before that ran: the test raced nothing", after, through)
+	}
+}
+
+// TestPerUserDenyPattern: on the per-user path, a deny pattern holds for
+// the caller's own session: dave, allowed the per-user server remote but
+// denied its whoami, logs in (his scope holds the server) and calls
+// whoami by name and through call_tool, on both wires, before and after
+// alice's login put remote's tools in the catalog; each call is answered
+// as a tool no server has, never by the server (whose whoami answers its
+// caller), and logged out-of-scope; alice's call is answered as hers.
+func TestPerUserDenyPattern(t *testing.T) {
+	ctx := context.Background()
+	as := whoamiServer(t)
+	pol, err := config.ParsePolicy("policy.json", []byte(`{"rules": [{"users": ["alice"], "allow": ["remote"]}, {"users": ["dave"], "allow": ["remote"], "deny": ["remote__whoami"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := openPerUserPolicy(t, as, store.NewMemory(), newKey(t), pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw.login(t, "dave")
+	dave := map[string]*client{"2025-11-25": gw.mcpClient(t, "dave", "2025-11-25"), "2026-07-28": gw.mcpClient(t, "dave", "2026-07-28")}
+	refused := func(when string) {
+		t.Helper()
+		for version, c := range dave {
+			res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "remote__whoami", Arguments: map[string]any{}})
+			if err == nil {
+				t.Errorf("%s, dave (%s) calling remote__whoami by name: %q, want unknown tool", when, version, resultText(res))
+			} else if !strings.Contains(err.Error(), `unknown tool "remote__whoami"`) {
+				t.Errorf("%s, dave (%s) calling remote__whoami by name: %v, want unknown tool", when, version, err)
+			}
+			if text, isErr := c.call(t, "call_tool", map[string]any{"name": "remote__whoami"}); !isErr || !strings.Contains(text, `unknown tool: "remote__whoami"`) {
+				t.Errorf("%s, dave (%s) through call_tool: %q (isError %v), want unknown tool", when, version, text, isErr)
+			}
+		}
+	}
+	refused("before alice's login")
+	gw.login(t, "alice")
+	alice := gw.mcpClient(t, "alice")
+	if text, isErr := alice.whoami(t); isErr || text != "alice" {
+		t.Fatalf("alice's call = %q (isError %v)", text, isErr)
+	}
+	refused("after alice's login")
+	if n := len(regexp.MustCompile(`user=dave .*tool=remote__whoami outcome=out-of-scope`).FindAllString(gw.Log.String(), -1)); n < 4 {
+		t.Errorf("%d calls of dave's logged out-of-scope, want his 4 through call_tool at least:\n%s", n, gw.Log.String())
+	}
+	if n := strings.Count(gw.Log.String(), "tool=remote__whoami outcome=ok"); n != 1 {
+		t.Errorf("%d calls of remote__whoami logged ok, want alice's one:\n%s", n, gw.Log.String())
 	}
 }
