@@ -106,33 +106,43 @@ func withProgress(ctx context.Context, req *mcp.CallToolRequest) context.Context
 // (roundtrip.go).
 func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	start := time.Now()
-	// A tool out of the caller's scope is called with a scope of no
-	// server: the Hub answers as for a tool no server has (policy.go).
-	hidden := p.access(ctx).hides(name)
-	if hidden {
-		ctx = upstream.WithServerScope(ctx, noServer)
-	} else if msg, refused := p.quarantine().refusal(name); refused {
-		return p.refuseQuarantined(ctx, ss, name, msg), nil
-	}
+	// The Hub asks the gate where it routes the call (policy.go): a tool
+	// out of the caller's scope is answered as one no server has, a
+	// changed one is refused (quarantine.go).
+	g := &gate{a: p.access(ctx)}
+	ctx = upstream.WithToolScope(ctx, g.check)
 	t, known := p.ts.Get(name)
 	var res tool.Result
 	var err error
-	server := ""
-	if !hidden {
-		server = p.perUser.serverOf(name) // a per-user tool, even before its catalog is listed
-	}
-	if known && !hidden {
+	server := p.perUser.serverOf(name) // a per-user tool, even before its catalog is listed
+	if known {
 		server = ""
 		if p.perUser.has(t.Server) {
 			server = t.Server
 		}
 	}
-	if server != "" {
+	switch {
+	case server != "" && !g.allows(server, name):
+		// Routed to the caller's own session of a per-user server, by
+		// the name's server: out of scope, it is not called at all.
+		g.hidden.Store(true)
+		res, err = p.ts.Call(upstream.WithServerScope(ctx, noServer), name, args)
+	case server != "":
+		if msg, refused := p.quarantine().refusal(name); refused {
+			// Changed as the shared Hub lists it (the catalog's); the
+			// caller's own session's Hub refuses its own changes (gate).
+			return p.refuseQuarantined(ctx, ss, name, msg), nil
+		}
 		id, _ := authn.IdentityFrom(ctx)
 		res, err = p.perUser.call(withSession(ctx, ss), id, server, name, args)
-	} else {
+	default:
 		res, err = p.ts.Call(withSession(ctx, ss), name, args)
 	}
+	if c := g.changed.Load(); c != nil {
+		msg, _ := quarantine{name: *c}.refusal(name)
+		return p.refuseQuarantined(ctx, ss, name, msg), nil
+	}
+	hidden := g.hidden.Load()
 	disabled := errors.Is(err, upstream.ErrToolDisabled)
 	if disabled {
 		// Filtered out by its server's config: the Hub's error names the

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,10 +42,14 @@ import (
 //     caller's visible list of that kind changed (announce.go), and a
 //     new policy announced to those streams whose lists it changed
 //     (setPolicy, announcePolicy);
-//   - tools/call (listed, by name) and call_tool: a tool out of scope is
-//     called with a scope that holds no server, so the Hub answers exactly
-//     as for a tool no server has (same error, same hint), and neither
-//     the quarantine nor the hint names it;
+//   - tools/call (listed, by name) and call_tool: the Hub decides where it
+//     routes the call (gate, upstream.WithToolScope), on the server that
+//     lists the tool at that moment, never on what the index holds; a
+//     per-user server's tool by the name's server, and again in the
+//     caller's own session's Hub. Deny by default: a tool out of scope, or
+//     a name no server lists, is answered exactly as a tool no server has
+//     (same error, same hint), and neither the quarantine nor the hint
+//     names it;
 //   - resources/read, prompts/get, completion/complete, resources/subscribe
 //     and unsubscribe, and the resourceSubscriptions of a 2026-07-28
 //     subscriptions/listen stream: the Hub routes them with
@@ -293,9 +298,41 @@ func (p *proxy) accessOf(id authn.Identity) *access {
 	return &access{sc: sc, p: p, vis: sc.visible(p.ts.Generation(), p.ts.Tools)}
 }
 
-// hides reports whether the tool name is out of scope (a name the
-// catalog does not have is not this rule's business: it is unknown
-// anyway). The proxy's own tools are in every scope.
+// gate is what the Hub asks of one call where it routes it
+// (upstream.WithToolScope), at the moment it routes it: the decision is
+// made on the route (the server that lists the tool now, and its trust
+// state), never on what the index holds. It records why it refused.
+type gate struct {
+	a       *access // nil: no policy
+	hidden  atomic.Bool
+	changed atomic.Pointer[changed]
+}
+
+// check lets the call of r through when its tool is in scope and
+// unchanged since first seen (or accepted); else it records why not.
+func (g *gate) check(r upstream.ToolRoute) bool {
+	if !g.allows(r.Server, r.Tool) {
+		g.hidden.Store(true)
+		return false
+	}
+	if r.Changed != nil {
+		g.changed.Store(&changed{server: r.Server, what: r.Changed})
+		return false
+	}
+	return true
+}
+
+// allows reports whether the tool name of server is in the caller's
+// scope: always without a policy.
+func (g *gate) allows(server, name string) bool {
+	return g.a == nil || g.a.sc.tool(tool.Tool{Name: name, Server: server})
+}
+
+// hides reports whether the tool name is out of scope for a list or an
+// answer: deny by default, a name the catalog does not have is hidden
+// (but a per-user server's tool, placed by its name). The proxy's own
+// tools are in every scope. A call is decided where the Hub routes it
+// (gate), whatever the catalog holds.
 func (a *access) hides(name string) bool {
 	if a == nil || name == think.SearchToolName || name == CallToolName {
 		return false
@@ -312,7 +349,7 @@ func (a *access) hides(name string) bool {
 			return !a.sc.tool(tool.Tool{Name: name, Server: srv})
 		}
 	}
-	return ok && !a.sc.tool(t) // (a tool newer than the generation read: by its patterns)
+	return !ok || !a.sc.tool(t) // (a tool newer than the generation read: by its patterns)
 }
 
 // resources reports whether the resources (templates, prompts,

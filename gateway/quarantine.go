@@ -17,7 +17,11 @@ import (
 // accepts the new version: toolbench trust (the trust records on disk, read again
 // before the next tools/list or call) or Hub.Trust in this process
 // followed by proxy.toolsChanged. The Toolset still indexes it, so nothing
-// is lost when it is accepted.
+// is lost when it is accepted. A call is refused where the Hub routes it
+// (gate, upstream.WithToolScope: the trust state of the listing that
+// revealed the change), so that no call reaches a tool after the Hub has
+// seen it change; the quarantine as read below serves the lists, the
+// searches and the refusal of a call by the name of a tool off the list.
 
 // quarantine is the tools changed since first seen, by qualified name.
 type quarantine map[string]changed

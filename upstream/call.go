@@ -18,7 +18,8 @@ import (
 // a JSON object (nil or empty means {}). A tool's own failure is a Result
 // with IsError set, not an error. The error wraps ErrUnknownTool,
 // ErrToolDisabled, ErrServerUnavailable, ErrInvalidArguments, ErrClosed or
-// ctx's error, and names the tool and server.
+// ctx's error, and names the tool and server. Under WithServerScope or
+// WithToolScope, a tool out of scope is ErrUnknownTool.
 //
 // The call is bounded by ctx and, when the server's config sets one, its
 // Timeout. A call to a lazy server starts it first (see HubOptions.Start),
@@ -38,6 +39,10 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 	}
 	s, ok := h.routes[name]
 	if !ok || !inScope(ctx)(s.name) { // out of scope: as unknown as a tool no server has (scope.go)
+		h.mu.Unlock()
+		return tool.Result{}, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+	}
+	if in := toolScope(ctx); in != nil && !in(ToolRoute{Server: s.name, Tool: name, Changed: s.changedOf(name)}) {
 		h.mu.Unlock()
 		return tool.Result{}, fmt.Errorf("%w: %q", ErrUnknownTool, name)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -105,5 +106,76 @@ func TestServerScope(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"subscribe alpha://own", "unsubscribe alpha://own"}, a.asked()); diff != "" {
 		t.Errorf("server a was asked (-want +got):\n%s", diff)
+	}
+}
+
+// TestToolScope: under WithToolScope, Hub.Call asks the scope with the
+// route it takes (the server, the qualified name, what changed since the
+// tool was first seen) and calls only what it lets through; a refused
+// tool gives the error of a name no server has. A tool the server
+// changes is asked about with its change, from the listing that revealed
+// it on; a name no server lists is not asked about.
+func TestToolScope(t *testing.T) {
+	srv := newServer("alpha", nil, "t", "u")
+	got := make(changes, 16)
+	hub := startHub(t, &config.Config{Servers: map[string]config.Server{"alpha": memServer(srv)}}, &upstream.HubOptions{Start: upstream.StartEager}, got.onChange)
+	got.next(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var asked []upstream.ToolRoute
+	onlyT := upstream.WithToolScope(ctx, func(r upstream.ToolRoute) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, r)
+		return r.Tool == "alpha__t" && r.Changed == nil
+	})
+	if res, err := hub.Call(onlyT, "alpha__t", nil); err != nil || res.Content != "alpha:t" {
+		t.Errorf("alpha__t in scope: %q, %v", res.Content, err)
+	}
+	_, errU := hub.Call(onlyT, "alpha__u", nil)
+	_, errNone := hub.Call(onlyT, "alpha__nosuch", nil)
+	if !errors.Is(errU, upstream.ErrUnknownTool) || strings.ReplaceAll(errU.Error(), "alpha__u", "X") != strings.ReplaceAll(errNone.Error(), "alpha__nosuch", "X") {
+		t.Errorf("alpha__u out of scope: %v; want the error of a tool no server has: %v", errU, errNone)
+	}
+	addTextTool(srv, "t", "Tool t, changed.", "alpha:t2")
+	got.next(t)
+	if _, err := hub.Call(onlyT, "alpha__t", nil); !errors.Is(err, upstream.ErrUnknownTool) {
+		t.Errorf("alpha__t changed: %v, want refused", err)
+	}
+	if res, err := hub.Call(ctx, "alpha__t", nil); err != nil || res.Content != "alpha:t2" {
+		t.Errorf("alpha__t without a scope: %q, %v", res.Content, err)
+	}
+	want := []upstream.ToolRoute{
+		{Server: "alpha", Tool: "alpha__t"},
+		{Server: "alpha", Tool: "alpha__u"},
+		{Server: "alpha", Tool: "alpha__t", Changed: []string{"description"}},
+	}
+	if diff := cmp.Diff(want, asked); diff != "" {
+		t.Errorf("routes asked (-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkCallScope: one Hub.Call of an in-process server's tool, without
+// a scope and under a WithToolScope that lets it through: what asking the
+// scope where the Hub routes adds to a call.
+func BenchmarkCallScope(b *testing.B) {
+	srv := newServer("alpha", nil, "t")
+	hub := startHub(b, &config.Config{Servers: map[string]config.Server{"alpha": memServer(srv)}}, &upstream.HubOptions{Start: upstream.StartEager}, nil)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"none", ctx},
+		{"tool-scope", upstream.WithToolScope(ctx, func(r upstream.ToolRoute) bool { return r.Changed == nil && r.Server == "alpha" })},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := hub.Call(c.ctx, "alpha__t", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

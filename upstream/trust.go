@@ -62,6 +62,17 @@ type ChangedTool struct {
 	What []string
 }
 
+// changedOf is what changed in s's tool of qualified name (nil when
+// nothing did). h.mu is held.
+func (s *server) changedOf(name string) []string {
+	for _, c := range s.changed {
+		if c.Name == name {
+			return c.What
+		}
+	}
+	return nil
+}
+
 // trustSet is a server's trust records. Guarded by Hub.mu, except load
 // and store.
 type trustSet struct {
