@@ -25,6 +25,10 @@ type Selection struct {
 	// cost instead.
 	AllTokens int `json:"all_tokens"`
 	AllTools  int `json:"all_tools"`
+	// Incomplete, when not nil, names the servers whose tools the step
+	// could not consider: still connecting (the next Select sees more) or
+	// failed (see Toolset.Think).
+	Incomplete *think.Incomplete `json:"incomplete,omitempty"`
 }
 
 // SelectedTool is one tool of a Selection with why it is offered.
@@ -111,7 +115,7 @@ func (ts *Toolset) Select(ctx context.Context, conversation []tool.Message) (Sel
 	if err != nil {
 		return Selection{}, fmt.Errorf("toolsift: select: %w", err)
 	}
-	sel := Selection{Tokens: off.Tokens, AllTokens: off.AllTokens, AllTools: off.AllTools}
+	sel := Selection{Tokens: off.Tokens, AllTokens: off.AllTokens, AllTools: off.AllTools, Incomplete: off.Incomplete}
 	for _, o := range off.Tools {
 		sel.Tools = append(sel.Tools, SelectedTool{
 			Name: o.Tool.Name, Reason: o.Reason, Score: o.Score, Tier: o.Tier, Tokens: o.Tokens,

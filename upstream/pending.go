@@ -7,33 +7,39 @@ import (
 
 // pending reports whether s is connecting for the first time with no
 // tools listed: started by Connect (its cache had no list of its tools),
-// its first connection attempt not over. A lazy server starting for a
-// call is not: its tools are listed. h.mu is held.
+// its first connection attempt not over, that is until its tools are
+// applied (or it failed): its state is ready before they are. A lazy
+// server starting for a call is not: its tools are listed. h.mu is held.
 func (s *server) pending() bool {
-	return s.state == StateConnecting && !s.lazy.readyClosed && s.lazy.wake == nil
+	return s.h.started[s] && !s.lazy.readyClosed
 }
 
-// Connecting returns the names of the servers that have not listed their
-// tools yet because they are still connecting for the first time (the
-// servers a Background Connect did not wait for: their cache had no list
-// of their tools), sorted. A lazy server listed from the cache is not
-// among them, even while a call starts it, nor is a server that is
-// restarting or failed (see Status). Their tools will be in Tools, and
-// applied to the change sink, once each has listed them.
-func (h *Hub) Connecting() []string {
+// Unlisted returns the names of the servers whose tools are not listed
+// because they are still connecting for the first time (the servers a
+// Background Connect did not wait for: their cache had no list of their
+// tools), and of those that failed (Status says why), each sorted. A lazy
+// server listed from the cache is not connecting, even while a call
+// starts it; nor is one restarting. The connecting servers' tools will
+// be in Tools, and applied to the change sink, once each has listed
+// them. Servers out of ctx's scope (WithServerScope) are left out.
+func (h *Hub) Unlisted(ctx context.Context) (connecting, failed []string) {
+	in := inScope(ctx)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []string
 	for _, s := range h.order {
-		if s.pending() {
-			out = append(out, s.name)
+		switch {
+		case !in(s.name):
+		case s.pending():
+			connecting = append(connecting, s.name)
+		case s.state == StateFailed:
+			failed = append(failed, s.name)
 		}
 	}
-	return out
+	return connecting, failed
 }
 
-// WaitListed waits until each server of Connecting that names stands for
-// (every one, when names is empty) has listed its tools, and its change
+// WaitListed waits until each server connecting (see Unlisted) that names
+// stands for (every one, when names is empty), in ctx's scope, has listed its tools, and its change
 // sink has returned (see Connect), or failed; or until ctx ends or the
 // Hub is closed. A name stands for a server when it is the server's name
 // or a qualified tool name of it (QualifiedName: its server's part
@@ -49,9 +55,10 @@ func (h *Hub) WaitListed(ctx context.Context, names ...string) []string {
 		ready <-chan struct{}
 	}
 	var wait []waiting
+	in := inScope(ctx)
 	h.mu.Lock()
 	for _, s := range h.order {
-		if s.pending() && standsFor(s.name, names) {
+		if s.pending() && in(s.name) && standsFor(s.name, names) {
 			wait = append(wait, waiting{s.name, s.ready})
 		}
 	}
