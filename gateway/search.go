@@ -71,8 +71,9 @@ func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.Se
 	}
 	if a != nil { // out of the caller's scope: never ranked, counted or omitted (policy.go)
 		skip = func(name string) bool { return !a.vis[name] || q.has(name) }
-		// nor waited for or named as connecting or failed
-		ctx = upstream.WithServerScope(ctx, a.sc.server)
+		// nor waited for or named as connecting or failed: a server none
+		// of whose tools the caller may reach
+		ctx = upstream.WithServerScope(ctx, a.sc.reaches)
 	}
 	return p.ts.Find(ctx, query, k, p.opts.SearchBudget, skip)
 }
