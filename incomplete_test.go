@@ -164,6 +164,10 @@ func TestConnectWaitWaits(t *testing.T) {
 			off, err := ts.Think(ctx, think.Request{Query: retrieval.Query{Task: "convert 10 euros to francs"}})
 			return off.Names(), off.Incomplete, err
 		}},
+		{"Select", func(ts *toolsift.Toolset) ([]string, *think.Incomplete, error) {
+			sel, err := ts.Select(ctx, []tool.Message{{Role: tool.RoleUser, Content: "convert 10 euros to francs"}})
+			return sel.Names(), sel.Incomplete, err
+		}},
 		{"Call", func(ts *toolsift.Toolset) ([]string, *think.Incomplete, error) {
 			res, err := ts.Call(ctx, "slow__convert", nil)
 			if err != nil {
