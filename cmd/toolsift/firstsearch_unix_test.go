@@ -82,17 +82,21 @@ func probe(t *testing.T, url string) (int, health) {
 // wrong answer presented as complete. With the default wait (and one long
 // enough for the slowed server) the search finds it, and so does a first
 // call_tool of get-sum; with --connect-wait 0 the answer says which
-// servers are still connecting. /healthz is live from the start, /readyz
+// servers are still connecting. The same over MCP 2026-07-28 (no session)
+// with the SDK's v2 client. /healthz is live from the start, /readyz
 // 503 while a server connects, 200 once all have listed, both without
 // the token and with counts only.
 func TestServeFirstSearchTypeScript(t *testing.T) {
 	for _, c := range []struct {
 		name, wait, first string
 		mustFind          bool // the wait is long enough: get-sum is found
+		wire              string
 	}{
-		{"search without waiting", "0", "search", false},
-		{"search with the wait", "1m", "search", true},
-		{"call with the wait", "1m", "call", true},
+		{"search without waiting", "0", "search", false, "2025"},
+		{"search with the wait", "1m", "search", true, "2025"},
+		{"call with the wait", "1m", "call", true, "2025"},
+		{"2026-07-28 search without waiting", "0", "search", false, "2026"},
+		{"2026-07-28 search with the wait", "1m", "search", true, "2026"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			config, dir := slowConfig(t, "2")
@@ -114,7 +118,10 @@ func TestServeFirstSearchTypeScript(t *testing.T) {
 			}
 
 			sdkDir := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")
-			cmd := exec.Command("node", "testdata/firstsearch.mjs", sdkDir, base+"/mcp", c.first, token)
+			if c.wire == "2026" {
+				sdkDir = filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client")
+			}
+			cmd := exec.Command("node", "testdata/firstsearch.mjs", sdkDir, base+"/mcp", c.first, token, c.wire)
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {

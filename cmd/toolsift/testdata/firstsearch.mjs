@@ -3,16 +3,26 @@
 // listens, is either search_tools "add two numbers" or call_tool
 // everything__get-sum. It prints one JSON object with the answer.
 //
-//   node firstsearch.mjs SDK_DIR URL search|call TOKEN
+//   node firstsearch.mjs DIR URL search|call TOKEN [2026]
+//
+// DIR is the folder of @modelcontextprotocol/sdk (v1, MCP 2025-11-25 with
+// a session), or with 2026 of @modelcontextprotocol/client (v2, pinned to
+// MCP 2026-07-28: no session).
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 
-const [sdkDir, url, first, token] = process.argv.slice(2);
-const load = (p) => import(pathToFileURL(join(sdkDir, "dist/esm", p)).href);
-const { Client } = await load("client/index.js");
-const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
+const [dir, url, first, token, wire] = process.argv.slice(2);
+let Client, StreamableHTTPClientTransport, options;
+if (wire === "2026") {
+  ({ Client, StreamableHTTPClientTransport } = await import(pathToFileURL(join(dir, "dist/index.mjs")).href));
+  options = { versionNegotiation: { mode: { pin: "2026-07-28" } } };
+} else {
+  const load = (p) => import(pathToFileURL(join(dir, "dist/esm", p)).href);
+  ({ Client } = await load("client/index.js"));
+  ({ StreamableHTTPClientTransport } = await load("client/streamableHttp.js"));
+}
 
-const client = new Client({ name: "toolsift-firstsearch", version: "1.0.0" });
+const client = new Client({ name: "toolsift-firstsearch", version: "1.0.0" }, options);
 const t0 = performance.now();
 await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
 const res =
