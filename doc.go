@@ -67,9 +67,17 @@
 // whose tools are in the cache are indexed; the others go on connecting
 // (Status shows them connecting), each joins the index when it has listed
 // its tools, and Options.OnChange hears it; one that fails is the Hub's to
-// report (Status, HubOptions.Progress and Logger). Search, Think and
-// Select meanwhile see what is indexed so far; pins are resolved at
-// OpenHub against it, and again as servers join (Pinned grows). A proxy
+// report (Status, HubOptions.Progress and Logger). Think, Select,
+// Explain, Find and SearchTools meanwhile first wait for the servers
+// still connecting, up to Options.ConnectWait (5s), returning as soon as
+// they have listed or failed, then answer with what is indexed and name
+// what is missing: the servers still connecting and those that failed
+// (think.Incomplete in the Offer, the Selection and the search answers;
+// Unlisted says the same without a step). A Call of a tool whose server
+// is still connecting waits for that server. Servers listed from the
+// cache are never waited for: a warm start waits for nothing. Search
+// does not wait. Pins are resolved at
+// OpenHub against what is indexed, and again as servers join (Pinned grows). A proxy
 // opens this way, so that it answers its clients at once; a program that
 // wants the whole catalog before its first step (an agent) keeps the
 // default.

@@ -25,6 +25,10 @@ type Selection struct {
 	// cost instead.
 	AllTokens int `json:"all_tokens"`
 	AllTools  int `json:"all_tools"`
+	// Incomplete, when not nil, names the servers whose tools the step
+	// could not consider: still connecting (the next Select sees more) or
+	// failed (see Toolset.Think).
+	Incomplete *think.Incomplete `json:"incomplete,omitempty"`
 }
 
 // SelectedTool is one tool of a Selection with why it is offered.
@@ -82,7 +86,10 @@ func (s Selection) Names() []string {
 // when the latest assistant message called search_tools, the tools that
 // search finds join this selection. The best tools fit the budget
 // (Options.Budget), with search_tools when anything is left out. It is
-// safe for concurrent use.
+// safe for concurrent use. Over a Hub of HubOptions.Background it first
+// waits once for the servers still connecting (Options.ConnectWait), and
+// Selection.Incomplete names those still connecting then and those that
+// failed.
 //
 // The conversation is plain data, tool.Message (the agent's own type):
 // applications that run their own loop (LangChainGo, Eino, Genkit, a
@@ -95,9 +102,13 @@ func (ts *Toolset) Select(ctx context.Context, conversation []tool.Message) (Sel
 			q.Used = append(q.Used, name)
 		}
 	}
+	// One wait for the servers still connecting, for the searches and
+	// the step alike.
+	in := ts.await(ctx)
+	th := ts.th.Load()
 	var found []string
 	for _, args := range searches {
-		_, matches, err := ts.SearchTools(ctx, json.RawMessage(args))
+		_, matches, err := th.SearchTools(ctx, json.RawMessage(args))
 		if err != nil {
 			continue // the model was told about its bad arguments already
 		}
@@ -107,11 +118,11 @@ func (ts *Toolset) Select(ctx context.Context, conversation []tool.Message) (Sel
 			}
 		}
 	}
-	off, err := ts.Think(ctx, think.Request{Query: q, Found: found})
+	off, err := th.Think(ctx, think.Request{Query: q, Found: found})
 	if err != nil {
 		return Selection{}, fmt.Errorf("toolsift: select: %w", err)
 	}
-	sel := Selection{Tokens: off.Tokens, AllTokens: off.AllTokens, AllTools: off.AllTools}
+	sel := Selection{Tokens: off.Tokens, AllTokens: off.AllTokens, AllTools: off.AllTools, Incomplete: in}
 	for _, o := range off.Tools {
 		sel.Tools = append(sel.Tools, SelectedTool{
 			Name: o.Tool.Name, Reason: o.Reason, Score: o.Score, Tier: o.Tier, Tokens: o.Tokens,

@@ -104,6 +104,18 @@ type Options struct {
 	// rest is yours to read from Status and Warnings, as toolbench and
 	// toolsift serve do. slog.New(slog.DiscardHandler) silences everything.
 	Logger *slog.Logger
+	// ConnectWait bounds how long a step (Think, Select, Explain), a
+	// search (Find, SearchTools) and a Call of a tool the index lacks
+	// wait for the servers still connecting for the first time, over a
+	// Hub of HubOptions.Background (upstream.Hub.Unlisted): each returns
+	// as soon as those servers have listed their tools or failed, and
+	// never waits for a server listed from the cache, so a warm start
+	// waits for nothing. A Call waits only for the server its name
+	// stands for. What is still connecting after the wait, and what
+	// failed, is named in the answer (think.Incomplete). 0 means
+	// DefaultConnectWait (5s); negative means never wait: answer at once
+	// with what is listed, and say so.
+	ConnectWait time.Duration
 	// Thinker, when set, is the Think step, built with think.New over a
 	// toolindex.Index of yours: the Toolset indexes its tools into that
 	// index (think.Thinker.Index) and thinks with it. Its budget, K,
@@ -140,6 +152,7 @@ type Toolset struct {
 	// caller with a Logger reads them from Status and Warnings).
 	warnFailed bool
 	onChange   func(tool.Change) // Options.OnChange
+	wait       time.Duration     // Options.ConnectWait, resolved; negative: never
 }
 
 // Open loads the mcpServers config file at path (Claude Desktop, Claude
@@ -289,7 +302,10 @@ func newToolset(opts *Options, defaultStore func() (store.Store, error)) (*Tools
 			return nil, o, fmt.Errorf("%w: Pin %q: %w", ErrOptions, p, err)
 		}
 	}
-	ts := &Toolset{store: openStore(o, defaultStore), log: o.Logger, warnFailed: warnFailed, onChange: o.OnChange}
+	ts := &Toolset{store: openStore(o, defaultStore), log: o.Logger, warnFailed: warnFailed, onChange: o.OnChange, wait: o.ConnectWait}
+	if ts.wait == 0 {
+		ts.wait = DefaultConnectWait
+	}
 	th := o.Thinker
 	if th == nil {
 		var err error
@@ -510,8 +526,15 @@ func (ts *Toolset) Search(ctx context.Context, query string, k int) ([]retrieval
 
 // Think chooses the tools of one agent step within the budget (see
 // think.Thinker.Think).
+//
+// Over a Hub of HubOptions.Background it first waits for the servers
+// still connecting (Options.ConnectWait), and Offer.Incomplete names those
+// it could not wait for and those that failed.
 func (ts *Toolset) Think(ctx context.Context, req think.Request) (think.Offer, error) {
-	return ts.th.Load().Think(ctx, req)
+	in := ts.await(ctx)
+	off, err := ts.th.Load().Think(ctx, req)
+	off.Incomplete = in
+	return off, err
 }
 
 // Explain answers "why was my tool (not) offered?" for one step: it runs
@@ -522,8 +545,14 @@ func (ts *Toolset) Think(ctx context.Context, req think.Request) (think.Offer, e
 // the closest names), not reached by any signal, ranked below K, under
 // the MinScore threshold, larger than the whole budget, or cut by the
 // budget and by how many tokens (see think.Thinker.Explain).
+//
+// It waits for servers still connecting as Think does, and its
+// Offer.Incomplete names them the same way.
 func (ts *Toolset) Explain(ctx context.Context, req think.Request, tools ...string) (think.Explanation, error) {
-	return ts.th.Load().Explain(ctx, req, tools...)
+	in := ts.await(ctx)
+	ex, err := ts.th.Load().Explain(ctx, req, tools...)
+	ex.Offer.Incomplete = in
+	return ex, err
 }
 
 // SearchTools answers the search_tools meta-tool, whose JSON arguments the
@@ -531,22 +560,44 @@ func (ts *Toolset) Explain(ctx context.Context, req think.Request, tools ...stri
 // Search with the model's rules and messages (see
 // think.Thinker.SearchTools). Bad arguments are an error wrapping
 // think.ErrSearchArgs, whose text the model is meant to see.
+//
+// It waits for servers still connecting as Think does; those it could not
+// wait for, and those that failed, are named in the answer's
+// "incomplete" member (think.Incomplete.AddTo), so that the model is not
+// told a tool is missing while its server connects.
 func (ts *Toolset) SearchTools(ctx context.Context, args json.RawMessage) (string, []retrieval.Match, error) {
-	return ts.th.Load().SearchTools(ctx, args)
+	in := ts.await(ctx)
+	answer, matches, err := ts.th.Load().SearchTools(ctx, args)
+	if err != nil {
+		return answer, matches, err
+	}
+	return in.AddTo(answer), matches, nil
 }
 
 // Find answers a search_tools call with the found tools' schemas fitted to
 // tokens (0: the step's budget), for a client with no Think step to offer
 // them at its next one (a proxy's): see think.Thinker.Find, whose skip
 // names the tools not to rank at all.
+//
+// It waits for servers still connecting as Think does, and
+// SearchAnswer.Incomplete names those it could not wait for and those
+// that failed: only those in ctx's scope (upstream.WithServerScope).
 func (ts *Toolset) Find(ctx context.Context, query string, k, tokens int, skip func(name string) bool) (think.SearchAnswer, []tool.Tool, error) {
-	return ts.th.Load().Find(ctx, query, k, tokens, skip)
+	in := ts.await(ctx)
+	ans, found, err := ts.th.Load().Find(ctx, query, k, tokens, skip)
+	ans.Incomplete = in
+	return ans, found, err
 }
 
 // Call calls a tool by name (see upstream.Hub.Call): a tool's own failure is a
 // Result with IsError set; an error wraps tool.ErrUnknown,
 // tool.ErrUnavailable or tool.ErrInvalidArguments and names the tool and
 // server.
+//
+// A name the index lacks whose server is still connecting (its qualified
+// prefix, server__) is waited for, as Options.ConnectWait says, before it
+// is called; when the server has still not listed it then, the error
+// wraps tool.ErrUnavailable and says the server is still connecting.
 //
 // A Toolset made by New has no servers: Call fails with tool.ErrUnknown for
 // a name it does not list, and tool.ErrUnavailable for one it does.
@@ -557,7 +608,15 @@ func (ts *Toolset) Call(ctx context.Context, name string, args json.RawMessage) 
 		}
 		return tool.Result{}, fmt.Errorf("%w: call %s: this Toolset was made by toolsift.New from a list of tools, with no server to call", tool.ErrUnavailable, name)
 	}
-	return ts.hub.Call(ctx, name, args)
+	var still []string
+	if _, ok := ts.ix.Get(name); !ok {
+		still = ts.waitFor(ctx, name)
+	}
+	res, err := ts.hub.Call(ctx, name, args)
+	if len(still) > 0 && errors.Is(err, tool.ErrUnknown) {
+		return res, fmt.Errorf("%w: call %s: server %s is still connecting: its tools are not listed yet; try again in a few seconds", tool.ErrUnavailable, name, still[0])
+	}
+	return res, err
 }
 
 // Status reports every configured server: state, reason of a failure,

@@ -73,6 +73,14 @@ func (p *proxy) answerJSON(ans think.SearchAnswer) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(ans.Tokens), 10)
 	b = append(b, `,"listed":`...)
 	b = strconv.AppendBool(b, ans.Listed)
+	if ans.Incomplete != nil {
+		in, err := json.Marshal(ans.Incomplete)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"incomplete":`...)
+		b = append(b, in...)
+	}
 	return append(b, '}'), nil
 }
 

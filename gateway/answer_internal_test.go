@@ -29,6 +29,8 @@ func answerCases() []think.SearchAnswer {
 		{Tools: tools[:1], Tokens: 120, Listed: true},
 		{Tools: tools, Omitted: []string{"c__x", "c__<y>"}, Tokens: 4321},
 		{Tools: tools[2:], Tokens: 7, Listed: true},
+		{Tools: []think.FoundTool{}, Incomplete: think.NewIncomplete([]string{"slow", "s<l>ow"}, []string{"broken"})},
+		{Tools: tools[:2], Tokens: 9, Incomplete: think.NewIncomplete(nil, []string{"broken"})},
 	}
 }
 

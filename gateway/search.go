@@ -13,6 +13,7 @@ import (
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // search answers search_tools.
@@ -44,6 +45,9 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 		p.logger(ctx, req.Session).Info("search", "query", a.Query, "k", a.K, "tools", found, "omitted", len(ans.Omitted),
 			"tokens", ans.Tokens, "added", len(added), "evicted", len(evicted), "duration", time.Since(start))
+		if in := ans.Incomplete; in != nil {
+			p.logger(ctx, req.Session).Info("search incomplete", "query", a.Query, "connecting", in.Connecting, "failed", in.Failed)
+		}
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
@@ -53,7 +57,10 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 
 // searchAnswer answers search_tools for query and k without a session: the
 // Toolset's Think step finds the tools and fits them into proxyOptions.SearchBudget
-// (think.Thinker.Find), passing over quarantined tools (quarantine.go).
+// (think.Thinker.Find), passing over quarantined tools (quarantine.go),
+// after waiting for the servers still connecting in the caller's scope
+// (toolsift.Options.ConnectWait), which the answer names with those that
+// failed (think.SearchAnswer.Incomplete).
 // Their texts reach the client escaped (sanitize.go) by answerJSON. It
 // returns the answer and the found tools, best first.
 func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.SearchAnswer, []tool.Tool, error) {
@@ -64,6 +71,9 @@ func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.Se
 	}
 	if a != nil { // out of the caller's scope: never ranked, counted or omitted (policy.go)
 		skip = func(name string) bool { return !a.vis[name] || q.has(name) }
+		// nor waited for or named as connecting or failed: a server none
+		// of whose tools the caller may reach
+		ctx = upstream.WithServerScope(ctx, a.sc.reaches)
 	}
 	return p.ts.Find(ctx, query, k, p.opts.SearchBudget, skip)
 }

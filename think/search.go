@@ -45,6 +45,11 @@ type SearchAnswer struct {
 	// serve sets it when every tool found joined the caller's tool list);
 	// Find leaves it false.
 	Listed bool `json:"listed"`
+	// Incomplete, when not nil, names the servers whose tools the search
+	// could not see: still connecting (a search again soon sees more), or
+	// failed. Find leaves it nil; a Toolset over a Hub sets it (see
+	// Incomplete).
+	Incomplete *Incomplete `json:"incomplete,omitempty"`
 }
 
 // Find answers a search_tools call with the found tools' schemas: it ranks

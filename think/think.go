@@ -290,6 +290,10 @@ type Offer struct {
 	Evicted []Eviction
 	// Retrieve and Select are how long ranking and fitting took.
 	Retrieve, Select time.Duration
+	// Incomplete, when not nil, names the servers whose tools the step
+	// could not consider: still connecting, or failed. Think leaves it
+	// nil; a Toolset over a Hub sets it (see Incomplete).
+	Incomplete *Incomplete
 }
 
 // Names returns the names of the offered tools, search_tools excluded.

@@ -42,6 +42,9 @@ type explainReport struct {
 	Everything  bool          `json:"everything"`
 	Signals     []signalJSON  `json:"signals"`
 	Tools       []explainTool `json:"tools"`
+	// Incomplete names the servers whose tools the step could not
+	// consider (still connecting, or failed): think.Incomplete.
+	Incomplete *think.Incomplete `json:"incomplete,omitempty"`
 }
 
 type signalJSON struct {
@@ -210,7 +213,7 @@ func newExplainReport(request, catalog string, n, pack int, ex think.Explanation
 		Mode: ex.Retrieval.Mode.String(), K: ex.Retrieval.K - pack, Pack: pack, MinScore: ex.Retrieval.MinScore, Depth: ex.Retrieval.Depth,
 		BudgetTokens: ex.Budget, OfferedTokens: off.Tokens, LeftTokens: ex.Left,
 		OfferedTools: len(off.Names()), ListedTools: len(off.Listed()), SearchTools: off.HasSearchTool(), Everything: off.Everything,
-		Signals: []signalJSON{}, Tools: []explainTool{},
+		Signals: []signalJSON{}, Tools: []explainTool{}, Incomplete: off.Incomplete,
 	}
 	for _, s := range ex.Retrieval.Signals {
 		rep.Signals = append(rep.Signals, signalJSON{Signal: s.Signal.String(), Weight: s.Weight})
@@ -267,6 +270,9 @@ func printExplain(w io.Writer, rep explainReport, asked bool) {
 			listed = fmt.Sprintf(" (%d of them listed by name only)", rep.ListedTools)
 		}
 		fmt.Fprintf(w, "offered: %s%s%s, %d of %d tokens (%d left)\n\n", runPlural(rep.OfferedTools, "tool"), listed, search, rep.OfferedTokens, rep.BudgetTokens, rep.LeftTokens)
+	}
+	if rep.Incomplete != nil {
+		fmt.Fprintf(w, "not considered: %s\n\n", termSafe(rep.Incomplete.Note))
 	}
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -53,7 +53,7 @@ func TestServeColdStart(t *testing.T) {
 		listening: func(a string) { addr <- a }}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, e, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--store", filepath.Join(dir, "cache"), "--pin", "slow__lookup"})
+		done <- run(ctx, e, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--store", filepath.Join(dir, "cache"), "--pin", "slow__lookup", "--connect-wait", "100ms"})
 	}()
 	released := false
 	release := func() {
@@ -131,6 +131,8 @@ func TestServeColdStart(t *testing.T) {
 	}
 	if found := search(); !strings.Contains(found, "fast__lookup") || strings.Contains(found, "slow__lookup") {
 		t.Fatalf("search_tools while slow lists: %s\nwant fast__lookup only", found)
+	} else if !strings.Contains(found, `"incomplete":{"connecting":["slow"]`) {
+		t.Errorf("search_tools while slow lists: %s\nwant it to say slow is still connecting", found)
 	}
 
 	// The found fast__lookup joined the list: its list_changed is taken,
@@ -155,7 +157,7 @@ func TestServeColdStart(t *testing.T) {
 	if names := listed(); !slices.Contains(names, "slow__lookup") {
 		t.Fatalf("tools/list after slow joined: %v, want the pinned slow__lookup", names)
 	}
-	if found := search(); !strings.Contains(found, "slow__lookup") {
-		t.Fatalf("search_tools after slow listed: %s\nwant slow__lookup", found)
+	if found := search(); !strings.Contains(found, "slow__lookup") || strings.Contains(found, `"incomplete"`) {
+		t.Fatalf("search_tools after slow listed: %s\nwant slow__lookup, nothing said missing", found)
 	}
 }

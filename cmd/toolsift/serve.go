@@ -74,6 +74,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	cacheDir := fs.String("cache-dir", "", "deprecated: --store")
 	noCache := fs.Bool("no-cache", false, "keep nothing past this run: every server starts now")
 	connectTimeout := fs.Duration("connect-timeout", 30*time.Second, "how long a server may take to start and list its tools (a server's own \"timeout\" wins)")
+	connectWait := fs.Duration("connect-wait", toolsift.DefaultConnectWait, "how long a search_tools, or a call of a tool not listed yet, waits for the servers still connecting on a first start (0: never; the answer names those still connecting either way)")
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "stop a server not called for this long (negative: never)")
 	sessionTimeout := fs.Duration("session-timeout", 30*time.Minute, "with --listen: close an HTTP session idle this long (0: never)")
 	clientRate := fs.Int("client-requests-per-minute", gateway.DefaultClientRequestsPerMinute, "most sampling and elicitation requests one upstream server may send the clients a minute (negative: no cap)")
@@ -214,12 +215,16 @@ func serve(ctx context.Context, e *env, args []string) error {
 	// Servers not in the cache connect after serve listens; each one's
 	// first attempt over is signalled here (see logArrivals).
 	arrived := make(chan struct{}, 1)
+	wait := *connectWait
+	if wait == 0 {
+		wait = -1 // the Toolset's "never"; its 0 is the default
+	}
 	// The Toolset pins by the library's rule: the config's "alwaysLoad"
 	// and "alwaysLoadTools", and --pin; a pin that matches nothing is
 	// logged by it. The gateway wires the Hub's and the Toolset's hooks: a
 	// change upstream reaches the clients' lists at once.
 	gopts := &gateway.Options{
-		Toolset: toolsift.Options{Pin: pins, Store: st},
+		Toolset: toolsift.Options{Pin: pins, Store: st, ConnectWait: wait},
 		Hub: upstream.HubOptions{
 			IdleTimeout: *idle, Timeout: *connectTimeout, Auth: auth,
 			// Listen at once, with what the cache has: a first start of
@@ -338,7 +343,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if logins != nil {
 		login = logins.Handler()
 	}
-	return serveHTTP(ctx, e, log, h, login, *listen, *maxConns, *maxConnsPerHost, authenticated, *stateless)
+	return serveHTTP(ctx, e, log, h, login, healthHandler(ts), *listen, *maxConns, *maxConnsPerHost, authenticated, *stateless)
 }
 
 // auditFlushWait is how long serve, stopping, waits for the audit records
@@ -399,17 +404,20 @@ func logArrivals(log *slog.Logger, ts *toolsift.Toolset, connecting []string, ar
 	}
 }
 
-// serveHTTP serves h at http://addr/mcp, and login (when not nil: the
+// serveHTTP serves h at http://addr/mcp, health at /healthz and /readyz
+// (unauthenticated: healthHandler), and login (when not nil: the
 // per-user login pages) at the rest, until ctx ends, with at most
 // maxConns connections open, and maxConnsPerHost from one host
 // (gateway.LimitListenerPerHost).
-func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h, login http.Handler, addr string, maxConns, maxConnsPerHost int, hasToken, stateless bool) error {
+func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h, login, health http.Handler, addr string, maxConns, maxConnsPerHost int, hasToken, stateless bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
+	mux.Handle("/healthz", health)
+	mux.Handle("/readyz", health)
 	if login != nil {
 		mux.Handle("/", login)
 	}
