@@ -183,14 +183,20 @@ requests, each as a call of its gold tools, and says which tools it lifted
 	}
 	defer ts.Close()
 
-	th := o.Thinker
+	req := think.Request{Query: retrieval.Query{Task: request}}
+	var ex think.Explanation
 	if *learnPath != "" {
-		if th, err = learnedThinker(ctx, th, *learnPath); err != nil {
+		// The Toolset's step with a memory of its own: the servers the
+		// Toolset is missing are said as its own Explain says them.
+		th, err := learnedThinker(ctx, o.Thinker, *learnPath)
+		if err != nil {
 			return err
 		}
-	}
-	ex, err := th.Explain(ctx, think.Request{Query: retrieval.Query{Task: request}}, names...)
-	if err != nil {
+		if ex, err = th.Explain(ctx, req, names...); err != nil {
+			return err
+		}
+		ex.Offer.Incomplete = ts.Unlisted(ctx)
+	} else if ex, err = ts.Explain(ctx, req, names...); err != nil {
 		return err
 	}
 	rep := newExplainReport(request, catalog, len(ts.Tools()), *pack, ex)
