@@ -69,7 +69,7 @@ func (s *session) callByName(ctx context.Context, method string, req mcp.Request
 	if listed {
 		return nil, false, nil
 	}
-	if _, known := s.p.get(ctx, name); !known { // out of the caller's scope too (policy.go)
+	if _, known := s.p.get(ctx, name); !known && !s.p.connecting(ctx, name, true) { // out of the caller's scope too (policy.go)
 		return nil, false, nil // the SDK's unknown tool, with unknownToolHint's hint
 	}
 	res, err = s.p.callFor(ctx, call, name, orEmpty(call.Params.Arguments))
@@ -77,6 +77,24 @@ func (s *session) callByName(ctx context.Context, method string, req mcp.Request
 		res = completed(res) // roundtrip.go
 	}
 	return res, true, err
+}
+
+// connecting reports whether name is qualified by a server still
+// connecting for the first time (upstream.Hub.Unlisted) that the caller
+// may reach (scope.reaches; any server, reach false or no policy): its
+// call is routed, and waited for (the Toolset's Call, within
+// toolsift.Options.ConnectWait), rather than answered as a tool no server
+// has; the Hub's routing then holds it to the caller's scope (gate).
+func (p *proxy) connecting(ctx context.Context, name string, reach bool) bool {
+	if name == "" {
+		return false
+	}
+	if a := p.access(ctx); a != nil && reach {
+		ctx = upstream.WithServerScope(ctx, a.sc.reaches)
+	}
+	now, cancel := context.WithCancel(ctx)
+	cancel() // asked, not waited for: the servers name stands for still connecting
+	return len(p.hub.WaitListed(now, name)) > 0
 }
 
 // withProgress passes the upstream server's progress notices of a call on
@@ -135,6 +153,11 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 		}
 		id, _ := authn.IdentityFrom(ctx)
 		res, err = p.perUser.call(withSession(ctx, ss), id, server, name, args)
+	case !known && g.a != nil && p.connecting(ctx, name, false) && !p.connecting(ctx, name, true):
+		// Of a server still connecting that the caller may not reach:
+		// answered now, not waited for, as a tool no server has.
+		g.hidden.Store(true)
+		res, err = p.ts.Call(upstream.WithServerScope(ctx, noServer), name, args)
 	default:
 		res, err = p.ts.Call(withSession(ctx, ss), name, args)
 	}
