@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -25,6 +26,10 @@ type Selection struct {
 	// cost instead.
 	AllTokens int `json:"all_tokens"`
 	AllTools  int `json:"all_tools"`
+	// Query is what the tools were ranked for (think.ConversationQuery of
+	// the conversation): after a successful call of one of Tools, pass it
+	// to Toolset.Record so that a request like it finds that tool again.
+	Query retrieval.Query `json:"-"`
 }
 
 // SelectedTool is one tool of a Selection with why it is offered.
@@ -111,7 +116,7 @@ func (ts *Toolset) Select(ctx context.Context, conversation []tool.Message) (Sel
 	if err != nil {
 		return Selection{}, fmt.Errorf("toolsift: select: %w", err)
 	}
-	sel := Selection{Tokens: off.Tokens, AllTokens: off.AllTokens, AllTools: off.AllTools}
+	sel := Selection{Tokens: off.Tokens, AllTokens: off.AllTokens, AllTools: off.AllTools, Query: q}
 	for _, o := range off.Tools {
 		sel.Tools = append(sel.Tools, SelectedTool{
 			Name: o.Tool.Name, Reason: o.Reason, Score: o.Score, Tier: o.Tier, Tokens: o.Tokens,
