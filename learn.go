@@ -113,32 +113,35 @@ func (l *learner) start() {
 	}
 	l.wg.Go(l.writer)
 	if w, ok := l.st.(store.Watcher); ok {
-		ready, ended := make(chan struct{}), make(chan struct{})
 		l.wg.Go(func() {
-			defer close(ended)
-			err := w.Watch(l.life, UsagePrefix, func() { close(ready) }, func(key string) {
-				l.keysMu.Lock()
-				l.keys[key] = true
-				l.keysMu.Unlock()
-				select {
-				case l.changed <- struct{}{}:
-				default:
-				}
-			})
+			// What another process wrote before the watch listened is
+			// read again once it listens (a key "" asks for every key).
+			err := w.Watch(l.life, UsagePrefix, func() { l.changedKey("") }, l.changedKey)
 			if l.life.Err() == nil {
 				l.log.Warn("toolsift: watching the usage memory ended; other replicas' calls are read at the next write", "error", err)
 			}
 		})
 		l.wg.Go(l.follow)
-		// What was written before the watch listened is read below, once
-		// it listens (or at once, if it cannot).
-		select {
-		case <-ready:
-		case <-ended:
-		}
 	}
 	ctx, cancel := context.WithTimeout(l.life, flushTimeout)
 	defer cancel()
+	l.readAll(ctx)
+}
+
+// changedKey notes that another process wrote key ("": every key, to be
+// listed) for follow.
+func (l *learner) changedKey(key string) {
+	l.keysMu.Lock()
+	l.keys[key] = true
+	l.keysMu.Unlock()
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
+// readAll reads every scope the store holds.
+func (l *learner) readAll(ctx context.Context) {
 	keys, err := l.st.List(ctx, UsagePrefix)
 	if err != nil {
 		l.log.Warn("toolsift: usage memory: list the store", "prefix", UsagePrefix, "error", err)
@@ -163,7 +166,11 @@ func (l *learner) follow() {
 		l.keysMu.Unlock()
 		for _, key := range slices.Sorted(maps.Keys(keys)) {
 			ctx, cancel := context.WithTimeout(l.life, flushTimeout)
-			l.read(ctx, key)
+			if key == "" {
+				l.readAll(ctx)
+			} else {
+				l.read(ctx, key)
+			}
 			cancel()
 		}
 	}

@@ -107,8 +107,8 @@ type Options struct {
 	// toolsift serve do. slog.New(slog.DiscardHandler) silences everything.
 	Logger *slog.Logger
 	// Usage configures the usage memory, on unless NoUsage: the Toolset
-	// remembers which tools requests led to (Record; the agent tells it
-	// of each successful call of a tool its step offered) and ranks
+	// remembers which tools requests led to (Record, which makes it an
+	// agent.Recorder) and ranks
 	// with it at every Think step, Select, Search, SearchTools, Find and
 	// Explain, so that a request like an earlier one, in other words,
 	// finds the tool that one led to (see package usage). It is kept per

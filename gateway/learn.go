@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -104,7 +106,11 @@ func (p *proxy) learnCall(ctx context.Context, name string) {
 		return
 	}
 	if err := rec.Record(usage.WithCaller(ctx, c), retrieval.Query{Task: query}, name); err != nil {
-		p.log.Warn("learn", "tool", name, "error", err)
+		level := slog.LevelWarn
+		if errors.Is(err, retrieval.ErrRecord) {
+			level = slog.LevelDebug // a tool the catalog does not hold (yet): a per-user one
+		}
+		p.logger(ctx, nil).Log(ctx, level, "learn", "tool", name, "error", err)
 	}
 }
 
