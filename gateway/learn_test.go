@@ -134,3 +134,29 @@ func TestServeLearns(t *testing.T) {
 		})
 	}
 }
+
+// With the Toolset's usage memory off (serve --no-learn), a search and a
+// successful call of a tool it returned teach nothing.
+func TestServeNoLearn(t *testing.T) {
+	gw, err := gateway.Open(context.Background(), learnServers(t), &gateway.Options{
+		Toolset: toolsift.Options{Store: store.NewMemory(), NoUsage: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	srv := httptest.NewServer(asMember(gw.Handler()))
+	t.Cleanup(srv.Close) // after the client's session closes (connectAs)
+	alice := connectAs(t, srv.URL, "alice:a", "2025-11-25")
+	before := alice.search(t, "remember that alice works at acme", 3)
+	if ans := alice.search(t, "note that alice is an engineer at acme", 10); !slices.ContainsFunc(ans.Tools, func(f think.FoundTool) bool { return f.Name == "kb__create_entities" }) {
+		t.Fatalf("the search does not return kb__create_entities: %+v", ans.Tools)
+	}
+	if text, isErr := alice.call(t, "call_tool", map[string]any{"name": "kb__create_entities", "arguments": map[string]any{}}); isErr {
+		t.Fatalf("call_tool: %s", text)
+	}
+	after := alice.search(t, "remember that alice works at acme", 3)
+	if len(after.Tools) == 0 || len(before.Tools) == 0 || after.Tools[0].Name != before.Tools[0].Name || after.Tools[0].Name == "kb__create_entities" {
+		t.Errorf("with NoUsage the ranking moved: %+v, then %+v", before.Tools, after.Tools)
+	}
+}
