@@ -46,7 +46,8 @@
 // (trust/), the vector of every tool document and every server document
 // (retrieval's server-aware ranking) per embedder (vectors/) and the
 // full-tier token cost of every tool per tokenizer (tokens/), all keyed by
-// content hashes. In the folder these keys are files, the ones toolsift
+// content hashes, and its usage memory (usage/, one value per scope:
+// Options.Usage). In the folder these keys are files, the ones toolsift
 // has always written; a shared store (PostgreSQL) lets the replicas of a
 // gateway share them. A second Open of the same config starts no server that
 // has a cache entry, embeds one document per index (to learn the
@@ -56,7 +57,20 @@
 // once the process has loaded its tables (benchmarks/lazystart.sh; the
 // README has the runs). The cache holds
 // tool metadata, vectors and counts, never an env or header value, a URL,
-// nor a query.
+// nor a query's text (the usage memory keeps a request as its vector and
+// hashed words, unless usage.Options.KeepText).
+//
+// # What is learned
+//
+// A Toolset remembers which tools requests led to (Options.Usage, on
+// unless NoUsage): the agent tells it of each successful call of a tool a
+// step offered when its run ends, a loop over Select tells it with
+// Record, and every ranking (Think, Select, Search, SearchTools, Find,
+// Explain) then lifts the tools that requests like the new one led to, in
+// the scope of the caller of its ctx (usage.WithCaller; one scope
+// without). Kept in the store, written within a second of a call and at
+// Close, read at Open and, over a store.Watcher, whenever another process
+// writes it.
 //
 // # Opening in the background
 //

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -29,6 +30,10 @@ type Selection struct {
 	// could not consider: still connecting (the next Select sees more) or
 	// failed (see Toolset.Think).
 	Incomplete *think.Incomplete `json:"incomplete,omitempty"`
+	// Query is what the tools were ranked for (think.ConversationQuery of
+	// the conversation): after a successful call of one of Tools, pass it
+	// to Toolset.Record so that a request like it finds that tool again.
+	Query retrieval.Query `json:"-"`
 }
 
 // SelectedTool is one tool of a Selection with why it is offered.
@@ -122,7 +127,7 @@ func (ts *Toolset) Select(ctx context.Context, conversation []tool.Message) (Sel
 	if err != nil {
 		return Selection{}, fmt.Errorf("toolsift: select: %w", err)
 	}
-	sel := Selection{Tokens: off.Tokens, AllTokens: off.AllTokens, AllTools: off.AllTools, Incomplete: in}
+	sel := Selection{Tokens: off.Tokens, AllTokens: off.AllTokens, AllTools: off.AllTools, Incomplete: in, Query: q}
 	for _, o := range off.Tools {
 		sel.Tools = append(sel.Tools, SelectedTool{
 			Name: o.Tool.Name, Reason: o.Reason, Score: o.Score, Tier: o.Tier, Tokens: o.Tokens,

@@ -24,6 +24,7 @@ import (
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 	"github.com/toolsift/toolsift/upstream"
+	"github.com/toolsift/toolsift/usage"
 )
 
 // ErrOptions reports invalid Options.
@@ -63,7 +64,8 @@ type Options struct {
 	Budget, K int
 	// Store keeps what the Toolset and its Hub keep between runs and share
 	// with other processes (see the package doc): the Toolset's tool
-	// vectors and token costs (vectors/, tokens/) and, for Open and
+	// vectors and token costs (vectors/, tokens/), its usage memory
+	// (usage/, see Usage) and, for Open and
 	// OpenConfig, the Hub's tool lists (catalog/) and trust records
 	// (trust/). nil means the Hub's store with OpenHub (upstream.Hub.Store),
 	// else upstream.DefaultStore(), the folder os.UserCacheDir()/toolsift
@@ -116,6 +118,22 @@ type Options struct {
 	// DefaultConnectWait (5s); negative means never wait: answer at once
 	// with what is listed, and say so.
 	ConnectWait time.Duration
+	// Usage configures the usage memory, on unless NoUsage: the Toolset
+	// remembers which tools requests led to (Record, which makes it an
+	// agent.Recorder) and ranks
+	// with it at every Think step, Select, Search, SearchTools, Find and
+	// Explain, so that a request like an earlier one, in other words,
+	// finds the tool that one led to (see package usage). It is kept per
+	// scope (usage.WithCaller on the ctx of Record and of the ranking;
+	// one scope "" without), bounded and decaying (usage.Options; nil
+	// means usage's defaults: 4,096 calls and 4 MiB per scope, a 30-day
+	// half-life, requests kept as vectors and hashed terms, never text),
+	// and kept in Store under UsagePrefix, one value per scope, written
+	// within a second of a call and at Close, read at Open and, over a
+	// store.Watcher, again whenever another process writes it. NoUsage
+	// turns it off: nothing is recorded, read or ranked with.
+	Usage   *usage.Options
+	NoUsage bool
 	// Thinker, when set, is the Think step, built with think.New over a
 	// toolindex.Index of yours: the Toolset indexes its tools into that
 	// index (think.Thinker.Index) and thinks with it. Its budget, K,
@@ -124,8 +142,10 @@ type Options struct {
 	// think.Options.Costs): Budget, K, Encoding, Embedder, Semantic and
 	// NoSemantic set beside it are an error, and Store keeps only the
 	// Hub's records. The Toolset's pins (Pin, the config's) are added to
-	// the Thinker's own (think.Thinker.WithPinned). Give each Toolset a
-	// Thinker of its own.
+	// the Thinker's own (think.Thinker.WithPinned). The usage memory is the
+	// Thinker's (its retrieval.Options.Usage; none when it has none):
+	// Record records into it, and the Toolset does not keep it in Store.
+	// Give each Toolset a Thinker of its own.
 	Thinker *think.Thinker
 }
 
@@ -153,6 +173,7 @@ type Toolset struct {
 	warnFailed bool
 	onChange   func(tool.Change) // Options.OnChange
 	wait       time.Duration     // Options.ConnectWait, resolved; negative: never
+	learn      *learner          // the usage memory; nil when off
 }
 
 // Open loads the mcpServers config file at path (Claude Desktop, Claude
@@ -313,6 +334,9 @@ func newToolset(opts *Options, defaultStore func() (store.Store, error)) (*Tools
 			return nil, o, err
 		}
 	} else {
+		if mem := th.Options().Retrieval.Usage; mem != nil {
+			ts.learn = newLearner(mem, nil, o.Logger)
+		}
 		// A Thinker of the caller's pins what it pins, and its caches are
 		// its own, written when the Toolset writes its own (flush) if they
 		// are toolsift's.
@@ -340,6 +364,7 @@ func (o *Options) checkThinker() error {
 	}{
 		{"Budget", o.Budget != 0}, {"K", o.K != 0}, {"Encoding", o.Encoding != ""},
 		{"Embedder", o.Embedder != nil}, {"Semantic", o.Semantic != nil}, {"NoSemantic", o.NoSemantic},
+		{"Usage", o.Usage != nil}, {"NoUsage", o.NoUsage},
 	} {
 		if k.set {
 			set = append(set, k.name)
@@ -373,6 +398,14 @@ func (ts *Toolset) newThinker(o Options) (*think.Thinker, error) {
 	}
 	ixOpts := toolindex.Options{Semantic: sem}
 	to := think.Options{Budget: o.Budget, Retrieval: retrieval.Options{K: o.K}}
+	if !o.NoUsage {
+		mem, err := usage.New(o.Usage)
+		if err != nil {
+			return nil, fmt.Errorf("%w: Usage: %w", ErrOptions, err)
+		}
+		ts.learn = newLearner(mem, ts.store, o.Logger)
+		to.Retrieval.Usage = mem
+	}
 	if _, mem := ts.store.(*store.Memory); !mem {
 		derived := hashcache.New(ts.store)
 		log := o.Logger
@@ -431,6 +464,9 @@ func defaultEmbedders(semantic bool) (*toolindex.LocalEmbedder, toolindex.Embedd
 // cost and the index of server documents are made (or found in the cache)
 // now, not at the first Think step.
 func (ts *Toolset) ready() {
+	if ts.learn != nil {
+		ts.learn.start()
+	}
 	ts.opened.Store(true)
 	ts.prepare()
 	ts.flush()
@@ -643,12 +679,16 @@ func (ts *Toolset) Refresh(ctx context.Context) error {
 	return ts.hub.Refresh(ctx)
 }
 
-// Close stops every server and writes what is new to the cache.
+// Close stops every server and writes what is new to the cache and the
+// usage memory to the store.
 func (ts *Toolset) Close() error {
 	var err error
 	if ts.hub != nil {
 		err = ts.hub.Close()
 	}
 	ts.flush()
+	if ts.learn != nil {
+		ts.learn.close()
+	}
 	return err
 }

@@ -24,7 +24,8 @@ var (
 )
 
 // Tools is what the agent chooses from and calls through:
-// *toolsift.Toolset implements it (toolsift.Open). Implementations must be
+// *toolsift.Toolset implements it (toolsift.Open), and Recorder, so that
+// its usage memory learns from the run's calls. Implementations must be
 // safe for concurrent use.
 type Tools interface {
 	// Think chooses the tools of one step (think.Thinker.Think).
@@ -42,6 +43,18 @@ type Tools interface {
 	// down or restarting: the model may try again) or
 	// tool.ErrInvalidArguments. It must honour ctx's deadline.
 	Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error)
+}
+
+// Recorder is implemented by Tools that learn from the calls a run makes
+// (toolsift.Toolset: its usage memory). When a run (or a Continue) ends,
+// however it ends, it tells it of every call that succeeded (OutcomeOK)
+// of a tool its step offered, whether Think chose it or a search_tools
+// call found it: that step's query q (Step.Query) led to the tool named
+// name. Failed, refused and unoffered calls are not told, and a run does
+// not rank its own later steps with its earlier calls. An error is
+// logged.
+type Recorder interface {
+	Record(ctx context.Context, q retrieval.Query, name string) error
 }
 
 // Defaults of Options. The tool budget and retrieval depth are the Think

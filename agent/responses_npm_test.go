@@ -15,6 +15,7 @@ import (
 	"github.com/toolsift/toolsift/agent/openai"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/tool"
+	"github.com/toolsift/toolsift/usage"
 )
 
 // threeToolModel scripts a model doing the task on the Responses API: it
@@ -100,7 +101,11 @@ func TestResponsesThreeToolTask(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := a.Run(ctx, "Add 40 and 2, read the knowledge graph, and list the directories you are allowed to access.")
+			// Each run in a usage scope of its own: the second would
+			// otherwise find the three tools the first called at once,
+			// with no search, as a Toolset that learns should.
+			uctx := usage.WithCaller(ctx, usage.Caller{Scope: t.Name()})
+			res, err := a.Run(uctx, "Add 40 and 2, read the knowledge graph, and list the directories you are allowed to access.")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -62,6 +62,9 @@ type run struct {
 	steps    int
 	// deferred is set when the catalog goes as deferred tools (defer.go).
 	deferred *deferral
+	// learned are the successful calls of offered tools, with the query
+	// of their step, told to a Recorder when the run ends (record).
+	learned []learnedCall
 
 	emitMu sync.Mutex
 }
@@ -74,6 +77,7 @@ func (a *Agent) loop(ctx context.Context, msgs []tool.Message, used []string) (*
 // request the first step's is measured against and kept stable with.
 func (a *Agent) loopFrom(ctx context.Context, msgs []tool.Message, used []string, prev *Result) (*Result, error) {
 	r := &run{a: a, res: &Result{Messages: msgs, Used: used}}
+	defer r.record(ctx)
 	if prev != nil {
 		r.prev, r.prevSent, r.steps = prev.last, prev.lastSent, prev.steps
 		r.res.last, r.res.lastSent, r.res.steps = prev.last, prev.lastSent, prev.steps // kept by a turn that makes no request
@@ -214,6 +218,7 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	// Act and observe.
 	t3 := time.Now()
 	st.Calls = r.act(ctx, n, msg.ToolCalls, offered)
+	r.learnFrom(st.Query, st.Calls)
 	st.Latency.Tools = time.Since(t3)
 	if st.DroppedCalls > 0 {
 		last := &st.Calls[len(st.Calls)-1]
@@ -298,6 +303,46 @@ func (r *run) act(ctx context.Context, n int, calls []tool.ToolCall, offered []O
 		}
 	}
 	return out
+}
+
+// learnedCall is a call the run's Recorder is told of: q led to name.
+type learnedCall struct {
+	q    retrieval.Query
+	name string
+}
+
+// learnFrom notes each successful call of a tool the step offered (or
+// that a search found and a deferred catalog loaded), with q, the step's
+// query, for record. A failed, refused or unoffered call, and search_tools
+// itself, teach nothing.
+func (r *run) learnFrom(q retrieval.Query, calls []Call) {
+	if _, ok := r.a.tools.(Recorder); !ok {
+		return
+	}
+	for _, c := range calls {
+		if c.Outcome != OutcomeOK || !c.Offered {
+			continue
+		}
+		if _, inCatalog := r.a.tools.Get(c.Name); inCatalog {
+			r.learned = append(r.learned, learnedCall{q, c.Name})
+		}
+	}
+}
+
+// record tells Tools that is a Recorder of the calls learnFrom noted, when
+// the run ends however it ends: a run does not rank its own later steps
+// with its earlier calls.
+func (r *run) record(ctx context.Context) {
+	rec, ok := r.a.tools.(Recorder)
+	if !ok {
+		return
+	}
+	ctx = context.WithoutCancel(ctx) // a run cancelled after its calls succeeded still teaches
+	for _, l := range r.learned {
+		if err := rec.Record(ctx, l.q, l.name); err != nil {
+			r.a.log.LogAttrs(ctx, slog.LevelWarn, "agent: record the call", slog.String("tool", l.name), slog.Any("error", err))
+		}
+	}
 }
 
 // exec runs one call of tl (the catalog's tool of that name, when

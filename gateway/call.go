@@ -225,6 +225,9 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 		}
 		return errorResult("%s", msg), nil
 	}
+	if outcome == "ok" {
+		p.learnCall(ctx, name) // learn.go
+	}
 	return result(res), nil
 }
 

@@ -129,6 +129,7 @@ type proxy struct {
 	sessions   map[*session]time.Time // the servers made, since when (zero: kept, keep)
 	grace      time.Duration          // sessionGrace, but in tests; guarded by mu
 	held       heldCalls              // calls of 2026-07-28 clients waiting for their answers (held.go)
+	memo       searchMemo             // each caller's latest searches, to learn from its calls (learn.go)
 
 	// perUser reaches the per-user servers; nil when there are none. Set
 	// once, before the proxy serves.

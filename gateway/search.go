@@ -32,6 +32,7 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 		return nil, err
 	}
+	p.searched(ctx, a.Query, tools) // learn.go
 	added, evicted := s.list(tools)
 	ans.Listed = len(tools) > 0 && s.listed(tools)
 	b, err := p.answerJSON(ans) // answer.go
@@ -75,7 +76,7 @@ func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.Se
 		// of whose tools the caller may reach
 		ctx = upstream.WithServerScope(ctx, a.sc.reaches)
 	}
-	return p.ts.Find(ctx, query, k, p.opts.SearchBudget, skip)
+	return p.ts.Find(usageCaller(ctx), query, k, p.opts.SearchBudget, skip) // the caller's usage memory (learn.go)
 }
 
 // errorResult is a tool result that tells the model what went wrong.

@@ -44,7 +44,7 @@ func (r *Retriever) rankedVotes(ctx context.Context, q Query, k int) ([]Match, [
 	// what they say (and Lexical needs no embedder).
 	sw := r.serverWeight()
 	deep := k
-	if sw > 0 || r.opts.feat.IntentQuota > 0 || r.opts.feat.Feedback > 0 || r.opts.Usage != nil {
+	if sw > 0 || r.opts.feat.IntentQuota > 0 || r.opts.feat.Feedback > 0 || r.learns(ctx) {
 		deep = max(k, r.opts.Depth)
 	}
 	lift := func(ps []part, ms []Match) ([]Match, error) {
@@ -176,7 +176,7 @@ func (r *Retriever) reachRank() int {
 // names first; at most k matches, best first.
 func (r *Retriever) searchRanked(ctx context.Context, query string, k int, in func(tool.Tool) bool) ([]Match, error) {
 	deep := k
-	if r.opts.Usage != nil {
+	if r.learns(ctx) {
 		// As deep as the lists go (the same ranking): a voted tool the
 		// first k lack is lifted from where it stands.
 		deep = max(k, r.opts.Depth)

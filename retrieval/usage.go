@@ -46,22 +46,35 @@ func (r *Retriever) Record(ctx context.Context, request, name string, at time.Ti
 	if mem == nil {
 		return nil
 	}
-	request = clip(request, maxPartRunes)
-	if request == "" {
-		return fmt.Errorf("%w: empty request for %q", ErrRecord, name)
-	}
-	t, ok := r.ix.Get(name)
-	if !ok {
-		return fmt.Errorf("%w: no tool %q in the index", ErrRecord, name)
-	}
-	req, err := r.usageRequest(ctx, request)
+	ev, err := r.UsageEvent(ctx, request, name, at)
 	if err != nil {
 		return err
 	}
-	if err := mem.Record(usage.Event{Caller: usage.CallerFrom(ctx), Request: req, Tool: t.Name, Hash: t.Hash, Time: at}); err != nil {
+	if err := mem.Record(ev); err != nil {
 		return fmt.Errorf("%w: %w", ErrRecord, err)
 	}
 	return nil
+}
+
+// UsageEvent is the event Record would give the usage memory, for a
+// caller that keeps or sends it itself (usage.Memory.Record): request as
+// this Retriever compares it (its sentence vector and the hashed terms the
+// catalog has), the tool's name and current content hash, the caller of
+// ctx. It needs no usage memory. It fails as Record does.
+func (r *Retriever) UsageEvent(ctx context.Context, request, name string, at time.Time) (usage.Event, error) {
+	request = clip(request, maxPartRunes)
+	if request == "" {
+		return usage.Event{}, fmt.Errorf("%w: empty request for %q", ErrRecord, name)
+	}
+	t, ok := r.ix.Get(name)
+	if !ok {
+		return usage.Event{}, fmt.Errorf("%w: no tool %q in the index", ErrRecord, name)
+	}
+	req, err := r.usageRequest(ctx, request)
+	if err != nil {
+		return usage.Event{}, err
+	}
+	return usage.Event{Caller: usage.CallerFrom(ctx), Request: req, Tool: t.Name, Hash: t.Hash, Time: at}, nil
 }
 
 // usageText is the text a Query ranks under in the usage memory: its
@@ -96,13 +109,19 @@ func (r *Retriever) usageRequest(ctx context.Context, text string) (usage.Reques
 	return req, nil
 }
 
+// learns reports whether the usage memory holds calls in the scope of
+// ctx's caller: a ranking with an empty memory is the ranking without one.
+func (r *Retriever) learns(ctx context.Context) bool {
+	return r.opts.Usage != nil && r.opts.Usage.Calls(usage.CallerFrom(ctx).Scope) > 0
+}
+
 // learned applies the usage signal to out (best first) for the request
 // text, among the tools in accepts (nil: all) and the Servers filter: it
 // returns out re-ranked, a voted tool that out lacks added with its vote
 // alone, and what each vote added. out is not modified.
 func (r *Retriever) learned(ctx context.Context, text string, out []Match, in func(tool.Tool) bool) ([]Match, []Learned, error) {
 	mem := r.opts.Usage
-	if mem == nil || text == "" {
+	if !r.learns(ctx) || text == "" {
 		return out, nil, nil
 	}
 	req, err := r.usageRequest(ctx, text)

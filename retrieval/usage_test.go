@@ -1,6 +1,7 @@
 package retrieval_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -283,5 +284,33 @@ func BenchmarkRetrieveUsage(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// UsageEvent is the event Record keeps: recorded by hand into another
+// memory, it gives the same memory; it fails as Record does.
+func TestUsageEvent(t *testing.T) {
+	ix, _ := usageCatalog(t)
+	ctx := usage.WithCaller(context.Background(), usage.Caller{Scope: "team", Identity: "alice"})
+	a, b := newMemory(t, nil), newMemory(t, nil)
+	r := newRetriever(t, ix, &retrieval.Options{Usage: a})
+	if err := r.Record(ctx, "read my notes", "fs__read_file", t0); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := newRetriever(t, ix, nil).UsageEvent(ctx, "read my notes", "fs__read_file", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Scope != "team" || ev.Identity != "alice" || ev.Tool != "fs__read_file" || ev.Hash == "" {
+		t.Errorf("UsageEvent = caller %+v, tool %q, hash %q", ev.Caller, ev.Tool, ev.Hash)
+	}
+	if err := b.Record(ev); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Marshal("team"), b.Marshal("team")) {
+		t.Error("the event UsageEvent gives, recorded, differs from what Record keeps")
+	}
+	if _, err := r.UsageEvent(ctx, "read my notes", "no_such_tool", t0); !errors.Is(err, retrieval.ErrRecord) {
+		t.Errorf("an unknown tool: %v, want ErrRecord", err)
 	}
 }

@@ -39,7 +39,10 @@
 //
 // State: [Memory.Marshal] writes one scope (for a store.Store, one value
 // per scope), [Memory.Merge] adds a scope another process wrote (a
-// replica's) so that merging the same state twice changes nothing;
+// replica's) so that merging the same state twice changes nothing,
+// [Memory.Replace] takes a stored scope as the truth (what a process that
+// keeps its memory in a store does before it records again the calls it
+// has not written);
 // [Memory.Entries] and [Memory.Forget] list and forget calls by identity,
 // tool or age. The same events recorded in the same order give the same
 // memory and the same votes, whenever they are asked: a scope's "now" is

@@ -156,6 +156,39 @@ func (m *Memory) Merge(scope string, data []byte) error {
 	return nil
 }
 
+// Replace sets scope to what data (a scope as Marshal wrote it) holds,
+// dropping every call it held before, then bounds it (Options): a process
+// that keeps its memory in a store takes the store's value as the truth
+// (a call forgotten there is forgotten here too) and records again the
+// calls it has not written yet. Empty data empties the scope. Data that is
+// not such a value is an error wrapping ErrFormat, and changes nothing.
+func (m *Memory) Replace(scope string, data []byte) error {
+	var reqs []*request
+	var newest int64
+	if len(data) > 0 {
+		var err error
+		if reqs, newest, err = decode(data, m.opts.KeepText); err != nil {
+			return fmt.Errorf("usage: replace scope %q: %w", scope, err)
+		}
+	}
+	s := newScope()
+	s.newest = newest
+	for _, r := range reqs {
+		for _, c := range r.calls {
+			s.mergeCall(r, c)
+		}
+	}
+	s.bound(m.opts)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s.calls == 0 {
+		delete(m.scopes, scope)
+	} else {
+		m.scopes[scope] = s
+	}
+	return nil
+}
+
 // decode reads what Marshal wrote.
 func decode(data []byte, keepText bool) ([]*request, int64, error) {
 	if len(data) < len(formatMagic)+4 || string(data[:len(formatMagic)-1]) != formatMagic[:len(formatMagic)-1] {

@@ -225,6 +225,17 @@ func (m *Memory) scope(name string) *scope {
 	return s
 }
 
+// Calls returns how many calls scope holds (each call counted once,
+// whatever its count): 0 for a scope that holds nothing.
+func (m *Memory) Calls(scope string) int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if s := m.scopes[scope]; s != nil {
+		return s.calls
+	}
+	return 0
+}
+
 // Scopes returns the names of the scopes that hold calls, sorted.
 func (m *Memory) Scopes() []string {
 	m.mu.RLock()

@@ -502,3 +502,33 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("%d calls kept, over MaxCalls 64", n)
 	}
 }
+
+// Replace takes a stored scope as the truth: what the memory held before
+// is gone (a forget elsewhere reaches it), other scopes stay, and bad data
+// changes nothing.
+func TestReplace(t *testing.T) {
+	stored := newMemory(t, nil)
+	record(t, stored, alice, req("add 2 and 3", topic(1)), "get-sum", t0)
+	m := newMemory(t, nil)
+	record(t, m, alice, req("weather in Paris", topic(2)), "get-weather", t0)
+	record(t, m, usage.Caller{Scope: "other", Identity: "bob"}, req("list files", topic(3)), "list-files", t0)
+	if err := m.Replace("team", stored.Marshal("team")); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(m.Marshal("team"), stored.Marshal("team")) {
+		t.Errorf("after Replace the scope holds %v, want the stored %v", entries(m, "team"), entries(stored, "team"))
+	}
+	if n := len(entries(m, "other")); n != 1 || m.Calls("other") != 1 || m.Calls("team") != 1 || m.Calls("none") != 0 {
+		t.Errorf("Replace of team changed scope other: %d calls; Calls: team %d, other %d, none %d; want 1, 1, 1, 0", n, m.Calls("team"), m.Calls("other"), m.Calls("none"))
+	}
+	before := m.Marshal("team")
+	if err := m.Replace("team", []byte("not a scope")); !errors.Is(err, usage.ErrFormat) {
+		t.Errorf("Replace with bad data = %v, want ErrFormat", err)
+	}
+	if !bytes.Equal(m.Marshal("team"), before) {
+		t.Error("a failed Replace changed the scope")
+	}
+	if err := m.Replace("team", nil); err != nil || slices.Contains(m.Scopes(), "team") {
+		t.Errorf("Replace with nothing: %v, scopes %v", err, m.Scopes())
+	}
+}

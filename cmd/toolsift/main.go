@@ -61,6 +61,8 @@ func run(ctx context.Context, e *env, args []string) int {
 		err = token(ctx, e, args[1:])
 	case "audit":
 		err = auditCommand(ctx, e, args[1:])
+	case "usage":
+		err = learnedCommand(ctx, e, args[1:])
 	default:
 		fmt.Fprintf(e.stderr, "toolsift: unknown command %q\n\n", args[0])
 		usage(e.stderr)
@@ -85,9 +87,10 @@ Usage:
   toolsift token create|list|revoke      per-user API tokens for serve --listen --tokens
   toolsift audit [flags]                 the tool calls serve --audit recorded
   toolsift audit prune --before 720h     deletes the audit log's days older than that
+  toolsift usage list|export|forget      what serve's search learned from the calls it routed
   toolsift --version                     the version (its serverInfo's too)
 
-Run "toolsift serve -h" (token -h, audit -h) for the flags.`)
+Run "toolsift serve -h" (token -h, audit -h, usage -h) for the flags.`)
 }
 
 // usageError prints why the arguments are wrong and where the usage is,

@@ -70,9 +70,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 	budget := fs.Int("budget", think.DefaultBudget, "most `tokens` of tool schemas in one search_tools answer")
 	var pins []string
 	listFlag(fs, &pins, "pin", "list this tool from the start (`name` as listed, server__tool, or a glob; repeatable, or comma-separated)")
-	storeSpec := fs.String("store", "", "where tool lists, trust records, vectors, token costs (and with --tokens, --audit, --per-user: tokens, audit records, logins) are kept: a `folder` (default the user cache folder's toolsift), or a postgres:// URL that replicas share")
+	storeSpec := fs.String("store", "", "where tool lists, trust records, vectors, token costs, what search learned (and with --tokens, --audit, --per-user: tokens, audit records, logins) are kept: a `folder` (default the user cache folder's toolsift), or a postgres:// URL that replicas share")
 	cacheDir := fs.String("cache-dir", "", "deprecated: --store")
 	noCache := fs.Bool("no-cache", false, "keep nothing past this run: every server starts now")
+	noLearn := fs.Bool("no-learn", false, "learn nothing from the calls routed: search_tools ranks as if each request were the first (by default a search followed by the same caller's call of a tool it found teaches that team's later searches; toolsift usage lists and forgets it)")
 	connectTimeout := fs.Duration("connect-timeout", 30*time.Second, "how long a server may take to start and list its tools (a server's own \"timeout\" wins)")
 	connectWait := fs.Duration("connect-wait", toolsift.DefaultConnectWait, "how long a search_tools, or a call of a tool not listed yet, waits for the servers still connecting on a first start (0: never; the answer names those still connecting either way)")
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "stop a server not called for this long (negative: never)")
@@ -224,7 +225,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	// logged by it. The gateway wires the Hub's and the Toolset's hooks: a
 	// change upstream reaches the clients' lists at once.
 	gopts := &gateway.Options{
-		Toolset: toolsift.Options{Pin: pins, Store: st, ConnectWait: wait},
+		Toolset: toolsift.Options{Pin: pins, Store: st, ConnectWait: wait, NoUsage: *noLearn},
 		Hub: upstream.HubOptions{
 			IdleTimeout: *idle, Timeout: *connectTimeout, Auth: auth,
 			// Listen at once, with what the cache has: a first start of
