@@ -175,8 +175,8 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 		outcome = "tool-error"
 	}
 	took := time.Since(start)
-	p.metrics.called(cmp.Or(t.Server, server), outcome, took) // metrics.go
-	if p.log.Enabled(ctx, slog.LevelInfo) {                   // its attributes are built only for a line that is written
+	p.metrics.called(cmp.Or(t.Server, server), outcome, took)
+	if p.log.Enabled(ctx, slog.LevelInfo) { // its attributes are built only for a line that is written
 		attrs := []any{"tool", name, "outcome", outcome, "duration", took}
 		if known {
 			attrs = append(attrs, "server", t.Server, "upstream_tool", t.OriginalName)
