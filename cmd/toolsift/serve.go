@@ -101,6 +101,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	auditRetention := fs.Duration("audit-retention", 0, "with --audit: delete the audit records of days over by this long ago (`duration`, at least 24h; 720h keeps 30 days), at start and then daily; 0 keeps everything")
 	perUser := addPerUserFlags(fs)
 	policyFile := fs.String("policy", "", "policy `file`: which servers and tools each user or team may see and call (docs/serve.md, \"Team gateway: policy\")")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`addr`/metrics (and /healthz, /readyz), unauthenticated, on a listener of their own (docs/serve.md, \"Metrics\")")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -269,11 +270,24 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		gopts.PerUser = logins
 	}
+	var metrics http.Handler
+	if *metricsAddr != "" {
+		if gopts.Metrics, metrics, err = newMetrics(log); err != nil { // metrics.go
+			return err
+		}
+	}
 	gw, err := gateway.Open(ctx, cfg, gopts)
 	if err != nil {
 		return err
 	}
 	defer gw.Close()
+	if metrics != nil {
+		stop, err := serveMetrics(log, *metricsAddr, metrics, healthHandler(gw.Toolset()))
+		if err != nil {
+			return fmt.Errorf("--metrics %s: %w", *metricsAddr, err)
+		}
+		defer stop()
+	}
 	if *auditRetention > 0 {
 		stop := startAuditPrune(ctx, log, idOpts.audit, *auditRetention) // audit.go
 		defer stop()                                                     // before the store closes
