@@ -45,7 +45,7 @@ func TestServeMetrics(t *testing.T) {
 	// The first run trusts up's version 1 (stdio: it ends with its input).
 	var first strings.Builder
 	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &first, getenv: func(string) string { return "" }}
-	if code := run(context.Background(), e, []string{"serve", "--config", writeConfig(`"up": `+server("1")), "--store", st}); code != 0 {
+	if code := run(context.Background(), e, []string{"serve", "--config", writeConfig(`"up": ` + server("1")), "--store", st}); code != 0 {
 		t.Fatalf("first serve: exit %d\n%s", code, first.String())
 	}
 
