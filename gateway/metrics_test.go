@@ -22,6 +22,7 @@ import (
 	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // scrape gets url's /metrics text and parses it with the Prometheus text
@@ -209,5 +210,68 @@ func TestMetricsOneGateway(t *testing.T) {
 			gw2.Close()
 		}
 		t.Fatalf("second Open with the same Metrics: %v, want ErrOptions naming Metrics", err)
+	}
+}
+
+// metricsClient is a go-sdk client in memory of a proxy over ts and hub,
+// with Metrics when on (registered, as a program would).
+func metricsClient(b *testing.B, ts *toolsift.Toolset, hub *upstream.Hub, on bool) *mcp.ClientSession {
+	b.Helper()
+	po := &gateway.ProxyOptions{}
+	if on {
+		po.Metrics = gateway.NewMetrics()
+		prometheus.NewRegistry().MustRegister(po.Metrics)
+	}
+	p, err := gateway.NewProxy(ts, hub, po)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := p.NewServer().Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// BenchmarkCallMetrics and BenchmarkSearchMetrics: one call_tool, and one
+// search_tools, of a go-sdk client in memory, without Metrics and with
+// them: what counting costs a request.
+func BenchmarkCallMetrics(b *testing.B) {
+	ts, hub := openHubToolset(b, localTools(b), upstream.HubOptions{}, toolsift.Options{NoSemantic: true})
+	params := &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}}
+	for _, on := range []bool{false, true} {
+		cs := metricsClient(b, ts, hub, on)
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkSearchMetrics(b *testing.B) {
+	ts, hub := openHubToolset(b, localTools(b), upstream.HubOptions{}, toolsift.Options{NoSemantic: true})
+	params := &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "weather forecast for a city", "k": 3}}
+	for _, on := range []bool{false, true} {
+		cs := metricsClient(b, ts, hub, on)
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
 	}
 }
