@@ -57,6 +57,8 @@ audit prints them; --audit-retention 720h deletes the days older than 30, daily)
 --per-user NAME reaches the url server NAME with each user's own OAuth login,
 logged in at --public-url/login/NAME, sealed with the key of --login-key-file
 ($` + loginKeyEnv + `); see docs/serve.md, "Team gateway: per-user logins".
+--metrics ADDR serves Prometheus metrics at http://ADDR/metrics, on a listener of
+their own (docs/serve.md, "Metrics").
 Logs (one line per search and per call, never arguments) go to stderr.`
 
 // serve runs toolsift serve.
