@@ -193,7 +193,7 @@ var knownMethods = map[string]bool{
 	"resources/list": true, "resources/templates/list": true, "resources/read": true,
 	"resources/subscribe": true, "resources/unsubscribe": true,
 	"prompts/list": true, "prompts/get": true, "completion/complete": true,
-	"logging/setLevel": true, "subscriptions/listen": true,
+	"logging/setLevel": true, "server/discover": true, "subscriptions/listen": true,
 	"notifications/initialized": true, "notifications/cancelled": true,
 	"notifications/progress": true, "notifications/roots/list_changed": true,
 }

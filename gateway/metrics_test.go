@@ -194,6 +194,80 @@ func TestMetricsCountSession(t *testing.T) {
 	}
 }
 
+// TestMetricsAuditAndListen: the audit log's records that its store does
+// not take are counted delayed and queued; a 2026-07-28 client's
+// subscriptions/listen stream is counted open while it is, and is no
+// session.
+func TestMetricsAuditAndListen(t *testing.T) {
+	ctx := context.Background()
+	m := gateway.NewMetrics()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{
+		Metrics: m, Audit: &audit.Log{Store: failingPuts{store.NewMemory()}},
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	defer srv.Close()
+
+	c := connect(t, gw.NewServer(), "2025-11-25")
+	for range 2 {
+		if text, isErr := c.call(t, "call_tool", map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}); isErr {
+			t.Fatalf("math__add: %s", text)
+		}
+	}
+	got := scrape(t, srv.URL)
+	for k, v := range map[string]float64{
+		"toolsift_audit_delayed_records_total": 2, "toolsift_audit_queued_records": 2, "toolsift_audit_lost_records_total": 0,
+		`toolsift_upstream_calls_total{outcome="ok",server="math"}`: 2,
+	} {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+
+	mcpSrv := httptest.NewServer(gw.Handler())
+	defer mcpSrv.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpSrv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s, want 2026-07-28", v)
+	}
+	waitFor := func(name string, want float64) map[string]float64 {
+		t.Helper()
+		deadline := time.Now().Add(testenv.WaitLimit())
+		for {
+			got := scrape(t, srv.URL)
+			if got[name] == want {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s = %v, want %v", name, got[name], want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	got = waitFor("toolsift_listen_streams_open", 1)
+	if got["toolsift_sessions_open"] != 1 {
+		t.Errorf("toolsift_sessions_open = %v with a listen stream open, want 1 (the 2025-11-25 client's)", got["toolsift_sessions_open"])
+	}
+	if n := got[`toolsift_requests_total{method="server/discover",outcome="ok"}`]; n < 1 {
+		t.Errorf("server/discover counted %v times, want at least 1 (the 2026-07-28 client's)", n)
+	}
+	if n := got[`toolsift_requests_total{method="other",outcome="ok"}`]; n != 0 {
+		t.Errorf("%v requests of methods counted as other", n)
+	}
+	cs.Close()
+	waitFor("toolsift_listen_streams_open", 0)
+}
+
 // TestMetricsOneGateway: a Metrics another Gateway has is refused.
 func TestMetricsOneGateway(t *testing.T) {
 	m := gateway.NewMetrics()
