@@ -48,6 +48,9 @@ func serveMetrics(log *slog.Logger, addr string, metrics, health http.Handler) (
 		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	ln = gateway.LimitListenerPerHost(ln, 16, 16) // a scraper or two, and probes
 	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	if !loopbackOnly(addr) {
+		log.Warn("metrics are served without a token and name the config's servers: keep their address private", "addr", addr)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	return func() {
