@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -197,6 +198,7 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 		outcome = "tool-error"
 	}
 	took := time.Since(start)
+	p.metrics.called(cmp.Or(t.Server, server), outcome, took)
 	if p.log.Enabled(ctx, slog.LevelInfo) { // its attributes are built only for a line that is written
 		attrs := []any{"tool", name, "outcome", outcome, "duration", took}
 		if known {
@@ -241,6 +243,7 @@ func (p *proxy) refuseQuarantined(ctx context.Context, ss *mcp.ServerSession, na
 		rec.Server, rec.UpstreamTool = t.Server, t.OriginalName
 	}
 	audit.Report(ctx, rec)
+	p.metrics.called(rec.Server, rec.Outcome, 0)
 	return errorResult("%s", msg)
 }
 

@@ -68,6 +68,13 @@
 // while the store cannot take it); package audit reads them back and
 // prunes them (toolsift audit, serve --audit-retention).
 //
+// Options.Metrics, from NewMetrics, are the Gateway's Prometheus metrics,
+// a prometheus.Collector to register with a registry of your own:
+// requests by method and outcome, searches and their latency, calls by
+// server and outcome with their latency, and, read at each scrape, each
+// server's state and tools, the quarantined tools, the sessions and listen
+// streams open and the audit log's queue (docs/serve.md, "Metrics").
+//
 // Per-user servers (Options.PerUser, a PerUser: package peruser's Logins)
 // are remote servers each user reaches with the user's own OAuth login: a
 // user's calls go out on a session of that user's own, with that user's

@@ -95,6 +95,12 @@ type Options struct {
 	// request's user (authn.Require). Open attaches it to the shared Hub,
 	// and Close closes it.
 	PerUser PerUser
+
+	// Metrics, when set, counts the Gateway's requests, searches and
+	// calls and reads its servers', sessions' and audit log's state at
+	// each scrape (NewMetrics; register it yourself). nil: none, at no
+	// cost.
+	Metrics *Metrics
 }
 
 // HTTPOptions configure a Gateway's Handler. The zero value gives toolsift
@@ -280,6 +286,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		Logger:         o.Logger,
 		Audit:          o.Audit,
 		Policy:         o.Policy,
+		Metrics:        o.Metrics,
 	})
 	if err != nil {
 		return nil, errors.Join(err, ts.Close())

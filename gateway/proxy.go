@@ -78,6 +78,9 @@ type proxyOptions struct {
 	// Policy scopes what each caller sees and calls (policy.go); nil: no
 	// scoping.
 	Policy *config.Policy
+	// Metrics, when set, counts the requests, searches and calls
+	// (metrics.go); nil counts nothing.
+	Metrics *Metrics
 }
 
 // toolset is what the proxy needs of the Toolset it serves; *toolsift.Toolset
@@ -134,6 +137,7 @@ type proxy struct {
 	// perUser reaches the per-user servers; nil when there are none. Set
 	// once, before the proxy serves.
 	perUser *perUser
+	metrics *Metrics // nil: none (proxyOptions.Metrics)
 }
 
 // newProxy returns a proxy over ts, whose tools come from hub. It fails on
@@ -189,6 +193,12 @@ func newProxy(ts toolset, hub *upstream.Hub, opts *proxyOptions) (*proxy, error)
 		return nil, err
 	}
 	p.policy.Store(pol)
+	if o.Metrics != nil {
+		if err := o.Metrics.attach(p); err != nil {
+			return nil, err
+		}
+		p.metrics = o.Metrics
+	}
 	p.pin()
 	return p, nil
 }
@@ -330,6 +340,9 @@ func (p *proxy) server(static bool, id *authn.Identity) *mcp.Server {
 	// it refuses), then the rest. scoped: policy.go; heard: announce.go;
 	// foundTools: session.go.
 	mw := []mcp.Middleware{s.withRequestIdentity}
+	if p.metrics != nil {
+		mw = append(mw, p.metrics.middleware) // metrics.go
+	}
 	if p.opts.Audit != nil {
 		mw = append(mw, p.opts.Audit.Middleware)
 	}

@@ -22,9 +22,11 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	p := s.p
 	a, err := think.ParseSearchArgs(orEmpty(req.Params.Arguments))
 	if err != nil {
+		p.metrics.searched(time.Since(start), 0, err)
 		return errorResult("%v", err), nil
 	}
 	ans, tools, err := p.searchAnswer(ctx, a.Query, a.K)
+	p.metrics.searched(time.Since(start), len(ans.Tools), err) // metrics.go
 	if err != nil {
 		p.logger(ctx, req.Session).Warn("search", "query", a.Query, "k", a.K, "error", err, "duration", time.Since(start))
 		if errors.Is(err, retrieval.ErrSearch) {

@@ -57,6 +57,8 @@ audit prints them; --audit-retention 720h deletes the days older than 30, daily)
 --per-user NAME reaches the url server NAME with each user's own OAuth login,
 logged in at --public-url/login/NAME, sealed with the key of --login-key-file
 ($` + loginKeyEnv + `); see docs/serve.md, "Team gateway: per-user logins".
+--metrics ADDR serves Prometheus metrics at http://ADDR/metrics, on a listener of
+their own (docs/serve.md, "Metrics").
 Logs (one line per search and per call, never arguments) go to stderr.`
 
 // serve runs toolsift serve.
@@ -102,6 +104,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	auditRetention := fs.Duration("audit-retention", 0, "with --audit: delete the audit records of days over by this long ago (`duration`, at least 24h; 720h keeps 30 days), at start and then daily; 0 keeps everything")
 	perUser := addPerUserFlags(fs)
 	policyFile := fs.String("policy", "", "policy `file`: which servers and tools each user or team may see and call (docs/serve.md, \"Team gateway: policy\")")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`addr`/metrics (and /healthz, /readyz), unauthenticated, on a listener of their own (docs/serve.md, \"Metrics\")")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -132,6 +135,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--max-conns %d: want at least 2 (a client's event stream and its requests)", *maxConns)
 	case *maxConnsPerHost < 0 || *maxConnsPerHost == 1:
 		return usageError(fs, "--max-conns-per-host %d: want 0 (a quarter of --max-conns) or at least 2 (a client's event stream and its requests)", *maxConnsPerHost)
+	case *metricsAddr != "" && *metricsAddr == *listen:
+		return usageError(fs, "--metrics %s: the --listen address; give the metrics a listener of their own", *metricsAddr)
 	case *auditRetention != 0 && !ids.audit:
 		return usageError(fs, "--audit-retention needs --audit")
 	case *auditRetention < 0:
@@ -270,11 +275,24 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		gopts.PerUser = logins
 	}
+	var metrics http.Handler
+	if *metricsAddr != "" {
+		if gopts.Metrics, metrics, err = newMetrics(log); err != nil { // metrics.go
+			return err
+		}
+	}
 	gw, err := gateway.Open(ctx, cfg, gopts)
 	if err != nil {
 		return err
 	}
 	defer gw.Close()
+	if metrics != nil {
+		stop, err := serveMetrics(log, *metricsAddr, metrics, healthHandler(gw.Toolset()))
+		if err != nil {
+			return fmt.Errorf("--metrics %s: %w", *metricsAddr, err)
+		}
+		defer stop()
+	}
 	if *auditRetention > 0 {
 		stop := startAuditPrune(ctx, log, idOpts.audit, *auditRetention) // audit.go
 		defer stop()                                                     // before the store closes
