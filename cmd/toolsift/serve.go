@@ -135,7 +135,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--max-conns %d: want at least 2 (a client's event stream and its requests)", *maxConns)
 	case *maxConnsPerHost < 0 || *maxConnsPerHost == 1:
 		return usageError(fs, "--max-conns-per-host %d: want 0 (a quarter of --max-conns) or at least 2 (a client's event stream and its requests)", *maxConnsPerHost)
-	case *metricsAddr != "" && *metricsAddr == *listen:
+	case *metricsAddr != "" && *metricsAddr == *listen && !strings.HasSuffix(*listen, ":0"):
+		// (Port 0 twice is two ports the system picks.)
 		return usageError(fs, "--metrics %s: the --listen address; give the metrics a listener of their own", *metricsAddr)
 	case *auditRetention != 0 && !ids.audit:
 		return usageError(fs, "--audit-retention needs --audit")
