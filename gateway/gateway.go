@@ -101,7 +101,31 @@ type Options struct {
 	// each scrape (NewMetrics; register it yourself). nil: none, at no
 	// cost.
 	Metrics *Metrics
+
+	// LearnScope says whose calls a search learns from, when the
+	// Toolset's usage memory is on (Toolset.NoUsage turns it off): the
+	// usage scope of a request's caller. Default LearnByTeam.
+	LearnScope LearnScope
 }
+
+// A LearnScope says which callers share what search learns (the usage
+// scope, usage.Caller.Scope, of a request's authn.Identity).
+type LearnScope int
+
+const (
+	// LearnByTeam keeps one memory per team: the caller's first team,
+	// named as the team is; callers with no team, and anonymous callers,
+	// share the scope "".
+	LearnByTeam LearnScope = iota
+	// LearnByUser keeps one memory per user, in the scope "user:" and
+	// the user's name: no user's calls move another's ranking. Anonymous
+	// callers share the scope "".
+	LearnByUser
+	// LearnGlobal keeps one memory for every caller, the scope "": a
+	// user's calls move another's once two users stand behind a tool
+	// (see package usage).
+	LearnGlobal
+)
 
 // HTTPOptions configure a Gateway's Handler. The zero value gives toolsift
 // serve's defaults. Authentication is not among them: it is a middleware
@@ -287,6 +311,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		Audit:          o.Audit,
 		Policy:         o.Policy,
 		Metrics:        o.Metrics,
+		LearnScope:     o.LearnScope,
 	})
 	if err != nil {
 		return nil, errors.Join(err, ts.Close())

@@ -21,9 +21,10 @@ import (
 // returned (the tool listed, pinned, or known to the client) has no
 // request text and teaches nothing; nor does a call refused (out of the
 // caller's scope, quarantined, disabled, its result held back) or failed.
-// The caller is the request's authn.Identity: its user the identity, its
-// first team the scope (one scope, "", for a caller with no team and for
-// anonymous callers, who are one caller).
+// The caller is the request's authn.Identity: its user the identity, and
+// the scope as Options.LearnScope says (by default its first team; one
+// scope, "", for a caller with no team and for anonymous callers, who are
+// one caller).
 
 // Bounds of the searches remembered.
 const (
@@ -47,15 +48,25 @@ type recorder interface {
 // usageCaller returns ctx carrying the usage caller of its Identity
 // (usage.WithCaller): the scope whose memory a ranking under ctx consults
 // and a call is kept in.
-func usageCaller(ctx context.Context) context.Context {
-	return usage.WithCaller(ctx, callerOf(ctx))
+func (p *proxy) usageCaller(ctx context.Context) context.Context {
+	return usage.WithCaller(ctx, p.callerOf(ctx))
 }
 
-func callerOf(ctx context.Context) usage.Caller {
+// callerOf is the usage caller of ctx's Identity, in the scope
+// proxyOptions.LearnScope gives it.
+func (p *proxy) callerOf(ctx context.Context) usage.Caller {
 	id, _ := authn.IdentityFrom(ctx)
 	c := usage.Caller{Identity: id.User}
-	if len(id.Teams) > 0 {
-		c.Scope = id.Teams[0]
+	switch p.opts.LearnScope {
+	case LearnByUser:
+		if id.User != "" {
+			c.Scope = "user:" + id.User
+		}
+	case LearnGlobal:
+	default:
+		if len(id.Teams) > 0 {
+			c.Scope = id.Teams[0]
+		}
 	}
 	return c
 }
@@ -89,7 +100,7 @@ func (p *proxy) searched(ctx context.Context, query string, tools []tool.Tool) {
 	for i, t := range tools {
 		names[i] = t.Name
 	}
-	p.memo.searched(callerOf(ctx), query, names, time.Now())
+	p.memo.searched(p.callerOf(ctx), query, names, time.Now())
 }
 
 // learnCall tells the Toolset that the caller of ctx called the tool
@@ -100,7 +111,7 @@ func (p *proxy) learnCall(ctx context.Context, name string) {
 	if !ok {
 		return
 	}
-	c := callerOf(ctx)
+	c := p.callerOf(ctx)
 	query, ok := p.memo.called(c, name, time.Now())
 	if !ok {
 		return

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -158,5 +159,74 @@ func TestServeNoLearn(t *testing.T) {
 	after := alice.search(t, "remember that alice works at acme", 3)
 	if len(after.Tools) == 0 || len(before.Tools) == 0 || after.Tools[0].Name != before.Tools[0].Name || after.Tools[0].Name == "kb__create_entities" {
 		t.Errorf("with NoUsage the ranking moved: %+v, then %+v", before.Tools, after.Tools)
+	}
+}
+
+// TestServeLearnScope: Options.LearnScope says who shares what search
+// learns. alice and dave (team a) each search and call the same tool;
+// then carol (team a, who never called it) finds it first by team, not by
+// user; erin (team b) only globally; alice herself in every scope.
+func TestServeLearnScope(t *testing.T) {
+	const (
+		want  = "kb__create_entities"
+		again = "note that alice is an engineer at acme"
+		ask   = "remember that alice works at acme"
+	)
+	for _, c := range []struct {
+		name              string
+		scope             gateway.LearnScope
+		carol, erin, self bool // who finds want first afterwards
+	}{
+		{"team", gateway.LearnByTeam, true, false, true},
+		{"user", gateway.LearnByUser, false, false, true},
+		{"global", gateway.LearnGlobal, true, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gw, err := gateway.Open(context.Background(), learnServers(t), &gateway.Options{
+				Toolset:    toolsift.Options{Store: store.NewMemory()},
+				LearnScope: c.scope,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { gw.Close() })
+			srv := httptest.NewServer(asMember(gw.Handler()))
+			t.Cleanup(srv.Close) // after the clients' sessions close
+			first := func(cl *client) bool {
+				t.Helper()
+				ans := cl.search(t, ask, 3)
+				return len(ans.Tools) > 0 && ans.Tools[0].Name == want
+			}
+			carol := connectAs(t, srv.URL, "carol:a", "2025-11-25")
+			if first(carol) {
+				t.Fatalf("before any call, %q finds %s first: the test shows nothing", ask, want)
+			}
+			alice := connectAs(t, srv.URL, "alice:a", "2025-11-25")
+			for _, cl := range []*client{alice, connectAs(t, srv.URL, "dave:a", "2025-11-25")} {
+				found := false
+				for _, ft := range cl.search(t, again, 10).Tools {
+					found = found || ft.Name == want
+				}
+				if !found {
+					t.Fatalf("search_tools(%q) does not return %s to call", again, want)
+				}
+				if text, isErr := cl.call(t, "call_tool", map[string]any{"name": want, "arguments": map[string]any{}}); isErr {
+					t.Fatalf("call_tool %s: %s", want, text)
+				}
+			}
+			erin := connectAs(t, srv.URL, "erin:b", "2025-11-25")
+			for _, w := range []struct {
+				who  string
+				cl   *client
+				want bool
+			}{{"alice", alice, c.self}, {"carol", carol, c.carol}, {"erin", erin, c.erin}} {
+				if got := first(w.cl); got != w.want {
+					t.Errorf("%s finds %s first for %q: %v, want %v", w.who, want, ask, got, w.want)
+				}
+			}
+		})
+	}
+	if _, err := gateway.Open(context.Background(), learnServers(t), &gateway.Options{LearnScope: 7, Toolset: toolsift.Options{Store: store.NewMemory()}}); !errors.Is(err, gateway.ErrOptions) || !strings.Contains(err.Error(), "LearnScope") {
+		t.Errorf("LearnScope 7: %v, want an ErrOptions naming LearnScope", err)
 	}
 }

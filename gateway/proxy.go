@@ -81,6 +81,8 @@ type proxyOptions struct {
 	// Metrics, when set, counts the requests, searches and calls
 	// (metrics.go); nil counts nothing.
 	Metrics *Metrics
+	// LearnScope names the usage scope of a caller (learn.go).
+	LearnScope LearnScope
 }
 
 // toolset is what the proxy needs of the Toolset it serves; *toolsift.Toolset
@@ -161,6 +163,8 @@ func newProxy(ts toolset, hub *upstream.Hub, opts *proxyOptions) (*proxy, error)
 		o.MaxTools = DefaultMaxTools
 	}
 	switch {
+	case o.LearnScope < LearnByTeam || o.LearnScope > LearnGlobal:
+		return nil, fmt.Errorf("%w: LearnScope = %d, want LearnByTeam, LearnByUser or LearnGlobal", ErrOptions, o.LearnScope)
 	case o.SearchBudget < 0:
 		return nil, fmt.Errorf("%w: SearchBudget = %d, want > 0", ErrOptions, o.SearchBudget)
 	case o.SearchBudget == 0:

@@ -78,7 +78,7 @@ func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.Se
 		// of whose tools the caller may reach
 		ctx = upstream.WithServerScope(ctx, a.sc.reaches)
 	}
-	return p.ts.Find(usageCaller(ctx), query, k, p.opts.SearchBudget, skip) // the caller's usage memory (learn.go)
+	return p.ts.Find(p.usageCaller(ctx), query, k, p.opts.SearchBudget, skip) // the caller's usage memory (learn.go)
 }
 
 // errorResult is a tool result that tells the model what went wrong.

@@ -21,7 +21,8 @@ const learnedSynopsis = `toolsift usage list|export|forget [--scope TEAM] [--use
 What serve's search learned from the calls it routed (its usage memory, kept in
 the store under usage/): a search_tools query followed by the same caller's
 successful call of a tool it returned. Each call is kept per scope (the caller's
-first team; "" for callers with no team and anonymous ones) for its user, as the
+first team; "" for callers with no team and anonymous ones; with serve's
+--learn-scope user, user:NAME; global, "") for its user, as the
 query's sentence vector and hashed words (never its text, unless kept), with how
 many times and when.
 

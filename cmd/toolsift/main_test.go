@@ -57,6 +57,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--config", config, "extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"serve", "--config", config, "--stateless"}, 2, "", "need --listen"},
 		{[]string{"serve", "--config", config, "--listen", "127.0.0.1:8080", "--metrics", "127.0.0.1:8080"}, 2, "", "--metrics 127.0.0.1:8080: the --listen address"},
+		{[]string{"serve", "--config", config, "--learn-scope", "teams"}, 2, "", `--learn-scope "teams": want team, user or global`},
 		{[]string{"serve", "--config", config, "--no-cache", "--metrics", "9464"}, 1, "", "--metrics 9464: listen tcp: address 9464: missing port in address"},
 		{[]string{"serve", "--config", config, "--listen", "8080"}, 2, "", "want host:port"},
 		{[]string{"serve", "--config", config, "--listen", ":8080"}, 2, "", "accepts connections from other machines"},

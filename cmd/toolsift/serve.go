@@ -76,6 +76,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	cacheDir := fs.String("cache-dir", "", "deprecated: --store")
 	noCache := fs.Bool("no-cache", false, "keep nothing past this run: every server starts now")
 	noLearn := fs.Bool("no-learn", false, "learn nothing from the calls routed: search_tools ranks as if each request were the first (by default a search followed by the same caller's call of a tool it found teaches that team's later searches; toolsift usage lists and forgets it)")
+	learnScope := fs.String("learn-scope", "team", "who shares what search learns: `team` (the caller's first team), user (each user alone) or global (everyone; one user's calls count for another once two users stand behind a tool)")
 	connectTimeout := fs.Duration("connect-timeout", 30*time.Second, "how long a server may take to start and list its tools (a server's own \"timeout\" wins)")
 	connectWait := fs.Duration("connect-wait", toolsift.DefaultConnectWait, "how long a search_tools, or a call of a tool not listed yet, waits for the servers still connecting on a first start (0: never; the answer names those still connecting either way)")
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "stop a server not called for this long (negative: never)")
@@ -135,6 +136,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "--max-conns %d: want at least 2 (a client's event stream and its requests)", *maxConns)
 	case *maxConnsPerHost < 0 || *maxConnsPerHost == 1:
 		return usageError(fs, "--max-conns-per-host %d: want 0 (a quarter of --max-conns) or at least 2 (a client's event stream and its requests)", *maxConnsPerHost)
+	case !slices.Contains([]string{"team", "user", "global"}, *learnScope):
+		return usageError(fs, "--learn-scope %q: want team, user or global", *learnScope)
 	case *metricsAddr != "" && *metricsAddr == *listen && !strings.HasSuffix(*listen, ":0"):
 		// (Port 0 twice is two ports the system picks.)
 		return usageError(fs, "--metrics %s: the --listen address; give the metrics a listener of their own", *metricsAddr)
@@ -231,7 +234,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 	// logged by it. The gateway wires the Hub's and the Toolset's hooks: a
 	// change upstream reaches the clients' lists at once.
 	gopts := &gateway.Options{
-		Toolset: toolsift.Options{Pin: pins, Store: st, ConnectWait: wait, NoUsage: *noLearn},
+		Toolset:    toolsift.Options{Pin: pins, Store: st, ConnectWait: wait, NoUsage: *noLearn},
+		LearnScope: map[string]gateway.LearnScope{"team": gateway.LearnByTeam, "user": gateway.LearnByUser, "global": gateway.LearnGlobal}[*learnScope],
 		Hub: upstream.HubOptions{
 			IdleTimeout: *idle, Timeout: *connectTimeout, Auth: auth,
 			// Listen at once, with what the cache has: a first start of
