@@ -190,6 +190,18 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 			return nil, p.errorf(m.off, "", `unknown field %q (a policy has "rules" and "anonymous")`, m.key)
 		}
 	}
+	named := map[string]string{}
+	for _, r := range append(slices.Clone(pol.Rules), *cmpRule(pol.Anonymous)) {
+		for _, l := range r.Limits {
+			if l.Name == "" {
+				continue
+			}
+			if at, dup := named[l.Name]; dup {
+				return nil, fmt.Errorf("%w: %s: limit %q: the name is the limit's at %s too", ErrInvalid, l.At, l.Name, at)
+			}
+			named[l.Name] = l.At
+		}
+	}
 	if len(pol.Rules) == 0 && pol.Anonymous == nil {
 		p.warn(root.off, "", "no rules and no anonymous: every caller sees nothing but search_tools and call_tool")
 	}
@@ -197,6 +209,14 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 		pol.Warnings = append(pol.Warnings, w.msg)
 	}
 	return pol, nil
+}
+
+// cmpRule is r, or an empty rule for nil.
+func cmpRule(r *PolicyRule) *PolicyRule {
+	if r == nil {
+		return &PolicyRule{}
+	}
+	return r
 }
 
 // policyRule reads one rule; anon: the anonymous rule, which names no
