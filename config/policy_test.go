@@ -135,3 +135,29 @@ func TestPolicyDocExample(t *testing.T) {
 		t.Errorf("the example: %d rules, anonymous %v, warnings %q", len(pol.Rules), pol.Anonymous, pol.Warnings)
 	}
 }
+
+// TestRateLimitDocExample: the example of docs/serve.md's "Rate limits"
+// loads, without warnings, as it reads.
+func TestRateLimitDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(doc), "### Rate limits")
+	_, block, ok2 := strings.Cut(sec, "```jsonc\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal(`docs/serve.md has no jsonc block under "### Rate limits"`)
+	}
+	pol, err := config.ParsePolicy("serve.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pol.Warnings) > 0 || len(pol.Rules) != 1 || len(pol.Rules[0].Limits) != 4 || pol.Anonymous == nil || len(pol.Anonymous.Limits) != 1 {
+		t.Fatalf("the example: %+v, warnings %q", pol, pol.Warnings)
+	}
+	l := pol.Rules[0].Limits[1]
+	if l.Name != "github-team" || l.Calls != 100 || l.Per != time.Hour || l.Tools[0] != "github" || l.By[0] != "team" {
+		t.Errorf("the example's second limit: %+v", l)
+	}
+}

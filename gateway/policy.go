@@ -113,7 +113,11 @@ func newPolicy(src *config.Policy, servers []string, old *policy) (*policy, erro
 				return fmt.Errorf("%w: %s: %s: glob %q: %v", ErrOptions, at, what, g, err)
 			}
 		}
-		for _, g := range slices.Concat(r.Allow, r.Deny) {
+		patterns := slices.Concat(r.Allow, r.Deny)
+		for _, l := range r.Limits {
+			patterns = append(patterns, l.Tools...)
+		}
+		for _, g := range patterns {
 			srv, _, _ := strings.Cut(g, "__")
 			if !slices.ContainsFunc(servers, func(s string) bool { return glob(srv, s) }) {
 				warnings = append(warnings, fmt.Sprintf("%s: %s: pattern %q names no server of the config", at, what, g))

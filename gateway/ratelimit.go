@@ -41,21 +41,23 @@ const maxBuckets = 16384
 
 // limiter is one limit of a policy, with its buckets.
 type limiter struct {
-	lim                   config.PolicyLimit
-	name                  string // the limit's label: its Name, or "rule N limit M"
-	kind                  string // "call" or "search"
-	rule                  config.PolicyRule
-	anon                  bool   // a limit of the anonymous rule
-	sig                   string // what must be equal for a reloaded limit to keep its buckets
-	rate                  float64
-	size                  float64
-	users                 bool // By names "user", and the others
-	teams, servers, tools bool
+	lim  config.PolicyLimit
+	name string // the limit's label: its Name, or "rule N limit M"
+	kind string // "call" or "search"
+	rule config.PolicyRule
+	anon bool    // a limit of the anonymous rule
+	sig  string  // what must be equal for a reloaded limit to keep its buckets
+	rate float64 // tokens a second
+	size float64 // the most a bucket holds
+
+	// what By names: each is part of a bucket's key
+	users, teams, servers, tools bool
 
 	mu      sync.Mutex
 	buckets map[string]*tokenBucket
 }
 
+// tokenBucket is one key's bucket of a limiter: its tokens at last.
 type tokenBucket struct {
 	tokens float64
 	last   time.Time
