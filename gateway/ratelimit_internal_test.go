@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -150,6 +152,27 @@ func TestBucketsBounded(t *testing.T) {
 		}
 		if n := len(l.buckets); n > maxBuckets/2+100 {
 			t.Errorf("%d buckets after the refilled ones were dropped, want at most %d", n, maxBuckets/2+100)
+		}
+	})
+}
+
+// TestBucketConcurrent: 64 callers at once of one bucket of 20 (no time
+// passes): exactly 20 through.
+func TestBucketConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pol := testLimiters(t, config.PolicyLimit{Calls: 20, Per: time.Hour, By: []string{}})
+		var wg sync.WaitGroup
+		var through atomic.Int32
+		for i := range 64 {
+			wg.Go(func() {
+				if pol.take(authn.Identity{User: fmt.Sprint("u", i), Teams: []string{"a"}}, "math__add") == nil {
+					through.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if n := through.Load(); n != 20 {
+			t.Errorf("%d of 64 concurrent calls through, want 20", n)
 		}
 	})
 }
