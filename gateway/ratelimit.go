@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -20,8 +21,8 @@ import (
 
 // Rate limits (config.PolicyLimit, in the rules of Options.Policy): each
 // limit is a set of token buckets, one per key (By: the caller's user,
-// team, the called server or tool), each holding the limit's Size and
-// refilling at its Rate. A tool call (proxy.call: listed, through
+// team, the called server or tool), each holding Burst tokens (default
+// the count) and refilling at the count per Per. A tool call (proxy.call: listed, through
 // call_tool, where the inner tool is the one counted, or by name) takes a
 // token of every limit of the caller's rules that counts it, before its
 // upstream is reached; a search_tools call, of every limit of searches.
@@ -77,11 +78,11 @@ func newLimiters(src *config.Policy, old *policy) ([]*limiter, error) {
 	names := map[string]bool{}
 	add := func(r config.PolicyRule, what string) error {
 		for i, lim := range r.Limits {
-			at := cmpOr(lim.At, cmpOr(r.At, "policy"))
+			at := cmp.Or(lim.At, cmp.Or(r.At, "policy"))
 			if err := lim.Check(); err != nil {
 				return fmt.Errorf("%w: %s: %s limit %d: %v", ErrOptions, at, what, i+1, err)
 			}
-			name := cmpOr(lim.Name, fmt.Sprintf("%s limit %d", what, i+1))
+			name := cmp.Or(lim.Name, fmt.Sprintf("%s limit %d", what, i+1))
 			if names[name] {
 				return fmt.Errorf("%w: %s: %s limit %d: the name %q is another limit's", ErrOptions, at, what, i+1, name)
 			}
@@ -125,13 +126,6 @@ func newLimiters(src *config.Policy, old *policy) ([]*limiter, error) {
 		}
 	}
 	return out, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // counts reports whether l counts a call of the qualified tool name of
