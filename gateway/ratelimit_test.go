@@ -227,3 +227,30 @@ func seriesOf(families []*dto.MetricFamily) map[string]float64 {
 	}
 	return series(m)
 }
+
+// TestRateLimitsLatestWire: a client of 2026-07-28 (no session: the
+// shared server) is held to the same buckets as its user's sessions of
+// 2025-11-25, and anonymous callers share theirs.
+func TestRateLimitsLatestWire(t *testing.T) {
+	_, srv, _, _ := limitGateway(t, `{
+  "rules": [{"users": ["*"], "allow": ["text"], "limits": [{"calls": 2, "per": "1h"}]}],
+  "anonymous": {"allow": ["text"], "limits": [{"name": "anon", "calls": 1, "per": "1h"}]}
+}`)
+	old := connectAs(t, srv.URL, "alice:a", "2025-11-25")
+	latest := connectAs(t, srv.URL, "alice:a", "2026-07-28")
+	if text, isErr := old.call(t, "text__upper", map[string]any{}); isErr {
+		t.Fatalf("alice's first call: %q", text)
+	}
+	if text, isErr := latest.call(t, "call_tool", map[string]any{"name": "text__upper"}); isErr {
+		t.Fatalf("alice's second call, of 2026-07-28: %q", text)
+	}
+	text, isErr := latest.call(t, "text__upper", map[string]any{})
+	refused(t, "alice's third call, of 2026-07-28", text, isErr, "rule 1 limit 1", 1800)
+
+	anon1, anon2 := connectAs(t, srv.URL, "", "2026-07-28"), connectAs(t, srv.URL, "", "2025-11-25")
+	if text, isErr := anon1.call(t, "text__upper", map[string]any{}); isErr {
+		t.Fatalf("the first anonymous call: %q", text)
+	}
+	text, isErr = anon2.call(t, "text__upper", map[string]any{})
+	refused(t, "another anonymous caller's call", text, isErr, "anon", 3600)
+}
