@@ -125,6 +125,9 @@ func withProgress(ctx context.Context, req *mcp.CallToolRequest) context.Context
 // (roundtrip.go).
 func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	start := time.Now()
+	if r := p.limited(ctx, name); r != nil { // ratelimit.go: before any upstream is reached
+		return p.refuseLimited(ctx, ss, name, r), nil
+	}
 	// The Hub asks the gate where it routes the call (policy.go): a tool
 	// out of the caller's scope is answered as one no server has, a
 	// changed one is refused (quarantine.go).

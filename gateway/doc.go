@@ -48,7 +48,11 @@
 // list changes a 2026-07-28 client hears on its subscriptions/listen
 // stream (only those of what it may see); what
 // is out of scope is answered as what does not exist, error texts
-// included. SetPolicy replaces the policy while serving.
+// included. The policy's rate limits (config.PolicyLimit) are token
+// buckets in this process, checked before a call reaches its upstream
+// and before a search; a refused request gets a tool error naming the
+// limit and the seconds to wait. SetPolicy replaces the policy while
+// serving, keeping the buckets of the limits it did not change.
 //
 // The HTTP handler carries the protections of toolsift serve --listen
 // (Options.HTTP): the Origin check, sessions bound to the credential that

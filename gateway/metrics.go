@@ -36,6 +36,7 @@ type Metrics struct {
 	searchFound prometheus.Histogram     // tools
 	calls       *prometheus.CounterVec   // server, outcome
 	callTime    *prometheus.HistogramVec // server; seconds
+	limited     *prometheus.CounterVec   // kind, limit
 
 	mu sync.Mutex
 	p  *proxy // the Gateway's, once open
@@ -78,17 +79,20 @@ func NewMetrics() *Metrics {
 			Help: "MCP requests and notifications from clients, by method and outcome (ok; error: a JSON-RPC error; tool-error: a tools/call result with isError)."},
 			[]string{"method", "outcome"}),
 		searches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsift_searches_total",
-			Help: "search_tools calls, by outcome (ok; invalid: a bad query or k; error)."}, []string{"outcome"}),
+			Help: "search_tools calls, by outcome (ok; invalid: a bad query or k; rate-limited; error)."}, []string{"outcome"}),
 		searchTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "toolsift_search_duration_seconds",
 			Help: "How long search_tools took to find and fit its tools (every outcome)."}),
 		searchFound: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "toolsift_search_results",
 			Help: "Tools in each search_tools answer that succeeded.", Buckets: []float64{0, 1, 2, 3, 5, 8, 10, 15, 20, 30, 50}}),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsift_upstream_calls_total",
-			Help: "Tool calls (listed, through call_tool or by name), by upstream server and outcome (the audit record's: ok, tool-error, error, cancelled, unavailable, unknown, invalid-arguments, out-of-scope, disabled, quarantined, revoked, login-needed); server is empty for a tool no server has."},
+			Help: "Tool calls (listed, through call_tool or by name), by upstream server and outcome (the audit record's: ok, tool-error, error, cancelled, unavailable, unknown, invalid-arguments, out-of-scope, disabled, quarantined, revoked, login-needed, rate-limited); server is empty for a tool no server has."},
 			[]string{"server", "outcome"}),
 		callTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "toolsift_upstream_call_duration_seconds",
 			Help: "How long the tool calls that reached their upstream server took (outcomes ok, tool-error, error, cancelled), by server."},
 			[]string{"server"}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsift_rate_limited_total",
+			Help: "Requests a rate limit of the policy refused, by kind (call or search) and limit (its name, or \"rule N limit M\")."},
+			[]string{"kind", "limit"}),
 	}
 }
 
@@ -112,6 +116,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.searchFound.Describe(ch)
 	m.calls.Describe(ch)
 	m.callTime.Describe(ch)
+	m.limited.Describe(ch)
 	for _, d := range []*prometheus.Desc{descServerState, descServerTools, descServerQuarantined, descServerRestarts,
 		descSessions, descListens, descAuditQueued, descAuditDelayed, descAuditLost} {
 		ch <- d
@@ -128,6 +133,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.searchFound.Collect(ch)
 	m.calls.Collect(ch)
 	m.callTime.Collect(ch)
+	m.limited.Collect(ch)
 	m.mu.Lock()
 	p := m.p
 	m.mu.Unlock()
@@ -248,5 +254,20 @@ func (m *Metrics) called(server, outcome string, took time.Duration) {
 	switch outcome {
 	case "ok", "tool-error", "error", "cancelled":
 		m.callTime.WithLabelValues(server).Observe(took.Seconds())
+	}
+}
+
+// rateLimited counts one request the limit refused: kind is "call" (of a
+// tool of server) or "search", and the refusal is counted among the
+// calls' or searches' outcomes too. A nil m counts nothing.
+func (m *Metrics) rateLimited(kind, limit, server string) {
+	if m == nil {
+		return
+	}
+	m.limited.WithLabelValues(kind, limit).Inc()
+	if kind == "search" {
+		m.searches.WithLabelValues("rate-limited").Inc()
+	} else {
+		m.calls.WithLabelValues(server, "rate-limited").Inc()
 	}
 }

@@ -72,7 +72,8 @@ const maxScopes = 4096
 // policy is a config.Policy as the proxy enforces it.
 type policy struct {
 	src      *config.Policy
-	warnings []string // src's, and the patterns that name no server
+	warnings []string   // src's, and the patterns that name no server
+	limits   []*limiter // src's rate limits (ratelimit.go)
 
 	mu     sync.Mutex
 	scopes map[string]*scope // by scopeKey
@@ -83,6 +84,7 @@ type policy struct {
 type scope struct {
 	allowServers, allowTools []string
 	denyServers, denyTools   []string
+	limits                   []*limiter // of the rules that match
 
 	mu    sync.Mutex
 	gen   uint64
@@ -93,7 +95,7 @@ type scope struct {
 // newPolicy checks src (as LoadPolicy does, for a policy made in code)
 // and returns it compiled, with src's warnings and one for each pattern
 // that names no server of servers.
-func newPolicy(src *config.Policy, servers []string) (*policy, error) {
+func newPolicy(src *config.Policy, servers []string, old *policy) (*policy, error) {
 	if src == nil {
 		return nil, nil
 	}
@@ -111,7 +113,11 @@ func newPolicy(src *config.Policy, servers []string) (*policy, error) {
 				return fmt.Errorf("%w: %s: %s: glob %q: %v", ErrOptions, at, what, g, err)
 			}
 		}
-		for _, g := range slices.Concat(r.Allow, r.Deny) {
+		patterns := slices.Concat(r.Allow, r.Deny)
+		for _, l := range r.Limits {
+			patterns = append(patterns, l.Tools...)
+		}
+		for _, g := range patterns {
 			srv, _, _ := strings.Cut(g, "__")
 			if !slices.ContainsFunc(servers, func(s string) bool { return glob(srv, s) }) {
 				warnings = append(warnings, fmt.Sprintf("%s: %s: pattern %q names no server of the config", at, what, g))
@@ -135,7 +141,11 @@ func newPolicy(src *config.Policy, servers []string) (*policy, error) {
 			return nil, err
 		}
 	}
-	return &policy{src: src, warnings: warnings, scopes: map[string]*scope{}}, nil
+	limits, err := newLimiters(src, old)
+	if err != nil {
+		return nil, err
+	}
+	return &policy{src: src, warnings: warnings, limits: limits, scopes: map[string]*scope{}}, nil
 }
 
 // scopeKey names an identity in the scope cache ("" for anonymous).
@@ -182,6 +192,7 @@ func (pol *policy) scopeOf(id authn.Identity) *scope {
 			}
 		}
 	}
+	sc.limits = pol.limitsOf(id)
 	if len(pol.scopes) >= maxScopes {
 		clear(pol.scopes)
 	}
@@ -374,7 +385,7 @@ func (p *proxy) get(ctx context.Context, name string) (tool.Tool, bool) {
 // entered it join). An invalid src is an error, and the policy in force
 // stays.
 func (p *proxy) setPolicy(src *config.Policy) error {
-	pol, err := newPolicy(src, p.serverNames())
+	pol, err := newPolicy(src, p.serverNames(), p.policy.Load())
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func TestScope(t *testing.T) {
 	pol, err := newPolicy(&config.Policy{Rules: []config.PolicyRule{
 		{Teams: []string{"a"}, Allow: []string{"math", "text__upper"}, Deny: []string{"math__divide"}},
 		{Users: []string{"alice"}, Deny: []string{"notes"}, Allow: []string{"notes"}},
-	}}, []string{"math", "text", "notes"})
+	}}, []string{"math", "text", "notes"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -192,7 +192,7 @@ func newProxy(ts toolset, hub *upstream.Hub, opts *proxyOptions) (*proxy, error)
 	}
 	p := &proxy{ts: ts, hub: hub, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, grace: sessionGrace,
 		results: newByteBudget(o.MaxResultBytes)}
-	pol, err := newPolicy(o.Policy, p.serverNames())
+	pol, err := newPolicy(o.Policy, p.serverNames(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,9 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		p.metrics.searched(time.Since(start), 0, err)
 		return errorResult("%v", err), nil
 	}
+	if r := p.limited(ctx, ""); r != nil { // ratelimit.go
+		return p.refuseLimited(ctx, req.Session, think.SearchToolName, r), nil
+	}
 	ans, tools, err := p.searchAnswer(ctx, a.Query, a.K)
 	p.metrics.searched(time.Since(start), len(ans.Tools), err) // metrics.go
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -100,5 +101,90 @@ func TestServePolicyReload(t *testing.T) {
 	}
 	if got := names(); slices.Contains(got, "up__lookup") {
 		t.Errorf("after a bad file: %v lists up__lookup: the policy in force must stay", got)
+	}
+}
+
+// TestServeRateLimitReload: serve enforces --policy's rate limits, and a
+// SIGHUP that changes a limit enforces the new one. Its stdio client is
+// anonymous: one call an hour, then the refusal naming the limit and the
+// seconds to wait; reloaded with three, three go through (a changed
+// limit starts with a full bucket) and the fourth is refused.
+func TestServeRateLimitReload(t *testing.T) {
+	policy := filepath.Join(t.TempDir(), "policy.json")
+	write := func(calls int) {
+		t.Helper()
+		src := `{"anonymous": {"allow": ["up"], "limits": [{"name": "hourly", "calls": ` + strconv.Itoa(calls) + `, "per": "1h"}]}}`
+		if err := os.WriteFile(policy, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1)
+	clientIn, serveOut := io.Pipe()
+	serveIn, clientOut := io.Pipe()
+	serveErr := &logWatch{wrote: make(chan struct{}, 1)}
+	e := &env{stdin: serveIn, stdout: serveOut, stderr: serveErr, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), e, []string{"serve", "--config", upstreamConfig(t, "1"), "--no-cache",
+			"--policy", policy, "--connect-timeout", testenv.WaitLimit().String()})
+		serveOut.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, serveErr.String())
+	}
+	defer func() {
+		clientOut.Close()
+		if code := <-done; code != 0 {
+			t.Errorf("serve: exit %d\n%s", code, serveErr.String())
+		}
+		cs.Close()
+	}()
+	serveErr.waitFor(t, `msg="server ready" server=up`, ctx.Done())
+	call := func() (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "up__lookup", "arguments": map[string]any{}}})
+		if err != nil {
+			t.Fatalf("call_tool: %v\n%s", err, serveErr.String())
+		}
+		var text strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text.WriteString(tc.Text)
+			}
+		}
+		return text.String(), res.IsError
+	}
+	limitedBy := func(what string) {
+		t.Helper()
+		text, isErr := call()
+		if !isErr || !strings.Contains(text, `rate limited by the gateway's limit "hourly"`) || !strings.Contains(text, "retry in ") {
+			t.Errorf("%s: %q (isError %v), want refused by the limit hourly", what, text, isErr)
+		}
+	}
+	if text, isErr := call(); isErr {
+		t.Fatalf("the first call: %q", text)
+	}
+	limitedBy("the second call")
+
+	write(3)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	serveErr.waitFor(t, `msg="policy reloaded"`, ctx.Done())
+	if !strings.Contains(serveErr.String(), "limits=1") {
+		t.Errorf("the reload's log line does not count the limit:\n%s", serveErr.String())
+	}
+	for i := range 3 {
+		if text, isErr := call(); isErr {
+			t.Fatalf("call %d after the reload: %q", i+1, text)
+		}
+	}
+	limitedBy("the fourth call after the reload")
+	if !strings.Contains(serveErr.String(), `msg="rate limited"`) {
+		t.Errorf("no rate limited line in the log:\n%s", serveErr.String())
 	}
 }

@@ -104,7 +104,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	ids.add(fs)
 	auditRetention := fs.Duration("audit-retention", 0, "with --audit: delete the audit records of days over by this long ago (`duration`, at least 24h; 720h keeps 30 days), at start and then daily; 0 keeps everything")
 	perUser := addPerUserFlags(fs)
-	policyFile := fs.String("policy", "", "policy `file`: which servers and tools each user or team may see and call (docs/serve.md, \"Team gateway: policy\")")
+	policyFile := fs.String("policy", "", "policy `file`: which servers and tools each user or team may see and call, and how fast (docs/serve.md, \"Team gateway: policy\")")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`addr`/metrics (and /healthz, /readyz), unauthenticated, on a listener of their own (docs/serve.md, \"Metrics\")")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
@@ -400,7 +400,19 @@ func reloadPolicy(log *slog.Logger, gw *gateway.Gateway, file string) {
 	for _, w := range warnings {
 		log.Warn("policy", "warning", w)
 	}
-	log.Info("policy reloaded", "file", file, "rules", len(pol.Rules))
+	log.Info("policy reloaded", "file", file, "rules", len(pol.Rules), "limits", countLimits(pol))
+}
+
+// countLimits counts the rate limits of pol's rules.
+func countLimits(pol *config.Policy) int {
+	n := 0
+	for _, r := range pol.Rules {
+		n += len(r.Limits)
+	}
+	if pol.Anonymous != nil {
+		n += len(pol.Anonymous.Limits)
+	}
+	return n
 }
 
 // logArrivals logs each server of connecting when its first connection

@@ -49,7 +49,9 @@ type Record struct {
 	// without the caller's login), unavailable (its server down or
 	// failed), cancelled (by the client), revoked (the caller's credential
 	// was revoked, or its JWT expired, during the call, which was
-	// cancelled upstream: authn.ErrRevoked), or error (any other failure).
+	// cancelled upstream: authn.ErrRevoked), rate-limited (refused by a
+	// rate limit of the policy before its upstream was asked; a refused
+	// search too, as tool search_tools), or error (any other failure).
 	// docs/serve.md, "Audit", says when each happens.
 	Outcome string `json:"outcome"`
 	// Session is the tag of the HTTP session (as log lines give it, never
