@@ -125,9 +125,15 @@ func withProgress(ctx context.Context, req *mcp.CallToolRequest) context.Context
 // (roundtrip.go).
 func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	start := time.Now()
+	ctx, span := p.startCall(ctx, name) // trace.go; nil without Options.Tracer
+	spanOutcome, spanServer, spanTool := "rate-limited", "", ""
+	if span != nil {
+		defer func() { endCall(span, spanServer, spanTool, spanOutcome) }()
+	}
 	if r := p.limited(ctx, name); r != nil { // ratelimit.go: before any upstream is reached
 		return p.refuseLimited(ctx, ss, name, r), nil
 	}
+	spanOutcome = "quarantined"
 	// The Hub asks the gate where it routes the call (policy.go): a tool
 	// out of the caller's scope is answered as one no server has, a
 	// changed one is refused (quarantine.go).
@@ -202,6 +208,7 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 	}
 	took := time.Since(start)
 	p.metrics.called(cmp.Or(t.Server, server), outcome, took)
+	spanOutcome, spanServer, spanTool = outcome, cmp.Or(t.Server, server), t.OriginalName
 	if p.log.Enabled(ctx, slog.LevelInfo) { // its attributes are built only for a line that is written
 		attrs := []any{"tool", name, "outcome", outcome, "duration", took}
 		if known {

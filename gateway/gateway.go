@@ -19,6 +19,7 @@ import (
 	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a Gateway. The zero value (or nil) gives toolsift
@@ -101,6 +102,19 @@ type Options struct {
 	// each scrape (NewMetrics; register it yourself). nil: none, at no
 	// cost.
 	Metrics *Metrics
+
+	// Tracer, when set, traces the Gateway's requests (docs/serve.md,
+	// "Traces"): a server span per MCP request, named by its method, the
+	// child of the client's span when the request carries a W3C
+	// traceparent (in params._meta, else in its HTTP headers); within it a
+	// span for a search_tools search and one for each upstream call, whose
+	// trace context an HTTP upstream gets in its traceparent header.
+	// Attributes hold methods, tool and server names, outcomes and counts,
+	// never a request's or result's text. nil: no spans, at no cost.
+	Tracer trace.TracerProvider
+	// TraceUser adds the caller's user (enduser.id) to each request's
+	// span. Default false: spans name no one.
+	TraceUser bool
 
 	// LearnScope says whose calls a search learns from, when the
 	// Toolset's usage memory is on (Toolset.NoUsage turns it off): the
@@ -311,6 +325,8 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		Audit:          o.Audit,
 		Policy:         o.Policy,
 		Metrics:        o.Metrics,
+		Tracer:         o.Tracer,
+		TraceUser:      o.TraceUser,
 		LearnScope:     o.LearnScope,
 	})
 	if err != nil {

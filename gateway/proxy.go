@@ -22,6 +22,7 @@ import (
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // CallToolName is the name of the proxy's own tool that calls a tool
@@ -83,6 +84,10 @@ type proxyOptions struct {
 	Metrics *Metrics
 	// LearnScope names the usage scope of a caller (learn.go).
 	LearnScope LearnScope
+	// Tracer, when set, traces the requests, searches and calls
+	// (trace.go); TraceUser names the caller's user in the request spans.
+	Tracer    trace.TracerProvider
+	TraceUser bool
 }
 
 // toolset is what the proxy needs of the Toolset it serves; *toolsift.Toolset
@@ -139,7 +144,8 @@ type proxy struct {
 	// perUser reaches the per-user servers; nil when there are none. Set
 	// once, before the proxy serves.
 	perUser *perUser
-	metrics *Metrics // nil: none (proxyOptions.Metrics)
+	metrics *Metrics     // nil: none (proxyOptions.Metrics)
+	tracer  trace.Tracer // nil: no spans (proxyOptions.Tracer)
 }
 
 // newProxy returns a proxy over ts, whose tools come from hub. It fails on
@@ -197,6 +203,9 @@ func newProxy(ts toolset, hub *upstream.Hub, opts *proxyOptions) (*proxy, error)
 		return nil, err
 	}
 	p.policy.Store(pol)
+	if o.Tracer != nil {
+		p.tracer = o.Tracer.Tracer(tracerName)
+	}
 	if o.Metrics != nil {
 		if err := o.Metrics.attach(p); err != nil {
 			return nil, err
@@ -344,6 +353,9 @@ func (p *proxy) server(static bool, id *authn.Identity) *mcp.Server {
 	// it refuses), then the rest. scoped: policy.go; heard: announce.go;
 	// foundTools: session.go.
 	mw := []mcp.Middleware{s.withRequestIdentity}
+	if p.tracer != nil {
+		mw = append(mw, p.traced) // trace.go
+	}
 	if p.metrics != nil {
 		mw = append(mw, p.metrics.middleware) // metrics.go
 	}

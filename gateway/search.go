@@ -28,7 +28,7 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if r := p.limited(ctx, ""); r != nil { // ratelimit.go
 		return p.refuseLimited(ctx, req.Session, think.SearchToolName, r), nil
 	}
-	ans, tools, err := p.searchAnswer(ctx, a.Query, a.K)
+	ans, tools, err := p.tracedSearch(ctx, a.Query, a.K)       // trace.go
 	p.metrics.searched(time.Since(start), len(ans.Tools), err) // metrics.go
 	if err != nil {
 		p.logger(ctx, req.Session).Warn("search", "query", a.Query, "k", a.K, "error", err, "duration", time.Since(start))
