@@ -59,6 +59,8 @@ logged in at --public-url/login/NAME, sealed with the key of --login-key-file
 ($` + loginKeyEnv + `); see docs/serve.md, "Team gateway: per-user logins".
 --metrics ADDR serves Prometheus metrics at http://ADDR/metrics, on a listener of
 their own (docs/serve.md, "Metrics").
+Traces go to an OTLP collector when the OTEL_* variables say so
+(OTEL_EXPORTER_OTLP_ENDPOINT; docs/serve.md, "Traces").
 Logs (one line per search and per call, never arguments) go to stderr.`
 
 // serve runs toolsift serve.
@@ -285,6 +287,21 @@ func serve(ctx context.Context, e *env, args []string) error {
 		if gopts.Metrics, metrics, err = newMetrics(log); err != nil { // metrics.go
 			return err
 		}
+	}
+	tp, stopTraces, err := newTracing(ctx, e.getenv, log) // traces.go: the OTEL_* variables
+	if err != nil {
+		return err
+	}
+	if tp != nil {
+		gopts.Tracer = tp
+		defer func() { // after the gateway (deferred later, run first): its last spans are flushed
+			shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := stopTraces(shut); err != nil {
+				log.Warn("traces: flush at shutdown", "error", err)
+			}
+		}()
+		log.Info("traces on", "exporter", "otlp")
 	}
 	gw, err := gateway.Open(ctx, cfg, gopts)
 	if err != nil {
