@@ -18,6 +18,7 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/upstream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -296,4 +297,67 @@ func names(spans tracetest.SpanStubs) []string {
 		n = append(n, s.Name)
 	}
 	return n
+}
+
+// tracingBenchClient is a go-sdk client in memory of a proxy over ts and hub,
+// traced by an SDK tracer provider whose exporter drops every span when
+// on (what tracing costs a request, not what exporting it does).
+func tracingBenchClient(b *testing.B, ts *toolsift.Toolset, hub *upstream.Hub, on bool) *mcp.ClientSession {
+	b.Helper()
+	po := &gateway.ProxyOptions{}
+	if on {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{}))
+		b.Cleanup(func() { tp.Shutdown(context.Background()) })
+		po.Tracer = tp
+	}
+	p, err := gateway.NewProxy(ts, hub, po)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := p.NewServer().Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// discardSpans is a span exporter that drops what it is given.
+type discardSpans struct{}
+
+func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardSpans) Shutdown(context.Context) error                             { return nil }
+
+// BenchmarkCallTracing and BenchmarkSearchTracing: one call_tool, and
+// one search_tools, of a go-sdk client in memory, without a Tracer and
+// with the SDK's (every span sampled, batched, dropped).
+func BenchmarkCallTracing(b *testing.B) {
+	ts, hub := openHubToolset(b, localTools(b), upstream.HubOptions{}, toolsift.Options{NoSemantic: true})
+	benchTracing(b, ts, hub, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}})
+}
+
+func BenchmarkSearchTracing(b *testing.B) {
+	ts, hub := openHubToolset(b, localTools(b), upstream.HubOptions{}, toolsift.Options{NoSemantic: true})
+	benchTracing(b, ts, hub, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "weather forecast for a city", "k": 3}})
+}
+
+func benchTracing(b *testing.B, ts *toolsift.Toolset, hub *upstream.Hub, params *mcp.CallToolParams) {
+	for _, on := range []bool{false, true} {
+		cs := tracingBenchClient(b, ts, hub, on)
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
 }
