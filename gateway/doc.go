@@ -79,6 +79,12 @@
 // server's state and tools, the quarantined tools, the sessions and listen
 // streams open and the audit log's queue (docs/serve.md, "Metrics").
 //
+// Options.Tracer, an OpenTelemetry trace.TracerProvider, traces each MCP
+// request in a server span (the child of the client's traceparent, from
+// params._meta or the HTTP headers), with a span for each search and
+// each upstream call, whose trace context HTTP upstream servers get in
+// their traceparent header (docs/serve.md, "Traces").
+//
 // Per-user servers (Options.PerUser, a PerUser: package peruser's Logins)
 // are remote servers each user reaches with the user's own OAuth login: a
 // user's calls go out on a session of that user's own, with that user's

@@ -108,7 +108,9 @@ type Options struct {
 	// child of the client's span when the request carries a W3C
 	// traceparent (in params._meta, else in its HTTP headers); within it a
 	// span for a search_tools search and one for each upstream call, whose
-	// trace context an HTTP upstream gets in its traceparent header.
+	// trace context a url server gets in its traceparent header (Open
+	// wraps the transport of a copy of Hub.HTTPClient, or of a client of
+	// its own, to send it).
 	// Attributes hold methods, tool and server names, outcomes and counts,
 	// never a request's or result's text. nil: no spans, at no cost.
 	Tracer trace.TracerProvider
@@ -214,6 +216,9 @@ type Gateway struct {
 	p    *proxy
 	pu   *perUser // nil without Options.PerUser
 	http HTTPOptions
+	// traceIdle is the url servers' transport Open made (Options.Tracer
+	// without Hub.HTTPClient); nil: the Hub's own.
+	traceIdle *http.Transport
 
 	handlerOnce sync.Once
 	handler     http.Handler
@@ -252,6 +257,10 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	}
 	if ho.Store == nil {
 		ho.Store = to.Store // nil: the Hub's default folder, the Toolset's too
+	}
+	var traceIdle *http.Transport // the url servers' transport made here, when traced: Close closes its idle connections
+	if o.Tracer != nil {
+		ho.HTTPClient, traceIdle = tracedClient(ho.HTTPClient) // trace.go
 	}
 	// The proxy is made once the Toolset is open (it needs the catalog for
 	// its pins); changes before that have no session to reach.
@@ -335,7 +344,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	p.perUser = pu
 	px.Store(p)
 	p.featuresChanged() // what changed while the proxy was being made
-	return &Gateway{ts: ts, p: p, pu: pu, http: o.HTTP}, nil
+	return &Gateway{ts: ts, p: p, pu: pu, http: o.HTTP, traceIdle: traceIdle}, nil
 }
 
 // check checks the options of Handler.
@@ -423,7 +432,11 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) erro
 // Close stops the upstream servers (Toolset.Close) and the per-user
 // sessions. Serve no more once it is called.
 func (g *Gateway) Close() error {
-	return errors.Join(g.pu.close(), g.ts.Close())
+	err := errors.Join(g.pu.close(), g.ts.Close())
+	if g.traceIdle != nil {
+		g.traceIdle.CloseIdleConnections()
+	}
+	return err
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -152,3 +152,37 @@ func (p *proxy) tracedSearch(ctx context.Context, query string, k int) (think.Se
 	}
 	return ans, tools, err
 }
+
+// traceTransport passes the trace context of a request's ctx on to an
+// HTTP server: a request whose ctx holds a valid span context (an
+// upstream call's span) goes out with its W3C traceparent and
+// tracestate headers, so that the server's spans join the trace. Other
+// requests go as they are.
+type traceTransport struct{ base http.RoundTripper }
+
+func (t traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !trace.SpanContextFromContext(req.Context()).IsValid() {
+		return t.base.RoundTrip(req)
+	}
+	r := req.Clone(req.Context()) // a RoundTripper must not change the request it is given
+	traceContext.Inject(r.Context(), propagation.HeaderCarrier(r.Header))
+	return t.base.RoundTrip(r)
+}
+
+// tracedClient is the Hub's HTTP client for url servers, c (nil: one
+// like the Hub's own, returned as own, whose idle connections are the
+// caller's to close), sending each request's trace context
+// (traceTransport).
+func tracedClient(c *http.Client) (traced *http.Client, own *http.Transport) {
+	if c == nil {
+		own = http.DefaultTransport.(*http.Transport).Clone()
+		c = &http.Client{Transport: own}
+	}
+	cc := *c
+	rt := cc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	cc.Transport = traceTransport{rt}
+	return &cc, own
+}

@@ -357,8 +357,7 @@ func (b *limitedBody) Close() error { return b.rc.Close() }
 
 // guardedClient returns the client for url server name: base's transport
 // (with auth's tokens, when there is an Authorizer and the config sets no
-// Authorization header; with the W3C trace context of a request's ctx,
-// traceTransport) behind a guard that bounds bodies to max bytes (0:
+// Authorization header) behind a guard that bounds bodies to max bytes (0:
 // no limit), and redirects followed only within the server's origin.
 func guardedClient(base *http.Client, auth Authorizer, name, serverURL string, headers map[string]string, max int64, deep *deepFilter) *http.Client {
 	c := *base
@@ -369,7 +368,6 @@ func guardedClient(base *http.Client, auth Authorizer, name, serverURL string, h
 	if auth != nil && !hasAuthorization(headers) {
 		rt = newAuthTransport(rt, auth, name, serverURL)
 	}
-	rt = traceTransport{rt} // trace.go
 	o := origin(serverURL)
 	c.Transport = &guardTransport{base: rt, server: name, origin: o, headers: headers, max: max, deep: deep}
 	next := base.CheckRedirect
