@@ -146,7 +146,7 @@ func tracingClient(t *testing.T, url, tp string) *client {
 func attrs(kv []attribute.KeyValue) map[string]string {
 	m := map[string]string{}
 	for _, a := range kv {
-		m[string(a.Key)] = a.Value.Emit()
+		m[string(a.Key)] = a.Value.String()
 	}
 	return m
 }
