@@ -128,6 +128,9 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 	ctx, span := p.startCall(ctx, name) // trace.go; nil without Options.Tracer
 	spanOutcome, spanServer, spanTool := "rate-limited", "", ""
 	if span != nil {
+		if t, ok := p.ts.Get(name); ok { // a refused call's span names its server too
+			spanServer, spanTool = t.Server, t.OriginalName
+		}
 		defer func() { endCall(span, spanServer, spanTool, spanOutcome) }()
 	}
 	if r := p.limited(ctx, name); r != nil { // ratelimit.go: before any upstream is reached
