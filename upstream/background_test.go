@@ -12,19 +12,16 @@ import (
 	"github.com/toolsift/toolsift/upstream"
 )
 
-// TestHubBackground: with HubOptions.Background, Connect returns once the
-// cached server is announced, while a server it started is still
-// connecting; that one's tools reach OnChange and Tools when it is
-// through, and Progress hears of it.
-func TestHubBackground(t *testing.T) {
-	checkGoroutines(t)
-	bin := testServerPath(t)
+// cachedAndHeld returns a config of two servers and the cache folder of
+// their Hubs: stub, whose tools the cache already holds (a Hub listed them
+// once), and held, whose connection waits for a receive from release (or
+// for its ctx to end) before it serves one tool, "pong".
+func cachedAndHeld(t *testing.T, release <-chan struct{}) (*config.Config, string) {
+	t.Helper()
 	dir, cache := t.TempDir(), t.TempDir()
-	stub := writeConfig(t, dir, map[string]any{"stub": map[string]any{"command": bin}})
+	stub := writeConfig(t, dir, map[string]any{"stub": map[string]any{"command": testServerPath(t)}})
 	startHub(t, stub, &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close() // caches stub's tools
-
-	release := make(chan struct{})
-	cfg := &config.Config{Dir: dir, Servers: map[string]config.Server{
+	return &config.Config{Dir: dir, Servers: map[string]config.Server{
 		"stub": stub.Servers["stub"],
 		"held": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
 			select {
@@ -34,7 +31,17 @@ func TestHubBackground(t *testing.T) {
 			}
 			return memServer(newServer("held", nil, "pong")).Dial(ctx)
 		}},
-	}}
+	}}, cache
+}
+
+// TestHubBackground: with HubOptions.Background, Connect returns once the
+// cached server is announced, while a server it started is still
+// connecting; that one's tools reach OnChange and Tools when it is
+// through, and Progress hears of it.
+func TestHubBackground(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	cfg, cache := cachedAndHeld(t, release)
 	ch := make(changes, 8)
 	progress := make(chan upstream.Progress, 8)
 	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), Background: true,

@@ -19,24 +19,9 @@ import (
 // has listed, its tool applied.
 func TestHubWaitListed(t *testing.T) {
 	checkGoroutines(t)
-	bin := testServerPath(t)
-	dir, cache := t.TempDir(), t.TempDir()
-	stub := writeConfig(t, dir, map[string]any{"stub": map[string]any{"command": bin}})
-	startHub(t, stub, &upstream.HubOptions{Store: dirStore(t, cache)}, nil).Close() // caches stub's tools
-
 	release := make(chan struct{})
-	cfg := &config.Config{Dir: dir, Servers: map[string]config.Server{
-		"stub": stub.Servers["stub"],
-		"held": {Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
-			select {
-			case <-release:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			return memServer(newServer("held", nil, "pong")).Dial(ctx)
-		}},
-		"broken": {Dial: func(context.Context) (io.ReadWriteCloser, error) { return nil, errors.New("no such thing") }},
-	}}
+	cfg, cache := cachedAndHeld(t, release)
+	cfg.Servers["broken"] = config.Server{Dial: func(context.Context) (io.ReadWriteCloser, error) { return nil, errors.New("no such thing") }}
 	ch := make(changes, 8)
 	hub := startHub(t, cfg, &upstream.HubOptions{Store: dirStore(t, cache), Background: true}, ch.onChange)
 	defer func() {
