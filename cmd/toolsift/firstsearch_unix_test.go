@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -23,23 +22,9 @@ import (
 // it runs node. Built where sh is.
 func slowConfig(t *testing.T, delay string) (config, dir string) {
 	t.Helper()
-	dir = npmtest.Dir(t, "../../upstream/testdata/npm")
-	root := t.TempDir()
-	servers := map[string]any{
-		"everything": map[string]any{"command": "sh", "args": []string{"-c", `sleep "$1"; exec node "$2" stdio`, "sh", delay, npmtest.Entry(dir, "server-everything")}},
-		"filesystem": map[string]any{"command": "node", "args": []string{npmtest.Entry(dir, "server-filesystem"), root}},
-		"memory": map[string]any{"command": "node", "args": []string{npmtest.Entry(dir, "server-memory")},
-			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
-	}
-	b, err := json.Marshal(map[string]any{"mcpServers": servers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	config = filepath.Join(t.TempDir(), "mcp.json")
-	if err := os.WriteFile(config, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return config, dir
+	return npmConfigWith(t, func(dir string) map[string]any {
+		return map[string]any{"command": "sh", "args": []string{"-c", `sleep "$1"; exec node "$2" stdio`, "sh", delay, npmtest.Entry(dir, "server-everything")}}
+	})
 }
 
 // firstAnswer is what testdata/firstsearch.mjs prints.

@@ -45,10 +45,22 @@ func TestMain(m *testing.M) {
 // its path and the servers' folder.
 func npmConfig(t *testing.T) (config, dir string) {
 	t.Helper()
+	return npmConfigWith(t, nil)
+}
+
+// npmConfigWith is npmConfig with everything's entry, when not nil, made
+// by everything for the servers' folder.
+func npmConfigWith(t *testing.T, everything func(dir string) map[string]any) (config, dir string) {
+	t.Helper()
 	dir = npmtest.Dir(t, "../../upstream/testdata/npm")
 	root := t.TempDir()
+	if everything == nil {
+		everything = func(dir string) map[string]any {
+			return map[string]any{"command": "node", "args": []string{npmtest.Entry(dir, "server-everything"), "stdio"}}
+		}
+	}
 	servers := map[string]any{
-		"everything": map[string]any{"command": "node", "args": []string{npmtest.Entry(dir, "server-everything"), "stdio"}},
+		"everything": everything(dir),
 		"filesystem": map[string]any{"command": "node", "args": []string{npmtest.Entry(dir, "server-filesystem"), root}},
 		"memory": map[string]any{"command": "node", "args": []string{npmtest.Entry(dir, "server-memory")},
 			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(root, "memory.jsonl")}},
