@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ErrNotFound is wrapped by the error of Get for a key that holds nothing.
@@ -113,4 +114,20 @@ func checkPrefix(prefix string) error {
 		return fmt.Errorf("%w prefix %q", ErrKey, prefix)
 	}
 	return CheckKey(p)
+}
+
+// RateLimiter is a Store that keeps rate limits shared by every process
+// using it: the limits of a gateway's replicas on one store then hold
+// across them, as one bucket each. A Store that is not a RateLimiter
+// leaves each process to keep its own buckets.
+type RateLimiter interface {
+	// TakeToken takes n tokens (1 or more) from the bucket named key,
+	// which holds burst tokens and gains one every interval, and returns
+	// 0; or, when the bucket holds fewer than n, takes none and returns
+	// how long until it will hold n. A negative n gives back -n tokens
+	// taken before (a request refused by another limit after it took
+	// this one's): the bucket never holds more than burst. Every process
+	// taking from key must give the same interval and burst; key is any
+	// string (a store may keep only its hash), not a key of Put.
+	TakeToken(ctx context.Context, key string, n int, interval time.Duration, burst int) (retry time.Duration, err error)
 }

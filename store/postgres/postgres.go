@@ -45,7 +45,7 @@ type Options struct {
 // would let a few locks starve the reads their holders make.
 const defaultMaxConns = 16
 
-// Store is a store.Store and a store.Watcher in a PostgreSQL database,
+// Store is a store.Store, a store.Watcher and a store.RateLimiter in a PostgreSQL database,
 // shared by every replica given the same URL. It is safe for concurrent
 // use.
 type Store struct {
@@ -57,6 +57,9 @@ type Store struct {
 	log     *slog.Logger
 
 	down atomic.Bool // the last operation lost the server; recovery not yet logged
+
+	swept    atomic.Int64   // when the last sweep of toolsift_rate_limit started (UnixNano)
+	sweeping sync.WaitGroup // running sweeps: Close waits for them
 
 	mu       sync.Mutex
 	closed   bool
@@ -72,6 +75,7 @@ var (
 	_ store.Watcher       = (*Store)(nil)
 	_ store.BoundedGetter = (*Store)(nil)
 	_ store.PrefixDeleter = (*Store)(nil)
+	_ store.RateLimiter   = (*Store)(nil)
 )
 
 // Open connects to the PostgreSQL database at url (postgres:// or
@@ -120,6 +124,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		mine:    map[string]int64{},
 		watched: map[string]int{},
 	}
+	s.swept.Store(time.Now().UnixNano()) // the first sweep a minute after Open
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, where, s.text(err))
@@ -572,6 +577,7 @@ func (s *Store) Close() error {
 		conn.Release()
 	}
 	s.watching.Wait()
+	s.sweeping.Wait()
 	s.pool.Close()
 	return nil
 }

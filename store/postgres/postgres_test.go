@@ -135,17 +135,17 @@ func TestMigrateOnce(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT count(*), max(version) FROM toolsift_store_schema`).Scan(&rows, &version); err != nil {
 		t.Fatal(err)
 	}
-	if rows != 1 || version != 1 {
-		t.Fatalf("toolsift_store_schema has %d rows, version %d; want one row, version 1", rows, version)
+	if rows != 1 || version != 2 {
+		t.Fatalf("toolsift_store_schema has %d rows, version %d; want one row, version 2", rows, version)
 	}
 
 	// A schema from a newer toolsift is refused, naming both versions.
-	if _, err := conn.Exec(ctx, `UPDATE toolsift_store_schema SET version = 2`); err != nil {
+	if _, err := conn.Exec(ctx, `UPDATE toolsift_store_schema SET version = 3`); err != nil {
 		t.Fatal(err)
 	}
 	_, err := postgres.Open(ctx, url, nil)
-	if err == nil || !strings.Contains(err.Error(), "version 2, newer than this toolsift's 1") {
-		t.Fatalf("Open of a newer schema: %v, want an error naming versions 2 and 1", err)
+	if err == nil || !strings.Contains(err.Error(), "version 3, newer than this toolsift's 2") {
+		t.Fatalf("Open of a newer schema: %v, want an error naming versions 3 and 2", err)
 	}
 }
 

@@ -55,7 +55,7 @@ func refusal(err error, user, database string) (fix string, ok bool) {
 		case strings.HasPrefix(msg, "permission denied for schema"):
 			return fmt.Sprintf("toolsift creates its tables at its first start: as a superuser, make role %s the database's owner (ALTER DATABASE %s OWNER TO %s) or, in the database, GRANT USAGE, CREATE ON SCHEMA public TO %s", r, d, r, r), true
 		case strings.HasPrefix(msg, "permission denied for"), strings.HasPrefix(msg, "must be owner of"):
-			return fmt.Sprintf("toolsift's tables belong to another role: as their owner or a superuser, in the database, GRANT SELECT, INSERT, UPDATE, DELETE ON toolsift_store, toolsift_store_schema TO %s and GRANT USAGE ON SEQUENCE toolsift_store_rev TO %s (or ALTER TABLE … OWNER TO %s)", r, r, r), true
+			return fmt.Sprintf("toolsift's tables belong to another role: as their owner or a superuser, in the database, GRANT SELECT, INSERT, UPDATE, DELETE ON toolsift_store, toolsift_store_schema, toolsift_rate_limit TO %s and GRANT USAGE ON SEQUENCE toolsift_store_rev TO %s (or ALTER TABLE … OWNER TO %s)", r, r, r), true
 		}
 		return fmt.Sprintf("role %s lacks a privilege toolsift needs (docs/serve.md, \"Team gateway: PostgreSQL from an empty server\")", r), true
 	}

@@ -120,10 +120,10 @@ func TestOpenRefused(t *testing.T) {
 	guest := as(t, base, "guest", "guest-pw-4456", "")
 	_, err := postgres.Open(ctx, guest, nil)
 	wantRefused(t, "tables of another role", err, guest, "guest-pw-4456",
-		"permission denied for", "GRANT SELECT, INSERT, UPDATE, DELETE ON toolsift_store, toolsift_store_schema TO guest", "GRANT USAGE ON SEQUENCE toolsift_store_rev TO guest")
+		"permission denied for", "GRANT SELECT, INSERT, UPDATE, DELETE ON toolsift_store, toolsift_store_schema, toolsift_rate_limit TO guest", "GRANT USAGE ON SEQUENCE toolsift_store_rev TO guest")
 	conn := connect(t, owner)
 	for _, stmt := range []string{
-		`GRANT SELECT, INSERT, UPDATE, DELETE ON toolsift_store, toolsift_store_schema TO guest`,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON toolsift_store, toolsift_store_schema, toolsift_rate_limit TO guest`,
 		`GRANT USAGE ON SEQUENCE toolsift_store_rev TO guest`,
 	} {
 		if _, err := conn.Exec(ctx, stmt); err != nil {

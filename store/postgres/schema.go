@@ -19,6 +19,11 @@ const channel = "toolsift_store"
 // so that List's range scan and its order are Go's string order), and a
 // sequence numbering every write (rev), which Watch compares to learn
 // what changed while its connection was down.
+//
+// Version 2: the shared rate limits (TakeToken), one row a bucket: the
+// SHA-256 of its name, its theoretical arrival time (GCRA), past which
+// the bucket is full and the row dead (sweep deletes it), and whether its
+// last take took a token.
 var migrations = [][]string{
 	1: {
 		`CREATE SEQUENCE toolsift_store_rev`,
@@ -29,10 +34,17 @@ var migrations = [][]string{
 	updated_at timestamptz NOT NULL DEFAULT now()
 )`,
 	},
+	2: {
+		`CREATE TABLE toolsift_rate_limit (
+	key bytea PRIMARY KEY,
+	tat timestamptz NOT NULL,
+	took boolean NOT NULL
+)`,
+	},
 }
 
 // schemaVersion is the version of the schema this package writes.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // migrateLock is the advisory lock (the two-int form, a key space of its
 // own apart from Lock's 64-bit keys) that serialises migrations of
