@@ -52,3 +52,8 @@ func (g *Gateway) SetSessionGrace(d time.Duration) {
 	defer g.p.mu.Unlock()
 	g.p.grace = d
 }
+
+// SetSharedLimitWait sets how long a request waits for a shared rate-limit
+// bucket before it counts in the replica's own (sharedWait), before g
+// serves: tests on a loaded machine wait as long as it takes.
+func (g *Gateway) SetSharedLimitWait(d time.Duration) { g.p.limits.wait = d }

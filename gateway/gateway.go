@@ -17,6 +17,7 @@ import (
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 	"go.opentelemetry.io/otel/trace"
@@ -342,6 +343,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		return nil, errors.Join(err, ts.Close())
 	}
 	p.perUser = pu
+	p.limits.rl, _ = ho.Store.(store.RateLimiter) // ratelimit.go: the replicas' buckets
 	px.Store(p)
 	p.featuresChanged() // what changed while the proxy was being made
 	return &Gateway{ts: ts, p: p, pu: pu, http: o.HTTP, traceIdle: traceIdle}, nil

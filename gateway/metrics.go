@@ -37,6 +37,7 @@ type Metrics struct {
 	calls       *prometheus.CounterVec   // server, outcome
 	callTime    *prometheus.HistogramVec // server; seconds
 	limited     *prometheus.CounterVec   // kind, limit
+	fallbacks   *prometheus.CounterVec   // kind, limit
 
 	mu sync.Mutex
 	p  *proxy // the Gateway's, once open
@@ -93,6 +94,9 @@ func NewMetrics() *Metrics {
 		limited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsift_rate_limited_total",
 			Help: "Requests a rate limit of the policy refused, by kind (call or search) and limit (its name, or \"rule N limit M\")."},
 			[]string{"kind", "limit"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsift_rate_limit_fallbacks_total",
+			Help: "Requests a rate limit counted in this replica's own bucket because the store's shared bucket did not answer in time (the store failed or was slow), by kind (call or search) and limit."},
+			[]string{"kind", "limit"}),
 	}
 }
 
@@ -117,6 +121,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.calls.Describe(ch)
 	m.callTime.Describe(ch)
 	m.limited.Describe(ch)
+	m.fallbacks.Describe(ch)
 	for _, d := range []*prometheus.Desc{descServerState, descServerTools, descServerQuarantined, descServerRestarts,
 		descSessions, descListens, descAuditQueued, descAuditDelayed, descAuditLost} {
 		ch <- d
@@ -134,6 +139,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.calls.Collect(ch)
 	m.callTime.Collect(ch)
 	m.limited.Collect(ch)
+	m.fallbacks.Collect(ch)
 	m.mu.Lock()
 	p := m.p
 	m.mu.Unlock()
@@ -270,4 +276,13 @@ func (m *Metrics) rateLimited(kind, limit, server string) {
 	} else {
 		m.calls.WithLabelValues(server, "rate-limited").Inc()
 	}
+}
+
+// limitFallback counts one request limit counted in this process's bucket
+// as its shared bucket did not answer. A nil m counts nothing.
+func (m *Metrics) limitFallback(kind, limit string) {
+	if m == nil {
+		return
+	}
+	m.fallbacks.WithLabelValues(kind, limit).Inc()
 }

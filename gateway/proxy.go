@@ -144,6 +144,7 @@ type proxy struct {
 	// perUser reaches the per-user servers; nil when there are none. Set
 	// once, before the proxy serves.
 	perUser *perUser
+	limits  sharedLimits // the store's rate-limit buckets (ratelimit.go); set once, before the proxy serves
 	metrics *Metrics     // nil: none (proxyOptions.Metrics)
 	tracer  trace.Tracer // nil: no spans (proxyOptions.Tracer)
 }

@@ -10,12 +10,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway/audit"
 	"github.com/toolsift/toolsift/gateway/authn"
+	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
 )
 
@@ -30,10 +32,15 @@ import (
 // and is answered with a tool error result naming the limit and the
 // seconds to wait, audited and counted as rate-limited.
 //
-// The buckets live in this process: each replica of a gateway enforces
-// each limit on its own. A reloaded policy (setPolicy) keeps the buckets
+// Over a store that is a store.RateLimiter (store/postgres) a bucket is
+// the store's, shared by every replica on it (sharedLimits): a limit then
+// holds across them. Otherwise, and for a request whose shared bucket
+// does not answer within sharedWait (the store failed or is slow; counted
+// as a fallback), the bucket is this process's, each replica enforcing
+// the limit on its own. A reloaded policy (setPolicy) keeps the buckets
 // of every limit whose rule's users and teams and whose fields did not
-// change.
+// change; a changed limit's buckets, in memory and in the store (whose
+// names hold its signature), start afresh.
 
 // maxBuckets bounds the buckets of one limit. Past it the buckets that
 // have refilled (which a fresh bucket would equal) are dropped, and, when
@@ -50,6 +57,9 @@ type limiter struct {
 	sig  string  // what must be equal for a reloaded limit to keep its buckets
 	rate float64 // tokens a second
 	size float64 // the most a bucket holds
+	// every is the time one token takes to come back (1/rate), for the
+	// shared buckets
+	every time.Duration
 
 	// what By names: each is part of a bucket's key
 	users, teams, servers, tools bool
@@ -108,6 +118,7 @@ func newLimiters(src *config.Policy, old *policy) ([]*limiter, error) {
 			out = append(out, &limiter{
 				lim: lim, name: name, kind: kind, rule: r, anon: what == "anonymous", sig: sig,
 				rate: float64(max(lim.Calls, lim.Searches)) / lim.Per.Seconds(), size: float64(size),
+				every: lim.Per / time.Duration(max(lim.Calls, lim.Searches)),
 				users: slices.Contains(by, "user"), teams: slices.Contains(by, "team"),
 				servers: slices.Contains(by, "server"), tools: slices.Contains(by, "tool"),
 				buckets: map[string]*tokenBucket{},
@@ -246,21 +257,77 @@ func (p *proxy) limited(ctx context.Context, name string) *refusal {
 	server, _, _ := strings.Cut(name, "__") // as policy patterns read names: no catalog is asked
 	var taken []*limiter
 	var keys []string
+	var shared []bool
 	now := time.Now()
 	for _, l := range pol.scopeOf(id).limits {
 		if !l.counts(server, name) {
 			continue
 		}
 		k := l.key(id, server, name)
-		if ok, retry := l.take(k, now); !ok {
+		ok, retry, fromStore := p.take(ctx, l, k, now)
+		if !ok {
 			for i, t := range taken {
-				t.give(keys[i])
+				if shared[i] {
+					p.limits.give(ctx, t, keys[i])
+				} else {
+					t.give(keys[i])
+				}
 			}
 			return &refusal{l: l, retry: retry}
 		}
-		taken, keys = append(taken, l), append(keys, k)
+		taken, keys, shared = append(taken, l), append(keys, k), append(shared, fromStore)
 	}
 	return nil
+}
+
+// sharedWait bounds the wait for a shared bucket's answer.
+const sharedWait = 250 * time.Millisecond
+
+// sharedLimits are the buckets of a store that is a store.RateLimiter,
+// shared by every replica on it; the zero value has none. Set before the
+// proxy serves.
+type sharedLimits struct {
+	rl   store.RateLimiter // nil: none
+	wait time.Duration     // 0: sharedWait
+	down atomic.Bool       // the last take failed; its recovery not yet logged
+}
+
+// take takes a token of key's bucket under l: the shared one when there
+// is one and it answers in time (fromStore), else this process's.
+func (p *proxy) take(ctx context.Context, l *limiter, key string, now time.Time) (ok bool, retry time.Duration, fromStore bool) {
+	if sl := &p.limits; sl.rl != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(sl.wait, sharedWait))
+		retry, err := sl.rl.TakeToken(sctx, l.storeKey(key), 1, l.every, int(l.size))
+		cancel()
+		if err == nil {
+			if sl.down.Load() && sl.down.CompareAndSwap(true, false) {
+				p.log.Info("rate limits: the store's shared buckets answer again", slog.String("limit", l.name))
+			}
+			return retry == 0, retry, true
+		}
+		p.metrics.limitFallback(l.kind, l.name)
+		if sl.down.CompareAndSwap(false, true) {
+			p.log.Warn("rate limits: the store's shared buckets do not answer; limits are this replica's own until they do",
+				slog.String("limit", l.name), slog.String("err", err.Error()))
+		}
+	}
+	ok, retry = l.take(key, now)
+	return ok, retry, false
+}
+
+// give gives back the token take took of key's shared bucket under l. A
+// give the store does not take (it failed) is lost: the bucket holds one
+// token less until it refills, never one too many.
+func (sl *sharedLimits) give(ctx context.Context, l *limiter, key string) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(sl.wait, sharedWait))
+	defer cancel()
+	_, _ = sl.rl.TakeToken(sctx, l.storeKey(key), -1, l.every, int(l.size))
+}
+
+// storeKey is the name of key's shared bucket under l: the limit's
+// signature (a changed limit has other buckets) and key.
+func (l *limiter) storeKey(key string) string {
+	return "gateway/ratelimit\x00" + l.sig + "\x00" + key
 }
 
 // refusal is a request a limit refused.
