@@ -57,3 +57,11 @@ func (g *Gateway) SetSessionGrace(d time.Duration) {
 // bucket before it counts in the replica's own (sharedWait), before g
 // serves: tests on a loaded machine wait as long as it takes.
 func (g *Gateway) SetSharedLimitWait(d time.Duration) { g.p.limits.wait = d }
+
+// SetSharedLimitPause sets how long the store is not asked after a shared
+// take failed (sharedPause; a negative d: not at all), and asks it again
+// from the next take.
+func (g *Gateway) SetSharedLimitPause(d time.Duration) {
+	g.p.limits.pause.Store(int64(d))
+	g.p.limits.until.Store(0)
+}

@@ -36,7 +36,8 @@ import (
 // the store's, shared by every replica on it (sharedLimits): a limit then
 // holds across them. Otherwise, and for a request whose shared bucket
 // does not answer within sharedWait (the store failed or is slow; counted
-// as a fallback), the bucket is this process's, each replica enforcing
+// as a fallback, as is every request for sharedPause after), the bucket
+// is this process's, each replica enforcing
 // the limit on its own. A reloaded policy (setPolicy) keeps the buckets
 // of every limit whose rule's users and teams and whose fields did not
 // change; a changed limit's buckets, in memory and in the store (whose
@@ -280,36 +281,48 @@ func (p *proxy) limited(ctx context.Context, name string) *refusal {
 	return nil
 }
 
-// sharedWait bounds the wait for a shared bucket's answer.
-const sharedWait = 250 * time.Millisecond
+// sharedWait bounds the wait for a shared bucket's answer; after one
+// that failed, the store is not asked again for sharedPause, so that a
+// store that does not answer costs one request in each sharedPause the
+// wait, not every request.
+const (
+	sharedWait  = 250 * time.Millisecond
+	sharedPause = time.Second
+)
 
 // sharedLimits are the buckets of a store that is a store.RateLimiter,
-// shared by every replica on it; the zero value has none. Set before the
-// proxy serves.
+// shared by every replica on it; the zero value has none. rl and wait
+// are set before the proxy serves.
 type sharedLimits struct {
-	rl   store.RateLimiter // nil: none
-	wait time.Duration     // 0: sharedWait
-	down atomic.Bool       // the last take failed; its recovery not yet logged
+	rl    store.RateLimiter // nil: none
+	wait  time.Duration     // 0: sharedWait
+	pause atomic.Int64      // nanoseconds; 0: sharedPause, < 0: none
+	until atomic.Int64      // UnixNano before which the store is not asked
+	down  atomic.Bool       // a take failed; its recovery not yet logged
 }
 
 // take takes a token of key's bucket under l: the shared one when there
 // is one and it answers in time (fromStore), else this process's.
 func (p *proxy) take(ctx context.Context, l *limiter, key string, now time.Time) (ok bool, retry time.Duration, fromStore bool) {
 	if sl := &p.limits; sl.rl != nil {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(sl.wait, sharedWait))
-		retry, err := sl.rl.TakeToken(sctx, l.storeKey(key), 1, l.every, int(l.size))
-		cancel()
-		if err == nil {
-			if sl.down.Load() && sl.down.CompareAndSwap(true, false) {
-				p.log.Info("rate limits: the store's shared buckets answer again", slog.String("limit", l.name))
+		if now.UnixNano() >= sl.until.Load() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(sl.wait, sharedWait))
+			retry, err := sl.rl.TakeToken(sctx, l.storeKey(key), 1, l.every, int(l.size))
+			cancel()
+			if err == nil {
+				if sl.down.Load() && sl.down.CompareAndSwap(true, false) {
+					p.log.Info("rate limits: the store's shared buckets answer again", slog.String("limit", l.name))
+				}
+				return retry == 0, retry, true
 			}
-			return retry == 0, retry, true
+			pause := time.Duration(cmp.Or(sl.pause.Load(), int64(sharedPause)))
+			sl.until.Store(time.Now().Add(max(pause, 0)).UnixNano())
+			if sl.down.CompareAndSwap(false, true) {
+				p.log.Warn("rate limits: the store's shared buckets do not answer; limits are this replica's own until they do",
+					slog.String("limit", l.name), slog.String("err", err.Error()))
+			}
 		}
 		p.metrics.limitFallback(l.kind, l.name)
-		if sl.down.CompareAndSwap(false, true) {
-			p.log.Warn("rate limits: the store's shared buckets do not answer; limits are this replica's own until they do",
-				slog.String("limit", l.name), slog.String("err", err.Error()))
-		}
 	}
 	ok, retry = l.take(key, now)
 	return ok, retry, false

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -183,12 +184,13 @@ func TestRateLimitsAcrossReplicas(t *testing.T) {
 // TestRateLimitsStoreOutage: while the PostgreSQL store is away, a
 // replica's limits hold from its own buckets (full at first: alice, who
 // took 2 of her 5 from the store, gets 5 through then a refusal), each
-// request so counted counted as a fallback; once the store is back its
-// bucket is used again (the 3 tokens alice had left there, then a
-// refusal), and nothing more falls back.
+// request so counted counted as a fallback; the store is not asked again
+// for the pause after a failed take (a call when it is back is still
+// counted from memory); then its bucket is used again (the 3 tokens
+// alice had left there, then a refusal), and nothing more falls back.
 func TestRateLimitsStoreOutage(t *testing.T) {
 	cluster := pgtest.NewCluster(t)
-	_, srv, reg := replica(t, cluster.Database(t), `{"rules": [{"teams": ["a"], "allow": ["text"], "limits": [
+	gw, srv, reg := replica(t, cluster.Database(t), `{"rules": [{"teams": ["a"], "allow": ["text"], "limits": [
   {"name": "calls", "calls": 5, "per": "1h"}]}]}`)
 	alice := connectAs(t, srv.URL, "alice:a", "2025-11-25")
 	calls := func(what string, n int) {
@@ -215,6 +217,9 @@ func TestRateLimitsStoreOutage(t *testing.T) {
 		}
 	}
 
+	// The store is not asked for an hour after a failed take: after the
+	// first call of the outage, none waits for it.
+	gw.SetSharedLimitPause(time.Hour)
 	cluster.Stop(t)
 	calls("during the outage", 5)
 	if n := fallbacks(); n != 6 {
@@ -222,8 +227,11 @@ func TestRateLimitsStoreOutage(t *testing.T) {
 	}
 
 	cluster.Restart(t)
+	text, isErr := alice.call(t, "text__upper", map[string]any{})
+	refused(t, "a call when the store is back but not asked yet", text, isErr, "calls", 720)
+	gw.SetSharedLimitPause(-1) // ask it from now on
 	calls("after the outage", 3)
-	if n := fallbacks(); n != 6 {
-		t.Errorf("%v fallbacks counted after the outage, want still 6", n)
+	if n := fallbacks(); n != 7 {
+		t.Errorf("%v fallbacks counted after the outage, want still 7", n)
 	}
 }
