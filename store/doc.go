@@ -13,11 +13,12 @@
 //     locks are flock(2) on files under its .locks/ folder.
 //   - [Memory], a map in this process: tests, and runs that keep nothing.
 //
-// Three interfaces are optional: [Watcher] (a shared store tells replicas
+// Four interfaces are optional: [Watcher] (a shared store tells replicas
 // what another changed), [BoundedGetter] (a value over a limit refused
-// unread: [GetBounded]) and [PrefixDeleter] (every key under a prefix
+// unread: [GetBounded]), [PrefixDeleter] (every key under a prefix
 // deleted at once and counted: [DeletePrefix], which for a store without
-// it lists the keys and deletes each). Memory, Dir and store/postgres are
+// it lists the keys and deletes each) and [RateLimiter] (token buckets
+// shared by every process on the store; store/postgres has it). Memory, Dir and store/postgres are
 // PrefixDeleters, Dir removing the folders it leaves empty.
 //
 // A shared store for a team gateway (PostgreSQL) lives in its own package,

@@ -1,5 +1,5 @@
 // Package postgres is toolsift's shared store: a store.Store,
-// store.Watcher, store.BoundedGetter and store.PrefixDeleter in a PostgreSQL database (pgx), for a team gateway that
+// store.Watcher, store.BoundedGetter, store.PrefixDeleter and store.RateLimiter in a PostgreSQL database (pgx), for a team gateway that
 // runs several `toolsift serve --store postgres://…` replicas over the
 // same data. The embedded default stays store.Dir: a newcomer needs no
 // database.
@@ -18,12 +18,15 @@
 //	toolsift_store        (key text COLLATE "C" PRIMARY KEY, value bytea NOT NULL,
 //	                       rev bigint NOT NULL, updated_at timestamptz NOT NULL)
 //	toolsift_store_rev    a sequence: every write's rev
-//	toolsift_store_schema (version integer): 1
+//	toolsift_rate_limit   (key bytea PRIMARY KEY, tat timestamptz NOT NULL,
+//	                       took boolean NOT NULL): TakeToken's buckets
+//	toolsift_store_schema (version integer): 2
 //
-// A database whose schema is newer than this package's is refused. The
+// A database whose schema is newer than this package's is refused; one of
+// version 1 gains toolsift_rate_limit. The
 // role in the URL needs CREATE on the database's public schema at the
 // first start (the database's owner has it), and after that only SELECT,
-// INSERT, UPDATE, DELETE on the two tables and USAGE on the sequence.
+// INSERT, UPDATE, DELETE on the three tables and USAGE on the sequence.
 //
 // # Operations
 //
@@ -40,7 +43,10 @@
 // waited for in this process, so a canceled waiter holds nothing); Watch
 // is LISTEN on channel toolsift_store, each payload naming the writer's
 // instance id, the write's rev and the key, and calls its ready once the
-// first LISTEN is in effect.
+// first LISTEN is in effect; TakeToken is one upsert of the bucket's row
+// (GCRA, timed by the server's clock_timestamp()), its key the SHA-256 of
+// the bucket's name, and at most once a minute a DELETE of the rows of
+// full buckets, in the background.
 //
 // # Faults
 //
