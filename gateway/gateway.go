@@ -75,6 +75,10 @@ type Options struct {
 	// does not exist. A caller without an Identity (stdio, HTTP with a
 	// shared token) gets its Anonymous rule. nil: every caller sees
 	// everything. Patterns that name no server of the config are Warnings.
+	// Its rate limits' buckets are the store's, shared by every Gateway
+	// on it, when Hub.Store (by default Toolset.Store) is a
+	// store.RateLimiter (store/postgres), and this process's otherwise,
+	// or for a request whose store does not answer within 250 ms.
 	Policy *config.Policy
 
 	// Audit, when set, keeps one record of every tools/call (audit.Record:
