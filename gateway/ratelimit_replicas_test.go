@@ -235,3 +235,39 @@ func TestRateLimitsStoreOutage(t *testing.T) {
 		t.Errorf("%v fallbacks counted after the outage, want still 7", n)
 	}
 }
+
+// TestRateLimitsAcrossReplicasReload: a policy reloaded on both replicas
+// with the limit unchanged keeps the store's buckets (alice, who spent
+// her 2 through the two replicas, stays refused); a changed limit starts
+// afresh in the store too (4 more through, across both, then refused).
+func TestRateLimitsAcrossReplicasReload(t *testing.T) {
+	const two = `{"rules": [{"teams": ["a"], "allow": ["text"], "limits": [{"calls": 2, "per": "1h"}]}]}`
+	url := pgtest.Start(t)
+	gw1, srv1, _ := replica(t, url, two)
+	gw2, srv2, _ := replica(t, url, two)
+	alice := []*client{connectAs(t, srv1.URL, "alice:a", "2025-11-25"), connectAs(t, srv2.URL, "alice:a", "2026-07-28")}
+	set := func(src string) {
+		t.Helper()
+		p, err := config.ParsePolicy("limits.json", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, gw := range []*gateway.Gateway{gw1, gw2} {
+			if _, err := gw.SetPolicy(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := tally(t, "alice's calls", concurrently(alice, 4, "text__upper", map[string]any{}), "rule 1 limit 1", 1800); n != 2 {
+		t.Fatalf("%d of alice's 4 calls through, want 2", n)
+	}
+	set(two)
+	for i, c := range alice {
+		text, isErr := c.call(t, "text__upper", map[string]any{})
+		refused(t, "a call after reloading the same policy, replica "+string(rune('1'+i)), text, isErr, "rule 1 limit 1", 1800)
+	}
+	set(strings.Replace(two, `"calls": 2`, `"calls": 4`, 1))
+	if n := tally(t, "alice's calls under the new limit", concurrently(alice, 8, "text__upper", map[string]any{}), "rule 1 limit 1", 900); n != 4 {
+		t.Errorf("%d of alice's 8 calls through under the new limit, want 4", n)
+	}
+}

@@ -12,24 +12,25 @@ import (
 const sweepEvery = time.Minute
 
 // take is TakeToken's statement for n > 0: GCRA on the bucket's
-// theoretical arrival time (tat), the database's clock_timestamp() read
-// once as now (c.now, and excluded.tat less n·interval). A bucket whose
-// tat is at most now is full; taking n moves tat to max(tat, now) +
-// n·interval, allowed while that is within burst·interval of now. A fresh
-// row is inserted (n ≤ burst, checked before). A refused take leaves tat
-// and sets took false, so that the row returned says which it was, with
-// tat, under the row's lock (not as of the statement's start, which
-// concurrent takers would make stale). $1 key, $2 n·interval and $3
-// burst·interval in microseconds.
-const take = `WITH c AS (SELECT clock_timestamp() AS now)
-INSERT INTO toolsift_rate_limit AS l (key, tat, took)
-SELECT $1, c.now + $2::bigint * interval '1 microsecond', true FROM c
-ON CONFLICT (key) DO UPDATE SET
-	took = greatest(l.tat, excluded.tat - $2::bigint * interval '1 microsecond') <= excluded.tat + ($3::bigint - 2 * $2::bigint) * interval '1 microsecond',
-	tat = CASE WHEN greatest(l.tat, excluded.tat - $2::bigint * interval '1 microsecond') <= excluded.tat + ($3::bigint - 2 * $2::bigint) * interval '1 microsecond'
-		THEN greatest(l.tat, excluded.tat - $2::bigint * interval '1 microsecond') + $2::bigint * interval '1 microsecond'
-		ELSE l.tat END
-RETURNING l.took, (extract(epoch FROM l.tat - (SELECT now FROM c)) * 1000000)::bigint + $2::bigint - $3::bigint`
+// theoretical arrival time (tat). A bucket whose tat is at most now is
+// full; taking n moves tat to max(tat, now) + n·interval, allowed while
+// that is within burst·interval of now. A fresh row is inserted (n ≤
+// burst, checked before). now is the database's clock_timestamp() read
+// once the row is locked, after the take before it committed, so that
+// it never runs behind the now of that take (a now read at the
+// statement's start could, for a statement that waited on the lock, and
+// refuse a token that is there). A refused take leaves tat and sets took
+// false, so that the row returned says which it was, with tat, under the
+// row's lock. $1 key, $2 n·interval and $3 burst·interval in
+// microseconds.
+const take = `INSERT INTO toolsift_rate_limit AS l (key, tat, took)
+VALUES ($1, clock_timestamp() + $2::bigint * interval '1 microsecond', true)
+ON CONFLICT (key) DO UPDATE SET (took, tat) = (
+	SELECT o.ok, CASE WHEN o.ok THEN greatest(l.tat, n.now) + $2::bigint * interval '1 microsecond' ELSE l.tat END
+	FROM (SELECT clock_timestamp() AS now) n,
+	LATERAL (SELECT greatest(l.tat, n.now) <= n.now + ($3::bigint - $2::bigint) * interval '1 microsecond' AS ok) o
+)
+RETURNING l.took, (extract(epoch FROM l.tat - clock_timestamp()) * 1000000)::bigint + $2::bigint - $3::bigint`
 
 // give is TakeToken's statement for n < 0: tat moves back by -n
 // intervals; one at or before now is a full bucket, however far back.

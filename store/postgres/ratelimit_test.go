@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,6 +61,36 @@ func TestTakeTokenShared(t *testing.T) {
 	}
 	if retry, err := b.TakeToken(ctx, "bob", 1, interval, burst); err != nil || retry != 0 {
 		t.Errorf("bob's first take: %v, %v; want his own bucket, full", retry, err)
+	}
+
+	// Small buckets raced for while fresh: a take that waited for
+	// another's row lock times itself after it, never before (which would
+	// refuse the second token of a bucket of 2).
+	for round := range 20 {
+		key := fmt.Sprint("fresh-", round)
+		var got atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 4 {
+			s := a
+			if i%2 == 1 {
+				s = b
+			}
+			wg.Go(func() {
+				retry, err := s.TakeToken(ctx, key, 1, time.Hour, 2)
+				switch {
+				case err != nil:
+					t.Error(err)
+				case retry == 0:
+					got.Add(1)
+				case retry < time.Hour-time.Since(start)-time.Second:
+					t.Errorf("%s: retry %v, want about an hour", key, retry)
+				}
+			})
+		}
+		wg.Wait()
+		if got.Load() != 2 {
+			t.Errorf("%s: %d of 4 racing takers of a fresh bucket of 2 got a token, want 2", key, got.Load())
+		}
 	}
 
 	// Given back: one more take, then refused again.
