@@ -1,0 +1,285 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/toolsift/toolsift"
+	"github.com/toolsift/toolsift/gateway"
+	"github.com/toolsift/toolsift/gateway/audit"
+	"github.com/toolsift/toolsift/internal/pgtest"
+	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/store/postgres"
+	"github.com/toolsift/toolsift/store/storetest"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// instrumented is InstrumentStore over s with metrics and spans (to an
+// exporter nobody reads).
+func instrumented(t *testing.T, s store.Store) store.Store {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewInMemoryExporter()))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	return gateway.InstrumentStore(s, gateway.NewMetrics(), tp)
+}
+
+// TestInstrumentedStoreContract: the instrumented store keeps the Store
+// contract over memory and folder stores, and the shared and Watcher
+// contracts over PostgreSQL; it is a store.Watcher exactly when the
+// store it wraps is one, and InstrumentStore without metrics or tracer
+// is the store itself.
+func TestInstrumentedStoreContract(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) store.Store { return instrumented(t, store.NewMemory()) })
+	})
+	t.Run("dir", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) store.Store {
+			d, err := store.NewDir(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return instrumented(t, d)
+		})
+	})
+	two := func(t *testing.T) (store.Store, store.Store) {
+		url := pgtest.Start(t)
+		open := func() store.Store {
+			s, err := postgres.Open(context.Background(), url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return instrumented(t, s)
+		}
+		return open(), open()
+	}
+	t.Run("postgres", func(t *testing.T) {
+		storetest.RunShared(t, two)
+		storetest.RunWatcher(t, two)
+	})
+
+	mem := store.NewMemory()
+	if s := gateway.InstrumentStore(mem, nil, nil); s != store.Store(mem) {
+		t.Errorf("InstrumentStore(mem, nil, nil) = %T, want the store itself", s)
+	}
+	s := instrumented(t, mem)
+	if _, ok := s.(store.Watcher); ok {
+		t.Error("an instrumented memory store is a store.Watcher")
+	}
+	if _, ok := s.(store.BoundedGetter); !ok {
+		t.Error("an instrumented store is not a store.BoundedGetter")
+	}
+	if _, ok := s.(store.PrefixDeleter); !ok {
+		t.Error("an instrumented store is not a store.PrefixDeleter")
+	}
+	if again := gateway.InstrumentStore(s, gateway.NewMetrics(), nil); again != s {
+		t.Error("InstrumentStore of an instrumented store wrapped it again")
+	}
+	pg, err := postgres.Open(context.Background(), pgtest.Start(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	if _, ok := instrumented(t, pg).(store.Watcher); !ok {
+		t.Error("an instrumented PostgreSQL store is not a store.Watcher")
+	}
+}
+
+// failingUnder is a store whose writes of keys under prefix fail.
+type failingUnder struct {
+	store.Store
+	prefix string
+}
+
+func (f failingUnder) Put(ctx context.Context, key string, value []byte) error {
+	if strings.HasPrefix(key, f.prefix) {
+		return errors.New("disk full")
+	}
+	return f.Store.Put(ctx, key, value)
+}
+
+// TestStoreMetricsCount: a script of store operations is counted exactly
+// by op and outcome (a missing key not_found, a failed write error), each
+// timed, and no label holds more of a key than its first segment.
+func TestStoreMetricsCount(t *testing.T) {
+	ctx := context.Background()
+	m := gateway.NewMetrics()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	defer srv.Close()
+	s := gateway.InstrumentStore(failingUnder{store.NewMemory(), "broken/"}, m, nil)
+
+	if _, err := s.Get(ctx, "users/alice.json"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Get of a missing key: %v", err)
+	}
+	for _, k := range []string{"users/alice.json", "users/bob.json"} {
+		if err := s.Put(ctx, k, []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Put(ctx, "broken/carol.json", []byte("{}")); err == nil {
+		t.Fatal("a write under broken/ succeeded")
+	}
+	if v, err := s.Get(ctx, "users/alice.json"); err != nil || string(v) != "{}" {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+	if _, err := store.GetBounded(ctx, s, "users/bob.json", 1); !errors.Is(err, store.ErrTooLarge) {
+		t.Fatalf("GetBounded over the limit: %v", err)
+	}
+	if keys, err := s.List(ctx, "users/"); err != nil || len(keys) != 2 {
+		t.Fatalf("List = %v, %v", keys, err)
+	}
+	unlock, err := s.Lock(ctx, "users/alice.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if err := s.Delete(ctx, "users/alice.json"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := store.DeletePrefix(ctx, s, "users/"); err != nil || n != 1 {
+		t.Fatalf("DeletePrefix = %d, %v", n, err)
+	}
+
+	got := scrape(t, srv.URL)
+	want := map[string]float64{
+		`toolsift_store_operations_total{op="get",outcome="not_found"}`:       1,
+		`toolsift_store_operations_total{op="get",outcome="ok"}`:              1,
+		`toolsift_store_operations_total{op="get",outcome="error"}`:           1, // over the limit
+		`toolsift_store_operations_total{op="put",outcome="ok"}`:              2,
+		`toolsift_store_operations_total{op="put",outcome="error"}`:           1,
+		`toolsift_store_operations_total{op="list",outcome="ok"}`:             1,
+		`toolsift_store_operations_total{op="lock",outcome="ok"}`:             1,
+		`toolsift_store_operations_total{op="delete",outcome="ok"}`:           1,
+		`toolsift_store_operations_total{op="delete_prefix",outcome="ok"}`:    1,
+		`toolsift_store_operation_duration_seconds_count{op="get"}`:           3,
+		`toolsift_store_operation_duration_seconds_count{op="put"}`:           3,
+		`toolsift_store_operation_duration_seconds_count{op="list"}`:          1,
+		`toolsift_store_operation_duration_seconds_count{op="lock"}`:          1,
+		`toolsift_store_operation_duration_seconds_count{op="delete"}`:        1,
+		`toolsift_store_operation_duration_seconds_count{op="delete_prefix"}`: 1,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+	for k := range got {
+		if strings.HasPrefix(k, "toolsift_store_operations_total") {
+			if _, ok := want[k]; !ok {
+				t.Errorf("unexpected series %s = %v", k, got[k])
+			}
+		}
+		if strings.Contains(k, "alice") || strings.Contains(k, "users") {
+			t.Errorf("series %s names a key", k)
+		}
+	}
+}
+
+// TestStoreMetricsSession: through a Gateway with Metrics, a scripted
+// session's store operations (the Toolset's tool lists and caches, the
+// audit log's records on an instrumented store whose writes fail) are
+// counted, the failed writes as errors.
+func TestStoreMetricsSession(t *testing.T) {
+	ctx := context.Background()
+	m := gateway.NewMetrics()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	st := gateway.InstrumentStore(failingUnder{store.NewMemory(), "audit/"}, m, nil)
+	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{
+		Metrics: m, Audit: &audit.Log{Store: st},
+		Toolset: toolsift.Options{NoSemantic: true, Store: st}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	defer srv.Close()
+
+	c := connect(t, gw.NewServer(), "2025-11-25")
+	if len(c.search(t, "add two numbers", 2).Tools) == 0 {
+		t.Fatal("the search found nothing")
+	}
+	if text, isErr := c.call(t, "call_tool", map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}); isErr {
+		t.Fatalf("math__add: %s", text)
+	}
+	got := scrape(t, srv.URL)
+	if n := got[`toolsift_store_operations_total{op="put",outcome="ok"}`]; n < 1 {
+		t.Errorf("store puts ok = %v, want at least 1 (the tool lists)", n)
+	}
+	if n := got[`toolsift_store_operations_total{op="put",outcome="error"}`]; n < 1 {
+		t.Errorf("store puts failed = %v, want at least 1 (the call's audit record)", n)
+	}
+	if got["toolsift_audit_delayed_records_total"] != 1 {
+		t.Errorf("toolsift_audit_delayed_records_total = %v, want 1", got["toolsift_audit_delayed_records_total"])
+	}
+}
+
+// TestTraceStoreOps: the store operations a call makes (its audit
+// record's write) are spans under the call's span, in the client's trace,
+// named by the op, with the key's first segment and the outcome only;
+// an operation outside any request starts no span.
+func TestTraceStoreOps(t *testing.T) {
+	mem := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mem))
+	defer tp.Shutdown(context.Background())
+	st := gateway.InstrumentStore(store.NewMemory(), nil, tp)
+	gw, err := gateway.Open(context.Background(), localTools(t), &gateway.Options{Tracer: tp,
+		Audit:   &audit.Log{Store: st},
+		Toolset: toolsift.Options{NoSemantic: true, Store: st}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	web := httptest.NewServer(asUser(gw.Handler()))
+	t.Cleanup(web.Close) // after the client's cleanup
+	before := len(mem.GetSpans())
+	if before != 0 {
+		t.Errorf("%d spans before any request (%v): store operations outside a request are not traced", before, names(mem.GetSpans()))
+	}
+	c := tracingClient(t, web.URL, "00-"+clientTrace+"-"+clientSpan+"-01")
+	if text, isErr := c.call(t, "call_tool", map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}); isErr {
+		t.Fatalf("math__add: %s", text)
+	}
+	spans := mem.GetSpans()
+	var call *tracetest.SpanStub
+	for i, s := range spans {
+		if s.Name == "call math__add" {
+			call = &spans[i]
+		}
+	}
+	if call == nil {
+		t.Fatalf("no call span; spans: %v", names(spans))
+	}
+	var puts int
+	for _, s := range spans {
+		if !strings.HasPrefix(s.Name, "store.") {
+			continue
+		}
+		a := attrs(s.Attributes)
+		for k, v := range a {
+			if strings.Contains(v, "/") || strings.Contains(v, "alice") {
+				t.Errorf("span %s: attribute %s = %q: more than a key's first segment", s.Name, k, v)
+			}
+		}
+		if s.SpanContext.TraceID().String() != clientTrace || s.SpanKind != trace.SpanKindClient {
+			t.Errorf("span %s: trace %s, kind %v; want the client's trace, client", s.Name, s.SpanContext.TraceID(), s.SpanKind)
+		}
+		if s.Name == "store.put" && a["toolsift.store.kind"] == "audit" {
+			puts++
+			if s.Parent.SpanID() != call.SpanContext.SpanID() || a["toolsift.store.op"] != "put" || a["toolsift.outcome"] != "ok" {
+				t.Errorf("the audit record's store.put: parent %s (want the call's %s), attributes %v", s.Parent.SpanID(), call.SpanContext.SpanID(), a)
+			}
+		}
+	}
+	if puts != 1 {
+		t.Errorf("%d store.put spans of the audit record, want 1; spans: %v", puts, names(spans))
+	}
+}
