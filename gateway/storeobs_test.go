@@ -3,10 +3,12 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/toolsift/toolsift"
@@ -281,5 +283,62 @@ func TestTraceStoreOps(t *testing.T) {
 	}
 	if puts != 1 {
 		t.Errorf("%d store.put spans of the audit record, want 1; spans: %v", puts, names(spans))
+	}
+}
+
+// TestMetricsUserLabels: with NewMetricsWithUsers(2), the request and
+// call counters name the first two users and count the third as other;
+// the other metrics name no user.
+func TestMetricsUserLabels(t *testing.T) {
+	m := gateway.NewMetricsWithUsers(2)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	gw, err := gateway.Open(context.Background(), localTools(t), &gateway.Options{Metrics: m,
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	web := httptest.NewServer(asUser(gw.Handler()))
+	t.Cleanup(web.Close)
+	msrv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	t.Cleanup(msrv.Close)
+	for _, u := range []string{"alice", "bob", "carol", "alice"} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: web.URL, HTTPClient: &http.Client{Transport: userHeader{u, http.DefaultTransport}}},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool",
+			Arguments: map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}})
+		cs.Close()
+		if err != nil || res.IsError {
+			t.Fatalf("%s: call_tool(math__add) = %v, %v", u, res, err)
+		}
+	}
+	got := scrape(t, msrv.URL)
+	for k, v := range map[string]float64{
+		`toolsift_requests_total{method="tools/call",outcome="ok",user="alice"}`: 2,
+		`toolsift_requests_total{method="tools/call",outcome="ok",user="bob"}`:   1,
+		`toolsift_requests_total{method="tools/call",outcome="ok",user="other"}`: 1,
+		`toolsift_upstream_calls_total{outcome="ok",server="math",user="alice"}`: 2,
+		`toolsift_upstream_calls_total{outcome="ok",server="math",user="bob"}`:   1,
+		`toolsift_upstream_calls_total{outcome="ok",server="math",user="other"}`: 1,
+		`toolsift_upstream_call_duration_seconds_count{server="math"}`:           4,
+		`toolsift_requests_total{method="initialize",outcome="ok",user="other"}`: 1,
+		`toolsift_requests_total{method="initialize",outcome="ok",user="alice"}`: 2,
+	} {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+	for k := range got {
+		if strings.Contains(k, "carol") {
+			t.Errorf("series %s names the third user", k)
+		}
+		if strings.Contains(k, "user=") && !strings.HasPrefix(k, "toolsift_requests_total") && !strings.HasPrefix(k, "toolsift_upstream_calls_total") {
+			t.Errorf("series %s has a user label", k)
+		}
 	}
 }
