@@ -342,3 +342,42 @@ func TestMetricsUserLabels(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkInstrumentedStore: what instrumenting a store costs per
+// operation (a Get and a Put of a memory store): off (the store itself),
+// with metrics, with metrics and a tracer outside a trace (no span), and
+// with both within a request's trace (a span each, batched to an exporter
+// that drops them).
+func BenchmarkInstrumentedStore(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{}))
+	defer tp.Shutdown(context.Background())
+	traced, span := tp.Tracer("bench").Start(context.Background(), "request")
+	defer span.End()
+	for _, c := range []struct {
+		name string
+		s    func() store.Store
+		ctx  context.Context
+	}{
+		{"off", func() store.Store { return store.NewMemory() }, context.Background()},
+		{"metrics", func() store.Store { return gateway.InstrumentStore(store.NewMemory(), gateway.NewMetrics(), nil) }, context.Background()},
+		{"both-untraced", func() store.Store { return gateway.InstrumentStore(store.NewMemory(), gateway.NewMetrics(), tp) }, context.Background()},
+		{"both-traced", func() store.Store { return gateway.InstrumentStore(store.NewMemory(), gateway.NewMetrics(), tp) }, traced},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := c.s()
+			value := []byte(`{"tools":[]}`)
+			if err := s.Put(c.ctx, "catalog/bench.json", value); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Get(c.ctx, "catalog/bench.json"); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Put(c.ctx, "catalog/bench.json", value); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
