@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/think"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -119,4 +120,47 @@ func spanNames(spans tracetest.SpanStubs) []string {
 		n = append(n, s.Name)
 	}
 	return n
+}
+
+// discardSpans is a span exporter that drops what it is given.
+type discardSpans struct{}
+
+func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardSpans) Shutdown(context.Context) error                             { return nil }
+
+// BenchmarkRunTracing: what Options.Tracer costs a one-step run over a
+// catalog of 1,000 tools (BenchmarkStep's): off (no spans: a nil check
+// each) and on (an agent.run and an agent.think span, batched to an
+// exporter that drops them).
+func BenchmarkRunTracing(b *testing.B) {
+	tok := tokenizer(b)
+	tools := synthTools(1_000)
+	ix, _ := index(b, tools, 0)
+	th, err := think.New(ix, &think.Options{Tokenizer: tok})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{}))
+	defer tp.Shutdown(context.Background())
+	for _, c := range []struct {
+		name   string
+		tracer trace.TracerProvider
+	}{{"off", nil}, {"on", tp}} {
+		b.Run(c.name, func(b *testing.B) {
+			a, err := agent.New(answerModel{}, indexTools{ix, th}, &agent.Options{Tokenizer: tok, Tracer: c.tracer})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := a.Run(ctx, "warm up"); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := a.Run(ctx, "What is the weather forecast for Paris for the next three days?"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
