@@ -406,7 +406,11 @@ func (ts *Toolset) newThinker(o Options) (*think.Thinker, error) {
 		ts.learn = newLearner(mem, ts.store, o.Logger)
 		to.Retrieval.Usage = mem
 	}
-	if _, mem := ts.store.(*store.Memory); !mem {
+	inner := ts.store
+	if u, ok := inner.(interface{ Unwrap() store.Store }); ok {
+		inner = u.Unwrap() // an instrumented store (gateway.InstrumentStore) over memory is memory too
+	}
+	if _, mem := inner.(*store.Memory); !mem {
 		derived := hashcache.New(ts.store)
 		log := o.Logger
 		derived.OnError = func(err error) { log.Warn("toolsift: cache", "error", err) }

@@ -12,6 +12,7 @@ import (
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Errors of this package. Provider errors are wrapped in ErrModel.
@@ -121,6 +122,14 @@ type Options struct {
 	// one at a time (never concurrently) for one Run; tool events of one
 	// step may come from different goroutines.
 	OnEvent func(Event)
+	// Tracer, when set, traces each Run and Continue (docs/library.md,
+	// "Traces"): a span agent.run, the child of ctx's span, and within
+	// it an agent.think span per step (its Think and model call: the
+	// step, the tools offered and their tokens, the tokens used, the
+	// model's outcome) and a "call TOOL" span per tool call (its outcome).
+	// Attributes hold tool names, counts and outcomes, never the task,
+	// the messages, arguments or results. nil: no spans.
+	Tracer trace.TracerProvider
 }
 
 // Agent is a ReAct loop that picks its tools afresh at every Think step.
@@ -133,6 +142,7 @@ type Agent struct {
 	tok    *budget.Tokenizer
 	log    *slog.Logger
 	prices budget.Prices
+	tracer trace.Tracer // nil: no spans (Options.Tracer)
 }
 
 // New returns an Agent that asks model and runs tools.
@@ -185,6 +195,9 @@ func New(model Model, tools Tools, opts *Options) (*Agent, error) {
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
+	}
+	if o.Tracer != nil {
+		a.tracer = o.Tracer.Tracer(tracerName)
 	}
 	return a, nil
 }

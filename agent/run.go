@@ -75,8 +75,12 @@ func (a *Agent) loop(ctx context.Context, msgs []tool.Message, used []string) (*
 
 // loopFrom runs the loop; a previous turn (prev, may be nil) gives the
 // request the first step's is measured against and kept stable with.
-func (a *Agent) loopFrom(ctx context.Context, msgs []tool.Message, used []string, prev *Result) (*Result, error) {
+func (a *Agent) loopFrom(ctx context.Context, msgs []tool.Message, used []string, prev *Result) (res *Result, err error) {
 	r := &run{a: a, res: &Result{Messages: msgs, Used: used}}
+	ctx, span := a.startRun(ctx) // trace.go; nil without Options.Tracer
+	if span != nil {
+		defer func() { endRun(ctx, span, res, err) }()
+	}
 	defer r.record(ctx)
 	if prev != nil {
 		r.prev, r.prevSent, r.steps = prev.last, prev.lastSent, prev.steps
@@ -100,6 +104,7 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 		return false, fmt.Errorf("agent: step %d: %w", n, err)
 	}
 	st := Step{N: n, Query: r.query()}
+	tctx, span := a.startThink(ctx, n) // trace.go; nil without Options.Tracer
 
 	// Think: rank, then fit into the budget; with deferred tools, the
 	// first step's tools stay for the whole run (defer.go).
@@ -112,7 +117,8 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 			_, treq.MessageTokens = r.prevSent.tokens()
 		}
 		var err error
-		if off, err = a.tools.Think(ctx, treq); err != nil {
+		if off, err = a.tools.Think(tctx, treq); err != nil {
+			endThink(span, &st, "error")
 			return false, fmt.Errorf("agent: step %d: %w", n, err)
 		}
 		if n == 1 {
@@ -168,9 +174,10 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 	if a.opts.OnEvent != nil {
 		req.OnDelta = func(d Delta) { r.emit(ctx, Event{Kind: EventDelta, Step: n, Delta: d}) }
 	}
-	resp, err := a.model.Complete(ctx, req)
+	resp, err := a.model.Complete(tctx, req)
 	st.Latency.Model = time.Since(t2)
 	if err != nil {
+		endThink(span, &st, "error")
 		// Every model error wraps ErrModel, a custom Model's too.
 		if !errors.Is(err, ErrModel) {
 			err = fmt.Errorf("%w: %w", ErrModel, err)
@@ -207,6 +214,13 @@ func (r *run) step(ctx context.Context, n int) (bool, error) {
 			slog.Int("calls", limit+st.DroppedCalls), slog.Int("max_tool_calls", limit))
 	}
 	r.res.Messages = append(r.res.Messages, msg)
+	if span != nil {
+		outcome := "tool-calls"
+		if len(msg.ToolCalls) == 0 {
+			outcome = "answer"
+		}
+		endThink(span, &st, outcome)
+	}
 	r.emit(ctx, Event{Kind: EventModel, Step: n, Message: msg, Usage: resp.Usage, EstimatedCost: st.EstimatedCost, Latency: st.Latency.Model})
 
 	if len(msg.ToolCalls) == 0 {
@@ -281,9 +295,11 @@ func (r *run) act(ctx context.Context, n int, calls []tool.ToolCall, offered []O
 			defer wg.Done()
 			defer func() { <-sem }()
 			r.emit(ctx, Event{Kind: EventToolCall, Step: n, Call: out[i]})
+			cctx, span := a.startAct(ctx, n, out[i].Name) // trace.go; nil without Options.Tracer
 			start := time.Now()
-			r.exec(ctx, &out[i], tools[i], inCatalog[i])
+			r.exec(cctx, &out[i], tools[i], inCatalog[i])
 			out[i].Latency = time.Since(start)
+			endAct(span, &out[i], tools[i].Server)
 			out[i].RawTokens = a.tok.Count(out[i].Observation)
 			out[i].Observation = budget.Truncate(a.tok, out[i].Observation, a.opts.ObservationBudget)
 			out[i].Tokens = a.tok.Count(out[i].Observation)

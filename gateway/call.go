@@ -210,7 +210,7 @@ func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, ar
 		outcome = "tool-error"
 	}
 	took := time.Since(start)
-	p.metrics.called(cmp.Or(t.Server, server), outcome, took)
+	p.metrics.called(ctx, cmp.Or(t.Server, server), outcome, took)
 	spanOutcome, spanServer, spanTool = outcome, cmp.Or(t.Server, server), t.OriginalName
 	if p.log.Enabled(ctx, slog.LevelInfo) { // its attributes are built only for a line that is written
 		attrs := []any{"tool", name, "outcome", outcome, "duration", took}
@@ -256,7 +256,7 @@ func (p *proxy) refuseQuarantined(ctx context.Context, ss *mcp.ServerSession, na
 		rec.Server, rec.UpstreamTool = t.Server, t.OriginalName
 	}
 	audit.Report(ctx, rec)
-	p.metrics.called(rec.Server, rec.Outcome, 0)
+	p.metrics.called(ctx, rec.Server, rec.Outcome, 0)
 	return errorResult("%s", msg)
 }
 

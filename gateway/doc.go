@@ -77,13 +77,18 @@
 // requests by method and outcome, searches and their latency, calls by
 // server and outcome with their latency, and, read at each scrape, each
 // server's state and tools, the quarantined tools, the sessions and listen
-// streams open and the audit log's queue (docs/serve.md, "Metrics").
+// streams open and the audit log's queue (docs/serve.md, "Metrics");
+// NewMetricsWithUsers adds a bounded user label to the request and call
+// counters.
 //
 // Options.Tracer, an OpenTelemetry trace.TracerProvider, traces each MCP
 // request in a server span (the child of the client's traceparent, from
-// params._meta or the HTTP headers), with a span for each search and
-// each upstream call, whose trace context HTTP upstream servers get in
-// their traceparent header (docs/serve.md, "Traces").
+// params._meta or the HTTP headers), with a span for each search, each
+// store operation and each upstream call, whose trace context HTTP
+// upstream servers get in their traceparent header (docs/serve.md,
+// "Traces"). With either, Open instruments Options.Toolset.Store
+// (InstrumentStore: operations counted and traced); give the same
+// instrumented store to the audit log, tokens and logins that share it.
 //
 // Per-user servers (Options.PerUser, a PerUser: package peruser's Logins)
 // are remote servers each user reaches with the user's own OAuth login: a

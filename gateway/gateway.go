@@ -102,17 +102,18 @@ type Options struct {
 	// and Close closes it.
 	PerUser PerUser
 
-	// Metrics, when set, counts the Gateway's requests, searches and
-	// calls and reads its servers', sessions' and audit log's state at
-	// each scrape (NewMetrics; register it yourself). nil: none, at no
-	// cost.
+	// Metrics, when set, counts the Gateway's requests, searches, calls
+	// and the operations of Toolset.Store (InstrumentStore) and reads its
+	// servers', sessions' and audit log's state at each scrape
+	// (NewMetrics; register it yourself). nil: none, at no cost.
 	Metrics *Metrics
 
 	// Tracer, when set, traces the Gateway's requests (docs/serve.md,
 	// "Traces"): a server span per MCP request, named by its method, the
 	// child of the client's span when the request carries a W3C
 	// traceparent (in params._meta, else in its HTTP headers); within it a
-	// span for a search_tools search and one for each upstream call, whose
+	// span for a search_tools search, one for each operation of
+	// Toolset.Store (InstrumentStore) and one for each upstream call, whose
 	// trace context a url server gets in its traceparent header (Open
 	// wraps the transport of a copy of Hub.HTTPClient, or of a client of
 	// its own, to send it).
@@ -259,6 +260,9 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	}
 	if ho.Logger == nil {
 		ho.Logger = to.Logger
+	}
+	if o.Metrics != nil || o.Tracer != nil {
+		to.Store = InstrumentStore(to.Store, o.Metrics, o.Tracer) // storeobs.go; as it is when nil or instrumented already
 	}
 	if ho.Store == nil {
 		ho.Store = to.Store // nil: the Hub's default folder, the Toolset's too

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/upstream"
@@ -21,9 +22,9 @@ import (
 // servers' states and tools, the quarantined tools, the audit queue, the
 // sessions and listen streams open) are read at each scrape. Until its
 // Gateway is open it collects the counters alone, all zero. docs/serve.md,
-// "Metrics", lists them. Labels hold MCP methods, outcomes and the
-// config's server names only: never users, tools' arguments or request
-// text.
+// "Metrics", lists them. Labels hold MCP methods, outcomes, store
+// operations and the config's server names only: never tools' arguments
+// or request text, and users only with NewMetricsWithUsers.
 //
 // One Metrics serves one Gateway: Open fails with ErrOptions when it is
 // given a Metrics another Gateway has. To register the metrics of several
@@ -38,6 +39,11 @@ type Metrics struct {
 	callTime    *prometheus.HistogramVec // server; seconds
 	limited     *prometheus.CounterVec   // kind, limit
 	fallbacks   *prometheus.CounterVec   // kind, limit
+	storeOps    *prometheus.CounterVec   // op, outcome
+	storeTime   *prometheus.HistogramVec // op; seconds
+
+	// users bounds the user label (NewMetricsWithUsers); nil: none.
+	users *userLabels
 
 	mu sync.Mutex
 	p  *proxy // the Gateway's, once open
@@ -73,12 +79,37 @@ var serverStates = []upstream.State{upstream.StateConnecting, upstream.StateRead
 
 // NewMetrics returns the metrics of a Gateway to be opened with them
 // (Options.Metrics). The latency histograms' buckets are
-// prometheus.DefBuckets (5 ms to 10 s).
-func NewMetrics() *Metrics {
+// prometheus.DefBuckets (5 ms to 10 s), the store operations' 0.5 ms to
+// 5 s.
+func NewMetrics() *Metrics { return newMetrics(0) }
+
+// NewMetricsWithUsers is NewMetrics with a user label on
+// toolsift_requests_total and toolsift_upstream_calls_total: the
+// caller's user (its authn.Identity; "" for a caller without one) for
+// the first maxUsers distinct users seen, "other" for every user after
+// them, so that the series stay bounded (at most maxUsers+2 users per
+// method and outcome, per server and outcome). Each user is one more
+// series of each: give maxUsers the number of users you expect, no
+// more. It panics unless maxUsers > 0.
+func NewMetricsWithUsers(maxUsers int) *Metrics {
+	if maxUsers <= 0 {
+		panic("gateway: NewMetricsWithUsers: maxUsers must be > 0")
+	}
+	return newMetrics(maxUsers)
+}
+
+func newMetrics(maxUsers int) *Metrics {
+	reqLabels, callLabels := []string{"method", "outcome"}, []string{"server", "outcome"}
+	var users *userLabels
+	if maxUsers > 0 {
+		reqLabels, callLabels = append(reqLabels, "user"), append(callLabels, "user")
+		users = &userLabels{max: maxUsers, seen: map[string]bool{}}
+	}
 	return &Metrics{
+		users: users,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsift_requests_total",
 			Help: "MCP requests and notifications from clients, by method and outcome (ok; error: a JSON-RPC error; tool-error: a tools/call result with isError)."},
-			[]string{"method", "outcome"}),
+			reqLabels),
 		searches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsift_searches_total",
 			Help: "search_tools calls, by outcome (ok; invalid: a bad query or k; rate-limited; error)."}, []string{"outcome"}),
 		searchTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "toolsift_search_duration_seconds",
@@ -87,7 +118,7 @@ func NewMetrics() *Metrics {
 			Help: "Tools in each search_tools answer that succeeded.", Buckets: []float64{0, 1, 2, 3, 5, 8, 10, 15, 20, 30, 50}}),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsift_upstream_calls_total",
 			Help: "Tool calls (listed, through call_tool or by name), by upstream server and outcome (the audit record's: ok, tool-error, error, cancelled, unavailable, unknown, invalid-arguments, out-of-scope, disabled, quarantined, revoked, login-needed, rate-limited); server is empty for a tool no server has."},
-			[]string{"server", "outcome"}),
+			callLabels),
 		callTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "toolsift_upstream_call_duration_seconds",
 			Help: "How long the tool calls that reached their upstream server took (outcomes ok, tool-error, error, cancelled), by server."},
 			[]string{"server"}),
@@ -97,7 +128,39 @@ func NewMetrics() *Metrics {
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsift_rate_limit_fallbacks_total",
 			Help: "Requests a rate limit counted in this replica's own bucket because the store's shared bucket did not answer in time (the store failed or was slow), by kind (call or search) and limit."},
 			[]string{"kind", "limit"}),
+		storeOps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsift_store_operations_total",
+			Help: "Operations on the store, by op (get, put, delete, delete_prefix, list, lock, watch, take_token) and outcome (ok; not_found: a get of a missing key; error)."},
+			[]string{"op", "outcome"}),
+		storeTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "toolsift_store_operation_duration_seconds",
+			Help:    "How long the store's operations took (every outcome; a lock's wait for the lock), by op; not watch.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}},
+			[]string{"op"}),
 	}
+}
+
+// userLabels bounds the user label: the first max users seen are
+// themselves, the others "other".
+type userLabels struct {
+	mu   sync.Mutex
+	max  int
+	seen map[string]bool
+}
+
+// label is the user label of ctx's caller.
+func (u *userLabels) label(ctx context.Context) string {
+	id, _ := authn.IdentityFrom(ctx)
+	if id.User == "" {
+		return ""
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.seen[id.User] {
+		if len(u.seen) >= u.max {
+			return "other"
+		}
+		u.seen[id.User] = true
+	}
+	return id.User
 }
 
 // attach makes m the metrics of p, the one proxy it serves.
@@ -122,6 +185,8 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.callTime.Describe(ch)
 	m.limited.Describe(ch)
 	m.fallbacks.Describe(ch)
+	m.storeOps.Describe(ch)
+	m.storeTime.Describe(ch)
 	for _, d := range []*prometheus.Desc{descServerState, descServerTools, descServerQuarantined, descServerRestarts,
 		descSessions, descListens, descAuditQueued, descAuditDelayed, descAuditLost} {
 		ch <- d
@@ -140,6 +205,8 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.callTime.Collect(ch)
 	m.limited.Collect(ch)
 	m.fallbacks.Collect(ch)
+	m.storeOps.Collect(ch)
+	m.storeTime.Collect(ch)
 	m.mu.Lock()
 	p := m.p
 	m.mu.Unlock()
@@ -224,6 +291,10 @@ func (m *Metrics) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if !knownMethods[method] {
 			method = "other"
 		}
+		if m.users != nil {
+			m.requests.WithLabelValues(method, outcome, m.users.label(ctx)).Inc()
+			return res, err
+		}
 		m.requests.WithLabelValues(method, outcome).Inc()
 		return res, err
 	}
@@ -250,13 +321,13 @@ func (m *Metrics) searched(took time.Duration, found int, err error) {
 }
 
 // called counts one tool call of server ("" for a tool no server has)
-// with its audit outcome, and, when it reached the server, how long it
-// took. A nil m counts nothing.
-func (m *Metrics) called(server, outcome string, took time.Duration) {
+// by ctx's caller with its audit outcome, and, when it reached the
+// server, how long it took. A nil m counts nothing.
+func (m *Metrics) called(ctx context.Context, server, outcome string, took time.Duration) {
 	if m == nil {
 		return
 	}
-	m.calls.WithLabelValues(server, outcome).Inc()
+	m.countCall(ctx, server, outcome)
 	switch outcome {
 	case "ok", "tool-error", "error", "cancelled":
 		m.callTime.WithLabelValues(server).Observe(took.Seconds())
@@ -266,7 +337,7 @@ func (m *Metrics) called(server, outcome string, took time.Duration) {
 // rateLimited counts one request the limit refused: kind is "call" (of a
 // tool of server) or "search", and the refusal is counted among the
 // calls' or searches' outcomes too. A nil m counts nothing.
-func (m *Metrics) rateLimited(kind, limit, server string) {
+func (m *Metrics) rateLimited(ctx context.Context, kind, limit, server string) {
 	if m == nil {
 		return
 	}
@@ -274,7 +345,7 @@ func (m *Metrics) rateLimited(kind, limit, server string) {
 	if kind == "search" {
 		m.searches.WithLabelValues("rate-limited").Inc()
 	} else {
-		m.calls.WithLabelValues(server, "rate-limited").Inc()
+		m.countCall(ctx, server, "rate-limited")
 	}
 }
 
@@ -285,4 +356,13 @@ func (m *Metrics) limitFallback(kind, limit string) {
 		return
 	}
 	m.fallbacks.WithLabelValues(kind, limit).Inc()
+}
+
+// countCall counts one call in toolsift_upstream_calls_total.
+func (m *Metrics) countCall(ctx context.Context, server, outcome string) {
+	if m.users != nil {
+		m.calls.WithLabelValues(server, outcome, m.users.label(ctx)).Inc()
+		return
+	}
+	m.calls.WithLabelValues(server, outcome).Inc()
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -13,7 +14,7 @@ func BenchmarkCallMetricsHooks(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				m.called("math", "ok", 3*time.Millisecond)
+				m.called(context.Background(), "math", "ok", 3*time.Millisecond)
 			}
 		})
 	}

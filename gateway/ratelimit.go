@@ -393,6 +393,6 @@ func (p *proxy) refuseLimited(ctx context.Context, ss *mcp.ServerSession, name s
 		}
 	}
 	audit.Report(ctx, rec)
-	p.metrics.rateLimited(r.l.kind, r.l.name, rec.Server)
+	p.metrics.rateLimited(ctx, r.l.kind, r.l.name, rec.Server)
 	return r.result(name)
 }

@@ -91,7 +91,11 @@ func (s *server) storeCtx() (context.Context, context.CancelFunc) {
 // not disabled and, when lazy (StartLazy mode), returns the cache entries
 // st has of them, by server name.
 func readCatalogs(ctx context.Context, st store.Store, servers []*server, lazy bool) map[string]*catalogEntry {
-	if d, ok := st.(*store.Dir); ok {
+	dir := st
+	if u, ok := st.(interface{ Unwrap() store.Store }); ok {
+		dir = u.Unwrap() // an instrumented store (gateway.InstrumentStore) over a folder cleans it too
+	}
+	if d, ok := dir.(*store.Dir); ok {
 		cachefile.RemoveStaleTemps(filepath.Join(d.Path(), "catalog"))
 	}
 	var load []*server

@@ -58,6 +58,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--config", config, "--stateless"}, 2, "", "need --listen"},
 		{[]string{"serve", "--config", config, "--listen", "127.0.0.1:8080", "--metrics", "127.0.0.1:8080"}, 2, "", "--metrics 127.0.0.1:8080: the --listen address"},
 		{[]string{"serve", "--config", config, "--learn-scope", "teams"}, 2, "", `--learn-scope "teams": want team, user or global`},
+		{[]string{"serve", "--config", config, "--metrics-user-labels", "5"}, 2, "", "--metrics-user-labels needs --metrics"},
+		{[]string{"serve", "--config", config, "--metrics", "127.0.0.1:0", "--metrics-user-labels", "-1"}, 2, "", "--metrics-user-labels -1: want 0 (no user labels) or more"},
 		{[]string{"serve", "--config", config, "--no-cache", "--metrics", "9464"}, 1, "", "--metrics 9464: listen tcp: address 9464: missing port in address"},
 		{[]string{"serve", "--config", config, "--listen", "8080"}, 2, "", "want host:port"},
 		{[]string{"serve", "--config", config, "--listen", ":8080"}, 2, "", "accepts connections from other machines"},

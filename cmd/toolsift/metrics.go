@@ -14,11 +14,15 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 )
 
-// newMetrics returns the gateway's metrics (for gateway.Options.Metrics)
-// and the handler of /metrics: a registry of them and of the Go
-// runtime's and the process's metrics.
-func newMetrics(log *slog.Logger) (*gateway.Metrics, http.Handler, error) {
+// newMetrics returns the gateway's metrics (for gateway.Options.Metrics;
+// users > 0: with user labels, gateway.NewMetricsWithUsers) and the
+// handler of /metrics: a registry of them and of the Go runtime's and the
+// process's metrics.
+func newMetrics(log *slog.Logger, users int) (*gateway.Metrics, http.Handler, error) {
 	m := gateway.NewMetrics()
+	if users > 0 {
+		m = gateway.NewMetricsWithUsers(users)
+	}
 	reg := prometheus.NewRegistry()
 	for _, c := range []prometheus.Collector{m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		if err := reg.Register(c); err != nil {

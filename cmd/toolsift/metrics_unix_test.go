@@ -167,6 +167,11 @@ func TestServeMetrics(t *testing.T) {
 			t.Errorf("%s without --audit", k)
 		}
 	}
+	// The store (--store) is instrumented: the tool lists and trust
+	// records read at start from the first run's folder.
+	if n := got["toolsift_store_operations_total,op=get,outcome=ok"]; n < 1 {
+		t.Errorf("toolsift_store_operations_total{op=get,outcome=ok} = %v, want at least 1 (the cached tool lists)", n)
+	}
 	if got["go_goroutines"] <= 0 {
 		t.Errorf("go_goroutines = %v: no Go runtime metrics", got["go_goroutines"])
 	}

@@ -55,7 +55,7 @@ func (f *perUserFlags) options(e *env, listen string, st store.Store, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	if _, memory := st.(*store.Memory); memory || st == nil {
+	if isMemory(st) || st == nil {
 		// No --store (or --no-cache, which keeps no cache, not no
 		// logins): not the cache folder, which a cache cleaner may
 		// empty (logging every user out), but one beside toolbench's

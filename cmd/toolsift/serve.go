@@ -28,6 +28,7 @@ import (
 	"github.com/toolsift/toolsift/store/postgres"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/upstream"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // tokenEnv holds the bearer token of serve --listen.
@@ -108,6 +109,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	perUser := addPerUserFlags(fs)
 	policyFile := fs.String("policy", "", "policy `file`: which servers and tools each user or team may see and call, and how fast (docs/serve.md, \"Team gateway: policy\")")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`addr`/metrics (and /healthz, /readyz), unauthenticated, on a listener of their own (docs/serve.md, \"Metrics\")")
+	metricsUsers := fs.Int("metrics-user-labels", 0, "label the request and call counters of --metrics with the caller's user, for the first `n` users (the others \"other\"); 0: no user labels (docs/serve.md, \"Metrics\")")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	logLevel := fs.String("log-level", "info", "least `level` logged: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -143,6 +145,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 	case *metricsAddr != "" && *metricsAddr == *listen && !strings.HasSuffix(*listen, ":0"):
 		// (Port 0 twice is two ports the system picks.)
 		return usageError(fs, "--metrics %s: the --listen address; give the metrics a listener of their own", *metricsAddr)
+	case *metricsUsers < 0:
+		return usageError(fs, "--metrics-user-labels %d: want 0 (no user labels) or more", *metricsUsers)
+	case *metricsUsers > 0 && *metricsAddr == "":
+		return usageError(fs, "--metrics-user-labels needs --metrics")
 	case *auditRetention != 0 && !ids.audit:
 		return usageError(fs, "--audit-retention needs --audit")
 	case *auditRetention < 0:
@@ -189,6 +195,39 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "%v", err)
 	case st != nil:
 		defer st.Close() // after the gateway (deferred later, run first)
+	}
+	// Metrics and traces first: the store they instrument is every
+	// user's of it (the Toolset, tokens, the audit log, per-user logins).
+	var metrics http.Handler
+	var gmetrics *gateway.Metrics
+	if *metricsAddr != "" {
+		if gmetrics, metrics, err = newMetrics(log, *metricsUsers); err != nil { // metrics.go
+			return err
+		}
+	}
+	tp, stopTraces, err := newTracing(ctx, e.getenv, log) // traces.go: the OTEL_* variables
+	if err != nil {
+		return err
+	}
+	var tracer trace.TracerProvider // nil, not a nil *sdktrace.TracerProvider, when off
+	if tp != nil {
+		tracer = tp
+		defer func() { // after the gateway and the audit log (deferred later, run first): their last spans are flushed
+			shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := stopTraces(shut); err != nil {
+				log.Warn("traces: flush at shutdown", "error", err)
+			}
+		}()
+		log.Info("traces on", "exporter", "otlp")
+	}
+	if gmetrics != nil || tracer != nil {
+		if st == nil {
+			if d, err := upstream.DefaultStore(); err == nil {
+				st = d // the folder the Hub would open, so that it is instrumented too
+			}
+		}
+		st = gateway.InstrumentStore(st, gmetrics, tracer)
 	}
 	idOpts, err := ids.options(ctx, st)
 	if err != nil {
@@ -282,27 +321,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		gopts.PerUser = logins
 	}
-	var metrics http.Handler
-	if *metricsAddr != "" {
-		if gopts.Metrics, metrics, err = newMetrics(log); err != nil { // metrics.go
-			return err
-		}
-	}
-	tp, stopTraces, err := newTracing(ctx, e.getenv, log) // traces.go: the OTEL_* variables
-	if err != nil {
-		return err
-	}
-	if tp != nil {
-		gopts.Tracer = tp
-		defer func() { // after the gateway (deferred later, run first): its last spans are flushed
-			shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			if err := stopTraces(shut); err != nil {
-				log.Warn("traces: flush at shutdown", "error", err)
-			}
-		}()
-		log.Info("traces on", "exporter", "otlp")
-	}
+	gopts.Metrics, gopts.Tracer = gmetrics, tracer
 	gw, err := gateway.Open(ctx, cfg, gopts)
 	if err != nil {
 		return err
@@ -553,6 +572,16 @@ func loopbackOnly(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// isMemory reports whether st is a store.Memory, instrumented or not
+// (gateway.InstrumentStore).
+func isMemory(st store.Store) bool {
+	if u, ok := st.(interface{ Unwrap() store.Store }); ok {
+		st = u.Unwrap()
+	}
+	_, mem := st.(*store.Memory)
+	return mem
 }
 
 // openStore opens the store --store names (the deprecated --cache-dir

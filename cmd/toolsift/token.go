@@ -273,7 +273,7 @@ func (f *identityFlags) options(ctx context.Context, st store.Store) (identities
 	if !f.tokens && !f.audit {
 		return o, nil
 	}
-	if _, memory := st.(*store.Memory); memory {
+	if isMemory(st) {
 		return o, errors.New("--tokens and --audit keep tokens and records in the store: not with --no-cache")
 	}
 	if st == nil {

@@ -105,8 +105,8 @@ func (h withTraceparent) RoundTrip(r *http.Request) (*http.Response, error) {
 // exports, by the time it has shut down, the spans of one search then
 // call of a client that sent its traceparent: the requests' spans in the
 // client's trace, its children, the search's and the upstream call's
-// spans theirs; and the HTTP upstream is sent the call span's trace
-// context.
+// spans theirs, the call's audit record's store.put the call's; and the
+// HTTP upstream is sent the call span's trace context.
 func TestServeTraces(t *testing.T) {
 	recv := &otlpSpans{}
 	col := httptest.NewServer(recv)
@@ -142,7 +142,7 @@ func TestServeTraces(t *testing.T) {
 	defer cancel()
 	var log testenv.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &log, stderr: &log, getenv: os.Getenv}
-	addr, done := startServe(ctx, t, e, &log, "serve", "--config", config, "--store", t.TempDir(), "--listen", "127.0.0.1:0")
+	addr, done := startServe(ctx, t, e, &log, "serve", "--config", config, "--store", t.TempDir(), "--audit", "--listen", "127.0.0.1:0")
 	const trace, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: &http.Client{Transport: withTraceparent{"00-" + trace + "-" + parent + "-01"}}},
@@ -193,6 +193,22 @@ func TestServeTraces(t *testing.T) {
 		if p := byID[hex.EncodeToString(s.ParentSpanId)]; p == nil || p.Name != "tools/call" || hex.EncodeToString(s.TraceId) != trace {
 			t.Errorf("span %s: trace %x, parent %x (%v); want the client's trace, a tools/call span's child", s.Name, s.TraceId, s.ParentSpanId, p)
 		}
+	}
+	// The store is traced: the call's audit record is written under the
+	// call's span (--audit, on the instrumented --store).
+	var auditPut *tracepb.Span
+	for _, s := range recv.spans {
+		if s.Name != "store.put" {
+			continue
+		}
+		for _, a := range s.Attributes {
+			if a.Key == "toolsift.store.kind" && a.GetValue().GetStringValue() == "audit" {
+				auditPut = s
+			}
+		}
+	}
+	if auditPut == nil || !slices.Equal(auditPut.ParentSpanId, call.SpanId) || auditPut.Kind != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Errorf("the audit record's store.put span %v: want a client span, the child of call up__forecast's %x", auditPut, call.SpanId)
 	}
 	if !slices.Contains(recv.names, "gateway-under-test") {
 		t.Errorf("service.name %v, want OTEL_SERVICE_NAME's gateway-under-test", recv.names)

@@ -390,8 +390,8 @@ func display(pkg string) string {
 // TestNoSDKInRanking holds ARCHITECTURE's claims about third-party modules:
 // the ranking packages compile no HTTP SDK (OpenAI's client and its
 // websocket library are reached through provider only), and upstream and
-// budget compile neither chromem-go nor openai-go, and only agent/anthropic
-// compiles anthropic-sdk-go.
+// budget compile neither chromem-go nor openai-go, only agent/anthropic
+// compiles anthropic-sdk-go, and agent OpenTelemetry's trace API alone.
 func TestNoSDKInRanking(t *testing.T) {
 	tests := []struct {
 		pkgs      []string
@@ -400,7 +400,11 @@ func TestNoSDKInRanking(t *testing.T) {
 		{[]string{"./toolindex", "./retrieval", "./budget", "./think"}, []string{"github.com/openai/", "websocket"}},
 		{[]string{"./upstream", "./budget"}, []string{"github.com/openai/", "github.com/philippgille/chromem-go"}},
 		// Anthropic's SDK (and the OpenTelemetry it brings) only in agent/anthropic.
-		{[]string{".", "./agent", "./toolindex", "./retrieval", "./budget", "./think", "./upstream"}, []string{"github.com/anthropics/", "go.opentelemetry.io/"}},
+		{[]string{".", "./toolindex", "./retrieval", "./budget", "./think", "./upstream"}, []string{"github.com/anthropics/", "go.opentelemetry.io/"}},
+		// agent compiles OpenTelemetry's trace API (Options.Tracer), never
+		// its SDK, exporters or protocol.
+		{[]string{"./agent"}, []string{"github.com/anthropics/", "go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters",
+			"go.opentelemetry.io/contrib", "go.opentelemetry.io/proto", "google.golang.org/grpc"}},
 	}
 	for _, tt := range tests {
 		args := append([]string{"list", "-deps"}, tt.pkgs...)
