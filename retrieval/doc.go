@@ -43,7 +43,7 @@
 //
 // Further stages follow the per-tool fusion (rank.go runs them; the
 // figures are in docs/measurements.md, "Server, intent and budget-aware
-// ranking" and "Everyday requests"). By default ([DefaultServerWeight]) a
+// ranking" and "Everyday requests"). By default (Options.ServerWeight) a
 // Hybrid ranking of a request with one ask ranks the servers as well, one
 // document per server (its name, its tools' names and first sentences),
 // by the vector signals (a server document's BM25F would count the tools'

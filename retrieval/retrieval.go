@@ -95,13 +95,13 @@ func (f Fusion) String() string {
 	return fmt.Sprintf("Fusion(%d)", int(f))
 }
 
-// DefaultServerWeight is the weight of a tool's server in its score
+// defaultServerWeight is the weight of a tool's server in its score
 // (Options.ServerWeight), measured on the public datasets, the paraphrase
 // and the everyday sets (docs/measurements.md, "Everyday requests", third
 // round): with the lift in proportion to the tool's own score, 0.75, 1
 // and 1.5 rank alike; at 1 a tool whose server fits the request best
 // keeps its score and one whose server does not fit at all keeps half.
-const DefaultServerWeight = 1
+const defaultServerWeight = 1
 
 // DefaultK is how many tools Retrieve returns by default: enough for a
 // token budget of a few thousand tokens to choose from (budget.Select
@@ -156,7 +156,8 @@ type Options struct {
 	// several asks (a Task with no Thought, split into its asks as
 	// intents.go splits it) is not lifted. Only the Hybrid
 	// mode is lifted, and not in a catalog of fewer than two servers.
-	// Default DefaultServerWeight;
+	// Default 1: a tool whose server fits the request best keeps its
+	// score, one whose server does not fit at all keeps half;
 	// NoServerWeight turns it off.
 	ServerWeight   float64
 	NoServerWeight bool
@@ -256,7 +257,7 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 	case o.NoServerWeight:
 		o.ServerWeight = 0
 	case o.ServerWeight == 0:
-		o.ServerWeight = DefaultServerWeight
+		o.ServerWeight = defaultServerWeight
 	}
 	if o.Depth == 0 {
 		o.Depth = max(50, 4*o.K)
