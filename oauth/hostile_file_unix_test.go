@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift/oauth"
-	"github.com/toolsift/toolsift/oauth/oauthtest"
+	"github.com/toolsift/toolsift/internal/oauthtest"
 )
 
 // TestHostileLoginFiles: a login file is read under the cache's rules —

@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/oauth/oauthtest"
+	"github.com/toolsift/toolsift/internal/oauthtest"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
 )

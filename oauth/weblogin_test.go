@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/oauth"
-	"github.com/toolsift/toolsift/oauth/oauthtest"
+	"github.com/toolsift/toolsift/internal/oauthtest"
 )
 
 // TestWebLogin: a login driven by a web server's callback. StartLogin

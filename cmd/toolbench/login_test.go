@@ -20,7 +20,7 @@ import (
 
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/oauth/oauthtest"
+	"github.com/toolsift/toolsift/internal/oauthtest"
 )
 
 // freePort returns a loopback port nobody listens on now.

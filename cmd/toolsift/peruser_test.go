@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/oauth/oauthtest"
+	"github.com/toolsift/toolsift/internal/oauthtest"
 )
 
 // TestServePerUserFlags: --per-user is refused without what it needs,
