@@ -11,7 +11,7 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/agenttest"
-	"github.com/toolsift/toolsift/agent/anthropic/anthropictest"
+	"github.com/toolsift/toolsift/internal/anthropictest"
 	"github.com/toolsift/toolsift/tool"
 )
 
