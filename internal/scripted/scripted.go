@@ -1,5 +1,5 @@
 // Package scripted holds what the scripted model servers share
-// (agent/agenttest for Chat Completions and Responses,
+// (internal/agenttest for Chat Completions and Responses,
 // internal/anthropictest for Messages): the log of requests
 // received, a script answered in order, and the writing of JSON and of
 // server-sent events the way the real APIs stream.
