@@ -33,7 +33,7 @@
 // agent's task often asks for several things ("find the flight, then book
 // the hotel, then email the plan"), and the tool for each of them is best
 // found by its own sentence. Every search asks every signal for [Options].Depth
-// candidates. Fusion ([WeightedSum]) scores a tool in each list by how far
+// candidates. Fusion scores a tool in each list by how far
 // it stands above the list's last candidate, in standard deviations of
 // the list's scores, then sums, per tool and signal, the contribution of
 // the whole text and the best contribution among its sentences, weighted
