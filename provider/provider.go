@@ -115,8 +115,8 @@ func (o Options) Resolve(getenv func(string) string) (Options, error) {
 	return o, nil
 }
 
-// Host is the base URL's host, for names and messages.
-func (o Options) Host() string {
+// host is the base URL's host, for names and messages.
+func (o Options) host() string {
 	if u, err := url.Parse(o.BaseURL); err == nil {
 		return u.Host
 	}
