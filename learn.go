@@ -11,69 +11,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolsift/toolsift/internal/usagekey"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/usage"
 )
 
-// UsagePrefix starts the store keys of the usage memory: one value per
-// scope (UsageKey), as usage.Memory.Marshal writes it.
-const UsagePrefix = "usage/"
-
 // usageWriteDelay is how long after a call is recorded the memory is
 // written to the store: the calls of a burst are written once.
 const usageWriteDelay = time.Second
-
-// UsageKey returns the store key that keeps the usage memory's scope
-// (UsagePrefix and the scope, its bytes other than ASCII letters, digits
-// and "-_@+:" written "=XX"; "=" for the scope "").
-func UsageKey(scope string) string {
-	if scope == "" {
-		return UsagePrefix + "="
-	}
-	var b strings.Builder
-	b.WriteString(UsagePrefix)
-	for i := 0; i < len(scope); i++ {
-		c := scope[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.IndexByte("-_@+:", c) >= 0:
-			b.WriteByte(c)
-		default:
-			fmt.Fprintf(&b, "=%02X", c)
-		}
-	}
-	return b.String()
-}
-
-// UsageScope returns the scope whose store key is key (UsageKey), and
-// false for a key that UsageKey does not make.
-func UsageScope(key string) (string, bool) {
-	s, ok := strings.CutPrefix(key, UsagePrefix)
-	if !ok || s == "" {
-		return "", false
-	}
-	if s == "=" {
-		return "", true
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '=' {
-			b.WriteByte(s[i])
-			continue
-		}
-		var c byte
-		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-			return "", false
-		}
-		_, _ = fmt.Sscanf(s[i+1:i+3], "%02X", &c)
-		b.WriteByte(c)
-		i += 2
-	}
-	scope := b.String()
-	return scope, UsageKey(scope) == key
-}
-
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'A' && c <= 'F' }
 
 // learner is the Toolset's usage memory (Options.Usage): the memory the
 // Think step ranks with and, when kept, its store: each scope is read at
@@ -94,7 +40,7 @@ type learner struct {
 	life    context.Context
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
-	changed chan struct{} // a key under UsagePrefix was written elsewhere
+	changed chan struct{} // a key under usagekey.Prefix was written elsewhere
 	keysMu  sync.Mutex
 	keys    map[string]bool // those keys
 }
@@ -116,7 +62,7 @@ func (l *learner) start() {
 		l.wg.Go(func() {
 			// What another process wrote before the watch listened is
 			// read again once it listens (a key "" asks for every key).
-			err := w.Watch(l.life, UsagePrefix, func() { l.changedKey("") }, l.changedKey)
+			err := w.Watch(l.life, usagekey.Prefix, func() { l.changedKey("") }, l.changedKey)
 			if l.life.Err() == nil {
 				l.log.Warn("toolsift: watching the usage memory ended; other replicas' calls are read at the next write", "error", err)
 			}
@@ -142,9 +88,9 @@ func (l *learner) changedKey(key string) {
 
 // readAll reads every scope the store holds.
 func (l *learner) readAll(ctx context.Context) {
-	keys, err := l.st.List(ctx, UsagePrefix)
+	keys, err := l.st.List(ctx, usagekey.Prefix)
 	if err != nil {
-		l.log.Warn("toolsift: usage memory: list the store", "prefix", UsagePrefix, "error", err)
+		l.log.Warn("toolsift: usage memory: list the store", "prefix", usagekey.Prefix, "error", err)
 		return
 	}
 	for _, key := range keys {
@@ -180,7 +126,7 @@ func (l *learner) follow() {
 // written recorded again. A key that is no scope's, or whose value is not
 // a scope, is logged naming it and changes nothing.
 func (l *learner) read(ctx context.Context, key string) {
-	scope, ok := UsageScope(key)
+	scope, ok := usagekey.Scope(key)
 	if !ok {
 		l.log.Warn("toolsift: usage memory: a key that names no scope, ignored", "key", key)
 		return
@@ -259,7 +205,7 @@ func (l *learner) flush() {
 	for _, scope := range scopes {
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		if err := l.write(ctx, scope); err != nil {
-			l.log.Warn("toolsift: usage memory: write", "key", UsageKey(scope), "error", err)
+			l.log.Warn("toolsift: usage memory: write", "key", usagekey.Key(scope), "error", err)
 		}
 		cancel()
 	}
@@ -269,7 +215,7 @@ func (l *learner) flush() {
 // holds (other processes' calls, and what was forgotten there) with this
 // process's calls not yet written. On failure those calls stay to write.
 func (l *learner) write(ctx context.Context, scope string) error {
-	key := UsageKey(scope)
+	key := usagekey.Key(scope)
 	if err := store.CheckKey(key); err != nil {
 		l.mu.Lock()
 		delete(l.pending, scope)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/usagekey"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/think"
@@ -135,10 +136,10 @@ func TestToolsetLearns(t *testing.T) {
 	// Kept: the next Open knows it; a damaged scope beside it is logged
 	// naming its key.
 	st := dirStore(t, dir)
-	if _, err := st.Get(ctx, toolsift.UsageKey("team a")); err != nil {
+	if _, err := st.Get(ctx, usagekey.Key("team a")); err != nil {
 		t.Fatalf("the usage memory is not in the store after Close: %v", err)
 	}
-	if err := st.Put(ctx, toolsift.UsageKey("team b"), []byte("damaged")); err != nil {
+	if err := st.Put(ctx, usagekey.Key("team b"), []byte("damaged")); err != nil {
 		t.Fatal(err)
 	}
 	var logs logBuffer
@@ -150,7 +151,7 @@ func TestToolsetLearns(t *testing.T) {
 	if got := searchTop(t, again, team, learnAsk, 3); len(got) == 0 || got[0] != learnTool {
 		t.Errorf("after a restart, Search(%q) = %v, want %s first", learnAsk, got, learnTool)
 	}
-	if l := logs.String(); !strings.Contains(l, toolsift.UsageKey("team b")) || !strings.Contains(l, "level=ERROR") {
+	if l := logs.String(); !strings.Contains(l, usagekey.Key("team b")) || !strings.Contains(l, "level=ERROR") {
 		t.Errorf("a damaged scope was not logged as an error naming its key; the log:\n%s", l)
 	}
 
@@ -197,7 +198,7 @@ func TestToolsetUsageSharedStore(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	data, err := dirStore(t, dir).Get(ctx, toolsift.UsageKey(""))
+	data, err := dirStore(t, dir).Get(ctx, usagekey.Key(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,24 +220,5 @@ func TestToolsetUsageSharedStore(t *testing.T) {
 	defer c.Close()
 	if got := searchTop(t, c, alice, learnAsk, 3); len(got) == 0 || got[0] != learnTool {
 		t.Errorf("a third Toolset: Search(%q) = %v, want %s first", learnAsk, got, learnTool)
-	}
-}
-
-// UsageKey makes a valid store key of any scope, and UsageScope reads it
-// back.
-func TestUsageKey(t *testing.T) {
-	for _, scope := range []string{"", "team", "team a", "=", ".hidden", "é/x", "a=20"} {
-		key := toolsift.UsageKey(scope)
-		if err := store.CheckKey(key); err != nil {
-			t.Errorf("UsageKey(%q) = %q: %v", scope, key, err)
-		}
-		if got, ok := toolsift.UsageScope(key); !ok || got != scope {
-			t.Errorf("UsageScope(%q) = %q, %v; want %q", key, got, ok, scope)
-		}
-	}
-	for _, key := range []string{"usage/", "usage/=2", "usage/=zz", "usage/a=2", "other/x", "usage/=61"} {
-		if s, ok := toolsift.UsageScope(key); ok {
-			t.Errorf("UsageScope(%q) = %q, true; want false", key, s)
-		}
 	}
 }

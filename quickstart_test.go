@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/tool"
 	// The README program's one import that this package's tests lack: as
 	// a dependency of this test binary it is compiled (and cached) before

@@ -128,7 +128,7 @@ type Options struct {
 	// one scope "" without), bounded and decaying (usage.Options; nil
 	// means usage's defaults: 4,096 calls and 4 MiB per scope, a 30-day
 	// half-life, requests kept as vectors and hashed terms, never text),
-	// and kept in Store under UsagePrefix, one value per scope, written
+	// and kept in Store under "usage/", one value per scope, written
 	// within a second of a call and at Close, read at Open and, over a
 	// store.Watcher, again whenever another process writes it. NoUsage
 	// turns it off: nothing is recorded, read or ranked with.

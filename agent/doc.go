@@ -68,8 +68,8 @@
 // that Think offers go in the mcp tool's allowed_tools); package
 // agent/anthropic speaks Anthropic's Messages API. A streaming model
 // passes the reply piece by piece to [Request].OnDelta, and the Agent to
-// OnEvent as [EventDelta]. Package agenttest has scripted Chat Completions and
-// Responses servers for tests.
+// OnEvent as [EventDelta]. A test of code built on the agent gives it a
+// [Model] of its own: one method that answers each Request.
 //
 // Quick start (toolsift.Open connects the servers of a config and indexes
 // their tools; the Toolset is the agent's Tools):

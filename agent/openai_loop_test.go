@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
@@ -93,7 +93,7 @@ func TestResponsesDeferred(t *testing.T) {
 			srv := agenttest.NewResponsesServer(
 				agenttest.Reply{ToolCalls: []tool.ToolCall{{ID: "ts_1", Search: true, Arguments: `{"query":"convert money between currencies"}`}}},
 				agenttest.Reply{ToolCalls: []tool.ToolCall{{ID: "fc_2", Name: "t__convert_currency", Arguments: `{"amount":10,"from":"EUR","to":"CHF"}`}}},
-				agenttest.Reply{Content: "10 EUR are about 9.4 CHF.", Usage: &agent.Usage{PromptTokens: 900, CachedPromptTokens: 768, CompletionTokens: 9}},
+				agenttest.Reply{Content: "10 EUR are about 9.4 CHF.", Usage: &agenttest.Usage{PromptTokens: 900, CachedPromptTokens: 768, CompletionTokens: 9}},
 			)
 			defer srv.Close()
 			var ev events

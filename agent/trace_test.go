@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/think"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"

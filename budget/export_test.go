@@ -35,3 +35,7 @@ func SetSmallPiece(n int) (restore func()) {
 	smallPiece = min(n, maxSmallPiece)
 	return func() { smallPiece = old }
 }
+
+// ParseFormat is parseFormat, for the test that every Format's name parses
+// back to it.
+var ParseFormat = parseFormat

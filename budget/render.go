@@ -268,9 +268,9 @@ func (f Format) String() string {
 	return formatNames[f]
 }
 
-// ParseFormat returns the Format named s ("chat", "responses",
+// parseFormat returns the Format named s ("chat", "responses",
 // "anthropic", "mcp").
-func ParseFormat(s string) (Format, error) {
+func parseFormat(s string) (Format, error) {
 	for f, n := range formatNames {
 		if n == s {
 			return Format(f), nil

@@ -16,14 +16,14 @@ import (
 const (
 	EncodingO200K  = "o200k_base"  // gpt-4o, gpt-4.1, gpt-4.5, gpt-5, o1, o3, o4
 	EncodingCL100K = "cl100k_base" // gpt-4, gpt-3.5-turbo, text-embedding-3-*, text-embedding-ada-002
-
-	// DefaultEncoding is used for a model NewTokenizer does not recognise.
-	// Current OpenAI models and most OpenAI-compatible servers that copy
-	// their naming use o200k_base; for a model with its own tokenizer (Llama,
-	// Qwen, Claude...) every tiktoken count is an estimate anyway, and
-	// o200k_base's larger vocabulary is the closer one for modern models.
-	DefaultEncoding = EncodingO200K
 )
+
+// defaultEncoding is used for a model NewTokenizer does not recognise.
+// Current OpenAI models and most OpenAI-compatible servers that copy
+// their naming use o200k_base; for a model with its own tokenizer (Llama,
+// Qwen, Claude...) every tiktoken count is an estimate anyway, and
+// o200k_base's larger vocabulary is the closer one for modern models.
+const defaultEncoding = EncodingO200K
 
 var (
 	// ErrUnknownEncoding reports an encoding name that tiktoken-go cannot
@@ -76,8 +76,8 @@ func Encodings() []string {
 }
 
 // EncodingForModel returns the encoding of an OpenAI model and whether the
-// model was recognised; for an unrecognised model it returns DefaultEncoding
-// and false. A provider prefix ("openai/gpt-4o") and date or size suffixes
+// model was recognised; for an unrecognised model it returns
+// EncodingO200K and false. A provider prefix ("openai/gpt-4o") and date or size suffixes
 // ("gpt-4o-2024-08-06", "gpt-4.1-mini") are accepted.
 func EncodingForModel(model string) (string, bool) {
 	m := strings.ToLower(strings.TrimSpace(model))
@@ -92,7 +92,7 @@ func EncodingForModel(model string) (string, bool) {
 	}
 	switch {
 	case m == "" || m == "." || m == "/":
-		return DefaultEncoding, false
+		return defaultEncoding, false
 	case family("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss"),
 		strings.HasPrefix(m, "gpt-5"): // gpt-5, gpt-5.1, gpt-5-mini, ...
 		return EncodingO200K, true
@@ -105,7 +105,7 @@ func EncodingForModel(model string) (string, bool) {
 			return enc, true
 		}
 	}
-	return DefaultEncoding, false
+	return defaultEncoding, false
 }
 
 // Tokenizer counts tokens exactly as tiktoken does for one encoding, and
@@ -122,7 +122,7 @@ type Tokenizer struct {
 }
 
 // NewTokenizer returns a Tokenizer for model, or for encoding when it is not
-// empty (the explicit encoding wins). An unknown model gets DefaultEncoding
+// empty (the explicit encoding wins). An unknown model gets defaultEncoding
 // (o200k_base); use EncodingForModel to find out whether a model is known.
 // An unknown encoding is an ErrUnknownEncoding.
 //

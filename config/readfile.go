@@ -8,12 +8,12 @@ import (
 	"syscall"
 )
 
-// MaxFileBytes bounds a config file and an envFile (docs/limits.md): a
+// maxFileBytes bounds a config file and an envFile (docs/limits.md): a
 // larger one is an error, read no further than the limit.
-const MaxFileBytes = 16 << 20
+const maxFileBytes = 16 << 20
 
 // readFile reads a config or dotenv file: only a regular file of at most
-// MaxFileBytes. It opens it without blocking and checks what it opened, so
+// maxFileBytes. It opens it without blocking and checks what it opened, so
 // that a FIFO does not hang Load and /dev/zero does not fill memory.
 func readFile(name string) ([]byte, error) {
 	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -28,15 +28,15 @@ func readFile(name string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file (mode %s)", fi.Mode().Type())}
 	}
-	if fi.Size() > MaxFileBytes {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%d bytes, over the limit of %d", fi.Size(), MaxFileBytes)}
+	if fi.Size() > maxFileBytes {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%d bytes, over the limit of %d", fi.Size(), maxFileBytes)}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxFileBytes {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("grew over the limit of %d bytes while read", MaxFileBytes)}
+	if len(data) > maxFileBytes {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("grew over the limit of %d bytes while read", maxFileBytes)}
 	}
 	return data, nil
 }

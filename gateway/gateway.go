@@ -176,7 +176,7 @@ type HTTPOptions struct {
 	// without Origin (not from a browser) are served.
 	AllowedOrigins []string
 	// BodyTimeout is how long a request body may take to arrive; zero
-	// means DefaultBodyTimeout. A body slower than that gets 408.
+	// means 30 seconds. A body slower than that gets 408.
 	BodyTimeout time.Duration
 }
 

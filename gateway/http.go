@@ -21,7 +21,7 @@ func (p *proxy) handler(o *HTTPOptions) http.Handler {
 		opts.MaxSessions = DefaultMaxSessions
 	}
 	if opts.BodyTimeout <= 0 {
-		opts.BodyTimeout = DefaultBodyTimeout
+		opts.BodyTimeout = defaultBodyTimeout
 	}
 	// Stateless: every request on its own (MCP 2026-07-28, and earlier
 	// revisions without sessions), one shared server with a fixed list.

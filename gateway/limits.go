@@ -22,8 +22,8 @@ import (
 // may send"): which origins may call, how long a request body may take,
 // how many connections may be open.
 
-// DefaultBodyTimeout is how long a request body may take to arrive.
-const DefaultBodyTimeout = 30 * time.Second
+// defaultBodyTimeout is how long a request body may take to arrive.
+const defaultBodyTimeout = 30 * time.Second
 
 // DefaultMaxConns is the default cap on open connections of toolsift serve
 // --listen (a client holds one for its event stream and one or two for its

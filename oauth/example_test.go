@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/oauthtest"
 	"github.com/toolsift/toolsift/oauth"
-	"github.com/toolsift/toolsift/oauth/oauthtest"
 	"github.com/toolsift/toolsift/store"
 	"github.com/toolsift/toolsift/upstream"
 )

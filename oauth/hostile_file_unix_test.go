@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/toolsift/toolsift/internal/oauthtest"
 	"github.com/toolsift/toolsift/oauth"
-	"github.com/toolsift/toolsift/oauth/oauthtest"
 )
 
 // TestHostileLoginFiles: a login file is read under the cache's rules —

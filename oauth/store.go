@@ -227,19 +227,19 @@ func key(serverURL string) string {
 	return "oauth/" + hex.EncodeToString(sum[:16]) + ".json"
 }
 
-// MaxFileBytes bounds a login (docs/limits.md): records are a few
+// maxFileBytes bounds a login (docs/limits.md): records are a few
 // kilobytes.
-const MaxFileBytes = 1 << 20
+const maxFileBytes = 1 << 20
 
 // load returns serverURL's record, nil when there is none. It is read
-// with at most MaxFileBytes; in a store.Dir under the cache's rules
+// with at most maxFileBytes; in a store.Dir under the cache's rules
 // (internal/cachefile): a regular file, opened without blocking, and on
 // Unix neither it nor its folder owned by another user or writable by
 // group or others — refused, naming the file, since a forged login could
 // send the refresh token to another token endpoint.
 func (s *Store) load(ctx context.Context, serverURL string) (*record, error) {
 	k := key(serverURL)
-	data, err := store.GetBounded(ctx, s.st, k, MaxFileBytes)
+	data, err := store.GetBounded(ctx, s.st, k, maxFileBytes)
 	if errors.Is(err, store.ErrNotFound) {
 		s.mu.Lock()
 		delete(s.cache, serverURL)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsift/toolsift/internal/oauthtest"
 	"github.com/toolsift/toolsift/oauth"
-	"github.com/toolsift/toolsift/oauth/oauthtest"
 )
 
 // TestWebLogin: a login driven by a web server's callback. StartLogin

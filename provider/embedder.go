@@ -85,7 +85,7 @@ func NewEmbedder(model string, opts *EmbedderOptions) (*Embedder, error) {
 	if o.Dimensions > 0 {
 		id += ":" + strconv.Itoa(o.Dimensions)
 	}
-	id += "@" + endpoint.Host()
+	id += "@" + endpoint.host()
 	e := &Embedder{
 		client:   openaiclient.New(openaiclient.Endpoint(endpoint)),
 		model:    model,

@@ -11,7 +11,7 @@
 // $OPENAI_API_KEY. api.openai.com needs a key; other servers (Ollama, vLLM,
 // llama.cpp, LiteLLM, LM Studio) get none when none is set. Requests that
 // fail with a connection error, 408, 409, 429 or 5xx are retried
-// [DefaultMaxRetries] times with backoff (or the wait the server asks for).
+// 3 times with backoff (or the wait the server asks for).
 package provider
 
 import (
@@ -29,8 +29,8 @@ import (
 // DefaultBaseURL is OpenAI's API.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// DefaultMaxRetries is how often a failed request is retried.
-const DefaultMaxRetries = 3
+// defaultMaxRetries is how often a failed request is retried.
+const defaultMaxRetries = 3
 
 // ErrOptions reports [Options] that cannot reach an endpoint (a base URL
 // that is not http(s), or api.openai.com without a key) and invalid
@@ -49,8 +49,8 @@ type Options struct {
 	APIKey string
 	// HTTPClient sends the requests; nil means openai-go's default.
 	HTTPClient *http.Client
-	// MaxRetries of a failed request. Zero means [DefaultMaxRetries]; a
-	// negative value disables retries.
+	// MaxRetries of a failed request. Zero means 3; a negative value
+	// disables retries.
 	MaxRetries int
 	// MaxRetryDelay bounds one wait between retries; zero means
 	// openai-go's (8 s of backoff, 2 min when the server asks).
@@ -58,25 +58,26 @@ type Options struct {
 
 	// MaxReplyBytes bounds one reply's body, a whole event stream
 	// included (so each server-sent event too): zero means
-	// [DefaultMaxReplyBytes] (64 MiB: a reply of 128k tokens streamed a token per event is about 40 MB), negative no limit. A larger reply
-	// fails the request with an error saying so (docs/limits.md).
+	// 64 MiB (a reply of 128k tokens streamed a token per event is about
+	// 40 MB), negative no limit. A larger reply fails the request with an
+	// error saying so (docs/limits.md).
 	MaxReplyBytes int64
 	// ReplyTimeout bounds one request, from sending it to the reply's
-	// last byte: zero means [DefaultReplyTimeout] (10 min, as OpenAI's and
+	// last byte: zero means 10 minutes (as OpenAI's and
 	// Anthropic's own SDKs), negative none. The ctx of a call still ends
 	// it sooner.
 	ReplyTimeout time.Duration
 	// ReplyIdleTimeout bounds the wait for the next bytes once a reply's
 	// headers came (a stream that stalls): zero means
-	// [DefaultReplyIdleTimeout] (2 min), negative none.
+	// 2 minutes, negative none.
 	ReplyIdleTimeout time.Duration
 }
 
 // Defaults of the reply limits of [Options].
 const (
-	DefaultMaxReplyBytes    = httpbound.DefaultMaxBytes
-	DefaultReplyTimeout     = httpbound.DefaultTimeout
-	DefaultReplyIdleTimeout = httpbound.DefaultIdleTimeout
+	defaultMaxReplyBytes    = httpbound.DefaultMaxBytes
+	defaultReplyTimeout     = httpbound.DefaultTimeout
+	defaultReplyIdleTimeout = httpbound.DefaultIdleTimeout
 )
 
 // Resolve applies the environment rule and the defaults: the result has
@@ -103,19 +104,19 @@ func (o Options) Resolve(getenv func(string) string) (Options, error) {
 	}
 	switch {
 	case o.MaxRetries == 0:
-		o.MaxRetries = DefaultMaxRetries
+		o.MaxRetries = defaultMaxRetries
 	case o.MaxRetries < 0:
 		o.MaxRetries = 0
 	}
 	// After Resolve a reply limit of 0 is off.
-	o.MaxReplyBytes = httpbound.Resolve(o.MaxReplyBytes, DefaultMaxReplyBytes)
-	o.ReplyTimeout = httpbound.Resolve(o.ReplyTimeout, DefaultReplyTimeout)
-	o.ReplyIdleTimeout = httpbound.Resolve(o.ReplyIdleTimeout, DefaultReplyIdleTimeout)
+	o.MaxReplyBytes = httpbound.Resolve(o.MaxReplyBytes, defaultMaxReplyBytes)
+	o.ReplyTimeout = httpbound.Resolve(o.ReplyTimeout, defaultReplyTimeout)
+	o.ReplyIdleTimeout = httpbound.Resolve(o.ReplyIdleTimeout, defaultReplyIdleTimeout)
 	return o, nil
 }
 
-// Host is the base URL's host, for names and messages.
-func (o Options) Host() string {
+// host is the base URL's host, for names and messages.
+func (o Options) host() string {
 	if u, err := url.Parse(o.BaseURL); err == nil {
 		return u.Host
 	}

@@ -33,7 +33,7 @@
 // agent's task often asks for several things ("find the flight, then book
 // the hotel, then email the plan"), and the tool for each of them is best
 // found by its own sentence. Every search asks every signal for [Options].Depth
-// candidates. Fusion ([WeightedSum]) scores a tool in each list by how far
+// candidates. Fusion scores a tool in each list by how far
 // it stands above the list's last candidate, in standard deviations of
 // the list's scores, then sums, per tool and signal, the contribution of
 // the whole text and the best contribution among its sentences, weighted
@@ -43,7 +43,7 @@
 //
 // Further stages follow the per-tool fusion (rank.go runs them; the
 // figures are in docs/measurements.md, "Server, intent and budget-aware
-// ranking" and "Everyday requests"). By default ([DefaultServerWeight]) a
+// ranking" and "Everyday requests"). By default (Options.ServerWeight) a
 // Hybrid ranking of a request with one ask ranks the servers as well, one
 // document per server (its name, its tools' names and first sentences),
 // by the vector signals (a server document's BM25F would count the tools'

@@ -223,7 +223,7 @@ var fusionDepth = func() int {
 // normFuse is fuse with a choice of normalisation.
 func normFuse(lists []list, norm string, k int) []string {
 	if norm == "lib" {
-		ms := fuse(lists, WeightedSum, k)
+		ms := fuse(lists, weightedSum, k)
 		out := make([]string, len(ms))
 		for i, m := range ms {
 			out[i] = m.Tool.Name

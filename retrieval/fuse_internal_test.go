@@ -22,7 +22,7 @@ func TestFuseTiesByName(t *testing.T) {
 		lists = append(lists, list{hits: one("b"), weight: w, group: g}, list{hits: one("a"), weight: w, group: g})
 	}
 	for i := range 200 {
-		ms := fuse(lists, RRF, 2)
+		ms := fuse(lists, rrf, 2)
 		if len(ms) != 2 || ms[0].Tool.Name != "a" || ms[0].Score != ms[1].Score {
 			t.Fatalf("run %d: fuse = %v, want a then b with the same score", i, ms)
 		}
@@ -47,7 +47,7 @@ func TestFuseMatchesRule(t *testing.T) {
 			}
 			lists = append(lists, list{hits: hits, weight: float64(rng.IntN(4)) / 2, group: rng.IntN(7)})
 		}
-		for _, f := range []Fusion{WeightedSum, RRF} {
+		for _, f := range []fusion{weightedSum, rrf} {
 			k := 1 + rng.IntN(80)
 			got, want := fuse(lists, f, k), fuseRule(lists, f, k)
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -58,7 +58,7 @@ func TestFuseMatchesRule(t *testing.T) {
 }
 
 // fuseRule is fuse's doc written plainly.
-func fuseRule(lists []list, f Fusion, k int) []Match {
+func fuseRule(lists []list, f fusion, k int) []Match {
 	var groups []int
 	for _, l := range lists {
 		if !slices.Contains(groups, l.group) {
@@ -90,7 +90,7 @@ func fuseRule(lists []list, f Fusion, k int) []Match {
 		sd := math.Sqrt(v / float64(len(l.hits)))
 		for i, h := range l.hits {
 			s := l.weight * float64(rrfK+1) / float64(rrfK+i+1)
-			if f == WeightedSum {
+			if f == weightedSum {
 				norm := 1.0
 				if sd > 0 {
 					norm = max(h.Score-lo, 0) / sd
@@ -146,6 +146,6 @@ func BenchmarkFuse(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		fuse(lists, WeightedSum, 6)
+		fuse(lists, weightedSum, 6)
 	}
 }

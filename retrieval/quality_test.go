@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/toolindex"
 )
@@ -110,11 +111,13 @@ func TestQuality(t *testing.T) {
 				label string
 				opts  retrieval.Options
 			}
+			rrf := retrieval.Options{Mode: retrieval.Hybrid}
+			rankopt.Set(&rrf, rankopt.Features{RRF: true})
 			configs := []config{
 				{"lexical", retrieval.Options{Mode: retrieval.Lexical}},
 				{"vector", retrieval.Options{Mode: retrieval.Vector}},
 				{"hybrid", retrieval.Options{}}, // the default: weighted sum
-				{"hybrid rrf", retrieval.Options{Mode: retrieval.Hybrid, Fusion: retrieval.RRF}},
+				{"hybrid rrf", rrf},
 			}
 			if m := os.Getenv("MODES"); m != "" {
 				var keep []config

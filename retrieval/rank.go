@@ -250,7 +250,7 @@ type list struct {
 	group  int
 }
 
-// normalized returns each hit's score in l for WeightedSum: (s − lo)/σ,
+// normalized returns each hit's score in l for the weighted sum: (s − lo)/σ,
 // where lo is the last score and σ the standard deviation of the scores.
 // A list of one score, or of equal scores, gives every hit 1. The scores
 // are appended to buf.
@@ -384,7 +384,7 @@ func (r *Retriever) rankTops(ctx context.Context, ps []part, k int, in func(tool
 			tops = append(tops, l.hits[0].Tool.Name)
 		}
 	}
-	return fuse(lists, r.opts.Fusion, k), tops, nil
+	return fuse(lists, r.fusion(), k), tops, nil
 }
 
 // rrfK is the rank offset of reciprocal-rank fusion, the value of Cormack,
@@ -392,9 +392,18 @@ func (r *Retriever) rankTops(ctx context.Context, ps []part, k int, in func(tool
 // engines.
 const rrfK = 60
 
+// fusion is the rule fuse combines the lists with: the weighted sum,
+// or RRF when rankopt.Features.RRF measures it.
+func (r *Retriever) fusion() fusion {
+	if r.opts.feat.RRF {
+		return rrf
+	}
+	return weightedSum
+}
+
 // fuse combines lists into the k best matches. A list contributes
-// weight×(rrfK+1)/(rrfK+rank) (RRF) or weight×its normalised score
-// (WeightedSum, see list.normalized) to each of its tools. Within a group
+// weight×(rrfK+1)/(rrfK+rank) (rrf) or weight×its normalised score
+// (weightedSum, see list.normalized) to each of its tools. Within a group
 // a tool keeps its largest contribution; groups add up, in the order the
 // lists name them (so that two tools with the same contributions get the
 // same score, and ties fall to the name). Scores are divided by what a
@@ -403,7 +412,7 @@ const rrfK = 60
 //
 // Every step and search fuses, so fuse works in a fuser reused across
 // calls (fusers) and copies a tool only into the k matches it returns.
-func fuse(lists []list, f Fusion, k int) []Match {
+func fuse(lists []list, f fusion, k int) []Match {
 	fu := fusers.Get().(*fuser)
 	defer fu.release()
 	// The groups, in order of first appearance: a tool's contributions
@@ -432,7 +441,7 @@ func fuse(lists []list, f Fusion, k int) []Match {
 			continue
 		}
 		var norm []float64
-		if f == WeightedSum {
+		if f == weightedSum {
 			fu.norm = l.normalized(fu.norm[:0])
 			norm = fu.norm
 		}
@@ -440,9 +449,9 @@ func fuse(lists []list, f Fusion, k int) []Match {
 			h := &l.hits[i]
 			var s float64
 			switch f {
-			case RRF:
+			case rrf:
 				s = l.weight * (rrfK + 1) / float64(rrfK+i+1)
-			case WeightedSum:
+			case weightedSum:
 				s = l.weight * norm[i]
 			}
 			if i == 0 {

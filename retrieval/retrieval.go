@@ -64,12 +64,12 @@ type Weights struct {
 // with the same weights.
 var DefaultWeights = Weights{Lexical: 1, Vector: 0.5, Semantic: 0.75}
 
-// Fusion chooses how ranked lists (vector and lexical, for each part of a
+// fusion chooses how ranked lists (vector and lexical, for each part of a
 // Query) are combined into one ranking.
-type Fusion int
+type fusion int
 
 const (
-	// WeightedSum is a weighted sum of normalised scores (the default).
+	// weightedSum is a weighted sum of normalised scores (the default).
 	// A list's score for a tool is how far it stands above the list's
 	// last candidate, in standard deviations of the list's scores
 	// ((s − last)/σ): a tool absent from a list gets 0, and a list whose
@@ -78,30 +78,20 @@ const (
 	// dividing by the list's best, than min-max and than RRF
 	// (docs/measurements.md): unlike RRF it keeps how much better
 	// the first candidates are than the fifth.
-	WeightedSum Fusion = iota
-	// RRF is weighted reciprocal-rank fusion (Cormack et al. 2009): a
+	weightedSum fusion = iota
+	// rrf is weighted reciprocal-rank fusion (Cormack et al. 2009): a
 	// list contributes weight×61/(60+rank) to its tools, whatever their
-	// scores.
-	RRF
+	// scores. Measured and left off: rankopt.Features.RRF.
+	rrf
 )
 
-func (f Fusion) String() string {
-	switch f {
-	case WeightedSum:
-		return "weighted"
-	case RRF:
-		return "rrf"
-	}
-	return fmt.Sprintf("Fusion(%d)", int(f))
-}
-
-// DefaultServerWeight is the weight of a tool's server in its score
+// defaultServerWeight is the weight of a tool's server in its score
 // (Options.ServerWeight), measured on the public datasets, the paraphrase
 // and the everyday sets (docs/measurements.md, "Everyday requests", third
 // round): with the lift in proportion to the tool's own score, 0.75, 1
 // and 1.5 rank alike; at 1 a tool whose server fits the request best
 // keeps its score and one whose server does not fit at all keeps half.
-const DefaultServerWeight = 1
+const defaultServerWeight = 1
 
 // DefaultK is how many tools Retrieve returns by default: enough for a
 // token budget of a few thousand tokens to choose from (budget.Select
@@ -121,8 +111,6 @@ type Options struct {
 	K int
 	// Mode is the ranking signal. Default Hybrid.
 	Mode Mode
-	// Fusion combines rankings. Default WeightedSum.
-	Fusion Fusion
 	// MinScore drops retrieved (not pinned, not sticky) matches whose Score
 	// is below it; 0 (the default) keeps all K. Score is in [0, 1]: the
 	// fused score divided by what a tool that is best in every list
@@ -156,7 +144,8 @@ type Options struct {
 	// several asks (a Task with no Thought, split into its asks as
 	// intents.go splits it) is not lifted. Only the Hybrid
 	// mode is lifted, and not in a catalog of fewer than two servers.
-	// Default DefaultServerWeight;
+	// Default 1: a tool whose server fits the request best keeps its
+	// score, one whose server does not fit at all keeps half;
 	// NoServerWeight turns it off.
 	ServerWeight   float64
 	NoServerWeight bool
@@ -232,8 +221,6 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 	case o.Weights.Lexical < 0 || o.Weights.Vector < 0 || o.Weights.Semantic < 0 ||
 		math.IsNaN(o.Weights.Lexical+o.Weights.Vector+o.Weights.Semantic) || math.IsInf(o.Weights.Lexical+o.Weights.Vector+o.Weights.Semantic, 0):
 		return nil, fmt.Errorf("%w: Weights = %+v", ErrOptions, o.Weights)
-	case o.Fusion < WeightedSum || o.Fusion > RRF:
-		return nil, fmt.Errorf("%w: %v", ErrOptions, o.Fusion)
 	case o.MinScore < 0 || o.MinScore > 1 || math.IsNaN(o.MinScore):
 		return nil, fmt.Errorf("%w: MinScore = %v, want 0..1", ErrOptions, o.MinScore)
 	case o.Depth < 0:
@@ -256,7 +243,7 @@ func New(ix *toolindex.Index, opts *Options) (*Retriever, error) {
 	case o.NoServerWeight:
 		o.ServerWeight = 0
 	case o.ServerWeight == 0:
-		o.ServerWeight = DefaultServerWeight
+		o.ServerWeight = defaultServerWeight
 	}
 	if o.Depth == 0 {
 		o.Depth = max(50, 4*o.K)

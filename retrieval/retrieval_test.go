@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
@@ -65,19 +66,25 @@ func TestRetrieveTop(t *testing.T) {
 		{"create a calendar event: meeting with Bob tomorrow at 10", "calendar__create_event", true},
 		{"compute 10 factorial", "math__factorial", false},
 	}
-	modes := []retrieval.Options{
-		{Mode: retrieval.Hybrid, Fusion: retrieval.RRF},
-		{Mode: retrieval.Hybrid, Fusion: retrieval.WeightedSum},
-		{Mode: retrieval.Lexical},
-		{Mode: retrieval.Vector},
+	rrf := retrieval.Options{Mode: retrieval.Hybrid}
+	rankopt.Set(&rrf, rankopt.Features{RRF: true})
+	modes := []struct {
+		fusion string
+		retrieval.Options
+	}{
+		{"rrf", rrf},
+		{"weighted", retrieval.Options{Mode: retrieval.Hybrid}},
+		{"", retrieval.Options{Mode: retrieval.Lexical}},
+		{"", retrieval.Options{Mode: retrieval.Vector}},
 	}
-	for _, o := range modes {
+	for _, m := range modes {
+		o := m.Options
 		r := newRetriever(t, ix, &o)
 		for _, q := range queries {
 			if q.notVector && o.Mode == retrieval.Vector {
 				continue
 			}
-			t.Run(fmt.Sprintf("%v/%v/%s", o.Mode, o.Fusion, q.want), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%v/%v/%s", o.Mode, m.fusion, q.want), func(t *testing.T) {
 				ms, err := r.Retrieve(context.Background(), retrieval.Query{Task: q.task})
 				if err != nil {
 					t.Fatal(err)
@@ -230,7 +237,6 @@ func TestNewInvalid(t *testing.T) {
 		{"nil index", nil, retrieval.Options{}},
 		{"negative K", ix, retrieval.Options{K: -1}},
 		{"bad mode", ix, retrieval.Options{Mode: 7}},
-		{"bad fusion", ix, retrieval.Options{Fusion: 7}},
 		{"min score above 1", ix, retrieval.Options{MinScore: 1.5}},
 		{"negative depth", ix, retrieval.Options{Depth: -3}},
 		{"negative weight", ix, retrieval.Options{Weights: retrieval.Weights{Lexical: 1, Vector: -1}}},

@@ -14,7 +14,7 @@ var ErrSearch = errors.New("retrieval: bad search")
 
 // Search returns the k tools that best match query, best first (fewer when
 // the catalog is smaller or MinScore cuts the list). The query is searched
-// as one text (no sentence split: it is one need); Mode, Fusion, Servers
+// as one text (no sentence split: it is one need); Mode, Servers
 // and MinScore apply as in Retrieve; pinned and sticky tools get no special
 // treatment. An empty query or k < 1 is an error wrapping ErrSearch.
 func (r *Retriever) Search(ctx context.Context, query string, k int) ([]Match, error) {

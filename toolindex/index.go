@@ -219,9 +219,9 @@ func (ix *Index) Semantic() Embedder {
 // one (retrieval's server documents) keeps its vectors there too.
 func (ix *Index) VectorCache() VectorCache { return ix.opts.Cache }
 
-// Dimension returns the length of the index's vectors, 0 while the index has
+// dimension returns the length of the index's vectors, 0 while the index has
 // never held a tool.
-func (ix *Index) Dimension() int {
+func (ix *Index) dimension() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.sigs[sigVector].dim

@@ -16,16 +16,17 @@ import (
 
 // Call calls the tool with the given qualified name (see Tools) with args,
 // a JSON object (nil or empty means {}). A tool's own failure is a Result
-// with IsError set, not an error. The error wraps ErrUnknownTool,
-// ErrToolDisabled, ErrServerUnavailable, ErrInvalidArguments, ErrClosed or
-// ctx's error, and names the tool and server. Under WithServerScope or
-// WithToolScope, a tool out of scope is ErrUnknownTool.
+// with IsError set, not an error. The error wraps tool.ErrUnknown (a tool
+// not listed, or ErrToolDisabled), tool.ErrUnavailable (its server cannot
+// take the call), tool.ErrInvalidArguments, ErrClosed or ctx's error, and
+// names the tool and server. Under WithServerScope or WithToolScope, a tool
+// out of scope is tool.ErrUnknown.
 //
 // The call is bounded by ctx and, when the server's config sets one, its
 // Timeout. A call to a lazy server starts it first (see HubOptions.Start),
 // bounded by ctx and its connection timeout. A stdio server that has not
 // taken the call's arguments from its stdin by then is killed and
-// restarted, and the error wraps ErrServerUnavailable.
+// restarted, and the error wraps tool.ErrUnavailable.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
 	res, err := h.call(ctx, name, args)
 	return res, h.redact.Err(err)
@@ -40,11 +41,11 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 	s, ok := h.routes[name]
 	if !ok || !inScope(ctx)(s.name) { // out of scope: as unknown as a tool no server has (scope.go)
 		h.mu.Unlock()
-		return tool.Result{}, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+		return tool.Result{}, fmt.Errorf("%w: %q", errUnknownTool, name)
 	}
 	if in := toolScope(ctx); in != nil && !in(ToolRoute{Server: s.name, Tool: name, Changed: s.changedOf(name)}) {
 		h.mu.Unlock()
-		return tool.Result{}, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+		return tool.Result{}, fmt.Errorf("%w: %q", errUnknownTool, name)
 	}
 	if orig, ok := s.disabled[name]; ok {
 		h.mu.Unlock()
@@ -56,7 +57,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 	h.mu.Unlock()
 	args, err := tool.ObjectArgs(args) // before a lazy server starts for nothing
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("%w: call %s (server %s): %w", ErrInvalidArguments, name, s.name, err)
+		return tool.Result{}, fmt.Errorf("%w: call %s (server %s): %w", errInvalidArguments, name, s.name, err)
 	}
 
 	if state == StateLazy || state == StateConnecting {
@@ -70,9 +71,9 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 
 	if cs == nil || state != StateReady {
 		if why != nil {
-			return tool.Result{}, fmt.Errorf("%w: call %s: server %s is %s: %w", ErrServerUnavailable, name, s.name, state, why)
+			return tool.Result{}, fmt.Errorf("%w: call %s: server %s is %s: %w", errServerUnavailable, name, s.name, state, why)
 		}
-		return tool.Result{}, fmt.Errorf("%w: call %s: server %s is %s", ErrServerUnavailable, name, s.name, state)
+		return tool.Result{}, fmt.Errorf("%w: call %s: server %s is %s", errServerUnavailable, name, s.name, state)
 	}
 	if s.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -100,7 +101,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 		case att.wedged():
 			// The server stopped reading its input: it was killed and
 			// is being restarted.
-			return tool.Result{}, fmt.Errorf("%w: call %s: server %s is unavailable: %w (%w)", ErrServerUnavailable, name, s.name, errWedged, context.Cause(ctx))
+			return tool.Result{}, fmt.Errorf("%w: call %s: server %s is unavailable: %w (%w)", errServerUnavailable, name, s.name, errWedged, context.Cause(ctx))
 		case ctx.Err() != nil:
 			return tool.Result{}, fmt.Errorf("call %s (server %s): %w", name, s.name, context.Cause(ctx))
 		}
@@ -119,7 +120,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage) (tool
 			}
 			return render(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}), nil
 		}
-		return tool.Result{}, fmt.Errorf("%w: call %s (server %s): %w", ErrServerUnavailable, name, s.name, err)
+		return tool.Result{}, fmt.Errorf("%w: call %s (server %s): %w", errServerUnavailable, name, s.name, err)
 	}
 	h.pt.noteLinks(s, res) // resources.go
 	return render(res), nil

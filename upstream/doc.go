@@ -102,8 +102,8 @@
 // concurrent callers), applies what changed since the cache was written
 // (Added, Changed, Removed, to the sink), rewrites the entry and then
 // makes the call. A call of a tool the server no longer lists fails with
-// ErrUnknownTool; a server that fails to start fails the call with
-// ErrServerUnavailable, its error and the tail of its stderr, and its tools
+// tool.ErrUnknown; a server that fails to start fails the call with
+// tool.ErrUnavailable, its error and the tail of its stderr, and its tools
 // are removed. A server not called for HubOptions.IdleTimeout (5 minutes)
 // is stopped and becomes lazy again, keeping its tools. Refresh starts lazy
 // servers. ServerStatus tells lazy, connecting, ready and failed servers

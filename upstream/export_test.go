@@ -27,3 +27,11 @@ func SetUserCacheDir(dir string) (restore func()) {
 // StartProcess is startProcess, for tests that warm up the starter
 // goroutine before they count goroutines.
 var StartProcess = startProcess
+
+// Call's own errors, for tests that tell them from the others wrapping the
+// same tool error (ErrToolDisabled also wraps tool.ErrUnknown).
+var (
+	ErrUnknownTool       = errUnknownTool
+	ErrServerUnavailable = errServerUnavailable
+	ErrInvalidArguments  = errInvalidArguments
+)

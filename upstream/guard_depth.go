@@ -10,13 +10,13 @@ import (
 	"sync"
 )
 
-// DefaultMaxSchemaDepth is HubOptions.MaxSchemaDepth's default: the deepest
+// defaultMaxSchemaDepth is HubOptions.MaxSchemaDepth's default: the deepest
 // nesting of objects and arrays one tool of a tools/list answer may have,
 // counting the tool object itself as 1 (a tool whose input schema has flat
 // properties is 4 deep). The deepest of the 2,671 tools of a catalog of 73
 // real servers is 25, of 9,309 tools in five public datasets 8; the MCP
 // SDK decodes no message deeper than sdkMaxDepth. See docs/limits.md.
-const DefaultMaxSchemaDepth = 64
+const defaultMaxSchemaDepth = 64
 
 // sdkMaxDepth is the deepest nesting of a JSON-RPC message the go-sdk
 // decodes (defaultMaxDepth in its internal/json): a deeper message fails to

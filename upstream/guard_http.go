@@ -14,20 +14,20 @@ import (
 	"github.com/toolsift/toolsift/internal/redact"
 )
 
-// DefaultMaxMessageBytes is HubOptions.MaxMessageBytes's default: the most
+// defaultMaxMessageBytes is HubOptions.MaxMessageBytes's default: the most
 // a url server may send in one response body that is not an event stream,
 // or in one server-sent event; the same bound as one line of a stdio
 // server's stdout. See docs/limits.md.
-const DefaultMaxMessageBytes = 16 << 20
+const defaultMaxMessageBytes = 16 << 20
 
 // Defaults of the tool list limits (HubOptions.MaxTools and the others;
 // docs/limits.md). Real servers list tens to hundreds of tools with
 // descriptions of a few KiB at most.
 const (
-	DefaultMaxTools            = 5000
-	DefaultMaxToolPages        = 1000
-	DefaultMaxDescriptionBytes = 64 << 10
-	DefaultMaxSchemaBytes      = 1 << 20
+	defaultMaxTools            = 5000
+	defaultMaxToolPages        = 1000
+	defaultMaxDescriptionBytes = 64 << 10
+	defaultMaxSchemaBytes      = 1 << 20
 )
 
 // ErrForeignOrigin is wrapped by the error of a request a url server's
@@ -391,7 +391,7 @@ func guardedClient(base *http.Client, auth Authorizer, name, serverURL string, h
 func messageLimit(m int) int64 {
 	switch {
 	case m == 0:
-		return DefaultMaxMessageBytes
+		return defaultMaxMessageBytes
 	case m < 0:
 		return 0
 	default:

@@ -50,13 +50,14 @@ const (
 // Errors returned by Hub methods. Each is wrapped with the tool and server
 // at fault.
 var (
-	// ErrUnknownTool and ErrToolDisabled wrap tool.ErrUnknown,
-	// ErrServerUnavailable tool.ErrUnavailable and ErrInvalidArguments
-	// tool.ErrInvalidArguments, so that consumers need not import upstream.
-	ErrUnknownTool       = fmt.Errorf("upstream: %w", tool.ErrUnknown)
+	// ErrToolDisabled, a tool the config disables, wraps tool.ErrUnknown.
+	// Call's other failures wrap the tool package's errors themselves
+	// (tool.ErrUnknown, tool.ErrUnavailable, tool.ErrInvalidArguments):
+	// test them with errors.Is.
 	ErrToolDisabled      = fmt.Errorf("upstream: tool disabled: %w", tool.ErrUnknown)
-	ErrServerUnavailable = fmt.Errorf("upstream: server unavailable: %w", tool.ErrUnavailable)
-	ErrInvalidArguments  = fmt.Errorf("upstream: %w", tool.ErrInvalidArguments)
+	errUnknownTool       = fmt.Errorf("upstream: %w", tool.ErrUnknown)
+	errServerUnavailable = fmt.Errorf("upstream: server unavailable: %w", tool.ErrUnavailable)
+	errInvalidArguments  = fmt.Errorf("upstream: %w", tool.ErrInvalidArguments)
 	ErrClosed            = errors.New("upstream: hub closed")
 	// ErrOptions is wrapped by NewHub's errors about HubOptions; errors
 	// about the servers' config wrap config.ErrInvalid.
@@ -97,27 +98,24 @@ type HubOptions struct {
 	// MaxMessageBytes bounds what a url server sends in one response body
 	// that is not an event stream, and in one server-sent event: a server
 	// that sends more fails with an error wrapping ErrTooLarge that names
-	// it and the limit. Default DefaultMaxMessageBytes (16 MiB, as one line
-	// of a stdio server); negative means no limit. See docs/limits.md.
+	// it and the limit. Default 16 MiB, as one line of a stdio server;
+	// negative means no limit. See docs/limits.md.
 	MaxMessageBytes int
 
 	// MaxTools bounds the tools kept of one server's listing: those beyond
-	// are not kept, and a warning says how many (default
-	// DefaultMaxTools). MaxToolPages bounds the pages of one tools/list
-	// (default DefaultMaxToolPages): a server that sends more fails, as
-	// does one that repeats a cursor. MaxDescriptionBytes and
-	// MaxSchemaBytes bound one tool's description and its input and output
-	// schemas together (defaults DefaultMaxDescriptionBytes,
-	// DefaultMaxSchemaBytes): a larger tool is dropped and named in the
-	// server's warnings, the others served. Negative means no limit. See
-	// docs/limits.md.
+	// are not kept, and a warning says how many (default 5,000).
+	// MaxToolPages bounds the pages of one tools/list (default 1,000): a
+	// server that sends more fails, as does one that repeats a cursor.
+	// MaxDescriptionBytes and MaxSchemaBytes bound one tool's description
+	// and its input and output schemas together (defaults 64 KiB and
+	// 1 MiB): a larger tool is dropped and named in the server's warnings,
+	// the others served. Negative means no limit. See docs/limits.md.
 	MaxTools, MaxToolPages, MaxDescriptionBytes, MaxSchemaBytes int
 
 	// MaxSchemaDepth bounds how deeply one listed tool nests objects and
-	// arrays, the tool object counting as 1 (default
-	// DefaultMaxSchemaDepth, 64; the deepest real tool we know is 25): a
-	// deeper tool is cut out of the tools/list answer before it is decoded
-	// and named in the server's warnings, the others served. Negative
+	// arrays, the tool object counting as 1 (default 64; the deepest real
+	// tool we know is 25): a deeper tool is cut out of the tools/list
+	// answer before it is decoded and named in the server's warnings, the others served. Negative
 	// means only the MCP SDK's own limit (1,000 levels in one message).
 	// Any other message deeper than the SDK decodes fails the request it
 	// answers with an error naming the server, or is dropped with a
@@ -415,7 +413,7 @@ func NewHub(cfg *config.Config, opts *HubOptions) (*Hub, error) {
 			}
 			prefixes[p] = name
 			s := &server{h: h, name: name, cfg: sc, relist: make(chan struct{}, 1), refresh: make(chan relistAsk), ready: make(chan struct{}), state: StateConnecting}
-			s.deep = &deepFilter{server: name, max: limit(h.opts.MaxSchemaDepth, DefaultMaxSchemaDepth), sdk: sdkMaxDepth, logger: h.opts.Logger, note: func(msg []byte) { h.pt.calls.noteMessage(s, msg) }}
+			s.deep = &deepFilter{server: name, max: limit(h.opts.MaxSchemaDepth, defaultMaxSchemaDepth), sdk: sdkMaxDepth, logger: h.opts.Logger, note: func(msg []byte) { h.pt.calls.noteMessage(s, msg) }}
 			switch {
 			case sc.Disabled:
 				s.state = StateDisabled

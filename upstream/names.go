@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// MaxNameLen is the longest qualified name: OpenAI's limit for a function
+// maxNameLen is the longest qualified name: OpenAI's limit for a function
 // name (^[a-zA-Z0-9_-]{1,64}$).
-const MaxNameLen = 64
+const maxNameLen = 64
 
 // maxPrefixLen keeps long server names from leaving no room for the tool.
 const maxPrefixLen = 32
@@ -20,18 +20,19 @@ const maxPrefixLen = 32
 // every process. Characters outside [a-zA-Z0-9_-] become "_", and "__"
 // inside the server name becomes "_", so the first "__" separates the
 // server. When either part had to change, or the result would be longer
-// than MaxNameLen, the part is cut and a short hash of the original names is
-// appended, so distinct (server, tool) pairs keep distinct names.
+// than 64 bytes (OpenAI's limit), the part is cut and a short hash of the
+// original names is appended, so distinct (server, tool) pairs keep
+// distinct names; the result is never longer than 64 bytes.
 func QualifiedName(server, tool string) string {
 	prefix := serverPrefix(server)
 	part, changed := sanitize(tool)
 	name := prefix + "__" + part
-	if !changed && len(name) <= MaxNameLen && part != "" {
+	if !changed && len(name) <= maxNameLen && part != "" {
 		return name
 	}
 	// "_" + 8 hex digits identifies the original pair.
 	suffix := "_" + shortHash(server+"\x00"+tool, 8)
-	room := MaxNameLen - len(prefix) - len("__") - len(suffix)
+	room := maxNameLen - len(prefix) - len("__") - len(suffix)
 	part = strings.TrimRight(part[:min(len(part), room)], "_-")
 	return prefix + "__" + part + suffix
 }

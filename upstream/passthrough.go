@@ -138,7 +138,7 @@ func (p *Passthrough) Prompts(ctx context.Context) []Prompt {
 // link or template it, and never a guess between two) and returns the
 // server's ReadResourceResult as JSON (contents with their text or base64
 // blob, _meta). A lazy server is started first. The error wraps
-// ErrUnknownResource, ErrAmbiguousResource, ErrServerUnavailable,
+// ErrUnknownResource, ErrAmbiguousResource, tool.ErrUnavailable,
 // ErrClosed, ctx's error, or an *RPCError with the server's JSON-RPC error
 // (such as a resource it does not have), and names the server.
 func (p *Passthrough) ReadResource(ctx context.Context, uri string) (json.RawMessage, error) {
@@ -303,9 +303,9 @@ func (s *server) request(ctx context.Context, op, name string, params progressPa
 	h.mu.Unlock()
 	if cs == nil || state != StateReady {
 		if why != nil {
-			return nil, fmt.Errorf("%w: %s: server %s is %s: %w", ErrServerUnavailable, op, s.name, state, why)
+			return nil, fmt.Errorf("%w: %s: server %s is %s: %w", errServerUnavailable, op, s.name, state, why)
 		}
-		return nil, fmt.Errorf("%w: %s: server %s is %s", ErrServerUnavailable, op, s.name, state)
+		return nil, fmt.Errorf("%w: %s: server %s is %s", errServerUnavailable, op, s.name, state)
 	}
 	if s.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -342,7 +342,7 @@ func (s *server) requestErr(ctx context.Context, op string, status *httpStatus, 
 	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejected: // (not the transport's own)
 		return fmt.Errorf("%s (server %s): %w", op, s.name, status.explain(op, &RPCError{Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data}))
 	}
-	return fmt.Errorf("%w: %s (server %s): %w", ErrServerUnavailable, op, s.name, status.explain(op, err))
+	return fmt.Errorf("%w: %s (server %s): %w", errServerUnavailable, op, s.name, status.explain(op, err))
 }
 
 // noProgressToken stands for params without a progress token

@@ -322,7 +322,7 @@ func (s *server) relistTools(cs *mcp.ClientSession) error {
 // once; tools beyond MaxTools are not kept (updateTools names how many).
 func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
 	h := s.h
-	maxTools, maxPages := limit(h.opts.MaxTools, DefaultMaxTools), limit(h.opts.MaxToolPages, DefaultMaxToolPages)
+	maxTools, maxPages := limit(h.opts.MaxTools, defaultMaxTools), limit(h.opts.MaxToolPages, defaultMaxToolPages)
 	var out []*mcp.Tool
 	over := 0
 	seen := map[string]bool{}
@@ -549,11 +549,11 @@ func (s *server) wake(ctx context.Context, name string) (*mcp.ClientSession, str
 	case err != nil:
 		return nil, "", s.state, nil, fmt.Errorf("call %s (server %s): starting the server: %w", name, s.name, err)
 	case started && s.state == StateFailed:
-		return nil, "", s.state, nil, fmt.Errorf("%w: call %s: server %s failed to start: %w%s", ErrServerUnavailable, name, s.name, s.err, s.stderrNote())
+		return nil, "", s.state, nil, fmt.Errorf("%w: call %s: server %s failed to start: %w%s", errServerUnavailable, name, s.name, s.err, s.stderrNote())
 	}
 	orig, ok := s.originals[name]
 	if s.state == StateReady && (!ok || h.routes[name] != s) {
-		return nil, "", s.state, nil, fmt.Errorf("%w: %q: server %s no longer lists it", ErrUnknownTool, name, s.name)
+		return nil, "", s.state, nil, fmt.Errorf("%w: %q: server %s no longer lists it", errUnknownTool, name, s.name)
 	}
 	return s.session, orig, s.state, s.err, nil
 }

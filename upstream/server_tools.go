@@ -63,12 +63,12 @@ func (s *server) updateTools(list []*mcp.Tool) tool.Change {
 	}
 	s.trust.seen = map[string]tool.Tool{}
 	if s.overTools > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d tools beyond the first %d not kept (HubOptions.MaxTools)", s.overTools, limit(h.opts.MaxTools, DefaultMaxTools)))
+		warnings = append(warnings, fmt.Sprintf("%d tools beyond the first %d not kept (HubOptions.MaxTools)", s.overTools, limit(h.opts.MaxTools, defaultMaxTools)))
 	}
 	for _, d := range s.deepTools {
 		warnings = append(warnings, s.deep.warning(d))
 	}
-	maxDesc, maxSchema := limit(h.opts.MaxDescriptionBytes, DefaultMaxDescriptionBytes), limit(h.opts.MaxSchemaBytes, DefaultMaxSchemaBytes)
+	maxDesc, maxSchema := limit(h.opts.MaxDescriptionBytes, defaultMaxDescriptionBytes), limit(h.opts.MaxSchemaBytes, defaultMaxSchemaBytes)
 	for _, t := range list {
 		if t == nil || seen[t.Name] {
 			if t != nil {

@@ -25,8 +25,8 @@ import (
 // DefaultBaseURL is the Anthropic API.
 const DefaultBaseURL = "https://api.anthropic.com"
 
-// DefaultMaxTokens bounds one reply when Options.MaxTokens is zero.
-const DefaultMaxTokens = 4096
+// defaultMaxTokens bounds one reply when Options.MaxTokens is zero.
+const defaultMaxTokens = 4096
 
 // maxBreakpoints is how many cache_control markers one request may carry.
 const maxBreakpoints = 4
@@ -52,7 +52,7 @@ type Options struct {
 	// MaxRetries of a failed request: zero means the SDK's default (2), a
 	// negative value disables retries.
 	MaxRetries int
-	// MaxTokens bounds one reply; zero means DefaultMaxTokens.
+	// MaxTokens bounds one reply; zero means 4,096.
 	MaxTokens int64
 	// MaxReplyBytes bounds one reply's body, a whole event stream (so each
 	// event) included: zero means 64 MiB, negative no limit. ReplyTimeout
@@ -170,7 +170,7 @@ func New(model string, opts *Options) (*Model, error) {
 		return nil, fmt.Errorf("%w: negative MaxTokens", ErrOptions)
 	}
 	if o.MaxTokens == 0 {
-		o.MaxTokens = DefaultMaxTokens
+		o.MaxTokens = defaultMaxTokens
 	}
 	if !o.Stream {
 		// The SDK refuses these at every request; say so once, here.

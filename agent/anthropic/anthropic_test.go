@@ -14,7 +14,7 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/anthropic"
-	"github.com/toolsift/toolsift/agent/anthropic/anthropictest"
+	"github.com/toolsift/toolsift/internal/anthropictest"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -70,7 +70,7 @@ func TestComplete(t *testing.T) {
 					{ID: "toolu_1", Name: "add", Arguments: `{"a":10,"b":32}`},
 					{ID: "toolu_2", Name: "echo", Arguments: `{"text":"wörld"}`},
 				},
-				Usage: &agent.Usage{PromptTokens: 100, CachedPromptTokens: 60, CacheWriteTokens: 30, CompletionTokens: 7},
+				Usage: &anthropictest.Usage{PromptTokens: 100, CachedPromptTokens: 60, CacheWriteTokens: 30, CompletionTokens: 7},
 			})
 			defer srv.Close()
 			m := newModel(t, srv.URL, anthropic.Options{Stream: stream})

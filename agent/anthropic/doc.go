@@ -13,7 +13,4 @@
 //	model, err := anthropic.New("claude-sonnet-4-5", &anthropic.Options{Stream: true})
 //	if err != nil { ... }
 //	a, err := agent.New(model, toolset, nil)
-//
-// Package anthropictest is a scripted server speaking the same wire format,
-// for tests.
 package anthropic

@@ -12,7 +12,7 @@ import (
 
 	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/agent/anthropic"
-	"github.com/toolsift/toolsift/agent/anthropic/anthropictest"
+	"github.com/toolsift/toolsift/internal/anthropictest"
 	"github.com/toolsift/toolsift/tool"
 )
 

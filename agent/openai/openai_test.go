@@ -17,8 +17,8 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/tool"
@@ -76,7 +76,7 @@ func TestOpenAIComplete(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				reply := tt.reply
 				reply.ChunkSize, reply.Interleave = v.chunk, v.interleave
-				reply.Usage = &agent.Usage{PromptTokens: 42, CompletionTokens: 7}
+				reply.Usage = &agenttest.Usage{PromptTokens: 42, CompletionTokens: 7}
 				srv := agenttest.NewServer(reply)
 				defer srv.Close()
 				var d deltas
@@ -152,8 +152,8 @@ func TestOpenAIRequest(t *testing.T) {
 			if diff := cmp.Diff(msgs, got.Messages, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("messages (-want +got):\n%s", diff)
 			}
-			wantTools := []agent.ToolDef{
-				tools[0],
+			wantTools := []agenttest.ToolDef{
+				{Name: tools[0].Name, Description: tools[0].Description, Parameters: tools[0].Parameters},
 				{Name: "w__alerts", Parameters: json.RawMessage(`{"properties":{},"type":"object"}`)},
 			}
 			if diff := cmp.Diff(wantTools, got.Tools, cmp.Comparer(jsonEqual)); diff != "" {

@@ -12,8 +12,8 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
@@ -60,7 +60,7 @@ func (d *deltas) add(x agent.Delta) {
 // tokens, and (streaming) the deltas, which add up to the reply.
 func TestResponsesComplete(t *testing.T) {
 	replies := []agenttest.Reply{
-		{Content: "Hello, wörld!", Usage: &agent.Usage{PromptTokens: 100, CachedPromptTokens: 64, CompletionTokens: 5}},
+		{Content: "Hello, wörld!", Usage: &agenttest.Usage{PromptTokens: 100, CachedPromptTokens: 64, CompletionTokens: 5}},
 		{Content: "Let me look.", ToolCalls: []tool.ToolCall{
 			{ID: "c1", Name: "t__get_weather", Arguments: `{"city":"Bern"}`},
 			{ID: "c2", Name: "t__get_forecast", Arguments: `{"city":"Zürich","days":2}`},

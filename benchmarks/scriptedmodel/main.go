@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/tool"
 )
 

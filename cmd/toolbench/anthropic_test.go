@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/anthropic/anthropictest"
+	"github.com/toolsift/toolsift/internal/anthropictest"
 	"github.com/toolsift/toolsift/tool"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/agenttest"
 	"github.com/toolsift/toolsift/budget"
+	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/internal/testserver"
 	"github.com/toolsift/toolsift/think"
@@ -196,7 +196,7 @@ func TestRunEscapesServerText(t *testing.T) {
 func TestRunUsageNotReported(t *testing.T) {
 	config := runConfig(t)
 	for _, stream := range []string{"--stream=true", "--stream=false"} {
-		srv := agenttest.NewServer(agenttest.Reply{Content: "Hello.", Usage: &agent.Usage{}})
+		srv := agenttest.NewServer(agenttest.Reply{Content: "Hello.", Usage: &agenttest.Usage{}})
 		code, stdout, stderr := runWithEnv(t, map[string]string{"OPENAI_BASE_URL": srv.URL}, "run", "--config", config, stream, "Say hello")
 		srv.Close()
 		if code != 0 {

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/agenttest"
-	"github.com/toolsift/toolsift/agent/anthropic/anthropictest"
+	"github.com/toolsift/toolsift/internal/agenttest"
+	"github.com/toolsift/toolsift/internal/anthropictest"
 	"github.com/toolsift/toolsift/tool"
 )
 

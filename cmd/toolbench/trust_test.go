@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsift/toolsift/agent/agenttest"
+	"github.com/toolsift/toolsift/internal/agenttest"
 )
 
 // rugPullConfig is runConfig's server, under the same name, with a

@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/termsafe"
+	"github.com/toolsift/toolsift/internal/usagekey"
 	"github.com/toolsift/toolsift/store"
 	learn "github.com/toolsift/toolsift/usage"
 )
@@ -80,9 +80,9 @@ func learnedCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	keys := []string{toolsift.UsageKey(*scope)}
+	keys := []string{usagekey.Key(*scope)}
 	if !scopeSet {
-		if keys, err = st.List(ctx, toolsift.UsagePrefix); err != nil {
+		if keys, err = st.List(ctx, usagekey.Prefix); err != nil {
 			return err
 		}
 	}
@@ -161,7 +161,7 @@ func learnedMemory() *learn.Memory {
 // readScope reads the scope kept under key; a key that holds nothing is an
 // empty scope, one that is not a usage scope an error naming it.
 func readScope(ctx context.Context, st store.Store, key string) (string, *learn.Memory, error) {
-	name, ok := toolsift.UsageScope(key)
+	name, ok := usagekey.Scope(key)
 	if !ok {
 		return "", nil, fmt.Errorf("%s: not a key of the usage memory", key)
 	}

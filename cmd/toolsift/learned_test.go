@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/cmd/internal/cli"
+	"github.com/toolsift/toolsift/internal/usagekey"
 	learn "github.com/toolsift/toolsift/usage"
 )
 
@@ -42,7 +42,7 @@ func TestUsageCommand(t *testing.T) {
 		}
 	}
 	for _, scope := range mem.Scopes() {
-		if err := st.Put(ctx, toolsift.UsageKey(scope), mem.Marshal(scope)); err != nil {
+		if err := st.Put(ctx, usagekey.Key(scope), mem.Marshal(scope)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,13 +100,13 @@ func TestUsageCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if keys, _ := st.List(ctx, toolsift.UsagePrefix); len(keys) != 1 || keys[0] != toolsift.UsageKey("a") {
-		t.Errorf("keys after forgetting scope '': %v, want only %s", keys, toolsift.UsageKey("a"))
+	if keys, _ := st.List(ctx, usagekey.Prefix); len(keys) != 1 || keys[0] != usagekey.Key("a") {
+		t.Errorf("keys after forgetting scope '': %v, want only %s", keys, usagekey.Key("a"))
 	}
-	if err := st.Put(ctx, toolsift.UsageKey("b"), []byte("damaged")); err != nil {
+	if err := st.Put(ctx, usagekey.Key("b"), []byte("damaged")); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := runCmd(t, "usage", "list", "--store", dir); code != 1 || !strings.Contains(stderr, toolsift.UsageKey("b")) {
-		t.Errorf("list over a damaged scope: exit %d, %s; want 1 naming %s", code, stderr, toolsift.UsageKey("b"))
+	if code, _, stderr := runCmd(t, "usage", "list", "--store", dir); code != 1 || !strings.Contains(stderr, usagekey.Key("b")) {
+		t.Errorf("list over a damaged scope: exit %d, %s; want 1 naming %s", code, stderr, usagekey.Key("b"))
 	}
 }

@@ -494,7 +494,7 @@ func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h, login, health h
 		mux.Handle("/", login)
 	}
 	// Headers must arrive within 10s and a body within
-	// gateway.DefaultBodyTimeout (the handler's deadline); an idle keep-alive
+	// HTTPOptions.BodyTimeout (the handler's deadline); an idle keep-alive
 	// connection is closed after 2 minutes. No ReadTimeout or WriteTimeout:
 	// either would cut the long event streams (GET) of live sessions.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}

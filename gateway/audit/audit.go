@@ -75,9 +75,9 @@ const writeTimeout = 10 * time.Second
 // call goes on.
 const syncWait = 500 * time.Millisecond
 
-// MaxQueued is how many records a Log keeps in memory, waiting for its
+// maxQueued is how many records a Log keeps in memory, waiting for its
 // store: past it a record is lost, and logged.
-const MaxQueued = 10000
+const maxQueued = 10000
 
 // Backoff of the writes of records kept in memory: from minBackoff,
 // doubling, to maxBackoff.
@@ -98,7 +98,7 @@ const (
 // memory, and the call goes on; while records wait, the next calls' join
 // them without trying the store. They are written, oldest first, as soon
 // as the store answers again (tried again with a backoff from 100 ms to
-// 5 s), in the background; Flush waits for them. At most MaxQueued
+// 5 s), in the background; Flush waits for them. At most 10,000
 // records wait: past that a record is lost. Each record not written with
 // its call, each one lost and the recovery are logged, and Stats counts
 // them. A process killed during an outage loses the records waiting.
@@ -124,7 +124,7 @@ type Log struct {
 	lastErr  error         // why the store did not take the last record
 	written  int           // records of the queue written since it was last empty
 	emptied  chan struct{} // closed when the queue is next empty; nil when it is
-	max      int           // MaxQueued, but in tests
+	max      int           // maxQueued, but in tests
 }
 
 // queued is a record waiting for the store: its key and value, and what
@@ -145,7 +145,7 @@ type Stats struct {
 	// or had records waiting already); each is written once the store
 	// takes records again.
 	Delayed int64
-	// Lost counts the records never written: MaxQueued were waiting, or
+	// Lost counts the records never written: 10,000 were waiting, or
 	// the record could not be made.
 	Lost int64
 }
@@ -190,13 +190,13 @@ func (l *Log) write(ctx context.Context, rec Record) error {
 	return l.Store.Put(ctx, k, b)
 }
 
-// keep adds a record to the queue, or counts it lost when MaxQueued wait;
+// keep adds a record to the queue, or counts it lost when maxQueued wait;
 // lg names the call. It logs either way and starts the drain.
 func (l *Log) keep(q queued, cause error, lg *slog.Logger) {
 	l.mu.Lock()
 	max := l.max
 	if max == 0 {
-		max = MaxQueued
+		max = maxQueued
 	}
 	if len(l.queue) >= max {
 		l.mu.Unlock()

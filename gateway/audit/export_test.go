@@ -11,5 +11,5 @@ func Write(ctx context.Context, s store.Store, rec Record) error {
 	return (&Log{Store: s}).write(ctx, rec)
 }
 
-// SetMaxQueued sets how many records l keeps in memory (MaxQueued).
+// SetMaxQueued sets how many records l keeps in memory (maxQueued).
 func (l *Log) SetMaxQueued(n int) { l.max = n }

@@ -44,7 +44,7 @@ func report(l *audit.Log, rec audit.Record) {
 // TestAuditStoreAway: while the store does not take records, the first
 // call's record waits for it a moment and is kept in memory, the next
 // ones are kept without trying the store; they are written once it takes
-// them again, and Flush waits for that; past MaxQueued a record is lost,
+// them again, and Flush waits for that; past maxQueued a record is lost,
 // and every one of these is logged and counted.
 func TestAuditStoreAway(t *testing.T) {
 	ctx := context.Background()

@@ -13,7 +13,7 @@
 //     refused here at once, by other replicas within TokenCacheTTL, or at
 //     once while Tokens.Watch runs over a store.Watcher; while the store
 //     cannot be read, a token read before is accepted from memory for
-//     TokenOutageTTL;
+//     5 minutes;
 //   - OIDC, bearer JWTs an OpenID Connect issuer signed (NewOIDC), whose
 //     claims name the user and teams; Tokens.Or(oidc) takes both, a
 //     bearer starting with TokenPrefix being an API token;

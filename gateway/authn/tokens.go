@@ -36,7 +36,7 @@ const TokenPrefix = "tsk_"
 // takes effect at once.
 const TokenCacheTTL = 500 * time.Millisecond
 
-// TokenOutageTTL is how long, since Verify last read a token from the
+// tokenOutageTTL is how long, since Verify last read a token from the
 // store, it keeps accepting that token from memory while the store cannot
 // be read (a database outage, a store slower than tokenReadTimeout): a
 // gateway goes on serving the callers it knows. So a token revoked
@@ -45,7 +45,7 @@ const TokenCacheTTL = 500 * time.Millisecond
 // seen before (through the same Tokens, or reported by Watch) is never
 // undone so, and a token never read is refused (the error is the store's:
 // Require answers 503).
-const TokenOutageTTL = 5 * time.Minute
+const tokenOutageTTL = 5 * time.Minute
 
 // tokenReadTimeout bounds a store read of Verify: a store that does not
 // answer (a partitioned network) is an outage too, not a request that
@@ -92,11 +92,11 @@ type tokenRecord struct {
 // the watch reports) answers its own request as it read but caches
 // nothing, so no read from before a revocation outlives it. While the
 // store cannot be read, a token read before is accepted from memory for
-// TokenOutageTTL since that read. It is safe for concurrent use.
+// 5 minutes since that read. It is safe for concurrent use.
 type Tokens struct {
 	s      store.Store
 	now    func() time.Time
-	outage time.Duration // TokenOutageTTL, but in tests
+	outage time.Duration // tokenOutageTTL, but in tests
 
 	mu    sync.Mutex
 	cache map[[32]byte]cachedToken
@@ -131,7 +131,7 @@ const maxCachedTokens = 10000
 
 // NewTokens returns the API tokens kept in s.
 func NewTokens(s store.Store) *Tokens {
-	return &Tokens{s: s, now: time.Now, outage: TokenOutageTTL, cache: map[[32]byte]cachedToken{}, known: map[[32]byte]knownToken{}}
+	return &Tokens{s: s, now: time.Now, outage: tokenOutageTTL, cache: map[[32]byte]cachedToken{}, known: map[[32]byte]knownToken{}}
 }
 
 const (
@@ -254,7 +254,7 @@ func (t *Tokens) Revoke(ctx context.Context, id string) error {
 // wrapping ErrUnknownToken when it is not a live token. The error never
 // holds the secret. What it read is trusted for TokenCacheTTL. When the
 // store cannot be read (it fails, or takes over 2 seconds), a token read
-// live within TokenOutageTTL is accepted from memory (and the store
+// live within the last 5 minutes is accepted from memory (and the store
 // tried again after TokenCacheTTL); any other token gets the store's
 // error.
 //

@@ -85,7 +85,7 @@ func (d *downStore) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // TestVerifyDuringOutage: while the store cannot be read, a token read
-// live before is accepted from memory, for TokenOutageTTL since that
+// live before is accepted from memory, for tokenOutageTTL since that
 // read and no longer; a token never read gets the store's error (503);
 // one whose revocation was seen stays refused; a token read from memory
 // is not read from the store again before TokenCacheTTL.
@@ -110,7 +110,7 @@ func TestVerifyDuringOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.down.Store(true)
-	for _, after := range []time.Duration{TokenCacheTTL, time.Minute, TokenOutageTTL - time.Second} {
+	for _, after := range []time.Duration{TokenCacheTTL, time.Minute, tokenOutageTTL - time.Second} {
 		now = time.Unix(1e9, 0).Add(after)
 		id, err := tk.Verify(ctx, alice)
 		if err != nil || id.User != "alice" || len(id.Teams) != 1 || id.Teams[0] != "eng" {
@@ -123,9 +123,9 @@ func TestVerifyDuringOutage(t *testing.T) {
 	if _, err := tk.Verify(ctx, carol); err == nil {
 		t.Error("carol, revoked before the outage, accepted during it")
 	}
-	now = time.Unix(1e9, 0).Add(TokenOutageTTL)
+	now = time.Unix(1e9, 0).Add(tokenOutageTTL)
 	if _, err := tk.Verify(ctx, alice); err == nil || errors.Is(err, ErrUnknownToken) {
-		t.Errorf("alice TokenOutageTTL after her last read: %v, want the store's error", err)
+		t.Errorf("alice tokenOutageTTL after her last read: %v, want the store's error", err)
 	}
 	// Back: alice is read again, and the bound starts from that read.
 	d.down.Store(false)
@@ -133,7 +133,7 @@ func TestVerifyDuringOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.down.Store(true)
-	now = now.Add(TokenOutageTTL - time.Second)
+	now = now.Add(tokenOutageTTL - time.Second)
 	if _, err := tk.Verify(ctx, alice); err != nil {
 		t.Errorf("alice after a new read and another outage: %v", err)
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/internal/pgtest"
+	"github.com/toolsift/toolsift/internal/storewindow"
 	"github.com/toolsift/toolsift/internal/testenv"
-	"github.com/toolsift/toolsift/store/storetest"
 )
 
 // TestRevokedBeforeWatchListens: a token this replica verified (and
@@ -24,7 +24,7 @@ func TestRevokedBeforeWatchListens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := storetest.NewWindow(openPostgres(t, url), "tokens/hash/", nil)
+	ws := storewindow.New(openPostgres(t, url), "tokens/hash/", nil)
 	ws.Before = func() {
 		if err := other.Revoke(ctx, tok.ID); err != nil {
 			t.Error(err)

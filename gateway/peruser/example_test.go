@@ -20,7 +20,7 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/gateway/authn"
 	"github.com/toolsift/toolsift/gateway/peruser"
-	"github.com/toolsift/toolsift/oauth/oauthtest"
+	"github.com/toolsift/toolsift/internal/oauthtest"
 	"github.com/toolsift/toolsift/store"
 )
 

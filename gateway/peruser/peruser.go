@@ -275,7 +275,7 @@ func (pu *Logins) Call(ctx context.Context, user, server, name string, args json
 	case !pu.inScope(id, server):
 		// The Gateway answers such a call before it comes here; a user
 		// out of the server's scope is offered no login all the same.
-		return tool.Result{}, fmt.Errorf("%w: %q", upstream.ErrUnknownTool, name)
+		return tool.Result{}, fmt.Errorf("%w: %q", tool.ErrUnknown, name)
 	}
 	uh, done, err := pu.userHub(user, server)
 	if err != nil {

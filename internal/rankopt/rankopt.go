@@ -40,6 +40,9 @@ type Features struct {
 	// ServerLexical ranks the server documents with BM25F too, as before
 	// issue 36's third round (servers.go).
 	ServerLexical bool
+	// RRF fuses the signals' rankings by weighted reciprocal rank instead
+	// of the weighted sum of their normalised scores.
+	RRF bool
 }
 
 // Set sets f on opts, a *retrieval.Options; it panics for anything else.

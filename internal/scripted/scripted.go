@@ -1,6 +1,6 @@
 // Package scripted holds what the scripted model servers share
-// (agent/agenttest for Chat Completions and Responses,
-// agent/anthropic/anthropictest for Messages): the log of requests
+// (internal/agenttest for Chat Completions and Responses,
+// internal/anthropictest for Messages): the log of requests
 // received, a script answered in order, and the writing of JSON and of
 // server-sent events the way the real APIs stream.
 package scripted
@@ -120,4 +120,14 @@ func Split(s string, size int) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// Usage is the token accounting a scripted server reports, in the fields
+// of the agent package's Usage, which the kits cannot import.
+type Usage struct {
+	PromptTokens       int
+	CachedPromptTokens int
+	CacheWriteTokens   int
+	CompletionTokens   int
+	TotalTokens        int
 }

@@ -1,5 +1,5 @@
 // Package anthropictest provides a scripted Anthropic Messages API server for
-// tests of code built on agent/anthropic: an httptest server that speaks the
+// the tests of agent/anthropic and of the commands built on it: an httptest server that speaks the
 // wire format (JSON, and server-sent events when the request asks to
 // stream), answers with the replies of a script, records every request, and
 // keeps a prompt cache as the API does (deferred tools are not in the
@@ -32,10 +32,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/scripted"
 	"github.com/toolsift/toolsift/tool"
 )
+
+// Usage is the token accounting the server reports.
+type Usage = scripted.Usage
 
 // Reply is one scripted answer.
 type Reply struct {
@@ -46,7 +48,7 @@ type Reply struct {
 	ToolCalls []tool.ToolCall
 	// Usage to report; nil reports the server's cache accounting over
 	// tokens counted as bytes / 4.
-	Usage *agent.Usage
+	Usage *Usage
 	// ChunkSize is the number of bytes of text or of arguments per
 	// streamed delta; zero means 3.
 	ChunkSize int
@@ -97,7 +99,7 @@ type Request struct {
 	// "tools[3]", "system[0]", "messages[2].content[1]".
 	Breakpoints []string
 	// Usage is what the server reported.
-	Usage agent.Usage
+	Usage Usage
 	// Body is the raw request body.
 	Body json.RawMessage
 }
@@ -421,7 +423,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 // prefix ending at a breakpoint that an earlier request wrote is read from
 // the cache, the prefix up to the last breakpoint is written, the rest is
 // plain input. Tokens are bytes / 4.
-func (s *Server) account(parts []prefixPart) agent.Usage {
+func (s *Server) account(parts []prefixPart) Usage {
 	h := sha256.New()
 	total, read, upToLast := 0, 0, 0
 	var marks [][32]byte
@@ -448,7 +450,7 @@ func (s *Server) account(parts []prefixPart) agent.Usage {
 	}
 	s.mu.Unlock()
 	tok := func(b int) int { return (b + 3) / 4 }
-	u := agent.Usage{CompletionTokens: 1}
+	u := Usage{CompletionTokens: 1}
 	u.CachedPromptTokens = tok(read)
 	if upToLast > read {
 		u.CacheWriteTokens = tok(upToLast) - tok(read)
@@ -576,7 +578,7 @@ func resultText(raw json.RawMessage) (string, []string, error) {
 	return strings.Join(parts, "\n"), refs, nil
 }
 
-func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []tool.ToolCall, stop string, usage agent.Usage) {
+func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []tool.ToolCall, stop string, usage Usage) {
 	size := reply.ChunkSize
 	sse := scripted.StartSSE(w)
 	send := func(event string, data map[string]any) {
@@ -616,7 +618,7 @@ func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, ca
 
 // wireUsage reports u as the API does: input_tokens excludes the cached
 // and cache-written tokens.
-func wireUsage(u agent.Usage) map[string]any {
+func wireUsage(u Usage) map[string]any {
 	return map[string]any{
 		"input_tokens":                u.PromptTokens - u.CachedPromptTokens - u.CacheWriteTokens,
 		"cache_read_input_tokens":     u.CachedPromptTokens,

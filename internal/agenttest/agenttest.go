@@ -1,6 +1,6 @@
 // Package agenttest provides scripted Chat Completions (Server) and
-// Responses API (ResponsesServer) endpoints for tests of code built on
-// agent: httptest servers that speak the real wire formats (JSON, and
+// Responses API (ResponsesServer) endpoints for the tests of agent,
+// agent/openai and the commands built on them: httptest servers that speak the real wire formats (JSON, and
 // server-sent events when the request asks to stream, unless a Reply says
 // NoStream, as a server that does not stream answers), answer with the
 // replies of a script and record every request, so a test can assert
@@ -23,7 +23,6 @@ import (
 	"net/http/httptest"
 	"time"
 
-	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/scripted"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -41,7 +40,7 @@ type Reply struct {
 	// mcp_call items before the message). An empty ID gets one.
 	Hosted []tool.HostedCall
 	// Usage to report; nil reports PromptTokens = request bytes / 4.
-	Usage *agent.Usage
+	Usage *Usage
 
 	// ChunkSize is the number of bytes of content or of tool-call arguments
 	// per streamed delta; zero means 3, which splits JSON mid-token.
@@ -60,12 +59,22 @@ type Reply struct {
 	Hang bool
 }
 
+// Usage is the token accounting the servers report.
+type Usage = scripted.Usage
+
+// ToolDef is one function tool of a recorded request, as the wire gave it.
+type ToolDef struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
 // Request is one recorded request, decoded from the wire.
 type Request struct {
 	Model    string
 	Stream   bool
 	Messages []tool.Message
-	Tools    []agent.ToolDef
+	Tools    []ToolDef
 	// Body is the raw request body.
 	Body json.RawMessage
 }
@@ -177,7 +186,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		req.Messages = append(req.Messages, fromWireMessage(m))
 	}
 	for _, t := range wr.Tools {
-		req.Tools = append(req.Tools, agent.ToolDef{
+		req.Tools = append(req.Tools, ToolDef{
 			Name:        t.Function.Name,
 			Description: t.Function.Description,
 			Parameters:  t.Function.Parameters,
@@ -200,7 +209,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			calls[i].ID = fmt.Sprintf("call_%d_%d", n, i)
 		}
 	}
-	usage := agent.Usage{PromptTokens: len(body) / 4, CompletionTokens: 1}
+	usage := Usage{PromptTokens: len(body) / 4, CompletionTokens: 1}
 	if reply.Usage != nil {
 		usage = *reply.Usage
 	}
@@ -239,7 +248,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []tool.ToolCall, finish string, usage agent.Usage, includeUsage bool) {
+func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, calls []tool.ToolCall, finish string, usage Usage, includeUsage bool) {
 	size := reply.ChunkSize
 	sse := scripted.StartSSE(w)
 	created := time.Now().Unix()
@@ -327,7 +336,7 @@ func fromWireMessage(m wireMessage) tool.Message {
 	return msg
 }
 
-func wireUsage(u agent.Usage) map[string]any {
+func wireUsage(u Usage) map[string]any {
 	return map[string]any{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.TotalTokens}
 }
 

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"time"
 
-	"github.com/toolsift/toolsift/agent"
 	"github.com/toolsift/toolsift/internal/scripted"
 )
 
@@ -183,7 +182,7 @@ func (s *ResponsesServer) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items := replyItems(n, reply)
-	usage := agent.Usage{PromptTokens: len(body) / 4, CompletionTokens: 1}
+	usage := Usage{PromptTokens: len(body) / 4, CompletionTokens: 1}
 	if reply.Usage != nil {
 		usage = *reply.Usage
 	}

@@ -1,4 +1,7 @@
-package storetest
+// Package storewindow opens, for the tests of a store.Watcher's callers,
+// the window between a caller's first read of a shared store and its
+// watch listening, deterministically.
+package storewindow
 
 import (
 	"context"
@@ -7,8 +10,8 @@ import (
 	"github.com/toolsift/toolsift/store"
 )
 
-// WatchStore is a shared store: a store.Store that is a store.Watcher.
-type WatchStore interface {
+// Store is a shared store: a store.Store that is a store.Watcher.
+type Store interface {
 	store.Store
 	store.Watcher
 }
@@ -21,28 +24,28 @@ type WatchStore interface {
 // to open that window deterministically, with no sleep: what Before
 // wrote must be acted on once Listening is closed.
 type Window struct {
-	WatchStore
+	Store
 	Prefix    string
 	Before    func()
 	Listening chan struct{}
 	once      sync.Once
 }
 
-// NewWindow returns a Window over s for the watches of prefix; before may
+// New returns a Window over s for the watches of prefix; before may
 // be set later, through the field, before the first such watch.
-func NewWindow(s WatchStore, prefix string, before func()) *Window {
-	return &Window{WatchStore: s, Prefix: prefix, Before: before, Listening: make(chan struct{})}
+func New(s Store, prefix string, before func()) *Window {
+	return &Window{Store: s, Prefix: prefix, Before: before, Listening: make(chan struct{})}
 }
 
 // Watch runs Before, then the store's Watch, for a watch of Prefix.
 func (w *Window) Watch(ctx context.Context, prefix string, ready func(), f func(string)) error {
 	if prefix != w.Prefix {
-		return w.WatchStore.Watch(ctx, prefix, ready, f)
+		return w.Store.Watch(ctx, prefix, ready, f)
 	}
 	if w.Before != nil {
 		w.Before()
 	}
-	return w.WatchStore.Watch(ctx, prefix, func() {
+	return w.Store.Watch(ctx, prefix, func() {
 		if ready != nil {
 			ready()
 		}
@@ -54,5 +57,5 @@ func (w *Window) Watch(ctx context.Context, prefix string, ready func(), f func(
 // store.PrefixDeleter), so that a Window keeps the prefix deletes of the
 // store it wraps.
 func (w *Window) DeletePrefix(ctx context.Context, prefix string) (int, error) {
-	return store.DeletePrefix(ctx, w.WatchStore, prefix)
+	return store.DeletePrefix(ctx, w.Store, prefix)
 }

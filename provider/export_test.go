@@ -1,0 +1,9 @@
+package provider
+
+// The defaults Resolve applies, for tests that check it does.
+const (
+	DefaultMaxRetries       = defaultMaxRetries
+	DefaultMaxReplyBytes    = defaultMaxReplyBytes
+	DefaultReplyTimeout     = defaultReplyTimeout
+	DefaultReplyIdleTimeout = defaultReplyIdleTimeout
+)
