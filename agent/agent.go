@@ -64,8 +64,13 @@ const (
 	DefaultObservationBudget = 2000
 	DefaultMaxSteps          = 10
 	DefaultToolTimeout       = 60 * time.Second
-	DefaultMaxParallel       = 4
-	DefaultMaxToolCalls      = 64
+)
+
+// The defaults of Options' fields no caller computes with.
+const (
+	defaultMaxParallel       = 4
+	defaultMaxToolCalls      = 64
+	defaultMaxDeferredTokens = 50_000
 )
 
 // Options configure an Agent. The zero value (or nil) gives the defaults.
@@ -109,7 +114,7 @@ type Options struct {
 
 	// MaxDeferredTokens is the largest catalog, in tokens at full tier,
 	// sent as deferred tools to a DeferringModel; a larger one gets
-	// per-step selection. Default DefaultMaxDeferredTokens; negative
+	// per-step selection. Default 50,000; negative
 	// never defers.
 	MaxDeferredTokens int
 
@@ -177,13 +182,13 @@ func New(model Model, tools Tools, opts *Options) (*Agent, error) {
 		o.ToolTimeout = DefaultToolTimeout
 	}
 	if o.MaxParallel == 0 {
-		o.MaxParallel = DefaultMaxParallel
+		o.MaxParallel = defaultMaxParallel
 	}
 	if o.MaxToolCalls == 0 {
-		o.MaxToolCalls = DefaultMaxToolCalls
+		o.MaxToolCalls = defaultMaxToolCalls
 	}
 	if o.MaxDeferredTokens == 0 {
-		o.MaxDeferredTokens = DefaultMaxDeferredTokens
+		o.MaxDeferredTokens = defaultMaxDeferredTokens
 	}
 	a := &Agent{model: model, tools: tools, opts: o, tok: o.Tokenizer, log: o.Logger, prices: resolvePrices(o.Prices)}
 	if a.tok == nil {

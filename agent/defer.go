@@ -11,13 +11,11 @@ import (
 	"github.com/toolsift/toolsift/tool"
 )
 
-// DefaultMaxDeferredTokens is the default of Options.MaxDeferredTokens:
-// the largest catalog, in tokens of its tools at full tier (as
-// think.Offer.AllTokens counts them), that is sent as deferred tools.
-// Deferred definitions travel with every request (OpenAI also shows the
-// model each deferred function's name and description), so past this size
-// per-step selection within the budget costs less.
-const DefaultMaxDeferredTokens = 50_000
+// Options.MaxDeferredTokens' default, 50,000 tokens of a catalog's tools
+// at full tier (as think.Offer.AllTokens counts them), is where deferring
+// stops paying: deferred definitions travel with every request (OpenAI
+// also shows the model each deferred function's name and description), so
+// past this size per-step selection within the budget costs less.
 
 // deferral is what a run sends when the catalog goes as deferred tools:
 // the first step's offer, loaded for the whole run (ending with
