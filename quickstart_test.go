@@ -95,7 +95,10 @@ func TestQuickStart(t *testing.T) {
 	cmd.Dir = dir
 	// Offline, like CI: every module comes from the cache the main module
 	// already filled.
-	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=sk-test", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	// The GOFLAGS of the test command (its build flags) are kept, so that
+	// the program compiles as the test binary did.
+	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -mod=mod")
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=sk-test", "GOFLAGS="+goflags, "GOPROXY=off", "GOWORK=off")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the quick start failed: %v\n%s", err, out)

@@ -67,7 +67,15 @@ func TestFirstRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(tmp, "first")
-	build := exec.Command("go", "build", "-overlay", ov, "-o", bin, "./first")
+	args := []string{"build", "-overlay", ov, "-o", bin}
+	if raceEnabled {
+		// Compiled as the test binary is, so that every package comes from
+		// the build cache the test command has filled: without -race the
+		// program would compile the standard library and every dependency
+		// a second time.
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "./first")...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("the first run's program does not build: %v\n%s", err, out)
