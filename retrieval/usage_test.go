@@ -252,7 +252,7 @@ func BenchmarkRetrieveUsage(b *testing.B) {
 		b.Fatal(err)
 	}
 	q := retrieval.Query{Task: "what will the weather be in bern next week"}
-	for _, n := range []int{0, 256, 1024, usage.DefaultMaxCalls} {
+	for _, n := range []int{0, 256, 1024, 4096} { // 4096: usage's default MaxCalls
 		b.Run(fmt.Sprintf("calls=%d", n), func(b *testing.B) {
 			var o retrieval.Options
 			if n > 0 {

@@ -19,20 +19,12 @@ var ErrOptions = errors.New("usage: invalid options")
 // with neither a vector nor a term.
 var ErrEvent = errors.New("usage: invalid event")
 
-// The defaults of Options.
+// The defaults of Options, stated in its fields' docs.
 const (
-	// DefaultMaxCalls is how many calls a scope keeps (Options.MaxCalls).
-	DefaultMaxCalls = 4096
-	// DefaultMaxBytes is how many bytes a scope's requests and calls may
-	// take (Options.MaxBytes).
-	DefaultMaxBytes = 4 << 20
-	// DefaultHalfLife is how long a call takes to count half
-	// (Options.HalfLife).
-	DefaultHalfLife = 30 * 24 * time.Hour
-	// DefaultSupport is how many distinct identities must stand behind a
-	// tool before the calls of an identity count for another
-	// (Options.Support).
-	DefaultSupport = 2
+	defaultMaxCalls = 4096
+	defaultMaxBytes = 4 << 20
+	defaultHalfLife = 30 * 24 * time.Hour
+	defaultSupport  = 2
 )
 
 // Options configure a Memory. The zero value (or nil) gives the defaults.
@@ -41,18 +33,18 @@ type Options struct {
 	// led to, for one identity; the same call made again counts once, with
 	// its count). When a call would pass it, or MaxBytes, the weakest calls
 	// go first: the most decayed, then the least repeated, then the
-	// oldest. Default DefaultMaxCalls.
+	// oldest. Default 4,096.
 	MaxCalls int
 	// MaxBytes bounds what one scope's requests (vectors, terms, texts) and
 	// calls take in memory, about as Marshal writes them. Default
-	// DefaultMaxBytes.
+	// 4 MiB.
 	MaxBytes int
 	// HalfLife is the age at which a call counts half as much as a call
 	// made now, now being the latest call the scope holds (so that the
 	// same events give the same votes whenever they are asked: a scope
 	// nobody uses does not forget). A tool renamed or removed gets no
 	// votes at all, and its calls, no longer renewed, fade and are the
-	// first to go. Default DefaultHalfLife.
+	// first to go. Default 30 days.
 	HalfLife time.Duration
 	// KeepText keeps each request's text (Request.Text) beside its vector
 	// and hashed terms. Off by default: a request is kept as numbers only,
@@ -62,7 +54,7 @@ type Options struct {
 	// must have led a tool to be voted for before the votes of an identity
 	// count for a caller other than itself: one identity cannot move
 	// another's ranking on its own. An identity's own calls always count
-	// for it. Default DefaultSupport; 1 lets any identity's calls count for
+	// for it. Default 2; 1 lets any identity's calls count for
 	// every other.
 	Support int
 
@@ -165,16 +157,16 @@ func New(opts *Options) (*Memory, error) {
 		return nil, fmt.Errorf("%w: Support = %d", ErrOptions, o.Support)
 	}
 	if o.MaxCalls == 0 {
-		o.MaxCalls = DefaultMaxCalls
+		o.MaxCalls = defaultMaxCalls
 	}
 	if o.MaxBytes == 0 {
-		o.MaxBytes = DefaultMaxBytes
+		o.MaxBytes = defaultMaxBytes
 	}
 	if o.HalfLife == 0 {
-		o.HalfLife = DefaultHalfLife
+		o.HalfLife = defaultHalfLife
 	}
 	if o.Support == 0 {
-		o.Support = DefaultSupport
+		o.Support = defaultSupport
 	}
 	if o.tune == (tuning{}) {
 		o.tune = defaultTuning

@@ -243,7 +243,7 @@ func TestRecordErrors(t *testing.T) {
 		}
 	}
 	o := newMemory(t, nil).Options()
-	if o.MaxCalls != usage.DefaultMaxCalls || o.MaxBytes != usage.DefaultMaxBytes || o.HalfLife != usage.DefaultHalfLife || o.Support != usage.DefaultSupport {
+	if o.MaxCalls != 4096 || o.MaxBytes != 4<<20 || o.HalfLife != 30*24*time.Hour || o.Support != 2 { // the defaults Options documents
 		t.Errorf("defaults %+v", o)
 	}
 }

@@ -63,7 +63,7 @@ func (w *logWatch) waitFor(t *testing.T, want string, limit <-chan struct{}) {
 		select {
 		case <-w.wrote:
 		case <-limit:
-			t.Fatalf("serve never logged %s", want)
+			t.Fatalf("serve never logged %s\n%s", want, w.String())
 		}
 	}
 }
