@@ -20,6 +20,7 @@ import (
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/evalmetric"
 	"github.com/toolsift/toolsift/internal/hashcache"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/store"
@@ -639,11 +640,11 @@ func BenchmarkRecall(b *testing.B) {
 			for _, q := range queries {
 				ranked, selected, all, tokens := step(q)
 				g := q.Groups()
-				recall5 += retrieval.Recall(ranked, g, 5)
-				ndcg += retrieval.NDCG(ranked, g, 10)
-				s := retrieval.Recall(selected, g, len(selected))
+				recall5 += evalmetric.Recall(ranked, g, 5)
+				ndcg += evalmetric.NDCG(ranked, g, 10)
+				s := evalmetric.Recall(selected, g, len(selected))
 				kept += s
-				keptListed += retrieval.Recall(all, g, len(all)) - s
+				keptListed += evalmetric.Recall(all, g, len(all)) - s
 				selTokens += float64(tokens)
 			}
 			n := 0

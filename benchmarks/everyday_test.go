@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/evalmetric"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 )
@@ -59,7 +60,7 @@ func TestEverydayReference(t *testing.T) {
 	} {
 		ranked, offered := stepWith(small, c.task)
 		g := [][]string{c.want}
-		if retrieval.Hit(ranked, g, 2) == 0 || retrieval.Hit(offered, g, len(offered)) == 0 {
+		if evalmetric.Hit(ranked, g, 2) == 0 || evalmetric.Hit(offered, g, len(offered)) == 0 {
 			t.Errorf("%q: ranked %v, offered %v within 1,000 tokens; want one of %v in the top 2 and offered", c.task, ranked[:min(5, len(ranked))], offered, c.want)
 		}
 	}
@@ -95,7 +96,7 @@ func TestEverydayReference(t *testing.T) {
 		}
 		return off
 	}
-	recall := func(names []string, g [][]string) float64 { return retrieval.Recall(names, g, len(names)) }
+	recall := func(names []string, g [][]string) float64 { return evalmetric.Recall(names, g, len(names)) }
 	var h1, h3, kept, kept2, keptL, keptLAll float64
 	for _, q := range queries {
 		g := q.Groups()
@@ -104,8 +105,8 @@ func TestEverydayReference(t *testing.T) {
 		for i, m := range off.Ranked {
 			ranked[i] = m.Tool.Name
 		}
-		h1 += retrieval.Hit(ranked, g, 1)
-		h3 += retrieval.Hit(ranked, g, 3)
+		h1 += evalmetric.Hit(ranked, g, 1)
+		h3 += evalmetric.Hit(ranked, g, 3)
 		kept += recall(off.WithSchema(), g)
 		kept2 += recall(offer(half, q.Query).WithSchema(), g)
 		offL := offer(halfListed, q.Query)
@@ -114,7 +115,7 @@ func TestEverydayReference(t *testing.T) {
 		if recall(offL.Names(), g) < 1 {
 			t.Errorf("%s %q: gold %v neither sent with its schema nor listed within %d tokens with listings: %v", q.ID, q.Query, q.Gold, o.Budget, offL.Names())
 		}
-		if testing.Verbose() && retrieval.Hit(ranked, g, 3) == 0 {
+		if testing.Verbose() && evalmetric.Hit(ranked, g, 3) == 0 {
 			t.Logf("%s %q: gold %v, top 3 %v", q.ID, q.Query, q.Gold, ranked[:min(3, len(ranked))])
 		}
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/evalmetric"
 	"github.com/toolsift/toolsift/internal/textproc"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/tool"
@@ -95,7 +96,7 @@ func TestFitWeights(t *testing.T) {
 					for i, m := range ms {
 						ranked[i] = m.Tool.Name
 					}
-					r5 += retrieval.Recall(ranked, q.Groups(), 5)
+					r5 += evalmetric.Recall(ranked, q.Groups(), 5)
 				}
 				r5 /= float64(len(h.qs))
 				mean += r5 / float64(len(halves))

@@ -36,6 +36,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/evalmetric"
 	"github.com/toolsift/toolsift/internal/hashcache"
 	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/internal/textproc"
@@ -292,22 +293,22 @@ func TestRankIdeas(t *testing.T) {
 				}
 				g := q.Groups()
 				sel := off.Names()
-				r5 += retrieval.Recall(ranked, g, 5)
-				h1 += retrieval.Hit(ranked, g, 1)
-				h3 += retrieval.Hit(ranked, g, 3)
-				c5 += retrieval.Complete(ranked, g, 5)
-				c10 += retrieval.Complete(ranked, g, 10)
+				r5 += evalmetric.Recall(ranked, g, 5)
+				h1 += evalmetric.Hit(ranked, g, 1)
+				h3 += evalmetric.Hit(ranked, g, 3)
+				c5 += evalmetric.Complete(ranked, g, 5)
+				c10 += evalmetric.Complete(ranked, g, 10)
 				kept.add(off, g)
 				kept2.add(off2, g)
 				if os.Getenv("RANK_CEILING") != "" || os.Getenv("RANK_MISSES") != "" {
 					b3, b10 := signalCeiling(t, th, q, ranked, &misses)
 					ceil3 += b3
 					ceil10 += b10
-					if b3 == 0 && retrieval.Hit(ranked, g, 3) == 1 {
+					if b3 == 0 && evalmetric.Hit(ranked, g, 3) == 1 {
 						beyond++
 					}
 				}
-				complete += retrieval.Complete(sel, g, len(sel))
+				complete += evalmetric.Complete(sel, g, len(sel))
 				tokens += float64(off.Tokens)
 				tokens2 += float64(off2.Tokens)
 				// Where the gold kept out of the request went: ranked among
@@ -365,7 +366,7 @@ func signalCeiling(t *testing.T, th *think.Thinker, q dataset.Query, ranked []st
 	if best > 0 && best <= 10 {
 		top10 = 1
 	}
-	if retrieval.Hit(ranked, q.Groups(), 3) == 1 {
+	if evalmetric.Hit(ranked, q.Groups(), 3) == 1 {
 		return top3, top10
 	}
 	fmt.Fprintf(misses, "%s | %s\n", q.ID, q.Query)
@@ -391,9 +392,9 @@ type sentRecall struct{ schema, listed float64 }
 
 func (r *sentRecall) add(off think.Offer, g [][]string) {
 	all, schema := off.Names(), off.WithSchema()
-	s := retrieval.Recall(schema, g, len(schema))
+	s := evalmetric.Recall(schema, g, len(schema))
 	r.schema += s
-	r.listed += retrieval.Recall(all, g, len(all)) - s
+	r.listed += evalmetric.Recall(all, g, len(all)) - s
 }
 
 func (r sentRecall) total() float64 { return r.schema + r.listed }

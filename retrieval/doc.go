@@ -23,8 +23,7 @@
 // [Retriever.Search] ranks for one need (a Go caller's k tools, and the
 // search_tools meta-tool's answers, which the think package owns), and
 // [Retriever.SearchWithin] among the tools a filter lets through. The
-// package only ranks; it also has the retrieval metrics used to measure
-// the ranking ([Recall], [Hit], [Complete], [MRR], [NDCG]).
+// package only ranks (toolbench eval measures the ranking).
 //
 // # How a query is ranked
 //

@@ -34,6 +34,7 @@ import (
 
 	"github.com/toolsift/toolsift/encoder"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/evalmetric"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/toolindex"
 	"github.com/toolsift/toolsift/upstream"
@@ -430,9 +431,9 @@ func TestEncoderFusion(t *testing.T) {
 				}
 				ranked := normFuse(lists, c.norm, 10)
 				g := q.Groups()
-				r1 += Recall(ranked, g, 1)
-				r5 += Recall(ranked, g, 5)
-				r10 += Recall(ranked, g, 10)
+				r1 += evalmetric.Recall(ranked, g, 1)
+				r5 += evalmetric.Recall(ranked, g, 5)
+				r10 += evalmetric.Recall(ranked, g, 10)
 			}
 			n := float64(len(queries))
 			fmt.Fprintf(&report, "%-16s %-34s %6.3f %6.3f %6.3f\n", ds.name, c.label, r1/n, r5/n, r10/n)

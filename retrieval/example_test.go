@@ -51,13 +51,3 @@ func Example() {
 	// mail__send_email       pinned=false sticky=false
 	// github__create_issue   pinned=false sticky=false
 }
-
-func ExampleRecall() {
-	ranked := []string{"search_web", "get_weather", "send_email"}
-	gold := [][]string{{"get_weather", "get_forecast"}, {"send_email"}}
-	fmt.Printf("recall@1 %.2f  recall@2 %.2f  recall@3 %.2f  MRR %.2f\n",
-		retrieval.Recall(ranked, gold, 1), retrieval.Recall(ranked, gold, 2),
-		retrieval.Recall(ranked, gold, 3), retrieval.MRR(ranked, gold))
-	// Output:
-	// recall@1 0.00  recall@2 0.50  recall@3 1.00  MRR 0.50
-}

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/evalmetric"
 	"github.com/toolsift/toolsift/internal/rankopt"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/toolindex"
@@ -150,13 +151,13 @@ func TestQuality(t *testing.T) {
 						ranked[i] = m.Tool.Name
 					}
 					g := q.Groups()
-					row.r1 += retrieval.Recall(ranked, g, 1)
-					row.r5 += retrieval.Recall(ranked, g, 5)
-					row.r10 += retrieval.Recall(ranked, g, 10)
-					row.hit5 += retrieval.Hit(ranked, g, 5)
-					row.comp10 += retrieval.Complete(ranked, g, 10)
-					row.ndcg += retrieval.NDCG(ranked, g, 10)
-					row.mrr += retrieval.MRR(ranked, g)
+					row.r1 += evalmetric.Recall(ranked, g, 1)
+					row.r5 += evalmetric.Recall(ranked, g, 5)
+					row.r10 += evalmetric.Recall(ranked, g, 10)
+					row.hit5 += evalmetric.Hit(ranked, g, 5)
+					row.comp10 += evalmetric.Complete(ranked, g, 10)
+					row.ndcg += evalmetric.NDCG(ranked, g, 10)
+					row.mrr += evalmetric.MRR(ranked, g)
 				}
 				per := time.Since(start) / time.Duration(len(queries))
 				n := float64(len(queries))

@@ -25,6 +25,7 @@ import (
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/encoder"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/evalmetric"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
@@ -410,21 +411,21 @@ func evaluate(ctx context.Context, e *env, o evalOptions) error {
 			}
 			groups := q.Groups()
 			for i, k := range o.ks {
-				st.AtK[i].Recall += retrieval.Recall(ranked, groups, k)
-				st.AtK[i].Hit += retrieval.Hit(ranked, groups, k)
-				st.AtK[i].Complete += retrieval.Complete(ranked, groups, k)
+				st.AtK[i].Recall += evalmetric.Recall(ranked, groups, k)
+				st.AtK[i].Hit += evalmetric.Hit(ranked, groups, k)
+				st.AtK[i].Complete += evalmetric.Complete(ranked, groups, k)
 				for _, n := range ranked[:min(k, len(ranked))] {
 					st.AtK[i].Tokens += float64(cost[n])
 				}
 			}
-			st.MRR += retrieval.MRR(ranked, groups)
-			st.NDCG10 += retrieval.NDCG(ranked, groups, 10)
+			st.MRR += evalmetric.MRR(ranked, groups)
+			st.NDCG10 += evalmetric.NDCG(ranked, groups, 10)
 
 			selected := off.Names()
 			st.Select.MeanTokens += float64(off.Tokens)
 			st.Select.MeanTools += float64(len(selected))
-			all, schema := retrieval.Recall(selected, groups, len(selected)), off.WithSchema()
-			withSchema := retrieval.Recall(schema, groups, len(schema))
+			all, schema := evalmetric.Recall(selected, groups, len(selected)), off.WithSchema()
+			withSchema := evalmetric.Recall(schema, groups, len(schema))
 			st.Select.Recall += all
 			st.Select.RecallSchema += withSchema
 			st.Select.RecallListed += all - withSchema

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/dataset"
+	"github.com/toolsift/toolsift/internal/evalmetric"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
 	learn "github.com/toolsift/toolsift/usage"
@@ -318,14 +319,14 @@ func replay(ctx context.Context, e *env, o replayOptions) (replayReport, error) 
 					return rep, fmt.Errorf("request %s: %w", q.ID, err)
 				}
 				schema := off.WithSchema()
-				kept := retrieval.Recall(schema, g, len(schema))
+				kept := evalmetric.Recall(schema, g, len(schema))
 				if b == think.DefaultBudget {
 					stepMS[li] += time.Since(t0)
 					for _, m := range off.Ranked {
 						ranked[li] = append(ranked[li], m.Tool.Name)
 					}
-					*recall5 += retrieval.Recall(ranked[li], g, 5)
-					*hit3 += retrieval.Hit(ranked[li], g, 3)
+					*recall5 += evalmetric.Recall(ranked[li], g, 5)
+					*hit3 += evalmetric.Hit(ranked[li], g, 3)
 				}
 				switch {
 				case li == 0 && b == think.DefaultBudget:

@@ -1,4 +1,7 @@
-package retrieval
+// Package evalmetric scores a ranking against a query's gold, as
+// toolbench eval, toolbench replay and the benchmarks report it: recall@k,
+// hit@k, complete@k, MRR and nDCG@k.
+package evalmetric
 
 import "math"
 

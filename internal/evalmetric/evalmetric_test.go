@@ -1,10 +1,10 @@
-package retrieval_test
+package evalmetric_test
 
 import (
 	"math"
 	"testing"
 
-	"github.com/toolsift/toolsift/retrieval"
+	"github.com/toolsift/toolsift/internal/evalmetric"
 )
 
 func TestMetrics(t *testing.T) {
@@ -83,19 +83,19 @@ func TestMetrics(t *testing.T) {
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := retrieval.Recall(tt.ranked, tt.groups, tt.k); !near(got, tt.recall) {
+			if got := evalmetric.Recall(tt.ranked, tt.groups, tt.k); !near(got, tt.recall) {
 				t.Errorf("Recall = %v, want %v", got, tt.recall)
 			}
-			if got := retrieval.Hit(tt.ranked, tt.groups, tt.k); !near(got, tt.hit) {
+			if got := evalmetric.Hit(tt.ranked, tt.groups, tt.k); !near(got, tt.hit) {
 				t.Errorf("Hit = %v, want %v", got, tt.hit)
 			}
-			if got := retrieval.Complete(tt.ranked, tt.groups, tt.k); !near(got, tt.comp) {
+			if got := evalmetric.Complete(tt.ranked, tt.groups, tt.k); !near(got, tt.comp) {
 				t.Errorf("Complete = %v, want %v", got, tt.comp)
 			}
-			if got := retrieval.MRR(tt.ranked, tt.groups); !near(got, tt.mrr) {
+			if got := evalmetric.MRR(tt.ranked, tt.groups); !near(got, tt.mrr) {
 				t.Errorf("MRR = %v, want %v", got, tt.mrr)
 			}
-			if got := retrieval.NDCG(tt.ranked, tt.groups, tt.k); !near(got, tt.ndcg) {
+			if got := evalmetric.NDCG(tt.ranked, tt.groups, tt.k); !near(got, tt.ndcg) {
 				t.Errorf("NDCG = %v, want %v", got, tt.ndcg)
 			}
 		})
