@@ -297,6 +297,13 @@ func metricsClient(b *testing.B, ts *toolsift.Toolset, hub *upstream.Hub, on boo
 		po.Metrics = gateway.NewMetrics()
 		prometheus.NewRegistry().MustRegister(po.Metrics)
 	}
+	return proxyClient(b, ts, hub, po)
+}
+
+// proxyClient is a go-sdk client in memory of a proxy over ts and hub
+// made with po, both sessions closed when b ends.
+func proxyClient(b *testing.B, ts *toolsift.Toolset, hub *upstream.Hub, po *gateway.ProxyOptions) *mcp.ClientSession {
+	b.Helper()
 	p, err := gateway.NewProxy(ts, hub, po)
 	if err != nil {
 		b.Fatal(err)

@@ -310,23 +310,7 @@ func tracingBenchClient(b *testing.B, ts *toolsift.Toolset, hub *upstream.Hub, o
 		b.Cleanup(func() { tp.Shutdown(context.Background()) })
 		po.Tracer = tp
 	}
-	p, err := gateway.NewProxy(ts, hub, po)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := p.NewServer().Connect(ctx, st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cs.Close() })
-	return cs
+	return proxyClient(b, ts, hub, po)
 }
 
 // discardSpans is a span exporter that drops what it is given.
