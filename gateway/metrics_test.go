@@ -25,6 +25,15 @@ import (
 	"github.com/toolsift/toolsift/upstream"
 )
 
+// serveMetrics serves reg's metrics as a program would (promhttp, an
+// error of a collector failing the scrape) until t ends; it returns the URL.
+func serveMetrics(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // scrape gets url's /metrics text and parses it with the Prometheus text
 // parser: each series as "name{label="value",...}" (labels sorted), its
 // value (a histogram's _count and _sum as two series).
@@ -101,8 +110,7 @@ func TestMetricsCountSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gw.Close()
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
-	defer srv.Close()
+	metricsURL := serveMetrics(t, reg)
 
 	c := connect(t, gw.NewServer(), "2025-11-25") // initialize, notifications/initialized
 	found := len(c.search(t, "add two numbers", 2).Tools) + len(c.search(t, "weather forecast for a city", 3).Tools)
@@ -132,7 +140,7 @@ func TestMetricsCountSession(t *testing.T) {
 		t.Fatal("nosuch__tool by name: no error")
 	}
 
-	got := scrape(t, srv.URL)
+	got := scrape(t, metricsURL)
 	want := map[string]float64{
 		`toolsift_requests_total{method="initialize",outcome="ok"}`:                1,
 		`toolsift_requests_total{method="notifications/initialized",outcome="ok"}`: 1,
@@ -187,7 +195,7 @@ func TestMetricsCountSession(t *testing.T) {
 
 	c.Close()
 	deadline := time.Now().Add(testenv.WaitLimit())
-	for got := scrape(t, srv.URL)[`toolsift_sessions_open`]; got != 0; got = scrape(t, srv.URL)[`toolsift_sessions_open`] {
+	for got := scrape(t, metricsURL)[`toolsift_sessions_open`]; got != 0; got = scrape(t, metricsURL)[`toolsift_sessions_open`] {
 		if time.Now().After(deadline) {
 			t.Fatalf("toolsift_sessions_open = %v after the client closed, want 0", got)
 		}
@@ -211,8 +219,7 @@ func TestMetricsAuditAndListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gw.Close()
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
-	defer srv.Close()
+	metricsURL := serveMetrics(t, reg)
 
 	c := connect(t, gw.NewServer(), "2025-11-25")
 	for range 2 {
@@ -220,7 +227,7 @@ func TestMetricsAuditAndListen(t *testing.T) {
 			t.Fatalf("math__add: %s", text)
 		}
 	}
-	got := scrape(t, srv.URL)
+	got := scrape(t, metricsURL)
 	for k, v := range map[string]float64{
 		"toolsift_audit_delayed_records_total": 2, "toolsift_audit_queued_records": 2, "toolsift_audit_lost_records_total": 0,
 		`toolsift_upstream_calls_total{outcome="ok",server="math"}`: 2,
@@ -245,7 +252,7 @@ func TestMetricsAuditAndListen(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(testenv.WaitLimit())
 		for {
-			got := scrape(t, srv.URL)
+			got := scrape(t, metricsURL)
 			if got[name] == want {
 				return got
 			}

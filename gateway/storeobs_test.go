@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/gateway/audit"
@@ -132,8 +131,7 @@ func TestStoreMetricsCount(t *testing.T) {
 	m := gateway.NewMetrics()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(m)
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
-	defer srv.Close()
+	metricsURL := serveMetrics(t, reg)
 	s := gateway.InstrumentStore(failingUnder{store.NewMemory(), "broken/"}, m, nil)
 
 	if _, err := s.Get(ctx, "users/alice.json"); !errors.Is(err, store.ErrNotFound) {
@@ -168,7 +166,7 @@ func TestStoreMetricsCount(t *testing.T) {
 		t.Fatalf("DeletePrefix = %d, %v", n, err)
 	}
 
-	got := scrape(t, srv.URL)
+	got := scrape(t, metricsURL)
 	want := map[string]float64{
 		`toolsift_store_operations_total{op="get",outcome="not_found"}`:       1,
 		`toolsift_store_operations_total{op="get",outcome="ok"}`:              1,
@@ -220,8 +218,7 @@ func TestStoreMetricsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gw.Close()
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
-	defer srv.Close()
+	metricsURL := serveMetrics(t, reg)
 
 	c := connect(t, gw.NewServer(), "2025-11-25")
 	if len(c.search(t, "add two numbers", 2).Tools) == 0 {
@@ -230,7 +227,7 @@ func TestStoreMetricsSession(t *testing.T) {
 	if text, isErr := c.call(t, "call_tool", map[string]any{"name": "math__add", "arguments": map[string]any{"a": 1, "b": 2}}); isErr {
 		t.Fatalf("math__add: %s", text)
 	}
-	got := scrape(t, srv.URL)
+	got := scrape(t, metricsURL)
 	if n := got[`toolsift_store_operations_total{op="put",outcome="ok"}`]; n < 1 {
 		t.Errorf("store puts ok = %v, want at least 1 (the tool lists)", n)
 	}
@@ -319,8 +316,7 @@ func TestMetricsUserLabels(t *testing.T) {
 	t.Cleanup(func() { gw.Close() })
 	web := httptest.NewServer(asUser(gw.Handler()))
 	t.Cleanup(web.Close)
-	msrv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
-	t.Cleanup(msrv.Close)
+	metricsURL := serveMetrics(t, reg)
 	for _, u := range []string{"alice", "bob", "carol", "alice"} {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
 			&mcp.StreamableClientTransport{Endpoint: web.URL, HTTPClient: &http.Client{Transport: userHeader{u, http.DefaultTransport}}},
@@ -335,7 +331,7 @@ func TestMetricsUserLabels(t *testing.T) {
 			t.Fatalf("%s: call_tool(math__add) = %v, %v", u, res, err)
 		}
 	}
-	got := scrape(t, msrv.URL)
+	got := scrape(t, metricsURL)
 	for k, v := range map[string]float64{
 		`toolsift_requests_total{method="tools/call",outcome="ok",user="alice"}`: 2,
 		`toolsift_requests_total{method="tools/call",outcome="ok",user="bob"}`:   1,
