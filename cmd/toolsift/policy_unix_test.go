@@ -32,35 +32,11 @@ func TestServePolicyReload(t *testing.T) {
 		}
 	}
 	write(`{"anonymous": {"allow": ["up"]}}`)
-	clientIn, serveOut := io.Pipe()
-	serveIn, clientOut := io.Pipe()
-	serveErr := &logWatch{wrote: make(chan struct{}, 1)}
-	e := &env{stdin: serveIn, stdout: serveOut, stderr: serveErr, getenv: func(string) string { return "" }}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(context.Background(), e, []string{"serve", "--config", upstreamConfig(t, "1"), "--no-cache", "--pin", "up__lookup",
-			"--policy", policy, "--connect-timeout", testenv.WaitLimit().String()})
-		serveOut.Close()
-	}()
 	changed := make(chan struct{}, 8)
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+	ctx, cs, serveErr := serveStdio(t, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, serveErr.String())
-	}
-	defer func() {
-		// As a stdio client goes away: serve's stdin ends and it exits,
-		// then the client stops reading (see TestServeTrust).
-		clientOut.Close()
-		if code := <-done; code != 0 {
-			t.Errorf("serve: exit %d\n%s", code, serveErr.String())
-		}
-		cs.Close()
-	}()
+	}, "serve", "--config", upstreamConfig(t, "1"), "--no-cache", "--pin", "up__lookup",
+		"--policy", policy, "--connect-timeout", testenv.WaitLimit().String())
 	names := func() []string { t.Helper(); return listedNames(t, ctx, cs) }
 	serveErr.waitFor(t, `msg="server ready" server=up`, ctx.Done())
 	for !slices.Contains(names(), "up__lookup") { // the pin joins when up has listed
@@ -86,7 +62,7 @@ func TestServePolicyReload(t *testing.T) {
 	if got := names(); slices.Contains(got, "up__lookup") {
 		t.Errorf("after the reload: %v still lists up__lookup", got)
 	}
-	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__lookup", Arguments: map[string]any{}})
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__lookup", Arguments: map[string]any{}})
 	if err == nil || !strings.Contains(err.Error(), `unknown tool "up__lookup": no tool has this name`) {
 		t.Errorf("call after the reload: %v, want the unknown tool of a tool no server has", err)
 	}
@@ -119,30 +95,8 @@ func TestServeRateLimitReload(t *testing.T) {
 		}
 	}
 	write(1)
-	clientIn, serveOut := io.Pipe()
-	serveIn, clientOut := io.Pipe()
-	serveErr := &logWatch{wrote: make(chan struct{}, 1)}
-	e := &env{stdin: serveIn, stdout: serveOut, stderr: serveErr, getenv: func(string) string { return "" }}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(context.Background(), e, []string{"serve", "--config", upstreamConfig(t, "1"), "--no-cache",
-			"--policy", policy, "--connect-timeout", testenv.WaitLimit().String()})
-		serveOut.Close()
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-		&mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, serveErr.String())
-	}
-	defer func() {
-		clientOut.Close()
-		if code := <-done; code != 0 {
-			t.Errorf("serve: exit %d\n%s", code, serveErr.String())
-		}
-		cs.Close()
-	}()
+	ctx, cs, serveErr := serveStdio(t, nil, "serve", "--config", upstreamConfig(t, "1"), "--no-cache",
+		"--policy", policy, "--connect-timeout", testenv.WaitLimit().String())
 	serveErr.waitFor(t, `msg="server ready" server=up`, ctx.Done())
 	call := func() (string, bool) {
 		t.Helper()
@@ -187,4 +141,38 @@ func TestServeRateLimitReload(t *testing.T) {
 	if !strings.Contains(serveErr.String(), `msg="rate limited"`) {
 		t.Errorf("no rate limited line in the log:\n%s", serveErr.String())
 	}
+}
+
+// serveStdio runs toolsift with args in this process, serving over pipes,
+// and connects a go-sdk client with opts to it. When t ends the client
+// goes away as a stdio client does (serve's stdin ends, serve must exit 0,
+// then the client closes). The context bounds the test's waits.
+func serveStdio(t *testing.T, opts *mcp.ClientOptions, args ...string) (context.Context, *mcp.ClientSession, *logWatch) {
+	t.Helper()
+	clientIn, serveOut := io.Pipe()
+	serveIn, clientOut := io.Pipe()
+	serveErr := &logWatch{wrote: make(chan struct{}, 1)}
+	e := &env{stdin: serveIn, stdout: serveOut, stderr: serveErr, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), e, args)
+		serveOut.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
+	t.Cleanup(cancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx,
+		&mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, serveErr.String())
+	}
+	t.Cleanup(func() {
+		// serve's stdin ends and it exits, then the client stops reading
+		// (see TestServeTrust).
+		clientOut.Close()
+		if code := <-done; code != 0 {
+			t.Errorf("serve: exit %d\n%s", code, serveErr.String())
+		}
+		cs.Close()
+	})
+	return ctx, cs, serveErr
 }
