@@ -275,8 +275,12 @@ func TestAuditOutcomes(t *testing.T) {
 	st := store.NewMemory()
 	var buf testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	gw, err := gateway.Open(ctx, cfg, &gateway.Options{Audit: &audit.Log{Store: st}, Policy: pol, Logger: log,
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
+	gw, err := gateway.Open(ctx, cfg, &gateway.Options{
+		Audit:     &audit.Log{Store: st},
+		Policy:    pol,
+		Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory()},
+		Telemetry: gateway.Telemetry{Logger: log},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,8 +64,9 @@ func TestTokenIdentifiesCaller(t *testing.T) {
 	var buf testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{
-		Audit: &audit.Log{Store: st}, Logger: log,
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()},
+		Audit:     &audit.Log{Store: st},
+		Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory()},
+		Telemetry: gateway.Telemetry{Logger: log},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -275,8 +276,11 @@ func TestOIDCOverHTTP(t *testing.T) {
 	}
 	var buf testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{Audit: &audit.Log{Store: st},
-		Logger: log, Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
+	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{
+		Audit:     &audit.Log{Store: st},
+		Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory()},
+		Telemetry: gateway.Telemetry{Logger: log},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func withProgress(ctx context.Context, req *mcp.CallToolRequest) context.Context
 // (roundtrip.go).
 func (p *proxy) call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	start := time.Now()
-	ctx, span := p.startCall(ctx, name) // trace.go; nil without Options.Tracer
+	ctx, span := p.startCall(ctx, name) // trace.go; nil without Options.Telemetry.Tracer
 	spanOutcome, spanServer, spanTool := "rate-limited", "", ""
 	if span != nil {
 		if t, ok := p.ts.Get(name); ok { // a refused call's span names its server too

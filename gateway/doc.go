@@ -4,7 +4,7 @@
 //
 // It lists a handful of tools (search_tools, call_tool and the pinned
 // tools); the tools search_tools finds join the list of the session that
-// searched (tools/list_changed), up to Options.MaxTools, the least
+// searched (tools/list_changed), up to Options.Search.MaxTools, the least
 // recently used leaving first. Calls go to the Toolset, which routes them
 // to the upstream server (starting a lazy one on its first call).
 // Resources, prompts, completions, progress, upstream log messages and
@@ -72,16 +72,16 @@
 // while the store cannot take it); package audit reads them back and
 // prunes them (toolsift audit, serve --audit-retention).
 //
-// Options.Metrics, from NewMetrics, are the Gateway's Prometheus metrics,
+// Options.Telemetry.Metrics, from NewMetrics, are the Gateway's Prometheus metrics,
 // a prometheus.Collector to register with a registry of your own:
 // requests by method and outcome, searches and their latency, calls by
 // server and outcome with their latency, and, read at each scrape, each
 // server's state and tools, the quarantined tools, the sessions and listen
 // streams open and the audit log's queue (docs/serve.md, "Metrics");
-// NewMetricsWithUsers adds a bounded user label to the request and call
-// counters.
+// NewMetrics(maxUsers) with maxUsers > 0 adds a bounded user label to
+// the request and call counters.
 //
-// Options.Tracer, an OpenTelemetry trace.TracerProvider, traces each MCP
+// Options.Telemetry.Tracer, an OpenTelemetry trace.TracerProvider, traces each MCP
 // request in a server span (the child of the client's traceparent, from
 // params._meta or the HTTP headers), with a span for each search, each
 // store operation and each upstream call, whose trace context HTTP

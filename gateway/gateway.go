@@ -28,7 +28,7 @@ import (
 type Options struct {
 	// Toolset are the options the Toolset is opened with (its store, pins,
 	// embedders). Open sets OnChange, the Gateway's own hook (one set here
-	// is called too, before the Gateway's). Its Logger defaults to Logger.
+	// is called too, before the Gateway's). Its Logger defaults to Telemetry.Logger.
 	Toolset toolsift.Options
 	// Hub are the options of the Hub Open makes for cfg's servers
 	// (timeouts, logins, lazy start, Background, limits). Open sets the
@@ -36,37 +36,15 @@ type Options struct {
 	// here is called too, before the Gateway's), ClientRequests and
 	// ServerLogLevel (set here, they are refused: the Gateway owns them).
 	// Its Store defaults to Toolset.Store, its Logger to Toolset.Logger
-	// (and so to Logger).
+	// (and so to Telemetry.Logger).
 	Hub upstream.HubOptions
 
-	// MaxTools caps the tools of one session's list: search_tools,
-	// call_tool, the pinned tools and the found ones. Default
-	// DefaultMaxTools. Pinned tools are listed even past the cap (a
-	// warning says so); found tools fill what is left, the least recently
-	// used leaving first.
-	MaxTools int
-	// SearchBudget is the most tokens the tool schemas of one
-	// search_tools answer may cost, as the model is sent them (counted by
-	// the Toolset's tokenizer); tools are compressed before they are left
-	// out. Default think.DefaultBudget. Not Toolset.Budget, the budget of
-	// the Toolset's own Think steps.
-	SearchBudget int
-	// MaxResultBytes bounds the bytes of upstream results held at once,
-	// across calls and sessions; a result waits while others hold too
-	// many, and one larger than MaxResultBytes is refused with a result
-	// saying so. Default DefaultMaxResultBytes.
-	MaxResultBytes int64
-	// ClientRequestsPerMinute caps the sampling and elicitation requests
-	// each upstream server may send the clients in a minute. Zero means
-	// DefaultClientRequestsPerMinute, negative no cap.
-	ClientRequestsPerMinute int
-	// Name and Version are what the Gateway says it is in initialize;
-	// default "toolsift" and "devel".
-	Name, Version string
-	// Logger gets one line per search and per call (never arguments,
-	// results or secrets) and the sessions' comings and goings; nil
-	// discards them.
-	Logger *slog.Logger
+	// Server is what the Gateway says it is in initialize.
+	Server ServerInfo
+	// Search shapes the search_tools answers and what they learn from.
+	Search SearchOptions
+	// Limits bound what the upstream servers may cost the Gateway.
+	Limits Limits
 
 	// Policy says which servers and tools each caller (its Identity, on
 	// the HTTP request's context: authn.Require) may see and call, on
@@ -102,12 +80,66 @@ type Options struct {
 	// and Close closes it.
 	PerUser PerUser
 
+	// Telemetry is where the Gateway reports what it does: logs, metrics
+	// and traces. The zero value reports nothing.
+	Telemetry Telemetry
+}
+
+// ServerInfo is what a Gateway says it is in initialize.
+type ServerInfo struct {
+	// Name defaults to "toolsift".
+	Name string
+	// Title is the name a client shows; default "toolsift".
+	Title string
+	// Version defaults to "devel".
+	Version string
+}
+
+// SearchOptions shape a Gateway's search_tools answers and session lists.
+type SearchOptions struct {
+	// MaxTools caps the tools of one session's list: search_tools,
+	// call_tool, the pinned tools and the found ones. Default
+	// DefaultMaxTools. Pinned tools are listed even past the cap (a
+	// warning says so); found tools fill what is left, the least recently
+	// used leaving first.
+	MaxTools int
+	// Budget is the most tokens the tool schemas of one search_tools
+	// answer may cost, as the model is sent them (counted by the
+	// Toolset's tokenizer); tools are compressed before they are left
+	// out. Default think.DefaultBudget. Not Toolset.Budget, the budget of
+	// the Toolset's own Think steps.
+	Budget int
+	// LearnScope says whose calls a search learns from, when the
+	// Toolset's usage memory is on (Toolset.NoUsage turns it off): the
+	// usage scope of a request's caller. Default LearnByTeam.
+	LearnScope LearnScope
+}
+
+// Limits bound what the upstream servers may cost a Gateway.
+type Limits struct {
+	// MaxResultBytes bounds the bytes of upstream results held at once,
+	// across calls and sessions; a result waits while others hold too
+	// many, and one larger than MaxResultBytes is refused with a result
+	// saying so. Default DefaultMaxResultBytes.
+	MaxResultBytes int64
+	// ClientRequestsPerMinute caps the sampling and elicitation requests
+	// each upstream server may send the clients in a minute. Zero means
+	// DefaultClientRequestsPerMinute, negative no cap.
+	ClientRequestsPerMinute int
+}
+
+// Telemetry is where a Gateway reports what it does. Each part left nil
+// costs nothing.
+type Telemetry struct {
+	// Logger gets one line per search and per call (never arguments,
+	// results or secrets) and the sessions' comings and goings; nil
+	// discards them.
+	Logger *slog.Logger
 	// Metrics, when set, counts the Gateway's requests, searches, calls
 	// and the operations of Toolset.Store (InstrumentStore) and reads its
 	// servers', sessions' and audit log's state at each scrape
-	// (NewMetrics; register it yourself). nil: none, at no cost.
+	// (NewMetrics; register it yourself).
 	Metrics *Metrics
-
 	// Tracer, when set, traces the Gateway's requests (docs/serve.md,
 	// "Traces"): a server span per MCP request, named by its method, the
 	// child of the client's span when the request carries a W3C
@@ -116,18 +148,12 @@ type Options struct {
 	// Toolset.Store (InstrumentStore) and one for each upstream call, whose
 	// trace context a url server gets in its traceparent header (Open
 	// wraps the transport of a copy of Hub.HTTPClient, or of a client of
-	// its own, to send it).
-	// Attributes hold methods, tool and server names, outcomes and counts,
-	// never a request's or result's text. nil: no spans, at no cost.
+	// its own, to send it). Attributes hold methods, tool and server
+	// names, outcomes and counts, never a request's or result's text.
 	Tracer trace.TracerProvider
 	// TraceUser adds the caller's user (enduser.id) to each request's
 	// span. Default false: spans name no one.
 	TraceUser bool
-
-	// LearnScope says whose calls a search learns from, when the
-	// Toolset's usage memory is on (Toolset.NoUsage turns it off): the
-	// usage scope of a request's caller. Default LearnByTeam.
-	LearnScope LearnScope
 }
 
 // A LearnScope says which callers share what search learns (the usage
@@ -222,7 +248,7 @@ type Gateway struct {
 	p    *proxy
 	pu   *perUser // nil without Options.PerUser
 	http HTTPOptions
-	// traceIdle is the url servers' transport Open made (Options.Tracer
+	// traceIdle is the url servers' transport Open made (Options.Telemetry.Tracer
 	// without Hub.HTTPClient); nil: the Hub's own.
 	traceIdle *http.Transport
 
@@ -249,26 +275,26 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		return nil, fmt.Errorf("%w: Hub.ClientRequests is the Gateway's (it passes upstream requests on to its clients)", ErrOptions)
 	case ho.ServerLogLevel != "":
 		return nil, fmt.Errorf("%w: Hub.ServerLogLevel is the Gateway's (it asks for every message, each client's level filtering)", ErrOptions)
-	case o.ClientRequestsPerMinute == 0:
-		o.ClientRequestsPerMinute = DefaultClientRequestsPerMinute
+	case o.Limits.ClientRequestsPerMinute == 0:
+		o.Limits.ClientRequestsPerMinute = DefaultClientRequestsPerMinute
 	}
 	if err := o.HTTP.check(); err != nil {
 		return nil, err
 	}
 	if to.Logger == nil {
-		to.Logger = o.Logger
+		to.Logger = o.Telemetry.Logger
 	}
 	if ho.Logger == nil {
 		ho.Logger = to.Logger
 	}
-	if o.Metrics != nil || o.Tracer != nil {
-		to.Store = InstrumentStore(to.Store, o.Metrics, o.Tracer) // storeobs.go; as it is when nil or instrumented already
+	if o.Telemetry.Metrics != nil || o.Telemetry.Tracer != nil {
+		to.Store = InstrumentStore(to.Store, o.Telemetry.Metrics, o.Telemetry.Tracer) // storeobs.go; as it is when nil or instrumented already
 	}
 	if ho.Store == nil {
 		ho.Store = to.Store // nil: the Hub's default folder, the Toolset's too
 	}
 	var traceIdle *http.Transport // the url servers' transport made here, when traced: Close closes its idle connections
-	if o.Tracer != nil {
+	if o.Telemetry.Tracer != nil {
 		ho.HTTPClient, traceIdle = tracedClient(ho.HTTPClient) // trace.go
 	}
 	// The proxy is made once the Toolset is open (it needs the catalog for
@@ -306,7 +332,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 			p.resourceUpdated(server, uri)
 		}
 	}
-	ho.ClientRequests = newClientRequests(o.Logger, o.ClientRequestsPerMinute)
+	ho.ClientRequests = newClientRequests(o.Telemetry.Logger, o.Limits.ClientRequestsPerMinute)
 	ho.ServerLogLevel = serverLogLevel
 	pu, err := newPerUser(o.PerUser, cfg)
 	if err != nil {
@@ -332,20 +358,19 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	}
 	shared.Store(hub)
 	p, err := newProxy(ts, hub, &proxyOptions{
-		MaxTools:       o.MaxTools,
-		SearchBudget:   o.SearchBudget,
+		MaxTools:       o.Search.MaxTools,
+		SearchBudget:   o.Search.Budget,
 		PinnedTools:    ts.Pinned(), // the Toolset's pins: the config's alwaysLoad, Toolset.Pin
 		Static:         o.HTTP.Stateless,
-		MaxResultBytes: o.MaxResultBytes,
-		Name:           o.Name,
-		Version:        o.Version,
-		Logger:         o.Logger,
+		MaxResultBytes: o.Limits.MaxResultBytes,
+		Server:         o.Server,
+		Logger:         o.Telemetry.Logger,
 		Audit:          o.Audit,
 		Policy:         o.Policy,
-		Metrics:        o.Metrics,
-		Tracer:         o.Tracer,
-		TraceUser:      o.TraceUser,
-		LearnScope:     o.LearnScope,
+		Metrics:        o.Telemetry.Metrics,
+		Tracer:         o.Telemetry.Tracer,
+		TraceUser:      o.Telemetry.TraceUser,
+		LearnScope:     o.Search.LearnScope,
 	})
 	if err != nil {
 		return nil, errors.Join(err, ts.Close())

@@ -254,7 +254,7 @@ func TestLimitListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })}
-	go srv.Serve(gateway.LimitListener(raw, 2))
+	go srv.Serve(gateway.LimitListener(raw, 2, 0))
 	defer srv.Close()
 	addr := raw.Addr().String()
 	var held []net.Conn

@@ -22,7 +22,7 @@ import (
 // request text and teaches nothing; nor does a call refused (out of the
 // caller's scope, quarantined, disabled, its result held back) or failed.
 // The caller is the request's authn.Identity: its user the identity, and
-// the scope as Options.LearnScope says (by default its first team; one
+// the scope as Options.Search.LearnScope says (by default its first team; one
 // scope, "", for a caller with no team and for anonymous callers, who are
 // one caller).
 
@@ -53,7 +53,7 @@ func (p *proxy) usageCaller(ctx context.Context) context.Context {
 }
 
 // callerOf is the usage caller of ctx's Identity, in the scope
-// proxyOptions.LearnScope gives it.
+// proxyOptions.Search.LearnScope gives it.
 func (p *proxy) callerOf(ctx context.Context) usage.Caller {
 	id, _ := authn.IdentityFrom(ctx)
 	c := usage.Caller{Identity: id.User}

@@ -162,7 +162,7 @@ func TestServeNoLearn(t *testing.T) {
 	}
 }
 
-// TestServeLearnScope: Options.LearnScope says who shares what search
+// TestServeLearnScope: Options.Search.LearnScope says who shares what search
 // learns. alice and dave (team a) each search and call the same tool;
 // then carol (team a, who never called it) finds it first by team, not by
 // user; erin (team b) only globally; alice herself in every scope.
@@ -183,8 +183,8 @@ func TestServeLearnScope(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			gw, err := gateway.Open(context.Background(), learnServers(t), &gateway.Options{
-				Toolset:    toolsift.Options{Store: store.NewMemory()},
-				LearnScope: c.scope,
+				Toolset: toolsift.Options{Store: store.NewMemory()},
+				Search:  gateway.SearchOptions{LearnScope: c.scope},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -226,7 +226,7 @@ func TestServeLearnScope(t *testing.T) {
 			}
 		})
 	}
-	if _, err := gateway.Open(context.Background(), learnServers(t), &gateway.Options{LearnScope: 7, Toolset: toolsift.Options{Store: store.NewMemory()}}); !errors.Is(err, gateway.ErrOptions) || !strings.Contains(err.Error(), "LearnScope") {
+	if _, err := gateway.Open(context.Background(), learnServers(t), &gateway.Options{Toolset: toolsift.Options{Store: store.NewMemory()}, Search: gateway.SearchOptions{LearnScope: 7}}); !errors.Is(err, gateway.ErrOptions) || !strings.Contains(err.Error(), "LearnScope") {
 		t.Errorf("LearnScope 7: %v, want an ErrOptions naming LearnScope", err)
 	}
 }

@@ -28,7 +28,7 @@ const defaultBodyTimeout = 30 * time.Second
 // DefaultMaxConns is the default cap on open connections of toolsift serve
 // --listen (a client holds one for its event stream and one or two for its
 // requests); a quarter of them, 64, may come from one host (see
-// LimitListenerPerHost).
+// LimitListener).
 const DefaultMaxConns = 256
 
 // maxBodyBytes is the most a request body may hold: the go-sdk's own
@@ -113,14 +113,7 @@ func bodyDeadline(timeout time.Duration, next http.Handler) http.Handler {
 	})
 }
 
-// LimitListener returns a listener that keeps at most max connections
-// open, and at most a quarter of them (at least 8, or max when lower) from
-// one host: LimitListenerPerHost(ln, max, 0). toolsift serve --max-conns.
-func LimitListener(ln net.Listener, max int) net.Listener {
-	return LimitListenerPerHost(ln, max, 0)
-}
-
-// LimitListenerPerHost returns a listener that keeps at most max
+// LimitListener returns a listener that keeps at most max
 // connections open, and at most perHost of them from one host: its IP
 // address, an IPv6 address by its /64 (what one machine is given). Past
 // either cap, a new connection is answered 503 with a body naming the
@@ -134,7 +127,7 @@ func LimitListener(ln net.Listener, max int) net.Listener {
 // count towards max only. Behind a reverse proxy every connection comes
 // from the proxy's address: set perHost to max there, and let the proxy
 // cap its clients. toolsift serve --max-conns, --max-conns-per-host.
-func LimitListenerPerHost(ln net.Listener, max, perHost int) net.Listener {
+func LimitListener(ln net.Listener, max, perHost int) net.Listener {
 	if perHost <= 0 {
 		perHost = max / 4
 		if perHost < 8 {

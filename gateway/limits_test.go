@@ -54,7 +54,7 @@ func TestLimitPerHost(t *testing.T) {
 			}
 		},
 	}
-	go srv.Serve(gateway.LimitListener(raw, gateway.DefaultMaxConns))
+	go srv.Serve(gateway.LimitListener(raw, gateway.DefaultMaxConns, 0))
 	t.Cleanup(func() { srv.Close() })
 	addr := raw.Addr().String()
 

@@ -15,7 +15,7 @@ import (
 	"github.com/toolsift/toolsift/upstream"
 )
 
-// Metrics are a Gateway's Prometheus metrics (Options.Metrics): a
+// Metrics are a Gateway's Prometheus metrics (Options.Telemetry.Metrics): a
 // prometheus.Collector to register with a prometheus.Registerer (toolsift
 // serve --metrics serves its own registry at /metrics). Its counters and
 // histograms count what the Gateway does from Open on; its gauges (the
@@ -24,7 +24,7 @@ import (
 // Gateway is open it collects the counters alone, all zero. docs/serve.md,
 // "Metrics", lists them. Labels hold MCP methods, outcomes, store
 // operations and the config's server names only: never tools' arguments
-// or request text, and users only with NewMetricsWithUsers.
+// or request text, and users only with NewMetrics(maxUsers > 0).
 //
 // One Metrics serves one Gateway: Open fails with ErrOptions when it is
 // given a Metrics another Gateway has. To register the metrics of several
@@ -42,7 +42,7 @@ type Metrics struct {
 	storeOps    *prometheus.CounterVec   // op, outcome
 	storeTime   *prometheus.HistogramVec // op; seconds
 
-	// users bounds the user label (NewMetricsWithUsers); nil: none.
+	// users bounds the user label (NewMetrics with maxUsers > 0); nil: none.
 	users *userLabels
 
 	mu sync.Mutex
@@ -78,25 +78,17 @@ var serverStates = []upstream.State{upstream.StateConnecting, upstream.StateRead
 	upstream.StateFailed, upstream.StateDisabled, upstream.StateClosed, upstream.StateLazy}
 
 // NewMetrics returns the metrics of a Gateway to be opened with them
-// (Options.Metrics). The latency histograms' buckets are
+// (Options.Telemetry.Metrics). The latency histograms' buckets are
 // prometheus.DefBuckets (5 ms to 10 s), the store operations' 0.5 ms to
-// 5 s.
-func NewMetrics() *Metrics { return newMetrics(0) }
-
-// NewMetricsWithUsers is NewMetrics with a user label on
-// toolsift_requests_total and toolsift_upstream_calls_total: the
-// caller's user (its authn.Identity; "" for a caller without one) for
-// the first maxUsers distinct users seen, "other" for every user after
-// them, so that the series stay bounded (at most maxUsers+2 users per
-// method and outcome, per server and outcome). Each user is one more
-// series of each: give maxUsers the number of users you expect, no
-// more. It panics unless maxUsers > 0.
-func NewMetricsWithUsers(maxUsers int) *Metrics {
-	if maxUsers <= 0 {
-		panic("gateway: NewMetricsWithUsers: maxUsers must be > 0")
-	}
-	return newMetrics(maxUsers)
-}
+// 5 s. With maxUsers > 0, toolsift_requests_total and
+// toolsift_upstream_calls_total have a user label too: the caller's user
+// (its authn.Identity; "" for a caller without one) for the first
+// maxUsers distinct users seen, "other" for every user after them, so
+// that the series stay bounded (at most maxUsers+2 users per method and
+// outcome, per server and outcome). Each user is one more series of each:
+// give maxUsers the number of users you expect, no more. maxUsers 0 (or
+// less) means no user label.
+func NewMetrics(maxUsers int) *Metrics { return newMetrics(maxUsers) }
 
 func newMetrics(maxUsers int) *Metrics {
 	reqLabels, callLabels := []string{"method", "outcome"}, []string{"server", "outcome"}
@@ -168,7 +160,7 @@ func (m *Metrics) attach(p *proxy) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.p != nil {
-		return fmt.Errorf("%w: Metrics is another Gateway's already (NewMetrics makes one per Gateway)", ErrOptions)
+		return fmt.Errorf("%w: Telemetry.Metrics is another Gateway's already (NewMetrics makes one per Gateway)", ErrOptions)
 	}
 	m.p = p
 	return nil

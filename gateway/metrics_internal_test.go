@@ -10,7 +10,7 @@ import (
 // and a search's counting costs alone, without Metrics (a nil check) and
 // with them; the requests' middleware adds one counter more.
 func BenchmarkCallMetricsHooks(b *testing.B) {
-	for name, m := range map[string]*Metrics{"off": nil, "on": NewMetrics()} {
+	for name, m := range map[string]*Metrics{"off": nil, "on": NewMetrics(0)} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -21,7 +21,7 @@ func BenchmarkCallMetricsHooks(b *testing.B) {
 }
 
 func BenchmarkSearchMetricsHooks(b *testing.B) {
-	for name, m := range map[string]*Metrics{"off": nil, "on": NewMetrics()} {
+	for name, m := range map[string]*Metrics{"off": nil, "on": NewMetrics(0)} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -100,12 +100,14 @@ func series(families map[string]*dto.MetricFamily) map[string]float64 {
 // client goes, no session open.
 func TestMetricsCountSession(t *testing.T) {
 	ctx := context.Background()
-	m := gateway.NewMetrics()
+	m := gateway.NewMetrics(0)
 	reg := prometheus.NewPedanticRegistry() // checks each metric against its description
 	reg.MustRegister(m)
 	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{
-		Metrics: m, Audit: &audit.Log{Store: store.NewMemory()},
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
+		Audit:     &audit.Log{Store: store.NewMemory()},
+		Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory()},
+		Telemetry: gateway.Telemetry{Metrics: m},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,12 +211,14 @@ func TestMetricsCountSession(t *testing.T) {
 // session.
 func TestMetricsAuditAndListen(t *testing.T) {
 	ctx := context.Background()
-	m := gateway.NewMetrics()
+	m := gateway.NewMetrics(0)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(m)
 	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{
-		Metrics: m, Audit: &audit.Log{Store: failingPuts{store.NewMemory()}},
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
+		Audit:     &audit.Log{Store: failingPuts{store.NewMemory()}},
+		Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory()},
+		Telemetry: gateway.Telemetry{Metrics: m},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,8 +282,8 @@ func TestMetricsAuditAndListen(t *testing.T) {
 
 // TestMetricsOneGateway: a Metrics another Gateway has is refused.
 func TestMetricsOneGateway(t *testing.T) {
-	m := gateway.NewMetrics()
-	o := &gateway.Options{Metrics: m, Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}}
+	m := gateway.NewMetrics(0)
+	o := &gateway.Options{Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}, Telemetry: gateway.Telemetry{Metrics: m}}
 	gw, err := gateway.Open(context.Background(), localTools(t), o)
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +305,7 @@ func metricsClient(b *testing.B, ts *toolsift.Toolset, hub *upstream.Hub, on boo
 	b.Helper()
 	po := &gateway.ProxyOptions{}
 	if on {
-		po.Metrics = gateway.NewMetrics()
+		po.Metrics = gateway.NewMetrics(0)
 		prometheus.NewRegistry().MustRegister(po.Metrics)
 	}
 	return proxyClient(b, ts, hub, po)

@@ -62,7 +62,7 @@ func TestWithoutSDK(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv.Listener = gateway.LimitListener(ln, 8)
+		srv.Listener = gateway.LimitListener(ln, 8, 0)
 		srv.Start()
 		defer srv.Close()
 

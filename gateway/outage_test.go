@@ -58,8 +58,9 @@ func TestStoreOutage(t *testing.T) {
 	cfg.Servers["gate"] = gated
 	alog := &audit.Log{Store: st, Logger: log}
 	gw, err := gateway.Open(ctx, cfg, &gateway.Options{
-		Audit: alog, Logger: log,
-		Toolset: toolsift.Options{NoSemantic: true, Store: st},
+		Audit:     alog,
+		Toolset:   toolsift.Options{NoSemantic: true, Store: st},
+		Telemetry: gateway.Telemetry{Logger: log},
 	})
 	if err != nil {
 		t.Fatal(err)

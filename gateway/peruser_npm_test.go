@@ -156,10 +156,10 @@ func testPerUserTypeScriptServer(t *testing.T, kind string) {
 			t.Fatal(err)
 		}
 		gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-			Logger:  logger,
-			Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)},
-			Hub:     upstream.HubOptions{HTTPClient: hc},
-			PerUser: logins,
+			Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)},
+			Hub:       upstream.HubOptions{HTTPClient: hc},
+			PerUser:   logins,
+			Telemetry: gateway.Telemetry{Logger: logger},
 		})
 		if err != nil {
 			t.Fatal(err)

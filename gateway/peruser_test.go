@@ -105,10 +105,10 @@ func openPerUserPolicy(t *testing.T, as *oauthtest.Server, st store.Store, key [
 		return nil, err
 	}
 	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-		Logger:  logger,
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)},
-		PerUser: logins,
-		Policy:  pol,
+		Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)},
+		PerUser:   logins,
+		Policy:    pol,
+		Telemetry: gateway.Telemetry{Logger: logger},
 	})
 	if err != nil {
 		return nil, err

@@ -467,7 +467,10 @@ func TestPolicyRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	gw, err := gateway.Open(context.Background(), scopedServers(t), &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"math__*"}}, Policy: pol, MaxTools: 3})
+		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"math__*"}},
+		Policy:  pol,
+		Search:  gateway.SearchOptions{MaxTools: 3},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

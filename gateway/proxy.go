@@ -68,8 +68,8 @@ type proxyOptions struct {
 	// one larger than MaxResultBytes is refused with a result saying so.
 	// Zero means DefaultMaxResultBytes.
 	MaxResultBytes int64
-	// Name and Version are what the proxy says it is in initialize.
-	Name, Version string
+	// Server is what the proxy says it is in initialize.
+	Server ServerInfo
 	// Logger gets one line per search and per call (never arguments, results
 	// or secrets) and the session's comings and goings; nil discards them.
 	Logger *slog.Logger
@@ -165,15 +165,15 @@ func newProxy(ts toolset, hub *upstream.Hub, opts *proxyOptions) (*proxy, error)
 	}
 	switch {
 	case o.MaxTools < 0:
-		return nil, fmt.Errorf("%w: MaxTools = %d, want > 0", ErrOptions, o.MaxTools)
+		return nil, fmt.Errorf("%w: Search.MaxTools = %d, want > 0", ErrOptions, o.MaxTools)
 	case o.MaxTools == 0:
 		o.MaxTools = DefaultMaxTools
 	}
 	switch {
 	case o.LearnScope < LearnByTeam || o.LearnScope > LearnGlobal:
-		return nil, fmt.Errorf("%w: LearnScope = %d, want LearnByTeam, LearnByUser or LearnGlobal", ErrOptions, o.LearnScope)
+		return nil, fmt.Errorf("%w: Search.LearnScope = %d, want LearnByTeam, LearnByUser or LearnGlobal", ErrOptions, o.LearnScope)
 	case o.SearchBudget < 0:
-		return nil, fmt.Errorf("%w: SearchBudget = %d, want > 0", ErrOptions, o.SearchBudget)
+		return nil, fmt.Errorf("%w: Search.Budget = %d, want > 0", ErrOptions, o.SearchBudget)
 	case o.SearchBudget == 0:
 		o.SearchBudget = think.DefaultBudget
 	}
@@ -184,15 +184,18 @@ func newProxy(ts toolset, hub *upstream.Hub, opts *proxyOptions) (*proxy, error)
 	}
 	switch {
 	case o.MaxResultBytes < 0:
-		return nil, fmt.Errorf("%w: MaxResultBytes = %d, want > 0", ErrOptions, o.MaxResultBytes)
+		return nil, fmt.Errorf("%w: Limits.MaxResultBytes = %d, want > 0", ErrOptions, o.MaxResultBytes)
 	case o.MaxResultBytes == 0:
 		o.MaxResultBytes = DefaultMaxResultBytes
 	}
-	if o.Name == "" {
-		o.Name = "toolsift"
+	if o.Server.Name == "" {
+		o.Server.Name = "toolsift"
 	}
-	if o.Version == "" {
-		o.Version = "devel"
+	if o.Server.Title == "" {
+		o.Server.Title = "toolsift"
+	}
+	if o.Server.Version == "" {
+		o.Server.Version = "devel"
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -318,7 +321,7 @@ func (p *proxy) newStatelessServer() *mcp.Server {
 // its one caller (nil: any).
 func (p *proxy) server(static bool, id *authn.Identity) *mcp.Server {
 	s := &session{p: p, static: static, id: id}
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: p.opts.Name, Title: "toolsift", Version: p.opts.Version}, &mcp.ServerOptions{
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: p.opts.Server.Name, Title: p.opts.Server.Title, Version: p.opts.Server.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &mcp.ServerCapabilities{
 			// A fixed list changes too (a pinned tool joins or leaves, one

@@ -42,14 +42,15 @@ func replica(t *testing.T, url, pol string) (*gateway.Gateway, *httptest.Server,
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := gateway.NewMetrics()
+	m := gateway.NewMetrics(0)
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(m); err != nil {
 		t.Fatal(err)
 	}
 	gw, err := gateway.Open(context.Background(), scopedServers(t), &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, Store: st, Pin: []string{"*"}},
-		Policy:  p, Metrics: m,
+		Toolset:   toolsift.Options{NoSemantic: true, Store: st, Pin: []string{"*"}},
+		Policy:    p,
+		Telemetry: gateway.Telemetry{Metrics: m},
 	})
 	if err != nil {
 		st.Close()

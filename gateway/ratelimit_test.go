@@ -39,14 +39,16 @@ func limitGateway(t *testing.T, pol string) (*gateway.Gateway, *httptest.Server,
 		t.Fatal(err)
 	}
 	st := store.NewMemory()
-	m := gateway.NewMetrics()
+	m := gateway.NewMetrics(0)
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(m); err != nil {
 		t.Fatal(err)
 	}
 	gw, err := gateway.Open(context.Background(), scopedServers(t), &gateway.Options{
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"*"}},
-		Policy:  p, Audit: &audit.Log{Store: st}, Metrics: m,
+		Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Pin: []string{"*"}},
+		Policy:    p,
+		Audit:     &audit.Log{Store: st},
+		Telemetry: gateway.Telemetry{Metrics: m},
 	})
 	if err != nil {
 		t.Fatal(err)

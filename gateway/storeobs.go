@@ -24,8 +24,8 @@ const (
 // operation whose ctx holds no span starts none), with every optional
 // capability of s (store.Watcher, store.RateLimiter, store.BoundedGetter,
 // store.PrefixDeleter); it returns s itself when m and tp are both nil.
-// Open does it to Options.Toolset.Store when Options.Metrics or
-// Options.Tracer is set: a caller gives the instrumented store to what
+// Open does it to Options.Toolset.Store when Options.Telemetry.Metrics or
+// Options.Telemetry.Tracer is set: a caller gives the instrumented store to what
 // else uses the same store (audit.Log, authn.Tokens, peruser.Logins),
 // and to Toolset.Store, which Open then leaves as it is. Labels and
 // attributes hold the operation, its outcome and a key's first segment

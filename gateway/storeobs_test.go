@@ -28,7 +28,7 @@ import (
 func instrumented(t *testing.T, s store.Store) store.Store {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewInMemoryExporter()))
 	t.Cleanup(func() { tp.Shutdown(context.Background()) })
-	return gateway.InstrumentStore(s, gateway.NewMetrics(), tp)
+	return gateway.InstrumentStore(s, gateway.NewMetrics(0), tp)
 }
 
 // TestInstrumentedStoreContract: the instrumented store keeps the Store
@@ -83,7 +83,7 @@ func TestInstrumentedStoreContract(t *testing.T) {
 	if _, ok := s.(store.PrefixDeleter); !ok {
 		t.Error("an instrumented store is not a store.PrefixDeleter")
 	}
-	if again := gateway.InstrumentStore(s, gateway.NewMetrics(), nil); again != s {
+	if again := gateway.InstrumentStore(s, gateway.NewMetrics(0), nil); again != s {
 		t.Error("InstrumentStore of an instrumented store wrapped it again")
 	}
 	pg, err := postgres.Open(context.Background(), pgtest.Start(t), nil)
@@ -128,7 +128,7 @@ func (f failingUnder) Put(ctx context.Context, key string, value []byte) error {
 // timed, and no label holds more of a key than its first segment.
 func TestStoreMetricsCount(t *testing.T) {
 	ctx := context.Background()
-	m := gateway.NewMetrics()
+	m := gateway.NewMetrics(0)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(m)
 	metricsURL := serveMetrics(t, reg)
@@ -207,13 +207,15 @@ func TestStoreMetricsCount(t *testing.T) {
 // counted, the failed writes as errors.
 func TestStoreMetricsSession(t *testing.T) {
 	ctx := context.Background()
-	m := gateway.NewMetrics()
+	m := gateway.NewMetrics(0)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(m)
 	st := gateway.InstrumentStore(failingUnder{store.NewMemory(), "audit/"}, m, nil)
 	gw, err := gateway.Open(ctx, localTools(t), &gateway.Options{
-		Metrics: m, Audit: &audit.Log{Store: st},
-		Toolset: toolsift.Options{NoSemantic: true, Store: st}})
+		Audit:     &audit.Log{Store: st},
+		Toolset:   toolsift.Options{NoSemantic: true, Store: st},
+		Telemetry: gateway.Telemetry{Metrics: m},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,9 +250,11 @@ func TestTraceStoreOps(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mem))
 	defer tp.Shutdown(context.Background())
 	st := gateway.InstrumentStore(store.NewMemory(), nil, tp)
-	gw, err := gateway.Open(context.Background(), localTools(t), &gateway.Options{Tracer: tp,
-		Audit:   &audit.Log{Store: st},
-		Toolset: toolsift.Options{NoSemantic: true, Store: st}})
+	gw, err := gateway.Open(context.Background(), localTools(t), &gateway.Options{
+		Audit:     &audit.Log{Store: st},
+		Toolset:   toolsift.Options{NoSemantic: true, Store: st},
+		Telemetry: gateway.Telemetry{Tracer: tp},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,15 +305,17 @@ func TestTraceStoreOps(t *testing.T) {
 	}
 }
 
-// TestMetricsUserLabels: with NewMetricsWithUsers(2), the request and
+// TestMetricsUserLabels: with NewMetrics(2), the request and
 // call counters name the first two users and count the third as other;
 // the other metrics name no user.
 func TestMetricsUserLabels(t *testing.T) {
-	m := gateway.NewMetricsWithUsers(2)
+	m := gateway.NewMetrics(2)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(m)
-	gw, err := gateway.Open(context.Background(), localTools(t), &gateway.Options{Metrics: m,
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
+	gw, err := gateway.Open(context.Background(), localTools(t), &gateway.Options{
+		Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory()},
+		Telemetry: gateway.Telemetry{Metrics: m},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,9 +379,9 @@ func BenchmarkInstrumentedStore(b *testing.B) {
 		ctx  context.Context
 	}{
 		{"off", func() store.Store { return store.NewMemory() }, context.Background()},
-		{"metrics", func() store.Store { return gateway.InstrumentStore(store.NewMemory(), gateway.NewMetrics(), nil) }, context.Background()},
-		{"both-untraced", func() store.Store { return gateway.InstrumentStore(store.NewMemory(), gateway.NewMetrics(), tp) }, context.Background()},
-		{"both-traced", func() store.Store { return gateway.InstrumentStore(store.NewMemory(), gateway.NewMetrics(), tp) }, traced},
+		{"metrics", func() store.Store { return gateway.InstrumentStore(store.NewMemory(), gateway.NewMetrics(0), nil) }, context.Background()},
+		{"both-untraced", func() store.Store { return gateway.InstrumentStore(store.NewMemory(), gateway.NewMetrics(0), tp) }, context.Background()},
+		{"both-traced", func() store.Store { return gateway.InstrumentStore(store.NewMemory(), gateway.NewMetrics(0), tp) }, traced},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s := c.s()

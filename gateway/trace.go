@@ -73,11 +73,11 @@ func remoteParent(ctx context.Context, req mcp.Request) context.Context {
 	return ctx
 }
 
-// traced is the receiving middleware of Options.Tracer: one server span
+// traced is the receiving middleware of Options.Telemetry.Tracer: one server span
 // per MCP request, named by its method, a child of the client's span
 // when the request carries one (remoteParent). Its attributes are the
 // method, the tool of a tools/call, the outcome (as the metrics count
-// it) and, with Options.TraceUser, the caller's user; never the request's
+// it) and, with Options.Telemetry.TraceUser, the caller's user; never the request's
 // or result's text.
 func (p *proxy) traced(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -131,7 +131,7 @@ func endCall(span trace.Span, server, upstreamTool, outcome string) {
 }
 
 // tracedSearch is searchAnswer in a span of its own, search_tools, a
-// child of the request's (with Options.Tracer): the k asked, the tools
+// child of the request's (with Options.Telemetry.Tracer): the k asked, the tools
 // found and left out, the tokens of the answer's schemas and the
 // outcome; never the query.
 func (p *proxy) tracedSearch(ctx context.Context, query string, k int) (think.SearchAnswer, []tool.Tool, error) {

@@ -115,8 +115,10 @@ func tracedGateway(t *testing.T, tp trace.TracerProvider, traceUser bool, up *he
 	t.Cleanup(hs.Close)
 	cfg := localTools(t)
 	cfg.Servers["up"] = config.Server{URL: hs.URL, Type: "http"}
-	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{Tracer: tp, TraceUser: traceUser,
-		Toolset: toolsift.Options{NoSemantic: true, Store: store.NewMemory()}})
+	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
+		Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory()},
+		Telemetry: gateway.Telemetry{Tracer: tp, TraceUser: traceUser},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,15 +14,12 @@ import (
 	"github.com/toolsift/toolsift/gateway"
 )
 
-// newMetrics returns the gateway's metrics (for gateway.Options.Metrics;
-// users > 0: with user labels, gateway.NewMetricsWithUsers) and the
+// newMetrics returns the gateway's metrics (for gateway.Options.Telemetry.Metrics;
+// users > 0: with user labels) and the
 // handler of /metrics: a registry of them and of the Go runtime's and the
 // process's metrics.
 func newMetrics(log *slog.Logger, users int) (*gateway.Metrics, http.Handler, error) {
-	m := gateway.NewMetrics()
-	if users > 0 {
-		m = gateway.NewMetricsWithUsers(users)
-	}
+	m := gateway.NewMetrics(users)
 	reg := prometheus.NewRegistry()
 	for _, c := range []prometheus.Collector{m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		if err := reg.Register(c); err != nil {
@@ -50,7 +47,7 @@ func serveMetrics(log *slog.Logger, addr string, metrics, health http.Handler) (
 	mux.Handle("/readyz", health)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
-	ln = gateway.LimitListenerPerHost(ln, 16, 16) // a scraper or two, and probes
+	ln = gateway.LimitListener(ln, 16, 16) // a scraper or two, and probes
 	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	if !loopbackOnly(addr) {
 		log.Warn("metrics are served without a token and name the config's servers: keep their address private", "addr", addr)

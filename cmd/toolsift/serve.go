@@ -275,8 +275,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	// logged by it. The gateway wires the Hub's and the Toolset's hooks: a
 	// change upstream reaches the clients' lists at once.
 	gopts := &gateway.Options{
-		Toolset:    toolsift.Options{Pin: pins, Store: st, ConnectWait: wait, NoUsage: *noLearn},
-		LearnScope: map[string]gateway.LearnScope{"team": gateway.LearnByTeam, "user": gateway.LearnByUser, "global": gateway.LearnGlobal}[*learnScope],
+		Toolset: toolsift.Options{Pin: pins, Store: st, ConnectWait: wait, NoUsage: *noLearn},
 		Hub: upstream.HubOptions{
 			IdleTimeout: *idle, Timeout: *connectTimeout, Auth: auth,
 			// Listen at once, with what the cache has: a first start of
@@ -290,19 +289,21 @@ func serve(ctx context.Context, e *env, args []string) error {
 				}
 			},
 		},
-		MaxTools:                *maxTools,
-		SearchBudget:            *budget,
-		MaxResultBytes:          *maxResultBytes,
-		ClientRequestsPerMinute: *clientRate,
-		Version:                 cli.Version(),
-		Logger:                  log,
-		Policy:                  policy,
+		Policy: policy,
 		HTTP: gateway.HTTPOptions{
 			Stateless:      *stateless,
 			SessionTimeout: *sessionTimeout,
 			MaxSessions:    *maxSessions,
 			AllowedOrigins: origins,
 		},
+		Server: gateway.ServerInfo{Version: cli.Version()},
+		Search: gateway.SearchOptions{
+			MaxTools:   *maxTools,
+			Budget:     *budget,
+			LearnScope: map[string]gateway.LearnScope{"team": gateway.LearnByTeam, "user": gateway.LearnByUser, "global": gateway.LearnGlobal}[*learnScope],
+		},
+		Limits:    gateway.Limits{MaxResultBytes: *maxResultBytes, ClientRequestsPerMinute: *clientRate},
+		Telemetry: gateway.Telemetry{Logger: log},
 	}
 	if idOpts.audit != nil {
 		alog := &audit.Log{Store: idOpts.audit, Logger: log}
@@ -321,7 +322,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}
 		gopts.PerUser = logins
 	}
-	gopts.Metrics, gopts.Tracer = gmetrics, tracer
+	gopts.Telemetry.Metrics, gopts.Telemetry.Tracer = gmetrics, tracer
 	gw, err := gateway.Open(ctx, cfg, gopts)
 	if err != nil {
 		return err
@@ -480,7 +481,7 @@ func logArrivals(log *slog.Logger, ts *toolsift.Toolset, connecting []string, ar
 // (unauthenticated: healthHandler), and login (when not nil: the
 // per-user login pages) at the rest, until ctx ends, with at most
 // maxConns connections open, and maxConnsPerHost from one host
-// (gateway.LimitListenerPerHost).
+// (gateway.LimitListener).
 func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h, login, health http.Handler, addr string, maxConns, maxConnsPerHost int, hasToken, stateless bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -498,7 +499,7 @@ func serveHTTP(ctx context.Context, e *env, log *slog.Logger, h, login, health h
 	// connection is closed after 2 minutes. No ReadTimeout or WriteTimeout:
 	// either would cut the long event streams (GET) of live sessions.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	ln = gateway.LimitListenerPerHost(ln, maxConns, maxConnsPerHost)
+	ln = gateway.LimitListener(ln, maxConns, maxConnsPerHost)
 	url := "http://" + ln.Addr().String() + "/mcp"
 	log.Info("listening", "url", url, "token", hasToken, "stateless", stateless)
 	if e.listening != nil {
