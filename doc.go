@@ -12,7 +12,7 @@
 //		log.Fatal(err)
 //	}
 //	defer ts.Close()
-//	model, err := openai.NewChat("gpt-4o-mini", nil) // package agent/openai
+//	model, err := openaimodel.NewChat("gpt-4o-mini", nil) // package agent/openaimodel
 //	if err != nil {
 //		log.Fatal(err)
 //	}
@@ -113,5 +113,5 @@
 // The packages below it can be used on their own: upstream (many servers, one
 // Hub), toolindex (the index), retrieval (ranking), budget (token counts and
 // selection), think (the Think step that joins them), agent (the ReAct
-// loop, with its models in agent/openai and agent/anthropic). docs/ARCHITECTURE.md describes how they fit.
+// loop, with its models in agent/openaimodel and agent/anthropicmodel). docs/ARCHITECTURE.md describes how they fit.
 package toolsift

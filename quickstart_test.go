@@ -16,7 +16,7 @@ import (
 	// a dependency of this test binary it is compiled (and cached) before
 	// TestQuickStart runs, which then builds the program from the cache
 	// instead of compiling openai-go a second time beside go test.
-	_ "github.com/toolsift/toolsift/agent/openai"
+	_ "github.com/toolsift/toolsift/agent/openaimodel"
 )
 
 // TestQuickStart runs the README's Go program as written, built in a fresh

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/agent/openaimodel"
 	"github.com/toolsift/toolsift/budget"
 	"github.com/toolsift/toolsift/retrieval"
 	"github.com/toolsift/toolsift/think"
@@ -178,13 +178,13 @@ func TestDeferredToolsNot(t *testing.T) {
 func TestChatDoesNotDefer(t *testing.T) {
 	var m agent.Model = newOpenAI(t, "http://127.0.0.1:1/v1", false)
 	if _, ok := m.(agent.DeferringModel); ok {
-		t.Error("*openai.Chat is a DeferringModel; Chat Completions has no deferred tools")
+		t.Error("*openaimodel.Chat is a DeferringModel; Chat Completions has no deferred tools")
 	}
-	var r agent.Model = newResponses(t, "http://127.0.0.1:1/v1", openai.ResponsesOptions{})
+	var r agent.Model = newResponses(t, "http://127.0.0.1:1/v1", openaimodel.ResponsesOptions{})
 	if d, ok := r.(agent.DeferringModel); !ok || !d.DefersTools() {
-		t.Error("*openai.Responses does not defer tools")
+		t.Error("*openaimodel.Responses does not defer tools")
 	}
-	if newResponses(t, "http://127.0.0.1:1/v1", openai.ResponsesOptions{NoDefer: true}).DefersTools() {
+	if newResponses(t, "http://127.0.0.1:1/v1", openaimodel.ResponsesOptions{NoDefer: true}).DefersTools() {
 		t.Error("NoDefer: still defers")
 	}
 }

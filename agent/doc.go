@@ -59,14 +59,14 @@
 // them.
 //
 // The chat model is an interface ([Model]); the providers are peers, each in
-// its own package so that the loop compiles no SDK: package agent/openai
+// its own package so that the loop compiles no SDK: package agent/openaimodel
 // implements it with openai-go for OpenAI and any compatible server (vLLM,
 // Ollama, llama.cpp, LiteLLM), streaming or not, with the endpoint of a
-// provider.Options: openai.NewChat speaks Chat Completions, openai.NewResponses
+// provider.Options: openaimodel.NewChat speaks Chat Completions, openaimodel.NewResponses
 // the Responses API, statelessly (the conversation goes as input items), with
-// deferred tools and hosted MCP servers (openai.HostedMCP: the tools of theirs
+// deferred tools and hosted MCP servers (openaimodel.HostedMCP: the tools of theirs
 // that Think offers go in the mcp tool's allowed_tools); package
-// agent/anthropic speaks Anthropic's Messages API. A streaming model
+// agent/anthropicmodel speaks Anthropic's Messages API. A streaming model
 // passes the reply piece by piece to [Request].OnDelta, and the Agent to
 // OnEvent as [EventDelta]. A test of code built on the agent gives it a
 // [Model] of its own: one method that answers each Request.
@@ -77,7 +77,7 @@
 //	ts, err := toolsift.Open(ctx, "mcp.json", nil)
 //	if err != nil { ... }
 //	defer ts.Close()
-//	model, err := openai.NewChat("gpt-4o-mini", &openai.ChatOptions{Stream: true}) // OPENAI_API_KEY, OPENAI_BASE_URL
+//	model, err := openaimodel.NewChat("gpt-4o-mini", &openaimodel.ChatOptions{Stream: true}) // OPENAI_API_KEY, OPENAI_BASE_URL
 //	if err != nil { ... }
 //	a, err := agent.New(model, ts, nil)
 //	if err != nil { ... }

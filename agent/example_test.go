@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/agent/openaimodel"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/provider"
@@ -77,7 +77,7 @@ func Example() {
 		agenttest.Reply{Content: "It is sunny in Bern."},
 	)
 	defer srv.Close()
-	model, err := openai.NewChat("gpt-4o-mini", &openai.ChatOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "sk-test"}, Stream: true})
+	model, err := openaimodel.NewChat("gpt-4o-mini", &openaimodel.ChatOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "sk-test"}, Stream: true})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 package agent_test
 
-// The loop with the OpenAI models of agent/openai: deferred tools and
+// The loop with the OpenAI models of agent/openaimodel: deferred tools and
 // hosted MCP servers over the Responses API, and a custom Model's errors.
 
 import (
@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/agent/openaimodel"
 	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/retrieval"
@@ -22,19 +22,19 @@ import (
 	"github.com/toolsift/toolsift/tool"
 )
 
-func newOpenAI(t *testing.T, url string, stream bool) *openai.Chat {
+func newOpenAI(t *testing.T, url string, stream bool) *openaimodel.Chat {
 	t.Helper()
-	m, err := openai.NewChat("test-model", &openai.ChatOptions{Options: provider.Options{BaseURL: url, APIKey: "test-key", MaxRetries: -1}, Stream: stream})
+	m, err := openaimodel.NewChat("test-model", &openaimodel.ChatOptions{Options: provider.Options{BaseURL: url, APIKey: "test-key", MaxRetries: -1}, Stream: stream})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
-func newResponses(t *testing.T, url string, o openai.ResponsesOptions) *openai.Responses {
+func newResponses(t *testing.T, url string, o openaimodel.ResponsesOptions) *openaimodel.Responses {
 	t.Helper()
 	o.Options = provider.Options{BaseURL: url, APIKey: "test-key", MaxRetries: -1}
-	m, err := openai.NewResponses("test-model", &o)
+	m, err := openaimodel.NewResponses("test-model", &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestResponsesDeferred(t *testing.T) {
 			)
 			defer srv.Close()
 			var ev events
-			a, err := agent.New(newResponses(t, srv.URL, openai.ResponsesOptions{Stream: stream}), f.TS,
+			a, err := agent.New(newResponses(t, srv.URL, openaimodel.ResponsesOptions{Stream: stream}), f.TS,
 				&agent.Options{Tokenizer: tokenizer(t), OnEvent: ev.add})
 			if err != nil {
 				t.Fatal(err)
@@ -185,7 +185,7 @@ func TestResponsesHosted(t *testing.T) {
 		agenttest.Reply{Content: "Still sunny."},
 	)
 	defer srv.Close()
-	m := newResponses(t, srv.URL, openai.ResponsesOptions{NoDefer: true, Hosted: []openai.HostedMCP{{
+	m := newResponses(t, srv.URL, openaimodel.ResponsesOptions{NoDefer: true, Hosted: []openaimodel.HostedMCP{{
 		Server: "t", Label: "weather", URL: "https://mcp.example/weather", Headers: map[string]string{"Authorization": "Bearer s3cret"},
 	}}})
 	a, err := agent.New(m, f.TS, &agent.Options{Tokenizer: tokenizer(t)})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/agent/openaimodel"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/tool"
@@ -97,7 +97,7 @@ func TestResponsesThreeToolTask(t *testing.T) {
 		t.Run(map[bool]string{false: "json", true: "stream"}[stream], func(t *testing.T) {
 			srv := agenttest.NewResponsesServerFunc(threeToolModel)
 			defer srv.Close()
-			a, err := agent.New(newResponses(t, srv.URL, openai.ResponsesOptions{Stream: stream}), ts, &agent.Options{Tokenizer: tokenizer(t)})
+			a, err := agent.New(newResponses(t, srv.URL, openaimodel.ResponsesOptions{Stream: stream}), ts, &agent.Options{Tokenizer: tokenizer(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,7 +18,7 @@ import (
 type EmbedderOptions struct {
 	// Options say where and how to reach the API: base URL, key, HTTP
 	// client, retries, with the package's environment rule (the same as
-	// openai.NewChat's: $OPENAI_BASE_URL and $OPENAI_API_KEY when unset).
+	// openaimodel.NewChat's: $OPENAI_BASE_URL and $OPENAI_API_KEY when unset).
 	Options
 	// Dimensions, when set, is sent as the request's "dimensions" (models
 	// that support shortening, such as text-embedding-3-*) and every

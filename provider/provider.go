@@ -1,5 +1,5 @@
 // Package provider is how toolsift reaches an OpenAI-compatible API, for
-// chat (openai.NewChat) and embeddings ([NewEmbedder], a
+// chat (openaimodel.NewChat) and embeddings ([NewEmbedder], a
 // [toolindex.Embedder]) alike: one options struct, one rule for the
 // environment, one retry default. It is the adapter at the edge: the
 // ranking packages (toolindex, retrieval, budget, think) compile no HTTP

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/anthropic"
+	"github.com/toolsift/toolsift/agent/anthropicmodel"
 )
 
 // errNoAnthropicKey explains how to configure the Anthropic model.
@@ -27,8 +27,8 @@ func newAnthropicModel(e *env, model, baseURL string, stream bool) (agent.Model,
 		return nil, "", errNoAnthropicKey
 	}
 	if baseURL == "" {
-		baseURL = anthropic.DefaultBaseURL
+		baseURL = anthropicmodel.DefaultBaseURL
 	}
-	m, err := anthropic.New(model, &anthropic.Options{BaseURL: baseURL, APIKey: key, Stream: stream})
+	m, err := anthropicmodel.New(model, &anthropicmodel.Options{BaseURL: baseURL, APIKey: key, Stream: stream})
 	return m, baseURL, err
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/agent/openaimodel"
 	"github.com/toolsift/toolsift/provider"
 )
 
@@ -18,7 +18,7 @@ var apis = []string{"chat", "responses", "anthropic"}
 // show. Each API resolves its own endpoint (its environment variables, its
 // default URL); an OpenAI-compatible one that has none says how to set one
 // (errNoEndpoint).
-func newModel(e *env, api, model, baseURL string, stream bool, hosted []openai.HostedMCP) (agent.Model, string, error) {
+func newModel(e *env, api, model, baseURL string, stream bool, hosted []openaimodel.HostedMCP) (agent.Model, string, error) {
 	if len(hosted) > 0 && api != "responses" {
 		return nil, "", fmt.Errorf("--hosted needs --api responses (the %s API has no hosted MCP servers here)", api)
 	}
@@ -34,9 +34,9 @@ func newModel(e *env, api, model, baseURL string, stream bool, hosted []openai.H
 		}
 		var m agent.Model
 		if api == "chat" {
-			m, err = openai.NewChat(model, &openai.ChatOptions{Options: endpoint, Stream: stream})
+			m, err = openaimodel.NewChat(model, &openaimodel.ChatOptions{Options: endpoint, Stream: stream})
 		} else {
-			m, err = openai.NewResponses(model, &openai.ResponsesOptions{Options: endpoint, Stream: stream, Hosted: hosted})
+			m, err = openaimodel.NewResponses(model, &openaimodel.ResponsesOptions{Options: endpoint, Stream: stream, Hosted: hosted})
 		}
 		return m, endpoint.BaseURL, err
 	case "anthropic":
@@ -47,8 +47,8 @@ func newModel(e *env, api, model, baseURL string, stream bool, hosted []openai.H
 
 // hostedFlag is --hosted SERVER=URL (repeatable): a server of the config
 // that the Responses API reaches itself at URL.
-func hostedFlag(fs *flag.FlagSet) *[]openai.HostedMCP {
-	var hosted []openai.HostedMCP
+func hostedFlag(fs *flag.FlagSet) *[]openaimodel.HostedMCP {
+	var hosted []openaimodel.HostedMCP
 	fs.Func("hosted", "with --api responses, a config `SERVER=URL` the provider calls itself (its mcp tool, allowed_tools chosen per step; no headers are sent; repeatable)", func(s string) error {
 		name, url, ok := strings.Cut(s, "=")
 		switch {
@@ -57,14 +57,14 @@ func hostedFlag(fs *flag.FlagSet) *[]openai.HostedMCP {
 		case !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "http://"):
 			return fmt.Errorf("%s: the URL must be http(s), got %q", name, url)
 		}
-		hosted = append(hosted, openai.HostedMCP{Server: name, URL: url})
+		hosted = append(hosted, openaimodel.HostedMCP{Server: name, URL: url})
 		return nil
 	})
 	return &hosted
 }
 
 // checkHosted reports a --hosted server that is not one of the config's.
-func checkHosted(hosted []openai.HostedMCP, servers []string, config string) error {
+func checkHosted(hosted []openaimodel.HostedMCP, servers []string, config string) error {
 	for _, h := range hosted {
 		if !slices.Contains(servers, h.Server) {
 			return fmt.Errorf("--hosted %s: %s has no server %q", h.Server, config, h.Server)

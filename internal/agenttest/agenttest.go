@@ -1,6 +1,6 @@
 // Package agenttest provides scripted Chat Completions (Server) and
 // Responses API (ResponsesServer) endpoints for the tests of agent,
-// agent/openai and the commands built on them: httptest servers that speak the real wire formats (JSON, and
+// agent/openaimodel and the commands built on them: httptest servers that speak the real wire formats (JSON, and
 // server-sent events when the request asks to stream, unless a Reply says
 // NoStream, as a server that does not stream answers), answer with the
 // replies of a script and record every request, so a test can assert
@@ -11,7 +11,7 @@
 //		agenttest.Reply{Content: "done"},
 //	)
 //	defer srv.Close()
-//	model, _ := openai.NewChat("test-model", &openai.ChatOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "test"}})
+//	model, _ := openaimodel.NewChat("test-model", &openaimodel.ChatOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "test"}})
 package agenttest
 
 import (

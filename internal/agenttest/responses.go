@@ -25,7 +25,7 @@ import (
 //		agenttest.Reply{Content: "done"},
 //	)
 //	defer srv.Close()
-//	model, _ := openai.NewResponses("test-model", &openai.ResponsesOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "test"}})
+//	model, _ := openaimodel.NewResponses("test-model", &openaimodel.ResponsesOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "test"}})
 type ResponsesServer struct {
 	// URL is the base URL to configure clients with (it ends in /v1).
 	URL string

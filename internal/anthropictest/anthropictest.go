@@ -1,5 +1,5 @@
 // Package anthropictest provides a scripted Anthropic Messages API server for
-// the tests of agent/anthropic and of the commands built on it: an httptest server that speaks the
+// the tests of agent/anthropicmodel and of the commands built on it: an httptest server that speaks the
 // wire format (JSON, and server-sent events when the request asks to
 // stream), answers with the replies of a script, records every request, and
 // keeps a prompt cache as the API does (deferred tools are not in the
@@ -16,7 +16,7 @@
 //		anthropictest.Reply{Content: "done"},
 //	)
 //	defer srv.Close()
-//	model, _ := anthropic.New("claude-test", &anthropic.Options{BaseURL: srv.URL, APIKey: "test"})
+//	model, _ := anthropicmodel.New("claude-test", &anthropicmodel.Options{BaseURL: srv.URL, APIKey: "test"})
 package anthropictest
 
 import (

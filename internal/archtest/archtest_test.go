@@ -390,7 +390,7 @@ func display(pkg string) string {
 // TestNoSDKInRanking holds ARCHITECTURE's claims about third-party modules:
 // the ranking packages compile no HTTP SDK (OpenAI's client and its
 // websocket library are reached through provider only), and upstream and
-// budget compile neither chromem-go nor openai-go, only agent/anthropic
+// budget compile neither chromem-go nor openai-go, only agent/anthropicmodel
 // compiles anthropic-sdk-go, and agent OpenTelemetry's trace API alone.
 func TestNoSDKInRanking(t *testing.T) {
 	tests := []struct {
@@ -399,7 +399,7 @@ func TestNoSDKInRanking(t *testing.T) {
 	}{
 		{[]string{"./toolindex", "./retrieval", "./budget", "./think"}, []string{"github.com/openai/", "websocket"}},
 		{[]string{"./upstream", "./budget"}, []string{"github.com/openai/", "github.com/philippgille/chromem-go"}},
-		// Anthropic's SDK (and the OpenTelemetry it brings) only in agent/anthropic.
+		// Anthropic's SDK (and the OpenTelemetry it brings) only in agent/anthropicmodel.
 		{[]string{".", "./toolindex", "./retrieval", "./budget", "./think", "./upstream"}, []string{"github.com/anthropics/", "go.opentelemetry.io/"}},
 		// agent compiles OpenTelemetry's trace API (Options.Tracer), never
 		// its SDK, exporters or protocol.
@@ -422,6 +422,58 @@ func TestNoSDKInRanking(t *testing.T) {
 				if strings.Contains(dep, f) {
 					t.Errorf("go %s lists %s: %s must not depend on it (%s)", strings.Join(args, " "), dep, strings.Join(tt.pkgs, " "), doc)
 				}
+			}
+		}
+	}
+}
+
+// TestNoNameClash: no package of the module has the name of a package it
+// imports (in its files or its tests), so that no file has to rename an
+// import to tell the two apart.
+func TestNoNameClash(t *testing.T) {
+	root := filepath.Join("..", "..")
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("go", args...)
+		cmd.Dir = root
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+		}
+		return string(out)
+	}
+	type pkg struct {
+		path, name string
+		imports    []string
+	}
+	var pkgs []pkg
+	deps := map[string]bool{}
+	for line := range strings.Lines(run("list", "-f", "{{.ImportPath}}\t{{.Name}}\t{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./...")) {
+		f := strings.SplitN(strings.TrimSpace(line), "\t", 3)
+		if len(f) < 2 {
+			continue
+		}
+		p := pkg{path: f[0], name: f[1]}
+		if len(f) == 3 {
+			p.imports = strings.Fields(f[2])
+		}
+		for _, imp := range p.imports {
+			deps[imp] = true
+		}
+		pkgs = append(pkgs, p)
+	}
+	names := map[string]string{}
+	for line := range strings.Lines(run(append([]string{"list", "-f", "{{.ImportPath}}\t{{.Name}}"}, slices.Sorted(maps.Keys(deps))...)...)) {
+		if path, name, ok := strings.Cut(strings.TrimSpace(line), "\t"); ok {
+			names[path] = name
+		}
+	}
+	for _, p := range pkgs {
+		for _, imp := range slices.Compact(slices.Sorted(slices.Values(p.imports))) {
+			if imp != p.path && names[imp] == p.name {
+				t.Errorf("package %s (%s) imports %s, also named %s: rename ours", p.name, p.path, imp, p.name)
 			}
 		}
 	}

@@ -2,7 +2,7 @@
 // read and wait for: the bytes of one reply (a JSON body or a whole event
 // stream, so every server-sent event too), the time of one request, and
 // the longest silence within a reply's body. The chat models of agent
-// (through internal/openaiclient), agent/anthropic and provider's embedder
+// (through internal/openaiclient), agent/anthropicmodel and provider's embedder
 // send their requests through it (docs/limits.md, "What a model may
 // send"). Without it a 1.6 GB body or one 1 GB event filled memory, and an
 // endless stream grew without end.

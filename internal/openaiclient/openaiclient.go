@@ -1,6 +1,6 @@
 // Package openaiclient builds the openai-go client for a resolved
 // endpoint. The two packages that talk to an OpenAI-compatible API, provider
-// (its [provider.Embedder]) and agent (its chat model, openai.Chat), build
+// (its [provider.Embedder]) and agent (its chat model, openaimodel.Chat), build
 // their clients here, so that neither has an openai-go type in its API: a
 // caller configures an endpoint with [provider.Options] alone.
 //

@@ -1,4 +1,4 @@
-package openai_test
+package openaimodel_test
 
 import (
 	"context"
@@ -9,20 +9,20 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/agent/openaimodel"
 	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 )
 
-func newResponses(t *testing.T, url string, o openai.ResponsesOptions) *openai.Responses {
+func newResponses(t *testing.T, url string, o openaimodel.ResponsesOptions) *openaimodel.Responses {
 	t.Helper()
 	o.Options = provider.Options{BaseURL: url, APIKey: "test-key", MaxRetries: -1}
-	m, err := openai.NewResponses("test-model", &o)
+	m, err := openaimodel.NewResponses("test-model", &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestResponsesComplete(t *testing.T) {
 		t.Run(map[bool]string{false: "json", true: "stream"}[stream], func(t *testing.T) {
 			srv := agenttest.NewResponsesServer(replies...)
 			defer srv.Close()
-			m := newResponses(t, srv.URL, openai.ResponsesOptions{Stream: stream})
+			m := newResponses(t, srv.URL, openaimodel.ResponsesOptions{Stream: stream})
 			for i, w := range want {
 				var d deltas
 				got, err := m.Complete(context.Background(), agent.Request{
@@ -127,24 +127,24 @@ func TestResponsesComplete(t *testing.T) {
 	}
 }
 
-// TestResponsesErrors: an HTTP error stays reachable as *sdk.Error; a
+// TestResponsesErrors: an HTTP error stays reachable as *openai.Error; a
 // failed response names its reason.
 func TestResponsesErrors(t *testing.T) {
 	srv := agenttest.NewResponsesServer(agenttest.Reply{Status: http.StatusTooManyRequests, Content: "slow down"})
 	defer srv.Close()
-	_, err := newResponses(t, srv.URL, openai.ResponsesOptions{}).Complete(context.Background(), agent.Request{
+	_, err := newResponses(t, srv.URL, openaimodel.ResponsesOptions{}).Complete(context.Background(), agent.Request{
 		Messages: []tool.Message{{Role: tool.RoleUser, Content: "hi"}}})
-	var apiErr *sdk.Error
+	var apiErr *openai.Error
 	if !errors.Is(err, agent.ErrModel) || !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("err = %v, want ErrModel wrapping a 429 *sdk.Error", err)
+		t.Fatalf("err = %v, want ErrModel wrapping a 429 *openai.Error", err)
 	}
-	for _, o := range []openai.ResponsesOptions{
-		{Hosted: []openai.HostedMCP{{Server: "x"}}},
-		{Hosted: []openai.HostedMCP{{URL: "https://x.example/mcp"}}},
-		{Hosted: []openai.HostedMCP{{Server: "x", URL: "https://x.example/mcp"}, {Server: "y", Label: "x", URL: "https://y.example/mcp"}}},
+	for _, o := range []openaimodel.ResponsesOptions{
+		{Hosted: []openaimodel.HostedMCP{{Server: "x"}}},
+		{Hosted: []openaimodel.HostedMCP{{URL: "https://x.example/mcp"}}},
+		{Hosted: []openaimodel.HostedMCP{{Server: "x", URL: "https://x.example/mcp"}, {Server: "y", Label: "x", URL: "https://y.example/mcp"}}},
 	} {
 		o.Options = provider.Options{BaseURL: srv.URL, APIKey: "k"}
-		if _, err := openai.NewResponses("m", &o); !errors.Is(err, openai.ErrOptions) {
+		if _, err := openaimodel.NewResponses("m", &o); !errors.Is(err, openaimodel.ErrOptions) {
 			t.Errorf("NewResponses(%+v) = %v, want ErrOptions", o.Hosted, err)
 		}
 	}

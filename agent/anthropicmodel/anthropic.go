@@ -1,4 +1,4 @@
-package anthropic
+package anthropicmodel
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/toolsift/toolsift/agent"
@@ -33,10 +33,10 @@ const maxBreakpoints = 4
 
 // mcpBeta is the beta of the MCP connector whose mcp_toolset tool says
 // which of a server's tools are enabled.
-const mcpBeta = sdk.AnthropicBetaMCPClient2025_11_20
+const mcpBeta = anthropic.AnthropicBetaMCPClient2025_11_20
 
 // ErrOptions reports Options that cannot reach an endpoint.
-var ErrOptions = errors.New("anthropic: invalid options")
+var ErrOptions = errors.New("anthropicmodel: invalid options")
 
 // Options configure a Model. The zero value reads $ANTHROPIC_API_KEY and
 // $ANTHROPIC_BASE_URL and does not stream.
@@ -125,7 +125,7 @@ type MCPServer struct {
 // tool. With Options.NoDefer, or MCPServers (the connector's toolsets are
 // chosen per step), the agent chooses tools per step instead.
 type Model struct {
-	client        sdk.Client
+	client        anthropic.Client
 	model         string
 	maxTokens     int64
 	temperature   *float64
@@ -174,8 +174,8 @@ func New(model string, opts *Options) (*Model, error) {
 	}
 	if !o.Stream {
 		// The SDK refuses these at every request; say so once, here.
-		if _, err := sdk.CalculateNonStreamingTimeout(int(o.MaxTokens), sdk.Model(model), nil); err != nil {
-			return nil, fmt.Errorf("%w: MaxTokens %d without Stream: %v; set anthropic.Options.Stream", ErrOptions, o.MaxTokens, err)
+		if _, err := anthropic.CalculateNonStreamingTimeout(int(o.MaxTokens), anthropic.Model(model), nil); err != nil {
+			return nil, fmt.Errorf("%w: MaxTokens %d without Stream: %v; set anthropicmodel.Options.Stream", ErrOptions, o.MaxTokens, err)
 		}
 	}
 	seen := map[string]bool{}
@@ -199,9 +199,9 @@ func New(model string, opts *Options) (*Model, error) {
 		MaxBytes:          httpbound.Resolve(o.MaxReplyBytes, httpbound.DefaultMaxBytes),
 		Timeout:           httpbound.Resolve(o.ReplyTimeout, httpbound.DefaultTimeout),
 		IdleTimeout:       httpbound.Resolve(o.ReplyIdleTimeout, httpbound.DefaultIdleTimeout),
-		MaxBytesOption:    "anthropic.Options.MaxReplyBytes",
-		TimeoutOption:     "anthropic.Options.ReplyTimeout",
-		IdleTimeoutOption: "anthropic.Options.ReplyIdleTimeout",
+		MaxBytesOption:    "anthropicmodel.Options.MaxReplyBytes",
+		TimeoutOption:     "anthropicmodel.Options.ReplyTimeout",
+		IdleTimeoutOption: "anthropicmodel.Options.ReplyIdleTimeout",
 	})
 	if hc != http.DefaultClient {
 		ro = append(ro, option.WithHTTPClient(hc))
@@ -213,7 +213,7 @@ func New(model string, opts *Options) (*Model, error) {
 		ro = append(ro, option.WithMaxRetries(o.MaxRetries))
 	}
 	return &Model{
-		client:        sdk.NewClient(ro...),
+		client:        anthropic.NewClient(ro...),
 		model:         model,
 		maxTokens:     o.MaxTokens,
 		temperature:   o.Temperature,
@@ -245,7 +245,7 @@ func (m *Model) Complete(ctx context.Context, req agent.Request) (agent.Response
 	if err != nil {
 		return agent.Response{}, fmt.Errorf("%w: %s: %w", agent.ErrModel, m.model, err)
 	}
-	var msg *sdk.BetaMessage
+	var msg *anthropic.BetaMessage
 	var streamed []*grown
 	if m.stream {
 		msg, streamed, err = m.completeStream(ctx, params, req.OnDelta)
@@ -272,13 +272,13 @@ func (m *Model) Complete(ctx context.Context, req agent.Request) (agent.Response
 
 // params converts a request. The Beta Messages API is used throughout: it
 // is the one with the MCP connector, and otherwise the same API.
-func (m *Model) params(req agent.Request) (sdk.BetaMessageNewParams, error) {
-	p := sdk.BetaMessageNewParams{
-		Model:     sdk.Model(m.model),
+func (m *Model) params(req agent.Request) (anthropic.BetaMessageNewParams, error) {
+	p := anthropic.BetaMessageNewParams{
+		Model:     anthropic.Model(m.model),
 		MaxTokens: m.maxTokens,
 	}
 	if m.temperature != nil {
-		p.Temperature = sdk.Float(*m.temperature)
+		p.Temperature = anthropic.Float(*m.temperature)
 	}
 	deferred := make(map[string]bool, len(req.Deferred))
 	for _, t := range req.Deferred {
@@ -293,14 +293,14 @@ func (m *Model) params(req agent.Request) (sdk.BetaMessageNewParams, error) {
 		if err != nil {
 			return fmt.Errorf("tool %s: parameters: %w", t.Name, err)
 		}
-		tp := &sdk.BetaToolParam{Name: t.Name, InputSchema: schema}
+		tp := &anthropic.BetaToolParam{Name: t.Name, InputSchema: schema}
 		if t.Description != "" {
-			tp.Description = sdk.String(t.Description)
+			tp.Description = anthropic.String(t.Description)
 		}
 		if deferLoading {
-			tp.DeferLoading = sdk.Bool(true)
+			tp.DeferLoading = anthropic.Bool(true)
 		}
-		p.Tools = append(p.Tools, sdk.BetaToolUnionParam{OfTool: tp})
+		p.Tools = append(p.Tools, anthropic.BetaToolUnionParam{OfTool: tp})
 		return nil
 	}
 	for _, t := range req.Tools {
@@ -319,24 +319,24 @@ func (m *Model) params(req agent.Request) (sdk.BetaMessageNewParams, error) {
 		}
 	}
 	for _, s := range m.mcp {
-		def := sdk.BetaRequestMCPServerURLDefinitionParam{Name: s.Name, URL: s.URL}
+		def := anthropic.BetaRequestMCPServerURLDefinitionParam{Name: s.Name, URL: s.URL}
 		if s.AuthorizationToken != "" {
-			def.AuthorizationToken = sdk.String(s.AuthorizationToken)
+			def.AuthorizationToken = anthropic.String(s.AuthorizationToken)
 		}
 		p.MCPServers = append(p.MCPServers, def)
 		// Every tool of the server is disabled but those chosen for this
 		// step: toolsift's selection is the server's allowed tools.
-		set := &sdk.BetaMCPToolsetParam{
+		set := &anthropic.BetaMCPToolsetParam{
 			MCPServerName: s.Name,
-			DefaultConfig: sdk.BetaMCPToolDefaultConfigParam{Enabled: sdk.Bool(false)},
+			DefaultConfig: anthropic.BetaMCPToolDefaultConfigParam{Enabled: anthropic.Bool(false)},
 		}
 		if names := byServer[s.Name]; len(names) > 0 {
-			set.Configs = make(map[string]sdk.BetaMCPToolConfigParam, len(names))
+			set.Configs = make(map[string]anthropic.BetaMCPToolConfigParam, len(names))
 			for _, n := range names {
-				set.Configs[n] = sdk.BetaMCPToolConfigParam{Enabled: sdk.Bool(true)}
+				set.Configs[n] = anthropic.BetaMCPToolConfigParam{Enabled: anthropic.Bool(true)}
 			}
 		}
-		p.Tools = append(p.Tools, sdk.BetaToolUnionParam{OfMCPToolset: set})
+		p.Tools = append(p.Tools, anthropic.BetaToolUnionParam{OfMCPToolset: set})
 	}
 	if len(m.mcp) > 0 {
 		p.Betas = append(p.Betas, mcpBeta)
@@ -366,11 +366,11 @@ func (m *Model) connectorTool(name string) (server, tool string, ok bool) {
 // from a breakpoint for an earlier cached prefix; the breakpoint at the
 // previous request's end makes the hit certain however many blocks this
 // step added.
-func placeBreakpoints(p *sdk.BetaMessageNewParams, loaded int) {
+func placeBreakpoints(p *anthropic.BetaMessageNewParams, loaded int) {
 	n := 0
-	mark := func(cc *sdk.BetaCacheControlEphemeralParam) {
+	mark := func(cc *anthropic.BetaCacheControlEphemeralParam) {
 		if cc != nil && n < maxBreakpoints {
-			*cc = sdk.NewBetaCacheControlEphemeralParam()
+			*cc = anthropic.NewBetaCacheControlEphemeralParam()
 			n++
 		}
 	}
@@ -391,7 +391,7 @@ func placeBreakpoints(p *sdk.BetaMessageNewParams, loaded int) {
 	// assistant turn.
 	prev := -1
 	for i := last - 1; i >= 1; i-- {
-		if p.Messages[i].Role == sdk.BetaMessageParamRoleAssistant && p.Messages[i-1].Role == sdk.BetaMessageParamRoleUser {
+		if p.Messages[i].Role == anthropic.BetaMessageParamRoleAssistant && p.Messages[i-1].Role == anthropic.BetaMessageParamRoleUser {
 			prev = i - 1
 			break
 		}
@@ -409,10 +409,10 @@ func placeBreakpoints(p *sdk.BetaMessageNewParams, loaded int) {
 // result, when it found deferred tools, is their tool_reference blocks,
 // which load them), and consecutive turns of one role are merged (the API
 // alternates roles).
-func toMessages(msgs []tool.Message, deferred map[string]bool) ([]sdk.BetaMessageParam, []sdk.BetaTextBlockParam) {
-	var out []sdk.BetaMessageParam
-	var system []sdk.BetaTextBlockParam
-	add := func(role sdk.BetaMessageParamRole, blocks ...sdk.BetaContentBlockParamUnion) {
+func toMessages(msgs []tool.Message, deferred map[string]bool) ([]anthropic.BetaMessageParam, []anthropic.BetaTextBlockParam) {
+	var out []anthropic.BetaMessageParam
+	var system []anthropic.BetaTextBlockParam
+	add := func(role anthropic.BetaMessageParamRole, blocks ...anthropic.BetaContentBlockParamUnion) {
 		if len(blocks) == 0 {
 			return
 		}
@@ -420,41 +420,41 @@ func toMessages(msgs []tool.Message, deferred map[string]bool) ([]sdk.BetaMessag
 			out[n-1].Content = append(out[n-1].Content, blocks...)
 			return
 		}
-		out = append(out, sdk.BetaMessageParam{Role: role, Content: blocks})
+		out = append(out, anthropic.BetaMessageParam{Role: role, Content: blocks})
 	}
 	for _, msg := range msgs {
 		switch msg.Role {
 		case tool.RoleSystem:
 			if msg.Content != "" {
-				system = append(system, sdk.BetaTextBlockParam{Text: msg.Content})
+				system = append(system, anthropic.BetaTextBlockParam{Text: msg.Content})
 			}
 		case tool.RoleTool:
-			var content []sdk.BetaToolResultBlockParamContentUnion
+			var content []anthropic.BetaToolResultBlockParamContentUnion
 			for _, name := range msg.Found {
 				if deferred[name] {
-					content = append(content, sdk.BetaToolResultBlockParamContentUnion{OfToolReference: &sdk.BetaToolReferenceBlockParam{ToolName: name}})
+					content = append(content, anthropic.BetaToolResultBlockParamContentUnion{OfToolReference: &anthropic.BetaToolReferenceBlockParam{ToolName: name}})
 				}
 			}
 			if content == nil {
-				content = []sdk.BetaToolResultBlockParamContentUnion{{OfText: &sdk.BetaTextBlockParam{Text: nonEmpty(msg.Content)}}}
+				content = []anthropic.BetaToolResultBlockParamContentUnion{{OfText: &anthropic.BetaTextBlockParam{Text: nonEmpty(msg.Content)}}}
 			}
-			add(sdk.BetaMessageParamRoleUser, sdk.BetaContentBlockParamUnion{OfToolResult: &sdk.BetaToolResultBlockParam{
+			add(anthropic.BetaMessageParamRoleUser, anthropic.BetaContentBlockParamUnion{OfToolResult: &anthropic.BetaToolResultBlockParam{
 				ToolUseID: msg.ToolCallID,
 				Content:   content,
 			}})
 		case tool.RoleAssistant:
-			var blocks []sdk.BetaContentBlockParamUnion
+			var blocks []anthropic.BetaContentBlockParamUnion
 			if msg.Content != "" {
-				blocks = append(blocks, sdk.NewBetaTextBlock(msg.Content))
+				blocks = append(blocks, anthropic.NewBetaTextBlock(msg.Content))
 			}
 			for _, c := range msg.ToolCalls {
-				blocks = append(blocks, sdk.BetaContentBlockParamUnion{OfToolUse: &sdk.BetaToolUseBlockParam{
+				blocks = append(blocks, anthropic.BetaContentBlockParamUnion{OfToolUse: &anthropic.BetaToolUseBlockParam{
 					ID: c.ID, Name: c.Name, Input: toolInput(c.Arguments),
 				}})
 			}
-			add(sdk.BetaMessageParamRoleAssistant, blocks...)
+			add(anthropic.BetaMessageParamRoleAssistant, blocks...)
 		default:
-			add(sdk.BetaMessageParamRoleUser, sdk.NewBetaTextBlock(nonEmpty(msg.Content)))
+			add(anthropic.BetaMessageParamRoleUser, anthropic.NewBetaTextBlock(nonEmpty(msg.Content)))
 		}
 	}
 	return out, system
@@ -482,8 +482,8 @@ func toolInput(args string) json.RawMessage {
 // inputSchema converts a tool's JSON Schema: properties and required are
 // the SDK's fields, anything else (definitions, additionalProperties, ...)
 // is kept as is.
-func inputSchema(raw json.RawMessage) (sdk.BetaToolInputSchemaParam, error) {
-	var s sdk.BetaToolInputSchemaParam
+func inputSchema(raw json.RawMessage) (anthropic.BetaToolInputSchemaParam, error) {
+	var s anthropic.BetaToolInputSchemaParam
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		s.Properties = map[string]any{}
@@ -526,11 +526,11 @@ func inputSchema(raw json.RawMessage) (sdk.BetaToolInputSchemaParam, error) {
 // deltas allocated the square of its length and drove the heap to many
 // times the bytes streamed. Thinking is not part of a Response and is not
 // kept.
-func (m *Model) completeStream(ctx context.Context, p sdk.BetaMessageNewParams, onDelta func(agent.Delta)) (*sdk.BetaMessage, []*grown, error) {
+func (m *Model) completeStream(ctx context.Context, p anthropic.BetaMessageNewParams, onDelta func(agent.Delta)) (*anthropic.BetaMessage, []*grown, error) {
 	var raw *http.Response
 	stream := m.client.Beta.Messages.NewStreaming(ctx, p, option.WithResponseInto(&raw))
 	defer stream.Close()
-	var msg sdk.BetaMessage
+	var msg anthropic.BetaMessage
 	var blocks []*grown      // by content block index
 	calls := map[int64]int{} // content block index → tool call index
 	for stream.Next() {
@@ -607,7 +607,7 @@ type grown struct {
 // tool input as the model sent it, even when it is not JSON (the SDK
 // would make it {} and the tool run with no arguments; the agent refuses
 // it and tells the model, as with Chat and Responses).
-func fromMessage(msg *sdk.BetaMessage, streamed []*grown) agent.Response {
+func fromMessage(msg *anthropic.BetaMessage, streamed []*grown) agent.Response {
 	out := tool.Message{Role: tool.RoleAssistant}
 	var text []string // joined: a reply of one text block is not copied
 	for i, b := range msg.Content {
@@ -709,5 +709,5 @@ func notStreamed(resp *http.Response) error {
 	if mt == "" {
 		mt = "a reply without a Content-Type"
 	}
-	return fmt.Errorf("%w: it answered a streaming request with %s, not text/event-stream; set anthropic.Options.Stream to false", agent.ErrNoStream, mt)
+	return fmt.Errorf("%w: it answered a streaming request with %s, not text/event-stream; set anthropicmodel.Options.Stream to false", agent.ErrNoStream, mt)
 }

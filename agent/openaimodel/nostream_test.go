@@ -1,4 +1,4 @@
-package openai_test
+package openaimodel_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/agent/openaimodel"
 	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/tool"
@@ -30,9 +30,9 @@ func TestStreamDefault(t *testing.T) {
 		server func(agenttest.Reply) (url string, streamed func() []bool, stop func())
 	}
 	for _, m := range []model{
-		{"chat", "openai.ChatOptions.Stream",
+		{"chat", "openaimodel.ChatOptions.Stream",
 			func(url string, stream bool) agent.Model {
-				c, err := openai.NewChat("m", &openai.ChatOptions{Options: at(url), Stream: stream})
+				c, err := openaimodel.NewChat("m", &openaimodel.ChatOptions{Options: at(url), Stream: stream})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -48,9 +48,9 @@ func TestStreamDefault(t *testing.T) {
 					return out
 				}, srv.Close
 			}},
-		{"responses", "openai.ResponsesOptions.Stream",
+		{"responses", "openaimodel.ResponsesOptions.Stream",
 			func(url string, stream bool) agent.Model {
-				c, err := openai.NewResponses("m", &openai.ResponsesOptions{Options: at(url), Stream: stream})
+				c, err := openaimodel.NewResponses("m", &openaimodel.ResponsesOptions{Options: at(url), Stream: stream})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package anthropic_test
+package anthropicmodel_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/anthropic"
+	"github.com/toolsift/toolsift/agent/anthropicmodel"
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/internal/anthropictest"
 	"github.com/toolsift/toolsift/internal/npmtest"
@@ -104,7 +104,7 @@ func TestThreeToolTask(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := anthropictest.NewServerFunc(scriptedModel)
 			defer srv.Close()
-			m := newModel(t, srv.URL, anthropic.Options{Stream: tt.strem, NoDefer: tt.noDefer})
+			m := newModel(t, srv.URL, anthropicmodel.Options{Stream: tt.strem, NoDefer: tt.noDefer})
 			a, err := agent.New(m, ts, &agent.Options{Tokenizer: tokenizer(t)})
 			if err != nil {
 				t.Fatal(err)

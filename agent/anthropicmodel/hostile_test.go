@@ -1,4 +1,4 @@
-package anthropic_test
+package anthropicmodel_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/anthropic"
+	"github.com/toolsift/toolsift/agent/anthropicmodel"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -64,7 +64,7 @@ func TestStreamKeepsMalformedToolInput(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := hostileSSE(t, toolUseEvents(tt.pieces...)...)
-			m := newModel(t, srv.URL, anthropic.Options{Stream: true})
+			m := newModel(t, srv.URL, anthropicmodel.Options{Stream: true})
 			resp, err := m.Complete(context.Background(), agent.Request{
 				Messages: []tool.Message{{Role: tool.RoleUser, Content: "go"}},
 				Tools:    []agent.ToolDef{{Name: "delete_repo"}},
@@ -94,7 +94,7 @@ func TestRepliesBounded(t *testing.T) {
 		name   string
 		stream bool
 		reply  func(w http.ResponseWriter, r *http.Request, write func(string) bool)
-		o      anthropic.Options
+		o      anthropicmodel.Options
 		after  time.Duration // when the error comes, on the fake clock
 		want   string
 	}{
@@ -103,25 +103,25 @@ func TestRepliesBounded(t *testing.T) {
 			write(`{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"`)
 			for write(chunk) {
 			}
-		}, anthropic.Options{MaxReplyBytes: limit}, 0, fmt.Sprintf("body over %d bytes (anthropic.Options.MaxReplyBytes", limit)},
+		}, anthropicmodel.Options{MaxReplyBytes: limit}, 0, fmt.Sprintf("body over %d bytes (anthropicmodel.Options.MaxReplyBytes", limit)},
 		{"one huge event", true, func(w http.ResponseWriter, _ *http.Request, write func(string) bool) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			write("event: message_start\ndata: " + start + "\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"")
 			for write(chunk) {
 			}
-		}, anthropic.Options{MaxReplyBytes: limit}, 0, fmt.Sprintf("body over %d bytes (anthropic.Options.MaxReplyBytes", limit)},
+		}, anthropicmodel.Options{MaxReplyBytes: limit}, 0, fmt.Sprintf("body over %d bytes (anthropicmodel.Options.MaxReplyBytes", limit)},
 		{"endless stream", true, func(w http.ResponseWriter, _ *http.Request, write func(string) bool) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			write("event: message_start\ndata: " + start + "\n\nevent: content_block_start\ndata: " + block + "\n\n")
 			ev := "event: content_block_delta\ndata: " + fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":%q}}`, strings.Repeat("b", 4000)) + "\n\n"
 			for write(ev) {
 			}
-		}, anthropic.Options{MaxReplyBytes: limit}, 0, fmt.Sprintf("body over %d bytes (anthropic.Options.MaxReplyBytes", limit)},
+		}, anthropicmodel.Options{MaxReplyBytes: limit}, 0, fmt.Sprintf("body over %d bytes (anthropicmodel.Options.MaxReplyBytes", limit)},
 		{"stall", true, func(w http.ResponseWriter, r *http.Request, write func(string) bool) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			write("event: message_start\ndata: " + start + "\n\n")
 			<-r.Context().Done() // nothing more, until the client hangs up
-		}, anthropic.Options{ReplyIdleTimeout: 300 * time.Millisecond}, 300 * time.Millisecond, "no bytes for 300ms in the middle of a reply (anthropic.Options.ReplyIdleTimeout)"},
+		}, anthropicmodel.Options{ReplyIdleTimeout: 300 * time.Millisecond}, 300 * time.Millisecond, "no bytes for 300ms in the middle of a reply (anthropicmodel.Options.ReplyIdleTimeout)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -168,7 +168,7 @@ func TestStreamBlockIndex(t *testing.T) {
 		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
 		`{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"stray"}}`,
 	}, end...)...)
-	_, err := newModel(t, srv.URL, anthropic.Options{Stream: true}).Complete(context.Background(), req)
+	_, err := newModel(t, srv.URL, anthropicmodel.Options{Stream: true}).Complete(context.Background(), req)
 	if err == nil || !strings.Contains(err.Error(), "text_delta for content block 2, of 1") {
 		t.Errorf("a delta for block 2 of 1: error %v", err)
 	}
@@ -183,7 +183,7 @@ func TestStreamBlockIndex(t *testing.T) {
 		`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"42."}}`,
 		`{"type":"content_block_stop","index":1}`,
 	}, end...)...)
-	resp, err := newModel(t, srv.URL, anthropic.Options{Stream: true}).Complete(context.Background(), req)
+	resp, err := newModel(t, srv.URL, anthropicmodel.Options{Stream: true}).Complete(context.Background(), req)
 	if err != nil || resp.Message.Content != "It is 42." || resp.FinishReason != "stop" {
 		t.Errorf("thinking, then text: %+v, %v; want the text %q", resp, err, "It is 42.")
 	}

@@ -1,4 +1,4 @@
-package openai
+package openaimodel
 
 import (
 	"context"
@@ -487,7 +487,7 @@ func (m *Responses) completeStream(ctx context.Context, p responses.ResponseNewP
 		return nil, err
 	}
 	if final == nil {
-		if err := notStreamed(raw, "openai.ResponsesOptions.Stream"); err != nil {
+		if err := notStreamed(raw, "openaimodel.ResponsesOptions.Stream"); err != nil {
 			return nil, err
 		}
 		return nil, errors.New("stream ended without response.completed")

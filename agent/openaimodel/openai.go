@@ -1,4 +1,4 @@
-package openai
+package openaimodel
 
 import (
 	"bytes"
@@ -202,7 +202,7 @@ func (m *Chat) completeStream(ctx context.Context, p openai.ChatCompletionNewPar
 		return agent.Response{}, err
 	}
 	if !acc.choices {
-		if err := notStreamed(raw, "openai.ChatOptions.Stream"); err != nil {
+		if err := notStreamed(raw, "openaimodel.ChatOptions.Stream"); err != nil {
 			return agent.Response{}, err
 		}
 		return agent.Response{}, errors.New("stream ended without a choice")

@@ -10,7 +10,7 @@
 // connector call remote servers whose enabled tools toolsift chooses at
 // every step (see MCPServer).
 //
-//	model, err := anthropic.New("claude-sonnet-4-5", &anthropic.Options{Stream: true})
+//	model, err := anthropicmodel.New("claude-sonnet-4-5", &anthropicmodel.Options{Stream: true})
 //	if err != nil { ... }
 //	a, err := agent.New(model, toolset, nil)
-package anthropic
+package anthropicmodel

@@ -1,4 +1,4 @@
-package openai_test
+package openaimodel_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/agent/openaimodel"
 	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/provider"
 	"github.com/toolsift/toolsift/think"
@@ -20,7 +20,7 @@ func ExampleNewChat() {
 	defer srv.Close()
 
 	// Empty BaseURL and APIKey mean OPENAI_BASE_URL and OPENAI_API_KEY.
-	model, err := openai.NewChat("gpt-4o-mini", &openai.ChatOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "sk-test"}, Stream: true})
+	model, err := openaimodel.NewChat("gpt-4o-mini", &openaimodel.ChatOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "sk-test"}, Stream: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func ExampleNewResponses() {
 	})
 	defer srv.Close()
 
-	model, err := openai.NewResponses("gpt-5.4-mini", &openai.ResponsesOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "sk-test"}, Stream: true})
+	model, err := openaimodel.NewResponses("gpt-5.4-mini", &openaimodel.ResponsesOptions{Options: provider.Options{BaseURL: srv.URL, APIKey: "sk-test"}, Stream: true})
 	if err != nil {
 		log.Fatal(err)
 	}

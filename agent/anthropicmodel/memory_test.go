@@ -1,4 +1,4 @@
-package anthropic_test
+package anthropicmodel_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/anthropic"
+	"github.com/toolsift/toolsift/agent/anthropicmodel"
 	"github.com/toolsift/toolsift/internal/anthropictest"
 	"github.com/toolsift/toolsift/tool"
 )
@@ -72,7 +72,7 @@ func (h *heapMeter) read() (heap, allocs uint64) {
 // and the heap's peak above where it started (the heap's object bytes,
 // live or not yet swept, sampled every 256 deltas).
 type streamMeter struct {
-	m  *anthropic.Model
+	m  *anthropicmodel.Model
 	ct *countingTransport
 	hm *heapMeter
 }
@@ -82,7 +82,7 @@ func newStreamMeter(tb testing.TB, reply anthropictest.Reply) *streamMeter {
 	tb.Cleanup(srv.Close)
 	ct := &countingTransport{}
 	return &streamMeter{
-		m:  newModel(tb, srv.URL, anthropic.Options{Stream: true, HTTPClient: &http.Client{Transport: ct}}),
+		m:  newModel(tb, srv.URL, anthropicmodel.Options{Stream: true, HTTPClient: &http.Client{Transport: ct}}),
 		ct: ct,
 		hm: newHeapMeter(),
 	}

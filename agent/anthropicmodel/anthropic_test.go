@@ -1,4 +1,4 @@
-package anthropic_test
+package anthropicmodel_test
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/anthropic"
+	"github.com/toolsift/toolsift/agent/anthropicmodel"
 	"github.com/toolsift/toolsift/internal/anthropictest"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/tool"
@@ -28,10 +28,10 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // tokenizer is shared by the tests (testenv.Tokenizer).
 var tokenizer = testenv.Tokenizer
 
-func newModel(t testing.TB, url string, o anthropic.Options) *anthropic.Model {
+func newModel(t testing.TB, url string, o anthropicmodel.Options) *anthropicmodel.Model {
 	t.Helper()
 	o.BaseURL, o.APIKey, o.MaxRetries = url, "test-key", -1
-	m, err := anthropic.New("claude-test", &o)
+	m, err := anthropicmodel.New("claude-test", &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestComplete(t *testing.T) {
 				Usage: &anthropictest.Usage{PromptTokens: 100, CachedPromptTokens: 60, CacheWriteTokens: 30, CompletionTokens: 7},
 			})
 			defer srv.Close()
-			m := newModel(t, srv.URL, anthropic.Options{Stream: stream})
+			m := newModel(t, srv.URL, anthropicmodel.Options{Stream: stream})
 			var text strings.Builder
 			args := map[int]*strings.Builder{}
 			ids := map[int]string{}
@@ -171,7 +171,7 @@ func TestBreakpoints(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := anthropictest.NewServer(anthropictest.Reply{Content: "ok"})
 			defer srv.Close()
-			m := newModel(t, srv.URL, anthropic.Options{NoPromptCache: tt.noPromptCache})
+			m := newModel(t, srv.URL, anthropicmodel.Options{NoPromptCache: tt.noPromptCache})
 			if _, err := m.Complete(context.Background(), agent.Request{Messages: tt.msgs, Tools: tt.tools}); err != nil {
 				t.Fatal(err)
 			}
@@ -187,15 +187,15 @@ func TestBreakpoints(t *testing.T) {
 func TestErrors(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		srv := anthropictest.NewServer(anthropictest.Reply{Status: http.StatusTooManyRequests, Content: "slow down"})
-		m := newModel(t, srv.URL, anthropic.Options{Stream: stream})
+		m := newModel(t, srv.URL, anthropicmodel.Options{Stream: stream})
 		_, err := m.Complete(context.Background(), agent.Request{Messages: conversation[:2]})
 		srv.Close()
 		if !errors.Is(err, agent.ErrModel) {
 			t.Fatalf("stream=%v: %v does not wrap agent.ErrModel", stream, err)
 		}
-		var apiErr *sdk.Error
+		var apiErr *anthropic.Error
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusTooManyRequests {
-			t.Errorf("stream=%v: %v: no *anthropic.Error with status 429", stream, err)
+			t.Errorf("stream=%v: %v: no *anthropicmodel.Error with status 429", stream, err)
 		}
 		if !strings.Contains(err.Error(), "claude-test") || strings.Contains(err.Error(), "test-key") {
 			t.Errorf("stream=%v: error %q should name the model and not the key", stream, err)
@@ -222,7 +222,7 @@ func TestStreamDefault(t *testing.T) {
 	} {
 		srv := anthropictest.NewServer(anthropictest.Reply{Content: "hello", NoStream: !tt.serverStreams})
 		var deltas strings.Builder
-		resp, err := newModel(t, srv.URL, anthropic.Options{Stream: tt.stream}).Complete(context.Background(),
+		resp, err := newModel(t, srv.URL, anthropicmodel.Options{Stream: tt.stream}).Complete(context.Background(),
 			agent.Request{Messages: conversation[:2], OnDelta: func(d agent.Delta) { deltas.WriteString(d.Text) }})
 		srv.Close()
 		if reqs := srv.Requests(); len(reqs) != 1 || reqs[0].Stream != tt.wantStreamedRequests {
@@ -240,7 +240,7 @@ func TestStreamDefault(t *testing.T) {
 		if !errors.Is(err, agent.ErrModel) || !errors.Is(err, agent.ErrNoStream) {
 			t.Fatalf("%s: %v, want agent.ErrModel wrapping agent.ErrNoStream", tt.name, err)
 		}
-		for _, want := range []string{"application/json", "set anthropic.Options.Stream to false"} {
+		for _, want := range []string{"application/json", "set anthropicmodel.Options.Stream to false"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: %q does not say %q", tt.name, err, want)
 			}
@@ -254,31 +254,31 @@ func TestNewOptions(t *testing.T) {
 	tests := []struct {
 		name  string
 		model string
-		opts  anthropic.Options
+		opts  anthropicmodel.Options
 		ok    bool
 	}{
-		{"no model", "", anthropic.Options{APIKey: "k"}, false},
-		{"no key for api.anthropic.com", "m", anthropic.Options{}, false},
-		{"key", "m", anthropic.Options{APIKey: "k"}, true},
-		{"local server without key", "m", anthropic.Options{BaseURL: "http://127.0.0.1:9"}, true},
-		{"not http", "m", anthropic.Options{BaseURL: "ftp://x", APIKey: "k"}, false},
-		{"negative max tokens", "m", anthropic.Options{APIKey: "k", MaxTokens: -1}, false},
+		{"no model", "", anthropicmodel.Options{APIKey: "k"}, false},
+		{"no key for api.anthropic.com", "m", anthropicmodel.Options{}, false},
+		{"key", "m", anthropicmodel.Options{APIKey: "k"}, true},
+		{"local server without key", "m", anthropicmodel.Options{BaseURL: "http://127.0.0.1:9"}, true},
+		{"not http", "m", anthropicmodel.Options{BaseURL: "ftp://x", APIKey: "k"}, false},
+		{"negative max tokens", "m", anthropicmodel.Options{APIKey: "k", MaxTokens: -1}, false},
 		// The API refuses an unstreamed reply that may take over 10 minutes.
-		{"max tokens for 10 minutes, not streamed", "m", anthropic.Options{APIKey: "k", MaxTokens: 21333}, true},
-		{"max tokens over 10 minutes, not streamed", "m", anthropic.Options{APIKey: "k", MaxTokens: 21334}, false},
-		{"max tokens over 10 minutes, streamed", "m", anthropic.Options{APIKey: "k", MaxTokens: 64000, Stream: true}, true},
-		{"mcp server without url", "m", anthropic.Options{APIKey: "k", MCPServers: []anthropic.MCPServer{{Name: "x"}}}, false},
-		{"mcp server twice", "m", anthropic.Options{APIKey: "k", MCPServers: []anthropic.MCPServer{{Name: "x", URL: "https://x"}, {Name: "x", URL: "https://y"}}}, false},
+		{"max tokens for 10 minutes, not streamed", "m", anthropicmodel.Options{APIKey: "k", MaxTokens: 21333}, true},
+		{"max tokens over 10 minutes, not streamed", "m", anthropicmodel.Options{APIKey: "k", MaxTokens: 21334}, false},
+		{"max tokens over 10 minutes, streamed", "m", anthropicmodel.Options{APIKey: "k", MaxTokens: 64000, Stream: true}, true},
+		{"mcp server without url", "m", anthropicmodel.Options{APIKey: "k", MCPServers: []anthropicmodel.MCPServer{{Name: "x"}}}, false},
+		{"mcp server twice", "m", anthropicmodel.Options{APIKey: "k", MCPServers: []anthropicmodel.MCPServer{{Name: "x", URL: "https://x"}, {Name: "x", URL: "https://y"}}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := anthropic.New(tt.model, &tt.opts)
-			if (err == nil) != tt.ok || (err != nil && !errors.Is(err, anthropic.ErrOptions)) {
+			_, err := anthropicmodel.New(tt.model, &tt.opts)
+			if (err == nil) != tt.ok || (err != nil && !errors.Is(err, anthropicmodel.ErrOptions)) {
 				t.Errorf("New = %v, want ok=%v", err, tt.ok)
 			}
 		})
 	}
-	if _, err := anthropic.New("m", &anthropic.Options{BaseURL: "http://user:secret@[::1", APIKey: "k"}); err == nil || strings.Contains(err.Error(), "secret") {
+	if _, err := anthropicmodel.New("m", &anthropicmodel.Options{BaseURL: "http://user:secret@[::1", APIKey: "k"}); err == nil || strings.Contains(err.Error(), "secret") {
 		t.Errorf("bad URL: %v", err)
 	}
 }
@@ -290,7 +290,7 @@ func TestNewOptions(t *testing.T) {
 func TestMCPConnector(t *testing.T) {
 	srv := anthropictest.NewServer(anthropictest.Reply{Content: "ok"}, anthropictest.Reply{Content: "ok"})
 	defer srv.Close()
-	m := newModel(t, srv.URL, anthropic.Options{MCPServers: []anthropic.MCPServer{
+	m := newModel(t, srv.URL, anthropicmodel.Options{MCPServers: []anthropicmodel.MCPServer{
 		{Name: "remote", URL: "https://mcp.example.com/mcp", AuthorizationToken: "tok-secret"},
 	}})
 	if m.DefersTools() {

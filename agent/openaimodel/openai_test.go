@@ -1,4 +1,4 @@
-package openai_test
+package openaimodel_test
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3"
 
 	"github.com/toolsift/toolsift/agent"
-	"github.com/toolsift/toolsift/agent/openai"
+	"github.com/toolsift/toolsift/agent/openaimodel"
 	"github.com/toolsift/toolsift/internal/agenttest"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/provider"
@@ -26,9 +26,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-func newOpenAI(t *testing.T, url string, stream bool) *openai.Chat {
+func newOpenAI(t *testing.T, url string, stream bool) *openaimodel.Chat {
 	t.Helper()
-	m, err := openai.NewChat("test-model", &openai.ChatOptions{Options: provider.Options{BaseURL: url, APIKey: "test-key", MaxRetries: -1}, Stream: stream})
+	m, err := openaimodel.NewChat("test-model", &openaimodel.ChatOptions{Options: provider.Options{BaseURL: url, APIKey: "test-key", MaxRetries: -1}, Stream: stream})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,9 +245,9 @@ func TestOpenAIErrors(t *testing.T) {
 			if !errors.Is(err, agent.ErrModel) {
 				t.Fatalf("err = %v, want ErrModel", err)
 			}
-			var apiErr *sdk.Error
+			var apiErr *openai.Error
 			if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
-				t.Fatalf("err = %v, want an *sdk.Error with status 400", err)
+				t.Fatalf("err = %v, want an *openai.Error with status 400", err)
 			}
 		})
 	}
@@ -265,14 +265,14 @@ func TestOpenAIErrors(t *testing.T) {
 	t.Run("bad config is an options error at New", func(t *testing.T) {
 		for _, tt := range []struct {
 			model string
-			opts  *openai.ChatOptions
+			opts  *openaimodel.ChatOptions
 		}{
 			{"", nil},
-			{"m", &openai.ChatOptions{Options: provider.Options{BaseURL: "localhost:11434"}}},
-			{"m", &openai.ChatOptions{Options: provider.Options{BaseURL: "https://api.openai.com/v1"}}},
+			{"m", &openaimodel.ChatOptions{Options: provider.Options{BaseURL: "localhost:11434"}}},
+			{"m", &openaimodel.ChatOptions{Options: provider.Options{BaseURL: "https://api.openai.com/v1"}}},
 		} {
 			t.Setenv("OPENAI_API_KEY", "")
-			if _, err := openai.NewChat(tt.model, tt.opts); !errors.Is(err, openai.ErrOptions) {
+			if _, err := openaimodel.NewChat(tt.model, tt.opts); !errors.Is(err, openaimodel.ErrOptions) {
 				t.Errorf("NewChat(%q, %+v) = %v, want ErrOptions", tt.model, tt.opts, err)
 			}
 		}
