@@ -12,10 +12,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/internal/testenv"
+	"github.com/toolsift/toolsift/upstream"
 )
 
 // TestServePolicyReload: serve reads --policy again on SIGHUP. Its stdio
@@ -175,4 +178,32 @@ func serveStdio(t *testing.T, opts *mcp.ClientOptions, args ...string) (context.
 		cs.Close()
 	})
 	return ctx, cs, serveErr
+}
+
+// TestServeReadyBeforeFirstLook: a server that has listed its tools before
+// serve first looks at the servers (a fast server, a busy machine) is
+// logged "server ready" all the same, as the tests and operators wait for.
+func TestServeReadyBeforeFirstLook(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit())
+	defer cancel()
+	firstLook = func(ts *toolsift.Toolset) {
+		for {
+			st := ts.Status()
+			if len(st) == 1 && st[0].State != upstream.StateConnecting {
+				return
+			}
+			select {
+			case <-time.After(5 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+	t.Cleanup(func() { firstLook = func(*toolsift.Toolset) {} })
+	ctx2, _, serveErr := serveStdio(t, nil, "serve", "--config", upstreamConfig(t, "1"), "--no-cache",
+		"--connect-timeout", testenv.WaitLimit().String())
+	serveErr.waitFor(t, `msg="server ready" server=up`, ctx2.Done())
+	if !strings.Contains(serveErr.String(), `msg=ready servers=1 started=1 connecting=0`) {
+		t.Errorf("serve's ready line does not count up as started:\n%s", serveErr.String())
+	}
 }

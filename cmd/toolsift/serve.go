@@ -344,12 +344,13 @@ func serve(ctx context.Context, e *env, args []string) error {
 	for _, w := range ts.Warnings() {
 		log.Warn("config", "warning", w)
 	}
-	started := 0
+	firstLook(ts)
+	var ready []upstream.ServerStatus
 	var connecting []string
 	for _, st := range ts.Status() {
 		switch st.State {
 		case upstream.StateReady:
-			started++
+			ready = append(ready, st)
 		case upstream.StateConnecting:
 			connecting = append(connecting, st.Name)
 		case upstream.StateLazy, upstream.StateDisabled:
@@ -357,6 +358,13 @@ func serve(ctx context.Context, e *env, args []string) error {
 			log.Warn("server not ready", "server", st.Name, "state", st.State, "error", st.Err)
 		}
 	}
+	// A server ready before this first look (a fast one, or a busy
+	// machine) is logged as those still connecting will be when they
+	// arrive: every server that lists its tools says so once.
+	for _, st := range ready {
+		log.Info("server ready", "server", st.Name, "tools", st.Tools, "duration", st.ConnectTime, "connecting", len(connecting))
+	}
+	started := len(ready)
 	for _, w := range gw.Warnings() {
 		log.Warn("gateway", "warning", w) // pins that match nothing, the policy's warnings
 	}
@@ -406,6 +414,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	return serveHTTP(ctx, e, log, h, login, healthHandler(ts), *listen, *maxConns, *maxConnsPerHost, authenticated, *stateless)
 }
+
+// firstLook runs before serve's first look at its servers' states: a
+// test's hook (nil in the command).
+var firstLook = func(*toolsift.Toolset) {}
 
 // auditFlushWait is how long serve, stopping, waits for the audit records
 // kept in memory while its store could not take them.
