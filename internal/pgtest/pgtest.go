@@ -2,8 +2,9 @@
 
 // Package pgtest gives tests a real PostgreSQL server: a throwaway
 // cluster that the test binary starts (initdb and postgres from Debian's
-// postgresql package, in a temporary folder, on a unix socket in it, with
-// fsync off), and a fresh database in it for each test.
+// postgresql package, in a temporary folder, in memory under /dev/shm
+// where Linux has room there, on a unix socket in it, with fsync off), and
+// a fresh database in it for each test.
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //
@@ -252,6 +253,9 @@ func startCluster() (*Cluster, error) {
 	base := os.TempDir()
 	if len(base) > 40 || cred != nil {
 		base = "/tmp"
+	}
+	if mem := memDir(); mem != "" {
+		base = mem
 	}
 	dir, err := os.MkdirTemp(base, "toolsift-pg-")
 	if err != nil {

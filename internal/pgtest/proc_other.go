@@ -8,3 +8,6 @@ import "syscall"
 func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Credential: cred}
 }
+
+// memDir returns "": the cluster's folder stays in the temporary folder.
+func memDir() string { return "" }
