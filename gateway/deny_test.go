@@ -24,7 +24,17 @@ import (
 	"github.com/toolsift/toolsift/upstream"
 )
 
-var denyStarts = flag.Int("deny.starts", 20, "starts of TestDenyByDefault")
+var denyStarts = flag.Int("deny.starts", 0, "starts of TestDenyByDefault (0: 20, 6 under -race)")
+
+// windowRounds returns n, or under the race detector a third of it (at
+// least 3): the window tests' rounds. .ci/run runs them in full without
+// -race, where a round costs a tenth.
+func windowRounds(n int) int {
+	if raceEnabled {
+		return max(3, n/3)
+	}
+	return n
+}
 
 // upstreamCounter is an upstream go-sdk server whose tools count every
 // call they get, by tool.
@@ -69,7 +79,8 @@ func (u *upstreamCounter) count(tn string) int {
 // (counted at alpha), each is answered as a tool no server has, and the
 // audit holds out-of-scope for each call_tool one (unknown for one made
 // before alpha listed the tool); alice's call of an allowed tool gets
-// through (so the route is there). -deny.starts sets the starts (20).
+// through (so the route is there). -deny.starts sets the starts (20, or
+// 6 under -race).
 func TestDenyByDefault(t *testing.T) {
 	pol, err := config.ParsePolicy("policy.json", []byte(`{"rules": [
 		{"users": ["bob"], "allow": ["docs"]},
@@ -81,7 +92,11 @@ func TestDenyByDefault(t *testing.T) {
 	var reached, refused, audited int
 	var perStart []int
 	start := time.Now()
-	for range *denyStarts { // every start, so that a failure counts them all
+	starts := *denyStarts
+	if starts <= 0 {
+		starts = windowRounds(20)
+	}
+	for range starts { // every start, so that a failure counts them all
 		r, n, a := denyStart(t, pol)
 		reached += r
 		refused += n
@@ -89,7 +104,7 @@ func TestDenyByDefault(t *testing.T) {
 		perStart = append(perStart, r)
 	}
 	t.Logf("out-of-scope calls that reached the upstream, by start: %v", perStart)
-	t.Logf("%d starts in %v: %d out-of-scope calls made, %d reached the upstream, %d audited out-of-scope", *denyStarts, time.Since(start).Round(time.Millisecond), refused, reached, audited)
+	t.Logf("%d starts in %v: %d out-of-scope calls made, %d reached the upstream, %d audited out-of-scope", starts, time.Since(start).Round(time.Millisecond), refused, reached, audited)
 }
 
 // denyStart is one start of TestDenyByDefault: it returns how many
@@ -243,7 +258,8 @@ func textOf(res *mcp.CallToolResult) string {
 // call sent once the Hub has the change (its status names the tool as
 // changed) reaches the tool, whatever the index or the proxy's own
 // reading of the quarantine hold yet. Between rounds the change is
-// accepted (Hub.Trust), and the calls go through again.
+// accepted (Hub.Trust), and the calls go through again. 8 rounds, 3 under
+// -race.
 func TestRugPullWindow(t *testing.T) {
 	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
 	add := func(v int32) {
@@ -282,9 +298,9 @@ func TestRugPullWindow(t *testing.T) {
 		}
 		return false
 	}
-	const rounds = 8
+	rounds := windowRounds(8)
 	var after, leaked, through int
-	for round := int32(1); round <= rounds; round++ {
+	for round := int32(1); round <= int32(rounds); round++ {
 		var seen, stop atomic.Bool
 		var mu sync.Mutex
 		var wg sync.WaitGroup
