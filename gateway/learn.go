@@ -53,7 +53,7 @@ func (p *proxy) usageCaller(ctx context.Context) context.Context {
 }
 
 // callerOf is the usage caller of ctx's Identity, in the scope
-// proxyOptions.Search.LearnScope gives it.
+// proxyOptions.LearnScope gives it.
 func (p *proxy) callerOf(ctx context.Context) usage.Caller {
 	id, _ := authn.IdentityFrom(ctx)
 	c := usage.Caller{Identity: id.User}

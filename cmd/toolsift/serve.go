@@ -416,7 +416,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 }
 
 // firstLook runs before serve's first look at its servers' states: a
-// test's hook (nil in the command).
+// test's hook (a no-op in the command).
 var firstLook = func(*toolsift.Toolset) {}
 
 // auditFlushWait is how long serve, stopping, waits for the audit records
