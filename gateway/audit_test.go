@@ -137,7 +137,7 @@ func TestAuditWriteFails(t *testing.T) {
 	var buf testenv.Buffer
 	ts, hub := openToolset(t, localTools(t))
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Audit: &audit.Log{Store: failingPuts{store.NewMemory()}, Logger: log}, Logger: log})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Audit: &audit.Log{Store: failingPuts{store.NewMemory()}, Logger: log}, Telemetry: gateway.Telemetry{Logger: log}})
 	if err != nil {
 		t.Fatal(err)
 	}

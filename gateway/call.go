@@ -263,7 +263,7 @@ func (p *proxy) refuseQuarantined(ctx context.Context, ss *mcp.ServerSession, na
 // holdResult counts res against the result bytes in flight until the
 // SDK has written the answer (it ends the handler's ctx then), waiting
 // while other results hold too many; it returns the result to send
-// instead when res cannot be held (see proxyOptions.MaxResultBytes).
+// instead when res cannot be held (see Options.Limits.MaxResultBytes).
 func (p *proxy) holdResult(ctx context.Context, name string, res tool.Result) *mcp.CallToolResult {
 	n := int64(max(len(res.Raw), len(res.Content)))
 	switch err := p.results.acquire(ctx, n); {

@@ -358,19 +358,14 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 	}
 	shared.Store(hub)
 	p, err := newProxy(ts, hub, &proxyOptions{
-		MaxTools:       o.Search.MaxTools,
-		SearchBudget:   o.Search.Budget,
-		PinnedTools:    ts.Pinned(), // the Toolset's pins: the config's alwaysLoad, Toolset.Pin
-		Static:         o.HTTP.Stateless,
-		MaxResultBytes: o.Limits.MaxResultBytes,
-		Server:         o.Server,
-		Logger:         o.Telemetry.Logger,
-		Audit:          o.Audit,
-		Policy:         o.Policy,
-		Metrics:        o.Telemetry.Metrics,
-		Tracer:         o.Telemetry.Tracer,
-		TraceUser:      o.Telemetry.TraceUser,
-		LearnScope:     o.Search.LearnScope,
+		Search:      o.Search,
+		Limits:      o.Limits,
+		Server:      o.Server,
+		Telemetry:   o.Telemetry,
+		Audit:       o.Audit,
+		Policy:      o.Policy,
+		PinnedTools: ts.Pinned(), // the Toolset's pins: the config's alwaysLoad, Toolset.Pin
+		Static:      o.HTTP.Stateless,
 	})
 	if err != nil {
 		return nil, errors.Join(err, ts.Close())

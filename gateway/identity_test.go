@@ -42,7 +42,7 @@ func (u userHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestIdentityReachesHandlers(t *testing.T) {
 	ts, hub := openToolset(t, localTools(t))
 	var buf testenv.Buffer
-	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Telemetry: gateway.Telemetry{Logger: slog.New(slog.NewTextHandler(&buf, nil))}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,11 +53,11 @@ func (p *proxy) usageCaller(ctx context.Context) context.Context {
 }
 
 // callerOf is the usage caller of ctx's Identity, in the scope
-// proxyOptions.LearnScope gives it.
+// Options.Search.LearnScope gives it.
 func (p *proxy) callerOf(ctx context.Context) usage.Caller {
 	id, _ := authn.IdentityFrom(ctx)
 	c := usage.Caller{Identity: id.User}
-	switch p.opts.LearnScope {
+	switch p.opts.Search.LearnScope {
 	case LearnByUser:
 		if id.User != "" {
 			c.Scope = "user:" + id.User

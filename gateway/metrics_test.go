@@ -305,8 +305,8 @@ func metricsClient(b *testing.B, ts *toolsift.Toolset, hub *upstream.Hub, on boo
 	b.Helper()
 	po := &gateway.ProxyOptions{}
 	if on {
-		po.Metrics = gateway.NewMetrics(0)
-		prometheus.NewRegistry().MustRegister(po.Metrics)
+		po.Telemetry.Metrics = gateway.NewMetrics(0)
+		prometheus.NewRegistry().MustRegister(po.Telemetry.Metrics)
 	}
 	return proxyClient(b, ts, hub, po)
 }

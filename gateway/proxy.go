@@ -41,18 +41,18 @@ var ErrOptions = errors.New("gateway: invalid options")
 // rejects others, and OpenAI's function names follow it).
 var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// proxyOptions configure a proxy. The zero value (or nil) gives the defaults.
+// proxyOptions configure a proxy: Options' parts that are the proxy's.
+// The zero value (or nil) gives the defaults, as in Options.
 type proxyOptions struct {
-	// MaxTools caps the tools of one session's list: its own two, the pinned
-	// ones and the found ones. Default DefaultMaxTools. Pinned tools are
-	// listed even past the cap (a warning says so); found tools fill what is
-	// left, the least recently used leaving first.
-	MaxTools int
-	// SearchBudget is the most tokens the tool schemas of one search_tools
-	// answer may cost (counted by the Toolset's tokenizer as the model is
-	// sent them); tools are compressed before they are left out. Default
-	// think.DefaultBudget.
-	SearchBudget int
+	// Search, Limits.MaxResultBytes, Server, Telemetry, Audit and Policy
+	// are as in Options (Limits.ClientRequestsPerMinute is the Hub's,
+	// not the proxy's).
+	Search    SearchOptions
+	Limits    Limits
+	Server    ServerInfo
+	Telemetry Telemetry
+	Audit     *audit.Log
+	Policy    *config.Policy
 	// PinnedServers lists servers whose every tool is listed from the start
 	// ("alwaysLoad": true in the config file); PinnedTools lists tools by
 	// name (as listed: "server__tool") or path.Match glob. A pin that
@@ -62,32 +62,6 @@ type proxyOptions struct {
 	// pinned ones): found tools are called through call_tool. For stateless
 	// HTTP, where there is no session to keep a list for.
 	Static bool
-	// MaxResultBytes bounds the bytes of upstream results held at once,
-	// across calls and sessions, from the upstream's answer until the
-	// proxy's is written; a result waits while others hold too many, and
-	// one larger than MaxResultBytes is refused with a result saying so.
-	// Zero means DefaultMaxResultBytes.
-	MaxResultBytes int64
-	// Server is what the proxy says it is in initialize.
-	Server ServerInfo
-	// Logger gets one line per search and per call (never arguments, results
-	// or secrets) and the session's comings and goings; nil discards them.
-	Logger *slog.Logger
-	// Audit, when set, gets one record per call: its middleware is on
-	// every server, and proxy.call reports to it.
-	Audit *audit.Log
-	// Policy scopes what each caller sees and calls (policy.go); nil: no
-	// scoping.
-	Policy *config.Policy
-	// Metrics, when set, counts the requests, searches and calls
-	// (metrics.go); nil counts nothing.
-	Metrics *Metrics
-	// LearnScope names the usage scope of a caller (learn.go).
-	LearnScope LearnScope
-	// Tracer, when set, traces the requests, searches and calls
-	// (trace.go); TraceUser names the caller's user in the request spans.
-	Tracer    trace.TracerProvider
-	TraceUser bool
 }
 
 // toolset is what the proxy needs of the Toolset it serves; *toolsift.Toolset
@@ -145,8 +119,8 @@ type proxy struct {
 	// once, before the proxy serves.
 	perUser *perUser
 	limits  sharedLimits // the store's rate-limit buckets (ratelimit.go); set once, before the proxy serves
-	metrics *Metrics     // nil: none (proxyOptions.Metrics)
-	tracer  trace.Tracer // nil: no spans (proxyOptions.Tracer)
+	metrics *Metrics     // nil: none (Options.Telemetry.Metrics)
+	tracer  trace.Tracer // nil: no spans (Options.Telemetry.Tracer)
 }
 
 // newProxy returns a proxy over ts, whose tools come from hub. It fails on
@@ -164,18 +138,18 @@ func newProxy(ts toolset, hub *upstream.Hub, opts *proxyOptions) (*proxy, error)
 		o = *opts
 	}
 	switch {
-	case o.MaxTools < 0:
-		return nil, fmt.Errorf("%w: Search.MaxTools = %d, want > 0", ErrOptions, o.MaxTools)
-	case o.MaxTools == 0:
-		o.MaxTools = DefaultMaxTools
+	case o.Search.MaxTools < 0:
+		return nil, fmt.Errorf("%w: Search.MaxTools = %d, want > 0", ErrOptions, o.Search.MaxTools)
+	case o.Search.MaxTools == 0:
+		o.Search.MaxTools = DefaultMaxTools
 	}
 	switch {
-	case o.LearnScope < LearnByTeam || o.LearnScope > LearnGlobal:
-		return nil, fmt.Errorf("%w: Search.LearnScope = %d, want LearnByTeam, LearnByUser or LearnGlobal", ErrOptions, o.LearnScope)
-	case o.SearchBudget < 0:
-		return nil, fmt.Errorf("%w: Search.Budget = %d, want > 0", ErrOptions, o.SearchBudget)
-	case o.SearchBudget == 0:
-		o.SearchBudget = think.DefaultBudget
+	case o.Search.LearnScope < LearnByTeam || o.Search.LearnScope > LearnGlobal:
+		return nil, fmt.Errorf("%w: Search.LearnScope = %d, want LearnByTeam, LearnByUser or LearnGlobal", ErrOptions, o.Search.LearnScope)
+	case o.Search.Budget < 0:
+		return nil, fmt.Errorf("%w: Search.Budget = %d, want > 0", ErrOptions, o.Search.Budget)
+	case o.Search.Budget == 0:
+		o.Search.Budget = think.DefaultBudget
 	}
 	for _, p := range o.PinnedTools {
 		if _, err := path.Match(p, ""); err != nil {
@@ -183,10 +157,10 @@ func newProxy(ts toolset, hub *upstream.Hub, opts *proxyOptions) (*proxy, error)
 		}
 	}
 	switch {
-	case o.MaxResultBytes < 0:
-		return nil, fmt.Errorf("%w: Limits.MaxResultBytes = %d, want > 0", ErrOptions, o.MaxResultBytes)
-	case o.MaxResultBytes == 0:
-		o.MaxResultBytes = DefaultMaxResultBytes
+	case o.Limits.MaxResultBytes < 0:
+		return nil, fmt.Errorf("%w: Limits.MaxResultBytes = %d, want > 0", ErrOptions, o.Limits.MaxResultBytes)
+	case o.Limits.MaxResultBytes == 0:
+		o.Limits.MaxResultBytes = DefaultMaxResultBytes
 	}
 	if o.Server.Name == "" {
 		o.Server.Name = "toolsift"
@@ -197,24 +171,24 @@ func newProxy(ts toolset, hub *upstream.Hub, opts *proxyOptions) (*proxy, error)
 	if o.Server.Version == "" {
 		o.Server.Version = "devel"
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+	if o.Telemetry.Logger == nil {
+		o.Telemetry.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &proxy{ts: ts, hub: hub, opts: o, log: o.Logger, sdkLog: slog.New(warnOnly{o.Logger.Handler()}), sessions: map[*session]time.Time{}, grace: sessionGrace,
-		results: newByteBudget(o.MaxResultBytes)}
+	p := &proxy{ts: ts, hub: hub, opts: o, log: o.Telemetry.Logger, sdkLog: slog.New(warnOnly{o.Telemetry.Logger.Handler()}), sessions: map[*session]time.Time{}, grace: sessionGrace,
+		results: newByteBudget(o.Limits.MaxResultBytes)}
 	pol, err := newPolicy(o.Policy, p.serverNames(), nil)
 	if err != nil {
 		return nil, err
 	}
 	p.policy.Store(pol)
-	if o.Tracer != nil {
-		p.tracer = o.Tracer.Tracer(tracerName)
+	if o.Telemetry.Tracer != nil {
+		p.tracer = o.Telemetry.Tracer.Tracer(tracerName)
 	}
-	if o.Metrics != nil {
-		if err := o.Metrics.attach(p); err != nil {
+	if o.Telemetry.Metrics != nil {
+		if err := o.Telemetry.Metrics.attach(p); err != nil {
 			return nil, err
 		}
-		p.metrics = o.Metrics
+		p.metrics = o.Telemetry.Metrics
 	}
 	p.pin()
 	return p, nil
@@ -233,8 +207,8 @@ func (p *proxy) pin() {
 	}
 	slices.SortFunc(pinned, func(a, b tool.Tool) int { return cmp.Compare(a.Name, b.Name) })
 	p.pinned.Store(&pinned)
-	if fixed := 2 + len(pinned); fixed > p.opts.MaxTools {
-		p.warnings = append(p.warnings, fmt.Sprintf("%d pinned tools and search_tools and call_tool make %d, more than the cap of %d tools: no room for found tools", len(pinned), fixed, p.opts.MaxTools))
+	if fixed := 2 + len(pinned); fixed > p.opts.Search.MaxTools {
+		p.warnings = append(p.warnings, fmt.Sprintf("%d pinned tools and search_tools and call_tool make %d, more than the cap of %d tools: no room for found tools", len(pinned), fixed, p.opts.Search.MaxTools))
 	}
 }
 

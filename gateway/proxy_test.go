@@ -294,7 +294,7 @@ func TestPinnedServerWithoutTools(t *testing.T) {
 func TestLeastRecentlyUsedLeaves(t *testing.T) {
 	ts, hub := openToolset(t, localTools(t))
 	// Room for two found tools besides search_tools and call_tool.
-	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{MaxTools: 4})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Search: gateway.SearchOptions{MaxTools: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestSessionsHaveTheirOwnList(t *testing.T) {
 func TestSearchFitsBudget(t *testing.T) {
 	ts, hub := openToolset(t, localTools(t))
 	for _, budget := range []int{4000, 60, 1} {
-		p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{SearchBudget: budget})
+		p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Search: gateway.SearchOptions{Budget: budget}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,7 +377,7 @@ func TestSearchFitsBudget(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	ts, hub := openToolset(t, localTools(t))
-	for _, o := range []gateway.ProxyOptions{{MaxTools: -1}, {SearchBudget: -1}, {PinnedTools: []string{"["}}} {
+	for _, o := range []gateway.ProxyOptions{{Search: gateway.SearchOptions{MaxTools: -1}}, {Search: gateway.SearchOptions{Budget: -1}}, {PinnedTools: []string{"["}}} {
 		if _, err := gateway.NewProxy(ts, hub, &o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
 		}
@@ -385,7 +385,7 @@ func TestOptions(t *testing.T) {
 	if _, err := gateway.NewProxy(nil, nil, nil); err == nil {
 		t.Error("New(nil) succeeded")
 	}
-	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{MaxTools: 3, PinnedServers: []string{"math"}})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Search: gateway.SearchOptions{MaxTools: 3}, PinnedServers: []string{"math"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestOptions(t *testing.T) {
 func TestLogLines(t *testing.T) {
 	ts, hub := openToolset(t, localTools(t))
 	var buf testenv.Buffer
-	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Telemetry: gateway.Telemetry{Logger: slog.New(slog.NewJSONHandler(&buf, nil))}})
 	if err != nil {
 		t.Fatal(err)
 	}

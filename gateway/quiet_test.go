@@ -48,7 +48,7 @@ func TestQuietLog(t *testing.T) {
 			case <-time.After(testenv.WaitLimit()):
 				t.Fatal("the server never asked for roots")
 			}
-			p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Logger: log})
+			p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Telemetry: gateway.Telemetry{Logger: log}})
 			if err != nil {
 				t.Fatal(err)
 			}

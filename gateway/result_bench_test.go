@@ -108,7 +108,7 @@ func TestResultBytesBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts, hub := openToolset(t, &config.Config{Servers: map[string]config.Server{"up": up}})
-	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{MaxResultBytes: 100_000})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{Limits: gateway.Limits{MaxResultBytes: 100_000}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 }
 
 // searchAnswer answers search_tools for query and k without a session: the
-// Toolset's Think step finds the tools and fits them into proxyOptions.SearchBudget
+// Toolset's Think step finds the tools and fits them into Options.Search.Budget
 // (think.Thinker.Find), passing over quarantined tools (quarantine.go),
 // after waiting for the servers still connecting in the caller's scope
 // (toolsift.Options.ConnectWait), which the answer names with those that
@@ -81,7 +81,7 @@ func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.Se
 		// of whose tools the caller may reach
 		ctx = upstream.WithServerScope(ctx, a.sc.reaches)
 	}
-	return p.ts.Find(p.usageCaller(ctx), query, k, p.opts.SearchBudget, skip) // the caller's usage memory (learn.go)
+	return p.ts.Find(p.usageCaller(ctx), query, k, p.opts.Search.Budget, skip) // the caller's usage memory (learn.go)
 }
 
 // errorResult is a tool result that tells the model what went wrong.

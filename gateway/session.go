@@ -83,7 +83,7 @@ func (s *session) access() *access {
 
 // room is how many found tools a list may hold.
 func (s *session) room() int {
-	return max(0, s.p.opts.MaxTools-2-len(s.pins()))
+	return max(0, s.p.opts.Search.MaxTools-2-len(s.pins()))
 }
 
 // list puts tools (best first) on the session's list, touching those already

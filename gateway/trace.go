@@ -87,7 +87,7 @@ func (p *proxy) traced(next mcp.MethodHandler) mcp.MethodHandler {
 		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
 			span.SetAttributes(attrTool.String(call.Params.Name))
 		}
-		if p.opts.TraceUser {
+		if p.opts.Telemetry.TraceUser {
 			if id, ok := authn.IdentityFrom(ctx); ok && id.User != "" {
 				span.SetAttributes(attrUser.String(id.User))
 			}

@@ -310,7 +310,7 @@ func tracingBenchClient(b *testing.B, ts *toolsift.Toolset, hub *upstream.Hub, o
 	if on {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{}))
 		b.Cleanup(func() { tp.Shutdown(context.Background()) })
-		po.Tracer = tp
+		po.Telemetry.Tracer = tp
 	}
 	return proxyClient(b, ts, hub, po)
 }

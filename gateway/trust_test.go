@@ -213,7 +213,7 @@ func TestChangeLoggedOnce(t *testing.T) {
 			}
 		}})
 	var buf testenv.Buffer
-	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{PinnedTools: []string{"up__lookup"}, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	p, err := gateway.NewProxy(ts, hub, &gateway.ProxyOptions{PinnedTools: []string{"up__lookup"}, Telemetry: gateway.Telemetry{Logger: slog.New(slog.NewTextHandler(&buf, nil))}})
 	if err != nil {
 		t.Fatal(err)
 	}
