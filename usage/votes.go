@@ -55,7 +55,7 @@ type tuning struct {
 	CosFloor, CosPriorMean, CosPriorSpread float64
 }
 
-var defaultTuning = tuning{Alpha: 0.5, Gate: 2, Floor: 0.35, Soft: 0.5, Tau: 1, Cap: 3, Prior: 20, PriorMean: 0.2, PriorSpread: 0.1,
+var defaultTuning = tuning{Alpha: 0.5, Gate: 2, Floor: 0.5, Soft: 0.5, Tau: 1, Cap: 3, Prior: 20, PriorMean: 0.2, PriorSpread: 0.1,
 	CosFloor: 0.5, CosPriorMean: 0.31, CosPriorSpread: 0.12}
 
 func (t tuning) check() error {

@@ -11,8 +11,8 @@ package main
 // The datasets are read from $TOOLSIFT_SHARED (default ../../../shared).
 // REPLAY_SETS picks sets (comma-separated; default all), REPLAY_VARIANTS
 // variants (default all), REPLAY_HISTORY the history (default 0.5),
-// REPLAY_IDENTITIES the identities (default 3), REPLAY_SEEDS the seeds
-// (default 1).
+// REPLAY_IDENTITIES the identities (default 1, as toolbench replay's),
+// REPLAY_NOISE the noise (default 0), REPLAY_SEEDS the seeds (default 1).
 
 import (
 	"context"
@@ -46,8 +46,11 @@ var replayVariants = []replayVariant{
 	{"nocos", func(t *usageopt.Tuning) { t.CosFloor = 0 }},
 	{"cos0.55", func(t *usageopt.Tuning) { t.CosFloor = 0.55 }},
 	// The floor and its softness.
-	{"floor0.3", func(t *usageopt.Tuning) { t.Floor = 0.3 }},
+	{"floor0.35", func(t *usageopt.Tuning) { t.Floor = 0.35 }},
 	{"floor0.4", func(t *usageopt.Tuning) { t.Floor = 0.4 }},
+	{"floor0.45", func(t *usageopt.Tuning) { t.Floor = 0.45 }},
+	{"floor0.55", func(t *usageopt.Tuning) { t.Floor = 0.55 }},
+	{"soft2", func(t *usageopt.Tuning) { t.Soft = 2 }},
 	{"hard-floor", func(t *usageopt.Tuning) { t.Soft = 0 }},
 	{"soft1", func(t *usageopt.Tuning) { t.Soft = 1 }},
 	// Saturation.
@@ -92,7 +95,7 @@ func TestReplayVariants(t *testing.T) {
 		}
 		return def
 	}
-	history, identities, seeds := num("REPLAY_HISTORY", 0.5), int(num("REPLAY_IDENTITIES", 3)), int(num("REPLAY_SEEDS", 1))
+	history, identities, seeds, noise := num("REPLAY_HISTORY", 0.5), int(num("REPLAY_IDENTITIES", 1)), int(num("REPLAY_SEEDS", 1)), num("REPLAY_NOISE", 0)
 	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
 	for _, s := range sets {
 		if !only("REPLAY_SETS", s[0]) {
@@ -111,20 +114,22 @@ func TestReplayVariants(t *testing.T) {
 			var mo learn.Options
 			usageopt.Set(&mo, tune)
 			var r5w, r5, h3w, h3 float64
+			var per []string
 			for seed := 1; seed <= seeds; seed++ {
-				o := replayOptions{toolsPath: tools, queriesPath: queries, history: history, seed: uint64(seed), identities: identities,
+				o := replayOptions{toolsPath: tools, queriesPath: queries, history: history, noise: noise, seed: uint64(seed), identities: identities,
 					quiet: true, memory: &mo, cache: func(context.Context, *toolsift.Options) error { return nil }}
 				rep, err := replay(context.Background(), e, o)
 				if err != nil {
 					t.Fatal(err)
 				}
+				per = append(per, strconv.FormatFloat(rep.Recall5.With-rep.Recall5.Without, 'f', 3, 64))
 				r5w += rep.Recall5.Without
 				r5 += rep.Recall5.With
 				h3w += rep.Hit3.Without
 				h3 += rep.Hit3.With
 			}
 			n := float64(seeds)
-			t.Logf("%-18s %-12s recall@5 %.3f -> %.3f (%+.3f)  hit@3 %.3f -> %.3f (%+.3f)", s[0], v.name, r5w/n, r5/n, (r5-r5w)/n, h3w/n, h3/n, (h3-h3w)/n)
+			t.Logf("%-18s %-12s recall@5 %.3f -> %.3f (%+.3f)  hit@3 %.3f -> %.3f (%+.3f)  seeds %s", s[0], v.name, r5w/n, r5/n, (r5-r5w)/n, h3w/n, h3/n, (h3-h3w)/n, strings.Join(per, " "))
 		}
 	}
 }
