@@ -52,7 +52,11 @@ memory (with --noise, that fraction of calls goes to a wrong tool from the
 request's top 10 instead), by one of --identities simulated identities drawn
 for each request. The rest are measured, each as one Think step of a caller
 drawn the same way, with and without the usage signal: recall@5, hit@3, and
-the gold sent with its schema at 2,000 and 4,000 tokens. The format of the
+the gold sent with its schema at 2,000 and 4,000 tokens. One identity (the
+default) is a program's own memory, as the library keeps it without
+usage.WithCaller; with several, one identity's calls count for another only
+once two identities stand behind a tool (usage.Options.Support), as on a
+team's toolsift serve with per-user logins. The format of the
 files: docs/datasets.md in the source.`)
 	var o replayOptions
 	fs.StringVar(&o.toolsPath, "tools", "", "tools.jsonl `file`: one MCP-shaped tool per line")
@@ -61,7 +65,7 @@ files: docs/datasets.md in the source.`)
 	fs.Float64Var(&o.history, "history", 0.5, "the `fraction` of the requests replayed as history, 0 to 1")
 	fs.Float64Var(&o.noise, "noise", 0, "the `fraction` of history calls made to a wrong tool of the request's top 10 instead, 0 to 1")
 	seed := fs.Int64("seed", 1, "the `seed` of the order, the identities and the noise")
-	fs.IntVar(&o.identities, "identities", 3, "how many simulated identities share the history and the measured requests (`N`): one identity's calls count for another only when enough identities stand behind a tool")
+	fs.IntVar(&o.identities, "identities", 1, "how many simulated identities share the history and the measured requests (`N`): one identity's calls count for another only when enough identities stand behind a tool")
 	fs.BoolVar(&o.json, "json", false, "print the results as one JSON object")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bars on stderr")
 	o.cache = cacheFlags(fs)
