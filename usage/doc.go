@@ -16,8 +16,9 @@
 // A ranking asks it what a new request's neighbours vote for
 // ([Memory.Votes]). An earlier request votes when it stands out as like
 // the new one: its similarity (its vector's cosine and its terms'
-// idf-weighted cosine, half each; or its vector's alone, at a higher bar)
-// stands two standard deviations above the scope's mean similarity to the
+// idf-weighted cosine, half each; or, when one of the two requests has
+// fewer than eight terms, its vector's alone, at a higher bar) stands two
+// standard deviations above the scope's mean similarity to the
 // new request and above a floor. It votes for every tool it led to, by how
 // far it stands out, and a request that led to several tools votes by the
 // share of them that the ranking without the memory found too. A tool's

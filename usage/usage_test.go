@@ -422,6 +422,36 @@ func TestEntriesForget(t *testing.T) {
 	}
 }
 
+// Two requests that share no word vote by their vectors alone only while
+// one of them is short: long requests have words enough to compare, and
+// near-identical vectors with none in common are two different asks in
+// one template ("summarize the quarterly sales report of the emea region
+// ..." and "translate ...").
+func TestVotesLongRequestsNeedWords(t *testing.T) {
+	m := newMemory(t, nil)
+	background(t, m, alice, 30)
+	long := "summarize quarterly revenue report for emea sales region today"
+	short := "rotate keys"
+	record(t, m, alice, req(long, mix(60, 1, 61, 0.6)), "summarize_report", t0)
+	record(t, m, alice, req(short, mix(62, 1, 63, 0.6)), "rotate_credentials", t0)
+	// Vectors at a cosine of about 0.9, no word in common: the mixed
+	// similarity is half the cosine, under the floor (0.5), so only the
+	// vectors-alone path could vote.
+	longQ := usage.Query{Request: req("translate monthly expense sheet into german finance department files", mix(60, 1, 61, 0.1)), Valid: current}
+	shortQ := usage.Query{Request: req("cycle secrets", mix(62, 1, 63, 0.1)), Valid: current}
+	if got := m.Votes(alice, longQ); len(got) != 0 {
+		t.Errorf("a long request that shares no word with a long earlier one got votes %+v", got)
+	}
+	if v := votesFor(m.Votes(alice, shortQ), "rotate_credentials"); v.Weight < 0.5 || v.Similarity >= 0.5 {
+		t.Errorf("a short paraphrase with no word in common got %+v for rotate_credentials: want a weight of at least 0.5 by its vectors alone (a mixed similarity under 0.5)", v)
+	}
+	// A long request against a short one is still compared by vectors.
+	mixedQ := usage.Query{Request: req("please rotate the credentials of our production database cluster tonight", mix(62, 1, 63, 0.1)), Valid: current}
+	if v := votesFor(m.Votes(alice, mixedQ), "rotate_credentials"); v.Weight < 0.5 {
+		t.Errorf("a long request like a short earlier one got no vote for rotate_credentials: %+v", m.Votes(alice, mixedQ))
+	}
+}
+
 // Requests with no vector are compared by their terms.
 func TestVotesTermsOnly(t *testing.T) {
 	m := newMemory(t, nil)

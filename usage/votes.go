@@ -53,16 +53,21 @@ type tuning struct {
 	// vectors' cosine alone too, with its own floor and prior
 	// (CosPriorMean ± CosPriorSpread): it votes with the larger evidence.
 	CosFloor, CosPriorMean, CosPriorSpread float64
+	// CosMaxTerms, when positive, keeps the vectors-alone path to pairs
+	// of requests of which one has fewer catalog terms than it: two
+	// requests that each have that many have words enough to compare, and
+	// their mixed similarity decides alone.
+	CosMaxTerms float64
 }
 
 var defaultTuning = tuning{Alpha: 0.5, Gate: 2, Floor: 0.5, Soft: 0.5, Tau: 1, Cap: 3, Prior: 20, PriorMean: 0.2, PriorSpread: 0.1,
-	CosFloor: 0.5, CosPriorMean: 0.31, CosPriorSpread: 0.12}
+	CosFloor: 0.5, CosPriorMean: 0.31, CosPriorSpread: 0.12, CosMaxTerms: 8}
 
 func (t tuning) check() error {
 	ok := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	if !ok(t.Alpha) || t.Alpha < 0 || t.Alpha > 1 || !ok(t.Gate) || !ok(t.Floor) || t.Floor >= 1 || !ok(t.Soft) || t.Soft < 0 || !ok(t.Tau) || t.Tau <= 0 || !ok(t.Cap) || t.Cap <= 0 ||
 		!ok(t.Prior) || t.Prior < 0 || !ok(t.PriorMean) || !ok(t.PriorSpread) || t.PriorSpread < 0 ||
-		!ok(t.CosFloor) || t.CosFloor < 0 || t.CosFloor >= 1 || !ok(t.CosPriorMean) || !ok(t.CosPriorSpread) || t.CosPriorSpread < 0 {
+		!ok(t.CosFloor) || t.CosFloor < 0 || t.CosFloor >= 1 || !ok(t.CosPriorMean) || !ok(t.CosPriorSpread) || t.CosPriorSpread < 0 || !ok(t.CosMaxTerms) {
 		return fmt.Errorf("%w: tuning %+v", ErrOptions, t)
 	}
 	return nil
@@ -134,12 +139,15 @@ func (m *Memory) Votes(c Caller, q Query) []Vote {
 	mixedStats := standOut(mixed, t.Prior, t.PriorMean, t.PriorSpread, t.Floor)
 	cosStats := standOut(cos, t.Prior, t.CosPriorMean, t.CosPriorSpread, t.CosFloor)
 	// evidence is how much request i votes: how far it stands out above
-	// its scope's mean, by either similarity (a paraphrase that shares no
-	// word of the catalog is found by its vector alone, at a higher bar),
-	// scaled by how far above the floor it is.
+	// its scope's mean, by either similarity (a short paraphrase that
+	// shares no word of the catalog is found by its vector alone, at a
+	// higher bar; two long requests that share too few words to reach the
+	// floor are different asks in one template, however close their
+	// vectors), scaled by how far above the floor it is.
 	evidence := func(i int) (e, x float64) {
 		e, x = mixedStats.evidence(mixed[i], t)
-		if t.CosFloor > 0 && len(nq.vec) > 0 && len(reqs[i].vec) == len(nq.vec) {
+		if t.CosFloor > 0 && len(nq.vec) > 0 && len(reqs[i].vec) == len(nq.vec) &&
+			(t.CosMaxTerms <= 0 || float64(min(len(nq.terms), len(reqs[i].terms))) < t.CosMaxTerms) {
 			if ec, _ := cosStats.evidence(cos[i], t); ec > e {
 				e = ec
 			}

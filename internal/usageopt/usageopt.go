@@ -24,6 +24,9 @@ type Tuning struct {
 	// CosFloor, when positive, lets a request vote by its vectors' cosine
 	// alone too, with its own floor and prior.
 	CosFloor, CosPriorMean, CosPriorSpread float64
+	// CosMaxTerms, when positive, keeps the vectors-alone path to pairs
+	// of requests of which one has fewer catalog terms than it.
+	CosMaxTerms float64
 }
 
 // Set sets t on opts, a *usage.Options; it panics for anything else.
