@@ -18,8 +18,8 @@
 // the new one: its similarity (its vector's cosine and its terms'
 // idf-weighted cosine, half each; or, when one of the two requests has
 // fewer than eight terms, its vector's alone, at a higher bar) stands two
-// standard deviations above the scope's mean similarity to the
-// new request and above a floor. It votes for every tool it led to, by how
+// standard deviations above the scope's mean similarity to the new
+// request and above a floor. It votes for every tool it led to, by how
 // far it stands out, and a request that led to several tools votes by the
 // share of them that the ranking without the memory found too. A tool's
 // weight is its share of all the votes cast, times how much evidence

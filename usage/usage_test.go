@@ -424,9 +424,8 @@ func TestEntriesForget(t *testing.T) {
 
 // Two requests that share no word vote by their vectors alone only while
 // one of them is short: long requests have words enough to compare, and
-// near-identical vectors with none in common are two different asks in
-// one template ("summarize the quarterly sales report of the emea region
-// ..." and "translate ...").
+// two long ones whose vectors are as close as a paraphrase's but that
+// share no word are different asks in one template.
 func TestVotesLongRequestsNeedWords(t *testing.T) {
 	m := newMemory(t, nil)
 	background(t, m, alice, 30)

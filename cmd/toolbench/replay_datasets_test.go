@@ -45,10 +45,11 @@ var replayVariants = []replayVariant{
 	// No vectors-alone path (the mixed similarity only).
 	{"nocos", func(t *usageopt.Tuning) { t.CosFloor = 0 }},
 	{"cos0.55", func(t *usageopt.Tuning) { t.CosFloor = 0.55 }},
-	// The vectors-alone path for short requests only (catalog terms).
+	// The vectors-alone path for every pair of requests (the rule before
+	// 2026-12-03), or while one of them has fewer than 6 or 12 terms
+	// (default 8).
 	{"cosmax0", func(t *usageopt.Tuning) { t.CosMaxTerms = 0 }},
 	{"cosmax6", func(t *usageopt.Tuning) { t.CosMaxTerms = 6 }},
-	{"cosmax8", func(t *usageopt.Tuning) { t.CosMaxTerms = 8 }},
 	{"cosmax12", func(t *usageopt.Tuning) { t.CosMaxTerms = 12 }},
 	// The floor and its softness.
 	{"floor0.35", func(t *usageopt.Tuning) { t.Floor = 0.35 }},
