@@ -320,7 +320,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, err
 		if c.Resources || c.Prompts {
 			p.featuresChanged()
 		}
-		if c.Tools {
+		if c.Tools && !c.ToolsDiffered {
 			p.toolsSaid(c.Server)
 		}
 	}

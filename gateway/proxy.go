@@ -418,12 +418,15 @@ func (p *proxy) toolsChanged() {
 // toolsSaid passes an upstream's word that its tools changed
 // (notifications/tools/list_changed, or a Refresh: upstream.ListChange.Tools)
 // on to the clients of 2026-07-28 listening for tool list changes on a
-// server whose list holds a tool of that upstream (a pinned one), even
-// when the upstream's list is the same as before: such a client lists
-// again at the cost of one list, while a word not passed on could leave
-// it with a stale list (an upstream that registers a tool again says its
-// list changed). A difference has already reached the lists (toolsChanged
-// ran first), and the SDK folds the two announcements into one. Clients of
+// server whose list holds a tool of that upstream (a pinned one), when the
+// upstream's list is the same as before: such a client lists again at the
+// cost of one list, while a word not passed on could leave it with a stale
+// list (an upstream that registers a tool again says its list changed).
+// It is not called when the list differed (ListChange.ToolsDiffered): the
+// difference reached the lists (toolsChanged), whose registrations
+// announce it once to each listener whose visible list it changed; passing
+// the word as well announced one change twice whenever the SDK's 10 ms
+// fold of announcements missed the pair, under load. Clients of
 // 2025-11-25 and before hear only of their own list's changes: a server
 // without a session of 2026-07-28 is left alone.
 func (p *proxy) toolsSaid(server string) {

@@ -181,8 +181,9 @@
 // server that offers a prompt (by qualified name) or a resource template
 // for completions of an argument. HubOptions.OnListChange hears when a
 // server's lists changed, and when a server said its tools changed
-// (ListChange.Tools: listed again, changed or not; a proxy passes the
-// word on to its clients). Subscribe and Unsubscribe forward resource
+// (ListChange.Tools: listed again, changed or not, ToolsDiffered saying
+// which; a proxy passes the word on to its clients when the list is the
+// same, and announces a difference once). Subscribe and Unsubscribe forward resource
 // subscriptions to the server of a URI (the same routing as ReadResource),
 // counted so that a proxy's clients share one upstream subscription (one
 // per server: callers of different scopes may subscribe to a URI at two

@@ -31,6 +31,12 @@ type ListChange struct {
 	// registers a tool again, with the same definition, says its list
 	// changed, and a client of that server would hear it).
 	Tools bool
+	// ToolsDiffered, with Tools: the new list differs from the one
+	// before (the difference reached the change sink first). Without it
+	// the server's word is all there is to pass on; with it, a program
+	// that announces the difference itself need not announce the word
+	// again.
+	ToolsDiffered bool
 }
 
 // featKind is a set of the lists a server keeps besides tools.
@@ -276,14 +282,14 @@ func compact(raw json.RawMessage) json.RawMessage {
 }
 
 // toolsSaid tells HubOptions.OnListChange that s's tools were listed again
-// on its word (ListChange.Tools). It must be called from s's supervisor,
-// after the re-list's change was applied.
-func (s *server) toolsSaid() {
+// on its word (ListChange.Tools), and whether they differed. It must be
+// called from s's supervisor, after the re-list's change was applied.
+func (s *server) toolsSaid(differed bool) {
 	h := s.h
 	if h.opts.OnListChange == nil {
 		return
 	}
 	h.pt.listMu.Lock()
-	h.opts.OnListChange(ListChange{Server: s.name, Tools: true})
+	h.opts.OnListChange(ListChange{Server: s.name, Tools: true, ToolsDiffered: differed})
 	h.pt.listMu.Unlock()
 }

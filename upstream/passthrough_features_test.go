@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -155,6 +157,15 @@ func TestHubResourcesAndPrompts(t *testing.T) {
 	if p := hub.Passthrough().Prompts(context.Background()); len(p) != 0 {
 		t.Errorf("Prompts() after removal = %+v", p)
 	}
+	// A new tool is heard as a word that differed; the same tool
+	// registered again, the list the same, as the word alone.
+	addTextTool(docs, "u", "Another tool.", "ok")
+	waitList(t, lists, upstream.ListChange{Server: "docs", Tools: true, ToolsDiffered: true})
+	if !slices.ContainsFunc(hub.Tools(), func(tl tool.Tool) bool { return tl.Name == "docs__u" }) {
+		t.Error("docs__u not among the Hub's tools once its server said its tools changed")
+	}
+	addTextTool(docs, "u", "Another tool.", "ok")
+	waitList(t, lists, upstream.ListChange{Server: "docs", Tools: true})
 }
 
 // waitList waits for want among the list changes.

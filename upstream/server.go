@@ -144,17 +144,17 @@ func (s *server) supervise() {
 				return
 			case <-s.relist:
 				// A re-list that Close cancelled is no failure.
-				err := s.relistTools(cs)
+				differed, err := s.relistTools(cs)
 				if err != nil && h.life.Err() == nil {
 					h.opts.Logger.Warn("upstream: re-listing tools failed", "server", s.name, "error", err)
 				}
 				if err == nil {
-					s.toolsSaid()
+					s.toolsSaid(differed)
 				}
 			case ask := <-s.refresh:
-				err := s.relistTools(cs)
+				differed, err := s.relistTools(cs)
 				if err == nil && ask.said {
-					s.toolsSaid()
+					s.toolsSaid(differed)
 				}
 				ask.done <- err
 			case <-s.feat.signal():
@@ -303,18 +303,20 @@ func (s *server) describe(ctx context.Context, att *attempt, op string, err erro
 	return fmt.Errorf("server %s: %s: %w", s.name, op, err)
 }
 
-// relistTools lists s's tools again and applies what changed.
-func (s *server) relistTools(cs *mcp.ClientSession) error {
+// relistTools lists s's tools again and applies what changed; differed
+// reports whether anything did.
+func (s *server) relistTools(cs *mcp.ClientSession) (differed bool, err error) {
 	h := s.h
 	ctx, cancel := context.WithTimeout(h.life, s.connectTimeout())
 	list, err := s.listTools(ctx, cs)
 	cancel()
 	if err != nil {
-		return s.describe(ctx, nil, "tools/list", err)
+		return false, s.describe(ctx, nil, "tools/list", err)
 	}
-	s.apply(s.updateTools(list))
+	ch := s.updateTools(list)
+	applied := s.apply(ch) == nil
 	s.storeCatalog()
-	return nil
+	return applied && !ch.Empty(), nil
 }
 
 // listTools lists s's tools page by page, within the Hub's limits: a

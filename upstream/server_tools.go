@@ -154,13 +154,14 @@ func (s *server) updateTools(list []*mcp.Tool) tool.Change {
 }
 
 // apply hands a change to the Hub's change sink (Connect's apply), one
-// call at a time, and records its error in the server's status. It must be
+// call at a time, and records its error in the server's status (and
+// returns it). It must be
 // called from s's supervisor, so that a server's changes arrive in order,
 // and without h.mu held.
-func (s *server) apply(ch tool.Change) {
+func (s *server) apply(ch tool.Change) error {
 	h := s.h
 	if h.apply == nil || ch.Empty() {
-		return
+		return nil
 	}
 	h.changeMu.Lock()
 	err := h.apply(h.life, ch)
@@ -171,6 +172,7 @@ func (s *server) apply(ch tool.Change) {
 	h.mu.Lock()
 	s.applyErr = err
 	h.mu.Unlock()
+	return err
 }
 
 // restFromCache makes s lazy with the tools of its cache entry e, unless e
