@@ -94,9 +94,12 @@
 // are remote servers each user reaches with the user's own OAuth login: a
 // user's calls go out on a session of that user's own, with that user's
 // token, and a user without a login gets a tool result with the link to
-// open; the login pages, the sealed store of the logins and the users'
-// sessions are peruser's. See docs/serve.md, "Team gateway: per-user
-// logins".
+// open; until someone has logged in to such a server (whose login lists
+// its tools for the catalog), a search_tools answer names it with its
+// login page (think.Incomplete.Login, from a PerUser that is a
+// LoginPender), not as a server that failed. The login pages, the sealed
+// store of the logins and the users' sessions are peruser's. See
+// docs/serve.md, "Team gateway: per-user logins".
 //
 // The API speaks no go-sdk type, nor do authn's and peruser's: a program
 // that mounts a Gateway compiles the SDK through this package but never

@@ -234,6 +234,15 @@ type PerUser interface {
 	Close() error
 }
 
+// LoginPender is what a PerUser may also do (peruser.Logins does): say
+// which of its servers nobody has logged in to yet, so that a search_tools
+// answer names them as servers whose tools join at the first login, with
+// the page to log in at (think.Incomplete.Login), not as servers that
+// failed. LoginPending is called concurrently.
+type LoginPender interface {
+	LoginPending(ctx context.Context, server string) (url string, pending bool)
+}
+
 // ErrLoginNeeded is wrapped by the error of a per-user server's call
 // (PerUser.Call) that needs the caller to log in first: the call's
 // outcome is login-needed, and its text reaches the client as the

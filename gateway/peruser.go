@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolsift/toolsift/config"
 	"github.com/toolsift/toolsift/gateway/authn"
+	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -16,6 +17,36 @@ import (
 type perUser struct {
 	pu      PerUser
 	servers map[string]bool
+}
+
+// pending takes the per-user servers nobody has logged in to yet out of
+// failed (the shared Hub could not list them), as the servers whose tools
+// join at the first login, with the page to log in at: a search_tools
+// answer names them so (think.Incomplete.Login). failed stays as it is
+// without a PerUser that is a LoginPender.
+func (pu *perUser) pending(ctx context.Context, failed []string) (still []string, login []think.Login) {
+	lp, ok := pu.pender()
+	if !ok {
+		return failed, nil
+	}
+	for _, server := range failed {
+		if pu.servers[server] {
+			if url, pending := lp.LoginPending(ctx, server); pending {
+				login = append(login, think.Login{Server: server, URL: url})
+				continue
+			}
+		}
+		still = append(still, server)
+	}
+	return still, login
+}
+
+func (pu *perUser) pender() (LoginPender, bool) {
+	if pu == nil {
+		return nil, false
+	}
+	lp, ok := pu.pu.(LoginPender)
+	return lp, ok
 }
 
 // newPerUser checks that pu's servers are url servers of cfg; nil pu

@@ -52,7 +52,11 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		p.logger(ctx, req.Session).Info("search", "query", a.Query, "k", a.K, "tools", found, "omitted", len(ans.Omitted),
 			"tokens", ans.Tokens, "added", len(added), "evicted", len(evicted), "duration", time.Since(start))
 		if in := ans.Incomplete; in != nil {
-			p.logger(ctx, req.Session).Info("search incomplete", "query", a.Query, "connecting", in.Connecting, "failed", in.Failed)
+			var login []string
+			for _, l := range in.Login {
+				login = append(login, l.Server)
+			}
+			p.logger(ctx, req.Session).Info("search incomplete", "query", a.Query, "connecting", in.Connecting, "failed", in.Failed, "login", login)
 		}
 	}
 	return &mcp.CallToolResult{
@@ -81,7 +85,15 @@ func (p *proxy) searchAnswer(ctx context.Context, query string, k int) (think.Se
 		// of whose tools the caller may reach
 		ctx = upstream.WithServerScope(ctx, a.sc.reaches)
 	}
-	return p.ts.Find(p.usageCaller(ctx), query, k, p.opts.Search.Budget, skip) // the caller's usage memory (learn.go)
+	ans, tools, err := p.ts.Find(p.usageCaller(ctx), query, k, p.opts.Search.Budget, skip) // the caller's usage memory (learn.go)
+	if in := ans.Incomplete; err == nil && in != nil && len(in.Failed) > 0 {
+		// A per-user server nobody has logged in to yet did not fail:
+		// its tools join at the first login (peruser.go).
+		if failed, login := p.perUser.pending(ctx, in.Failed); len(login) > 0 {
+			ans.Incomplete = think.NewIncompleteLogin(in.Connecting, failed, login)
+		}
+	}
+	return ans, tools, err
 }
 
 // errorResult is a tool result that tells the model what went wrong.

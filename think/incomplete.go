@@ -20,15 +20,34 @@ type Incomplete struct {
 	// who runs them (toolsift.Toolset.Status), not in an answer a model or
 	// a gateway's client reads.
 	Failed []string `json:"failed,omitempty"`
+	// Login names the servers whose tools are listed at the first login
+	// to them, which nobody has made yet (a gateway's per-user servers:
+	// gateway.Options.PerUser), sorted by server, each with the page to
+	// log in at. They are not among Failed.
+	Login []Login `json:"login,omitempty"`
 	// Note says the above in a sentence, for the model.
 	Note string `json:"note"`
+}
+
+// Login is a server whose tools join at the first login to it, and the
+// page to log in at.
+type Login struct {
+	Server string `json:"server"`
+	URL    string `json:"url"`
 }
 
 // NewIncomplete returns the Incomplete of an answer made while the
 // servers connecting were still connecting and those failed had failed,
 // with its Note; nil when both are empty.
 func NewIncomplete(connecting, failed []string) *Incomplete {
-	if len(connecting) == 0 && len(failed) == 0 {
+	return NewIncompleteLogin(connecting, failed, nil)
+}
+
+// NewIncompleteLogin is NewIncomplete with the servers of login, whose
+// tools are listed at the first login to them (Incomplete.Login); nil
+// when all three are empty.
+func NewIncompleteLogin(connecting, failed []string, login []Login) *Incomplete {
+	if len(connecting) == 0 && len(failed) == 0 && len(login) == 0 {
 		return nil
 	}
 	var note []string
@@ -40,7 +59,16 @@ func NewIncomplete(connecting, failed []string) *Incomplete {
 		note = append(note, fmt.Sprintf("%s (%s): %s not available.",
 			count(n, "server failed", "servers failed"), strings.Join(failed, ", "), plural(n, "its tools are", "their tools are")))
 	}
-	return &Incomplete{Connecting: connecting, Failed: failed, Note: strings.Join(note, " ")}
+	if n := len(login); n > 0 {
+		names, urls := make([]string, n), make([]string, n)
+		for i, l := range login {
+			names[i], urls[i] = l.Server, l.URL
+		}
+		note = append(note, fmt.Sprintf("%s (%s): %s not listed until someone logs in; log in at %s to use them.",
+			count(n, "server lists its tools at the first login to it", "servers list their tools at the first login to them"),
+			strings.Join(names, ", "), plural(n, "its tools are", "their tools are"), strings.Join(urls, ", ")))
+	}
+	return &Incomplete{Connecting: connecting, Failed: failed, Login: login, Note: strings.Join(note, " ")}
 }
 
 func count(n int, one, many string) string {

@@ -30,6 +30,33 @@ func TestNewIncomplete(t *testing.T) {
 	}
 }
 
+// TestNewIncompleteLogin: the servers whose tools join at the first login
+// are named with their login pages, after the connecting and the failed.
+func TestNewIncompleteLogin(t *testing.T) {
+	if in := think.NewIncompleteLogin(nil, nil, nil); in != nil {
+		t.Errorf("NewIncompleteLogin(nil, nil, nil) = %+v, want nil: nothing missing", in)
+	}
+	one := []think.Login{{Server: "mail", URL: "https://gw.example/login/mail"}}
+	two := append(one, think.Login{Server: "tracker", URL: "https://gw.example/login/tracker"})
+	for _, c := range []struct {
+		failed []string
+		login  []think.Login
+		note   string
+	}{
+		{nil, one, "1 server lists its tools at the first login to it (mail): its tools are not listed until someone logs in; " +
+			"log in at https://gw.example/login/mail to use them."},
+		{[]string{"gamma"}, two, "1 server failed (gamma): its tools are not available. " +
+			"2 servers list their tools at the first login to them (mail, tracker): their tools are not listed until someone logs in; " +
+			"log in at https://gw.example/login/mail, https://gw.example/login/tracker to use them."},
+	} {
+		in := think.NewIncompleteLogin(nil, c.failed, c.login)
+		want := &think.Incomplete{Failed: c.failed, Login: c.login, Note: c.note}
+		if diff := cmp.Diff(want, in); diff != "" {
+			t.Errorf("NewIncompleteLogin(nil, %q, %v) (-want +got):\n%s", c.failed, c.login, diff)
+		}
+	}
+}
+
 func TestIncompleteAddTo(t *testing.T) {
 	in := think.NewIncomplete([]string{"alpha"}, nil)
 	for _, c := range []struct{ answer, want string }{

@@ -13,7 +13,9 @@
 // as additional data; a store sealed with another key is refused
 // (ErrLoginKey), and its records never overwritten. A token is refreshed
 // once across replicas, under the store's lock. The first user to log in
-// lists the server's tools for the catalog.
+// lists the server's tools for the catalog; until then LoginPending says
+// so (gateway.LoginPender), and a search_tools answer names the server
+// with its login page rather than as one that failed.
 //
 // Who calls comes from the request's Identity (authn.IdentityFrom), which
 // an authentication in front of the gateway and of Handler sets: without

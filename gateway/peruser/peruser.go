@@ -83,7 +83,10 @@ type Logins struct {
 	handler     http.Handler
 }
 
-var _ gateway.PerUser = (*Logins)(nil)
+var (
+	_ gateway.PerUser     = (*Logins)(nil)
+	_ gateway.LoginPender = (*Logins)(nil)
+)
 
 // New checks opts against cfg (the config the Gateway serves) and returns
 // its per-user servers, not connected: gateway.Open attaches them to the
@@ -189,6 +192,22 @@ func (pu *Logins) Attach(hub upstream.HubOptions, shared func() *upstream.Hub, i
 	h.Logger = pu.log
 	pu.hubOpts = h
 	return &catalogAuth{next: hub.Auth, pu: pu, sent: map[string]string{}}, nil
+}
+
+// LoginPending reports whether nobody has logged in to the per-user
+// server yet (gateway.LoginPender): its tools are not in the catalog and
+// join it at the first login, at url. A server that is not one of pu's,
+// or whose catalog login cannot be read, is not pending.
+func (pu *Logins) LoginPending(ctx context.Context, server string) (url string, pending bool) {
+	sc, ok := pu.servers[server]
+	if !ok {
+		return "", false
+	}
+	key, err := pu.logins.catalogLogin(ctx, sc.URL)
+	if err != nil || key != "" {
+		return "", false
+	}
+	return pu.logins.loginURL(server), true
 }
 
 func (pu *Logins) has(server string) bool {

@@ -1,0 +1,81 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/think"
+	"github.com/toolsift/toolsift/upstream"
+)
+
+// TestPerUserSearchBeforeFirstLogin: before anyone has logged in to the
+// per-user server remote (the shared Hub could not list it: its status is
+// failed), alice's search_tools answer names remote as a server whose
+// tools join at the first login, with the page to log in at, in its text
+// and its structured content, on both wires, and not as a server that
+// failed; bob, whom the policy keeps from remote, is never told of it.
+// After alice's login her search finds remote's tool and says nothing is
+// missing.
+func TestPerUserSearchBeforeFirstLogin(t *testing.T) {
+	as := whoamiServer(t)
+	pol, err := config.ParsePolicy("policy.json", []byte(`{"rules": [{"users": ["alice"], "allow": ["remote"]}, {"users": ["bob"], "allow": ["nosuch"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := openPerUserPolicy(t, as, store.NewMemory(), newKey(t), pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range gw.Toolset().Status() {
+		if s.Name == "remote" && s.State != upstream.StateFailed {
+			t.Fatalf("remote is %s in the shared Hub before anyone logged in, want failed (nothing to list it with)", s.State)
+		}
+	}
+	search := func(user, version string) (text string, structured think.SearchAnswer) {
+		t.Helper()
+		c := gw.mcpClient(t, user, version)
+		res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "whose token called"}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s %s: search_tools: %v %v", version, user, err, resultText(res))
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &structured); err != nil {
+			t.Fatal(err)
+		}
+		return resultText(res), structured
+	}
+	login := gw.URL + "/login/remote"
+	want := think.NewIncompleteLogin(nil, nil, []think.Login{{Server: "remote", URL: login}})
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		text, structured := search("alice", version)
+		var ans think.SearchAnswer
+		if err := json.Unmarshal([]byte(text), &ans); err != nil {
+			t.Fatalf("%s alice: answer %s: %v", version, text, err)
+		}
+		for where, got := range map[string]*think.Incomplete{"text": ans.Incomplete, "structured content": structured.Incomplete} {
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s alice, before any login: incomplete in the %s (-want +got):\n%s", version, where, diff)
+			}
+		}
+		if !strings.Contains(text, login) || strings.Contains(text, "failed") {
+			t.Errorf("%s alice, before any login: %s, want the login page and no failure", version, text)
+		}
+		if text, _ := search("bob", version); strings.Contains(text, "remote") || strings.Contains(text, "incomplete") {
+			t.Errorf("%s bob (out of remote's scope): %s, want nothing of remote", version, text)
+		}
+	}
+	gw.login(t, "alice")
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		_, ans := search("alice", version)
+		if ans.Incomplete != nil || len(ans.Tools) == 0 || ans.Tools[0].Name != "remote__whoami" {
+			t.Errorf("%s alice, after her login: %+v, want remote__whoami found and nothing missing", version, ans)
+		}
+	}
+}
