@@ -4,20 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/toolsift/toolsift"
 	"github.com/toolsift/toolsift/config"
@@ -96,36 +91,12 @@ func TestPerUserTypeScriptServer(t *testing.T) {
 func testPerUserTypeScriptServer(t *testing.T, kind string) {
 	npm := npmtest.Dir(t, "../upstream/testdata/npm")
 	sdkDir := filepath.Join(npm, "node_modules", "@modelcontextprotocol", "sdk")
-	mcpPort, authPort := freePort(t), freePort(t)
-	cmd := exec.Command("node", filepath.Join(sdkDir, "dist", "esm", "examples", "server", "simpleStreamableHttp.js"), "--oauth", "--oauth-strict")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("MCP_PORT=%d", mcpPort), fmt.Sprintf("MCP_AUTH_PORT=%d", authPort))
-	var out testenv.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for _, u := range []string{
-		fmt.Sprintf("http://localhost:%d/.well-known/oauth-protected-resource/mcp", mcpPort),
-		fmt.Sprintf("http://localhost:%d/.well-known/oauth-authorization-server", authPort),
-	} {
-		for deadline := time.Now().Add(testenv.WaitLimit()); ; time.Sleep(50 * time.Millisecond) {
-			resp, err := http.Get(u)
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					break
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the TypeScript server did not come up: %v\n%s", err, out.String())
-			}
-		}
-	}
+	ts := npmtest.StartTSOAuth(t, sdkDir, "--oauth-strict")
+	out := ts.Out
 
 	log := &tokenLog{next: http.DefaultTransport}
 	hc := &http.Client{Transport: log}
-	cfg := &config.Config{Servers: map[string]config.Server{"ts": {URL: fmt.Sprintf("http://localhost:%d/mcp", mcpPort), Type: "http"}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"ts": {URL: ts.URL(), Type: "http"}}}
 	dir := t.TempDir()
 	var pg string
 	if kind == "postgres" {
@@ -212,14 +183,4 @@ func testPerUserTypeScriptServer(t *testing.T, kind string) {
 			}
 		}
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -723,43 +723,8 @@ func post(t *testing.T, ctx context.Context, url, token, sid, body string) *http
 // and its output, where it prints each authenticated request's token.
 func startTSOAuthServer(t *testing.T, sdkDir string) (string, *testenv.Buffer) {
 	t.Helper()
-	mcpPort, authPort := freePort(t), freePort(t)
-	cmd := exec.Command("node", filepath.Join(sdkDir, "dist", "esm", "examples", "server", "simpleStreamableHttp.js"), "--oauth", "--oauth-strict")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("MCP_PORT=%d", mcpPort), fmt.Sprintf("MCP_AUTH_PORT=%d", authPort))
-	out := &testenv.Buffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for _, u := range []string{
-		fmt.Sprintf("http://localhost:%d/.well-known/oauth-protected-resource/mcp", mcpPort),
-		fmt.Sprintf("http://localhost:%d/.well-known/oauth-authorization-server", authPort),
-	} {
-		for deadline := time.Now().Add(testenv.WaitLimit()); ; time.Sleep(50 * time.Millisecond) {
-			resp, err := http.Get(u)
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the TypeScript server did not come up: %v\n%s", err, out.String())
-			}
-		}
-	}
-	return fmt.Sprintf("http://localhost:%d/mcp", mcpPort), out
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	ts := npmtest.StartTSOAuth(t, sdkDir, "--oauth-strict")
+	return ts.URL(), ts.Out
 }
 
 // authenticatedRE matches the example server's line for each request it
