@@ -407,6 +407,13 @@ func (j *jsonLines) message(line []byte) (msg []byte, ok bool) {
 	if depth > maxValidDepth || !json.Valid(b) {
 		return nil, false
 	}
+	if len(line) != len(b)+1 || line[len(b)] != '\n' {
+		// Space around the message, of which JSON allows only some
+		// (bytes.TrimSpace also takes \v, \f, U+0085: a line with one
+		// is valid JSON only without it), or no newline at the end:
+		// the SDK reads the message alone, on a line of its own.
+		return append(b[:len(b):len(b)], '\n'), true
+	}
 	return line, true
 }
 
