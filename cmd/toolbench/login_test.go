@@ -7,10 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,81 +21,18 @@ import (
 	"github.com/toolsift/toolsift/internal/testenv"
 )
 
-// freePort returns a loopback port nobody listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// tsOAuthServer runs the TypeScript SDK's example server with its own
+// startTSOAuth runs the TypeScript SDK's example server with its own
 // authorization server (dynamic registration, strict resource checks) on
-// two loopback ports; script is simpleStreamableHttp.js or a wrapper.
-type tsOAuthServer struct {
-	t                 *testing.T
-	sdk, script       string
-	mcpPort, authPort int
-	cmd               *exec.Cmd
-}
-
-func (s *tsOAuthServer) URL() string { return fmt.Sprintf("http://localhost:%d/mcp", s.mcpPort) }
-
-func (s *tsOAuthServer) start() {
-	t := s.t
-	t.Helper()
-	cmd := exec.Command("node", s.script, "--oauth", "--oauth-strict")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("MCP_PORT=%d", s.mcpPort), fmt.Sprintf("MCP_AUTH_PORT=%d", s.authPort), "TS_SDK="+s.sdk)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s.cmd = cmd
-	// Up when both metadata documents are served; the limit is a hang
-	// guard, not a timing assertion.
-	for _, u := range []string{
-		fmt.Sprintf("http://localhost:%d/.well-known/oauth-protected-resource/mcp", s.mcpPort),
-		fmt.Sprintf("http://localhost:%d/.well-known/oauth-authorization-server", s.authPort),
-	} {
-		for deadline := time.Now().Add(testenv.WaitLimit()); ; time.Sleep(50 * time.Millisecond) {
-			resp, err := http.Get(u)
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					break
-				}
-			}
-			if time.Now().After(deadline) {
-				s.stop()
-				t.Fatalf("the TypeScript server did not come up: %v\n%s", err, out.String())
-			}
-		}
-	}
-}
-
-func (s *tsOAuthServer) stop() {
-	if s.cmd != nil {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-		s.cmd = nil
-	}
-}
-
-func startTSOAuth(t *testing.T, script string) *tsOAuthServer {
+// two loopback ports; script is simpleStreamableHttp.js ("") or a wrapper,
+// which finds the SDK in $TS_SDK.
+func startTSOAuth(t *testing.T, script string) *npmtest.TSOAuth {
 	t.Helper()
 	npm := npmtest.Dir(t, "../../upstream/testdata/npm")
 	sdk := filepath.Join(npm, "node_modules", "@modelcontextprotocol", "sdk")
 	if script == "" {
-		script = filepath.Join(sdk, "dist", "esm", "examples", "server", "simpleStreamableHttp.js")
+		return npmtest.StartTSOAuth(t, sdk, "--oauth-strict")
 	}
-	s := &tsOAuthServer{t: t, sdk: sdk, script: script, mcpPort: freePort(t), authPort: freePort(t)}
-	s.start()
-	t.Cleanup(s.stop)
-	return s
+	return npmtest.StartTSOAuthScript(t, script, []string{"TS_SDK=" + sdk}, "--oauth-strict")
 }
 
 // loginEnv runs toolbench commands in-process as separate processes
@@ -220,7 +155,7 @@ func TestLoginTypeScriptServer(t *testing.T) {
 
 	out = l.login()
 	wantOutput(t, "login", out, 0, 0, "Open this URL in a browser to log in to ts:",
-		fmt.Sprintf("ts: logged in at http://localhost:%d/ (scopes mcp:tools; expires in 1h0m0s, then log in again)", ts.authPort))
+		fmt.Sprintf("ts: logged in at http://localhost:%d/ (scopes mcp:tools; expires in 1h0m0s, then log in again)", ts.AuthPort))
 	if fi, err := os.Stat(l.tokenFile()); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("token file: %v %v, want mode 0600", fi.Mode(), err)
 	}
@@ -244,8 +179,7 @@ func TestLoginTypeScriptServer(t *testing.T) {
 	// plain Error, which its bearerAuth turns into a server error; so
 	// revocation on this stack is tested at refresh, in
 	// TestLoginTypeScriptRefresh.) A new login registers again.
-	ts.stop()
-	ts.start()
+	ts.Restart()
 	l.login("ts")
 	code, out = l.list()
 	wantOutput(t, "list after logging in again", out, code, 0, "1 servers: 1 ok")
@@ -285,8 +219,7 @@ func TestLoginTypeScriptRefresh(t *testing.T) {
 
 	// Revoked: the restarted server knows neither the client nor the
 	// refresh token.
-	ts.stop()
-	ts.start()
+	ts.Restart()
 	l.expireHere()
 	code, out = l.list()
 	wantOutput(t, "list with a revoked refresh token", out, code, 1,

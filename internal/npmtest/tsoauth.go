@@ -1,6 +1,7 @@
 package npmtest
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,82 +17,125 @@ import (
 
 // TSOAuth is the TypeScript SDK's example server with its own
 // authorization server (dist/esm/examples/server/simpleStreamableHttp.js
-// --oauth), as StartTSOAuth started it.
+// --oauth, or a script that wraps it), as StartTSOAuth started it.
 type TSOAuth struct {
 	// MCPPort serves http://localhost:MCPPort/mcp; AuthPort the
 	// authorization server.
 	MCPPort, AuthPort int
-	// Out is what the server printed (standard output and error).
+	// Out is what the server printed (standard output and error), over
+	// every start.
 	Out *testenv.Buffer
-}
 
-// URL is the server's MCP endpoint.
-func (s *TSOAuth) URL() string { return fmt.Sprintf("http://localhost:%d/mcp", s.MCPPort) }
-
-// startTries bounds the starts that lose a port to another process.
-const startTries = 5
-
-// StartTSOAuth starts the example server of the SDK in sdkDir (a
-// node_modules/@modelcontextprotocol/sdk folder) with --oauth and args on
-// two free loopback ports, and waits until both answer their metadata;
-// the server is killed when the test ends. The ports are free when they
-// are picked, not held: a start that finds one taken (EADDRINUSE, another
-// test's listener got there first; the server prints it and may keep its
-// other listener) is tried again on others. A server
-// that exits before it answers fails the test at once, with its output,
-// rather than at the test's time limit.
-func StartTSOAuth(t testing.TB, sdkDir string, args ...string) *TSOAuth {
-	t.Helper()
-	for try := 1; ; try++ {
-		s, exited := startTSOAuth(t, sdkDir, args)
-		err := s.wait(exited)
-		if err == nil {
-			return s
-		}
-		if !strings.Contains(s.Out.String(), "EADDRINUSE") || try == startTries {
-			t.Fatalf("the TypeScript example server (try %d): %v\n%s", try, err, s.Out.String())
-		}
-	}
+	t      testing.TB
+	script string
+	env    []string
+	args   []string
+	run    *exit // the running process, nil once stopped
 }
 
 // exit is a started process's end: done is closed once it has exited,
 // with err.
 type exit struct {
+	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
 }
 
-func startTSOAuth(t testing.TB, sdkDir string, args []string) (*TSOAuth, *exit) {
+// startTries bounds the starts that lose a port to another process.
+const startTries = 5
+
+// errPortTaken: the server said a port it was given is in use.
+var errPortTaken = errors.New("a port was taken (EADDRINUSE)")
+
+// StartTSOAuth starts the example server of the SDK in sdkDir (a
+// node_modules/@modelcontextprotocol/sdk folder) with --oauth and args;
+// see StartTSOAuthScript.
+func StartTSOAuth(t testing.TB, sdkDir string, args ...string) *TSOAuth {
 	t.Helper()
-	s := &TSOAuth{Out: &testenv.Buffer{}}
-	s.MCPPort = freePort(t)
-	for s.AuthPort = freePort(t); s.AuthPort == s.MCPPort; s.AuthPort = freePort(t) {
+	return StartTSOAuthScript(t, filepath.Join(sdkDir, "dist", "esm", "examples", "server", "simpleStreamableHttp.js"), nil, args...)
+}
+
+// StartTSOAuthScript runs script (the example server, or a script that
+// wraps it) under node with --oauth and args, and env beside the
+// process's own, on two free loopback ports, and waits until both answer
+// their metadata; the server is killed when the test ends. The ports are
+// free when they are picked, not held: a start that finds one taken
+// (EADDRINUSE, another test's listener got there first; the server
+// prints it and may keep its other listener) is tried again on others. A
+// server that exits before it answers fails the test at once, with its
+// output, rather than at the test's time limit.
+func StartTSOAuthScript(t testing.TB, script string, env []string, args ...string) *TSOAuth {
+	t.Helper()
+	s := &TSOAuth{Out: &testenv.Buffer{}, t: t, script: script, env: env, args: args}
+	t.Cleanup(s.Stop)
+	for try := 1; ; try++ {
+		s.MCPPort = freePort(t)
+		for s.AuthPort = freePort(t); s.AuthPort == s.MCPPort; s.AuthPort = freePort(t) {
+		}
+		err := s.start()
+		if err == nil {
+			return s
+		}
+		s.Stop()
+		if !errors.Is(err, errPortTaken) || try == startTries {
+			t.Fatalf("the TypeScript example server (try %d): %v\n%s", try, err, s.Out.String())
+		}
 	}
-	cmd := exec.Command("node", append([]string{filepath.Join(sdkDir, "dist", "esm", "examples", "server", "simpleStreamableHttp.js"), "--oauth"}, args...)...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("MCP_PORT=%d", s.MCPPort), fmt.Sprintf("MCP_AUTH_PORT=%d", s.AuthPort))
+}
+
+// URL is the server's MCP endpoint.
+func (s *TSOAuth) URL() string { return fmt.Sprintf("http://localhost:%d/mcp", s.MCPPort) }
+
+// Restart stops the server and starts it again on the same ports (what
+// it kept in memory is gone), and waits until it answers; a server that
+// does not fails the test.
+func (s *TSOAuth) Restart() {
+	s.t.Helper()
+	s.Stop()
+	if err := s.start(); err != nil {
+		s.Stop()
+		s.t.Fatalf("the TypeScript example server, started again: %v\n%s", err, s.Out.String())
+	}
+}
+
+// Stop kills the server and waits for it to exit; nothing when it is
+// not running.
+func (s *TSOAuth) Stop() {
+	if s.run == nil {
+		return
+	}
+	_ = s.run.cmd.Process.Kill()
+	<-s.run.done
+	s.run = nil
+}
+
+// start starts the server on s's ports and waits until it answers.
+func (s *TSOAuth) start() error {
+	cmd := exec.Command("node", append([]string{s.script, "--oauth"}, s.args...)...)
+	cmd.Env = append(append(os.Environ(), s.env...), fmt.Sprintf("MCP_PORT=%d", s.MCPPort), fmt.Sprintf("MCP_AUTH_PORT=%d", s.AuthPort))
 	cmd.Stdout, cmd.Stderr = s.Out, s.Out
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	e := &exit{done: make(chan struct{})}
+	e := &exit{cmd: cmd, done: make(chan struct{})}
 	go func() { e.err = cmd.Wait(); close(e.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-e.done
-	})
-	return s, e
+	s.run = e
+	return s.wait(e)
 }
 
 // wait waits until both of s's metadata documents answer 200, and returns
-// an error when the server exits first or the test's time runs out.
+// an error when the server exits first, says a port was taken, or the
+// test's time runs out.
 func (s *TSOAuth) wait(e *exit) error {
+	seen := len(s.Out.String()) // what earlier starts printed
+	taken := func() bool { return strings.Contains(s.Out.String()[seen:], "EADDRINUSE") }
 	deadline := time.Now().Add(testenv.WaitLimit())
 	for _, u := range []string{
 		fmt.Sprintf("http://localhost:%d/.well-known/oauth-protected-resource/mcp", s.MCPPort),
 		fmt.Sprintf("http://localhost:%d/.well-known/oauth-authorization-server", s.AuthPort),
 	} {
 		for {
-			resp, err := http.Get(u)
+			resp, err := probe.Get(u)
 			if err == nil {
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
@@ -101,12 +145,15 @@ func (s *TSOAuth) wait(e *exit) error {
 			}
 			select {
 			case <-e.done:
+				if taken() {
+					return fmt.Errorf("%w (it exited: %v)", errPortTaken, e.err)
+				}
 				return fmt.Errorf("it exited before answering (%v): %v", e.err, err)
 			case <-time.After(50 * time.Millisecond):
 			}
-			if strings.Contains(s.Out.String(), "EADDRINUSE") {
+			if taken() {
 				// One of its listeners failed; the other may live on.
-				return fmt.Errorf("a port was taken: %v", err)
+				return fmt.Errorf("%w: %v", errPortTaken, err)
 			}
 			if time.Now().After(deadline) {
 				return fmt.Errorf("it did not come up: %v", err)
@@ -115,6 +162,11 @@ func (s *TSOAuth) wait(e *exit) error {
 	}
 	return nil
 }
+
+// probe asks for the metadata: a listener that accepts and never
+// answers (another process's, on a port taken after it was picked) is not
+// waited for past a second.
+var probe = &http.Client{Timeout: time.Second}
 
 func freePort(t testing.TB) int {
 	t.Helper()
