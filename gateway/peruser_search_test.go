@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/internal/pgtest"
+	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/store"
+	"github.com/toolsift/toolsift/store/postgres"
 	"github.com/toolsift/toolsift/think"
 	"github.com/toolsift/toolsift/upstream"
 )
@@ -77,5 +81,65 @@ func TestPerUserSearchBeforeFirstLogin(t *testing.T) {
 		if ans.Incomplete != nil || len(ans.Tools) == 0 || ans.Tools[0].Name != "remote__whoami" {
 			t.Errorf("%s alice, after her login: %+v, want remote__whoami found and nothing missing", version, ans)
 		}
+	}
+}
+
+// TestPerUserLoginOnAnotherReplica: two replicas over one PostgreSQL,
+// each of whose shared Hubs failed the per-user server remote (nobody had
+// logged in). alice logs in through A; B, which no request reached since,
+// lists remote's tools on its own (it hears of A's listing through the
+// store's watch), so that alice's search_tools through B finds remote's
+// tool and says nothing is missing, and her call through B is hers.
+func TestPerUserLoginOnAnotherReplica(t *testing.T) {
+	as := whoamiServer(t)
+	url := pgtest.NewCluster(t).Database(t)
+	key := newKey(t)
+	replica := func() *perUserGateway {
+		st, err := postgres.Open(context.Background(), url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		gw, err := openPerUserOn(t, as, st, st, key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gw
+	}
+	a, b := replica(), replica()
+	state := func(gw *perUserGateway) upstream.State {
+		for _, s := range gw.Toolset().Status() {
+			if s.Name == "remote" {
+				return s.State
+			}
+		}
+		return ""
+	}
+	if sa, sb := state(a), state(b); sa != upstream.StateFailed || sb != upstream.StateFailed {
+		t.Fatalf("remote before any login: %s on A, %s on B, want failed on both", sa, sb)
+	}
+	a.login(t, "alice")
+	start := time.Now()
+	for state(b) != upstream.StateReady {
+		if time.Since(start) > testenv.WaitLimit() {
+			t.Fatalf("remote on B %v after alice's login through A: %s, want ready", time.Since(start), state(b))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("B listed remote %v after alice's login through A", time.Since(start).Round(time.Millisecond))
+	c := b.mcpClient(t, "alice")
+	res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "whose token called"}})
+	if err != nil || res.IsError {
+		t.Fatalf("search_tools through B: %v %v", err, resultText(res))
+	}
+	var ans think.SearchAnswer
+	if err := json.Unmarshal([]byte(resultText(res)), &ans); err != nil {
+		t.Fatal(err)
+	}
+	if ans.Incomplete != nil || len(ans.Tools) == 0 || ans.Tools[0].Name != "remote__whoami" {
+		t.Errorf("alice's search through B after her login through A: %s, want remote__whoami found and nothing missing", resultText(res))
+	}
+	if who, isErr := c.whoami(t); isErr || who != "alice" {
+		t.Errorf("alice's call through B: %q (error %v), want alice", who, isErr)
 	}
 }

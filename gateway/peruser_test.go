@@ -92,6 +92,14 @@ func openPerUser(t *testing.T, as *oauthtest.Server, st store.Store, key []byte)
 // openPerUserPolicy is openPerUser under a policy (nil: none).
 func openPerUserPolicy(t *testing.T, as *oauthtest.Server, st store.Store, key []byte, pol *config.Policy) (*perUserGateway, error) {
 	t.Helper()
+	return openPerUserOn(t, as, st, store.NewMemory(), key, pol)
+}
+
+// openPerUserOn is openPerUserPolicy with the logins in st and the
+// toolset's store (the shared Hub's tool lists) in tst: a replica, when
+// both are a store shared with another.
+func openPerUserOn(t *testing.T, as *oauthtest.Server, st, tst store.Store, key []byte, pol *config.Policy) (*perUserGateway, error) {
+	t.Helper()
 	var h atomic.Pointer[http.Handler]
 	web := httptest.NewServer(asUser(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) })))
 	t.Cleanup(web.Close)
@@ -105,7 +113,7 @@ func openPerUserPolicy(t *testing.T, as *oauthtest.Server, st store.Store, key [
 		return nil, err
 	}
 	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-		Toolset:   toolsift.Options{NoSemantic: true, Store: store.NewMemory(), Logger: slog.New(slog.DiscardHandler)},
+		Toolset:   toolsift.Options{NoSemantic: true, Store: tst, Logger: slog.New(slog.DiscardHandler)},
 		PerUser:   logins,
 		Policy:    pol,
 		Telemetry: gateway.Telemetry{Logger: logger},

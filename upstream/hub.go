@@ -82,7 +82,9 @@ type HubOptions struct {
 
 	// MaxRestarts is how many restarts in a row may fail before a server is
 	// given up (StateFailed). Default 10; negative means never restart.
-	// A server whose first connection fails is not retried.
+	// A server whose first connection fails is not retried, until
+	// Retry, or until another replica over a shared store.Watcher
+	// (HubOptions.Store) lists it (replicas.go).
 	MaxRestarts int
 
 	// MaxStarting bounds how many servers connect at the same time;

@@ -22,9 +22,10 @@ import (
 // would go on serving a list another replica has seen change upstream, a
 // changed tool served as the trusted one. So when another process writes
 // a server's cache entry whose tools differ from what this Hub has, the
-// Hub lists that server itself (starting it when it is lazy): it never
-// takes a stored list for the upstream's word, and the listing is
-// verified against the shared trust records as any is. A listing that
+// Hub lists that server itself (starting it when it is lazy, trying it
+// again when this Hub had given up on it: the other replica reached it):
+// it never takes a stored list for the upstream's word, and the listing
+// is verified against the shared trust records as any is. A listing that
 // still differs from the entry (two replicas that see two lists) does not
 // bounce: an entry is acted on once.
 
@@ -133,6 +134,9 @@ func (cw *catalogWatch) look(s *server) {
 	if stored == mine || cw.acted[s] == stored {
 		return
 	}
+	if state != StateReady && state != StateLazy && state != StateFailed {
+		return // connecting, restarting or disabled: its own attempt decides
+	}
 	cw.acted[s] = stored
 	switch state {
 	case StateReady:
@@ -144,6 +148,16 @@ func (cw *catalogWatch) look(s *server) {
 		h.opts.Logger.Info("upstream: another replica listed tools that differ from this one's cached list; starting the server to list it", "server", s.name)
 		if err := <-startAll(ctx, []*server{s}); err != nil {
 			h.opts.Logger.Warn("upstream: starting a server after another replica's listing", "server", s.name, "error", h.redact.Err(err))
+		}
+	case StateFailed:
+		// This Hub gave up on the server (its first connection failed,
+		// or its restarts did) and another replica has just listed it: it
+		// can be reached now (a per-user server someone logged in to
+		// through that replica, a server that was down when this one
+		// started). Tried once per new entry, as any listing.
+		h.opts.Logger.Info("upstream: another replica listed a server this one failed to; trying it again", "server", s.name)
+		if err := h.Retry(ctx, s.name); err != nil {
+			h.opts.Logger.Warn("upstream: trying a failed server again after another replica's listing", "server", s.name, "error", h.redact.Err(err))
 		}
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/store/postgres"
+	"github.com/toolsift/toolsift/tool"
 	"github.com/toolsift/toolsift/upstream"
 )
 
@@ -63,5 +65,58 @@ func TestReplicasCatalog(t *testing.T) {
 	}
 	if st := statusOf(t, hub2, "web"); st.State != upstream.StateReady {
 		t.Errorf("replica 2: web is %s after the change, want ready (it listed the server itself)", st.State)
+	}
+}
+
+// TestReplicasCatalogFailed: a replica that gave up on a server (its
+// first connection failed: the server was down when it started) tries it
+// again when another replica lists it, and serves its tools without a
+// call or a restart.
+func TestReplicasCatalogFailed(t *testing.T) {
+	checkGoroutines(t)
+	url := pgtest.NewCluster(t).Database(t)
+	ctx := context.Background()
+	open := func() *postgres.Store {
+		st, err := postgres.Open(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	srv := newServer("web", nil)
+	addTextTool(srv, "fetch", "Fetch a page.", "page")
+	var up atomic.Bool
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(web.Close)
+	cfg := writeConfig(t, t.TempDir(), map[string]any{"web": map[string]any{"url": web.URL, "type": "http"}})
+
+	got2 := make(changes, 16)
+	hub2 := startHub(t, cfg, &upstream.HubOptions{Store: open()}, got2.onChange)
+	if st := statusOf(t, hub2, "web"); st.State != upstream.StateFailed {
+		t.Fatalf("replica 2, server down: web is %s, want failed", st.State)
+	}
+	up.Store(true)
+	hub1 := startHub(t, cfg, &upstream.HubOptions{Store: open()}, nil)
+	if st := statusOf(t, hub1, "web"); st.State != upstream.StateReady {
+		t.Fatalf("replica 1, server up: web is %s: %v", st.State, st.Err)
+	}
+	// Replica 2 hears of replica 1's listing, tries web again and applies
+	// its tools.
+	for {
+		ch := got2.next(t)
+		if slices.ContainsFunc(ch.Added, func(tl tool.Tool) bool { return tl.Name == "web__fetch" }) {
+			break
+		}
+	}
+	if st := statusOf(t, hub2, "web"); st.State != upstream.StateReady {
+		t.Errorf("replica 2 after replica 1's listing: web is %s (%v), want ready", st.State, st.Err)
 	}
 }

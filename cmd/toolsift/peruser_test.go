@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -105,6 +107,27 @@ func TestServePerUser(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "Who are you?") {
 			t.Errorf("GET /login/notes: %s %s, want 401 asking who", resp.Status, body)
+		}
+		// Nobody has logged in to notes: /readyz counts it as awaiting its
+		// first login, not as failed, once the shared Hub has tried it.
+		for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+			resp, err := http.Get(base + "/readyz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var h health
+			err = json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Connecting > 0 && time.Since(start) < testenv.WaitLimit() {
+				continue
+			}
+			if resp.StatusCode != http.StatusOK || !h.Ready || h.Servers != 1 || h.Login != 1 || h.Failed != 0 {
+				t.Errorf("GET /readyz before any login: %s %+v, want 200, ready, 1 server awaiting its first login, none failed", resp.Status, h)
+			}
+			break
 		}
 		if resp, err := http.Get(base + "/login/other"); err != nil || resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET /login/other: %v %v, want 404", resp.Status, err)

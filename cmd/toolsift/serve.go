@@ -316,11 +316,12 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return usageError(fs, "%v", err)
 	}
 	var logins *peruser.Logins
+	var pender gateway.LoginPender // logins, when there are
 	if puOpts != nil {
 		if logins, err = peruser.New(ctx, cfg, puOpts); err != nil {
 			return err
 		}
-		gopts.PerUser = logins
+		gopts.PerUser, pender = logins, logins
 	}
 	gopts.Telemetry.Metrics, gopts.Telemetry.Tracer = gmetrics, tracer
 	gw, err := gateway.Open(ctx, cfg, gopts)
@@ -329,7 +330,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	defer gw.Close()
 	if metrics != nil {
-		stop, err := serveMetrics(log, *metricsAddr, metrics, healthHandler(gw.Toolset()))
+		stop, err := serveMetrics(log, *metricsAddr, metrics, healthHandler(gw.Toolset(), pender))
 		if err != nil {
 			return fmt.Errorf("--metrics %s: %w", *metricsAddr, err)
 		}
@@ -412,7 +413,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if logins != nil {
 		login = logins.Handler()
 	}
-	return serveHTTP(ctx, e, log, h, login, healthHandler(ts), *listen, *maxConns, *maxConnsPerHost, authenticated, *stateless)
+	return serveHTTP(ctx, e, log, h, login, healthHandler(ts, pender), *listen, *maxConns, *maxConnsPerHost, authenticated, *stateless)
 }
 
 // firstLook runs before serve's first look at its servers' states: a

@@ -15,7 +15,9 @@
 // once across replicas, under the store's lock. The first user to log in
 // lists the server's tools for the catalog; until then LoginPending says
 // so (gateway.LoginPender), and a search_tools answer names the server
-// with its login page rather than as one that failed.
+// with its login page rather than as one that failed. Over a shared
+// store.Watcher (PostgreSQL) the other replicas list it as soon as the
+// replica the login went through has.
 //
 // Who calls comes from the request's Identity (authn.IdentityFrom), which
 // an authentication in front of the gateway and of Handler sets: without

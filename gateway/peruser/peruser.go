@@ -222,7 +222,10 @@ const retryEvery = time.Minute
 // listCatalogAgain starts server again in the shared Hub when it failed
 // there, at most once a minute: a replica that started before anyone
 // logged in (the login went through another replica) lists the server's
-// tools at the first call that shows a login exists. When the catalog's
+// tools at the first call that shows a login exists. Over a store.Watcher
+// the shared Hub has done so already, when it heard of the other
+// replica's listing (upstream's catalog watch): this is for stores
+// without a watch, and a listing that failed there. When the catalog's
 // login is gone (expired or revoked), the caller's (user's) takes its
 // place.
 func (pu *Logins) listCatalogAgain(ctx context.Context, server, serverURL, user string) {
