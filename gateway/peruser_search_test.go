@@ -3,7 +3,9 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsift/toolsift/config"
+	"github.com/toolsift/toolsift/gateway"
 	"github.com/toolsift/toolsift/internal/pgtest"
 	"github.com/toolsift/toolsift/internal/testenv"
 	"github.com/toolsift/toolsift/store"
@@ -141,5 +144,98 @@ func TestPerUserLoginOnAnotherReplica(t *testing.T) {
 	}
 	if who, isErr := c.whoami(t); isErr || who != "alice" {
 		t.Errorf("alice's call through B: %q (error %v), want alice", who, isErr)
+	}
+}
+
+// TestPerUserWhileConnecting: over a Hub of Background, while the shared
+// server text is still connecting, alice's search names text as
+// connecting and the per-user server remote as one to log in to; she logs
+// in, and before text is through her search finds remote's tool and names
+// only text as missing, and her call of it is hers; once text lists,
+// nothing is missing.
+func TestPerUserWhileConnecting(t *testing.T) {
+	as := whoamiServer(t)
+	release := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(open)
+	gw, err := openPerUserOn(t, as, store.NewMemory(), store.NewMemory(), newKey(t), nil, func(cfg *config.Config, o *gateway.Options) {
+		text := scopedServers(t).Servers["text"]
+		cfg.Servers["text"] = config.Server{Dial: func(ctx context.Context) (io.ReadWriteCloser, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return text.Dial(ctx)
+		}}
+		o.Toolset.ConnectWait = -1
+		o.Hub.Background = true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func(server string) upstream.State {
+		for _, s := range gw.Toolset().Status() {
+			if s.Name == server {
+				return s.State
+			}
+		}
+		return ""
+	}
+	for start := time.Now(); state("remote") != upstream.StateFailed; time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > testenv.WaitLimit() {
+			t.Fatalf("remote is %s in the shared Hub, want failed (nobody logged in)", state("remote"))
+		}
+	}
+	login := gw.URL + "/login/remote"
+	search := func(version string) think.SearchAnswer {
+		t.Helper()
+		c := gw.mcpClient(t, "alice", version)
+		res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "whose token called"}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: search_tools: %v %v", version, err, resultText(res))
+		}
+		var ans think.SearchAnswer
+		if err := json.Unmarshal([]byte(resultText(res)), &ans); err != nil {
+			t.Fatalf("%s: answer %s: %v", version, resultText(res), err)
+		}
+		return ans
+	}
+	versions := []string{"2025-11-25", "2026-07-28"}
+	for _, version := range versions {
+		want := think.NewIncompleteLogin([]string{"text"}, nil, []think.Login{{Server: "remote", URL: login}})
+		if diff := cmp.Diff(want, search(version).Incomplete); diff != "" {
+			t.Errorf("%s, text connecting, before any login (-want +got):\n%s", version, diff)
+		}
+	}
+	gw.login(t, "alice")
+	if s := state("text"); s != upstream.StateConnecting {
+		t.Fatalf("text is %s after alice's login, want still connecting (held)", s)
+	}
+	for _, version := range versions {
+		ans := search(version)
+		if diff := cmp.Diff(think.NewIncomplete([]string{"text"}, nil), ans.Incomplete); diff != "" {
+			t.Errorf("%s, text connecting, after alice's login (-want +got):\n%s", version, diff)
+		}
+		if len(ans.Tools) == 0 || ans.Tools[0].Name != "remote__whoami" {
+			t.Errorf("%s, text connecting, after alice's login: found %+v, want remote__whoami first", version, ans.Tools)
+		}
+	}
+	if who, isErr := gw.mcpClient(t, "alice").whoami(t); isErr || who != "alice" {
+		t.Errorf("alice's call while text connects: %q (error %v), want alice", who, isErr)
+	}
+	open()
+	// Listed: its tools applied to the index (its status says ready a
+	// little before).
+	for start := time.Now(); gw.Toolset().Unlisted(context.Background()) != nil; time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > testenv.WaitLimit() {
+			t.Fatalf("after text's release: %+v unlisted, want none", gw.Toolset().Unlisted(context.Background()))
+		}
+	}
+	for _, version := range versions {
+		if ans := search(version); ans.Incomplete != nil {
+			t.Errorf("%s, everything listed: incomplete %+v, want none", version, ans.Incomplete)
+		}
 	}
 }

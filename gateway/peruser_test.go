@@ -97,8 +97,10 @@ func openPerUserPolicy(t *testing.T, as *oauthtest.Server, st store.Store, key [
 
 // openPerUserOn is openPerUserPolicy with the logins in st and the
 // toolset's store (the shared Hub's tool lists) in tst: a replica, when
-// both are a store shared with another.
-func openPerUserOn(t *testing.T, as *oauthtest.Server, st, tst store.Store, key []byte, pol *config.Policy) (*perUserGateway, error) {
+// both are a store shared with another. Each of mods changes the config
+// (before the per-user servers are checked against it) and the Gateway's
+// options.
+func openPerUserOn(t *testing.T, as *oauthtest.Server, st, tst store.Store, key []byte, pol *config.Policy, mods ...func(*config.Config, *gateway.Options)) (*perUserGateway, error) {
 	t.Helper()
 	var h atomic.Pointer[http.Handler]
 	web := httptest.NewServer(asUser(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) })))
@@ -106,18 +108,22 @@ func openPerUserOn(t *testing.T, as *oauthtest.Server, st, tst store.Store, key 
 	cfg := &config.Config{Servers: map[string]config.Server{"remote": {URL: as.URL, Type: "http"}}}
 	var log testenv.Buffer
 	logger := slog.New(slog.NewTextHandler(&log, nil))
+	gopts := &gateway.Options{
+		Toolset:   toolsift.Options{NoSemantic: true, Store: tst, Logger: slog.New(slog.DiscardHandler)},
+		Policy:    pol,
+		Telemetry: gateway.Telemetry{Logger: logger},
+	}
+	for _, mod := range mods {
+		mod(cfg, gopts)
+	}
 	logins, err := peruser.New(context.Background(), cfg, &peruser.Options{
 		Servers: []string{"remote"}, Store: st, LoginKey: key, PublicURL: web.URL, Logger: logger,
 	})
 	if err != nil {
 		return nil, err
 	}
-	gw, err := gateway.Open(context.Background(), cfg, &gateway.Options{
-		Toolset:   toolsift.Options{NoSemantic: true, Store: tst, Logger: slog.New(slog.DiscardHandler)},
-		PerUser:   logins,
-		Policy:    pol,
-		Telemetry: gateway.Telemetry{Logger: logger},
-	})
+	gopts.PerUser = logins
+	gw, err := gateway.Open(context.Background(), cfg, gopts)
 	if err != nil {
 		return nil, err
 	}
