@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolsift/toolsift/internal/npmtest"
 	"github.com/toolsift/toolsift/upstream"
@@ -131,52 +130,6 @@ func TestNPMOverHTTP(t *testing.T) {
 // port until the test ends, and returns its address.
 func startEverything(t *testing.T, dir, mode string) string {
 	t.Helper()
-	port := freePort(t)
-	server := exec.Command("node", "node_modules/@modelcontextprotocol/server-everything/dist/index.js", mode)
-	server.Dir = dir
-	server.Env = append(os.Environ(), "PORT="+port)
-	dieWithTest(server)
-	logFile := filepath.Join(t.TempDir(), "server.log")
-	log, err := os.Create(logFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
-	server.Stdout, server.Stderr = log, log
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = server.Process.Kill()
-		_ = server.Wait()
-	})
-	addr := net.JoinHostPort("127.0.0.1", port)
-	waitForPort(t, addr, logFile)
-	return addr
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
-}
-
-// waitForPort waits until addr accepts connections.
-func waitForPort(t *testing.T, addr, logFile string) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit())
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	out, _ := os.ReadFile(logFile)
-	t.Fatalf("server-everything did not listen on %s:\n%s", addr, out)
+	port, _ := npmtest.StartNode(t, dir, nil, "node_modules/@modelcontextprotocol/server-everything/dist/index.js", mode)
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
