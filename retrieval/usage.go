@@ -25,8 +25,11 @@ import (
 // far. It is the last stage before the tools a request names (names.go). A request's words that no tool of the
 // catalog has (names, numbers, ids: what the request is about, not what it
 // asks for) are not kept or compared, so that "link Maria to Orion" is not
-// taken for "Maria no longer leads Orion" (docs/measurements.md, "A search
-// that learns from the calls it routes").
+// taken for "Maria no longer leads Orion", and an earlier request that
+// asked to do what its tool's name says (add, create_field) does not vote
+// for it in a request that asks for another action (show): usage's
+// actions (docs/measurements.md, "A search that learns from the calls it
+// routes").
 
 // ErrRecord reports a call Record cannot learn from: a tool the index does
 // not hold, or an empty request.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolsift/toolsift/internal/usageopt"
 	"github.com/toolsift/toolsift/usage"
 )
 
@@ -559,5 +560,46 @@ func TestReplace(t *testing.T) {
 	}
 	if err := m.Replace("team", nil); err != nil || slices.Contains(m.Scopes(), "team") {
 		t.Errorf("Replace with nothing: %v, scopes %v", err, m.Scopes())
+	}
+}
+
+// An earlier request that asked to do what its tool's name says votes for
+// it in a request that asks for the same action, or names none, and not
+// in one that asks for another only, however close their vectors; one
+// that named no action votes whatever the new request asks.
+func TestVotesActions(t *testing.T) {
+	m := newMemory(t, nil)
+	background(t, m, alice, 30)
+	// Vectors of the table's topic (50), close whatever the action.
+	record(t, m, alice, req("add a column to my airtable table", mix(50, 1, 51, 0.3)), "airtable__create_field", t0)
+	record(t, m, alice, req("my crm contacts table columns", mix(52, 1, 53, 0.3)), "crm__create_field", t0)
+	for _, c := range []struct {
+		request, tool string
+		vote          bool
+	}{
+		{"show the rows in my airtable table", "airtable__create_field", false},
+		{"add a due date column to my airtable table", "airtable__create_field", true},
+		{"a due date column in my airtable table", "airtable__create_field", true},
+		{"show or add columns of my airtable table", "airtable__create_field", true},
+		// The earlier request named no action: it votes.
+		{"show the columns of my crm contacts table", "crm__create_field", true},
+	} {
+		vec := mix(50, 1, 51, 0.35)
+		if strings.HasPrefix(c.tool, "crm") {
+			vec = mix(52, 1, 53, 0.35)
+		}
+		v := votesFor(m.Votes(alice, usage.Query{Request: req(c.request, vec), Valid: current}), c.tool)
+		if got := v.Weight > 0; got != c.vote {
+			t.Errorf("%q: vote for %s %+v, want a vote %v", c.request, c.tool, v, c.vote)
+		}
+	}
+	// Off: the other action votes too.
+	off := usage.Options{}
+	usageopt.Set(&off, func() usageopt.Tuning { tu := usageopt.Default(); tu.Actions = false; return tu }())
+	m2 := newMemory(t, &off)
+	background(t, m2, alice, 30)
+	record(t, m2, alice, req("add a column to my airtable table", mix(50, 1, 51, 0.3)), "airtable__create_field", t0)
+	if v := votesFor(m2.Votes(alice, usage.Query{Request: req("show the rows in my airtable table", mix(50, 1, 51, 0.35)), Valid: current}), "airtable__create_field"); v.Weight <= 0 {
+		t.Errorf("without the actions rule, no vote for the other action's tool: %+v", v)
 	}
 }

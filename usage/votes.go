@@ -58,10 +58,14 @@ type tuning struct {
 	// requests that each have that many have words enough to compare, and
 	// their mixed similarity decides alone.
 	CosMaxTerms float64
+	// Actions: an earlier request whose action (read, create, update,
+	// delete) was its tool's votes for it only in a new request that asks
+	// for that action too or for none (actions.go).
+	Actions bool
 }
 
 var defaultTuning = tuning{Alpha: 0.5, Gate: 2, Floor: 0.5, Soft: 0.5, Tau: 1, Cap: 3, Prior: 20, PriorMean: 0.2, PriorSpread: 0.1,
-	CosFloor: 0.5, CosPriorMean: 0.31, CosPriorSpread: 0.12, CosMaxTerms: 8}
+	CosFloor: 0.5, CosPriorMean: 0.31, CosPriorSpread: 0.12, CosMaxTerms: 8, Actions: true}
 
 func (t tuning) check() error {
 	ok := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -105,7 +109,9 @@ const agreeDepth = 20
 // drawn towards a prior of unrelated requests while the scope holds few),
 // by how far it stands out, for every tool it led to (a request that led
 // to three tools votes for the three, by the share of them the ranking
-// also found, Query.Ranked). Each identity's votes are summed, its calls
+// also found, Query.Ranked), except a tool whose name's action (read,
+// create, update, delete) the earlier request asked for and q's does not
+// (q asks for another: actions.go). Each identity's votes are summed, its calls
 // decaying with age, and capped; a tool's weight is its share of the votes
 // cast times how much stands behind it (saturating). Only the calls
 // q.Valid accepts count, and the votes of an identity other than c's count
@@ -129,6 +135,8 @@ func (m *Memory) Votes(c Caller, q Query) []Vote {
 	}
 	idfs := s.idfs()
 	nq := newQuery(q.Request, idfs)
+	qa := termActions(nq.terms)
+	toolAct := map[string]actions{} // toolActions, per tool met
 	reqs := s.list
 	// Each earlier request's similarity to the new one: its vectors' and
 	// terms' (mixed), and its vectors' alone (cos, when both have one).
@@ -193,6 +201,21 @@ func (m *Memory) Votes(c Caller, q Query) []Vote {
 				if !valid(cl.tool, cl.hash) {
 					continue
 				}
+				// A request that asked for another action than q's votes
+				// nothing for the tool, but still stood out: its mass stays
+				// in its identity's, so the tools it did not vote for are
+				// not lifted as if it had not been.
+				ec := er
+				if t.Actions && qa != 0 {
+					ta, ok := toolAct[cl.tool]
+					if !ok {
+						ta = toolActions(cl.tool)
+						toolAct[cl.tool] = ta
+					}
+					if otherAction(qa, termActions(r.terms), ta) {
+						ec = 0
+					}
+				}
 				if id = ids[cl.identity]; id == nil {
 					id = &identity{tools: map[string]*tallyTool{}}
 					ids[cl.identity] = id
@@ -204,7 +227,7 @@ func (m *Memory) Votes(c Caller, q Query) []Vote {
 					tt = &tallyTool{sim: x}
 					id.tools[cl.tool] = tt
 				}
-				tt.e += er * d
+				tt.e += ec * d
 				tt.calls += cl.count
 				tt.sim = max(tt.sim, x)
 				fresh = max(fresh, d)
@@ -231,7 +254,10 @@ func (m *Memory) Votes(c Caller, q Query) []Vote {
 				tt.e *= f
 			}
 		}
-		for tool := range id.tools {
+		for tool, tt := range id.tools {
+			if tt.e <= 0 {
+				continue // no vote (another action): no support either
+			}
 			if voters[tool] == nil {
 				tools = append(tools, tool)
 			}

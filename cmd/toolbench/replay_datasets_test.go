@@ -36,6 +36,7 @@ type replayVariant struct {
 
 var replayVariants = []replayVariant{
 	{"default", func(*usageopt.Tuning) {}},
+	{"noactions", func(t *usageopt.Tuning) { t.Actions = false }},
 	// The terms and the vectors, other weights.
 	{"alpha0.3", func(t *usageopt.Tuning) { t.Alpha, t.PriorMean, t.PriorSpread, t.Floor = 0.3, 0.11, 0.06, 0.25 }},
 	{"alpha0.7", func(t *usageopt.Tuning) { t.Alpha, t.PriorMean, t.PriorSpread, t.Floor = 0.7, 0.22, 0.09, 0.4 }},

@@ -27,6 +27,9 @@ type Tuning struct {
 	// CosMaxTerms, when positive, keeps the vectors-alone path to pairs
 	// of requests of which one has fewer catalog terms than it.
 	CosMaxTerms float64
+	// Actions, when set, keeps an earlier request whose action was its
+	// tool's from voting for it in a request that asks for another.
+	Actions bool
 }
 
 // Set sets t on opts, a *usage.Options; it panics for anything else.
