@@ -2,7 +2,6 @@ package npmtest
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -29,17 +28,23 @@ func StartNode(t testing.TB, dir string, env []string, args ...string) (port int
 		cmd := exec.Command("node", args...)
 		cmd.Dir = dir
 		cmd.Env = append(append(os.Environ(), env...), "PORT="+strconv.Itoa(port))
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
+		seen := len(out.String()) // what earlier tries printed
+		e, err := startCmd(cmd, out)
+		if err != nil {
 			t.Fatal(err)
 		}
-		e := &exit{cmd: cmd, done: make(chan struct{})}
-		go func() { e.err = cmd.Wait(); close(e.done) }()
 		t.Cleanup(func() {
 			_ = cmd.Process.Kill()
 			<-e.done
 		})
-		err := listening(e, port, out, len(out.String()))
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		err = waitUp(e, out, seen, "listening on "+addr, func() error {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		})
 		if err == nil {
 			return port, out
 		}
@@ -47,36 +52,6 @@ func StartNode(t testing.TB, dir string, env []string, args ...string) (port int
 		<-e.done
 		if !errors.Is(err, errPortTaken) || try == startTries {
 			t.Fatalf("node %s (try %d): %v\n%s", strings.Join(args, " "), try, err, out.String())
-		}
-	}
-}
-
-// listening waits until 127.0.0.1:port accepts a connection, and returns
-// an error when e's process exits first, says the port was taken (in
-// what it printed to out after seen bytes), or the test's time runs out.
-func listening(e *exit, port int, out *testenv.Buffer, seen int) error {
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	taken := func() bool { return strings.Contains(out.String()[seen:], "EADDRINUSE") }
-	deadline := time.Now().Add(testenv.WaitLimit())
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		select {
-		case <-e.done:
-			if taken() {
-				return fmt.Errorf("%w (it exited: %v)", errPortTaken, e.err)
-			}
-			return fmt.Errorf("it exited before listening on %s (%v): %v", addr, e.err, err)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if taken() {
-			return fmt.Errorf("%w: %v", errPortTaken, err)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("it did not listen on %s: %v", addr, err)
 		}
 	}
 }

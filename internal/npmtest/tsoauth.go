@@ -113,54 +113,81 @@ func (s *TSOAuth) Stop() {
 func (s *TSOAuth) start() error {
 	cmd := exec.Command("node", append([]string{s.script, "--oauth"}, s.args...)...)
 	cmd.Env = append(append(os.Environ(), s.env...), fmt.Sprintf("MCP_PORT=%d", s.MCPPort), fmt.Sprintf("MCP_AUTH_PORT=%d", s.AuthPort))
-	cmd.Stdout, cmd.Stderr = s.Out, s.Out
-	if err := cmd.Start(); err != nil {
+	seen := len(s.Out.String()) // what earlier starts printed
+	e, err := startCmd(cmd, s.Out)
+	if err != nil {
 		return err
+	}
+	s.run = e
+	return s.wait(e, seen)
+}
+
+// startCmd starts cmd with its output to out, and waits for its exit in
+// the background.
+func startCmd(cmd *exec.Cmd, out *testenv.Buffer) (*exit, error) {
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return nil, err
 	}
 	e := &exit{cmd: cmd, done: make(chan struct{})}
 	go func() { e.err = cmd.Wait(); close(e.done) }()
-	s.run = e
-	return s.wait(e)
+	return e, nil
 }
 
 // wait waits until both of s's metadata documents answer 200, and returns
 // an error when the server exits first, says a port was taken, or the
-// test's time runs out.
-func (s *TSOAuth) wait(e *exit) error {
-	seen := len(s.Out.String()) // what earlier starts printed
-	taken := func() bool { return strings.Contains(s.Out.String()[seen:], "EADDRINUSE") }
-	deadline := time.Now().Add(testenv.WaitLimit())
+// test's time runs out (waitUp); seen is what earlier starts printed.
+func (s *TSOAuth) wait(e *exit, seen int) error {
 	for _, u := range []string{
 		fmt.Sprintf("http://localhost:%d/.well-known/oauth-protected-resource/mcp", s.MCPPort),
 		fmt.Sprintf("http://localhost:%d/.well-known/oauth-authorization-server", s.AuthPort),
 	} {
-		for {
+		err := waitUp(e, s.Out, seen, "answering", func() error {
 			resp, err := probe.Get(u)
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
-				err = fmt.Errorf("%s: %s", u, resp.Status)
+			if err != nil {
+				return err
 			}
-			select {
-			case <-e.done:
-				if taken() {
-					return fmt.Errorf("%w (it exited: %v)", errPortTaken, e.err)
-				}
-				return fmt.Errorf("it exited before answering (%v): %v", e.err, err)
-			case <-time.After(50 * time.Millisecond):
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s: %s", u, resp.Status)
 			}
-			if taken() {
-				// One of its listeners failed; the other may live on.
-				return fmt.Errorf("%w: %v", errPortTaken, err)
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("it did not come up: %v", err)
-			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// waitUp calls up every 50 ms until it returns nil, and returns an error
+// when e's process exits first (before what it was to do), says a port was
+// taken (EADDRINUSE, in what it printed to out after its first seen
+// bytes), or the test's time runs out: each with up's last error.
+func waitUp(e *exit, out *testenv.Buffer, seen int, what string, up func() error) error {
+	taken := func() bool { return strings.Contains(out.String()[seen:], "EADDRINUSE") }
+	deadline := time.Now().Add(testenv.WaitLimit())
+	for {
+		err := up()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-e.done:
+			if taken() {
+				return fmt.Errorf("%w (it exited: %v)", errPortTaken, e.err)
+			}
+			return fmt.Errorf("it exited before %s (%v): %v", what, e.err, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if taken() {
+			// One of its listeners failed; another may live on.
+			return fmt.Errorf("%w: %v", errPortTaken, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("it did not come up: %v", err)
+		}
+	}
 }
 
 // probe asks for the metadata: a listener that accepts and never
