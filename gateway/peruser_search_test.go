@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -40,10 +41,8 @@ func TestPerUserSearchBeforeFirstLogin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range gw.Toolset().Status() {
-		if s.Name == "remote" && s.State != upstream.StateFailed {
-			t.Fatalf("remote is %s in the shared Hub before anyone logged in, want failed (nothing to list it with)", s.State)
-		}
+	if s := serverState(gw.Gateway, "remote"); s != upstream.StateFailed {
+		t.Fatalf("remote is %s in the shared Hub before anyone logged in, want failed (nothing to list it with)", s)
 	}
 	search := func(user, version string) (text string, structured think.SearchAnswer) {
 		t.Helper()
@@ -110,25 +109,15 @@ func TestPerUserLoginOnAnotherReplica(t *testing.T) {
 		return gw
 	}
 	a, b := replica(), replica()
-	state := func(gw *perUserGateway) upstream.State {
-		for _, s := range gw.Toolset().Status() {
-			if s.Name == "remote" {
-				return s.State
-			}
-		}
-		return ""
-	}
-	if sa, sb := state(a), state(b); sa != upstream.StateFailed || sb != upstream.StateFailed {
+	if sa, sb := serverState(a.Gateway, "remote"), serverState(b.Gateway, "remote"); sa != upstream.StateFailed || sb != upstream.StateFailed {
 		t.Fatalf("remote before any login: %s on A, %s on B, want failed on both", sa, sb)
 	}
 	a.login(t, "alice")
 	start := time.Now()
-	for state(b) != upstream.StateReady {
-		if time.Since(start) > testenv.WaitLimit() {
-			t.Fatalf("remote on B %v after alice's login through A: %s, want ready", time.Since(start), state(b))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(t, func() bool { return serverState(b.Gateway, "remote") == upstream.StateReady },
+		func() string {
+			return fmt.Sprintf("remote on B after alice's login through A: %s, want ready", serverState(b.Gateway, "remote"))
+		})
 	t.Logf("B listed remote %v after alice's login through A", time.Since(start).Round(time.Millisecond))
 	c := b.mcpClient(t, "alice")
 	res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "whose token called"}})
@@ -175,19 +164,11 @@ func TestPerUserWhileConnecting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := func(server string) upstream.State {
-		for _, s := range gw.Toolset().Status() {
-			if s.Name == server {
-				return s.State
-			}
-		}
-		return ""
-	}
-	for start := time.Now(); state("remote") != upstream.StateFailed; time.Sleep(5 * time.Millisecond) {
-		if time.Since(start) > testenv.WaitLimit() {
-			t.Fatalf("remote is %s in the shared Hub, want failed (nobody logged in)", state("remote"))
-		}
-	}
+	state := func(server string) upstream.State { return serverState(gw.Gateway, server) }
+	waitUntil(t, func() bool { return state("remote") == upstream.StateFailed },
+		func() string {
+			return fmt.Sprintf("remote is %s in the shared Hub, want failed (nobody logged in)", state("remote"))
+		})
 	login := gw.URL + "/login/remote"
 	search := func(version string) think.SearchAnswer {
 		t.Helper()
@@ -228,14 +209,34 @@ func TestPerUserWhileConnecting(t *testing.T) {
 	open()
 	// Listed: its tools applied to the index (its status says ready a
 	// little before).
-	for start := time.Now(); gw.Toolset().Unlisted(context.Background()) != nil; time.Sleep(5 * time.Millisecond) {
-		if time.Since(start) > testenv.WaitLimit() {
-			t.Fatalf("after text's release: %+v unlisted, want none", gw.Toolset().Unlisted(context.Background()))
-		}
-	}
+	waitUntil(t, func() bool { return gw.Toolset().Unlisted(context.Background()) == nil },
+		func() string {
+			return fmt.Sprintf("after text's release: %+v unlisted, want none", gw.Toolset().Unlisted(context.Background()))
+		})
 	for _, version := range versions {
 		if ans := search(version); ans.Incomplete != nil {
 			t.Errorf("%s, everything listed: incomplete %+v, want none", version, ans.Incomplete)
+		}
+	}
+}
+
+// serverState is server's state in gw's shared Hub, "" when it has none.
+func serverState(gw *gateway.Gateway, server string) upstream.State {
+	for _, s := range gw.Toolset().Status() {
+		if s.Name == server {
+			return s.State
+		}
+	}
+	return ""
+}
+
+// waitUntil waits until cond holds, and fails the test with why's words
+// when it has not by the test's wait limit.
+func waitUntil(t *testing.T, cond func() bool, why func() string) {
+	t.Helper()
+	for start := time.Now(); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > testenv.WaitLimit() {
+			t.Fatal(why())
 		}
 	}
 }

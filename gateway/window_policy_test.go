@@ -71,14 +71,7 @@ func TestPolicyFromFirstSecond(t *testing.T) {
 	t.Cleanup(hs.Close)
 	srv := hs.URL
 
-	mathReady := func() bool {
-		for _, s := range gw.Toolset().Status() {
-			if s.Name == "math" {
-				return s.State == upstream.StateReady
-			}
-		}
-		return false
-	}
+	mathReady := func() bool { return serverState(gw, "math") == upstream.StateReady }
 	// Both wires ask in every round, from the first moment on.
 	versions := []string{"2025-11-25", "2026-07-28"}
 	bobs := map[string]*client{}
