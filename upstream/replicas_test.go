@@ -25,16 +25,7 @@ import (
 // record), as the first does.
 func TestReplicasCatalog(t *testing.T) {
 	checkGoroutines(t)
-	url := pgtest.NewCluster(t).Database(t)
-	ctx := context.Background()
-	open := func() *postgres.Store {
-		st, err := postgres.Open(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
+	open := replicaStores(t)
 	srv := newServer("web", nil)
 	addTextTool(srv, "fetch", "Fetch a page.", "page")
 	web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
@@ -74,16 +65,7 @@ func TestReplicasCatalog(t *testing.T) {
 // call or a restart.
 func TestReplicasCatalogFailed(t *testing.T) {
 	checkGoroutines(t)
-	url := pgtest.NewCluster(t).Database(t)
-	ctx := context.Background()
-	open := func() *postgres.Store {
-		st, err := postgres.Open(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
+	open := replicaStores(t)
 	srv := newServer("web", nil)
 	addTextTool(srv, "fetch", "Fetch a page.", "page")
 	var up atomic.Bool
@@ -118,5 +100,21 @@ func TestReplicasCatalogFailed(t *testing.T) {
 	}
 	if st := statusOf(t, hub2, "web"); st.State != upstream.StateReady {
 		t.Errorf("replica 2 after replica 1's listing: web is %s (%v), want ready", st.State, st.Err)
+	}
+}
+
+// replicaStores returns a function that opens another Store (another
+// connection pool: another replica's) over one new PostgreSQL database,
+// closed when the test ends.
+func replicaStores(t *testing.T) func() *postgres.Store {
+	t.Helper()
+	url := pgtest.NewCluster(t).Database(t)
+	return func() *postgres.Store {
+		st, err := postgres.Open(context.Background(), url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
 	}
 }
