@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -42,22 +41,6 @@ type firstAnswer struct {
 			Note               string
 		}
 	}
-}
-
-// probe is GET url's status and JSON body.
-func probe(t *testing.T, url string) (int, health) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var h health
-	if err := json.Unmarshal(b, &h); err != nil {
-		t.Fatalf("GET %s: %d %q: %v", url, resp.StatusCode, b, err)
-	}
-	return resp.StatusCode, h
 }
 
 // TestServeFirstSearchTypeScript is issue 44's first "Done when": the

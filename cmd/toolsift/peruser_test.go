@@ -111,21 +111,12 @@ func TestServePerUser(t *testing.T) {
 		// Nobody has logged in to notes: /readyz counts it as awaiting its
 		// first login, not as failed, once the shared Hub has tried it.
 		for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
-			resp, err := http.Get(base + "/readyz")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var h health
-			err = json.NewDecoder(resp.Body).Decode(&h)
-			resp.Body.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			code, h := probe(t, base+"/readyz")
 			if h.Connecting > 0 && time.Since(start) < testenv.WaitLimit() {
 				continue
 			}
-			if resp.StatusCode != http.StatusOK || !h.Ready || h.Servers != 1 || h.Login != 1 || h.Failed != 0 {
-				t.Errorf("GET /readyz before any login: %s %+v, want 200, ready, 1 server awaiting its first login, none failed", resp.Status, h)
+			if code != http.StatusOK || !h.Ready || h.Servers != 1 || h.Login != 1 || h.Failed != 0 {
+				t.Errorf("GET /readyz before any login: %d %+v, want 200, ready, 1 server awaiting its first login, none failed", code, h)
 			}
 			break
 		}
@@ -142,4 +133,20 @@ func TestServePerUser(t *testing.T) {
 			t.Errorf("the log shows the key:\n%s", log.String())
 		}
 	}
+}
+
+// probe is GET url's status and JSON body.
+func probe(t *testing.T, url string) (int, health) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var h health
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Fatalf("GET %s: %d %q: %v", url, resp.StatusCode, b, err)
+	}
+	return resp.StatusCode, h
 }
